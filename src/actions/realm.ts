@@ -1,0 +1,86 @@
+import type { Store } from "../store/db";
+import { getRealm, putRealm, REALM_ID, type Realm } from "../store/realm";
+import { BotType, EmailVisibility, putUser, Role, type UserRecord } from "../store/users";
+import { generateApiKey, hashPasswordSync } from "../auth/credentials";
+import { checkEmailAddress, checkFullName } from "./users";
+
+/** Zulip's cross-realm system bots live on this internal domain. */
+export const SYSTEM_BOTS = [
+  { key: "notification", email: "notification-bot@zulip.com", full_name: "Notification Bot" },
+  { key: "email_gateway", email: "emailgateway@zulip.com", full_name: "Email Gateway" },
+  { key: "welcome", email: "welcome-bot@zulip.com", full_name: "Welcome Bot" },
+] as const;
+
+export interface InitOptions {
+  realmName: string;
+  ownerEmail: string;
+  ownerPassword: string;
+  ownerFullName?: string;
+  externalUrl?: string | null;
+}
+
+function newAccount(store: Store, fields: Partial<UserRecord> & Pick<UserRecord, "email" | "full_name">): UserRecord {
+  return {
+    id: store.nextId("user"),
+    role: Role.MEMBER,
+    is_active: true,
+    is_bot: false,
+    bot_type: null,
+    bot_owner_id: null,
+    is_system_bot: false,
+    password_hash: null,
+    api_key: generateApiKey(),
+    timezone: "",
+    date_joined: Date.now() / 1000,
+    joined_pending_first_login: false,
+    avatar_source: "G",
+    avatar_version: 1,
+    email_address_visibility: EmailVisibility.EVERYONE,
+    is_imported_stub: false,
+    settings: {},
+    ...fields,
+  };
+}
+
+/**
+ * Creates the organization, its system bots and the first owner in one transaction.
+ * Runs before the server listens (init command, or serve on an empty folder), so
+ * there is nobody to notify.
+ */
+export async function doInitRealm(store: Store, options: InitOptions): Promise<{ realm: Realm; owner: UserRecord }> {
+  const email = checkEmailAddress(options.ownerEmail);
+  const fullName = checkFullName(options.ownerFullName ?? email.split("@")[0]);
+  const realmName = options.realmName.trim();
+  if (realmName === "" || realmName.length > 40) throw new Error("The organization name must be 1 to 40 characters long.");
+  if (options.ownerPassword.length < 6) throw new Error("The owner password must be at least 6 characters long.");
+  const passwordHash = hashPasswordSync(options.ownerPassword);
+  return store.commit(() => {
+    if (getRealm(store)) throw new Error("This data folder already holds an organization.");
+    const realm: Realm = {
+      id: REALM_ID,
+      name: realmName,
+      description: "",
+      date_created: Math.floor(Date.now() / 1000),
+      deactivated: false,
+      external_url: options.externalUrl ?? null,
+      settings: {},
+    };
+    putRealm(store, realm);
+    for (const bot of SYSTEM_BOTS) {
+      putUser(store, newAccount(store, { email: bot.email, full_name: bot.full_name, is_bot: true, bot_type: BotType.GENERIC, is_system_bot: true }));
+    }
+    const owner = newAccount(store, { email, full_name: fullName, role: Role.OWNER, password_hash: passwordHash, joined_pending_first_login: true });
+    putUser(store, owner);
+    return { realm, owner };
+  });
+}
+
+export async function doReactivateRealm(store: Store): Promise<boolean> {
+  return store.commit(() => {
+    const realm = getRealm(store);
+    if (!realm) throw new Error("This data folder holds no organization.");
+    if (!realm.deactivated) return false;
+    putRealm(store, { ...realm, deactivated: false });
+    return true;
+  });
+}

@@ -1,0 +1,266 @@
+import type { Hearth } from "../context";
+import { badRequest, insufficientPermission, mustBeAdmin, mustBeOwner } from "../errors";
+import { generateApiKey, hashPassword } from "../auth/credentials";
+import { allUsers, BotType, EmailVisibility, getUser, getUserByEmail, putUser, Role, ROLES, type UserRecord } from "../store/users";
+import { avatarUrl, canSeeRealEmail, formatUser, isAdmin, isOwner, isoTimestamp } from "../views/users";
+
+export const MAX_NAME_LENGTH = 100;
+const NAME_FORBIDDEN = /[*`\\>"@]/;
+
+export function checkFullName(name: string): string {
+  const trimmed = name.trim();
+  if (trimmed.length === 0) throw badRequest("Name too short!");
+  if (trimmed.length > MAX_NAME_LENGTH) throw badRequest("Name too long!");
+  if (NAME_FORBIDDEN.test(trimmed) || /[\u0000-\u001f]/.test(trimmed)) throw badRequest("Invalid characters in name!");
+  return trimmed;
+}
+
+export function checkEmailAddress(email: string): string {
+  const trimmed = email.trim();
+  if (!/^[^\s@<>(),;:"\[\]\\]+@[^\s@<>(),;:"\[\]\\]+\.[^\s@<>(),;:"\[\]\\]+$|^[^\s@]+@localhost$/i.test(trimmed) || trimmed.length > 254) {
+    throw badRequest(`Invalid email '${email}'`);
+  }
+  return trimmed;
+}
+
+export function activeUserIds(h: Hearth): number[] {
+  const ids: number[] = [];
+  for (const u of allUsers(h.store)) if (u.is_active && !u.is_system_bot) ids.push(u.id);
+  return ids;
+}
+
+function adminIds(h: Hearth): number[] {
+  const ids: number[] = [];
+  for (const u of allUsers(h.store)) if (u.is_active && !u.is_bot && isAdmin(u)) ids.push(u.id);
+  return ids;
+}
+
+function countActiveOwners(h: Hearth): number {
+  let n = 0;
+  for (const u of allUsers(h.store)) if (u.is_active && !u.is_bot && isOwner(u)) n++;
+  return n;
+}
+
+/**
+ * Sends a realm_user event whose `person` depends on the recipient's right to see
+ * the real email: one event per distinct view, each to exactly its viewers.
+ */
+function notifyRealmUser(h: Hearth, op: "add" | "update", target: UserRecord, fields?: Record<string, unknown>): void {
+  const recipients = activeUserIds(h);
+  const withEmail: number[] = [];
+  const withoutEmail: number[] = [];
+  for (const id of recipients) (canSeeRealEmail(getUser(h.store, id) ?? null, target) ? withEmail : withoutEmail).push(id);
+  for (const [ids, sees] of [[withEmail, true], [withoutEmail, false]] as const) {
+    if (ids.length === 0) continue;
+    let person: Record<string, unknown>;
+    if (op === "add") {
+      const viewer = getUser(h.store, ids[0]) ?? null;
+      person = formatUser(h, viewer, target, { clientGravatar: false, includeCustomProfileFields: !target.is_bot });
+    } else {
+      person = { user_id: target.id, ...fields };
+      if (fields && "delivery_email" in fields && !sees) person.delivery_email = null;
+    }
+    h.events.publish({ type: "realm_user", op, person }, ids);
+  }
+}
+
+export function botView(h: Hearth, bot: UserRecord): Record<string, unknown> {
+  return {
+    user_id: bot.id,
+    full_name: bot.full_name,
+    api_key: bot.api_key,
+    avatar_url: avatarUrl(h, bot, true, false),
+    default_sending_stream: null,
+    default_events_register_stream: null,
+    default_all_public_streams: false,
+    owner_id: bot.bot_owner_id,
+    is_active: bot.is_active,
+    bot_type: bot.bot_type,
+    services: [],
+    email: bot.email,
+  };
+}
+
+function notifyRealmBot(h: Hearth, op: "add" | "update" | "delete", bot: UserRecord, fields?: Record<string, unknown>): void {
+  const recipients = new Set(adminIds(h));
+  if (bot.bot_owner_id !== null) recipients.add(bot.bot_owner_id);
+  const payload = op === "add" ? botView(h, bot) : { user_id: bot.id, ...fields };
+  h.events.publish({ type: "realm_bot", op, bot: payload }, recipients);
+}
+
+export interface NewUser {
+  email: string;
+  full_name: string;
+  password: string | null;
+  role?: number;
+  bot_type?: number | null;
+  bot_owner_id?: number | null;
+  is_system_bot?: boolean;
+  /** Users created by an administrator or the CLI get their date_joined at first login. */
+  pending_first_login?: boolean;
+}
+
+/** Builds and stores a new account in one transaction; returns it after it is durable. */
+export async function doCreateUser(h: Hearth, input: NewUser): Promise<UserRecord> {
+  const email = checkEmailAddress(input.email);
+  const full_name = checkFullName(input.full_name);
+  const role = input.role ?? Role.MEMBER;
+  if (!ROLES.includes(role)) throw badRequest("Invalid role");
+  const password_hash = input.password === null ? null : await hashPassword(input.password);
+  const isBot = input.bot_type !== undefined && input.bot_type !== null;
+  const user = await h.store.commit(() => {
+    if (getUserByEmail(h.store, email)) throw badRequest(`Email '${email}' already in use`);
+    const record: UserRecord = {
+      id: h.store.nextId("user"),
+      email,
+      full_name,
+      role,
+      is_active: true,
+      is_bot: isBot,
+      bot_type: isBot ? input.bot_type! : null,
+      bot_owner_id: isBot ? (input.bot_owner_id ?? null) : null,
+      is_system_bot: input.is_system_bot ?? false,
+      password_hash,
+      api_key: generateApiKey(),
+      timezone: "",
+      date_joined: Date.now() / 1000,
+      joined_pending_first_login: input.pending_first_login ?? false,
+      avatar_source: "G",
+      avatar_version: 1,
+      email_address_visibility: EmailVisibility.EVERYONE,
+      is_imported_stub: false,
+      settings: {},
+    };
+    putUser(h.store, record);
+    return record;
+  });
+  if (!user.is_system_bot) {
+    notifyRealmUser(h, "add", user);
+    if (user.is_bot) notifyRealmBot(h, "add", user);
+  }
+  return user;
+}
+
+/** `POST /users`: administrators create accounts. */
+export async function checkCreateUser(h: Hearth, actor: UserRecord, input: { email: string; full_name: string; password: string }) {
+  if (!isAdmin(actor) || actor.is_bot) throw mustBeAdmin();
+  return doCreateUser(h, { ...input, pending_first_login: true });
+}
+
+export const BOT_TYPES_SUPPORTED: readonly number[] = [BotType.GENERIC, BotType.INCOMING_WEBHOOK];
+
+export async function checkCreateBot(
+  h: Hearth,
+  owner: UserRecord,
+  input: { full_name: string; short_name: string; bot_type: number },
+): Promise<UserRecord> {
+  if (owner.is_bot) throw badRequest("Bots cannot create bots");
+  if (!BOT_TYPES_SUPPORTED.includes(input.bot_type)) throw badRequest("Invalid bot type");
+  const short = input.short_name.trim().toLowerCase();
+  if (!/^[a-z0-9._-]+$/.test(short)) throw badRequest("Bad name or username");
+  const email = `${short}-bot@${h.realmHost()}`;
+  return doCreateUser(h, {
+    email,
+    full_name: input.full_name,
+    password: null,
+    role: Role.MEMBER,
+    bot_type: input.bot_type,
+    bot_owner_id: owner.id,
+  });
+}
+
+/** Who may change or deactivate `target`: administrators, and a bot's owner. */
+function assertCanManage(actor: UserRecord, target: UserRecord): void {
+  if (isAdmin(actor) && !actor.is_bot) return;
+  if (target.is_bot && target.bot_owner_id === actor.id) return;
+  throw insufficientPermission();
+}
+
+export function accessUser(h: Hearth, userId: number, options: { allowDeactivated?: boolean; allowBots?: boolean } = {}): UserRecord {
+  const target = getUser(h.store, userId);
+  if (!target || target.is_system_bot) throw badRequest("No such user");
+  if (!target.is_active && !options.allowDeactivated) throw badRequest("User is deactivated");
+  if (target.is_bot && options.allowBots === false) throw badRequest("No such user");
+  return target;
+}
+
+export async function checkUpdateUser(
+  h: Hearth,
+  actor: UserRecord,
+  userId: number,
+  changes: { full_name?: string; role?: number },
+): Promise<void> {
+  const target = accessUser(h, userId, { allowDeactivated: true });
+  assertCanManage(actor, target);
+  const full_name = changes.full_name === undefined ? undefined : checkFullName(changes.full_name);
+  const role = changes.role;
+  if (role !== undefined) {
+    if (!ROLES.includes(role)) throw badRequest("Invalid role");
+    if (!isAdmin(actor)) throw mustBeAdmin();
+    if ((role === Role.OWNER || isOwner(target)) && !isOwner(actor)) throw mustBeOwner();
+    if (target.is_bot && role === Role.OWNER) throw badRequest("Bots cannot be organization owners");
+  }
+  const { before, after } = await h.store.commit(() => {
+    const current = getUser(h.store, userId)!;
+    if (role !== undefined && isOwner(current) && role !== Role.OWNER && current.is_active && countActiveOwners(h) <= 1) {
+      throw badRequest("The owner permission cannot be removed from the only organization owner.");
+    }
+    const next = { ...current, ...(full_name !== undefined ? { full_name } : {}), ...(role !== undefined ? { role } : {}) };
+    putUser(h.store, next);
+    return { before: current, after: next };
+  });
+  if (after.full_name !== before.full_name) {
+    notifyRealmUser(h, "update", after, { full_name: after.full_name });
+    if (after.is_bot) notifyRealmBot(h, "update", after, { full_name: after.full_name });
+  }
+  if (after.role !== before.role) notifyRealmUser(h, "update", after, { role: after.role });
+}
+
+export async function doSetActive(h: Hearth, actor: UserRecord, userId: number, active: boolean): Promise<void> {
+  const target = accessUser(h, userId, { allowDeactivated: true });
+  // Anyone may deactivate their own account (DELETE /users/me).
+  if (!(actor.id === target.id && !active)) assertCanManage(actor, target);
+  if (target.is_active === active) throw badRequest(active ? "User is already active" : "User is already deactivated");
+  const changed = await h.store.commit(() => {
+    const current = getUser(h.store, userId)!;
+    if (!active && isOwner(current) && !current.is_bot && countActiveOwners(h) <= 1) {
+      throw badRequest("Cannot deactivate the only organization owner");
+    }
+    const updates: UserRecord[] = [{ ...current, is_active: active }];
+    if (!active && !current.is_bot) {
+      // Zulip deactivates a user's bots with the user.
+      for (const u of allUsers(h.store)) if (u.is_bot && u.is_active && u.bot_owner_id === current.id) updates.push({ ...u, is_active: false });
+    }
+    for (const u of updates) putUser(h.store, u);
+    return updates;
+  });
+  for (const u of changed) {
+    notifyRealmUser(h, "update", u, { is_active: active });
+    if (u.is_bot) notifyRealmBot(h, active ? "add" : "delete", u, active ? undefined : {});
+  }
+}
+
+export async function doRegenerateApiKey(h: Hearth, user: UserRecord, targetId = user.id): Promise<string> {
+  const key = generateApiKey();
+  const updated = await h.store.commit(() => {
+    const current = getUser(h.store, targetId)!;
+    const next = { ...current, api_key: key };
+    putUser(h.store, next);
+    return next;
+  });
+  if (updated.is_bot) notifyRealmBot(h, "update", updated, { api_key: key });
+  return key;
+}
+
+/** FL 475: an API- or CLI-created user's date_joined becomes the first-login time. */
+export async function doRecordFirstLogin(h: Hearth, user: UserRecord): Promise<void> {
+  if (!user.joined_pending_first_login) return;
+  const updated = await h.store.commit(() => {
+    const current = getUser(h.store, user.id)!;
+    if (!current.joined_pending_first_login) return null;
+    const next = { ...current, joined_pending_first_login: false, date_joined: Date.now() / 1000 };
+    putUser(h.store, next);
+    return next;
+  });
+  if (updated) notifyRealmUser(h, "update", updated, { date_joined: isoTimestamp(updated.date_joined) });
+}

@@ -1,0 +1,175 @@
+import type { Hearth } from "../context";
+import { badRequest } from "../errors";
+import { ApiRoutes } from "../http/route";
+import { param } from "../http/params";
+import {
+  accessUser,
+  botView,
+  checkCreateBot,
+  checkCreateUser,
+  checkUpdateUser,
+  doRegenerateApiKey,
+  doSetActive,
+} from "../actions/users";
+import { allUsers, getUser, type UserRecord } from "../store/users";
+import { canSeeRealEmail, formatUser, isAdmin } from "../views/users";
+import { findUserByLoginEmail } from "../auth/basic";
+import { maxMessageIdFor } from "../views/messages";
+
+const viewParams = {
+  client_gravatar: param.bool().default(true),
+  include_custom_profile_fields: param.bool().default(false),
+};
+
+/** `{user_id}` path segments: an integer, or (GET only) an email address. */
+function pathUserId(raw: string): number {
+  if (!/^\d+$/.test(raw)) throw badRequest("Invalid user ID");
+  const id = Number(raw);
+  if (!Number.isSafeInteger(id)) throw badRequest("Invalid user ID");
+  return id;
+}
+
+/** Looks a user up by the email in `GET /users/{email}`: placeholder, or a real address the caller may see. */
+function userByPathEmail(h: Hearth, viewer: UserRecord, email: string): UserRecord {
+  const target = findUserByLoginEmail(h, email);
+  if (!target || target.is_system_bot) throw badRequest("No such user");
+  const byPlaceholder = /^user\d+@/i.test(email) && target.email.toLowerCase() !== email.toLowerCase();
+  if (!byPlaceholder && !canSeeRealEmail(viewer, target)) throw badRequest("No such user");
+  return target;
+}
+
+export function usersRoutes(h: Hearth) {
+  return new ApiRoutes(h)
+    .get("/users", { params: viewParams }, ({ user, params }) => {
+      const members: Record<string, unknown>[] = [];
+      for (const u of allUsers(h.store)) {
+        if (u.is_system_bot) continue;
+        members.push(
+          formatUser(h, user, u, {
+            clientGravatar: params.client_gravatar,
+            includeCustomProfileFields: params.include_custom_profile_fields,
+          }),
+        );
+      }
+      return { members };
+    })
+    .get("/users/me", {}, ({ user }) => ({
+      ...formatUser(h, user, user, { clientGravatar: false, includeCustomProfileFields: true }),
+      max_message_id: maxMessageIdFor(h, user),
+    }))
+    .get("/users/:user_id", { params: viewParams }, ({ user, params, path }) => {
+      const raw = path.user_id;
+      const target = /^\d+$/.test(raw) ? accessUser(h, pathUserId(raw), { allowDeactivated: true }) : userByPathEmail(h, user, raw);
+      return {
+        user: formatUser(h, user, target, {
+          clientGravatar: params.client_gravatar,
+          includeCustomProfileFields: params.include_custom_profile_fields,
+        }),
+      };
+    })
+    .post(
+      "/users",
+      { params: { email: param.string(), password: param.string(), full_name: param.string() } },
+      async ({ user, params }) => {
+        const created = await checkCreateUser(h, user, params);
+        return { user_id: created.id };
+      },
+    )
+    .patch(
+      "/users/:user_id",
+      { params: { full_name: param.string().optional(), role: param.int().optional() } },
+      async ({ user, params, path }) => {
+        if (params.full_name === undefined && params.role === undefined) throw badRequest("No changes were requested");
+        await checkUpdateUser(h, user, pathUserId(path.user_id), params);
+        return {};
+      },
+    )
+    .delete(
+      "/users/me",
+      { params: {} },
+      async ({ user }) => {
+        await doSetActive(h, user, user.id, false);
+        return {};
+      },
+    )
+    .delete(
+      "/users/:user_id",
+      { params: { deactivation_notification_comment: param.string({ maxLength: 2000 }).optional() } },
+      async ({ user, path }) => {
+        const target = accessUser(h, pathUserId(path.user_id), { allowDeactivated: true });
+        if (!isAdmin(user) || user.is_bot) throw badRequest("Must be an organization administrator");
+        await doSetActive(h, user, target.id, false);
+        return {};
+      },
+    )
+    .post("/users/:user_id/reactivate", {}, async ({ user, path }) => {
+      if (!isAdmin(user) || user.is_bot) throw badRequest("Must be an organization administrator");
+      await doSetActive(h, user, pathUserId(path.user_id), true);
+      return {};
+    })
+    .post("/users/me/api_key/regenerate", {}, async ({ user }) => ({ api_key: await doRegenerateApiKey(h, user) }))
+    .post(
+      "/bots",
+      {
+        params: {
+          full_name: param.string(),
+          short_name: param.string(),
+          bot_type: param.int().default(1),
+        },
+      },
+      async ({ user, params }) => {
+        const bot = await checkCreateBot(h, user, params);
+        const view = botView(h, bot);
+        return {
+          user_id: bot.id,
+          api_key: bot.api_key,
+          avatar_url: view.avatar_url,
+          default_sending_stream: null,
+          default_events_register_stream: null,
+          default_all_public_streams: false,
+        };
+      },
+    )
+    .get("/bots", {}, ({ user }) => {
+      const bots: Record<string, unknown>[] = [];
+      for (const u of allUsers(h.store)) {
+        if (!u.is_bot || u.is_system_bot || !u.is_active) continue;
+        if (u.bot_owner_id !== user.id && !isAdmin(user)) continue;
+        const owner = u.bot_owner_id === null ? undefined : getUser(h.store, u.bot_owner_id);
+        bots.push({
+          username: u.email,
+          full_name: u.full_name,
+          api_key: u.api_key,
+          avatar_url: botView(h, u).avatar_url,
+          default_sending_stream: null,
+          default_events_register_stream: null,
+          default_all_public_streams: false,
+          owner: owner?.email ?? null,
+          owner_id: u.bot_owner_id,
+          bot_id: u.id,
+          user_id: u.id,
+          bot_type: u.bot_type,
+          is_active: u.is_active,
+        });
+      }
+      return { bots };
+    })
+    .patch("/bots/:bot_id", { params: { full_name: param.string().optional() } }, async ({ user, params, path }) => {
+      const bot = accessUser(h, pathUserId(path.bot_id), { allowDeactivated: true });
+      if (!bot.is_bot) throw badRequest("No such bot");
+      if (params.full_name !== undefined) await checkUpdateUser(h, user, bot.id, { full_name: params.full_name });
+      return {};
+    })
+    .delete("/bots/:bot_id", {}, async ({ user, path }) => {
+      const bot = accessUser(h, pathUserId(path.bot_id), { allowDeactivated: true });
+      if (!bot.is_bot) throw badRequest("No such bot");
+      await doSetActive(h, user, bot.id, false);
+      return {};
+    })
+    .post("/bots/:bot_id/api_key/regenerate", {}, async ({ user, path }) => {
+      const bot = accessUser(h, pathUserId(path.bot_id));
+      if (!bot.is_bot || (bot.bot_owner_id !== user.id && !isAdmin(user))) throw badRequest("No such bot");
+      return { api_key: await doRegenerateApiKey(h, user, bot.id) };
+    });
+}
+

@@ -1,0 +1,266 @@
+import { existsSync, mkdirSync } from "node:fs";
+import { resolve } from "node:path";
+import { doInitRealm, doReactivateRealm } from "./actions/realm";
+import { createHearth, startServer } from "./server";
+import { Store } from "./store/db";
+import { getRealm } from "./store/realm";
+import { DataFolderLock } from "./lockfile";
+import { doCreateUser } from "./actions/users";
+import { allUsers, Role, ROLES, BotType } from "./store/users";
+import { randomPassword } from "./auth/credentials";
+import { HEARTH_VERSION, ZULIP_FEATURE_LEVEL, ZULIP_VERSION } from "./version";
+
+export class UsageError extends Error {}
+
+const HELP = `Hearth ${HEARTH_VERSION}: a team-chat server that speaks the Zulip API.
+
+Usage:
+  hearth serve [--data DIR] [--port N] [--host ADDR] [--external-url URL]
+      Run the server (defaults: ./hearth-data, 9991, 127.0.0.1; env HEARTH_DATA,
+      HEARTH_PORT, HEARTH_HOST, HEARTH_EXTERNAL_URL). On an empty data folder it
+      creates the organization and an owner and prints their credentials once.
+  hearth init --data DIR --realm-name NAME --owner-email E --owner-password P
+              [--owner-name NAME] [--external-url URL] [--json]
+      Create the organization and its owner without starting the server.
+  hearth create-user --data DIR --email E --full-name N --password P
+              [--role 100|200|300|400|600] [--bot] [--json]
+      Add a user (or, with --bot, a generic bot owned by the first owner).
+  hearth reactivate-realm --data DIR
+      Reactivate a deactivated organization.
+  hearth --help | --version
+`;
+
+interface FlagSpec {
+  [name: string]: "string" | "boolean";
+}
+
+function parseFlags(args: string[], spec: FlagSpec): Record<string, string | boolean> {
+  const out: Record<string, string | boolean> = {};
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    if (!arg.startsWith("--")) throw new UsageError(`unexpected argument '${arg}'`);
+    let name = arg.slice(2);
+    let value: string | undefined;
+    const eq = name.indexOf("=");
+    if (eq !== -1) {
+      value = name.slice(eq + 1);
+      name = name.slice(0, eq);
+    }
+    const kind = spec[name];
+    if (!kind) throw new UsageError(`unknown option '--${name}'`);
+    if (kind === "boolean") {
+      if (value !== undefined) throw new UsageError(`option '--${name}' takes no value`);
+      out[name] = true;
+      continue;
+    }
+    if (value === undefined) {
+      value = args[++i];
+      if (value === undefined || value.startsWith("--")) throw new UsageError(`option '--${name}' needs a value`);
+    }
+    out[name] = value;
+  }
+  return out;
+}
+
+function required(flags: Record<string, string | boolean>, name: string): string {
+  const v = flags[name];
+  if (typeof v !== "string" || v === "") throw new UsageError(`missing required option '--${name}'`);
+  return v;
+}
+
+function parsePort(text: string): number {
+  const port = Number(text);
+  if (!/^\d+$/.test(text) || port > 65535) throw new UsageError(`invalid port '${text}'`);
+  return port;
+}
+
+function parseExternalUrl(text: string | undefined): string | null {
+  if (text === undefined || text === "") return null;
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new UsageError(`invalid external URL '${text}'`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw new UsageError(`invalid external URL '${text}'`);
+  return url.origin + url.pathname.replace(/\/+$/, "");
+}
+
+const defaultRealmUrl = (host: string, port: number) => `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
+
+/** Opens the data folder for a one-off command, holding the lock so no server runs beside it. */
+async function withStore<T>(dataDir: string, fn: (store: Store) => Promise<T>): Promise<T> {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const lock = DataFolderLock.acquire(dataDir);
+  const store = new Store(dataDir);
+  try {
+    return await fn(store);
+  } finally {
+    await store.close();
+    lock.release();
+  }
+}
+
+function printJson(value: unknown) {
+  console.log(JSON.stringify(value));
+}
+
+async function cmdInit(args: string[]) {
+  const flags = parseFlags(args, {
+    data: "string",
+    "realm-name": "string",
+    "owner-email": "string",
+    "owner-password": "string",
+    "owner-name": "string",
+    "external-url": "string",
+    json: "boolean",
+  });
+  const dataDir = resolve(required(flags, "data"));
+  const externalUrl = parseExternalUrl(flags["external-url"] as string | undefined);
+  const result = await withStore(dataDir, (store) =>
+    doInitRealm(store, {
+      realmName: required(flags, "realm-name"),
+      ownerEmail: required(flags, "owner-email"),
+      ownerPassword: required(flags, "owner-password"),
+      ownerFullName: flags["owner-name"] as string | undefined,
+      externalUrl,
+    }),
+  );
+  const realmUrl = externalUrl ?? defaultRealmUrl("127.0.0.1", 9991);
+  const out = { email: result.owner.email, api_key: result.owner.api_key, user_id: result.owner.id, realm_url: realmUrl };
+  if (flags.json) printJson(out);
+  else console.log(`Created organization "${result.realm.name}" with owner ${out.email} (user ${out.user_id}).\nAPI key: ${out.api_key}`);
+}
+
+async function cmdCreateUser(args: string[]) {
+  const flags = parseFlags(args, {
+    data: "string",
+    email: "string",
+    "full-name": "string",
+    password: "string",
+    role: "string",
+    bot: "boolean",
+    json: "boolean",
+  });
+  const dataDir = resolve(required(flags, "data"));
+  const role = flags.role === undefined ? Role.MEMBER : Number(flags.role);
+  if (!ROLES.includes(role)) throw new UsageError(`invalid role '${flags.role}' (use 100, 200, 300, 400 or 600)`);
+  const email = required(flags, "email");
+  const fullName = required(flags, "full-name");
+  const password = flags.bot ? ((flags.password as string | undefined) ?? null) : required(flags, "password");
+  const out = await withStore(dataDir, async (store) => {
+    if (!getRealm(store)) throw new Error(`No organization in ${dataDir}: run 'hearth init' first.`);
+    const h = createHearth(store, { dataDir, host: "127.0.0.1", port: 9991, externalUrl: null });
+    const owner = [...allUsers(store)].find((u) => u.role === Role.OWNER && u.is_active && !u.is_bot);
+    const user = await doCreateUser(h, {
+      email,
+      full_name: fullName,
+      password,
+      role: flags.bot ? Role.MEMBER : role,
+      bot_type: flags.bot ? BotType.GENERIC : null,
+      bot_owner_id: flags.bot ? (owner?.id ?? null) : null,
+      pending_first_login: true,
+    });
+    return { email: user.email, api_key: user.api_key, user_id: user.id, realm_url: h.realmUrl() };
+  });
+  if (flags.json) printJson(out);
+  else console.log(`Created ${flags.bot ? "bot" : "user"} ${out.email} (user ${out.user_id}).\nAPI key: ${out.api_key}`);
+}
+
+async function cmdReactivateRealm(args: string[]) {
+  const flags = parseFlags(args, { data: "string" });
+  const dataDir = resolve(required(flags, "data"));
+  if (!existsSync(dataDir)) throw new Error(`No data folder at ${dataDir}.`);
+  const changed = await withStore(dataDir, (store) => doReactivateRealm(store));
+  console.log(changed ? "The organization is active again." : "The organization was already active.");
+}
+
+async function cmdServe(args: string[]) {
+  const flags = parseFlags(args, { data: "string", port: "string", host: "string", "external-url": "string" });
+  const dataDir = resolve((flags.data as string | undefined) ?? process.env.HEARTH_DATA ?? "./hearth-data");
+  const port = parsePort((flags.port as string | undefined) ?? process.env.HEARTH_PORT ?? "9991");
+  const host = (flags.host as string | undefined) ?? process.env.HEARTH_HOST ?? "127.0.0.1";
+  const externalUrl = parseExternalUrl((flags["external-url"] as string | undefined) ?? process.env.HEARTH_EXTERNAL_URL);
+
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  let firstRun: { email: string; password: string; api_key: string } | null = null;
+  {
+    const lock = DataFolderLock.acquire(dataDir);
+    const store = new Store(dataDir);
+    try {
+      if (!getRealm(store)) {
+        const password = randomPassword();
+        const email = process.env.HEARTH_OWNER_EMAIL ?? "owner@hearth.local";
+        const { owner } = await doInitRealm(store, {
+          realmName: process.env.HEARTH_REALM_NAME ?? "Hearth",
+          ownerEmail: email,
+          ownerPassword: password,
+          ownerFullName: "Owner",
+        });
+        firstRun = { email: owner.email, password, api_key: owner.api_key };
+      }
+    } finally {
+      await store.close();
+      lock.release();
+    }
+  }
+
+  const server = await startServer({ dataDir, host, port, externalUrl });
+  console.log(`Hearth ${HEARTH_VERSION} (Zulip ${ZULIP_VERSION}, feature level ${ZULIP_FEATURE_LEVEL}) is listening on ${server.url}`);
+  console.log(`Organization URL: ${server.h.realmUrl()}   Data folder: ${dataDir}`);
+  if (firstRun) {
+    console.log("\nCreated a new organization. The owner's credentials (shown only this once):");
+    console.log(`  email:    ${firstRun.email}`);
+    console.log(`  password: ${firstRun.password}`);
+    console.log(`  API key:  ${firstRun.api_key}\n`);
+  }
+  const shutdown = async (signal: string) => {
+    console.log(`Received ${signal}; shutting down.`);
+    await server.stop();
+    process.exit(0);
+  };
+  process.once("SIGINT", () => void shutdown("SIGINT"));
+  process.once("SIGTERM", () => void shutdown("SIGTERM"));
+}
+
+export async function runCli(argv: string[]): Promise<number> {
+  // Data files must not be readable by other accounts on the machine.
+  process.umask(0o077);
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case undefined:
+      case "--help":
+      case "-h":
+      case "help":
+        process.stdout.write(HELP);
+        return command === undefined ? 2 : 0;
+      case "--version":
+      case "-v":
+      case "version":
+        console.log(`hearth ${HEARTH_VERSION} (Zulip ${ZULIP_VERSION}, feature level ${ZULIP_FEATURE_LEVEL})`);
+        return 0;
+      case "serve":
+        await cmdServe(rest);
+        return -1; // keeps running
+      case "init":
+        await cmdInit(rest);
+        return 0;
+      case "create-user":
+        await cmdCreateUser(rest);
+        return 0;
+      case "reactivate-realm":
+        await cmdReactivateRealm(rest);
+        return 0;
+      default:
+        throw new UsageError(`unknown command '${command}'`);
+    }
+  } catch (e: any) {
+    if (e instanceof UsageError) {
+      console.error(`hearth: ${e.message}\nRun 'hearth --help' for usage.`);
+      return 2;
+    }
+    console.error(`hearth: ${e?.message ?? e}`);
+    return 1;
+  }
+}

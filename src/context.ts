@@ -1,0 +1,26 @@
+import type { FailureLimiter } from "./auth/ratelimit";
+import type { Store } from "./store/db";
+import type { EventHub } from "./events/hub";
+
+export interface ServerConfig {
+  dataDir: string;
+  host: string;
+  port: number;
+  /** Public address from --external-url / HEARTH_EXTERNAL_URL, if given. */
+  externalUrl: string | null;
+}
+
+/** Everything a request handler or action may use; one per running server. */
+export interface Hearth {
+  store: Store;
+  config: ServerConfig;
+  events: EventHub;
+  limits: {
+    loginByUser: FailureLimiter;
+    loginByIp: FailureLimiter;
+  };
+  /** The realm's public URL without trailing slash, e.g. `http://127.0.0.1:9991`. */
+  realmUrl(): string;
+  /** Host part of the realm URL, used in placeholder emails and bot addresses. */
+  realmHost(): string;
+}

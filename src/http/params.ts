@@ -1,0 +1,157 @@
+import { Kind, type Static, type TSchema } from "@sinclair/typebox";
+import { Value, type ValueError } from "@sinclair/typebox/value";
+import { Type as t } from "@sinclair/typebox";
+import { badRequest, missingArgument } from "../errors";
+import type { RawParams } from "./wire";
+
+/**
+ * Declared API parameters, Zulip style (`typed_endpoint`): each has a TypeBox schema
+ * for the decoded value and says how the wire text is decoded:
+ * - "string": the raw text is the value (message content, topic names…);
+ * - "json": the text is JSON (integers, booleans, lists, objects; Zulip's `Json[...]`);
+ * - "jsonOrString": JSON if it parses, else the raw text (Zulip's `to`, which is a
+ *   channel ID, a JSON list, or a bare channel name).
+ * For JSON parameters the literal `null` counts as absent (clients send it for
+ * "no value").
+ */
+type Decoding = "string" | "json" | "jsonOrString";
+
+export class Param<S extends TSchema = TSchema, Required extends boolean = boolean> {
+  constructor(
+    readonly schema: S,
+    readonly decoding: Decoding,
+    readonly required: Required,
+    readonly defaultValue: Static<S> | undefined = undefined,
+    readonly aliases: readonly string[] = [],
+    readonly validate?: (value: Static<S>, name: string) => void,
+  ) {}
+
+  optional(): Param<S, false> {
+    return new Param(this.schema, this.decoding, false, undefined, this.aliases, this.validate);
+  }
+  /** Absent means `value`; the parsed type is then never undefined. */
+  default(value: Static<S>): Param<S, true> {
+    return new Param(this.schema, this.decoding, true, value, this.aliases, this.validate);
+  }
+  /** Legacy names accepted for the same parameter (e.g. `subject` for `topic`). */
+  alias(...names: string[]): Param<S, Required> {
+    return new Param(this.schema, this.decoding, this.required, this.defaultValue, [...this.aliases, ...names], this.validate);
+  }
+  /** Extra validation after the type check; throw an ApiError to reject. */
+  check(fn: (value: Static<S>, name: string) => void): Param<S, Required> {
+    return new Param(this.schema, this.decoding, this.required, this.defaultValue, this.aliases, fn);
+  }
+}
+
+export const param = {
+  string: (options?: Parameters<typeof t.String>[0]) => new Param(t.String(options), "string", true),
+  int: () => new Param(t.Integer(), "json", true),
+  bool: () => new Param(t.Boolean(), "json", true),
+  json: <S extends TSchema>(schema: S) => new Param(schema, "json", true),
+  jsonOrString: <S extends TSchema>(schema: S) => new Param(schema, "jsonOrString", true),
+  /** One of fixed strings, sent raw (e.g. `op=add`). */
+  oneOf: <const V extends readonly string[]>(values: V) =>
+    new Param(t.Union(values.map((v) => t.Literal(v))) as unknown as ReturnType<typeof t.String> & { static: V[number] }, "string", true),
+};
+
+export type ParamSpecs = Record<string, Param<any, any>>;
+export type ParamValues<P extends ParamSpecs> = {
+  [K in keyof P]: P[K] extends Param<infer S, infer R> ? (R extends true ? Static<S> : Static<S> | undefined) : never;
+};
+
+export interface ParsedParams<P extends ParamSpecs> {
+  values: ParamValues<P>;
+  /** Names the client sent that this endpoint does not support. */
+  ignored: string[];
+}
+
+function describeKind(schema: TSchema): string {
+  switch (schema[Kind]) {
+    case "Integer":
+      return "an integer";
+    case "Number":
+      return "a number";
+    case "Boolean":
+      return "a boolean";
+    case "String":
+      return "a string";
+    case "Array":
+      return "a list";
+    case "Object":
+    case "Record":
+      return "a dict";
+    default:
+      return "valid";
+  }
+}
+
+/** Turns a TypeBox error into Zulip's wording: `user_ids[1] is not an integer`. */
+function describeError(name: string, error: ValueError): string {
+  const where =
+    name +
+    error.path
+      .split("/")
+      .filter(Boolean)
+      .map((part) => (/^\d+$/.test(part) ? `[${part}]` : `["${part}"]`))
+      .join("");
+  const schema = error.schema;
+  const kind = schema[Kind];
+  if (kind === "String" && typeof error.value === "string") {
+    if (schema.maxLength !== undefined && error.value.length > schema.maxLength) {
+      return `${where} is too long (limit: ${schema.maxLength} characters)`;
+    }
+    if (schema.minLength !== undefined && error.value.length < schema.minLength) {
+      return `${where} is too short`;
+    }
+  }
+  if ((kind === "Integer" || kind === "Number") && typeof error.value === "number") {
+    return `Invalid ${where}`;
+  }
+  if (kind === "Union" || kind === "Literal") return `Invalid ${where}`;
+  if (error.path.split("/").filter(Boolean).length > 0 && kind === "Object") return `${where} is missing a required field`;
+  const expected = describeKind(schema);
+  return expected === "valid" ? `Invalid ${where}` : `${where} is not ${expected}`;
+}
+
+export function decodeParam(name: string, spec: Param, raw: string): unknown {
+  if (spec.decoding === "string") return raw;
+  try {
+    return JSON.parse(raw);
+  } catch {
+    if (spec.decoding === "jsonOrString") return raw;
+    // Zulip also accepts bare words for boolean and integer parameters only as JSON.
+    throw badRequest(`Argument "${name}" is not valid JSON.`, { var_name: name });
+  }
+}
+
+export function parseParams<P extends ParamSpecs>(specs: P, raw: RawParams, pathParams: string[] = []): ParsedParams<P> {
+  const values: Record<string, unknown> = {};
+  const known = new Set<string>(pathParams);
+  for (const [name, spec] of Object.entries(specs)) {
+    known.add(name);
+    for (const a of spec.aliases) known.add(a);
+    let wireName = name;
+    let text = raw.fields.get(name);
+    for (const a of spec.aliases) {
+      if (text !== undefined) break;
+      text = raw.fields.get(a);
+      wireName = a;
+    }
+    let value: unknown = text === undefined ? undefined : decodeParam(wireName, spec, text);
+    if (value === null && spec.decoding !== "string") value = undefined;
+    if (value === undefined) {
+      if (spec.defaultValue !== undefined) value = structuredClone(spec.defaultValue);
+      else if (spec.required) throw missingArgument(name);
+      values[name] = value;
+      continue;
+    }
+    if (!Value.Check(spec.schema, value)) {
+      const first = Value.Errors(spec.schema, value).First();
+      throw badRequest(first ? describeError(wireName, first) : `Invalid ${wireName}`);
+    }
+    spec.validate?.(value as never, wireName);
+    values[name] = value;
+  }
+  const ignored = [...raw.fields.keys(), ...raw.files.keys()].filter((n) => !known.has(n));
+  return { values: values as ParamValues<P>, ignored };
+}

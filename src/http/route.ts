@@ -1,0 +1,120 @@
+import { Elysia } from "elysia";
+import { ApiError } from "../errors";
+import type { Hearth } from "../context";
+import type { UserRecord } from "../store/users";
+import { authenticateRequest } from "../auth/basic";
+import { parseParams, type ParamSpecs, type ParamValues } from "./params";
+import { readRawParams } from "./wire";
+
+export type AuthMode = "required" | "optional" | "none";
+
+export interface ApiRequest<V, U extends UserRecord | null = UserRecord> {
+  h: Hearth;
+  user: U;
+  params: V;
+  /** Path parameters exactly as in the URL (decoded). */
+  path: Record<string, string>;
+  files: Map<string, File>;
+  request: Request;
+  ip: string;
+  /** Bun's server, for per-request timeouts of long-polls. */
+  server: import("bun").Server<unknown> | null;
+}
+
+export interface EndpointSpec<P extends ParamSpecs, A extends AuthMode> {
+  auth?: A;
+  params?: P;
+}
+
+type Handler<P extends ParamSpecs, A extends AuthMode> = (
+  req: ApiRequest<ParamValues<P>, A extends "required" ? UserRecord : UserRecord | null>,
+) => Promise<Record<string, unknown> | Response> | Record<string, unknown> | Response;
+
+const JSON_HEADERS = { "content-type": "application/json" };
+
+export function jsonResponse(body: unknown, status = 200, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(body), { status, headers: { ...JSON_HEADERS, ...headers } });
+}
+
+export function errorResponse(error: unknown): Response {
+  if (error instanceof ApiError) return jsonResponse(error.body(), error.httpStatus, error.headers);
+  console.error("Internal server error:", error);
+  return jsonResponse({ result: "error", msg: "Internal server error", code: "INTERNAL_SERVER_ERROR" }, 500);
+}
+
+/**
+ * Registers Zulip API endpoints on an Elysia instance. Elysia parses nothing
+ * (`parse: "none"`): the body is read raw so that every parameter keeps the exact
+ * text the client sent, and the declared parameters decide the decoding.
+ */
+export class ApiRoutes {
+  readonly app: Elysia<any, any, any, any, any, any, any>;
+
+  constructor(
+    readonly h: Hearth,
+    readonly prefix = "/api/v1",
+  ) {
+    this.app = new Elysia({ name: `api${prefix}${Math.random()}` });
+  }
+
+  private add<P extends ParamSpecs, A extends AuthMode>(
+    method: "GET" | "POST" | "PATCH" | "DELETE" | "PUT",
+    path: string,
+    spec: EndpointSpec<P, A>,
+    handler: Handler<P, A>,
+  ): this {
+    const h = this.h;
+    const auth = spec.auth ?? "required";
+    const specs = (spec.params ?? {}) as P;
+    const pathNames = [...path.matchAll(/:(\w+)/g)].map((m) => m[1]);
+    this.app.route(
+      method,
+      this.prefix + path,
+      async (ctx: any) => {
+        try {
+          const request: Request = ctx.request;
+          const server = (ctx.server ?? null) as ApiRequest<unknown>["server"];
+          const ip = server?.requestIP(request)?.address ?? "unknown";
+          let user: UserRecord | null = null;
+          if (auth !== "none") user = await authenticateRequest(h, request, ip, auth === "required");
+          const raw = await readRawParams(request);
+          const { values, ignored } = parseParams(specs, raw, pathNames);
+          const result = await handler({
+            h,
+            user: user as any,
+            params: values,
+            path: ctx.params ?? {},
+            files: raw.files,
+            request,
+            ip,
+            server,
+          });
+          if (result instanceof Response) return result;
+          const body: Record<string, unknown> = { result: "success", msg: "", ...result };
+          if (ignored.length > 0) body.ignored_parameters_unsupported = ignored;
+          return jsonResponse(body);
+        } catch (error) {
+          return errorResponse(error);
+        }
+      },
+      { parse: "none" } as any,
+    );
+    return this;
+  }
+
+  get<P extends ParamSpecs, A extends AuthMode = "required">(path: string, spec: EndpointSpec<P, A>, handler: Handler<P, A>) {
+    return this.add("GET", path, spec, handler);
+  }
+  post<P extends ParamSpecs, A extends AuthMode = "required">(path: string, spec: EndpointSpec<P, A>, handler: Handler<P, A>) {
+    return this.add("POST", path, spec, handler);
+  }
+  patch<P extends ParamSpecs, A extends AuthMode = "required">(path: string, spec: EndpointSpec<P, A>, handler: Handler<P, A>) {
+    return this.add("PATCH", path, spec, handler);
+  }
+  put<P extends ParamSpecs, A extends AuthMode = "required">(path: string, spec: EndpointSpec<P, A>, handler: Handler<P, A>) {
+    return this.add("PUT", path, spec, handler);
+  }
+  delete<P extends ParamSpecs, A extends AuthMode = "required">(path: string, spec: EndpointSpec<P, A>, handler: Handler<P, A>) {
+    return this.add("DELETE", path, spec, handler);
+  }
+}

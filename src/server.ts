@@ -1,0 +1,109 @@
+import { Elysia } from "elysia";
+import { resolve } from "node:path";
+import type { Hearth, ServerConfig } from "./context";
+import { Store } from "./store/db";
+import { EventHub } from "./events/hub";
+import { FailureLimiter } from "./auth/ratelimit";
+import { DataFolderLock } from "./lockfile";
+import { errorResponse, jsonResponse } from "./http/route";
+import { ApiError } from "./errors";
+import { getRealm } from "./store/realm";
+import { serverRoutes } from "./api/server";
+import { usersRoutes } from "./api/users";
+
+export interface RunningServer {
+  h: Hearth;
+  url: string;
+  port: number;
+  stop(): Promise<void>;
+}
+
+function envInt(name: string, fallback: number): number {
+  const v = Number(process.env[name]);
+  return Number.isFinite(v) && v > 0 ? v : fallback;
+}
+
+export function createHearth(store: Store, config: ServerConfig): Hearth {
+  let boundUrl = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${config.port}`;
+  const h: Hearth = {
+    store,
+    config,
+    events: new EventHub(),
+    limits: {
+      // Zulip's defaults: 5 failed logins per account per 30 minutes.
+      loginByUser: new FailureLimiter(envInt("HEARTH_LOGIN_FAILURES_PER_USER", 5), 1800),
+      loginByIp: new FailureLimiter(envInt("HEARTH_AUTH_FAILURES_PER_IP", 50), 1800),
+    },
+    realmUrl() {
+      const external = config.externalUrl ?? getRealm(store)?.external_url ?? null;
+      return (external ?? boundUrl).replace(/\/+$/, "");
+    },
+    realmHost() {
+      return new URL(h.realmUrl()).hostname;
+    },
+  };
+  (h as any)._setBoundUrl = (url: string) => (boundUrl = url);
+  return h;
+}
+
+/** Assembles the HTTP application: every resource's routes plus JSON 404s. */
+export function buildApp(h: Hearth) {
+  return new Elysia()
+    .use(serverRoutes(h).app)
+    .use(usersRoutes(h).app)
+    .onError(({ code, error }) => {
+      if (error instanceof ApiError) return errorResponse(error);
+      if (code === "NOT_FOUND") return jsonResponse({ result: "error", msg: "Not Found", code: "NOT_FOUND" }, 404);
+      if (code === "PARSE" || code === "VALIDATION") {
+        return jsonResponse({ result: "error", msg: "Malformed request", code: "BAD_REQUEST" }, 400);
+      }
+      return errorResponse(error);
+    });
+}
+
+/**
+ * Opens the data folder and starts listening. Port 0 picks a free port (tests).
+ * Bodies are capped well above the largest form a client sends and the upload limit.
+ */
+export async function startServer(config: ServerConfig): Promise<RunningServer> {
+  const dataDir = resolve(config.dataDir);
+  const lock = DataFolderLock.acquire(dataDir);
+  let store: Store;
+  try {
+    store = new Store(dataDir);
+  } catch (e) {
+    lock.release();
+    throw e;
+  }
+  const h = createHearth(store, { ...config, dataDir });
+  const app = buildApp(h);
+  let server: import("bun").Server<unknown>;
+  try {
+    app.listen({ hostname: config.host, port: config.port, maxRequestBodySize: 64 * 1024 * 1024 });
+    server = app.server!;
+  } catch (e: any) {
+    await store.close();
+    lock.release();
+    if (e?.code === "EADDRINUSE" || /in use/i.test(String(e?.message))) {
+      throw new Error(`Port ${config.port} on ${config.host} is already in use.`);
+    }
+    throw e;
+  }
+  const port = server.port!;
+  const url = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`;
+  (h as any)._setBoundUrl(url);
+  let stopped: Promise<void> | null = null;
+  return {
+    h,
+    url,
+    port,
+    stop() {
+      stopped ??= (async () => {
+        await server.stop(false); // stop accepting; in-flight requests finish
+        await store.close();
+        lock.release();
+      })();
+      return stopped;
+    },
+  };
+}

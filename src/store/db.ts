@@ -1,0 +1,58 @@
+import { open, type Database, type RootDatabase } from "lmdb";
+import { chmodSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { KEYSPACES, type KeyspaceName } from "./keyspaces";
+
+/**
+ * The embedded store: one LMDB environment in `<data>/db`.
+ *
+ * Settings and why:
+ * - Default sync behaviour (never `noSync`), with lmdb-js's `overlappingSync` left on:
+ *   the fsync runs outside the writer lock so concurrent writes keep batching, and
+ *   `commit()` waits for `flushed` before it resolves, so a write that returned
+ *   success survives `kill -9` and power loss.
+ * - Each action runs in a child transaction: a check that throws halfway rolls back
+ *   that action's writes alone, never leaving a half-written record, while lmdb-js
+ *   still groups concurrent actions into one commit.
+ * - The map grows on demand (lmdb-js resizes), so no size has to be guessed.
+ */
+export class Store {
+  readonly root: RootDatabase;
+  readonly dbs: { [K in KeyspaceName]: Database<any, any> };
+
+  constructor(readonly dataDir: string) {
+    const dir = join(dataDir, "db");
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    chmodSync(dir, 0o700);
+    this.root = open({ path: dir, maxDbs: 64 });
+    const dbs = {} as { [K in KeyspaceName]: Database<any, any> };
+    for (const [key, name] of Object.entries(KEYSPACES) as [KeyspaceName, string][]) {
+      dbs[key] = this.root.openDB(name, {});
+    }
+    this.dbs = dbs;
+  }
+
+  /**
+   * Runs `fn` atomically in one write transaction and resolves with its result once
+   * the data is durable. If `fn` throws, none of its writes happen and the error
+   * propagates.
+   */
+  async commit<T>(fn: () => T): Promise<T> {
+    const result = (await this.root.childTransaction(fn as () => any)) as T;
+    await this.root.flushed;
+    return result;
+  }
+
+  /** Allocates the next ID of a sequence; call only inside `commit`. */
+  nextId(sequence: string): number {
+    const key = ["counter", sequence];
+    const next = ((this.dbs.meta.get(key) as number | undefined) ?? 0) + 1;
+    this.dbs.meta.put(key, next);
+    return next;
+  }
+
+  async close(): Promise<void> {
+    await this.root.flushed;
+    await this.root.close();
+  }
+}

@@ -1,0 +1,19 @@
+/**
+ * Every key space of the store, one LMDB named database each. Keys use lmdb-js's
+ * ordered-binary encoding (arrays sort element by element, so a key ending in an ID
+ * gives ordered range scans); values are msgpack.
+ *
+ * Adding a key space: add its name here with its layout, then a typed accessor in
+ * `src/store/` that reads it. Index rows change in the same transaction as the data
+ * they index.
+ */
+export const KEYSPACES = {
+  /** "realm" → Realm; ["counter", name] → last allocated ID */
+  meta: "meta",
+  /** userId → UserRecord */
+  users: "users",
+  /** lower-cased delivery email → userId */
+  usersByEmail: "users_by_email",
+} as const;
+
+export type KeyspaceName = keyof typeof KEYSPACES;

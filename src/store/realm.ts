@@ -1,0 +1,25 @@
+import type { Store } from "./db";
+
+/** The organization; one per data folder. */
+export interface Realm {
+  id: number;
+  name: string;
+  description: string;
+  /** Unix seconds. */
+  date_created: number;
+  deactivated: boolean;
+  /** Set at `init --external-url`; `serve --external-url` overrides it at run time. */
+  external_url: string | null;
+  /** Organization settings changed through the API; absent keys take REALM_DEFAULTS. */
+  settings: Record<string, unknown>;
+}
+
+export const REALM_ID = 1;
+
+export function getRealm(store: Store): Realm | undefined {
+  return store.dbs.meta.get("realm") as Realm | undefined;
+}
+
+export function putRealm(store: Store, realm: Realm): void {
+  store.dbs.meta.put("realm", realm);
+}

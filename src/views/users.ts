@@ -1,0 +1,89 @@
+import { createHash } from "node:crypto";
+import type { Hearth } from "../context";
+import { EmailVisibility, Role, type UserRecord } from "../store/users";
+
+export const isAdmin = (u: UserRecord) => u.role <= Role.ADMINISTRATOR;
+export const isOwner = (u: UserRecord) => u.role === Role.OWNER;
+export const isModerator = (u: UserRecord) => u.role <= Role.MODERATOR;
+export const isGuest = (u: UserRecord) => u.role === Role.GUEST;
+
+/** Zulip's `user{id}@{realm_host}` address, shown when the real one is hidden. */
+export function placeholderEmail(h: Hearth, userId: number): string {
+  return `user${userId}@${h.realmHost()}`;
+}
+
+/** Whether `viewer` may see `target`'s real address under the target's visibility setting. */
+export function canSeeRealEmail(viewer: UserRecord | null, target: UserRecord): boolean {
+  if (target.is_bot) return true;
+  if (viewer && viewer.id === target.id) return true;
+  switch (target.email_address_visibility) {
+    case EmailVisibility.EVERYONE:
+      return true;
+    case EmailVisibility.MEMBERS:
+      return viewer !== null && !isGuest(viewer);
+    case EmailVisibility.MODERATORS:
+      return viewer !== null && isModerator(viewer);
+    case EmailVisibility.ADMINS:
+      return viewer !== null && isAdmin(viewer);
+    default:
+      return false;
+  }
+}
+
+/** The API email: the real address only when everyone may see it. */
+export function apiEmail(h: Hearth, target: UserRecord): string {
+  return target.is_bot || target.email_address_visibility === EmailVisibility.EVERYONE
+    ? target.email
+    : placeholderEmail(h, target.id);
+}
+
+/** ISO 8601 in Zulip's style (`+00:00`, not `Z`). */
+export function isoTimestamp(unixSeconds: number): string {
+  return new Date(unixSeconds * 1000).toISOString().replace("Z", "+00:00");
+}
+
+export function avatarUrl(h: Hearth, target: UserRecord, viewerSeesEmail: boolean, clientGravatar: boolean): string | null {
+  if (target.avatar_source === "U") {
+    return `${h.realmUrl()}/user_avatars/${target.id}/avatar.png?version=${target.avatar_version}`;
+  }
+  if (clientGravatar && viewerSeesEmail) return null;
+  const hash = createHash("md5").update(target.email.toLowerCase()).digest("hex");
+  return `https://secure.gravatar.com/avatar/${hash}?d=identicon&version=${target.avatar_version}`;
+}
+
+export interface UserViewOptions {
+  clientGravatar: boolean;
+  includeCustomProfileFields: boolean;
+}
+
+/** A user as the API shows it to `viewer` (the spec's User table). */
+export function formatUser(
+  h: Hearth,
+  viewer: UserRecord | null,
+  target: UserRecord,
+  options: UserViewOptions,
+): Record<string, unknown> {
+  const seesEmail = canSeeRealEmail(viewer, target);
+  const user: Record<string, unknown> = {
+    user_id: target.id,
+    delivery_email: seesEmail ? target.email : null,
+    email: apiEmail(h, target),
+    full_name: target.full_name,
+    date_joined: isoTimestamp(target.date_joined),
+    is_active: target.is_active,
+    is_owner: isOwner(target),
+    is_admin: isAdmin(target),
+    is_guest: isGuest(target),
+    is_bot: target.is_bot,
+    bot_type: target.bot_type,
+    role: target.role,
+    timezone: target.timezone,
+    avatar_url: avatarUrl(h, target, seesEmail, options.clientGravatar),
+    avatar_version: target.avatar_version,
+    is_imported_stub: target.is_imported_stub,
+  };
+  if (target.is_bot) user.bot_owner_id = target.bot_owner_id;
+  if (target.is_system_bot) user.is_system_bot = true;
+  if (options.includeCustomProfileFields && !target.is_bot) user.profile_data = {};
+  return user;
+}

@@ -1,0 +1,82 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { expectError, expectSuccess, startTestServer, type TestServer } from "../kit";
+
+let s: TestServer;
+beforeAll(async () => {
+  s = await startTestServer();
+});
+afterAll(() => s.stop());
+
+const auth = () => "Basic " + Buffer.from(`${s.users.iago.email}:${s.users.iago.apiKey}`).toString("base64");
+
+describe("Zulip wire rules", () => {
+  test("unknown routes under /api/v1 answer JSON 404", async () => {
+    const res = await fetch(s.url + "/api/v1/no/such/endpoint", { headers: { authorization: auth() } });
+    expect(res.status).toBe(404);
+    expect(res.headers.get("content-type")).toContain("application/json");
+    expect(await res.json()).toMatchObject({ result: "error", code: "NOT_FOUND" });
+  });
+
+  test("unknown parameters are listed in ignored_parameters_unsupported, never an error", async () => {
+    const body = expectSuccess(await s.as("hamlet").get("/users", { client_gravatar: true, frobnicate: 1, widget_content: null }));
+    expect(body.ignored_parameters_unsupported.sort()).toEqual(["frobnicate", "widget_content"]);
+  });
+
+  test("PATCH parameters in the query string (zulip-js) and in the body are both read", async () => {
+    const u = await s.createUser("patchy");
+    expectSuccess(await s.as("iago").patch(`/users/${u.id}`, { full_name: "Via Query" }, { query: true }));
+    expect(expectSuccess(await s.as("iago").get(`/users/${u.id}`)).user.full_name).toBe("Via Query");
+    expectSuccess(await s.as("iago").patch(`/users/${u.id}`, { full_name: "Via Multipart" }, { multipart: true }));
+    expect(expectSuccess(await s.as("iago").get(`/users/${u.id}`)).user.full_name).toBe("Via Multipart");
+  });
+
+  test("a JSON null counts as absent", async () => {
+    const body = expectSuccess(await s.as("hamlet").get("/users", { client_gravatar: "null" }));
+    // client_gravatar defaults to true: avatar_url is null for gravatar users whose email we see.
+    expect(body.members.find((m: any) => m.user_id === s.users.hamlet.id).avatar_url).toBeNull();
+  });
+
+  test("malformed JSON in a JSON field → 400 BAD_REQUEST", async () => {
+    expectError(await s.as("hamlet").get("/users", { client_gravatar: "[1," }), 400, "BAD_REQUEST", 'Argument "client_gravatar" is not valid JSON.');
+  });
+
+  test("a wrongly typed value → 400 with Zulip's wording", async () => {
+    expectError(await s.as("hamlet").get("/users", { client_gravatar: 5 }), 400, "BAD_REQUEST", "client_gravatar is not a boolean");
+    expectError(await s.as("iago").patch(`/users/${s.users.hamlet.id}`, { role: "\"x\"" }), 400, "BAD_REQUEST", "role is not an integer");
+  });
+
+  test("non-UTF-8 bytes → 400, not a crash", async () => {
+    const bad = new Uint8Array([...new TextEncoder().encode("full_name="), 0xff, 0xfe, 0x41]);
+    const res = await fetch(`${s.url}/api/v1/users/${s.users.hamlet.id}`, {
+      method: "PATCH",
+      headers: { authorization: auth(), "content-type": "application/x-www-form-urlencoded" },
+      body: bad,
+    });
+    expect(res.status).toBe(400);
+    expect((await res.json()).code).toBe("BAD_REQUEST");
+    const pct = await fetch(`${s.url}/api/v1/users/${s.users.hamlet.id}?full_name=%FF%FE`, { method: "PATCH", headers: { authorization: auth() } });
+    expect(pct.status).toBe(400);
+  });
+
+  test("a 10 MB form field gets a clear error, and the server keeps serving", async () => {
+    const res = await s.as("iago").patch(`/users/${s.users.hamlet.id}`, { full_name: "x".repeat(10 * 1024 * 1024) });
+    expectError(res, 400, "BAD_REQUEST", "Name too long!");
+    expectSuccess(await s.as("hamlet").get("/users/me"));
+  });
+
+  test("malformed multipart body → 400", async () => {
+    const res = await fetch(`${s.url}/api/v1/users`, {
+      method: "POST",
+      headers: { authorization: auth(), "content-type": "multipart/form-data; boundary=zzz" },
+      body: "--zzz\r\nnonsense",
+    });
+    expect(res.status).toBe(400);
+    expect((await res.json()).result).toBe("error");
+  });
+
+  test("multipart values that look like JSON stay text", async () => {
+    const u = await s.createUser("jsonish");
+    expectSuccess(await s.as("iago").patch(`/users/${u.id}`, { full_name: "[1,2]" }, { multipart: true }));
+    expect(expectSuccess(await s.as("iago").get(`/users/${u.id}`)).user.full_name).toBe("[1,2]");
+  });
+});

@@ -1,0 +1,207 @@
+/**
+ * The domain test kit: a real Hearth server on a random loopback port with a temp
+ * data folder, Zulip's usual cast of seeded users, and an HTTP client that speaks
+ * the wire format real clients use (form-urlencoded or multipart, JSON in fields,
+ * HTTP Basic).
+ */
+import { expect } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Value } from "@sinclair/typebox/value";
+import type { TSchema } from "@sinclair/typebox";
+import { startServer, type RunningServer } from "../src/server";
+import { Store } from "../src/store/db";
+import { doInitRealm } from "../src/actions/realm";
+import { doCreateUser } from "../src/actions/users";
+import { Role } from "../src/store/users";
+
+export const CAST = {
+  desdemona: { full_name: "Desdemona", role: Role.OWNER },
+  iago: { full_name: "Iago", role: Role.ADMINISTRATOR },
+  shiva: { full_name: "Shiva", role: Role.MODERATOR },
+  hamlet: { full_name: "King Hamlet", role: Role.MEMBER },
+  othello: { full_name: "Othello, the Moor of Venice", role: Role.MEMBER },
+  cordelia: { full_name: "Cordelia, Lear's daughter", role: Role.MEMBER },
+  polonius: { full_name: "Polonius", role: Role.GUEST },
+} as const;
+export type CastName = keyof typeof CAST;
+
+export const PASSWORD = "correct horse battery";
+
+export interface TestUser {
+  id: number;
+  email: string;
+  apiKey: string;
+  name: CastName | string;
+}
+
+export type Params = Record<string, unknown>;
+
+/** Encodes like the Python bindings: strings raw, everything else as JSON. */
+export function encodeValue(value: unknown): string {
+  return typeof value === "string" ? value : JSON.stringify(value);
+}
+
+export interface ApiResponse {
+  status: number;
+  body: any;
+  headers: Headers;
+}
+
+export class ApiClient {
+  constructor(
+    readonly baseUrl: string,
+    readonly email: string | null,
+    readonly apiKey: string | null,
+  ) {}
+
+  private headers(extra: Record<string, string> = {}): Record<string, string> {
+    const h: Record<string, string> = { ...extra };
+    if (this.email !== null && this.apiKey !== null) {
+      h.authorization = "Basic " + Buffer.from(`${this.email}:${this.apiKey}`).toString("base64");
+    }
+    return h;
+  }
+
+  async request(method: string, path: string, params: Params = {}, options: { multipart?: boolean; query?: boolean } = {}): Promise<ApiResponse> {
+    const url = new URL(this.baseUrl + "/api/v1" + path);
+    const entries = Object.entries(params).filter(([, v]) => v !== undefined);
+    let body: BodyInit | undefined;
+    let headers = this.headers();
+    if (method === "GET" || options.query) {
+      for (const [k, v] of entries) url.searchParams.set(k, encodeValue(v));
+    } else if (options.multipart) {
+      const form = new FormData();
+      for (const [k, v] of entries) {
+        if (v instanceof Blob) form.append(k, v, (v as File).name ?? "file");
+        else form.append(k, encodeValue(v));
+      }
+      body = form;
+    } else {
+      body = new URLSearchParams(entries.map(([k, v]) => [k, encodeValue(v)])).toString();
+      headers = this.headers({ "content-type": "application/x-www-form-urlencoded" });
+    }
+    const res = await fetch(url, { method, headers, body });
+    const text = await res.text();
+    let parsed: any;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      parsed = { nonJson: text };
+    }
+    return { status: res.status, body: parsed, headers: res.headers };
+  }
+
+  get(path: string, params?: Params) {
+    return this.request("GET", path, params);
+  }
+  post(path: string, params?: Params, options?: { multipart?: boolean }) {
+    return this.request("POST", path, params, options);
+  }
+  patch(path: string, params?: Params, options?: { multipart?: boolean; query?: boolean }) {
+    return this.request("PATCH", path, params, options);
+  }
+  put(path: string, params?: Params) {
+    return this.request("PUT", path, params);
+  }
+  delete(path: string, params?: Params, options?: { query?: boolean }) {
+    return this.request("DELETE", path, params, options);
+  }
+}
+
+export interface TestServer {
+  url: string;
+  server: RunningServer;
+  dataDir: string;
+  users: Record<CastName, TestUser>;
+  /** An API client authenticated as a seeded user (or any TestUser). */
+  as(who: CastName | TestUser): ApiClient;
+  anonymous(): ApiClient;
+  /** Creates another user through the real action path. */
+  createUser(name: string, role?: number): Promise<TestUser>;
+  stop(): Promise<void>;
+}
+
+export interface TestServerOptions {
+  env?: Record<string, string>;
+  externalUrl?: string | null;
+  /** Reuse an existing data folder (restart tests). */
+  dataDir?: string;
+}
+
+export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
+  for (const [k, v] of Object.entries(options.env ?? {})) process.env[k] = v;
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "hearth-test-"));
+  const users = {} as Record<CastName, TestUser>;
+  if (!options.dataDir) {
+    const store = new Store(dataDir);
+    const { owner } = await doInitRealm(store, {
+      realmName: "Zulip Dev",
+      ownerEmail: "desdemona@zulip.test",
+      ownerPassword: PASSWORD,
+      ownerFullName: CAST.desdemona.full_name,
+      externalUrl: options.externalUrl ?? null,
+    });
+    await store.close();
+    users.desdemona = { id: owner.id, email: owner.email, apiKey: owner.api_key, name: "desdemona" };
+  }
+  const server = await startServer({ dataDir, host: "127.0.0.1", port: 0, externalUrl: null });
+  const h = server.h;
+  const createUser = async (name: string, role: number = Role.MEMBER): Promise<TestUser> => {
+    const cast = (CAST as Record<string, { full_name: string; role: number }>)[name];
+    const u = await doCreateUser(h, {
+      email: `${name}@zulip.test`,
+      full_name: cast?.full_name ?? name,
+      // Hashing is deliberately slow; only the users login tests use get a password.
+      password: name === "hamlet" ? PASSWORD : null,
+      role: cast?.role ?? role,
+    });
+    return { id: u.id, email: u.email, apiKey: u.api_key, name };
+  };
+  if (!options.dataDir) {
+    for (const name of Object.keys(CAST) as CastName[]) {
+      if (name !== "desdemona") users[name] = await createUser(name);
+    }
+  }
+  const as = (who: CastName | TestUser) => {
+    const u = typeof who === "string" ? users[who] : who;
+    return new ApiClient(server.url, u.email, u.apiKey);
+  };
+  return {
+    url: server.url,
+    server,
+    dataDir,
+    users,
+    as,
+    anonymous: () => new ApiClient(server.url, null, null),
+    createUser,
+    async stop() {
+      await server.stop();
+      if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export function expectSuccess(res: ApiResponse): any {
+  if (res.status !== 200 || res.body.result !== "success") {
+    throw new Error(`expected success, got HTTP ${res.status}: ${JSON.stringify(res.body)}`);
+  }
+  expect(res.body.msg).toBe("");
+  return res.body;
+}
+
+export function expectError(res: ApiResponse, status: number, code: string, msg?: string | RegExp): any {
+  expect({ status: res.status, result: res.body.result, code: res.body.code }).toEqual({ status, result: "error", code });
+  expect(typeof res.body.msg).toBe("string");
+  if (typeof msg === "string") expect(res.body.msg).toBe(msg);
+  else if (msg) expect(res.body.msg).toMatch(msg);
+  return res.body;
+}
+
+/** Checks a value against a TypeBox schema, failing with every mismatch listed. */
+export function expectSchema(schema: TSchema, value: unknown): void {
+  if (Value.Check(schema, value)) return;
+  const errors = [...Value.Errors(schema, value)].slice(0, 10).map((e) => `${e.path || "/"}: ${e.message} (got ${JSON.stringify(e.value)})`);
+  throw new Error(`response does not match schema:\n  ${errors.join("\n  ")}`);
+}
