@@ -1,0 +1,177 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { expectError, expectSchema, expectSuccess, startTestServer, type TestServer } from "../kit";
+import { CreateBotResponse, CreateUserResponse, GetOwnUserResponse, GetUserResponse, GetUsersResponse } from "../../src/schemas/users";
+
+let s: TestServer;
+beforeAll(async () => {
+  s = await startTestServer();
+});
+afterAll(() => s.stop());
+
+describe("GET /users", () => {
+  test("lists every account with the spec's User fields, system bots excluded", async () => {
+    const body = expectSuccess(await s.as("hamlet").get("/users"));
+    expectSchema(GetUsersResponse, body);
+    const emails = body.members.map((m: any) => m.email);
+    expect(emails).toContain(s.users.iago.email);
+    expect(emails).not.toContain("notification-bot@zulip.com");
+    const iago = body.members.find((m: any) => m.user_id === s.users.iago.id);
+    expect(iago).toMatchObject({ role: 200, is_admin: true, is_owner: false, is_guest: false, is_bot: false, bot_type: null });
+    expect("bot_owner_id" in iago).toBe(false);
+    expect("is_deleted" in iago).toBe(false);
+    expect("profile_data" in iago).toBe(false);
+    const desdemona = body.members.find((m: any) => m.user_id === s.users.desdemona.id);
+    expect(desdemona).toMatchObject({ role: 100, is_admin: true, is_owner: true });
+    expect(body.members.find((m: any) => m.user_id === s.users.polonius.id)).toMatchObject({ role: 600, is_guest: true });
+  });
+
+  test("client_gravatar=false gives gravatar URLs; include_custom_profile_fields adds profile_data", async () => {
+    const body = expectSuccess(await s.as("hamlet").get("/users", { client_gravatar: false, include_custom_profile_fields: true }));
+    for (const m of body.members) {
+      expect(m.avatar_url).toStartWith("https://secure.gravatar.com/avatar/");
+      if (!m.is_bot) expect(m.profile_data).toEqual({});
+    }
+  });
+});
+
+describe("GET /users/me and /users/{id|email}", () => {
+  test("own profile with max_message_id", async () => {
+    const body = expectSuccess(await s.as("hamlet").get("/users/me"));
+    expectSchema(GetOwnUserResponse, body);
+    expect(body).toMatchObject({ user_id: s.users.hamlet.id, email: s.users.hamlet.email, full_name: "King Hamlet", role: 400 });
+  });
+
+  test("by ID, by real email, by placeholder email", async () => {
+    const byId = expectSuccess(await s.as("othello").get(`/users/${s.users.hamlet.id}`));
+    expectSchema(GetUserResponse, byId);
+    expect(byId.user.user_id).toBe(s.users.hamlet.id);
+    const byEmail = expectSuccess(await s.as("othello").get(`/users/${encodeURIComponent(s.users.hamlet.email)}`));
+    expect(byEmail.user.user_id).toBe(s.users.hamlet.id);
+    const host = new URL(s.url).hostname;
+    const byPlaceholder = expectSuccess(await s.as("othello").get(`/users/user${s.users.hamlet.id}@${host}`));
+    expect(byPlaceholder.user.user_id).toBe(s.users.hamlet.id);
+  });
+
+  test("unknown users → 400 No such user; system bots are not visible", async () => {
+    expectError(await s.as("othello").get("/users/99999"), 400, "BAD_REQUEST", "No such user");
+    expectError(await s.as("othello").get("/users/nobody@zulip.test"), 400, "BAD_REQUEST", "No such user");
+    expectError(await s.as("othello").get("/users/1"), 400, "BAD_REQUEST", "No such user");
+  });
+});
+
+describe("POST /users (administrators create users)", () => {
+  test("admin creates; the user can log in; date_joined moves to first login", async () => {
+    const body = expectSuccess(await s.as("iago").post("/users", { email: "newbie@zulip.test", password: "newbie-pass", full_name: "New Bie" }));
+    expectSchema(CreateUserResponse, body);
+    const before = expectSuccess(await s.as("iago").get(`/users/${body.user_id}`)).user.date_joined;
+    await Bun.sleep(20);
+    const login = expectSuccess(await s.anonymous().post("/fetch_api_key", { username: "newbie@zulip.test", password: "newbie-pass" }));
+    expect(login.user_id).toBe(body.user_id);
+    const after = expectSuccess(await s.as("iago").get(`/users/${body.user_id}`)).user.date_joined;
+    expect(new Date(after).getTime()).toBeGreaterThan(new Date(before).getTime());
+  });
+
+  test("members cannot; duplicates and bad input are rejected without writing", async () => {
+    expectError(await s.as("hamlet").post("/users", { email: "x@zulip.test", password: "p", full_name: "X" }), 400, "UNAUTHORIZED_PRINCIPAL");
+    expectError(await s.as("iago").post("/users", { email: s.users.hamlet.email, password: "p", full_name: "Dup" }), 400, "BAD_REQUEST", `Email '${s.users.hamlet.email}' already in use`);
+    expectError(await s.as("iago").post("/users", { email: "not-an-email", password: "p", full_name: "X" }), 400, "BAD_REQUEST");
+    expectError(await s.as("iago").post("/users", { email: "y@zulip.test", password: "p", full_name: "" }), 400, "BAD_REQUEST", "Name too short!");
+    expectError(await s.as("iago").post("/users", { email: "y@zulip.test", password: "p" }), 400, "REQUEST_VARIABLE_MISSING");
+    expectError(await s.as("iago").get("/users/y@zulip.test"), 400, "BAD_REQUEST", "No such user");
+  });
+});
+
+describe("PATCH /users/{id}, deactivate, reactivate", () => {
+  test("admins change names and roles; only owners grant ownership", async () => {
+    const u = await s.createUser("rosalind");
+    expectSuccess(await s.as("iago").patch(`/users/${u.id}`, { full_name: "Rosalind", role: 300 }));
+    expect(expectSuccess(await s.as("hamlet").get(`/users/${u.id}`)).user).toMatchObject({ full_name: "Rosalind", role: 300 });
+    expectError(await s.as("iago").patch(`/users/${u.id}`, { role: 100 }), 400, "UNAUTHORIZED_PRINCIPAL", "Must be an organization owner");
+    expectError(await s.as("hamlet").patch(`/users/${u.id}`, { full_name: "Hacked" }), 400, "UNAUTHORIZED_PRINCIPAL");
+    expectError(await s.as("iago").patch(`/users/${u.id}`, { role: 250 }), 400, "BAD_REQUEST", "Invalid role");
+    expectSuccess(await s.as("desdemona").patch(`/users/${u.id}`, { role: 100 }));
+    expect(expectSuccess(await s.as("hamlet").get(`/users/${u.id}`)).user).toMatchObject({ role: 100, is_owner: true, is_admin: true });
+  });
+
+  test("the only owner cannot be demoted or deactivated", async () => {
+    const t2 = await startTestServer();
+    try {
+      expectError(await t2.as("desdemona").patch(`/users/${t2.users.desdemona.id}`, { role: 400 }), 400, "BAD_REQUEST");
+      expectError(await t2.as("desdemona").delete(`/users/${t2.users.desdemona.id}`), 400, "BAD_REQUEST", "Cannot deactivate the only organization owner");
+      expectError(await t2.as("desdemona").delete(`/users/me`), 400, "BAD_REQUEST");
+    } finally {
+      await t2.stop();
+    }
+  });
+
+  test("deactivation shows is_active false, deactivates the user's bots, and reactivation restores", async () => {
+    const u = await s.createUser("lear");
+    const bot = expectSuccess(await s.as(u).post("/bots", { full_name: "Lear's bot", short_name: "lear" }));
+    expectError(await s.as("hamlet").delete(`/users/${u.id}`), 400, "BAD_REQUEST");
+    expectSuccess(await s.as("iago").delete(`/users/${u.id}`));
+    const users = expectSuccess(await s.as("hamlet").get("/users")).members;
+    expect(users.find((m: any) => m.user_id === u.id).is_active).toBe(false);
+    expect(users.find((m: any) => m.user_id === bot.user_id).is_active).toBe(false);
+    expectError(await s.as("iago").delete(`/users/${u.id}`), 400, "BAD_REQUEST", "User is already deactivated");
+    expectSuccess(await s.as("iago").post(`/users/${u.id}/reactivate`));
+    expectError(await s.as("iago").post(`/users/${u.id}/reactivate`), 400, "BAD_REQUEST", "User is already active");
+    expect(expectSuccess(await s.as("hamlet").get(`/users/${u.id}`)).user.is_active).toBe(true);
+  });
+
+  test("a user can deactivate their own account", async () => {
+    const u = await s.createUser("yorick");
+    expectSuccess(await s.as(u).delete("/users/me"));
+    expectError(await s.as(u).get("/users/me"), 401, "USER_DEACTIVATED");
+  });
+});
+
+describe("bots", () => {
+  test("generic and incoming-webhook bots have their own keys and owner", async () => {
+    const created = expectSuccess(await s.as("hamlet").post("/bots", { full_name: "Hamlet's helper", short_name: "helper", bot_type: 2 }));
+    expectSchema(CreateBotResponse, created);
+    const host = new URL(s.url).hostname;
+    const bot = expectSuccess(await s.as("othello").get(`/users/${created.user_id}`)).user;
+    expect(bot).toMatchObject({ is_bot: true, bot_type: 2, bot_owner_id: s.users.hamlet.id, email: `helper-bot@${host}`, delivery_email: `helper-bot@${host}` });
+    const me = expectSuccess(await s.as({ id: created.user_id, email: bot.email, apiKey: created.api_key, name: "helper" }).get("/users/me"));
+    expect(me.user_id).toBe(created.user_id);
+    const mine = expectSuccess(await s.as("hamlet").get("/bots")).bots;
+    expect(mine.map((b: any) => b.username)).toEqual([`helper-bot@${host}`]);
+    expect(expectSuccess(await s.as("othello").get("/bots")).bots).toEqual([]);
+    expect(expectSuccess(await s.as("iago").get("/bots")).bots.map((b: any) => b.user_id)).toContain(created.user_id);
+  });
+
+  test("bad bot input and duplicate names", async () => {
+    expectError(await s.as("hamlet").post("/bots", { full_name: "X", short_name: "bad name!" }), 400, "BAD_REQUEST");
+    expectError(await s.as("hamlet").post("/bots", { full_name: "X", short_name: "x", bot_type: 9 }), 400, "BAD_REQUEST", "Invalid bot type");
+    expectSuccess(await s.as("hamlet").post("/bots", { full_name: "Dup", short_name: "dup" }));
+    expectError(await s.as("othello").post("/bots", { full_name: "Dup", short_name: "dup" }), 400, "BAD_REQUEST");
+  });
+
+  test("owners manage their bots; others cannot", async () => {
+    const created = expectSuccess(await s.as("cordelia").post("/bots", { full_name: "Cordelia bot", short_name: "cbot" }));
+    expectError(await s.as("othello").patch(`/bots/${created.user_id}`, { full_name: "Mine now" }), 400, "UNAUTHORIZED_PRINCIPAL");
+    expectSuccess(await s.as("cordelia").patch(`/bots/${created.user_id}`, { full_name: "Renamed bot" }));
+    const key = expectSuccess(await s.as("cordelia").post(`/bots/${created.user_id}/api_key/regenerate`)).api_key;
+    expect(key).not.toBe(created.api_key);
+    expectSuccess(await s.as("cordelia").delete(`/bots/${created.user_id}`));
+    expect(expectSuccess(await s.as("cordelia").get(`/users/${created.user_id}`)).user).toMatchObject({ full_name: "Renamed bot", is_active: false });
+  });
+});
+
+describe("email visibility", () => {
+  test("hidden emails show the placeholder and a null delivery_email to those who may not see them", async () => {
+    const u = await s.createUser("secretive");
+    // Until PATCH /settings exists, change the setting through the store as an administrator's tool would.
+    const { getUser, putUser } = await import("../../src/store/users");
+    const h = s.server.h;
+    await h.store.commit(() => putUser(h.store, { ...getUser(h.store, u.id)!, email_address_visibility: 3 }));
+    const host = new URL(s.url).hostname;
+    const seenByMember = expectSuccess(await s.as("hamlet").get(`/users/${u.id}`)).user;
+    expect(seenByMember).toMatchObject({ email: `user${u.id}@${host}`, delivery_email: null });
+    const seenByAdmin = expectSuccess(await s.as("iago").get(`/users/${u.id}`)).user;
+    expect(seenByAdmin).toMatchObject({ email: `user${u.id}@${host}`, delivery_email: u.email });
+    expect(expectSuccess(await s.as(u).get("/users/me")).delivery_email).toBe(u.email);
+    expectError(await s.as("hamlet").get(`/users/${u.email}`), 400, "BAD_REQUEST", "No such user");
+    expect(expectSuccess(await s.as("iago").get(`/users/${u.email}`)).user.user_id).toBe(u.id);
+  });
+});
