@@ -206,14 +206,15 @@ async function cmdServe(args: string[]) {
   }
 
   const server = await startServer({ dataDir, host, port, externalUrl });
-  console.log(`Hearth ${HEARTH_VERSION} (Zulip ${ZULIP_VERSION}, feature level ${ZULIP_FEATURE_LEVEL}) is listening on ${server.url}`);
-  console.log(`Organization URL: ${server.h.realmUrl()}   Data folder: ${dataDir}`);
   if (firstRun) {
-    console.log("\nCreated a new organization. The owner's credentials (shown only this once):");
+    console.log("Created a new organization. The owner's credentials (shown only this once):");
     console.log(`  email:    ${firstRun.email}`);
     console.log(`  password: ${firstRun.password}`);
     console.log(`  API key:  ${firstRun.api_key}\n`);
   }
+  console.log(`Organization URL: ${server.h.realmUrl()}   Data folder: ${dataDir}`);
+  // Printed last: scripts wait for this line to know the server is ready.
+  console.log(`Hearth ${HEARTH_VERSION} (Zulip ${ZULIP_VERSION}, feature level ${ZULIP_FEATURE_LEVEL}) is listening on ${server.url}`);
   const shutdown = async (signal: string) => {
     console.log(`Received ${signal}; shutting down.`);
     await server.stop();

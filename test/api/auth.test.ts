@@ -92,3 +92,18 @@ describe("api key regeneration", () => {
     expectSuccess(await s.as({ ...u, apiKey: body.api_key }).get("/users/me"));
   });
 });
+
+describe("deactivated organization", () => {
+  test("every authenticated request → 401 REALM_DEACTIVATED, and login is refused", async () => {
+    const t2 = await startTestServer();
+    try {
+      const { getRealm, putRealm } = await import("../../src/store/realm");
+      const h = t2.server.h;
+      await h.store.commit(() => putRealm(h.store, { ...getRealm(h.store)!, deactivated: true }));
+      expectError(await t2.as("hamlet").get("/users/me"), 401, "REALM_DEACTIVATED");
+      expectError(await t2.anonymous().post("/fetch_api_key", { username: t2.users.hamlet.email, password: PASSWORD }), 401, "REALM_DEACTIVATED");
+    } finally {
+      await t2.stop();
+    }
+  });
+});

@@ -1,0 +1,125 @@
+/** The command-line contract, run as a user would: `bun src/main.ts …` subprocesses. */
+import { describe, expect, test } from "bun:test";
+import { existsSync, statSync } from "node:fs";
+import { join } from "node:path";
+
+import { auth, freePort, hearth, startServe, tempDir } from "./process";
+
+describe("hearth CLI", () => {
+  test("--help, --version, unknown commands and flags", async () => {
+    const help = await hearth(["--help"]);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain("hearth serve");
+    const version = await hearth(["--version"]);
+    expect(version.code).toBe(0);
+    expect(version.stdout).toMatch(/^hearth \d+\.\d+\.\d+/);
+    const bogus = await hearth(["bogus"]);
+    expect(bogus.code).toBe(2);
+    expect(bogus.stderr).toContain("unknown command 'bogus'");
+    const badFlag = await hearth(["init", "--data", tempDir(), "--frobnicate"]);
+    expect(badFlag.code).toBe(2);
+    expect(badFlag.stderr).toContain("unknown option '--frobnicate'");
+    const missing = await hearth(["init", "--data", tempDir()]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain("missing required option '--realm-name'");
+  });
+
+  test("init --json, create-user --json, then serve with those credentials", async () => {
+    const data = tempDir();
+    const init = await hearth(["init", "--data", data, "--realm-name", "Acme", "--owner-email", "boss@acme.test", "--owner-password", "hunter22", "--external-url", "https://chat.acme.test/", "--json"]);
+    expect(init.code).toBe(0);
+    const owner = JSON.parse(init.stdout);
+    expect(owner).toEqual({ email: "boss@acme.test", api_key: expect.stringMatching(/^[A-Za-z0-9]{32}$/), user_id: expect.any(Number), realm_url: "https://chat.acme.test" });
+    expect(statSync(join(data, "db")).mode & 0o077).toBe(0);
+    expect(statSync(join(data, "db", "data.mdb")).mode & 0o077).toBe(0);
+
+    const again = await hearth(["init", "--data", data, "--realm-name", "Acme", "--owner-email", "b@acme.test", "--owner-password", "hunter22"]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain("already holds an organization");
+
+    const created = await hearth(["create-user", "--data", data, "--email", "mod@acme.test", "--full-name", "Mod", "--password", "modpass1", "--role", "300", "--json"]);
+    expect(created.code).toBe(0);
+    const mod = JSON.parse(created.stdout);
+    expect(mod).toMatchObject({ email: "mod@acme.test", realm_url: "https://chat.acme.test" });
+    const bot = JSON.parse((await hearth(["create-user", "--data", data, "--email", "bot@acme.test", "--full-name", "Bot", "--password", "x", "--bot", "--json"])).stdout);
+    const badRole = await hearth(["create-user", "--data", data, "--email", "x@acme.test", "--full-name", "X", "--password", "p", "--role", "250"]);
+    expect(badRole.code).toBe(2);
+
+    const port = freePort();
+    const { proc, url } = await startServe(["--data", data, "--port", String(port)]);
+    try {
+      expect(url).toBe(`http://127.0.0.1:${port}`);
+      const settings = await (await fetch(`${url}/api/v1/server_settings`)).json();
+      expect(settings.realm_uri).toBe("https://chat.acme.test");
+      expect(settings.realm_name).toBe("Acme");
+      const me = await (await fetch(`${url}/api/v1/users/me`, { headers: auth(mod.email, mod.api_key) })).json();
+      expect(me).toMatchObject({ result: "success", role: 300, user_id: mod.user_id });
+      const botMe = await (await fetch(`${url}/api/v1/users/me`, { headers: auth(bot.email, bot.api_key) })).json();
+      expect(botMe).toMatchObject({ is_bot: true, bot_type: 1 });
+
+      // While the server runs, the folder is locked for other commands and servers.
+      const busy = await hearth(["create-user", "--data", data, "--email", "z@acme.test", "--full-name", "Z", "--password", "zzzzzz"]);
+      expect(busy.code).toBe(1);
+      expect(busy.stderr).toContain("in use by another Hearth process");
+    } finally {
+      proc.kill("SIGTERM");
+      expect(await proc.exited).toBe(0);
+    }
+    expect(existsSync(join(data, "hearth.pid"))).toBe(false);
+  });
+
+  test("serve on an empty folder creates the organization and prints the owner's credentials once", async () => {
+    const data = join(tempDir(), "fresh");
+    const port = freePort();
+    const { proc, url, output } = await startServe([], { HEARTH_DATA: data, HEARTH_PORT: String(port), HEARTH_HOST: "127.0.0.1" });
+    try {
+      const email = /email:\s+(\S+)/.exec(output)![1];
+      const password = /password:\s+(\S+)/.exec(output)![1];
+      const key = /API key:\s+(\S+)/.exec(output)![1];
+      const me = await (await fetch(`${url}/api/v1/users/me`, { headers: auth(email, key) })).json();
+      expect(me).toMatchObject({ result: "success", role: 100 });
+      const login = await (await fetch(`${url}/api/v1/fetch_api_key`, { method: "POST", body: new URLSearchParams({ username: email, password }) })).json();
+      expect(login.api_key).toBe(key);
+    } finally {
+      proc.kill("SIGINT");
+      expect(await proc.exited).toBe(0);
+    }
+    const second = await startServe(["--data", data, "--port", String(freePort())]);
+    try {
+      expect(second.output).not.toContain("password:");
+    } finally {
+      second.proc.kill("SIGTERM");
+      await second.proc.exited;
+    }
+  });
+
+  test("a port in use and a bad port fail clearly", async () => {
+    const blocker = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response() });
+    try {
+      const data = tempDir();
+      const res = await hearth(["serve", "--data", data, "--port", String(blocker.port)]);
+      expect(res.code).toBe(1);
+      expect(res.stderr).toContain("already in use");
+      const bad = await hearth(["serve", "--data", data, "--port", "99999"]);
+      expect(bad.code).toBe(2);
+    } finally {
+      blocker.stop(true);
+    }
+  });
+
+  test("reactivate-realm", async () => {
+    const data = tempDir();
+    await hearth(["init", "--data", data, "--realm-name", "R", "--owner-email", "o@r.test", "--owner-password", "secret1"]);
+    const { Store } = await import("../src/store/db");
+    const { getRealm, putRealm } = await import("../src/store/realm");
+    const store = new Store(data);
+    await store.commit(() => putRealm(store, { ...getRealm(store)!, deactivated: true }));
+    await store.close();
+    const res = await hearth(["reactivate-realm", "--data", data]);
+    expect(res.code).toBe(0);
+    expect(res.stdout).toContain("active again");
+    const store2 = new Store(data);
+    expect(getRealm(store2)!.deactivated).toBe(false);
+    await store2.close();
+  });
+});
