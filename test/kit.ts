@@ -205,3 +205,22 @@ export function expectSchema(schema: TSchema, value: unknown): void {
   const errors = [...Value.Errors(schema, value)].slice(0, 10).map((e) => `${e.path || "/"}: ${e.message} (got ${JSON.stringify(e.value)})`);
   throw new Error(`response does not match schema:\n  ${errors.join("\n  ")}`);
 }
+
+export interface PublishedEvent {
+  event: Record<string, any>;
+  userIds: readonly number[];
+}
+
+/**
+ * Records every event actions publish, with its recipients, straight from the
+ * server's event hub: for asserting exactly who is told what.
+ */
+export function recordPublished(s: TestServer): { events: PublishedEvent[]; ofType(type: string): PublishedEvent[]; clear(): void } {
+  const events: PublishedEvent[] = [];
+  s.server.h.events.attach({ deliver: (event, userIds) => events.push({ event, userIds }) });
+  return {
+    events,
+    ofType: (type) => events.filter((e) => e.event.type === type),
+    clear: () => void events.splice(0),
+  };
+}

@@ -2,6 +2,7 @@ import type { Hearth } from "../context";
 import { badRequest } from "../errors";
 import { ApiRoutes } from "../http/route";
 import { param } from "../http/params";
+import { pathId } from "../http/path";
 import {
   accessUser,
   botView,
@@ -21,13 +22,7 @@ const viewParams = {
   include_custom_profile_fields: param.bool().default(false),
 };
 
-/** `{user_id}` path segments: an integer, or (GET only) an email address. */
-function pathUserId(raw: string): number {
-  if (!/^\d+$/.test(raw)) throw badRequest("Invalid user ID");
-  const id = Number(raw);
-  if (!Number.isSafeInteger(id)) throw badRequest("Invalid user ID");
-  return id;
-}
+const pathUserId = (raw: string) => pathId(raw, "user ID");
 
 /** Looks a user up by the email in `GET /users/{email}`: placeholder, or a real address the caller may see. */
 function userByPathEmail(h: Hearth, viewer: UserRecord, email: string): UserRecord {

@@ -14,6 +14,14 @@ export const KEYSPACES = {
   users: "users",
   /** lower-cased delivery email → userId */
   usersByEmail: "users_by_email",
+  /** userId → string[] (the user's alert words, in the order added) */
+  alertWords: "alert_words",
+  /** [userId, mutedUserId] → unix seconds when muted */
+  mutedUsers: "muted_users",
+  /** [userId, snippetId] → SavedSnippet */
+  savedSnippets: "saved_snippets",
+  /** userId → UserStatus (absent: no status) */
+  userStatus: "user_status",
 } as const;
 
 export type KeyspaceName = keyof typeof KEYSPACES;

@@ -1,0 +1,46 @@
+import type { Hearth } from "../context";
+import { pathId } from "../http/path";
+import { ApiRoutes } from "../http/route";
+import { param } from "../http/params";
+import { Type as t } from "@sinclair/typebox";
+import { doAddAlertWords, doRemoveAlertWords } from "../actions/alert_words";
+import { doMuteUser, doUnmuteUser } from "../actions/muted_users";
+import { doCreateSavedSnippet, doDeleteSavedSnippet, doEditSavedSnippet } from "../actions/saved_snippets";
+import { getAlertWords, getSavedSnippets } from "../store/personal";
+
+/** The caller's own settings that only they see: alert words, muted users, saved snippets. */
+export function personalRoutes(h: Hearth) {
+  const words = { alert_words: param.json(t.Array(t.String())) };
+  return new ApiRoutes(h)
+    .get("/users/me/alert_words", {}, ({ user }) => ({ alert_words: getAlertWords(h.store, user.id) }))
+    .post("/users/me/alert_words", { params: words }, async ({ user, params }) => ({
+      alert_words: await doAddAlertWords(h, user, params.alert_words),
+    }))
+    .delete("/users/me/alert_words", { params: words }, async ({ user, params }) => ({
+      alert_words: await doRemoveAlertWords(h, user, params.alert_words),
+    }))
+    .post("/users/me/muted_users/:muted_user_id", {}, async ({ user, path }) => {
+      await doMuteUser(h, user, pathId(path.muted_user_id, "user ID"));
+      return {};
+    })
+    .delete("/users/me/muted_users/:muted_user_id", {}, async ({ user, path }) => {
+      await doUnmuteUser(h, user, pathId(path.muted_user_id, "user ID"));
+      return {};
+    })
+    .get("/saved_snippets", {}, ({ user }) => ({ saved_snippets: getSavedSnippets(h.store, user.id) }))
+    .post("/saved_snippets", { params: { title: param.string(), content: param.string() } }, async ({ user, params }) => ({
+      saved_snippet_id: (await doCreateSavedSnippet(h, user, params.title, params.content)).id,
+    }))
+    .patch(
+      "/saved_snippets/:saved_snippet_id",
+      { params: { title: param.string().optional(), content: param.string().optional() } },
+      async ({ user, params, path }) => {
+        await doEditSavedSnippet(h, user, pathId(path.saved_snippet_id, "saved snippet ID"), params);
+        return {};
+      },
+    )
+    .delete("/saved_snippets/:saved_snippet_id", {}, async ({ user, path }) => {
+      await doDeleteSavedSnippet(h, user, pathId(path.saved_snippet_id, "saved snippet ID"));
+      return {};
+    });
+}
