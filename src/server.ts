@@ -11,6 +11,8 @@ import { getRealm } from "./store/realm";
 import { serverRoutes } from "./api/server";
 import { usersRoutes } from "./api/users";
 import { personalRoutes } from "./api/personal";
+import { avatarRoutes } from "./api/avatars";
+import { ensureAvatarSalt, getAvatarSalt } from "./store/avatars";
 
 export interface RunningServer {
   h: Hearth;
@@ -49,7 +51,9 @@ export function createHearth(store: Store, config: ServerConfig): Hearth {
 
 /** Assembles the HTTP application: every resource's routes plus JSON 404s. */
 export function buildApp(h: Hearth) {
-  return new Elysia()
+  const app = new Elysia();
+  for (const routes of avatarRoutes(h)) app.use(routes.app);
+  return app
     .use(serverRoutes(h).app)
     .use(usersRoutes(h).app)
     .use(personalRoutes(h).app)
@@ -77,6 +81,8 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     lock.release();
     throw e;
   }
+  // Data folders created before avatars existed get their secret now.
+  if (!getAvatarSalt(store)) await store.commit(() => ensureAvatarSalt(store));
   const h = createHearth(store, { ...config, dataDir });
   const app = buildApp(h);
   let server: import("bun").Server<unknown>;

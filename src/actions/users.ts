@@ -2,7 +2,8 @@ import type { Hearth } from "../context";
 import { badRequest, insufficientPermission, mustBeAdmin, mustBeOwner } from "../errors";
 import { generateApiKey, hashPassword } from "../auth/credentials";
 import { allUsers, BotType, EmailVisibility, getUser, getUserByEmail, putUser, Role, ROLES, type UserRecord } from "../store/users";
-import { avatarUrl, canSeeRealEmail, formatUser, isAdmin, isOwner, isoTimestamp } from "../views/users";
+import { canSeeRealEmail, formatUser, isAdmin, isOwner, isoTimestamp } from "../views/users";
+import { avatarUrl } from "../views/avatars";
 
 export const MAX_NAME_LENGTH = 100;
 const NAME_FORBIDDEN = /[*`\\>"@]/;
@@ -45,7 +46,7 @@ function countActiveOwners(h: Hearth): number {
  * Sends a realm_user event whose `person` depends on the recipient's right to see
  * the real email: one event per distinct view, each to exactly its viewers.
  */
-function notifyRealmUser(h: Hearth, op: "add" | "update", target: UserRecord, fields?: Record<string, unknown>): void {
+export function notifyRealmUser(h: Hearth, op: "add" | "update", target: UserRecord, fields?: Record<string, unknown>): void {
   const recipients = activeUserIds(h);
   const withEmail: number[] = [];
   const withoutEmail: number[] = [];
@@ -69,7 +70,7 @@ export function botView(h: Hearth, bot: UserRecord): Record<string, unknown> {
     user_id: bot.id,
     full_name: bot.full_name,
     api_key: bot.api_key,
-    avatar_url: avatarUrl(h, bot, true, false),
+    avatar_url: avatarUrl(h, bot),
     default_sending_stream: null,
     default_events_register_stream: null,
     default_all_public_streams: false,

@@ -8,7 +8,7 @@
  * they index.
  */
 export const KEYSPACES = {
-  /** "realm" → Realm; ["counter", name] → last allocated ID */
+  /** "realm" → Realm; ["counter", name] → last allocated ID; "avatar_salt" → secret string */
   meta: "meta",
   /** userId → UserRecord */
   users: "users",
@@ -20,6 +20,8 @@ export const KEYSPACES = {
   mutedUsers: "muted_users",
   /** [userId, snippetId] → SavedSnippet */
   savedSnippets: "saved_snippets",
+  /** userId → UploadedAvatar (absent: the generated default avatar) */
+  avatars: "avatars",
   /** userId → UserStatus (absent: no status) */
   userStatus: "user_status",
 } as const;

@@ -1,6 +1,6 @@
-import { createHash } from "node:crypto";
 import type { Hearth } from "../context";
 import { EmailVisibility, Role, type UserRecord } from "../store/users";
+import { avatarUrl } from "./avatars";
 
 export const isAdmin = (u: UserRecord) => u.role <= Role.ADMINISTRATOR;
 export const isOwner = (u: UserRecord) => u.role === Role.OWNER;
@@ -42,16 +42,8 @@ export function isoTimestamp(unixSeconds: number): string {
   return new Date(unixSeconds * 1000).toISOString().replace("Z", "+00:00");
 }
 
-export function avatarUrl(h: Hearth, target: UserRecord, viewerSeesEmail: boolean, clientGravatar: boolean): string | null {
-  if (target.avatar_source === "U") {
-    return `${h.realmUrl()}/user_avatars/${target.id}/avatar.png?version=${target.avatar_version}`;
-  }
-  if (clientGravatar && viewerSeesEmail) return null;
-  const hash = createHash("md5").update(target.email.toLowerCase()).digest("hex");
-  return `https://secure.gravatar.com/avatar/${hash}?d=identicon&version=${target.avatar_version}`;
-}
-
 export interface UserViewOptions {
+  /** Accepted for the API's sake; Hearth never uses Gravatar, so it changes nothing. */
   clientGravatar: boolean;
   includeCustomProfileFields: boolean;
 }
@@ -78,7 +70,9 @@ export function formatUser(
     bot_type: target.bot_type,
     role: target.role,
     timezone: target.timezone,
-    avatar_url: avatarUrl(h, target, seesEmail, options.clientGravatar),
+    // Hearth serves every avatar itself (no Gravatar), so avatar_url is never null:
+    // client_gravatar only permits, never requires, a null.
+    avatar_url: avatarUrl(h, target),
     avatar_version: target.avatar_version,
     is_imported_stub: target.is_imported_stub,
   };

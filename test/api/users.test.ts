@@ -25,10 +25,10 @@ describe("GET /users", () => {
     expect(body.members.find((m: any) => m.user_id === s.users.polonius.id)).toMatchObject({ role: 600, is_guest: true });
   });
 
-  test("client_gravatar=false gives gravatar URLs; include_custom_profile_fields adds profile_data", async () => {
-    const body = expectSuccess(await s.as("hamlet").get("/users", { client_gravatar: false, include_custom_profile_fields: true }));
+  test("avatars are served by Hearth itself (never null); include_custom_profile_fields adds profile_data", async () => {
+    const body = expectSuccess(await s.as("hamlet").get("/users", { client_gravatar: true, include_custom_profile_fields: true }));
     for (const m of body.members) {
-      expect(m.avatar_url).toStartWith("https://secure.gravatar.com/avatar/");
+      expect(m.avatar_url).toStartWith(`${s.url}/user_avatars/${m.user_id}/`);
       if (!m.is_bot) expect(m.profile_data).toEqual({});
     }
   });

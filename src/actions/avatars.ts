@@ -1,0 +1,60 @@
+import type { Hearth } from "../context";
+import { badRequest } from "../errors";
+import { getUser, putUser, type UserRecord } from "../store/users";
+import { avatarUrl } from "../views/avatars";
+import { notifyRealmUser } from "./users";
+
+export const MAX_AVATAR_FILE_SIZE_MIB = 5;
+
+/** Recognizes the image formats browsers and the mobile app display, by their magic bytes. */
+export function sniffImageType(bytes: Uint8Array): string | null {
+  const starts = (...sig: number[]) => sig.every((b, i) => bytes[i] === b);
+  if (starts(0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a)) return "image/png";
+  if (starts(0xff, 0xd8, 0xff)) return "image/jpeg";
+  if (starts(0x47, 0x49, 0x46, 0x38)) return "image/gif";
+  if (starts(0x52, 0x49, 0x46, 0x46) && bytes[8] === 0x57 && bytes[9] === 0x45 && bytes[10] === 0x42 && bytes[11] === 0x50) return "image/webp";
+  return null;
+}
+
+function notifyAvatarChange(h: Hearth, user: UserRecord): void {
+  notifyRealmUser(h, "update", user, {
+    avatar_url: avatarUrl(h, user),
+    avatar_source: user.avatar_source,
+    avatar_url_medium: avatarUrl(h, user, true),
+    avatar_version: user.avatar_version,
+  });
+}
+
+/**
+ * Stores an uploaded avatar as sent (no server-side resizing: clients scale it) and
+ * bumps avatar_version so the URL changes.
+ */
+export async function doSetAvatar(h: Hearth, user: UserRecord, file: File): Promise<UserRecord> {
+  if (file.size > MAX_AVATAR_FILE_SIZE_MIB * 1024 * 1024) {
+    throw badRequest(`Uploaded file is larger than the allowed limit of ${MAX_AVATAR_FILE_SIZE_MIB} MiB`);
+  }
+  const data = new Uint8Array(await file.arrayBuffer());
+  const contentType = sniffImageType(data);
+  if (!contentType) throw badRequest("Invalid image format");
+  const updated = await h.store.commit(() => {
+    const current = getUser(h.store, user.id)!;
+    const next: UserRecord = { ...current, avatar_source: "U", avatar_version: current.avatar_version + 1 };
+    h.store.dbs.avatars.put(user.id, { content_type: contentType, data });
+    putUser(h.store, next);
+    return next;
+  });
+  notifyAvatarChange(h, updated);
+  return updated;
+}
+
+/** Back to the generated default avatar. */
+export async function doResetAvatar(h: Hearth, user: UserRecord): Promise<void> {
+  const updated = await h.store.commit(() => {
+    const current = getUser(h.store, user.id)!;
+    const next: UserRecord = { ...current, avatar_source: "G", avatar_version: current.avatar_version + 1 };
+    h.store.dbs.avatars.remove(user.id);
+    putUser(h.store, next);
+    return next;
+  });
+  notifyAvatarChange(h, updated);
+}

@@ -1,0 +1,25 @@
+import { randomBytes } from "node:crypto";
+import type { Store } from "./db";
+
+export interface UploadedAvatar {
+  content_type: string;
+  data: Uint8Array;
+}
+
+export function getUploadedAvatar(store: Store, userId: number): UploadedAvatar | undefined {
+  return store.dbs.avatars.get(userId) as UploadedAvatar | undefined;
+}
+
+/** The secret in avatar file names, so avatar URLs cannot be enumerated (as Zulip's AVATAR_SALT). */
+export function getAvatarSalt(store: Store): string | undefined {
+  return store.dbs.meta.get("avatar_salt") as string | undefined;
+}
+
+/** Creates the salt once per data folder; call inside `commit`. */
+export function ensureAvatarSalt(store: Store): string {
+  const existing = getAvatarSalt(store);
+  if (existing) return existing;
+  const salt = randomBytes(16).toString("hex");
+  store.dbs.meta.put("avatar_salt", salt);
+  return salt;
+}
