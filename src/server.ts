@@ -11,6 +11,7 @@ import { getRealm } from "./store/realm";
 import { serverRoutes } from "./api/server";
 import { usersRoutes } from "./api/users";
 import { personalRoutes } from "./api/personal";
+import { profileFieldRoutes } from "./api/profile_fields";
 import { avatarRoutes } from "./api/avatars";
 import { ensureAvatarSalt, getAvatarSalt } from "./store/avatars";
 
@@ -57,6 +58,7 @@ export function buildApp(h: Hearth) {
     .use(serverRoutes(h).app)
     .use(usersRoutes(h).app)
     .use(personalRoutes(h).app)
+    .use(profileFieldRoutes(h).app)
     .onError(({ code, error }) => {
       if (error instanceof ApiError) return errorResponse(error);
       if (code === "NOT_FOUND") return jsonResponse({ result: "error", msg: "Not Found", code: "NOT_FOUND" }, 404);

@@ -1,5 +1,7 @@
 import type { Hearth } from "../context";
-import { badRequest } from "../errors";
+import { badRequest, mustBeAdmin } from "../errors";
+import { checkProfileData, doSetProfileData } from "../actions/profile_fields";
+import { ProfileDataUpdate } from "./profile_fields";
 import { ApiRoutes } from "../http/route";
 import { param } from "../http/params";
 import { pathId } from "../http/path";
@@ -72,10 +74,24 @@ export function usersRoutes(h: Hearth) {
     )
     .patch(
       "/users/:user_id",
-      { params: { full_name: param.string().optional(), role: param.int().optional() } },
+      {
+        params: {
+          full_name: param.string().optional(),
+          role: param.int().optional(),
+          profile_data: param.json(ProfileDataUpdate).optional(),
+        },
+      },
       async ({ user, params, path }) => {
-        if (params.full_name === undefined && params.role === undefined) throw badRequest("No changes were requested");
-        await checkUpdateUser(h, user, pathUserId(path.user_id), params);
+        const { profile_data, ...changes } = params;
+        if (changes.full_name === undefined && changes.role === undefined && profile_data === undefined) {
+          throw badRequest("No changes were requested");
+        }
+        const target = accessUser(h, pathUserId(path.user_id), { allowDeactivated: true });
+        // Profile values are all checked before the name or role is written.
+        const profileChanges = profile_data === undefined ? [] : checkProfileData(h, user, target, profile_data);
+        if (profile_data !== undefined && (!isAdmin(user) || user.is_bot)) throw mustBeAdmin();
+        if (changes.full_name !== undefined || changes.role !== undefined) await checkUpdateUser(h, user, target.id, changes);
+        if (profileChanges.length > 0) await doSetProfileData(h, target, profileChanges);
         return {};
       },
     )

@@ -59,3 +59,18 @@ export const ServerSettingsResponse = success({
   realm_description: t.String(),
   realm_web_public_access_enabled: t.Boolean(),
 });
+
+/** A custom profile field (GET /realm/profile_fields, register `custom_profile_fields`). */
+export const CustomProfileField = t.Object({
+  id: t.Integer(),
+  type: t.Integer({ minimum: 1, maximum: 8 }),
+  order: t.Integer(),
+  name: t.String(),
+  hint: t.String(),
+  field_data: t.String(),
+  display_in_profile_summary: t.Optional(t.Boolean()),
+  required: t.Boolean(),
+  editable_by_user: t.Optional(t.Boolean()),
+  use_for_user_matching: t.Optional(t.Literal(true)),
+});
+export const GetProfileFieldsResponse = success({ custom_fields: t.Array(CustomProfileField) });

@@ -20,6 +20,10 @@ export const KEYSPACES = {
   mutedUsers: "muted_users",
   /** [userId, snippetId] → SavedSnippet */
   savedSnippets: "saved_snippets",
+  /** fieldId → CustomProfileField */
+  profileFields: "profile_fields",
+  /** [userId, fieldId] → value text (a JSON list of user IDs for Users fields) */
+  profileData: "profile_data",
   /** userId → UploadedAvatar (absent: the generated default avatar) */
   avatars: "avatars",
   /** userId → UserStatus (absent: no status) */

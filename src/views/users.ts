@@ -1,6 +1,7 @@
 import type { Hearth } from "../context";
 import { EmailVisibility, Role, type UserRecord } from "../store/users";
 import { avatarUrl } from "./avatars";
+import { profileDataView } from "./profile_fields";
 
 export const isAdmin = (u: UserRecord) => u.role <= Role.ADMINISTRATOR;
 export const isOwner = (u: UserRecord) => u.role === Role.OWNER;
@@ -78,6 +79,6 @@ export function formatUser(
   };
   if (target.is_bot) user.bot_owner_id = target.bot_owner_id;
   if (target.is_system_bot) user.is_system_bot = true;
-  if (options.includeCustomProfileFields && !target.is_bot) user.profile_data = {};
+  if (options.includeCustomProfileFields && !target.is_bot) user.profile_data = profileDataView(h, target.id);
   return user;
 }

@@ -1,0 +1,43 @@
+import type { Store } from "./db";
+
+export const ProfileFieldType = {
+  SHORT_TEXT: 1,
+  LONG_TEXT: 2,
+  SELECT: 3,
+  DATE: 4,
+  URL: 5,
+  USER: 6,
+  EXTERNAL_ACCOUNT: 7,
+  PRONOUNS: 8,
+} as const;
+
+export interface CustomProfileField {
+  id: number;
+  type: number;
+  order: number;
+  name: string;
+  hint: string;
+  /** JSON text: choices for SELECT, `{subtype, url_pattern}` for EXTERNAL_ACCOUNT, else "". */
+  field_data: string;
+  display_in_profile_summary: boolean;
+  required: boolean;
+  editable_by_user: boolean;
+  use_for_user_matching: boolean;
+}
+
+export function getProfileFields(store: Store): CustomProfileField[] {
+  return [...store.dbs.profileFields.getRange({})].map((e) => e.value as CustomProfileField).sort((a, b) => a.order - b.order || a.id - b.id);
+}
+
+export function getProfileField(store: Store, id: number): CustomProfileField | undefined {
+  return store.dbs.profileFields.get(id) as CustomProfileField | undefined;
+}
+
+/** The user's values by field ID. */
+export function getProfileData(store: Store, userId: number): Map<number, string> {
+  const out = new Map<number, string>();
+  for (const { key, value } of store.dbs.profileData.getRange({ start: [userId], end: [userId, Infinity] })) {
+    out.set((key as number[])[1], value as string);
+  }
+  return out;
+}
