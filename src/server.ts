@@ -10,6 +10,7 @@ import { ApiError } from "./errors";
 import { getRealm } from "./store/realm";
 import { serverRoutes } from "./api/server";
 import { usersRoutes } from "./api/users";
+import { staticAssetRoutes } from "./api/static";
 
 export interface RunningServer {
   h: Hearth;
@@ -51,6 +52,7 @@ export function buildApp(h: Hearth) {
   return new Elysia()
     .use(serverRoutes(h).app)
     .use(usersRoutes(h).app)
+    .use(staticAssetRoutes(h))
     .onError(({ code, error }) => {
       if (error instanceof ApiError) return errorResponse(error);
       if (code === "NOT_FOUND") return jsonResponse({ result: "error", msg: "Not Found", code: "NOT_FOUND" }, 404);
@@ -76,9 +78,12 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     throw e;
   }
   const h = createHearth(store, { ...config, dataDir });
-  const app = buildApp(h);
   let server: import("bun").Server<unknown>;
   try {
+    const app = buildApp(h);
+    // Plugins that set up asynchronously (the static files) add their routes when
+    // they resolve; listening before that would answer 404 for them.
+    await app.modules;
     app.listen({ hostname: config.host, port: config.port, maxRequestBodySize: 64 * 1024 * 1024 });
     server = app.server!;
   } catch (e: any) {
