@@ -84,7 +84,9 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     // Plugins that set up asynchronously (the static files) add their routes when
     // they resolve; listening before that would answer 404 for them.
     await app.modules;
-    app.listen({ hostname: config.host, port: config.port, maxRequestBodySize: 64 * 1024 * 1024 });
+    // Elysia turns SO_REUSEPORT on, which lets a second server bind the same port and
+    // silently take half the connections; a port in use must be an error instead.
+    app.listen({ hostname: config.host, port: config.port, maxRequestBodySize: 64 * 1024 * 1024, reusePort: false });
     server = app.server!;
   } catch (e: any) {
     await store.close();
