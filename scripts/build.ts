@@ -200,6 +200,12 @@ export async function buildBinary(target: BuildTarget, outfile = OUTFILE[target]
     target: "bun",
     // With --compile the source map is embedded, so stack traces name src/ files.
     sourcemap: "linked",
+    // Precompiled JavaScriptCore bytecode, for 3 MiB: measured `serve` ready in 50
+    // instead of 110 ms on x64, `--version` in 1.5 instead of 2.0 s under qemu. Start
+    // time matters most on a Raspberry Pi.
+    // (Bytecode needs the ESM output format here because main.ts awaits at top level.)
+    bytecode: true,
+    format: "esm",
     plugins: [nativeAddonPlugin(addons)],
     compile: {
       target: ARCH[target].bunTarget,
