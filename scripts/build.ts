@@ -60,10 +60,10 @@ function readJson(path: string): any {
   return JSON.parse(readFileSync(path, "utf8"));
 }
 
-function installedVersion(packageName: string): string {
+function installedPackageJson(packageName: string): any {
   const path = join(ROOT, "node_modules", packageName, "package.json");
   if (!existsSync(path)) throw new Error(`${packageName} is not installed (run npm install).`);
-  return readJson(path).version;
+  return readJson(path);
 }
 
 function run(cmd: string[], cwd: string): string {
@@ -128,11 +128,11 @@ export function nativeFilesFor(target: BuildTarget): { addons: Record<AddonOwner
   const arch = ARCH[target].node;
   const addons = {} as Record<AddonOwner, string>;
   for (const owner of Object.keys(ADDON_OWNERS) as AddonOwner[]) {
-    const x64Package = ADDON_OWNERS[owner]("x64");
-    // The x64 addon package is installed as an optional dependency on this machine;
-    // its version is the one the rest of node_modules was resolved against.
-    const version = installedVersion(existsSync(join(ROOT, "node_modules", x64Package)) ? x64Package : owner);
-    addons[owner] = napiAddonFile(platformPackageDir(ADDON_OWNERS[owner](arch), version));
+    const addonPackage = ADDON_OWNERS[owner](arch);
+    // The installed lmdb / msgpackr-extract pin each platform's addon package exactly.
+    const version = installedPackageJson(owner).optionalDependencies?.[addonPackage];
+    if (typeof version !== "string") throw new Error(`The installed ${owner} does not list ${addonPackage} among its optional dependencies.`);
+    addons[owner] = napiAddonFile(platformPackageDir(addonPackage, version));
   }
   // The embedded runtime must be the very release of the bundler writing the module
   // graph into it. Building for our own platform, Bun uses itself.
