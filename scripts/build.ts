@@ -103,8 +103,12 @@ export function platformPackageDir(name: string, version: string): string {
       throw new Error(`${name}@${version} from npm has integrity ${integrity}, but package-lock.json records ${locked.integrity}.`);
     }
     run(["tar", "-xzf", filename], staging);
-    rmSync(cached, { recursive: true, force: true });
-    renameSync(join(staging, "package"), cached);
+    try {
+      renameSync(join(staging, "package"), cached);
+    } catch (e) {
+      // A build running beside this one got there first; its copy is as good.
+      if (!existsSync(join(cached, "package.json"))) throw e;
+    }
   } finally {
     rmSync(staging, { recursive: true, force: true });
   }
