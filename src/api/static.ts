@@ -1,6 +1,6 @@
 import { staticPlugin } from "@elysiajs/static";
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { basename, dirname, join } from "node:path";
+import { dirname, join, sep } from "node:path";
 import type { Hearth } from "../context";
 import { HEARTH_VERSION } from "../version";
 import { ADMIN_UI_ASSETS } from "../../admin-ui/assets";
@@ -28,10 +28,12 @@ function isRealFile(path: string): boolean {
  * older versions' folders removed, so upgrades neither serve stale files nor pile up).
  */
 export function resolveAssetFolder(assets: Readonly<Record<string, string>>, dataDir: string): string {
-  const entries = Object.entries(assets);
-  const sourceFolder = entries.length > 0 ? dirname(entries[0][1]) : null;
-  const servableInPlace = entries.every(([name, path]) => basename(path) === name && dirname(path) === sourceFolder && isRealFile(path));
-  if (sourceFolder && servableInPlace) return sourceFolder;
+  // Public names may have folders ("js/app.js"): the source folder is what precedes them.
+  const folders = new Set(
+    Object.entries(assets).map(([name, path]) => (isRealFile(path) && path.endsWith(sep + name) ? path.slice(0, -name.length - 1) : null)),
+  );
+  const [sourceFolder] = folders;
+  if (folders.size === 1 && sourceFolder) return sourceFolder;
   return unpackAssets(assets, join(dataDir, UNPACKED_ASSETS_FOLDER), HEARTH_VERSION);
 }
 
@@ -51,13 +53,16 @@ function writeAssets(assets: Readonly<Record<string, string>>, parent: string, f
     const bytes = readFileSync(source);
     const target = join(folder, name);
     if (existsSync(target) && readFileSync(target).equals(bytes)) continue;
+    mkdirSync(dirname(target), { recursive: true, mode: 0o700 });
     // Written aside and renamed, so a crash never leaves a truncated asset behind.
     const partial = `${target}.partial-${process.pid}`;
     writeFileSync(partial, bytes);
     renameSync(partial, target);
   }
-  for (const name of readdirSync(folder)) {
-    if (!Object.hasOwn(assets, name)) rmSync(join(folder, name), { recursive: true, force: true });
+  // Files a previous build of this version had and this one has not.
+  const listed = (relative: string) => Object.keys(assets).some((name) => name === relative || name.startsWith(relative + sep));
+  for (const relative of readdirSync(folder, { recursive: true }) as string[]) {
+    if (!listed(relative)) rmSync(join(folder, relative), { recursive: true, force: true });
   }
   for (const name of readdirSync(parent)) {
     if (join(parent, name) !== folder) rmSync(join(parent, name), { recursive: true, force: true });

@@ -83,6 +83,20 @@ describe("where the assets are served from", () => {
     }
   });
 
+  test("a source folder with sub-folders is served in place too", () => {
+    const root = mkdtempSync(join(tmpdir(), "hearth-static-"));
+    try {
+      mkdirSync(join(root, "ui", "js"), { recursive: true });
+      writeFileSync(join(root, "ui", "hearth-icon.svg"), "<svg/>");
+      writeFileSync(join(root, "ui", "js", "app.js"), "app()");
+      const manifest = { "hearth-icon.svg": join(root, "ui", "hearth-icon.svg"), "js/app.js": join(root, "ui", "js", "app.js") };
+      expect(resolveAssetFolder(manifest, join(root, "data"))).toBe(join(root, "ui"));
+      expect(existsSync(join(root, "data"))).toBe(false);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
   test("embedded assets (hashed names, as in the binary) are unpacked into the data folder by version", () => {
     const root = mkdtempSync(join(tmpdir(), "hearth-static-"));
     try {
@@ -90,17 +104,23 @@ describe("where the assets are served from", () => {
       const embedded = join(root, "embedded");
       mkdirSync(embedded);
       writeFileSync(join(embedded, "hearth-icon-5f3a9c.svg"), "<svg>v1</svg>");
-      const manifest = { "hearth-icon.svg": join(embedded, "hearth-icon-5f3a9c.svg") };
+      writeFileSync(join(embedded, "app-77e1d0.js"), "app()");
+      const manifest = { "hearth-icon.svg": join(embedded, "hearth-icon-5f3a9c.svg"), "js/app.js": join(embedded, "app-77e1d0.js") };
       const dataDir = join(root, "data");
-      // An older release's copy and a file the manifest no longer lists.
+      // An older release's copy, and files the manifest no longer lists.
+      const current = join(dataDir, UNPACKED_ASSETS_FOLDER, HEARTH_VERSION);
       mkdirSync(join(dataDir, UNPACKED_ASSETS_FOLDER, "0.0.1"), { recursive: true });
-      mkdirSync(join(dataDir, UNPACKED_ASSETS_FOLDER, HEARTH_VERSION), { recursive: true });
-      writeFileSync(join(dataDir, UNPACKED_ASSETS_FOLDER, HEARTH_VERSION, "removed.js"), "old");
+      mkdirSync(join(current, "js"), { recursive: true });
+      mkdirSync(join(current, "css"), { recursive: true });
+      writeFileSync(join(current, "removed.js"), "old");
+      writeFileSync(join(current, "js", "removed.js"), "old");
+      writeFileSync(join(current, "css", "removed.css"), "old");
 
       const folder = resolveAssetFolder(manifest, dataDir);
-      expect(folder).toBe(join(dataDir, UNPACKED_ASSETS_FOLDER, HEARTH_VERSION));
-      expect(readdirSync(folder)).toEqual(["hearth-icon.svg"]);
+      expect(folder).toBe(current);
+      expect((readdirSync(folder, { recursive: true }) as string[]).sort()).toEqual(["hearth-icon.svg", "js", "js/app.js"]);
       expect(readFileSync(join(folder, "hearth-icon.svg"), "utf8")).toBe("<svg>v1</svg>");
+      expect(readFileSync(join(folder, "js", "app.js"), "utf8")).toBe("app()");
       expect(readdirSync(join(dataDir, UNPACKED_ASSETS_FOLDER))).toEqual([HEARTH_VERSION]);
 
       // A rebuilt binary with the same version number but a changed asset.
