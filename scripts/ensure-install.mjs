@@ -1,16 +1,17 @@
-// Runs `npm install` when dependencies are missing or older than the lock file, so
-// `npm start` and `npm test` each work on a fresh clone by themselves.
-// (`npm ci` cannot be used: see README, "Why npm install".)
+// Runs `npm install` when dependencies are missing or were installed from another
+// package-lock.json, so `npm start` and `npm test` each work on a fresh clone by
+// themselves. The lock file's content (not its time stamp, which every checkout
+// renews) decides. (`npm ci` cannot be used: see README, "Why npm install".)
 import { execSync } from "node:child_process";
-import { existsSync, statSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 
-const marker = "node_modules/.package-lock.json";
-const needed = ["node_modules/.bin/bun", "node_modules/elysia", "node_modules/lmdb"];
-const stale =
-  !existsSync(marker) ||
-  needed.some((p) => !existsSync(p)) ||
-  statSync("package-lock.json").mtimeMs > statSync(marker).mtimeMs + 1000;
-if (stale) {
+const stamp = "node_modules/.hearth-installed-lock";
+const lockHash = () => createHash("sha256").update(readFileSync("package-lock.json")).digest("hex");
+const needed = ["node_modules/.bin/bun", "node_modules/elysia", "node_modules/lmdb", "node_modules/.bin/tsc"];
+const installed = existsSync(stamp) ? readFileSync(stamp, "utf8").trim() : "";
+if (needed.some((p) => !existsSync(p)) || installed !== lockHash()) {
   console.error("Installing dependencies (npm install)…");
   execSync("npm install --no-audit --no-fund", { stdio: "inherit" });
+  writeFileSync(stamp, lockHash());
 }

@@ -40,7 +40,7 @@ if (args.length === 0) {
 }
 
 console.log("== bun test");
-const result = await run([process.execPath, "test", ...args]);
+const result = await run([process.execPath, "test", "--timeout", "60000", ...args]);
 const pass = /^\s*(\d+) pass\s*$/m.exec(result.output);
 const fail = /^\s*(\d+) fail\s*$/m.exec(result.output);
 passed += pass ? Number(pass[1]) : 0;

@@ -14,6 +14,7 @@ import { personalRoutes } from "./api/personal";
 import { profileFieldRoutes } from "./api/profile_fields";
 import { avatarRoutes } from "./api/avatars";
 import { ensureAvatarSalt, getAvatarSalt } from "./store/avatars";
+import { staticAssetRoutes } from "./api/static";
 
 export interface RunningServer {
   h: Hearth;
@@ -59,6 +60,7 @@ export function buildApp(h: Hearth) {
     .use(usersRoutes(h).app)
     .use(personalRoutes(h).app)
     .use(profileFieldRoutes(h).app)
+    .use(staticAssetRoutes(h))
     .onError(({ code, error }) => {
       if (error instanceof ApiError) return errorResponse(error);
       if (code === "NOT_FOUND") return jsonResponse({ result: "error", msg: "Not Found", code: "NOT_FOUND" }, 404);
@@ -86,10 +88,15 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
   // Data folders created before avatars existed get their secret now.
   if (!getAvatarSalt(store)) await store.commit(() => ensureAvatarSalt(store));
   const h = createHearth(store, { ...config, dataDir });
-  const app = buildApp(h);
   let server: import("bun").Server<unknown>;
   try {
-    app.listen({ hostname: config.host, port: config.port, maxRequestBodySize: 64 * 1024 * 1024 });
+    const app = buildApp(h);
+    // Plugins that set up asynchronously (the static files) add their routes when
+    // they resolve; listening before that would answer 404 for them.
+    await app.modules;
+    // Elysia turns SO_REUSEPORT on, which lets a second server bind the same port and
+    // silently take half the connections; a port in use must be an error instead.
+    app.listen({ hostname: config.host, port: config.port, maxRequestBodySize: 64 * 1024 * 1024, reusePort: false });
     server = app.server!;
   } catch (e: any) {
     await store.close();

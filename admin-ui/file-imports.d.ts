@@ -1,0 +1,5 @@
+// Bun resolves `import x from "./a.svg" with { type: "file" }` to the file's path.
+declare module "*.svg" {
+  const path: string;
+  export default path;
+}

@@ -1,0 +1,281 @@
+/**
+ * The compiled executables, driven as a user would: build them (scripts/build.ts),
+ * then run `dist/hearth` and, under qemu, `dist/hearth-linux-arm64` as subprocesses.
+ * Prints the binary sizes, build times and cold-start times.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import type { Subprocess } from "bun";
+import { buildBinary, type BuiltBinary } from "../scripts/build";
+import { ApiClient, expectSuccess } from "./kit";
+import { rawGet } from "./raw-http";
+
+const ROOT = resolve(import.meta.dir, "..");
+const ICON = readFileSync(join(ROOT, "admin-ui", "hearth-icon.svg"), "utf8");
+const ARM64_SYSROOT = "/usr/aarch64-linux-gnu";
+const ARM64_PACKAGES = ["qemu-user-static", "libc6-arm64-cross", "libstdc++6-arm64-cross", "libgcc-s1-arm64-cross"];
+
+/** The command prefix that runs one of the executables on this machine. */
+type Launcher = string[];
+
+const measurements: string[] = [];
+const running = new Set<Subprocess>();
+const tempDirs: string[] = [];
+
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "hearth-binary-"));
+  tempDirs.push(dir);
+  return dir;
+}
+
+/** A port nobody listens on right now (the OS picks it; we free it for the binary). */
+function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const probe = createServer();
+    probe.once("error", reject);
+    probe.listen(0, "127.0.0.1", () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolvePort(port));
+    });
+  });
+}
+
+interface Finished {
+  code: number;
+  stdout: string;
+  stderr: string;
+  ms: number;
+}
+
+function runToEnd(launcher: Launcher, args: string[], env: Record<string, string> = {}): Finished {
+  const started = performance.now();
+  const proc = Bun.spawnSync([...launcher, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdout: "pipe", stderr: "pipe" });
+  return { code: proc.exitCode ?? -1, stdout: proc.stdout.toString(), stderr: proc.stderr.toString(), ms: performance.now() - started };
+}
+
+interface Server {
+  proc: Subprocess<"ignore", "pipe", "pipe">;
+  url: string;
+  /** Milliseconds from spawn to the "listening" line. */
+  startupMs: number;
+  output(): string;
+}
+
+/** Starts `serve` and waits for its "listening on URL" line (or for it to exit). */
+async function startServe(launcher: Launcher, args: string[], timeoutMs = 30_000): Promise<Server> {
+  const started = performance.now();
+  const proc = Bun.spawn([...launcher, "serve", ...args], { cwd: ROOT, stdout: "pipe", stderr: "pipe", env: process.env });
+  running.add(proc);
+  void proc.exited.then(() => running.delete(proc));
+  let text = "";
+  const drain = async (stream: ReadableStream<Uint8Array>) => {
+    const decoder = new TextDecoder();
+    const reader = stream.getReader();
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) text += decoder.decode(chunk.value, { stream: true });
+  };
+  void drain(proc.stdout);
+  void drain(proc.stderr);
+  const deadline = started + timeoutMs;
+  while (performance.now() < deadline) {
+    const match = /listening on (http:\/\/\S+)/.exec(text);
+    if (match) return { proc, url: match[1], startupMs: performance.now() - started, output: () => text };
+    if (proc.exitCode !== null) throw new Error(`serve exited with ${proc.exitCode} before listening:\n${text}`);
+    await Bun.sleep(10);
+  }
+  proc.kill("SIGKILL");
+  throw new Error(`serve did not print its listening line within ${timeoutMs} ms:\n${text}`);
+}
+
+/** Sends SIGTERM and returns the exit code. */
+async function terminate(server: Server): Promise<number> {
+  server.proc.kill("SIGTERM");
+  return await server.proc.exited;
+}
+
+/** Runs a failing `serve` to its end, killing it if it unexpectedly starts serving. */
+async function serveExpectingFailure(launcher: Launcher, args: string[]): Promise<Finished> {
+  const started = performance.now();
+  const proc = Bun.spawn([...launcher, "serve", ...args], { cwd: ROOT, stdout: "pipe", stderr: "pipe", env: process.env });
+  running.add(proc);
+  const timer = setTimeout(() => proc.kill("SIGKILL"), 20_000);
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  clearTimeout(timer);
+  running.delete(proc);
+  return { code, stdout, stderr, ms: performance.now() - started };
+}
+
+function initRealm(launcher: Launcher, dataDir: string) {
+  const res = runToEnd(launcher, [
+    "init", "--data", dataDir, "--realm-name", "X",
+    "--owner-email", "a@example.com", "--owner-password", "secret123", "--json",
+  ]);
+  if (res.code !== 0) throw new Error(`init failed (${res.code}): ${res.stderr}`);
+  return JSON.parse(res.stdout) as { email: string; api_key: string; user_id: number; realm_url: string };
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
+}
+
+const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+const ms = (value: number) => `${Math.round(value)} ms`;
+
+/** qemu and the arm64 C libraries; installed here when missing, else the test fails. */
+function ensureArm64Emulation(): void {
+  const present = () =>
+    Bun.which("qemu-aarch64-static") !== null &&
+    ["ld-linux-aarch64.so.1", "libstdc++.so.6", "libgcc_s.so.1"].every((lib) => existsSync(join(ARM64_SYSROOT, "lib", lib)));
+  if (present()) return;
+  const howTo = `apt-get install ${ARM64_PACKAGES.join(" ")}`;
+  if (!Bun.which("apt-get") || process.getuid?.() !== 0) {
+    throw new Error(`The arm64 test needs qemu and the arm64 C libraries; install them as root: ${howTo}`);
+  }
+  console.log(`Installing ${ARM64_PACKAGES.join(", ")} for the arm64 test (apt-get)…`);
+  const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
+  for (const cmd of [["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", ...ARM64_PACKAGES]]) {
+    const res = Bun.spawnSync(cmd, { env, stdout: "pipe", stderr: "pipe" });
+    if (res.exitCode !== 0) throw new Error(`'${cmd.join(" ")}' failed: ${res.stderr.toString().trim()}\nRun as root: ${howTo}`);
+  }
+  if (!present()) throw new Error(`qemu-aarch64-static or the arm64 libraries are still missing after: ${howTo}`);
+}
+
+const built: Partial<Record<"x64" | "arm64", BuiltBinary>> = {};
+
+beforeAll(async () => {
+  for (const target of ["x64", "arm64"] as const) {
+    built[target] = await buildBinary(target);
+    measurements.push(`${target}: ${built[target]!.path.replace(ROOT + "/", "")} ${mib(built[target]!.bytes)}, built in ${built[target]!.seconds.toFixed(1)} s`);
+  }
+}, 300_000);
+
+afterAll(() => {
+  for (const proc of running) proc.kill("SIGKILL");
+  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
+  console.log(`\nSingle executables:\n  ${measurements.join("\n  ")}\n`);
+});
+
+describe("dist/hearth (linux x64)", () => {
+  const x64: Launcher = [join(ROOT, "dist", "hearth")];
+
+  test("--version answers quickly; a bad option exits 2 with a message", () => {
+    const runs = Array.from({ length: 5 }, () => runToEnd(x64, ["--version"]));
+    for (const res of runs) {
+      expect(res.code).toBe(0);
+      expect(res.stdout).toStartWith("hearth 0.1.0");
+    }
+    measurements.push(`x64: cold start of --version ${ms(median(runs.map((r) => r.ms)))} (median of 5)`);
+
+    const bad = runToEnd(x64, ["serve", "--bogus"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("unknown option '--bogus'");
+    const unknown = runToEnd(x64, ["frobnicate"]);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain("unknown command 'frobnicate'");
+    }, 60_000);
+
+  test("init, serve, the API and the embedded icon, refusals, graceful stop and restart", async () => {
+    const dataDir = join(tempDir(), "data");
+    const owner = initRealm(x64, dataDir);
+    expect(owner.email).toBe("a@example.com");
+    expect(owner.api_key).toMatch(/^[A-Za-z0-9]{32}$/);
+
+    const port = await freePort();
+    const server = await startServe(x64, ["--data", dataDir, "--port", String(port)]);
+    measurements.push(`x64: serve ready (listening line) after ${ms(server.startupMs)}`);
+    expect(server.url).toBe(`http://127.0.0.1:${port}`);
+
+    const settings = expectSuccess(await new ApiClient(server.url, null, null).get("/server_settings"));
+    expect(settings.realm_name).toBe("X");
+    expect(settings.realm_icon).toBe(`${server.url}/static/hearth-icon.svg`);
+    const me = expectSuccess(await new ApiClient(server.url, owner.email, owner.api_key).get("/users/me"));
+    expect({ email: me.email, user_id: me.user_id }).toEqual({ email: owner.email, user_id: owner.user_id });
+
+    // Served from the copy the binary unpacked into the data folder: proves the embedding.
+    const icon = await fetch(settings.realm_icon);
+    expect(icon.status).toBe(200);
+    expect(icon.headers.get("content-type")).toStartWith("image/svg+xml");
+    expect(await icon.text()).toBe(ICON);
+    expect(readFileSync(join(dataDir, "assets", "0.1.0", "hearth-icon.svg"), "utf8")).toBe(ICON);
+    for (const path of ["/static/../db/data.mdb", "/static/../../db/data.mdb", "/static/..%2f..%2fdb%2fdata.mdb", "/static/%2e%2e/%2e%2e/hearth.pid"]) {
+      expect({ path, status: (await rawGet(server.url, path)).status }).toEqual({ path, status: 404 });
+    }
+
+    const second = await serveExpectingFailure(x64, ["--data", dataDir, "--port", String(await freePort())]);
+    expect(second.code).toBe(1);
+    expect(second.stderr).toContain(`The data folder ${dataDir} is in use by another Hearth process (pid ${server.proc.pid}).`);
+
+    const portTaken = await serveExpectingFailure(x64, ["--data", join(tempDir(), "data"), "--port", String(port)]);
+    expect(portTaken.code).toBe(1);
+    expect(portTaken.stderr).toContain(`Port ${port} on 127.0.0.1 is already in use.`);
+
+    expect(await terminate(server)).toBe(0);
+    expect(server.output()).toContain("Received SIGTERM; shutting down.");
+    expect(existsSync(join(dataDir, "hearth.pid"))).toBe(false);
+
+    const restarted = await startServe(x64, ["--data", dataDir, "--port", String(await freePort())]);
+    const again = expectSuccess(await new ApiClient(restarted.url, owner.email, owner.api_key).get("/users/me"));
+    expect(again.user_id).toBe(owner.user_id);
+    expect(restarted.output()).not.toContain("Created a new organization");
+    expect(await terminate(restarted)).toBe(0);
+    }, 60_000);
+
+  test("serve on an empty folder creates the organization and prints working owner credentials", async () => {
+    const dataDir = join(tempDir(), "fresh");
+    const server = await startServe(x64, ["--data", dataDir, "--port", String(await freePort())]);
+    // The credentials block follows the listening line; give it a moment to arrive.
+    let text = server.output();
+    for (let i = 0; i < 100 && !/API key:\s+\S+/.test(text); i++, text = server.output()) await Bun.sleep(10);
+    const email = /email:\s+(\S+)/.exec(text)?.[1];
+    const password = /password:\s+(\S+)/.exec(text)?.[1];
+    const apiKey = /API key:\s+(\S+)/.exec(text)?.[1];
+    expect({ email, password: !!password, apiKey: !!apiKey }).toEqual({ email: "owner@hearth.local", password: true, apiKey: true });
+
+    expect(expectSuccess(await new ApiClient(server.url, email!, apiKey!).get("/users/me")).email).toBe(email!);
+    const login = await fetch(`${server.url}/api/v1/fetch_api_key`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ username: email!, password: password! }).toString(),
+    });
+    expect(await login.json()).toMatchObject({ result: "success", api_key: apiKey, email });
+    expect(await terminate(server)).toBe(0);
+    }, 60_000);
+});
+
+describe("dist/hearth-linux-arm64 under qemu (Cortex-A53)", () => {
+  // qemu's default CPU has every arm64 extension; the Cortex-A53 (Raspberry Pi 3 and
+  // Zero 2 W, the oldest 64-bit Pis) has the fewest, so an instruction those boards
+  // lack fails here rather than on someone's Pi.
+  const arm64: Launcher = ["qemu-aarch64-static", "-cpu", "cortex-a53", "-L", ARM64_SYSROOT, join(ROOT, "dist", "hearth-linux-arm64")];
+
+  beforeAll(() => ensureArm64Emulation(), 300_000);
+
+  test("is an arm64 executable", () => {
+    const header = readFileSync(built.arm64!.path).subarray(0, 20);
+    expect(header.subarray(0, 4).toString("latin1")).toBe("\x7fELF");
+    expect(header.readUInt16LE(18)).toBe(183); // e_machine EM_AARCH64
+  });
+
+  test("init, serve, an authenticated request, the icon, graceful stop", async () => {
+    const version = runToEnd(arm64, ["--version"]);
+    expect(version.code).toBe(0);
+    expect(version.stdout).toStartWith("hearth 0.1.0");
+    measurements.push(`arm64 under qemu: cold start of --version ${ms(version.ms)}`);
+
+    const dataDir = join(tempDir(), "data");
+    const started = performance.now();
+    const owner = initRealm(arm64, dataDir);
+    measurements.push(`arm64 under qemu: init (includes password hashing) ${ms(performance.now() - started)}`);
+
+    const server = await startServe(arm64, ["--data", dataDir, "--port", String(await freePort())], 60_000);
+    measurements.push(`arm64 under qemu: serve ready (listening line) after ${ms(server.startupMs)}`);
+    const me = expectSuccess(await new ApiClient(server.url, owner.email, owner.api_key).get("/users/me"));
+    expect(me.email).toBe("a@example.com");
+    const icon = await fetch(`${server.url}/static/hearth-icon.svg`);
+    expect(await icon.text()).toBe(ICON);
+    expect(await terminate(server)).toBe(0);
+  }, 120_000);
+});
