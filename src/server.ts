@@ -10,6 +10,7 @@ import { ApiError } from "./errors";
 import { getRealm } from "./store/realm";
 import { serverRoutes } from "./api/server";
 import { usersRoutes } from "./api/users";
+import { ensureSystemGroups } from "./actions/user_groups";
 
 export interface RunningServer {
   h: Hearth;
@@ -72,6 +73,14 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
   try {
     store = new Store(dataDir);
   } catch (e) {
+    lock.release();
+    throw e;
+  }
+  try {
+    // Data folders initialised before user groups existed get their system groups now.
+    if (getRealm(store)) await ensureSystemGroups(store);
+  } catch (e) {
+    await store.close();
     lock.release();
     throw e;
   }
