@@ -11,6 +11,9 @@ import { getRealm } from "./store/realm";
 import { serverRoutes } from "./api/server";
 import { usersRoutes } from "./api/users";
 import { ensureSystemGroups } from "./actions/user_groups";
+import { ensureChannelEmailSecret } from "./actions/channels";
+import { channelsRoutes } from "./api/channels";
+import { userGroupsRoutes } from "./api/user_groups";
 
 export interface RunningServer {
   h: Hearth;
@@ -52,6 +55,8 @@ export function buildApp(h: Hearth) {
   return new Elysia()
     .use(serverRoutes(h).app)
     .use(usersRoutes(h).app)
+    .use(channelsRoutes(h).app)
+    .use(userGroupsRoutes(h).app)
     .onError(({ code, error }) => {
       if (error instanceof ApiError) return errorResponse(error);
       if (code === "NOT_FOUND") return jsonResponse({ result: "error", msg: "Not Found", code: "NOT_FOUND" }, 404);
@@ -78,7 +83,10 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
   }
   try {
     // Data folders initialised before user groups existed get their system groups now.
-    if (getRealm(store)) await ensureSystemGroups(store);
+    if (getRealm(store)) {
+      await ensureSystemGroups(store);
+      await ensureChannelEmailSecret(store);
+    }
   } catch (e) {
     await store.close();
     lock.release();
