@@ -45,7 +45,7 @@ function countActiveOwners(h: Hearth): number {
  * Sends a realm_user event whose `person` depends on the recipient's right to see
  * the real email: one event per distinct view, each to exactly its viewers.
  */
-function notifyRealmUser(h: Hearth, op: "add" | "update", target: UserRecord, fields?: Record<string, unknown>): void {
+export function notifyRealmUser(h: Hearth, op: "add" | "update", target: UserRecord, fields?: Record<string, unknown>): void {
   const recipients = activeUserIds(h);
   const withEmail: number[] = [];
   const withoutEmail: number[] = [];
@@ -81,7 +81,7 @@ export function botView(h: Hearth, bot: UserRecord): Record<string, unknown> {
   };
 }
 
-function notifyRealmBot(h: Hearth, op: "add" | "update" | "delete", bot: UserRecord, fields?: Record<string, unknown>): void {
+export function notifyRealmBot(h: Hearth, op: "add" | "update" | "delete", bot: UserRecord, fields?: Record<string, unknown>): void {
   const recipients = new Set(adminIds(h));
   if (bot.bot_owner_id !== null) recipients.add(bot.bot_owner_id);
   const payload = op === "add" ? botView(h, bot) : { user_id: bot.id, ...fields };
