@@ -3,8 +3,10 @@ import type { Hearth } from "../context";
 import { badRequest, mustBeAdmin, mustBeOwner } from "../errors";
 import { allUsers, getUser, type UserRecord } from "../store/users";
 import {
+  allChannels,
   CHANNEL_GROUP_SETTINGS,
   defaultChannelIds,
+  subscribedChannelIds,
   getChannel,
   getChannelByName,
   getSubscription,
@@ -324,7 +326,11 @@ function notifySubscriptionsAdded(
   sawBefore: Map<number, Set<number>>,
 ): void {
   // 1. New channels: `stream create` to everyone who can now see them.
-  for (const channel of created) h.events.publish({ type: "stream", op: "create", streams: [formatChannel(h, channel)] }, channelViewerIds(h, channel));
+  // Announced as it was before anyone joined (as Zulip does): peer_add then counts the subscribers,
+  // so a client that adds peer_add users to `subscriber_count` ends with the right number.
+  for (const channel of created) {
+    h.events.publish({ type: "stream", op: "create", streams: [{ ...formatChannel(h, channel), subscriber_count: 0 }] }, channelViewerIds(h, channel));
+  }
   const createdIds = new Set(created.map((c) => c.id));
   // 2. Existing channels that newly subscribed users could not see before (private channels, guests).
   for (const { channel, userIds } of added) {
@@ -630,7 +636,8 @@ function notifyChannelUpdated(h: Hearth, before: ChannelRecord, after: ChannelRe
   const stayed = viewersAfter.filter((id) => viewersBefore.has(id));
   if (lost.length > 0) h.events.publish(streamDeleteEvent(h, after), lost);
   if (gained.length > 0) {
-    h.events.publish({ type: "stream", op: "create", streams: [formatChannel(h, after)] }, gained);
+    // Subscribers follow in peer_add, so the announced count starts at zero (see notifySubscriptionsAdded).
+    h.events.publish({ type: "stream", op: "create", streams: [{ ...formatChannel(h, after), subscriber_count: 0 }] }, gained);
     const subscribers = activeSubscriberIds(h, after.id);
     if (subscribers.length > 0) h.events.publish({ type: "subscription", op: "peer_add", stream_ids: [after.id], user_ids: subscribers }, gained);
   }
@@ -702,6 +709,60 @@ export async function checkSetDefaultChannel(h: Hearth, actor: UserRecord, chann
     else h.store.dbs.defaultChannels.remove(channel.id);
   });
   notifyDefaultChannels(h);
+}
+
+// ---------------------------------------------------------------------------
+// Consequences of user changes (called by src/actions/users.ts after its commit)
+
+/**
+ * A role change can show or hide channels (guests see only their subscriptions,
+ * administrators see every private channel's metadata): `stream create` plus the
+ * subscribers as `peer_add` for channels that came into sight, `stream delete` for
+ * those that left it (FL 205).
+ */
+export function notifyUserChannelAccessChanged(h: Hearth, before: UserRecord, after: UserRecord): void {
+  for (const channel of allChannels(h.store)) {
+    if (channel.is_archived) continue;
+    const saw = hasMetadataAccess(h, before, channel);
+    const sees = hasMetadataAccess(h, after, channel);
+    if (saw === sees) continue;
+    if (!sees) {
+      h.events.publish(streamDeleteEvent(h, channel), [after.id]);
+      continue;
+    }
+    h.events.publish({ type: "stream", op: "create", streams: [{ ...formatChannel(h, channel), subscriber_count: 0 }] }, [after.id]);
+    const subscribers = activeSubscriberIds(h, channel.id);
+    if (subscribers.length > 0) h.events.publish({ type: "subscription", op: "peer_add", stream_ids: [channel.id], user_ids: subscribers }, [after.id]);
+  }
+}
+
+/** Subscriber lists and counts leave deactivated users out: their channels' viewers get peer_remove / peer_add. */
+export function notifySubscriberActivityChanged(h: Hearth, user: UserRecord, active: boolean): void {
+  for (const channelId of subscribedChannelIds(h.store, user.id)) {
+    const channel = getChannel(h.store, channelId);
+    if (!channel || channel.is_archived) continue;
+    const viewers = channelViewerIds(h, channel).filter((id) => id !== user.id);
+    h.events.publish({ type: "subscription", op: active ? "peer_add" : "peer_remove", stream_ids: [channel.id], user_ids: [user.id] }, viewers);
+  }
+}
+
+/** New human users join the default channels in their creation transaction (call only inside `commit`). */
+export function subscribeToDefaultChannelsInTransaction(h: Hearth, user: UserRecord): ChannelRecord[] {
+  if (user.is_bot || user.is_system_bot) return [];
+  const joined: ChannelRecord[] = [];
+  for (const id of defaultChannelIds(h.store)) {
+    const channel = getChannel(h.store, id);
+    if (!channel || channel.is_archived) continue;
+    putSubscription(h.store, newSubscriptionRecord(h, channel, user.id));
+    joined.push(channel);
+  }
+  return joined;
+}
+
+/** After commit: the events of `subscribeToDefaultChannelsInTransaction`. */
+export function notifyDefaultChannelsJoined(h: Hearth, user: UserRecord, channels: ChannelRecord[]): void {
+  if (channels.length === 0) return;
+  notifySubscriptionsAdded(h, [], channels.map((channel) => ({ channel, userIds: [user.id] })), new Map(channels.map((c) => [c.id, new Set<number>()])));
 }
 
 // ---------------------------------------------------------------------------

@@ -27,6 +27,7 @@ import {
 import type { GroupSettingValue } from "../store/user_groups";
 import { GroupSettingValue as GroupSettingValueSchema } from "../schemas/common";
 import { activeSubscriberIds, formatChannel, formatChannelWithDefault } from "../views/channels";
+// Also registers the channel parts of POST /register.
 import { subscriptionsState } from "../views/channel_state";
 import { isAdmin, isGuest } from "../views/users";
 

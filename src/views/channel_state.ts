@@ -8,6 +8,7 @@ import { allChannels, defaultChannelIds, getChannel, getSubscription, userSubscr
 import { hasMetadataAccess } from "../access/channels";
 import { activeSubscriberIds, formatChannel, formatSubscription } from "./channels";
 import { listUserGroups } from "./user_groups";
+import { defineStatePart } from "../events/state";
 
 export interface ChannelStateOptions {
   /** register's `include_subscribers`: false, true, or "partial" (full lists below 250 subscribers). */
@@ -110,3 +111,30 @@ export function defaultStreamsState(h: Hearth, user: UserRecord): number[] {
 export function userGroupsState(h: Hearth, _user: UserRecord, options: { includeDeactivatedGroups?: boolean } = {}): Record<string, unknown>[] {
   return listUserGroups(h, { includeDeactivated: options.includeDeactivatedGroups });
 }
+
+// Register parts (src/events/state.ts): these replace the placeholders of register.ts.
+defineStatePart("subscriptions", ["subscription"], ({ h, user, includeSubscribers, capabilities }) => {
+  if (!user) return { subscriptions: [], unsubscribed: [], never_subscribed: [] };
+  const options: ChannelStateOptions = {
+    includeSubscribers,
+    notificationSettingsNull: capabilities.notification_settings_null,
+    archivedChannels: capabilities.archived_channels,
+  };
+  return {
+    subscriptions: subscriptionsState(h, user, options),
+    unsubscribed: unsubscribedState(h, user, options),
+    never_subscribed: neverSubscribedState(h, user, options),
+  };
+});
+
+defineStatePart("streams", ["stream"], ({ h, user, capabilities }) => ({
+  streams: user ? streamsState(h, user, { archivedChannels: capabilities.archived_channels }) : [],
+}));
+
+defineStatePart("realm_default_streams", ["default_streams"], ({ h, user }) => ({
+  realm_default_streams: user ? defaultStreamsState(h, user) : [],
+}));
+
+defineStatePart("realm_user_groups", ["user_group"], ({ h, user, capabilities }) => ({
+  realm_user_groups: user ? userGroupsState(h, user, { includeDeactivatedGroups: capabilities.include_deactivated_groups }) : [],
+}));
