@@ -256,6 +256,18 @@ export function normalizeState(state: State): State {
   return copy;
 }
 
+/** For lists of objects: only the differing fields of the differing elements. */
+function listDiff(applied: any[], fresh: any[]): any {
+  if (applied.length !== fresh.length || applied.some((a) => typeof a !== "object" || a === null)) return { applied, fresh };
+  const out: Record<number, Record<string, unknown>> = {};
+  applied.forEach((a, i) => {
+    for (const k of new Set([...Object.keys(a), ...Object.keys(fresh[i])])) {
+      if (!Value.Equal(a[k], fresh[i][k])) (out[i] ??= { id: a.stream_id ?? a.user_id ?? a.id })[k] = { applied: a[k], fresh: fresh[i][k] };
+    }
+  });
+  return out;
+}
+
 export interface VerifyOptions {
   /** Who registers (default: every seeded user). */
   viewers?: CastName[];
@@ -298,7 +310,8 @@ export async function verifyAction(s: TestServer, action: () => Promise<unknown>
       // Show only the differing keys, so a failure names the broken part.
       const diff: Record<string, { applied: unknown; fresh: unknown }> = {};
       for (const key of new Set([...Object.keys(applied), ...Object.keys(expected)])) {
-        if (!Value.Equal(applied[key], expected[key])) diff[key] = { applied: applied[key], fresh: expected[key] };
+        if (Value.Equal(applied[key], expected[key])) continue;
+        diff[key] = Array.isArray(applied[key]) && Array.isArray(expected[key]) ? listDiff(applied[key], expected[key]) : { applied: applied[key], fresh: expected[key] };
       }
       throw new Error(`state of ${v} after events differs from a fresh register:\n${JSON.stringify(diff, null, 1).slice(0, 4000)}`);
     }

@@ -340,17 +340,22 @@ function notifySubscriptionsAdded(
     if (admitted.length > 0) h.events.publish({ type: "stream", op: "create", streams: [formatChannel(h, getChannel(h.store, channel.id)!)] }, admitted);
   }
   // 3. Each newly subscribed user: `subscription add` with the full subscription objects.
-  const perUser = new Map<number, Record<string, unknown>[]>();
+  const perUser = new Map<number, { raw: Record<string, unknown>[]; resolved: Record<string, unknown>[] }>();
   for (const { channel, userIds } of added) {
     if (userIds.length === 0) continue;
     const current = getChannel(h.store, channel.id)!;
     const subscribers = activeSubscriberIds(h, channel.id);
     for (const id of userIds) {
       const sub = getSubscription(h.store, channel.id, id)!;
-      (perUser.get(id) ?? perUser.set(id, []).get(id)!).push(formatSubscription(h, current, sub, { subscribers }));
+      const lists = perUser.get(id) ?? perUser.set(id, { raw: [], resolved: [] }).get(id)!;
+      lists.raw.push(formatSubscription(h, current, sub, { subscribers }));
+      lists.resolved.push(formatSubscription(h, current, sub, { subscribers, resolveNullNotificationSettings: getUser(h.store, id) }));
     }
   }
-  for (const [userId, subscriptions] of perUser) h.events.publish({ type: "subscription", op: "add", subscriptions }, [userId]);
+  for (const [userId, lists] of perUser) {
+    // The queue picks one form per its notification_settings_null capability (src/events/queues.ts).
+    h.events.publish({ type: "subscription", op: "add", subscriptions: lists.raw, resolved_subscriptions: lists.resolved }, [userId]);
+  }
   // 4. Everyone else who can see the subscriber list: `peer_add`.
   for (const { channel, userIds } of added) {
     if (userIds.length === 0) continue;
@@ -695,7 +700,13 @@ export async function checkArchiveChannel(h: Hearth, actor: UserRecord, channelI
     h.store.dbs.defaultChannels.remove(channel.id);
     return next;
   });
-  h.events.publish(streamDeleteEvent(h, archived), viewers);
+  h.events.publish(
+    {
+      ...streamDeleteEvent(h, archived),
+      archived_update: { type: "stream", op: "update", stream_id: archived.id, name: archived.name, property: "is_archived", value: true },
+    },
+    viewers,
+  );
   if (wasDefault) notifyDefaultChannels(h);
 }
 
