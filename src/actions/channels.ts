@@ -678,9 +678,9 @@ function notifyDefaultChannels(h: Hearth): void {
     .map((id) => getChannel(h.store, id))
     .filter((c): c is ChannelRecord => !!c && !c.is_archived)
     .map((c) => formatChannel(h, c));
-  const everyone: number[] = [];
-  for (const u of allUsers(h.store)) if (u.is_active && !u.is_system_bot) everyone.push(u.id);
-  h.events.publish({ type: "default_streams", default_streams: defaults }, everyone);
+  const nonGuests: number[] = [];
+  for (const u of allUsers(h.store)) if (u.is_active && !u.is_system_bot && !isGuest(u)) nonGuests.push(u.id);
+  h.events.publish({ type: "default_streams", default_streams: defaults }, nonGuests);
 }
 
 // ---------------------------------------------------------------------------

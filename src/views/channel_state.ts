@@ -3,7 +3,7 @@
  * register code calls (one per state key). Each reads what the user may see now.
  */
 import type { Hearth } from "../context";
-import type { UserRecord } from "../store/users";
+import { Role, type UserRecord } from "../store/users";
 import { allChannels, defaultChannelIds, getChannel, getSubscription, userSubscriptionRows, type ChannelRecord } from "../store/channels";
 import { hasMetadataAccess } from "../access/channels";
 import { activeSubscriberIds, formatChannel, formatSubscription } from "./channels";
@@ -101,6 +101,8 @@ export function streamsState(h: Hearth, user: UserRecord, options: Pick<ChannelS
 
 /** `realm_default_streams`: IDs of the default channels (FL 330 sends IDs). */
 export function defaultStreamsState(h: Hearth, user: UserRecord): number[] {
+  // Zulip shows guests no default channels (and sends them no default_streams events).
+  if (user.role === Role.GUEST) return [];
   return defaultChannelIds(h.store).filter((id) => {
     const channel = getChannel(h.store, id);
     return channel && !channel.is_archived && hasMetadataAccess(h, user, channel);
