@@ -539,7 +539,7 @@ export async function checkUpdateChannel(h: Hearth, actor: UserRecord, channelId
   const next: ChannelRecord = { ...channel, groups: { ...channel.groups } };
   const changed: string[] = [];
   const needsContent = (setting: string) => {
-    if (CONTENT_ACCESS_SETTINGS.has(setting) && !hasContentAccess(h, actor, channel)) throw badRequest("Invalid channel ID");
+    if (CONTENT_ACCESS_SETTINGS.has(setting) && !hasContentAccess(h, actor, channel)) throw badRequest("Channel content access is required.");
   };
 
   if (input.new_name !== undefined) {

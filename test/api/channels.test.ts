@@ -253,6 +253,41 @@ describe("role changes move channel visibility", () => {
   });
 });
 
+describe("role changes (events verified)", () => {
+  test("member → guest → member: public channels leave and return, private ones seen by admins appear", async () => {
+    const pub = await create("hamlet", fresh("Seen by members"), { principals: [s.users.hamlet.id, s.users.shiva.id] });
+    const priv = await create("hamlet", fresh("Seen by admins"), { invite_only: true });
+    const toGuest = await verifyAction(s, async () => {
+      expectSuccess(await s.as("iago").patch(`/users/${s.users.cordelia.id}`, { role: 600 }));
+    }, { viewers: ["cordelia", "hamlet"], registerParams: { include_subscribers: true } });
+    expect(toGuest.events.cordelia.filter((e) => e.type === "stream").map((e) => e.op)).toContain("delete");
+    expect(toGuest.events.cordelia.some((e) => e.type === "stream" && e.stream_ids?.includes(pub))).toBe(true);
+    await verifyAction(s, async () => {
+      expectSuccess(await s.as("iago").patch(`/users/${s.users.cordelia.id}`, { role: 400 }));
+    }, { viewers: ["cordelia", "hamlet"], registerParams: { include_subscribers: true } });
+    const toAdmin = await verifyAction(s, async () => {
+      expectSuccess(await s.as("desdemona").patch(`/users/${s.users.cordelia.id}`, { role: 200 }));
+    }, { viewers: ["cordelia"], registerParams: { include_subscribers: true } });
+    expect(toAdmin.events.cordelia.some((e) => e.type === "stream" && e.op === "create" && e.streams[0].stream_id === priv)).toBe(true);
+    await verifyAction(s, async () => {
+      expectSuccess(await s.as("desdemona").patch(`/users/${s.users.cordelia.id}`, { role: 400 }));
+    }, { viewers: ["cordelia"], registerParams: { include_subscribers: true } });
+  });
+
+  test("deactivating a subscriber: peer_remove to the channel's viewers; reactivating: peer_add", async () => {
+    const u = await s.createUser("gravedigger");
+    await create("hamlet", fresh("Graveyard"), { principals: [s.users.hamlet.id, u.id] });
+    const off = await verifyAction(s, async () => {
+      expectSuccess(await s.as("iago").delete(`/users/${u.id}`));
+    }, { viewers: ["hamlet", "othello", "polonius"], registerParams: { include_subscribers: true } });
+    expect(off.types.hamlet).toContain("subscription/peer_remove");
+    expect(off.types.polonius).not.toContain("subscription/peer_remove");
+    await verifyAction(s, async () => {
+      expectSuccess(await s.as("iago").post(`/users/${u.id}/reactivate`));
+    }, { viewers: ["hamlet", "othello", "polonius"], registerParams: { include_subscribers: true } });
+  });
+});
+
 describe("data folders from before user groups", () => {
   test("the system groups are created at server start", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "hearth-old-"));
