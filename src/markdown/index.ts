@@ -1,7 +1,4 @@
-import MarkdownIt from "markdown-it";
-import type StateInline from "markdown-it/lib/rules_inline/state_inline.mjs";
-import type StateCore from "markdown-it/lib/rules_core/state_core.mjs";
-import type Token from "markdown-it/lib/token.mjs";
+import MarkdownIt, { type MarkdownIt as MarkdownItInstance, type StateCore, type StateInline, type Token } from "markdown-it";
 import { emojiCodeFor } from "./emoji";
 
 /**
@@ -43,7 +40,7 @@ export interface RenderResult {
   linkUrls: string[];
 }
 
-interface Env {
+interface Env extends Record<string, unknown> {
   ctx: RenderContext;
   result: RenderResult;
 }
@@ -70,7 +67,7 @@ function precededByBoundary(state: StateInline): boolean {
 function mentionRule(state: StateInline, silent: boolean): boolean {
   if (state.src.charCodeAt(state.pos) !== 0x40 /* @ */ || !precededByBoundary(state)) return false;
   const rest = state.src.slice(state.pos);
-  const env = state.env as Env;
+  const env = state.env as unknown as Env;
   const user = /^@(_?)\*\*([^*\n]+?)\*\*/.exec(rest);
   if (user) {
     const isSilent = user[1] === "_";
@@ -121,7 +118,7 @@ function channelLinkRule(state: StateInline, silent: boolean): boolean {
   if (state.src.charCodeAt(state.pos) !== 0x23 /* # */ || !precededByBoundary(state)) return false;
   const m = /^#\*\*([^*\n]+?)\*\*/.exec(state.src.slice(state.pos));
   if (!m) return false;
-  const env = state.env as Env;
+  const env = state.env as unknown as Env;
   const gt = m[1].lastIndexOf(">");
   const channelName = gt === -1 ? m[1] : m[1].slice(0, gt);
   const topic = gt === -1 ? null : m[1].slice(gt + 1);
@@ -168,7 +165,7 @@ function expandTemplate(template: string, match: RegExpExecArray): string {
 
 /** Applies the realm's linkifiers to plain text outside links and code. */
 function linkifierRule(state: StateCore): void {
-  const env = state.env as Env;
+  const env = state.env as unknown as Env;
   const linkifiers = env.ctx.linkifiers.map((l) => ({ l, re: compileLinkifier(l) })).filter((x) => x.re !== null);
   if (linkifiers.length === 0) return;
   for (const block of state.tokens) {
@@ -209,7 +206,7 @@ function linkifierRule(state: StateCore): void {
   }
 }
 
-function buildMarkdown(): MarkdownIt {
+function buildMarkdown(): MarkdownItInstance {
   const md = new MarkdownIt({ html: false, linkify: true, breaks: true, typographer: false });
   md.disable("image"); // Zulip has no image syntax; uploads are previewed from links
   md.inline.ruler.before("emphasis", "zulip_mention", mentionRule);
@@ -217,7 +214,7 @@ function buildMarkdown(): MarkdownIt {
   md.inline.ruler.before("emphasis", "zulip_emoji", emojiRule);
   md.core.ruler.push("zulip_linkifiers", linkifierRule);
 
-  md.renderer.rules.fence = (tokens, idx, _options, env: Env) => {
+  md.renderer.rules.fence = (tokens, idx, _options, env) => {
     const token = tokens[idx];
     const info = token.info.trim();
     const lang = info.split(/\s+/)[0] ?? "";
@@ -236,9 +233,9 @@ function buildMarkdown(): MarkdownIt {
     `<div class="codehilite"><pre><span></span><code>${escapeHtml(tokens[idx].content)}</code></pre></div>\n`;
 
   const defaultLinkOpen = md.renderer.rules.link_open ?? ((tokens, idx, options, _env, self) => self.renderToken(tokens, idx, options));
-  md.renderer.rules.link_open = (tokens, idx, options, env: Env, self) => {
+  md.renderer.rules.link_open = (tokens, idx, options, env, self) => {
     const href = tokens[idx].attrGet("href");
-    if (href) env.result.linkUrls.push(href);
+    if (href) (env as unknown as Env).result.linkUrls.push(href);
     return defaultLinkOpen(tokens, idx, options, env, self);
   };
   return md;
