@@ -40,7 +40,7 @@ export interface RenderResult {
   linkUrls: string[];
 }
 
-interface Env extends Record<string, unknown> {
+interface Env {
   ctx: RenderContext;
   result: RenderResult;
 }
@@ -235,7 +235,7 @@ function buildMarkdown(): MarkdownItInstance {
   const defaultLinkOpen = md.renderer.rules.link_open ?? ((tokens, idx, options, _env, self) => self.renderToken(tokens, idx, options));
   md.renderer.rules.link_open = (tokens, idx, options, env, self) => {
     const href = tokens[idx].attrGet("href");
-    if (href) (env as unknown as Env).result.linkUrls.push(href);
+    if (href) ((env as unknown as Env).result as RenderResult).linkUrls.push(String(href));
     return defaultLinkOpen(tokens, idx, options, env, self);
   };
   return md;
