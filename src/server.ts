@@ -10,6 +10,7 @@ import { ApiError } from "./errors";
 import { getRealm } from "./store/realm";
 import { serverRoutes } from "./api/server";
 import { usersRoutes } from "./api/users";
+import { messagesRoutes } from "./api/messages";
 
 export interface RunningServer {
   h: Hearth;
@@ -51,6 +52,7 @@ export function buildApp(h: Hearth) {
   return new Elysia()
     .use(serverRoutes(h).app)
     .use(usersRoutes(h).app)
+    .use(messagesRoutes(h).app)
     .onError(({ code, error }) => {
       if (error instanceof ApiError) return errorResponse(error);
       if (code === "NOT_FOUND") return jsonResponse({ result: "error", msg: "Not Found", code: "NOT_FOUND" }, 404);

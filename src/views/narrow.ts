@@ -306,6 +306,14 @@ export function walkNarrow(h: Hearth, viewer: UserRecord, narrow: CompiledNarrow
   return out;
 }
 
+function matchOne(h: Hearth, viewer: UserRecord, narrow: CompiledNarrow, id: number): Match[] {
+  const message = getMessage(h.store, id);
+  if (!message) return [];
+  const flags = visibleFlags(h, viewer, message);
+  if (flags === undefined || !narrow.filters.every((f) => f(message, flags))) return [];
+  return [{ message, flags }];
+}
+
 /** Zulip's anchor for "newest" and for a first_unread with no unread message. */
 export const LARGER_THAN_MAX_MESSAGE_ID = 10_000_000_000_000_000;
 
@@ -340,4 +348,63 @@ export function highlightHtml(html: string, words: string[]): string {
 
 export function highlightTopic(topic: string, words: string[]): string {
   return highlightText(escapeHtml(topic), words);
+}
+
+export type AnchorSpec = number | "newest" | "oldest" | "first_unread";
+
+export function parseAnchor(raw: unknown, useFirstUnread: boolean): AnchorSpec {
+  if (useFirstUnread) return "first_unread";
+  if (raw === undefined) throw new ApiError("Missing 'anchor' argument", "REQUEST_VARIABLE_MISSING", 400, { var_name: "anchor" });
+  if (raw === "newest" || raw === "oldest" || raw === "first_unread") return raw;
+  const n = typeof raw === "number" ? raw : typeof raw === "string" && /^-?\d+$/.test(raw) ? Number(raw) : NaN;
+  if (!Number.isInteger(n) && !(Number.isFinite(n) && n >= LARGER_THAN_MAX_MESSAGE_ID)) throw badRequest("Invalid anchor");
+  return Math.max(0, Math.min(n, LARGER_THAN_MAX_MESSAGE_ID));
+}
+
+export const MAX_MESSAGES_PER_FETCH = 5000;
+
+export interface FetchResult {
+  anchor: number;
+  matches: Match[];
+  found_anchor: boolean;
+  found_oldest: boolean;
+  found_newest: boolean;
+}
+
+/** Zulip's anchor/before/after algorithm (`fetch_messages` + `post_process_limited_query`). */
+export function fetchRange(
+  h: Hearth,
+  viewer: UserRecord,
+  narrow: CompiledNarrow,
+  anchorSpec: AnchorSpec,
+  includeAnchor: boolean,
+  numBefore: number,
+  numAfter: number,
+): FetchResult {
+  if (numBefore < 0 || numAfter < 0) throw badRequest("Invalid num_before or num_after");
+  if (numBefore + numAfter > MAX_MESSAGES_PER_FETCH) throw badRequest(`Too many messages requested (maximum ${MAX_MESSAGES_PER_FETCH}).`);
+  let anchor: number;
+  let anchoredToLeft = false;
+  let anchoredToRight = false;
+  if (anchorSpec === "oldest") {
+    anchor = 0;
+    anchoredToLeft = true;
+  } else if (anchorSpec === "newest") {
+    anchor = LARGER_THAN_MAX_MESSAGE_ID;
+    anchoredToRight = true;
+  } else if (anchorSpec === "first_unread") {
+    const first = firstUnreadId(h, viewer, narrow);
+    anchor = first ?? LARGER_THAN_MAX_MESSAGE_ID;
+    anchoredToRight = first === null;
+  } else anchor = anchorSpec;
+  const before = anchor > 0 ? walkNarrow(h, viewer, narrow, Math.min(anchor - 1, Number.MAX_SAFE_INTEGER), "older", numBefore).reverse() : [];
+  const atAnchor = includeAnchor && anchor > 0 && anchor < LARGER_THAN_MAX_MESSAGE_ID ? matchOne(h, viewer, narrow, anchor) : [];
+  const after = anchor < LARGER_THAN_MAX_MESSAGE_ID ? walkNarrow(h, viewer, narrow, anchor + 1, "newer", numAfter) : [];
+  return {
+    anchor,
+    matches: [...before, ...atAnchor, ...after],
+    found_anchor: atAnchor.length === 1,
+    found_oldest: anchoredToLeft || before.length < numBefore,
+    found_newest: anchoredToRight || after.length < numAfter,
+  };
 }
