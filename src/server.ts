@@ -10,6 +10,10 @@ import { ApiError } from "./errors";
 import { getRealm } from "./store/realm";
 import { serverRoutes } from "./api/server";
 import { usersRoutes } from "./api/users";
+import { ensureSystemGroups } from "./actions/user_groups";
+import { ensureChannelEmailSecret } from "./actions/channels";
+import { channelsRoutes } from "./api/channels";
+import { userGroupsRoutes } from "./api/user_groups";
 import { messagesRoutes } from "./api/messages";
 
 export interface RunningServer {
@@ -52,6 +56,8 @@ export function buildApp(h: Hearth) {
   return new Elysia()
     .use(serverRoutes(h).app)
     .use(usersRoutes(h).app)
+    .use(channelsRoutes(h).app)
+    .use(userGroupsRoutes(h).app)
     .use(messagesRoutes(h).app)
     .onError(({ code, error }) => {
       if (error instanceof ApiError) return errorResponse(error);
@@ -74,6 +80,17 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
   try {
     store = new Store(dataDir);
   } catch (e) {
+    lock.release();
+    throw e;
+  }
+  try {
+    // Data folders initialised before user groups existed get their system groups now.
+    if (getRealm(store)) {
+      await ensureSystemGroups(store);
+      await ensureChannelEmailSecret(store);
+    }
+  } catch (e) {
+    await store.close();
     lock.release();
     throw e;
   }

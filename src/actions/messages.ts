@@ -2,6 +2,7 @@ import type { Hearth } from "../context";
 import { ApiError, badRequest } from "../errors";
 import { allUsers, getUser, type UserRecord } from "../store/users";
 import { findUserByLoginEmail } from "../auth/basic";
+import { getChannel, putChannel } from "../store/channels";
 import {
   conversationKey,
   deleteMessageRows,
@@ -251,6 +252,11 @@ export async function checkSendMessage(h: Hearth, sender: UserRecord, req: SendR
       last_moved_timestamp: null,
     };
     insertMessage(h.store, record, flagsByUser);
+    if (target.type === "stream") {
+      // The channels layer shows these (`first_message_id`, `is_recently_active`).
+      const channel = getChannel(h.store, target.channel.id);
+      if (channel) putChannel(h.store, { ...channel, first_message_id: channel.first_message_id ?? id, last_message_at: now });
+    }
     return record;
   });
   notifyNewMessage(h, sender, message, flagsByUser, req);

@@ -3,6 +3,7 @@ import { getRealm, putRealm, REALM_ID, type Realm } from "../store/realm";
 import { BotType, EmailVisibility, putUser, Role, type UserRecord } from "../store/users";
 import { generateApiKey, hashPasswordSync } from "../auth/credentials";
 import { checkEmailAddress, checkFullName } from "./users";
+import { createMissingSystemGroups } from "./user_groups";
 
 /** Zulip's cross-realm system bots live on this internal domain. */
 export const SYSTEM_BOTS = [
@@ -66,6 +67,7 @@ export async function doInitRealm(store: Store, options: InitOptions): Promise<{
       settings: {},
     };
     putRealm(store, realm);
+    createMissingSystemGroups(store);
     for (const bot of SYSTEM_BOTS) {
       putUser(store, newAccount(store, { email: bot.email, full_name: bot.full_name, is_bot: true, bot_type: BotType.GENERIC, is_system_bot: true }));
     }

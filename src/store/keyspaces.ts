@@ -14,6 +14,22 @@ export const KEYSPACES = {
   users: "users",
   /** lower-cased delivery email → userId */
   usersByEmail: "users_by_email",
+  /** channelId → ChannelRecord (archived channels included, `is_archived` set) */
+  channels: "channels",
+  /** lower-cased channel name → channelId (names stay taken while archived) */
+  channelsByName: "channels_by_name",
+  /** [channelId, userId] → SubscriptionRecord (kept with `active: false` after unsubscribing, for `unsubscribed` and the color) */
+  subscriptions: "subscriptions",
+  /** [userId, channelId] → active (boolean); mirror of `subscriptions` for "channels of a user" */
+  userSubscriptions: "user_subscriptions",
+  /** channelId → true: the realm's default channels for new users */
+  defaultChannels: "default_channels",
+  /** groupId → UserGroupRecord (system groups `role:*` included) */
+  userGroups: "user_groups",
+  /** lower-cased group name → groupId */
+  userGroupsByName: "user_groups_by_name",
+  /** [groupId, userId] → true: direct members of user-defined groups (system groups derive theirs from roles) */
+  userGroupMembers: "user_group_members",
 
   // Messages (Zulip's Message + UserMessage split: content once, flags per user).
   /** messageId → MessageRecord (content, rendered HTML, reactions, edit history; stored once) */

@@ -1,64 +1,70 @@
 import type { Hearth } from "../context";
 import type { UserRecord } from "../store/users";
+import { getChannel, getChannelByName, isSubscribed, subscriberIds, type ChannelRecord } from "../store/channels";
+import { getUserGroupByName } from "../store/user_groups";
+import { canPostInChannel, hasContentAccess } from "../access/channels";
+import { usersInGroupSetting } from "../access/groups";
+import { Role } from "../store/users";
 
 /**
  * What the messages layer needs to know about channels, subscriptions and user
  * groups, in one place: the channels layer owns those records and their permission
- * rules; these functions only adapt them.
+ * rules (src/access/channels.ts); these functions only adapt them.
  */
-export interface MessageChannel {
-  id: number;
-  name: string;
-  invite_only: boolean;
-  history_public_to_subscribers: boolean;
-  topics_policy: string;
-  is_archived: boolean;
+export type MessageChannel = ChannelRecord;
+
+export function channelById(h: Hearth, id: number): MessageChannel | undefined {
+  return getChannel(h.store, id);
 }
 
-export function channelById(_h: Hearth, _id: number): MessageChannel | undefined {
-  return undefined;
+export function channelByName(h: Hearth, name: string): MessageChannel | undefined {
+  return getChannelByName(h.store, name);
 }
 
-export function channelByName(_h: Hearth, _name: string): MessageChannel | undefined {
-  return undefined;
+export function channelSubscriberIds(h: Hearth, channelId: number): number[] {
+  return subscriberIds(h.store, channelId);
 }
 
-export function channelSubscriberIds(_h: Hearth, _channelId: number): number[] {
-  return [];
+export function isSubscribedTo(h: Hearth, channelId: number, userId: number): boolean {
+  return isSubscribed(h.store, channelId, userId);
 }
 
-export function isSubscribedTo(_h: Hearth, _channelId: number, _userId: number): boolean {
-  return false;
+/** Whether the user may read the channel's messages at all (Zulip's content access). */
+export function canReadChannel(h: Hearth, user: UserRecord, channel: MessageChannel): boolean {
+  return hasContentAccess(h, user, channel);
 }
 
-/** Whether the user may read the channel's messages at all. */
-export function canReadChannel(_h: Hearth, _user: UserRecord, _channel: MessageChannel): boolean {
-  return false;
+/** Content access plus `can_send_message_group`; never archived channels. */
+export function canPostToChannel(h: Hearth, user: UserRecord, channel: MessageChannel): boolean {
+  return canPostInChannel(h, user, channel);
 }
 
-export function canPostToChannel(_h: Hearth, _user: UserRecord, _channel: MessageChannel): boolean {
-  return false;
-}
-
-/** A user group by name for `@*group*` mentions, with its members (recursively). */
-export function groupForMention(_h: Hearth, _name: string): { id: number; name: string } | undefined {
-  return undefined;
+/** A user group by name for `@*group*` mentions (system groups cannot be mentioned). */
+export function groupForMention(h: Hearth, name: string): { id: number; name: string } | undefined {
+  const group = getUserGroupByName(h.store, name);
+  if (!group || group.deactivated || group.is_system_group) return undefined;
+  return { id: group.id, name: group.name };
 }
 
 /** Every member of a group, through its subgroups. */
-export function groupMemberIds(_h: Hearth, _groupId: number): number[] {
-  return [];
+export function groupMemberIds(h: Hearth, groupId: number): number[] {
+  return usersInGroupSetting(h, groupId);
 }
 
-/** Whether moving messages between topics / channels is allowed to the user by the realm's group settings. */
+/*
+ * Message moving and deletion follow Zulip's defaults for the organization settings
+ * (`can_move_messages_between_topics_group` = members, `…_between_channels_group` =
+ * members, `can_delete_any_message_group` = administrators, `can_delete_own_message_group`
+ * = everyone) until those settings are editable.
+ */
 export function canMoveBetweenTopics(_h: Hearth, user: UserRecord): boolean {
-  return user.role <= 400;
+  return user.role <= Role.MEMBER;
 }
 export function canMoveBetweenChannels(_h: Hearth, user: UserRecord): boolean {
-  return user.role <= 400;
+  return user.role <= Role.MEMBER;
 }
 export function canDeleteAnyMessage(_h: Hearth, user: UserRecord): boolean {
-  return user.role <= 200;
+  return user.role <= Role.ADMINISTRATOR;
 }
 export function canDeleteOwnMessage(_h: Hearth, _user: UserRecord): boolean {
   return true;
