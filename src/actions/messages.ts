@@ -522,7 +522,7 @@ export async function checkEditMessage(h: Hearth, user: UserRecord, messageId: n
           throw badRequest(newChannel ? "The time limit for editing this message's channel has passed" : "The time limit for editing this message's topic has passed.");
         }
         if (allowed.length < ids.length) {
-          throw new ApiError("You only have permission to move the 0 most recent messages in this topic.", "MOVE_MESSAGES_TIME_LIMIT_EXCEEDED", 400, {
+          throw new ApiError(`You only have permission to move the ${allowed.length} most recent messages in this topic.`, "MOVE_MESSAGES_TIME_LIMIT_EXCEEDED", 400, {
             first_message_id_allowed_to_move: allowed[0] ?? null,
             total_messages_in_topic: ids.length,
             total_messages_allowed_to_move: allowed.length,
