@@ -3,6 +3,8 @@ import { resolve } from "node:path";
 import type { Hearth, ServerConfig } from "./context";
 import { Store } from "./store/db";
 import { EventHub } from "./events/hub";
+import { QueueManager } from "./events/queues";
+import { realmSetting } from "./views/realm-settings";
 import { FailureLimiter } from "./auth/ratelimit";
 import { DataFolderLock } from "./lockfile";
 import { errorResponse, jsonResponse } from "./http/route";
@@ -15,6 +17,8 @@ import { ensureChannelEmailSecret } from "./actions/channels";
 import { channelsRoutes } from "./api/channels";
 import { userGroupsRoutes } from "./api/user_groups";
 import { messagesRoutes } from "./api/messages";
+import { eventsRoutes } from "./api/events";
+import { settingsRoutes } from "./api/settings";
 
 export interface RunningServer {
   h: Hearth;
@@ -34,6 +38,7 @@ export function createHearth(store: Store, config: ServerConfig): Hearth {
     store,
     config,
     events: new EventHub(),
+    queues: new QueueManager(undefined, () => String(realmSetting(getRealm(store)?.settings ?? {}, "empty_topic_display_name"))),
     limits: {
       // Zulip's defaults: 5 failed logins per account per 30 minutes.
       loginByUser: new FailureLimiter(envInt("HEARTH_LOGIN_FAILURES_PER_USER", 5), 1800),
@@ -47,6 +52,7 @@ export function createHearth(store: Store, config: ServerConfig): Hearth {
       return new URL(h.realmUrl()).hostname;
     },
   };
+  h.events.attach(h.queues);
   (h as any)._setBoundUrl = (url: string) => (boundUrl = url);
   return h;
 }
@@ -59,6 +65,8 @@ export function buildApp(h: Hearth) {
     .use(channelsRoutes(h).app)
     .use(userGroupsRoutes(h).app)
     .use(messagesRoutes(h).app)
+    .use(eventsRoutes(h).app)
+    .use(settingsRoutes(h).app)
     .onError(({ code, error }) => {
       if (error instanceof ApiError) return errorResponse(error);
       if (code === "NOT_FOUND") return jsonResponse({ result: "error", msg: "Not Found", code: "NOT_FOUND" }, 404);
@@ -95,6 +103,9 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     throw e;
   }
   const h = createHearth(store, { ...config, dataDir });
+  // Queues saved by the last graceful shutdown come back before any client can poll.
+  h.queues.load(dataDir);
+  h.queues.startGc();
   const app = buildApp(h);
   let server: import("bun").Server<unknown>;
   try {
@@ -118,7 +129,11 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     port,
     stop() {
       stopped ??= (async () => {
+        // Parked long-polls answer now (else stop would wait for their heartbeat);
+        // the queues are written to the data folder for the next start.
+        h.queues.close(null);
         await server.stop(false); // stop accepting; in-flight requests finish
+        h.queues.close(dataDir);
         await store.close();
         lock.release();
       })();

@@ -263,17 +263,23 @@ export async function checkSendMessage(h: Hearth, sender: UserRecord, req: SendR
   return { id: message.id };
 }
 
+/**
+ * One `message` event for all recipients: each user's flags ride in `perUser`, the
+ * client's `local_id` goes only to the queue that sent it, and the raw Markdown
+ * travels beside the HTML so queues registered without `apply_markdown` get it.
+ */
 function notifyNewMessage(h: Hearth, sender: UserRecord, m: MessageRecord, flagsByUser: Map<number, number>, req: SendRequest): void {
-  publishPerFlags(h, flagsByUser, (flags, userIds) => {
-    const viewer = getUser(h.store, userIds[0])!;
-    const message = formatMessage(h, viewer, m, 0);
-    delete message.flags;
-    const others = userIds.filter((id) => id !== sender.id || req.localId === undefined);
-    if (others.length > 0) h.events.publish({ type: "message", message, flags }, others);
-    if (req.localId !== undefined && userIds.includes(sender.id)) {
-      // Only the sender's queue learns the client's local ID (it matches its outbox).
-      h.events.publish({ type: "message", message, flags, local_message_id: req.localId, sender_queue_id: req.queueId ?? null }, [sender.id]);
-    }
+  const message = formatMessage(h, sender, m, 0);
+  delete message.flags;
+  const perUser = new Map<number, Record<string, unknown>>();
+  for (const [userId, bits] of flagsByUser) perUser.set(userId, { flags: flagList(bits) });
+  const perQueue = new Map<string, Record<string, unknown>>();
+  if (req.localId !== undefined && req.queueId !== undefined) perQueue.set(req.queueId, { local_message_id: req.localId });
+  const channel = m.type === "stream" ? channelById(h, m.channel_id!) : undefined;
+  h.events.publish({ type: "message", message, flags: [], raw_content: m.content }, flagsByUser.keys(), {
+    perUser,
+    perQueue,
+    toAllPublicStreamsQueues: channel !== undefined && !channel.invite_only,
   });
 }
 

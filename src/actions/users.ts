@@ -45,7 +45,7 @@ function countActiveOwners(h: Hearth): number {
  * Sends a realm_user event whose `person` depends on the recipient's right to see
  * the real email: one event per distinct view, each to exactly its viewers.
  */
-function notifyRealmUser(h: Hearth, op: "add" | "update", target: UserRecord, fields?: Record<string, unknown>): void {
+export function notifyRealmUser(h: Hearth, op: "add" | "update", target: UserRecord, fields?: Record<string, unknown>): void {
   const recipients = activeUserIds(h);
   const withEmail: number[] = [];
   const withoutEmail: number[] = [];
@@ -81,7 +81,7 @@ export function botView(h: Hearth, bot: UserRecord): Record<string, unknown> {
   };
 }
 
-function notifyRealmBot(h: Hearth, op: "add" | "update" | "delete", bot: UserRecord, fields?: Record<string, unknown>): void {
+export function notifyRealmBot(h: Hearth, op: "add" | "update" | "delete", bot: UserRecord, fields?: Record<string, unknown>): void {
   const recipients = new Set(adminIds(h));
   if (bot.bot_owner_id !== null) recipients.add(bot.bot_owner_id);
   const payload = op === "add" ? botView(h, bot) : { user_id: bot.id, ...fields };
@@ -214,6 +214,19 @@ export async function checkUpdateUser(
     if (after.is_bot) notifyRealmBot(h, "update", after, { full_name: after.full_name });
   }
   if (after.role !== before.role) notifyRealmUser(h, "update", after, { role: after.role });
+  if (!after.is_bot && isAdmin(after) !== isAdmin(before)) notifyBotListChanged(h, after, isAdmin(after));
+}
+
+/**
+ * Administrators see every bot in realm_bots, others only their own: a user who
+ * gains or loses the role gets the other owners' bots added or deleted.
+ */
+function notifyBotListChanged(h: Hearth, user: UserRecord, nowAdmin: boolean): void {
+  for (const bot of allUsers(h.store)) {
+    if (!bot.is_bot || bot.is_system_bot || !bot.is_active || bot.bot_owner_id === user.id) continue;
+    const event = nowAdmin ? { type: "realm_bot", op: "add", bot: botView(h, bot) } : { type: "realm_bot", op: "delete", bot: { user_id: bot.id } };
+    h.events.publish(event, [user.id]);
+  }
 }
 
 export async function doSetActive(h: Hearth, actor: UserRecord, userId: number, active: boolean): Promise<void> {

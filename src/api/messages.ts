@@ -1,3 +1,4 @@
+import "../views/message_state";
 import { Type as t } from "@sinclair/typebox";
 import type { Hearth } from "../context";
 import { badRequest } from "../errors";

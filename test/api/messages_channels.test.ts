@@ -18,7 +18,17 @@ async function createChannel(owner: string, name: string, members: string[], ext
 
 beforeAll(async () => {
   s = await startTestServer();
-  s.server.h.events.attach({ deliver: (event, to) => events.push({ event: structuredClone(event), to: [...to] }) });
+  s.server.h.events.attach({
+    // Per-user fields (a message's flags) become one recorded event per distinct value, as queues would see them.
+    deliver: (event, to, options) => {
+      const groups = new Map<string, number[]>();
+      for (const id of to) {
+        const key = JSON.stringify(options.perUser?.get(id) ?? {});
+        groups.set(key, [...(groups.get(key) ?? []), id]);
+      }
+      for (const [key, ids] of groups) events.push({ event: structuredClone({ ...event, ...JSON.parse(key), perQueue: options.perQueue ? Object.fromEntries(options.perQueue) : undefined }), to: ids });
+    },
+  });
   denmark = await createChannel("iago", "Denmark", ["iago", "hamlet", "othello", "polonius"]);
   secret = await createChannel("iago", "secret", ["iago", "hamlet"], { invite_only: true });
 });

@@ -18,7 +18,17 @@ const events: { event: ApiEvent; to: number[] }[] = [];
 
 beforeAll(async () => {
   s = await startTestServer();
-  s.server.h.events.attach({ deliver: (event, to) => events.push({ event: structuredClone(event), to: [...to] }) });
+  s.server.h.events.attach({
+    // Per-user fields (a message's flags) become one recorded event per distinct value, as queues would see them.
+    deliver: (event, to, options) => {
+      const groups = new Map<string, number[]>();
+      for (const id of to) {
+        const key = JSON.stringify(options.perUser?.get(id) ?? {});
+        groups.set(key, [...(groups.get(key) ?? []), id]);
+      }
+      for (const [key, ids] of groups) events.push({ event: structuredClone({ ...event, ...JSON.parse(key), perQueue: options.perQueue ? Object.fromEntries(options.perQueue) : undefined }), to: ids });
+    },
+  });
 });
 afterAll(() => s.stop());
 
@@ -45,7 +55,8 @@ describe("direct messages", () => {
     const toHamlet = msgEvents.find((e) => e.to.includes(hamlet.id))!;
     expect(toHamlet.to).toEqual([hamlet.id]);
     expect(toHamlet.event.flags).toEqual(["read"]);
-    expect(toHamlet.event.local_message_id).toBe("1.01");
+    // local_id reaches only the queue that sent the message.
+    expect(toHamlet.event.perQueue).toEqual({ q1: { local_message_id: "1.01" } });
     expect(msgEvents.some((e) => e.to.includes(cordelia.id))).toBe(false);
 
     const res = await s.as("othello").get("/messages", { anchor: "newest", num_before: 10, num_after: 0, narrow: [{ operator: "dm", operand: [hamlet.id] }] });
