@@ -3,8 +3,10 @@ import type { UserRecord } from "../store/users";
 import { getChannel, getChannelByName, isSubscribed, subscriberIds, type ChannelRecord } from "../store/channels";
 import { getUserGroupByName } from "../store/user_groups";
 import { canPostInChannel, hasContentAccess } from "../access/channels";
-import { usersInGroupSetting } from "../access/groups";
-import { Role } from "../store/users";
+import { isUserInGroupSetting, usersInGroupSetting } from "../access/groups";
+import { getRealm } from "../store/realm";
+import type { GroupSettingValue } from "../store/user_groups";
+import { REALM_DEFAULTS } from "./realm-settings";
 
 /**
  * What the messages layer needs to know about channels, subscriptions and user
@@ -51,21 +53,21 @@ export function groupMemberIds(h: Hearth, groupId: number): number[] {
   return usersInGroupSetting(h, groupId);
 }
 
-/*
- * Message moving and deletion follow Zulip's defaults for the organization settings
- * (`can_move_messages_between_topics_group` = members, `…_between_channels_group` =
- * members, `can_delete_any_message_group` = administrators, `can_delete_own_message_group`
- * = everyone) until those settings are editable.
- */
-export function canMoveBetweenTopics(_h: Hearth, user: UserRecord): boolean {
-  return user.role <= Role.MEMBER;
+/** Organization group settings about moving and deleting messages (defaults in realm-settings). */
+function inRealmGroupSetting(h: Hearth, user: UserRecord, name: string): boolean {
+  const value = (getRealm(h.store)?.settings?.[name] ?? REALM_DEFAULTS[name]) as GroupSettingValue | undefined;
+  return value !== undefined && isUserInGroupSetting(h, user, value);
 }
-export function canMoveBetweenChannels(_h: Hearth, user: UserRecord): boolean {
-  return user.role <= Role.MEMBER;
+
+export function canMoveBetweenTopics(h: Hearth, user: UserRecord): boolean {
+  return inRealmGroupSetting(h, user, "can_move_messages_between_topics_group");
 }
-export function canDeleteAnyMessage(_h: Hearth, user: UserRecord): boolean {
-  return user.role <= Role.ADMINISTRATOR;
+export function canMoveBetweenChannels(h: Hearth, user: UserRecord): boolean {
+  return inRealmGroupSetting(h, user, "can_move_messages_between_channels_group");
 }
-export function canDeleteOwnMessage(_h: Hearth, _user: UserRecord): boolean {
-  return true;
+export function canDeleteAnyMessage(h: Hearth, user: UserRecord): boolean {
+  return inRealmGroupSetting(h, user, "can_delete_any_message_group");
+}
+export function canDeleteOwnMessage(h: Hearth, user: UserRecord): boolean {
+  return inRealmGroupSetting(h, user, "can_delete_own_message_group");
 }

@@ -1,6 +1,7 @@
 import type { Hearth } from "../context";
 import { getUser, type UserRecord } from "../store/users";
 import { getRealm } from "../store/realm";
+import { REALM_DEFAULTS } from "./realm-settings";
 import {
   flagList,
   getMessage,
@@ -21,9 +22,11 @@ export function maxMessageIdFor(h: Hearth, user: UserRecord): number {
 /** Zulip's fixed display name of the empty topic for clients that cannot show it. */
 export const EMPTY_TOPIC_DISPLAY_NAME = "general chat";
 
+/** An organization setting: the stored value, else the realm default, else `fallback`. */
 export function realmSetting<T>(h: Hearth, name: string, fallback: T): T {
   const value = getRealm(h.store)?.settings?.[name];
-  return value === undefined ? fallback : (value as T);
+  if (value !== undefined) return value as T;
+  return (name in REALM_DEFAULTS ? REALM_DEFAULTS[name] : fallback) as T;
 }
 
 export interface MessageViewOptions {
@@ -65,6 +68,7 @@ export function formatReactions(h: Hearth, m: MessageRecord): Record<string, unk
 }
 
 export function topicDisplayName(topic: string, options: MessageViewOptions): string {
+  // The realm default is Zulip's fixed "general chat"; clients that cannot show "" get it.
   return topic === "" && !options.allowEmptyTopicName ? EMPTY_TOPIC_DISPLAY_NAME : topic;
 }
 
