@@ -239,14 +239,43 @@ export function* idsInRange(
   }
 }
 
-/** Message IDs whose words start with `prefix`, newest first (bounded by `limit`). */
-export function idsForTermPrefix(store: Store, prefix: string, limit: number): number[] {
-  const ids: number[] = [];
-  for (const key of store.dbs.searchTerms.getKeys({ start: [prefix], end: [prefix + "\uffff"] })) {
-    ids.push((key as unknown as [string, number])[1]);
-    if (ids.length >= limit) break;
+/** Distinct indexed words starting with `prefix`, found by seeking past each word's rows (at most `limit`). */
+export function termsWithPrefix(store: Store, prefix: string, limit: number): string[] {
+  const terms: string[] = [];
+  let start: (string | number)[] = [prefix];
+  while (terms.length < limit) {
+    let next: string | undefined;
+    for (const key of store.dbs.searchTerms.getKeys({ start, end: [prefix + "\uffff"], limit: 1 })) next = (key as unknown as [string, number])[0];
+    if (next === undefined) break;
+    terms.push(next);
+    start = [next, Number.MAX_SAFE_INTEGER];
   }
-  return [...new Set(ids)].sort((a, b) => b - a);
+  return terms;
+}
+
+/**
+ * Message IDs containing a word that starts with `prefix`, in ID order from `from`:
+ * a lazy k-way merge of each matching word's ordered rows, so the newest matches
+ * come first without reading every match.
+ */
+export function* idsForTermPrefix(store: Store, prefix: string, from: number, direction: "older" | "newer"): Generator<number> {
+  const terms = termsWithPrefix(store, prefix, 512);
+  const cursors = terms.map((term) => idsInRange(store, "searchTerms", [term], from, direction));
+  const heads: (number | undefined)[] = cursors.map((c) => c.next().value as number | undefined);
+  let last: number | undefined;
+  for (;;) {
+    let best = -1;
+    for (let i = 0; i < heads.length; i++) {
+      const v = heads[i];
+      if (v === undefined) continue;
+      if (best === -1 || (direction === "older" ? v > heads[best]! : v < heads[best]!)) best = i;
+    }
+    if (best === -1) return;
+    const id = heads[best]!;
+    heads[best] = cursors[best].next().value as number | undefined;
+    if (id !== last) yield id;
+    last = id;
+  }
 }
 
 export function topicsOfChannel(store: Store, channelId: number): { name: string; max_id: number }[] {

@@ -262,14 +262,9 @@ export function compileNarrow(h: Hearth, viewer: UserRecord, terms: NarrowTerm[]
     const index = userIndex;
     source = (from, dir) => idsInRange(store, "userMessageIndex", [viewer.id, index], from, dir);
   } else if (words.length > 0) {
-    // The longest word is usually the rarest; its prefix range gives the candidates.
+    // The longest word is usually the rarest; its words' rows, merged in ID order, give the candidates.
     const pivot = [...words].sort((a, b) => b.length - a.length)[0];
-    let cached: number[] | null = null;
-    source = (from, dir) => {
-      cached ??= idsForTermPrefix(store, pivot, 200_000);
-      const ids = cached;
-      return dir === "older" ? ids.filter((id) => id <= from) : ids.filter((id) => id >= from).reverse();
-    };
+    source = (from, dir) => idsForTermPrefix(store, pivot, from, dir);
   } else if (channel) {
     const c = channel.id;
     source = (from, dir) => idsInRange(store, "channelMessages", [c], from, dir);
