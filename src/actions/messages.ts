@@ -254,8 +254,11 @@ export async function checkSendMessage(h: Hearth, sender: UserRecord, req: SendR
     insertMessage(h.store, record, flagsByUser);
     if (target.type === "stream") {
       // The channels layer shows these (`first_message_id`, `is_recently_active`).
+      // `is_recently_active` needs minute precision at most, so busy channels are rewritten once a minute.
       const channel = getChannel(h.store, target.channel.id);
-      if (channel) putChannel(h.store, { ...channel, first_message_id: channel.first_message_id ?? id, last_message_at: now });
+      if (channel && (channel.first_message_id === null || channel.last_message_at === null || now - channel.last_message_at >= 60)) {
+        putChannel(h.store, { ...channel, first_message_id: channel.first_message_id ?? id, last_message_at: now });
+      }
     }
     return record;
   });
