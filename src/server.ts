@@ -16,6 +16,7 @@ import { ensureSystemGroups } from "./actions/user_groups";
 import { ensureChannelEmailSecret } from "./actions/channels";
 import { channelsRoutes } from "./api/channels";
 import { userGroupsRoutes } from "./api/user_groups";
+import { messagesRoutes } from "./api/messages";
 import { eventsRoutes } from "./api/events";
 import { settingsRoutes } from "./api/settings";
 
@@ -63,6 +64,7 @@ export function buildApp(h: Hearth) {
     .use(usersRoutes(h).app)
     .use(channelsRoutes(h).app)
     .use(userGroupsRoutes(h).app)
+    .use(messagesRoutes(h).app)
     .use(eventsRoutes(h).app)
     .use(settingsRoutes(h).app)
     .onError(({ code, error }) => {
