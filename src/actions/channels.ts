@@ -41,8 +41,12 @@ import { activeSubscriberIds, formatChannel, formatSubscription, pickChannelColo
 import { findUserByLoginEmail } from "../auth/basic";
 import { isAdmin, isGuest, isOwner } from "../views/users";
 import { SYSTEM_BOTS } from "./realm";
+import { checkSendMessage } from "./messages";
+import { getRealm } from "../store/realm";
+import { realmSetting } from "../views/realm-settings";
 
 const EMAIL_GATEWAY_EMAIL = SYSTEM_BOTS.find((b) => b.key === "email_gateway")!.email;
+const NOTIFICATION_BOT_EMAIL = SYSTEM_BOTS.find((b) => b.key === "notification")!.email;
 
 // ---------------------------------------------------------------------------
 // Validation shared by creation and editing
@@ -307,6 +311,7 @@ export async function checkSubscribe(h: Hearth, actor: UserRecord, input: Subscr
   });
 
   notifySubscriptionsAdded(h, outcome.created, outcome.added, sawBefore);
+  if (input.announce) await announceNewChannels(h, actor, outcome.created);
 
   const result: SubscribeResult = { subscribed: {}, already_subscribed: {} };
   for (const [list, into] of [
@@ -317,6 +322,28 @@ export async function checkSubscribe(h: Hearth, actor: UserRecord, input: Subscr
   }
   if (!input.authorizationErrorsFatal) result.unauthorized = unauthorized;
   return result;
+}
+
+/**
+ * `announce`: Notification Bot posts to the organization's new-channel announcements
+ * channel (topic "new channels"), as Zulip does; nothing when that setting is unset.
+ * Private channels are never announced, so their names stay private.
+ */
+async function announceNewChannels(h: Hearth, actor: UserRecord, created: ChannelRecord[]): Promise<void> {
+  const announced = created.filter((c) => !c.invite_only);
+  const targetId = realmSetting(getRealm(h.store)?.settings ?? {}, "new_stream_announcements_stream_id");
+  const target = typeof targetId === "number" ? getChannel(h.store, targetId) : undefined;
+  const bot = findUserByLoginEmail(h, NOTIFICATION_BOT_EMAIL);
+  if (announced.length === 0 || !target || target.is_archived || !bot) return;
+  const links = announced.map((c) => `#**${c.name}**`).join(", ");
+  const who = `@_**${actor.full_name}|${actor.id}**`;
+  const content = announced.length === 1 ? `${who} created a new channel ${links}.` : `${who} created the following channels: ${links}.`;
+  try {
+    await checkSendMessage(h, bot, { target: { type: "stream", channel: target, topic: "new channels" }, content, client: "Internal", readBySender: true });
+  } catch (error) {
+    // The channels exist and are subscribed; a failed announcement must not turn that into an error.
+    console.error("Could not announce new channels:", error);
+  }
 }
 
 function notifySubscriptionsAdded(

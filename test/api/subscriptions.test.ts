@@ -189,6 +189,28 @@ describe("POST /users/me/subscriptions", () => {
   });
 });
 
+describe("announce", () => {
+  test("Notification Bot announces new public channels in the announcements channel", async () => {
+    const lobby = fresh("Announcements");
+    expectSuccess(await subscribe("iago", [lobby], { principals: [s.users.iago.id, s.users.othello.id] }));
+    const lobbyId = await channelId("iago", lobby);
+    // No PATCH /realm yet: set the organization setting in the store, as an administrator would.
+    const store = s.server.h.store;
+    await store.commit(() => {
+      const realm = store.dbs.meta.get("realm");
+      store.dbs.meta.put("realm", { ...realm, settings: { ...realm.settings, new_stream_announcements_stream_id: lobbyId } });
+    });
+    const name = fresh("Announced");
+    expectSuccess(await subscribe("hamlet", [name], { announce: true }));
+    expectSuccess(await subscribe("hamlet", [fresh("Quiet private")], { announce: true, invite_only: true }));
+    expectSuccess(await subscribe("hamlet", [fresh("Not announced")]));
+    const narrow = JSON.stringify([{ operator: "channel", operand: lobbyId }, { operator: "topic", operand: "new channels" }]);
+    const body = expectSuccess(await s.as("othello").get("/messages", { anchor: "newest", num_before: 10, num_after: 0, narrow, apply_markdown: false }));
+    expect(body.messages.map((m: any) => m.content)).toEqual([`@_**King Hamlet|${s.users.hamlet.id}** created a new channel #**${name}**.`]);
+    expect(body.messages[0].sender_email).toBe("notification-bot@zulip.com");
+  });
+});
+
 describe("permissions", () => {
   test("guests cannot create channels, see or join public channels they are not in", async () => {
     const name = fresh("Public");
