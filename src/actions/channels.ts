@@ -165,6 +165,8 @@ export interface SubscribeInput {
   principals?: (string | number)[];
   authorizationErrorsFatal: boolean;
   announce: boolean;
+  /** FL 397; default true: Notification Bot tells users whom someone else subscribed. */
+  sendNewSubscriptionMessages?: boolean;
   creation: ChannelCreationSettings;
 }
 
@@ -312,6 +314,7 @@ export async function checkSubscribe(h: Hearth, actor: UserRecord, input: Subscr
 
   notifySubscriptionsAdded(h, outcome.created, outcome.added, sawBefore);
   if (input.announce) await announceNewChannels(h, actor, outcome.created);
+  if (input.sendNewSubscriptionMessages !== false) await sendNewSubscriptionMessages(h, actor, outcome.added, outcome.created);
 
   const result: SubscribeResult = { subscribed: {}, already_subscribed: {} };
   for (const [list, into] of [
@@ -343,6 +346,44 @@ async function announceNewChannels(h: Hearth, actor: UserRecord, created: Channe
   } catch (error) {
     // The channels exist and are subscribed; a failed announcement must not turn that into an error.
     console.error("Could not announce new channels:", error);
+  }
+}
+
+/** Zulip's `max_bulk_new_subscription_messages`: larger requests send no direct messages. */
+const MAX_BULK_NEW_SUBSCRIPTION_MESSAGES = 100;
+
+/**
+ * Users subscribed by someone else to existing channels get a direct message from
+ * Notification Bot naming them (never for channels created by the same request, nor
+ * for bots, nor when the request subscribed more than 100 users).
+ */
+async function sendNewSubscriptionMessages(h: Hearth, actor: UserRecord, added: { channel: ChannelRecord; userIds: number[] }[], created: ChannelRecord[]): Promise<void> {
+  const createdIds = new Set(created.map((c) => c.id));
+  const everyone = new Set(added.flatMap((a) => a.userIds));
+  if (everyone.size > MAX_BULK_NEW_SUBSCRIPTION_MESSAGES) return;
+  const bot = findUserByLoginEmail(h, NOTIFICATION_BOT_EMAIL);
+  if (!bot) return;
+  const namesByUser = new Map<number, string[]>();
+  for (const { channel, userIds } of added) {
+    if (createdIds.has(channel.id)) continue;
+    for (const id of userIds) {
+      const user = getUser(h.store, id);
+      if (id === actor.id || !user || user.is_bot) continue;
+      (namesByUser.get(id) ?? namesByUser.set(id, []).get(id)!).push(channel.name);
+    }
+  }
+  const who = `@_**${actor.full_name}|${actor.id}**`;
+  for (const [userId, names] of namesByUser) {
+    const content =
+      names.length === 1
+        ? `${who} subscribed you to the channel #**${names[0]}**.`
+        : `${who} subscribed you to the following channels:\n\n${names.map((n) => `* #**${n}**`).join("\n")}`;
+    try {
+      const userIds = [bot.id, userId].sort((a, b) => a - b);
+      await checkSendMessage(h, bot, { target: { type: "private", userIds }, content, client: "Internal", readBySender: true });
+    } catch (error) {
+      console.error("Could not send a new-subscription message:", error);
+    }
   }
 }
 

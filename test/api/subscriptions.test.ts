@@ -211,6 +211,28 @@ describe("announce", () => {
   });
 });
 
+describe("new-subscription messages", () => {
+  test("users subscribed by someone else get a direct message from Notification Bot", async () => {
+    const a = fresh("Told");
+    const b = fresh("Told too");
+    expectSuccess(await subscribe("hamlet", [a, b]));
+    const newOnly = fresh("Brand new");
+    expectSuccess(await subscribe("hamlet", [a, b, newOnly], { principals: [s.users.cordelia.id, s.users.hamlet.id] }));
+    expectSuccess(await subscribe("hamlet", [a], { principals: [s.users.shiva.id] }));
+    expectSuccess(await subscribe("hamlet", [b], { principals: [s.users.shiva.id], send_new_subscription_messages: false }));
+    const dms = async (who: CastName) => {
+      const narrow = JSON.stringify([{ operator: "is", operand: "dm" }]);
+      const body = expectSuccess(await s.as(who).get("/messages", { anchor: "newest", num_before: 20, num_after: 0, narrow, apply_markdown: false }));
+      return body.messages.filter((m: any) => m.sender_email === "notification-bot@zulip.com").map((m: any) => m.content);
+    };
+    const mention = `@_**King Hamlet|${s.users.hamlet.id}**`;
+    expect(await dms("cordelia")).toContain(`${mention} subscribed you to the following channels:\n\n* #**${a}**\n* #**${b}**`);
+    expect((await dms("cordelia")).join("\n")).not.toContain(newOnly);
+    expect(await dms("shiva")).toEqual([`${mention} subscribed you to the channel #**${a}**.`]);
+    expect(await dms("hamlet")).toEqual([]);
+  });
+});
+
 describe("permissions", () => {
   test("guests cannot create channels, see or join public channels they are not in", async () => {
     const name = fresh("Public");
@@ -384,7 +406,7 @@ describe("events (state + events stay consistent)", () => {
     const name = fresh("Joined");
     expectSuccess(await subscribe("hamlet", [name]));
     const r = await verifyAction(s, async () => {
-      expectSuccess(await subscribe("hamlet", [name], { principals: [s.users.othello.id, s.users.polonius.id] }));
+      expectSuccess(await subscribe("hamlet", [name], { principals: [s.users.othello.id, s.users.polonius.id], send_new_subscription_messages: false }));
     }, { registerParams: { include_subscribers: true } });
     expect(r.types.othello).toEqual(["subscription/add"]);
     expect(r.types.polonius).toEqual(["stream/create", "subscription/add"]);
