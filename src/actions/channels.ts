@@ -43,6 +43,7 @@ import { isAdmin, isGuest, isOwner } from "../views/users";
 import { SYSTEM_BOTS } from "./realm";
 import { checkSendMessage } from "./messages";
 import { getRealm } from "../store/realm";
+import { topicsOfChannel } from "../store/messages";
 import { realmSetting } from "../views/realm-settings";
 
 const EMAIL_GATEWAY_EMAIL = SYSTEM_BOTS.find((b) => b.key === "email_gateway")!.email;
@@ -655,6 +656,10 @@ export async function checkUpdateChannel(h: Hearth, actor: UserRecord, channelId
     }
   }
   if (input.topics_policy !== undefined && input.topics_policy !== channel.topics_policy) {
+    // FL 404: a channel becomes "general chat" only if nothing was ever said in a named topic.
+    if (input.topics_policy === "empty_topic_only" && topicsOfChannel(h.store, channel.id).some((t) => t.name !== "")) {
+      throw badRequest("To enable this configuration, all messages in this channel must be in the general chat topic. Consider renaming or deleting other topics.");
+    }
     next.topics_policy = input.topics_policy;
     changed.push("topics_policy");
   }

@@ -169,6 +169,22 @@ describe("PATCH /streams/{stream_id}", () => {
     expect(back.types.polonius).toEqual([]);
   });
 
+  test("topics_policy empty_topic_only needs every message in the empty topic", async () => {
+    const name = fresh("Chatty");
+    const id = await create("hamlet", name);
+    expectSuccess(await s.as("hamlet").patch(`/streams/${id}`, { topics_policy: "allow_empty_topic" }));
+    expectSuccess(await s.as("hamlet").post("/messages", { type: "channel", to: id, topic: "", content: "general" }));
+    expectSuccess(await s.as("hamlet").patch(`/streams/${id}`, { topics_policy: "empty_topic_only" }));
+    expect(expectSuccess(await s.as("hamlet").get(`/streams/${id}`)).stream.topics_policy).toBe("empty_topic_only");
+    const other = await create("hamlet", fresh("Named"));
+    expectSuccess(await s.as("hamlet").post("/messages", { type: "channel", to: other, topic: "lunch", content: "named" }));
+    expectError(await s.as("hamlet").patch(`/streams/${other}`, { topics_policy: "empty_topic_only" }), 400, "BAD_REQUEST", /general chat/);
+    expectError(await s.as("hamlet").patch(`/streams/${other}`, { topics_policy: "sometimes" }), 400, "BAD_REQUEST");
+    // first_message_id follows the channel's first message.
+    const first = expectSuccess(await s.as("hamlet").get(`/streams/${other}`)).stream.first_message_id;
+    expect(typeof first).toBe("number");
+  });
+
   test("rename and description updates reach everyone who sees the channel", async () => {
     const id = await create("hamlet", fresh("Described"));
     const r = await verifyAction(s, async () => {
