@@ -76,16 +76,13 @@ export function neverSubscribedState(h: Hearth, user: UserRecord, options: Chann
   for (const channel of allChannels(h.store)) {
     if (!visibleArchived(channel, options) || getSubscription(h.store, channel.id, user.id)) continue;
     if (!hasMetadataAccess(h, user, channel)) continue;
-    out.push({ ...formatChannel(h, channel), ...subscriberFieldsAsApi(h, channel, options.includeSubscribers) });
+    const { subscribers, partialSubscribers } = subscriberFields(h, channel, options.includeSubscribers);
+    out.push({
+      ...formatChannel(h, channel),
+      ...(subscribers ? { subscribers } : {}),
+      ...(partialSubscribers ? { partial_subscribers: partialSubscribers } : {}),
+    });
   }
-  return out;
-}
-
-function subscriberFieldsAsApi(h: Hearth, channel: ChannelRecord, mode: boolean | "partial"): Record<string, unknown> {
-  const f = subscriberFields(h, channel, mode);
-  const out: Record<string, unknown> = {};
-  if (f.subscribers) out.subscribers = f.subscribers;
-  if (f.partialSubscribers) out.partial_subscribers = f.partialSubscribers;
   return out;
 }
 

@@ -285,6 +285,10 @@ describe("permissions", () => {
     expectSuccess(await subscribe("cordelia", [name]));
     // …but not add others (that is can_add_subscribers_group or the realm setting with content access… which they now have).
     expectError(await subscribe("polonius", [name]), 400, "BAD_REQUEST");
+    // Guests reach nothing they are not subscribed to, even when a group names them.
+    const guestNamed = fresh("Guest named");
+    expectSuccess(await subscribe("hamlet", [guestNamed], { invite_only: true, can_subscribe_group: { direct_members: [s.users.polonius.id], direct_subgroups: [] } }));
+    expectError(await subscribe("polonius", [guestNamed]), 400, "BAD_REQUEST", `Unable to access channel (${guestNamed}).`);
   });
 
   test("can_add_subscribers_group members add others without being subscribed (FL 349)", async () => {
