@@ -314,6 +314,7 @@ export async function checkSubscribe(h: Hearth, actor: UserRecord, input: Subscr
   });
 
   notifySubscriptionsAdded(h, outcome.created, outcome.added, sawBefore);
+  if (input.creation.is_default_stream && outcome.created.length > 0) notifyDefaultChannels(h);
   if (input.announce) await announceNewChannels(h, actor, outcome.created);
   if (input.sendNewSubscriptionMessages !== false) await sendNewSubscriptionMessages(h, actor, outcome.added, outcome.created);
 

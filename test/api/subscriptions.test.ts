@@ -395,6 +395,16 @@ describe("events (state + events stay consistent)", () => {
     expect(r.types.polonius).toEqual([]);
   });
 
+  test("creating a default channel also sends default_streams to non-guests", async () => {
+    const name = fresh("Default evented");
+    const r = await verifyAction(s, async () => {
+      expectSuccess(await subscribe("iago", [name], { is_default_stream: true }));
+    }, { viewers: ["iago", "hamlet", "polonius"] });
+    expect(r.types.iago).toEqual(["stream/create", "subscription/add", "default_streams"]);
+    expect(r.types.hamlet).toEqual(["stream/create", "subscription/peer_add", "default_streams"]);
+    expect(r.types.polonius).toEqual([]);
+  });
+
   test("creating a private channel reaches only its subscribers and the administrators", async () => {
     const name = fresh("PrivateEvents");
     const r = await verifyAction(s, async () => {
