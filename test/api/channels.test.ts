@@ -169,6 +169,24 @@ describe("PATCH /streams/{stream_id}", () => {
     expect(back.types.polonius).toEqual([]);
   });
 
+  test("group setting updates: stream update (plus stream_post_policy); widening can_subscribe_group shows a private channel", async () => {
+    const id = await create("hamlet", fresh("Widening"), { invite_only: true });
+    const posting = await verifyAction(s, async () => {
+      expectSuccess(await s.as("hamlet").patch(`/streams/${id}`, { can_send_message_group: { new: groupId("role:moderators") } }));
+    }, { viewers: ["hamlet", "iago", "othello"], registerParams: { include_subscribers: true } });
+    expect(posting.events.hamlet.map((e) => [e.property, e.value])).toEqual([
+      ["can_send_message_group", groupId("role:moderators")],
+      ["stream_post_policy", 4],
+    ]);
+    expect(posting.types.othello).toEqual([]);
+    const widened = await verifyAction(s, async () => {
+      expectSuccess(await s.as("hamlet").patch(`/streams/${id}`, { can_subscribe_group: { new: groupId("role:members") } }));
+    }, { viewers: ["hamlet", "othello", "polonius"], registerParams: { include_subscribers: true } });
+    expect(widened.types.othello).toEqual(["stream/create", "subscription/peer_add"]);
+    expect(widened.types.hamlet).toEqual(["stream/update"]);
+    expect(widened.types.polonius).toEqual([]);
+  });
+
   test("topics_policy empty_topic_only needs every message in the empty topic", async () => {
     const name = fresh("Chatty");
     const id = await create("hamlet", name);
