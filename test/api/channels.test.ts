@@ -322,6 +322,44 @@ describe("role changes (events verified)", () => {
   });
 });
 
+describe("malformed requests are 400s, never 500s", () => {
+  test("a table of bad inputs", async () => {
+    const id = await create("hamlet", fresh("Robust"));
+    const cases: [string, string, Params][] = [
+      ["POST", "/users/me/subscriptions", { subscriptions: [{}] }],
+      ["POST", "/users/me/subscriptions", { subscriptions: [{ name: 5 }] }],
+      ["POST", "/users/me/subscriptions", { subscriptions: "not json" }],
+      ["POST", "/users/me/subscriptions", { subscriptions: [{ name: "x" }], principals: [1.5] }],
+      ["POST", "/users/me/subscriptions", { subscriptions: [{ name: "x" }], principals: [1, "a@b.c"] }],
+      ["POST", "/users/me/subscriptions", { subscriptions: [{ name: "x" }], message_retention_days: "sometimes" }],
+      ["POST", "/users/me/subscriptions", { subscriptions: [{ name: "x" }], can_send_message_group: { direct_members: "all" } }],
+      ["POST", "/users/me/subscriptions", { subscriptions: [{ name: "x" }], stream_post_policy: 9 }],
+      ["POST", "/users/me/subscriptions", { subscriptions: [{ name: "x" }], folder_id: 3 }],
+      ["DELETE", "/users/me/subscriptions", { subscriptions: [5] }],
+      ["DELETE", "/users/me/subscriptions", {}],
+      ["POST", "/users/me/subscriptions/properties", { subscription_data: [{ stream_id: "x", property: "color", value: "#000000" }] }],
+      ["POST", "/users/me/subscriptions/properties", { subscription_data: [{ stream_id: id, property: "color", value: null }] }],
+      ["POST", "/users/me/subscriptions/properties", { subscription_data: {} }],
+      ["POST", `/users/me/subscriptions/${id}`, { property: "color" }],
+      ["PATCH", `/streams/${id}`, { can_send_message_group: 2 }],
+      ["PATCH", `/streams/${id}`, { can_send_message_group: { old: 2 } }],
+      ["PATCH", `/streams/${id}`, { is_private: "maybe" }],
+      ["PATCH", `/streams/${id}`, { folder_id: 4 }],
+      ["PATCH", "/streams/99999999999999999999", { description: "x" }],
+      ["DELETE", "/streams/-1", {}],
+      ["GET", "/streams", { include_public: "yes" }],
+      ["GET", `/streams/${id}/email_address`, { sender_id: "me" }],
+      ["POST", "/default_streams", { stream_id: "one" }],
+      ["GET", "/users/abc/subscriptions/1", {}],
+    ];
+    for (const [method, path, params] of cases) {
+      const res = await s.as("iago").request(method, path, params);
+      if (res.status !== 400) throw new Error(`${method} ${path} ${JSON.stringify(params)} → ${res.status} ${JSON.stringify(res.body)}`);
+      expect(res.body.result).toBe("error");
+    }
+  });
+});
+
 describe("data folders from before user groups", () => {
   test("the system groups are created at server start", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "hearth-old-"));
