@@ -330,6 +330,13 @@ describe("DELETE /users/me/subscriptions", () => {
     expectSuccess(await subscribe("cordelia", [name], { principals: [s.users.cordelia.id, bot.user_id] }));
     expect(expectSuccess(await s.as("cordelia").delete("/users/me/subscriptions", { subscriptions: [name], principals: [bot.user_id] })).removed).toEqual([name]);
     expectError(await s.as("cordelia").delete("/users/me/subscriptions", { subscriptions: [name], principals: [424242] }), 400, "BAD_REQUEST");
+    // can_remove_subscribers_group names who else may remove people.
+    const groups = expectSuccess(await s.as("hamlet").get("/user_groups")).user_groups;
+    const moderators = groups.find((g: any) => g.name === "role:moderators").id;
+    const open = fresh("Moderated crowd");
+    expectSuccess(await subscribe("hamlet", [open], { principals: [s.users.hamlet.id, s.users.othello.id], can_remove_subscribers_group: moderators }));
+    expectError(await s.as("cordelia").delete("/users/me/subscriptions", { subscriptions: [open], principals: [s.users.othello.id] }), 400, "BAD_REQUEST", "Insufficient permission");
+    expect(expectSuccess(await s.as("shiva").delete("/users/me/subscriptions", { subscriptions: [open], principals: [s.users.othello.id] })).removed).toEqual([open]);
   });
 
   test("re-subscribing keeps the personal color", async () => {
