@@ -1,6 +1,7 @@
 import type { FailureLimiter } from "./auth/ratelimit";
 import type { Store } from "./store/db";
 import type { EventHub } from "./events/hub";
+import type { QueueManager } from "./events/queues";
 
 export interface ServerConfig {
   dataDir: string;
@@ -15,6 +16,8 @@ export interface Hearth {
   store: Store;
   config: ServerConfig;
   events: EventHub;
+  /** The event queues of GET /events (attached to `events` as a sink). */
+  queues: QueueManager;
   limits: {
     loginByUser: FailureLimiter;
     loginByIp: FailureLimiter;

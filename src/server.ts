@@ -3,6 +3,8 @@ import { resolve } from "node:path";
 import type { Hearth, ServerConfig } from "./context";
 import { Store } from "./store/db";
 import { EventHub } from "./events/hub";
+import { QueueManager } from "./events/queues";
+import { realmSetting } from "./views/realm-settings";
 import { FailureLimiter } from "./auth/ratelimit";
 import { DataFolderLock } from "./lockfile";
 import { errorResponse, jsonResponse } from "./http/route";
@@ -15,6 +17,13 @@ import { profileFieldRoutes } from "./api/profile_fields";
 import { avatarRoutes } from "./api/avatars";
 import { ensureAvatarSalt, getAvatarSalt } from "./store/avatars";
 import { staticAssetRoutes } from "./api/static";
+import { ensureSystemGroups } from "./actions/user_groups";
+import { ensureChannelEmailSecret } from "./actions/channels";
+import { channelsRoutes } from "./api/channels";
+import { userGroupsRoutes } from "./api/user_groups";
+import { messagesRoutes } from "./api/messages";
+import { eventsRoutes } from "./api/events";
+import { settingsRoutes } from "./api/settings";
 
 export interface RunningServer {
   h: Hearth;
@@ -34,6 +43,7 @@ export function createHearth(store: Store, config: ServerConfig): Hearth {
     store,
     config,
     events: new EventHub(),
+    queues: new QueueManager(undefined, () => String(realmSetting(getRealm(store)?.settings ?? {}, "empty_topic_display_name"))),
     limits: {
       // Zulip's defaults: 5 failed logins per account per 30 minutes.
       loginByUser: new FailureLimiter(envInt("HEARTH_LOGIN_FAILURES_PER_USER", 5), 1800),
@@ -47,6 +57,7 @@ export function createHearth(store: Store, config: ServerConfig): Hearth {
       return new URL(h.realmUrl()).hostname;
     },
   };
+  h.events.attach(h.queues);
   (h as any)._setBoundUrl = (url: string) => (boundUrl = url);
   return h;
 }
@@ -61,6 +72,11 @@ export function buildApp(h: Hearth) {
     .use(personalRoutes(h).app)
     .use(profileFieldRoutes(h).app)
     .use(staticAssetRoutes(h))
+    .use(channelsRoutes(h).app)
+    .use(userGroupsRoutes(h).app)
+    .use(messagesRoutes(h).app)
+    .use(eventsRoutes(h).app)
+    .use(settingsRoutes(h).app)
     .onError(({ code, error }) => {
       if (error instanceof ApiError) return errorResponse(error);
       if (code === "NOT_FOUND") return jsonResponse({ result: "error", msg: "Not Found", code: "NOT_FOUND" }, 404);
@@ -85,9 +101,22 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     lock.release();
     throw e;
   }
-  // Data folders created before avatars existed get their secret now.
-  if (!getAvatarSalt(store)) await store.commit(() => ensureAvatarSalt(store));
+  try {
+    // Data folders initialised before these features existed get what they need now.
+    if (!getAvatarSalt(store)) await store.commit(() => ensureAvatarSalt(store));
+    if (getRealm(store)) {
+      await ensureSystemGroups(store);
+      await ensureChannelEmailSecret(store);
+    }
+  } catch (e) {
+    await store.close();
+    lock.release();
+    throw e;
+  }
   const h = createHearth(store, { ...config, dataDir });
+  // Queues saved by the last graceful shutdown come back before any client can poll.
+  h.queues.load(dataDir);
+  h.queues.startGc();
   let server: import("bun").Server<unknown>;
   try {
     const app = buildApp(h);
@@ -116,7 +145,11 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     port,
     stop() {
       stopped ??= (async () => {
+        // Parked long-polls answer now (else stop would wait for their heartbeat);
+        // the queues are written to the data folder for the next start.
+        h.queues.close(null);
         await server.stop(false); // stop accepting; in-flight requests finish
+        h.queues.close(dataDir);
         await store.close();
         lock.release();
       })();

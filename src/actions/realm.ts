@@ -4,13 +4,11 @@ import { BotType, EmailVisibility, putUser, Role, type UserRecord } from "../sto
 import { generateApiKey, hashPasswordSync } from "../auth/credentials";
 import { ensureAvatarSalt } from "../store/avatars";
 import { checkEmailAddress, checkFullName } from "./users";
+import { SYSTEM_BOTS } from "../store/system_bots";
 
-/** Zulip's cross-realm system bots live on this internal domain. */
-export const SYSTEM_BOTS = [
-  { key: "notification", email: "notification-bot@zulip.com", full_name: "Notification Bot" },
-  { key: "email_gateway", email: "emailgateway@zulip.com", full_name: "Email Gateway" },
-  { key: "welcome", email: "welcome-bot@zulip.com", full_name: "Welcome Bot" },
-] as const;
+export { SYSTEM_BOTS };
+import { createMissingSystemGroups } from "./user_groups";
+
 
 export interface InitOptions {
   realmName: string;
@@ -68,6 +66,7 @@ export async function doInitRealm(store: Store, options: InitOptions): Promise<{
     };
     putRealm(store, realm);
     ensureAvatarSalt(store);
+    createMissingSystemGroups(store);
     for (const bot of SYSTEM_BOTS) {
       putUser(store, newAccount(store, { email: bot.email, full_name: bot.full_name, is_bot: true, bot_type: BotType.GENERIC, is_system_bot: true }));
     }

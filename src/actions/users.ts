@@ -2,6 +2,13 @@ import type { Hearth } from "../context";
 import { badRequest, insufficientPermission, mustBeAdmin, mustBeOwner } from "../errors";
 import { generateApiKey, hashPassword } from "../auth/credentials";
 import { allUsers, BotType, EmailVisibility, getUser, getUserByEmail, putUser, Role, ROLES, type UserRecord } from "../store/users";
+import { notifySystemGroupMembership } from "./user_groups";
+import {
+  notifyDefaultChannelsJoined,
+  notifySubscriberActivityChanged,
+  notifyUserChannelAccessChanged,
+  subscribeToDefaultChannelsInTransaction,
+} from "./channels";
 import { canSeeRealEmail, formatUser, isAdmin, isOwner, isoTimestamp } from "../views/users";
 import { avatarUrl } from "../views/avatars";
 
@@ -82,7 +89,7 @@ export function botView(h: Hearth, bot: UserRecord): Record<string, unknown> {
   };
 }
 
-function notifyRealmBot(h: Hearth, op: "add" | "update" | "delete", bot: UserRecord, fields?: Record<string, unknown>): void {
+export function notifyRealmBot(h: Hearth, op: "add" | "update" | "delete", bot: UserRecord, fields?: Record<string, unknown>): void {
   const recipients = new Set(adminIds(h));
   if (bot.bot_owner_id !== null) recipients.add(bot.bot_owner_id);
   const payload = op === "add" ? botView(h, bot) : { user_id: bot.id, ...fields };
@@ -109,7 +116,7 @@ export async function doCreateUser(h: Hearth, input: NewUser): Promise<UserRecor
   if (!ROLES.includes(role)) throw badRequest("Invalid role");
   const password_hash = input.password === null ? null : await hashPassword(input.password);
   const isBot = input.bot_type !== undefined && input.bot_type !== null;
-  const user = await h.store.commit(() => {
+  const created = await h.store.commit(() => {
     if (getUserByEmail(h.store, email)) throw badRequest(`Email '${email}' already in use`);
     const record: UserRecord = {
       id: h.store.nextId("user"),
@@ -133,11 +140,14 @@ export async function doCreateUser(h: Hearth, input: NewUser): Promise<UserRecor
       settings: {},
     };
     putUser(h.store, record);
-    return record;
+    return { record, defaultChannels: subscribeToDefaultChannelsInTransaction(h, record) };
   });
+  const user = created.record;
   if (!user.is_system_bot) {
     notifyRealmUser(h, "add", user);
     if (user.is_bot) notifyRealmBot(h, "add", user);
+    notifySystemGroupMembership(h, null, user);
+    notifyDefaultChannelsJoined(h, user, created.defaultChannels);
   }
   return user;
 }
@@ -214,7 +224,24 @@ export async function checkUpdateUser(
     notifyRealmUser(h, "update", after, { full_name: after.full_name });
     if (after.is_bot) notifyRealmBot(h, "update", after, { full_name: after.full_name });
   }
-  if (after.role !== before.role) notifyRealmUser(h, "update", after, { role: after.role });
+  if (after.role !== before.role) {
+    notifyRealmUser(h, "update", after, { role: after.role });
+    notifySystemGroupMembership(h, before, after);
+    notifyUserChannelAccessChanged(h, before, after);
+  }
+  if (!after.is_bot && isAdmin(after) !== isAdmin(before)) notifyBotListChanged(h, after, isAdmin(after));
+}
+
+/**
+ * Administrators see every bot in realm_bots, others only their own: a user who
+ * gains or loses the role gets the other owners' bots added or deleted.
+ */
+function notifyBotListChanged(h: Hearth, user: UserRecord, nowAdmin: boolean): void {
+  for (const bot of allUsers(h.store)) {
+    if (!bot.is_bot || bot.is_system_bot || !bot.is_active || bot.bot_owner_id === user.id) continue;
+    const event = nowAdmin ? { type: "realm_bot", op: "add", bot: botView(h, bot) } : { type: "realm_bot", op: "delete", bot: { user_id: bot.id } };
+    h.events.publish(event, [user.id]);
+  }
 }
 
 export async function doSetActive(h: Hearth, actor: UserRecord, userId: number, active: boolean): Promise<void> {
@@ -238,6 +265,8 @@ export async function doSetActive(h: Hearth, actor: UserRecord, userId: number, 
   for (const u of changed) {
     notifyRealmUser(h, "update", u, { is_active: active });
     if (u.is_bot) notifyRealmBot(h, active ? "add" : "delete", u, active ? undefined : {});
+    notifySystemGroupMembership(h, { ...u, is_active: !active }, u);
+    notifySubscriberActivityChanged(h, u, active);
   }
 }
 

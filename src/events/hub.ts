@@ -5,8 +5,27 @@
  */
 export type ApiEvent = { type: string } & Record<string, unknown>;
 
+export interface PublishOptions {
+  /**
+   * Fields added to the event for one recipient only, e.g. a message event's
+   * `flags`, which differ per user (Zulip sends `users: [{id, flags}]` to Tornado).
+   */
+  perUser?: ReadonlyMap<number, Record<string, unknown>>;
+  /**
+   * Fields added to the event in one queue only, e.g. `local_message_id` for the
+   * queue the sender named in `POST /messages` (`queue_id` + `local_id`), so the
+   * sending client can match the echo to its outbox entry.
+   */
+  perQueue?: ReadonlyMap<string, Record<string, unknown>>;
+  /**
+   * A message in a public channel: also delivered (with `flags: []`) to queues
+   * registered with `all_public_streams`, whoever owns them.
+   */
+  toAllPublicStreamsQueues?: boolean;
+}
+
 export interface EventSink {
-  deliver(event: ApiEvent, userIds: readonly number[]): void;
+  deliver(event: ApiEvent, userIds: readonly number[], options: PublishOptions): void;
 }
 
 export class EventHub {
@@ -16,9 +35,9 @@ export class EventHub {
     this.sinks.push(sink);
   }
 
-  publish(event: ApiEvent, userIds: Iterable<number>): void {
+  publish(event: ApiEvent, userIds: Iterable<number>, options: PublishOptions = {}): void {
     const recipients = [...new Set(userIds)];
-    if (recipients.length === 0) return;
-    for (const sink of this.sinks) sink.deliver(event, recipients);
+    if (recipients.length === 0 && !options.toAllPublicStreamsQueues) return;
+    for (const sink of this.sinks) sink.deliver(event, recipients, options);
   }
 }

@@ -28,6 +28,44 @@ export const KEYSPACES = {
   avatars: "avatars",
   /** userId → UserStatus (absent: no status) */
   userStatus: "user_status",
+  /** channelId → ChannelRecord (archived channels included, `is_archived` set) */
+  channels: "channels",
+  /** lower-cased channel name → channelId (names stay taken while archived) */
+  channelsByName: "channels_by_name",
+  /** [channelId, userId] → SubscriptionRecord (kept with `active: false` after unsubscribing, for `unsubscribed` and the color) */
+  subscriptions: "subscriptions",
+  /** [userId, channelId] → active (boolean); mirror of `subscriptions` for "channels of a user" */
+  userSubscriptions: "user_subscriptions",
+  /** channelId → true: the realm's default channels for new users */
+  defaultChannels: "default_channels",
+  /** groupId → UserGroupRecord (system groups `role:*` included) */
+  userGroups: "user_groups",
+  /** lower-cased group name → groupId */
+  userGroupsByName: "user_groups_by_name",
+  /** [groupId, userId] → true: direct members of user-defined groups (system groups derive theirs from roles) */
+  userGroupMembers: "user_group_members",
+
+  // Messages (Zulip's Message + UserMessage split: content once, flags per user).
+  /** messageId → MessageRecord (content, rendered HTML, reactions, edit history; stored once) */
+  messages: "messages",
+  /** [userId, messageId] → flags bitmask (see MessageFlag); a row means the user received the message */
+  userMessages: "user_messages",
+  /** [userId, index, messageId] → true; index ∈ "unread" | "starred" | "mentioned" | "alerted" | "dm" */
+  userMessageIndex: "user_message_index",
+  /** [channelId, messageId] → true */
+  channelMessages: "channel_messages",
+  /** [channelId, topicKey, messageId] → true; topicKey is the lower-cased topic */
+  topicMessages: "topic_messages",
+  /** [channelId, topicKey] → { name, max_id } (topic list; name keeps the newest spelling) */
+  topics: "topics",
+  /** [conversationKey, messageId] → true; conversationKey is the sorted member IDs, "3,7,9" */
+  dmMessages: "dm_messages",
+  /** [senderId, messageId] → true */
+  senderMessages: "sender_messages",
+  /** [term, messageId] → true; terms are lower-cased words of content and topic (word and prefix search are range scans) */
+  searchTerms: "search_terms",
+  /** recipient key ("c:<channelId>" | "d:<conversationKey>") → recipient_id */
+  recipients: "recipients",
 } as const;
 
 export type KeyspaceName = keyof typeof KEYSPACES;

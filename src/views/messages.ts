@@ -1,7 +1,121 @@
 import type { Hearth } from "../context";
-import type { UserRecord } from "../store/users";
+import { getUser, type UserRecord } from "../store/users";
+import { getRealm } from "../store/realm";
+import { REALM_DEFAULTS } from "./realm-settings";
+import {
+  flagList,
+  getMessage,
+  getUserFlags,
+  MessageFlag,
+  newestMessageIdOf,
+  type MessageRecord,
+} from "../store/messages";
+import { apiEmail, canSeeRealEmail } from "./users";
+import { avatarUrl } from "./avatars";
+import { channelById, canReadChannel } from "./message_channels";
+import { topicLinks } from "../markdown";
 
 /** The newest message ID the user has received; -1 when none (Zulip's convention). */
-export function maxMessageIdFor(_h: Hearth, _user: UserRecord): number {
-  return -1;
+export function maxMessageIdFor(h: Hearth, user: UserRecord): number {
+  return newestMessageIdOf(h.store, user.id);
+}
+
+/** Zulip's fixed display name of the empty topic for clients that cannot show it. */
+export const EMPTY_TOPIC_DISPLAY_NAME = "general chat";
+
+/** An organization setting: the stored value, else the realm default, else `fallback`. */
+export function realmSetting<T>(h: Hearth, name: string, fallback: T): T {
+  const value = getRealm(h.store)?.settings?.[name];
+  if (value !== undefined) return value as T;
+  return (name in REALM_DEFAULTS ? REALM_DEFAULTS[name] : fallback) as T;
+}
+
+export interface MessageViewOptions {
+  applyMarkdown: boolean;
+  clientGravatar: boolean;
+  /** FL 334: clients that can show the empty topic ask for it; others get "general chat". */
+  allowEmptyTopicName: boolean;
+}
+
+export const DEFAULT_VIEW: MessageViewOptions = { applyMarkdown: true, clientGravatar: false, allowEmptyTopicName: true };
+
+/**
+ * The flags a user sees on a message: their row, or — for a channel message they
+ * may read without having received it — Zulip's `read` + `historical`.
+ * Undefined when the user may not see the message at all.
+ */
+export function visibleFlags(h: Hearth, user: UserRecord, m: MessageRecord): number | undefined {
+  const own = getUserFlags(h.store, user.id, m.id);
+  if (own !== undefined) return own;
+  if (m.type !== "stream") return undefined;
+  const channel = channelById(h, m.channel_id!);
+  if (!channel || !canReadChannel(h, user, channel)) return undefined;
+  // Private channels with protected history show subscribers only what they received.
+  if (channel.invite_only && !channel.history_public_to_subscribers) return undefined;
+  return MessageFlag.read | MessageFlag.historical;
+}
+
+function displayUser(h: Hearth, id: number): { id: number; email: string; full_name: string; is_mirror_dummy: boolean } {
+  const u = getUser(h.store, id);
+  return { id, email: u ? apiEmail(h, u) : `user${id}@${h.realmHost()}`, full_name: u?.full_name ?? "Unknown user", is_mirror_dummy: false };
+}
+
+export function formatReactions(h: Hearth, m: MessageRecord): Record<string, unknown>[] {
+  return m.reactions.map((r) => {
+    const u = displayUser(h, r.user_id);
+    // `user` is deprecated but zulip-terminal still reads it.
+    return { ...r, user: { id: u.id, email: u.email, full_name: u.full_name, is_mirror_dummy: false } };
+  });
+}
+
+export function topicDisplayName(topic: string, options: MessageViewOptions): string {
+  // The realm default is Zulip's fixed "general chat"; clients that cannot show "" get it.
+  return topic === "" && !options.allowEmptyTopicName ? EMPTY_TOPIC_DISPLAY_NAME : topic;
+}
+
+/** A message as the API shows it to `viewer` (the OpenAPI message object). */
+export function formatMessage(
+  h: Hearth,
+  viewer: UserRecord,
+  m: MessageRecord,
+  flags: number,
+  options: MessageViewOptions = DEFAULT_VIEW,
+): Record<string, unknown> {
+  const sender = getUser(h.store, m.sender_id);
+  const seesEmail = sender ? canSeeRealEmail(viewer, sender) : false;
+  const out: Record<string, unknown> = {
+    id: m.id,
+    sender_id: m.sender_id,
+    content: options.applyMarkdown ? m.rendered_content : m.content,
+    recipient_id: m.recipient_id,
+    timestamp: m.timestamp,
+    client: m.client,
+    subject: m.type === "stream" ? topicDisplayName(m.topic, options) : "",
+    topic_links: m.type === "stream" ? topicLinks(m.topic, []) : [],
+    is_me_message: m.is_me_message,
+    reactions: formatReactions(h, m),
+    submessages: m.submessages,
+    sender_full_name: sender?.full_name ?? "Unknown user",
+    sender_email: sender ? apiEmail(h, sender) : "",
+    sender_realm_str: "",
+    display_recipient:
+      m.type === "stream" ? (channelById(h, m.channel_id!)?.name ?? "") : m.dm_user_ids!.map((id) => displayUser(h, id)),
+    type: m.type,
+    avatar_url: sender ? avatarUrl(h, sender) : null,
+    content_type: options.applyMarkdown ? "text/html" : "text/x-markdown",
+    flags: flagList(flags),
+  };
+  if (m.type === "stream") out.stream_id = m.channel_id;
+  if (m.edit_history.length > 0) out.edit_history = m.edit_history;
+  if (m.last_edit_timestamp !== null) out.last_edit_timestamp = m.last_edit_timestamp;
+  if (m.last_moved_timestamp !== null) out.last_moved_timestamp = m.last_moved_timestamp;
+  return out;
+}
+
+/** Reads a message and its flags for `user`, or undefined when they may not see it. */
+export function readableMessage(h: Hearth, user: UserRecord, id: number): { message: MessageRecord; flags: number } | undefined {
+  const message = getMessage(h.store, id);
+  if (!message) return undefined;
+  const flags = visibleFlags(h, user, message);
+  return flags === undefined ? undefined : { message, flags };
 }

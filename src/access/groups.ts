@@ -1,0 +1,179 @@
+import type { Hearth } from "../context";
+import { badRequest } from "../errors";
+import { getRealm } from "../store/realm";
+import { realmSetting } from "../views/realm-settings";
+import { allUsers, getUser, Role, type UserRecord } from "../store/users";
+import {
+  getUserGroup,
+  isStoredGroupMember,
+  storedGroupMemberIds,
+  systemGroupId,
+  type GroupSettingValue,
+  type SystemGroupName,
+  type UserGroupRecord,
+} from "../store/user_groups";
+
+const DAY_SECONDS = 86400;
+
+/** Organization-level group settings this layer enforces (defaults in REALM_DEFAULTS). */
+export type RealmGroupSettingName =
+  | "can_create_public_channel_group"
+  | "can_create_private_channel_group"
+  | "can_create_web_public_channel_group"
+  | "can_add_subscribers_group";
+
+function realmSettings(h: Hearth): Record<string, unknown> {
+  return getRealm(h.store)?.settings ?? {};
+}
+
+export function realmGroupSetting(h: Hearth, name: RealmGroupSettingName): GroupSettingValue {
+  return realmSetting(realmSettings(h), name) as GroupSettingValue;
+}
+
+/** Days before a new member becomes a full member (`waiting_period_threshold`). */
+export function realmWaitingPeriodDays(h: Hearth): number {
+  const value = realmSetting(realmSettings(h), "waiting_period_threshold");
+  return typeof value === "number" ? value : 0;
+}
+
+/** The organization's `message_retention_days` (-1: forever). */
+export function realmMessageRetentionDays(h: Hearth): number {
+  const value = realmSetting(realmSettings(h), "message_retention_days");
+  return typeof value === "number" ? value : -1;
+}
+
+/** Zulip's `is_provisional_member` negated: members past the waiting period, and every higher role. */
+export function isFullMember(h: Hearth, user: UserRecord): boolean {
+  if (user.role <= Role.MODERATOR) return true;
+  if (user.role !== Role.MEMBER) return false;
+  const days = realmWaitingPeriodDays(h);
+  return Date.now() / 1000 - user.date_joined >= days * DAY_SECONDS;
+}
+
+/** Role test behind each system group; deactivated users belong to none. */
+function inSystemGroup(h: Hearth, user: UserRecord, name: string): boolean {
+  if (!user.is_active) return false;
+  switch (name) {
+    case "role:internet":
+    case "role:everyone":
+      return true;
+    case "role:members":
+      return user.role <= Role.MEMBER;
+    case "role:fullmembers":
+      return isFullMember(h, user);
+    case "role:moderators":
+      return user.role <= Role.MODERATOR;
+    case "role:administrators":
+      return user.role <= Role.ADMINISTRATOR;
+    case "role:owners":
+      return user.role === Role.OWNER;
+    default:
+      return false;
+  }
+}
+
+/** System groups' stored shape in Zulip: each role group contains the next stricter one. */
+const SYSTEM_SUBGROUP: Partial<Record<SystemGroupName, SystemGroupName>> = {
+  "role:internet": "role:everyone",
+  "role:everyone": "role:members",
+  "role:members": "role:fullmembers",
+  "role:fullmembers": "role:moderators",
+  "role:moderators": "role:administrators",
+  "role:administrators": "role:owners",
+};
+
+export function directSubgroupIds(h: Hearth, group: UserGroupRecord): number[] {
+  if (!group.is_system_group) return group.direct_subgroup_ids;
+  const sub = SYSTEM_SUBGROUP[group.name as SystemGroupName];
+  return sub ? [systemGroupId(h.store, sub)] : [];
+}
+
+/** Direct members as Zulip stores them: for system groups, the users whose role is exactly that level. */
+export function directMemberIds(h: Hearth, group: UserGroupRecord): number[] {
+  if (!group.is_system_group) {
+    return storedGroupMemberIds(h.store, group.id).filter((id) => getUser(h.store, id)?.is_active);
+  }
+  const ids: number[] = [];
+  for (const u of allUsers(h.store)) {
+    if (!u.is_active || u.is_system_bot) continue;
+    const exact =
+      (group.name === "role:owners" && u.role === Role.OWNER) ||
+      (group.name === "role:administrators" && u.role === Role.ADMINISTRATOR) ||
+      (group.name === "role:moderators" && u.role === Role.MODERATOR) ||
+      (group.name === "role:fullmembers" && u.role === Role.MEMBER && isFullMember(h, u)) ||
+      (group.name === "role:members" && u.role === Role.MEMBER) ||
+      (group.name === "role:everyone" && u.role === Role.GUEST);
+    if (exact) ids.push(u.id);
+  }
+  return ids;
+}
+
+/** Whether `user` belongs to the group, directly or through subgroups (cycles tolerated). */
+export function isUserInGroup(h: Hearth, user: UserRecord, groupId: number, seen: Set<number> = new Set()): boolean {
+  if (!user.is_active || seen.has(groupId)) return false;
+  seen.add(groupId);
+  const group = getUserGroup(h.store, groupId);
+  if (!group || group.deactivated) return false;
+  if (group.is_system_group) return inSystemGroup(h, user, group.name);
+  if (isStoredGroupMember(h.store, groupId, user.id)) return true;
+  return group.direct_subgroup_ids.some((sub) => isUserInGroup(h, user, sub, seen));
+}
+
+/** The group-setting evaluator: a group ID, or `{direct_members, direct_subgroups}` with subgroups recursive. */
+export function isUserInGroupSetting(h: Hearth, user: UserRecord, value: GroupSettingValue): boolean {
+  if (!user.is_active) return false;
+  if (typeof value === "number") return isUserInGroup(h, user, value);
+  if (value.direct_members.includes(user.id)) return true;
+  const seen = new Set<number>();
+  return value.direct_subgroups.some((id) => isUserInGroup(h, user, id, seen));
+}
+
+/** Every active user a group-setting value covers (for event recipient lists). */
+export function usersInGroupSetting(h: Hearth, value: GroupSettingValue): number[] {
+  const ids: number[] = [];
+  for (const u of allUsers(h.store)) if (!u.is_system_bot && isUserInGroupSetting(h, u, value)) ids.push(u.id);
+  return ids;
+}
+
+export function isSystemGroupSetting(h: Hearth, value: GroupSettingValue, name: SystemGroupName): boolean {
+  return typeof value === "number" && value === systemGroupId(h.store, name);
+}
+
+export interface GroupSettingRules {
+  /** Zulip's `allow_everyone_group`; `role:internet` is never allowed on this server (no spectators). */
+  allowEveryone: boolean;
+  allowNobody?: boolean;
+  allowOwners?: boolean;
+}
+
+/**
+ * Validates a group-setting value from a request and returns its canonical form:
+ * an anonymous group of exactly one subgroup and no members becomes that group's ID,
+ * as Zulip stores it; members and subgroups are deduplicated and sorted.
+ */
+export function checkGroupSettingValue(h: Hearth, name: string, value: GroupSettingValue, rules: GroupSettingRules): GroupSettingValue {
+  const checkGroupId = (id: number): void => {
+    const group = getUserGroup(h.store, id);
+    if (!group || group.deactivated) throw badRequest("Invalid user group");
+    if (!group.is_system_group) return;
+    const forbidden =
+      group.name === "role:internet" ||
+      (group.name === "role:everyone" && !rules.allowEveryone) ||
+      (group.name === "role:nobody" && rules.allowNobody === false) ||
+      (group.name === "role:owners" && rules.allowOwners === false);
+    if (forbidden) throw badRequest(`'${name}' setting cannot be set to '${group.name}' group.`);
+  };
+  if (typeof value === "number") {
+    checkGroupId(value);
+    return value;
+  }
+  const members = [...new Set(value.direct_members)].sort((a, b) => a - b);
+  const subgroups = [...new Set(value.direct_subgroups)].sort((a, b) => a - b);
+  for (const id of members) {
+    const u = getUser(h.store, id);
+    if (!u || u.is_system_bot || !u.is_active) throw badRequest(`Invalid user ID: ${id}`);
+  }
+  for (const id of subgroups) checkGroupId(id);
+  if (members.length === 0 && subgroups.length === 1) return subgroups[0];
+  return { direct_members: members, direct_subgroups: subgroups };
+}

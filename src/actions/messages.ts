@@ -1,0 +1,777 @@
+import type { Hearth } from "../context";
+import { ApiError, badRequest } from "../errors";
+import { allUsers, getUser, type UserRecord } from "../store/users";
+import { findUserByLoginEmail } from "../auth/basic";
+import { getChannel, putChannel } from "../store/channels";
+import {
+  conversationKey,
+  deleteMessageRows,
+  flagList,
+  getMessage,
+  getUserFlags,
+  idsInRange,
+  insertMessage,
+  MENTION_BITS,
+  MessageFlag,
+  recipientIdFor,
+  replaceMessage,
+  setUserFlags,
+  topicKey,
+  type EditHistoryEntry,
+  type MessageRecord,
+  type Reaction,
+} from "../store/messages";
+import { linkProperties, renderMarkdown, type RenderContext, type RenderResult } from "../markdown";
+import { emojiCodeFor, emojiNameFor } from "../markdown/emoji";
+import { apiEmail, isModerator } from "../views/users";
+import {
+  canDeleteAnyMessage,
+  canDeleteOwnMessage,
+  canMoveBetweenChannels,
+  canMoveBetweenTopics,
+  canPostToChannel,
+  canReadChannel,
+  channelById,
+  channelByName,
+  channelSubscriberIds,
+  groupForMention,
+  groupMemberIds,
+  type MessageChannel,
+} from "../views/message_channels";
+import { formatMessage, readableMessage, realmSetting, visibleFlags } from "../views/messages";
+
+export const MAX_MESSAGE_LENGTH = 10000;
+export const MAX_TOPIC_LENGTH = 60;
+
+export const invalidMessage = () => badRequest("Invalid message(s)");
+
+/** Fetches a message the user may see, with their flags; Zulip's single error for missing and hidden ones. */
+export function accessMessage(h: Hearth, user: UserRecord, id: number): { message: MessageRecord; flags: number } {
+  const found = readableMessage(h, user, id);
+  if (!found) throw invalidMessage();
+  return found;
+}
+
+// ---------------------------------------------------------------------------
+// Rendering
+
+/** Lookups for the renderer, as seen by the sender (hidden channels are not linked). */
+export function renderContextFor(h: Hearth, sender: UserRecord): RenderContext {
+  let byName: Map<string, { id: number; full_name: string }[]> | null = null;
+  return {
+    userById(id) {
+      const u = getUser(h.store, id);
+      return u && u.is_active && !u.is_system_bot ? { id: u.id, full_name: u.full_name } : undefined;
+    },
+    usersByName(name) {
+      if (!byName) {
+        byName = new Map();
+        for (const u of allUsers(h.store)) {
+          if (!u.is_active || u.is_system_bot) continue;
+          const key = u.full_name.toLowerCase();
+          byName.set(key, [...(byName.get(key) ?? []), { id: u.id, full_name: u.full_name }]);
+        }
+      }
+      return byName.get(name.toLowerCase()) ?? [];
+    },
+    groupByName(name) {
+      const g = groupForMention(h, name);
+      return g ? { id: g.id, name: g.name } : undefined;
+    },
+    channelByName(name) {
+      const c = channelByName(h, name);
+      return c && canReadChannel(h, sender, c) ? { id: c.id, name: c.name } : undefined;
+    },
+    linkifiers: realmSetting(h, "linkifiers", [] as { pattern: string; url_template: string }[]),
+  };
+}
+
+export function renderMessageContent(h: Hearth, sender: UserRecord, content: string): RenderResult {
+  return renderMarkdown(content, renderContextFor(h, sender));
+}
+
+// ---------------------------------------------------------------------------
+// Sending
+
+export type MessageTarget =
+  | { type: "stream"; channel: MessageChannel; topic: string }
+  | { type: "private"; userIds: number[] };
+
+/** Zulip truncates over-long content instead of refusing it. */
+export function normalizeContent(content: string): string {
+  const trimmed = content.replace(/\s+$/, "");
+  if (trimmed.trim() === "") throw badRequest("Message must not be empty");
+  if (trimmed.length > MAX_MESSAGE_LENGTH) return trimmed.slice(0, MAX_MESSAGE_LENGTH - 20) + "\n[message truncated]";
+  return trimmed;
+}
+
+/** Topic rules: trimmed, `(no topic)` is the empty topic, no control characters, 60 characters (truncated like Zulip). */
+export function normalizeTopic(raw: string): string {
+  let topic = raw.trim();
+  if (topic === "(no topic)") topic = "";
+  const bad = [...topic].findIndex((ch) => /[\p{Cc}\p{Cs}\p{Cn}]/u.test(ch));
+  if (bad !== -1) throw badRequest(`Invalid character in topic, at position ${bad + 1}!`);
+  if ([...topic].length > MAX_TOPIC_LENGTH) topic = [...topic].slice(0, MAX_TOPIC_LENGTH - 3).join("") + "...";
+  return topic;
+}
+
+/** Applies the channel's (or organization's) `topics_policy` to a topic. */
+function checkTopicPolicy(h: Hearth, channel: MessageChannel, topic: string): void {
+  let policy = channel.topics_policy;
+  if (policy === "inherit" || !policy) policy = realmSetting(h, "topics_policy", "allow_empty_topic");
+  if (topic === "" && policy === "disable_empty_topic") {
+    throw new ApiError("Sending messages to the general chat is not allowed in this channel.", "TOPICS_REQUIRED");
+  }
+  if (topic !== "" && policy === "empty_topic_only") {
+    throw badRequest("Only the general chat topic is allowed in this channel.");
+  }
+  if (topic === "" && realmSetting(h, "mandatory_topics", false)) throw new ApiError("Topics are required in this organization.", "TOPICS_REQUIRED");
+}
+
+function resolveRecipientUser(h: Hearth, item: unknown): UserRecord {
+  let u: UserRecord | undefined;
+  if (typeof item === "number") u = getUser(h.store, item);
+  else if (typeof item === "string") u = findUserByLoginEmail(h, item.trim());
+  if (!u || u.is_system_bot) {
+    throw badRequest(typeof item === "string" ? `Invalid email '${item}'` : `Invalid user ID ${String(item)}`);
+  }
+  if (!u.is_active) throw badRequest(`'${apiEmail(h, u)}' is no longer using Zulip.`);
+  return u;
+}
+
+/** Resolves POST /messages `type` and `to` (every form clients send) into a target. */
+export function resolveTarget(h: Hearth, sender: UserRecord, type: string, to: unknown, topic: string | undefined): MessageTarget {
+  if (type === "private" || type === "direct") {
+    let items: unknown[];
+    if (Array.isArray(to)) items = to;
+    else if (typeof to === "number") items = [to];
+    else if (typeof to === "string") items = to.split(",").map((s) => s.trim()).filter(Boolean);
+    else throw badRequest("Invalid 'to' parameter");
+    if (items.length === 0) throw badRequest("Message must have recipients");
+    const ids = items.map((x) => resolveRecipientUser(h, x).id);
+    return { type: "private", userIds: [...new Set([...ids, sender.id])].sort((a, b) => a - b) };
+  }
+  if (type !== "stream" && type !== "channel") throw badRequest("Invalid type");
+  let operand = Array.isArray(to) && to.length === 1 ? to[0] : to;
+  let channel: MessageChannel | undefined;
+  if (typeof operand === "number") {
+    channel = channelById(h, operand);
+    if (!channel || !canReadChannel(h, sender, channel)) throw badRequest(`Channel with ID '${operand}' does not exist`);
+  } else if (typeof operand === "string") {
+    channel = channelByName(h, operand);
+    if (!channel || !canReadChannel(h, sender, channel)) {
+      throw new ApiError(`Channel '${operand}' does not exist`, "STREAM_DOES_NOT_EXIST", 400, { stream: operand });
+    }
+  } else throw badRequest("Invalid 'to' parameter");
+  if (channel.is_archived) throw badRequest("Not authorized to send to channel");
+  const normalized = normalizeTopic(topic ?? "");
+  checkTopicPolicy(h, channel, normalized);
+  return { type: "stream", channel, topic: normalized };
+}
+
+export interface SendRequest {
+  target: MessageTarget;
+  content: string;
+  client: string;
+  readBySender: boolean;
+  localId?: string;
+  queueId?: string;
+}
+
+/** Users mentioned by `@topic`: those who posted in the topic. */
+function topicParticipants(h: Hearth, channelId: number, topic: string): Set<number> {
+  const ids = new Set<number>();
+  for (const id of idsInRange(h.store, "topicMessages", [channelId, topicKey(topic)], Number.MAX_SAFE_INTEGER, "older")) {
+    const m = getMessage(h.store, id);
+    if (m) ids.add(m.sender_id);
+  }
+  return ids;
+}
+
+/** The mention bits a recipient gets from a rendering. */
+function mentionBitsFor(userId: number, senderId: number, rendered: RenderResult, groupMembers: Set<number>, topicUsers: Set<number>): number {
+  let bits = 0;
+  if (rendered.mentionedUserIds.has(userId) || groupMembers.has(userId)) bits |= MessageFlag.mentioned;
+  if (rendered.channelWildcard) bits |= MessageFlag.stream_wildcard_mentioned;
+  if (rendered.topicWildcard && topicUsers.has(userId)) bits |= MessageFlag.topic_wildcard_mentioned;
+  return userId === senderId ? bits & ~MessageFlag.stream_wildcard_mentioned & ~MessageFlag.topic_wildcard_mentioned : bits;
+}
+
+function recipientsOf(h: Hearth, target: MessageTarget): number[] {
+  if (target.type === "private") return target.userIds;
+  return channelSubscriberIds(h, target.channel.id).filter((id) => getUser(h.store, id)?.is_active);
+}
+
+/** Publishes one event per distinct flag set, so each recipient sees their own flags. */
+function publishPerFlags(h: Hearth, flagsByUser: Map<number, number>, build: (flags: string[], userIds: number[]) => void): void {
+  const groups = new Map<number, number[]>();
+  for (const [userId, bits] of flagsByUser) groups.set(bits, [...(groups.get(bits) ?? []), userId]);
+  for (const [bits, userIds] of groups) build(flagList(bits), userIds);
+}
+
+export async function checkSendMessage(h: Hearth, sender: UserRecord, req: SendRequest): Promise<{ id: number }> {
+  const content = normalizeContent(req.content);
+  const { target } = req;
+  if (target.type === "stream" && !canPostToChannel(h, sender, target.channel)) {
+    throw badRequest("You do not have permission to post in this channel.");
+  }
+  const rendered = renderMessageContent(h, sender, content);
+  const groupMembers = new Set<number>();
+  for (const id of rendered.mentionedGroupIds) for (const member of groupMemberIds(h, id)) groupMembers.add(member);
+  const now = Math.floor(Date.now() / 1000);
+  const recipientIds = recipientsOf(h, target);
+  const topicUsers = target.type === "stream" && rendered.topicWildcard ? topicParticipants(h, target.channel.id, target.topic) : new Set<number>();
+  const flagsByUser = new Map<number, number>();
+  for (const userId of recipientIds) flagsByUser.set(userId, mentionBitsFor(userId, sender.id, rendered, groupMembers, topicUsers));
+  // The sender always gets a row, so they see what they sent even without subscribing.
+  flagsByUser.set(sender.id, (flagsByUser.get(sender.id) ?? mentionBitsFor(sender.id, sender.id, rendered, groupMembers, topicUsers)) | (req.readBySender ? MessageFlag.read : 0));
+  // Zulip: a message sent in a direct message conversation with oneself is read.
+  if (target.type === "private" && target.userIds.length === 1) flagsByUser.set(sender.id, flagsByUser.get(sender.id)! | MessageFlag.read);
+
+  const message = await h.store.commit(() => {
+    const id = h.store.nextId("message");
+    const recipientKey = target.type === "stream" ? `c:${target.channel.id}` : `d:${conversationKey(target.userIds)}`;
+    const record: MessageRecord = {
+      id,
+      sender_id: sender.id,
+      type: target.type,
+      channel_id: target.type === "stream" ? target.channel.id : null,
+      topic: target.type === "stream" ? target.topic : "",
+      dm_user_ids: target.type === "private" ? target.userIds : null,
+      recipient_id: recipientIdFor(h.store, recipientKey),
+      content,
+      rendered_content: rendered.html,
+      timestamp: now,
+      client: req.client,
+      is_me_message: /^\/me /.test(content),
+      ...linkProperties(rendered.linkUrls),
+      reactions: [],
+      submessages: [],
+      edit_history: [],
+      last_edit_timestamp: null,
+      last_moved_timestamp: null,
+    };
+    insertMessage(h.store, record, flagsByUser);
+    if (target.type === "stream") {
+      // The channels layer shows these (`first_message_id`, `is_recently_active`).
+      // `is_recently_active` needs minute precision at most, so busy channels are rewritten once a minute.
+      const channel = getChannel(h.store, target.channel.id);
+      if (channel && (channel.first_message_id === null || channel.last_message_at === null || now - channel.last_message_at >= 60)) {
+        putChannel(h.store, { ...channel, first_message_id: channel.first_message_id ?? id, last_message_at: now });
+      }
+    }
+    return record;
+  });
+  notifyNewMessage(h, sender, message, flagsByUser, req);
+  return { id: message.id };
+}
+
+/**
+ * One `message` event for all recipients: each user's flags ride in `perUser`, the
+ * client's `local_id` goes only to the queue that sent it, and the raw Markdown
+ * travels beside the HTML so queues registered without `apply_markdown` get it.
+ */
+function notifyNewMessage(h: Hearth, sender: UserRecord, m: MessageRecord, flagsByUser: Map<number, number>, req: SendRequest): void {
+  const message = formatMessage(h, sender, m, 0);
+  delete message.flags;
+  const perUser = new Map<number, Record<string, unknown>>();
+  for (const [userId, bits] of flagsByUser) perUser.set(userId, { flags: flagList(bits) });
+  const perQueue = new Map<string, Record<string, unknown>>();
+  if (req.localId !== undefined && req.queueId !== undefined) perQueue.set(req.queueId, { local_message_id: req.localId });
+  const channel = m.type === "stream" ? channelById(h, m.channel_id!) : undefined;
+  h.events.publish({ type: "message", message, flags: [], raw_content: m.content }, flagsByUser.keys(), {
+    perUser,
+    perQueue,
+    toAllPublicStreamsQueues: channel !== undefined && !channel.invite_only,
+  });
+}
+
+// ---------------------------------------------------------------------------
+// Flags
+
+export const EDITABLE_FLAGS = ["read", "starred", "collapsed"] as const;
+const ALL_FLAG_NAMES = ["read", "starred", "collapsed", "mentioned", "wildcard_mentioned", "has_alert_word", "historical"];
+
+export function checkFlagName(flag: string): "read" | "starred" | "collapsed" {
+  if (!ALL_FLAG_NAMES.includes(flag)) throw badRequest(`Invalid flag: '${flag}'`);
+  if (!(EDITABLE_FLAGS as readonly string[]).includes(flag)) throw badRequest(`Flag not editable: '${flag}'`);
+  return flag as "read" | "starred" | "collapsed";
+}
+
+/** Zulip's `message_details` of a flag removal, for the unread counts of clients. */
+function messageDetails(h: Hearth, userId: number, ids: number[]): Record<string, unknown> {
+  const details: Record<string, unknown> = {};
+  for (const id of ids) {
+    const m = getMessage(h.store, id);
+    if (!m) continue;
+    const bits = getUserFlags(h.store, userId, id) ?? 0;
+    const d: Record<string, unknown> = { type: m.type };
+    if (bits & MENTION_BITS) d.mentioned = true;
+    if (m.type === "stream") {
+      d.stream_id = m.channel_id;
+      d.topic = m.topic;
+      d.unmuted_stream_msg = true;
+    } else d.user_ids = m.dm_user_ids!.filter((x) => x !== userId);
+    details[String(id)] = d;
+  }
+  return details;
+}
+
+/**
+ * Adds or removes a flag on messages for one user; returns the IDs whose flag
+ * changed. Messages the user only sees historically get a `historical` row when
+ * starred or collapsed (as Zulip does); marking them read or unread changes nothing.
+ */
+export async function doUpdateFlags(h: Hearth, user: UserRecord, ids: number[], op: "add" | "remove", flag: "read" | "starred" | "collapsed", options: { all?: boolean } = {}): Promise<number[]> {
+  const bit = MessageFlag[flag];
+  const changed = await h.store.commit(() => {
+    const out: number[] = [];
+    for (const id of ids) {
+      const m = getMessage(h.store, id);
+      if (!m) continue;
+      const before = getUserFlags(h.store, user.id, id);
+      let current = before;
+      if (current === undefined) {
+        if (flag === "read" || visibleFlags(h, user, m) === undefined) continue;
+        current = MessageFlag.read | MessageFlag.historical;
+      }
+      const next = op === "add" ? current | bit : current & ~bit;
+      if (next === current && before !== undefined) continue;
+      setUserFlags(h.store, user.id, m, before, next);
+      if (next !== current) out.push(id);
+    }
+    return out;
+  });
+  if (changed.length > 0 || options.all) {
+    const event: Record<string, unknown> = { type: "update_message_flags", op, operation: op, flag, messages: changed, all: options.all ?? false };
+    if (op === "remove" && flag === "read") event.message_details = messageDetails(h, user.id, changed);
+    h.events.publish(event as any, [user.id]);
+  }
+  return changed;
+}
+
+export async function checkUpdateFlags(h: Hearth, user: UserRecord, ids: number[], op: string, flag: string): Promise<number[]> {
+  if (op !== "add" && op !== "remove") throw badRequest(`Invalid message flag operation: '${op}'`);
+  const name = checkFlagName(flag);
+  for (const id of ids) if (!readableMessage(h, user, id)) throw invalidMessage();
+  return doUpdateFlags(h, user, ids, op, name);
+}
+
+/** Unread messages of the user matching `test`, oldest first. */
+function unreadIds(h: Hearth, user: UserRecord, test: (m: MessageRecord) => boolean): number[] {
+  const ids: number[] = [];
+  for (const id of idsInRange(h.store, "userMessageIndex", [user.id, "unread"], 0, "newer")) {
+    const m = getMessage(h.store, id);
+    if (m && test(m)) ids.push(id);
+  }
+  return ids;
+}
+
+export async function doMarkAllAsRead(h: Hearth, user: UserRecord): Promise<void> {
+  const ids = unreadIds(h, user, () => true);
+  await doUpdateFlags(h, user, ids, "add", "read", { all: true });
+}
+
+export async function doMarkChannelAsRead(h: Hearth, user: UserRecord, channelId: number, topic?: string): Promise<void> {
+  const key = topic === undefined ? null : topicKey(topic);
+  const ids = unreadIds(h, user, (m) => m.channel_id === channelId && (key === null || topicKey(m.topic) === key));
+  await doUpdateFlags(h, user, ids, "add", "read");
+}
+
+// ---------------------------------------------------------------------------
+// Reactions
+
+export interface ReactionInput {
+  emoji_name: string;
+  emoji_code?: string;
+  reaction_type?: string;
+}
+
+function resolveReaction(input: ReactionInput): Omit<Reaction, "user_id"> {
+  const type = input.reaction_type ?? "unicode_emoji";
+  if (type !== "unicode_emoji" && type !== "realm_emoji" && type !== "zulip_extra_emoji") throw badRequest("Invalid emoji type.");
+  if (type === "unicode_emoji") {
+    const byName = emojiCodeFor(input.emoji_name);
+    const code = input.emoji_code ?? byName;
+    if (!code || !/^[0-9a-f]+(-[0-9a-f]+)*$/.test(code)) throw badRequest(`Emoji '${input.emoji_name}' does not exist`);
+    if (byName === undefined && input.emoji_code === undefined) throw badRequest(`Emoji '${input.emoji_name}' does not exist`);
+    return { emoji_name: input.emoji_name, emoji_code: code, reaction_type: type };
+  }
+  if (type === "zulip_extra_emoji") {
+    if (input.emoji_name !== "zulip") throw badRequest(`Emoji '${input.emoji_name}' does not exist`);
+    return { emoji_name: "zulip", emoji_code: "zulip", reaction_type: type };
+  }
+  throw badRequest(`Emoji '${input.emoji_name}' does not exist`);
+}
+
+/**
+ * Users holding a flags row for the message. Direct messages list their
+ * participants; for channel messages former subscribers keep their rows, so every
+ * user is checked (one point read each; users are far fewer than rows).
+ */
+function rowHolders(h: Hearth, m: MessageRecord): Map<number, number> {
+  const out = new Map<number, number>();
+  const candidates = m.type === "private" ? m.dm_user_ids! : [...allUsers(h.store)].map((u) => u.id);
+  for (const id of candidates) {
+    const bits = getUserFlags(h.store, id, m.id);
+    if (bits !== undefined) out.set(id, bits);
+  }
+  return out;
+}
+
+function audienceOf(h: Hearth, m: MessageRecord): number[] {
+  const ids = new Set(rowHolders(h, m).keys());
+  if (m.type === "stream") {
+    const channel = channelById(h, m.channel_id!);
+    if (channel) for (const id of channelSubscriberIds(h, channel.id)) ids.add(id);
+  }
+  return [...ids];
+}
+
+export async function checkReaction(h: Hearth, user: UserRecord, messageId: number, op: "add" | "remove", input: ReactionInput): Promise<void> {
+  accessMessage(h, user, messageId);
+  let reaction: Omit<Reaction, "user_id">;
+  if (op === "add") reaction = resolveReaction(input);
+  else {
+    const name = input.emoji_name ?? (input.emoji_code ? emojiNameFor(input.emoji_code) : undefined);
+    reaction = { emoji_name: name ?? "", emoji_code: input.emoji_code ?? emojiCodeFor(name ?? "") ?? "", reaction_type: (input.reaction_type ?? "unicode_emoji") as Reaction["reaction_type"] };
+  }
+  const same = (r: Reaction) => r.user_id === user.id && r.reaction_type === reaction.reaction_type && (r.emoji_code === reaction.emoji_code || (!input.emoji_code && r.emoji_name === reaction.emoji_name));
+  const stored = await h.store.commit(() => {
+    const m = getMessage(h.store, messageId);
+    if (!m) throw invalidMessage();
+    const existing = m.reactions.find(same);
+    if (op === "add" && existing) throw new ApiError("Reaction already exists.", "REACTION_ALREADY_EXISTS");
+    if (op === "remove" && !existing) throw new ApiError("Reaction doesn't exist.", "REACTION_DOES_NOT_EXIST");
+    const reactions = op === "add" ? [...m.reactions, { ...reaction, user_id: user.id }] : m.reactions.filter((r) => r !== existing);
+    h.store.dbs.messages.put(m.id, { ...m, reactions });
+    // Reacting to a message one only sees historically gives it a row, as in Zulip.
+    if (op === "add" && getUserFlags(h.store, user.id, m.id) === undefined) setUserFlags(h.store, user.id, m, undefined, MessageFlag.read | MessageFlag.historical);
+    return { message: m, reaction: op === "add" ? { ...reaction, user_id: user.id } : existing! };
+  });
+  h.events.publish(
+    {
+      type: "reaction",
+      op,
+      user_id: user.id,
+      user: { user_id: user.id, email: apiEmail(h, user), full_name: user.full_name },
+      message_id: messageId,
+      emoji_name: stored.reaction.emoji_name,
+      emoji_code: stored.reaction.emoji_code,
+      reaction_type: stored.reaction.reaction_type,
+    },
+    audienceOf(h, stored.message),
+  );
+}
+
+// ---------------------------------------------------------------------------
+// Editing, moving and deleting
+
+export type PropagateMode = "change_one" | "change_later" | "change_all";
+
+export interface EditRequest {
+  content?: string;
+  topic?: string;
+  channelId?: number;
+  propagateMode: PropagateMode;
+  sendNotificationToOldThread: boolean;
+  sendNotificationToNewThread: boolean;
+}
+
+const DEFAULT_CONTENT_EDIT_LIMIT = 600;
+const DEFAULT_MOVE_LIMIT = 7 * 86400;
+
+function topicMessageIds(h: Hearth, channelId: number, topic: string): number[] {
+  return [...idsInRange(h.store, "topicMessages", [channelId, topicKey(topic)], 0, "newer")];
+}
+
+export async function checkEditMessage(h: Hearth, user: UserRecord, messageId: number, req: EditRequest): Promise<{ detached_uploads: unknown[] }> {
+  const { message } = accessMessage(h, user, messageId);
+  const now = Math.floor(Date.now() / 1000);
+  const contentChange = req.content !== undefined;
+  let newTopic = req.topic === undefined ? undefined : normalizeTopic(req.topic);
+  const newChannel = req.channelId === undefined || req.channelId === message.channel_id ? undefined : channelById(h, req.channelId);
+  if (req.channelId !== undefined && req.channelId !== message.channel_id && (!newChannel || !canReadChannel(h, user, newChannel))) {
+    throw badRequest("Invalid channel ID");
+  }
+  if (newTopic !== undefined && message.type === "private") throw badRequest("Direct messages cannot have topics.");
+  if (newChannel && message.type === "private") throw badRequest("Direct messages cannot be moved to channels.");
+  if (newTopic === message.topic) newTopic = undefined;
+  if (!contentChange && newTopic === undefined && !newChannel) throw badRequest("Nothing to change");
+  if (contentChange) {
+    if (message.sender_id !== user.id) throw badRequest("You don't have permission to edit this message");
+    if (!realmSetting(h, "allow_message_editing", true)) throw badRequest("Your organization has turned off message editing");
+    const limit = realmSetting<number | null>(h, "message_content_edit_limit_seconds", DEFAULT_CONTENT_EDIT_LIMIT);
+    if (limit !== null && now - message.timestamp > limit) throw badRequest("The time limit for editing this message has passed");
+  }
+  const moving = newTopic !== undefined || newChannel !== undefined;
+  let ids = [message.id];
+  if (moving) {
+    if (message.type !== "stream") throw badRequest("Invalid propagate_mode for a direct message");
+    if (newTopic !== undefined && !canMoveBetweenTopics(h, user) && message.sender_id !== user.id) {
+      throw badRequest("You don't have permission to edit this message");
+    }
+    if (newChannel) {
+      if (!canMoveBetweenChannels(h, user)) throw badRequest("You don't have permission to move this message");
+      if (!canPostToChannel(h, user, newChannel)) throw badRequest("You do not have permission to post in this channel.");
+    }
+    const target = newChannel ?? channelById(h, message.channel_id!)!;
+    checkTopicPolicy(h, target, newTopic ?? message.topic);
+    if (req.propagateMode !== "change_one") {
+      ids = topicMessageIds(h, message.channel_id!, message.topic).filter((id) => req.propagateMode === "change_all" || id >= message.id);
+    }
+    if (!isModerator(user)) {
+      const limit = realmSetting<number | null>(h, newChannel ? "move_messages_between_streams_limit_seconds" : "move_messages_within_stream_limit_seconds", DEFAULT_MOVE_LIMIT);
+      if (limit !== null) {
+        const allowed = ids.filter((id) => {
+          const m = getMessage(h.store, id);
+          return m !== undefined && now - m.timestamp <= limit;
+        });
+        if (req.propagateMode === "change_one" && allowed.length === 0) {
+          throw badRequest(newChannel ? "The time limit for editing this message's channel has passed" : "The time limit for editing this message's topic has passed.");
+        }
+        if (allowed.length < ids.length) {
+          throw new ApiError(`You only have permission to move the ${allowed.length} most recent messages in this topic.`, "MOVE_MESSAGES_TIME_LIMIT_EXCEEDED", 400, {
+            first_message_id_allowed_to_move: allowed[0] ?? null,
+            total_messages_in_topic: ids.length,
+            total_messages_allowed_to_move: allowed.length,
+          });
+        }
+      }
+    }
+  }
+  const content = contentChange ? normalizeContent(req.content!) : undefined;
+  const rendered = content !== undefined ? renderMessageContent(h, user, content) : undefined;
+
+  const result = await h.store.commit(() => {
+    const changes: { before: MessageRecord; after: MessageRecord }[] = [];
+    for (const id of ids) {
+      const before = getMessage(h.store, id);
+      if (!before) continue;
+      const entry: EditHistoryEntry = { user_id: user.id, timestamp: now };
+      const after: MessageRecord = { ...before, last_edit_timestamp: now };
+      if (id === message.id && content !== undefined && rendered) {
+        entry.prev_content = before.content;
+        entry.prev_rendered_content = before.rendered_content;
+        entry.prev_rendered_content_version = 1;
+        after.content = content;
+        after.rendered_content = rendered.html;
+        after.is_me_message = /^\/me /.test(content);
+        Object.assign(after, linkProperties(rendered.linkUrls));
+      }
+      if (newTopic !== undefined) {
+        entry.prev_topic = before.topic;
+        entry.topic = newTopic;
+        after.topic = newTopic;
+      }
+      if (newChannel) {
+        entry.prev_stream = before.channel_id!;
+        entry.stream = newChannel.id;
+        after.channel_id = newChannel.id;
+        after.recipient_id = recipientIdFor(h.store, `c:${newChannel.id}`);
+      }
+      if (moving) after.last_moved_timestamp = now;
+      after.edit_history = [entry, ...before.edit_history];
+      replaceMessage(h.store, before, after);
+      changes.push({ before, after });
+    }
+    // Mention flags follow the new content.
+    const holders = rowHolders(h, changes[0].after);
+    if (rendered) {
+      const topicUsers = rendered.topicWildcard && message.type === "stream" ? topicParticipants(h, message.channel_id!, message.topic) : new Set<number>();
+      for (const [userId, bits] of holders) {
+        const next = (bits & ~MENTION_BITS) | mentionBitsFor(userId, message.sender_id, rendered, new Set(), topicUsers);
+        if (next !== bits) {
+          setUserFlags(h.store, userId, changes[0].after, bits, next);
+          holders.set(userId, next);
+        }
+      }
+    }
+    // A move into another channel gives its subscribers rows (read), as Zulip does.
+    if (newChannel) {
+      for (const userId of channelSubscriberIds(h, newChannel.id)) {
+        for (const { after } of changes) {
+          if (getUserFlags(h.store, userId, after.id) === undefined) setUserFlags(h.store, userId, after, undefined, MessageFlag.read);
+        }
+        if (!holders.has(userId)) holders.set(userId, MessageFlag.read);
+      }
+    }
+    return { changes, holders };
+  });
+  notifyUpdateMessage(h, user, message, result.changes, result.holders, req, now);
+  return { detached_uploads: [] };
+}
+
+function notifyUpdateMessage(
+  h: Hearth,
+  user: UserRecord,
+  original: MessageRecord,
+  changes: { before: MessageRecord; after: MessageRecord }[],
+  holders: Map<number, number>,
+  req: EditRequest,
+  now: number,
+): void {
+  const target = changes.find((c) => c.after.id === original.id)!;
+  const base: Record<string, unknown> = {
+    type: "update_message",
+    user_id: user.id,
+    edit_timestamp: now,
+    message_id: original.id,
+    message_ids: changes.map((c) => c.after.id).sort((a, b) => a - b),
+    rendering_only: false,
+    is_me_message: target.after.is_me_message,
+  };
+  if (target.before.content !== target.after.content) {
+    Object.assign(base, {
+      orig_content: target.before.content,
+      orig_rendered_content: target.before.rendered_content,
+      content: target.after.content,
+      rendered_content: target.after.rendered_content,
+      prev_rendered_content_version: 1,
+    });
+  }
+  if (original.type === "stream") {
+    base.stream_id = original.channel_id;
+    base.stream_name = channelById(h, original.channel_id!)?.name;
+    if (target.before.topic !== target.after.topic || target.before.channel_id !== target.after.channel_id) {
+      base.propagate_mode = req.propagateMode;
+      base.orig_subject = target.before.topic;
+      if (target.before.topic !== target.after.topic) {
+        base.subject = target.after.topic;
+        base.topic_links = [];
+      }
+      if (target.before.channel_id !== target.after.channel_id) base.new_stream_id = target.after.channel_id;
+    }
+  }
+  const audience = new Map(holders);
+  for (const id of audienceOf(h, target.after)) if (!audience.has(id)) audience.set(id, MessageFlag.read | MessageFlag.historical);
+  publishPerFlags(h, audience, (flags, userIds) => h.events.publish({ ...base, type: "update_message", flags }, userIds));
+}
+
+export async function checkDeleteMessage(h: Hearth, user: UserRecord, messageId: number): Promise<void> {
+  const { message } = accessMessage(h, user, messageId);
+  if (!canDeleteAnyMessage(h, user)) {
+    if (message.sender_id !== user.id || !canDeleteOwnMessage(h, user)) throw badRequest("You don't have permission to delete this message");
+    const limit = realmSetting<number | null>(h, "message_content_delete_limit_seconds", null);
+    if (limit !== null && Date.now() / 1000 - message.timestamp > limit) throw badRequest("The time limit for deleting this message has passed");
+  }
+  await doDeleteMessages(h, [messageId]);
+}
+
+/** Deletes messages with every row and index entry; notifies everyone who could see them. */
+export async function doDeleteMessages(h: Hearth, ids: number[]): Promise<void> {
+  const deleted = await h.store.commit(() => {
+    const out: { message: MessageRecord; audience: number[] }[] = [];
+    for (const id of ids) {
+      const m = getMessage(h.store, id);
+      if (!m) continue;
+      const holders = rowHolders(h, m);
+      out.push({ message: m, audience: [...new Set([...holders.keys(), ...audienceOf(h, m)])] });
+      deleteMessageRows(h.store, m, holders);
+    }
+    return out;
+  });
+  for (const { message: m, audience } of deleted) {
+    const event: Record<string, unknown> = { type: "delete_message", message_type: m.type, message_id: m.id, message_ids: [m.id] };
+    if (m.type === "stream") {
+      event.stream_id = m.channel_id;
+      event.topic = m.topic;
+    }
+    h.events.publish(event as any, audience);
+  }
+}
+
+export async function checkDeleteTopic(h: Hearth, user: UserRecord, channelId: number, topic: string): Promise<void> {
+  const channel = channelById(h, channelId);
+  if (!channel || !canReadChannel(h, user, channel)) throw badRequest("Invalid channel ID");
+  if (user.role > 200) throw new ApiError("Must be an organization administrator", "UNAUTHORIZED_PRINCIPAL");
+  const ids = topicMessageIds(h, channelId, topic);
+  // Batches keep each transaction small, as Zulip's delete_in_topic does.
+  for (let i = 0; i < ids.length; i += 1000) await doDeleteMessages(h, ids.slice(i, i + 1000));
+}
+
+// ---------------------------------------------------------------------------
+// Typing
+
+export function doTypingDirect(h: Hearth, sender: UserRecord, op: "start" | "stop", to: unknown[]): void {
+  const users = to.map((x) => resolveRecipientUser(h, x));
+  const ids = [...new Set([...users.map((u) => u.id), sender.id])].sort((a, b) => a - b);
+  h.events.publish(
+    {
+      type: "typing",
+      op,
+      message_type: "direct",
+      sender: { user_id: sender.id, email: apiEmail(h, sender) },
+      recipients: ids.map((id) => ({ user_id: id, email: apiEmail(h, getUser(h.store, id)!) })),
+    },
+    ids,
+  );
+}
+
+export function doTypingChannel(h: Hearth, sender: UserRecord, op: "start" | "stop", channelId: number, topic: string): void {
+  const channel = channelById(h, channelId);
+  if (!channel || !canReadChannel(h, sender, channel)) throw badRequest("Invalid channel ID");
+  const recipients = channelSubscriberIds(h, channelId).filter((id) => id !== sender.id);
+  h.events.publish(
+    { type: "typing", op, message_type: "stream", sender: { user_id: sender.id, email: apiEmail(h, sender) }, stream_id: channelId, topic },
+    recipients,
+  );
+}
+
+/** FL 351: someone is editing a message. */
+export function doTypingEditMessage(h: Hearth, sender: UserRecord, op: "start" | "stop", messageId: number): void {
+  const { message } = accessMessage(h, sender, messageId);
+  const recipient =
+    message.type === "stream"
+      ? { type: "channel", channel_id: message.channel_id, topic: message.topic }
+      : { type: "direct", user_ids: message.dm_user_ids };
+  const audience = audienceOf(h, message).filter((id) => id !== sender.id);
+  h.events.publish({ type: "typing_edit_message", op, sender_id: sender.id, message_id: messageId, recipient }, audience);
+}
+
+// ---------------------------------------------------------------------------
+
+/** GET /messages/{id}/history: oldest first, each entry the state after that change. */
+export function messageHistory(h: Hearth, user: UserRecord, messageId: number): Record<string, unknown>[] {
+  const { message } = accessMessage(h, user, messageId);
+  if (!realmSetting(h, "allow_edit_history", true)) throw badRequest("Message edit history is disabled in this organization");
+  const entries: Record<string, unknown>[] = [];
+  let content = message.content;
+  let rendered = message.rendered_content;
+  let topic = message.topic;
+  let stream = message.channel_id;
+  // Walk back from the current state; edit_history is newest first.
+  for (const e of message.edit_history) {
+    const snapshot: Record<string, unknown> = { user_id: e.user_id, timestamp: e.timestamp, topic, content, rendered_content: rendered };
+    if (e.prev_content !== undefined) {
+      snapshot.prev_content = e.prev_content;
+      snapshot.prev_rendered_content = e.prev_rendered_content;
+      content = e.prev_content;
+      rendered = e.prev_rendered_content ?? rendered;
+    }
+    if (e.prev_topic !== undefined) {
+      snapshot.prev_topic = e.prev_topic;
+      topic = e.prev_topic;
+    }
+    if (e.prev_stream !== undefined) {
+      snapshot.prev_stream = e.prev_stream;
+      snapshot.stream = stream;
+      stream = e.prev_stream;
+    }
+    entries.push(snapshot);
+  }
+  entries.push({ user_id: message.sender_id, timestamp: message.timestamp, topic, content, rendered_content: rendered });
+  return entries.reverse();
+}
+
+export function readReceipts(h: Hearth, user: UserRecord, messageId: number): number[] {
+  const { message } = accessMessage(h, user, messageId);
+  const ids: number[] = [];
+  for (const [userId, bits] of rowHolders(h, message)) {
+    if (userId === message.sender_id || !(bits & MessageFlag.read) || bits & MessageFlag.historical) continue;
+    const u = getUser(h.store, userId);
+    if (!u || !u.is_active || u.settings.send_read_receipts === false) continue;
+    ids.push(userId);
+  }
+  return ids.sort((a, b) => a - b);
+}

@@ -1,0 +1,113 @@
+import type { Hearth } from "../context";
+import { badRequest } from "../errors";
+import { hashPassword, verifyPassword } from "../auth/credentials";
+import { EmailVisibility, getUser, putUser, type UserRecord } from "../store/users";
+import { apiEmail, isAdmin } from "../views/users";
+import { AVAILABLE_NOTIFICATION_SOUNDS, LANGUAGE_NAMES, USER_SETTINGS, userSetting } from "../views/settings";
+import { requireRealm } from "../views/realm";
+import { realmSetting, SERVER_LIMITS } from "../views/realm-settings";
+import { activeUserIds, checkFullName, notifyRealmBot, notifyRealmUser } from "./users";
+
+export interface SettingsChanges {
+  settings: Record<string, unknown>;
+  full_name?: string;
+  timezone?: string;
+  email_address_visibility?: number;
+  email?: string;
+  old_password?: string;
+  new_password?: string;
+}
+
+function isValidTimezone(zone: string): boolean {
+  if (zone === "") return true;
+  try {
+    new Intl.DateTimeFormat("en", { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * `PATCH /settings`: the user's own settings, name, time zone, email visibility and
+ * password. Only values that actually change are written and announced (Zulip's
+ * json_change_settings does the same), each as one `user_settings` update event to
+ * the user's own queues; name, time zone and email visibility also reach everyone
+ * through `realm_user` updates.
+ */
+export async function checkUpdateSettings(h: Hearth, user: UserRecord, changes: SettingsChanges): Promise<void> {
+  const realm = requireRealm(h);
+  if (changes.email !== undefined && changes.email.trim().toLowerCase() !== user.email.toLowerCase()) {
+    // Changing the address needs a confirmation email, which this server cannot send.
+    throw badRequest("Email address changes are disabled in this organization.");
+  }
+  for (const [name, value] of Object.entries(changes.settings)) {
+    if (name === "default_language" && !(String(value) in LANGUAGE_NAMES)) throw badRequest("Invalid default_language");
+    if (name === "notification_sound" && value !== "none" && !AVAILABLE_NOTIFICATION_SOUNDS.includes(String(value))) {
+      throw badRequest("Invalid notification sound '" + String(value) + "'");
+    }
+  }
+  const fullName = changes.full_name === undefined ? undefined : checkFullName(changes.full_name);
+  if (fullName !== undefined && fullName !== user.full_name && realmSetting(realm.settings, "name_changes_disabled") === true && !isAdmin(user)) {
+    throw badRequest("Name changes are disabled in this organization.");
+  }
+  if (changes.timezone !== undefined && !isValidTimezone(changes.timezone)) throw badRequest("Invalid timezone");
+  const visibility = changes.email_address_visibility;
+  if (visibility !== undefined && !Object.values(EmailVisibility).includes(visibility as any)) {
+    throw badRequest("Invalid email_address_visibility");
+  }
+  let passwordHash: string | undefined;
+  if (changes.new_password !== undefined) {
+    if (changes.old_password === undefined) throw badRequest("Please fill out all fields.");
+    if (!(await verifyPassword(changes.old_password, user.password_hash))) throw badRequest("Wrong password!");
+    if (changes.new_password.length < SERVER_LIMITS.password_min_length || changes.new_password.length > SERVER_LIMITS.password_max_length) {
+      throw badRequest("New password is too weak!");
+    }
+    passwordHash = await hashPassword(changes.new_password);
+  }
+
+  const { before, after, changed } = await h.store.commit(() => {
+    const current = getUser(h.store, user.id)!;
+    const next: UserRecord = { ...current, settings: { ...current.settings } };
+    const changed: [string, unknown][] = [];
+    for (const [name, value] of Object.entries(changes.settings)) {
+      if (userSetting(current, name) === value) continue;
+      if (value === USER_SETTINGS[name].default) delete next.settings[name];
+      else next.settings[name] = value;
+      changed.push([name, value]);
+    }
+    if (changes.timezone !== undefined && changes.timezone !== current.timezone) {
+      next.timezone = changes.timezone;
+      changed.push(["timezone", changes.timezone]);
+    }
+    if (visibility !== undefined && visibility !== current.email_address_visibility) {
+      next.email_address_visibility = visibility;
+      changed.push(["email_address_visibility", visibility]);
+    }
+    if (fullName !== undefined) next.full_name = fullName;
+    if (passwordHash !== undefined) next.password_hash = passwordHash;
+    putUser(h.store, next);
+    return { before: current, after: next, changed };
+  });
+
+  for (const [property, value] of changed) {
+    const event: Record<string, unknown> = { type: "user_settings", op: "update", property, value };
+    if (property === "default_language") event.language_name = LANGUAGE_NAMES[String(value)];
+    h.events.publish(event as { type: string }, [user.id]);
+  }
+  if (after.full_name !== before.full_name) {
+    notifyRealmUser(h, "update", after, { full_name: after.full_name });
+    if (after.is_bot) notifyRealmBot(h, "update", after, { full_name: after.full_name });
+  }
+  if (after.timezone !== before.timezone) {
+    h.events.publish({ type: "realm_user", op: "update", person: { user_id: after.id, timezone: after.timezone } }, activeUserIds(h));
+  }
+  if (after.email_address_visibility !== before.email_address_visibility) {
+    // Who may see the real address changed: everyone learns the new API email, and
+    // each viewer the delivery_email they may now see (or null).
+    if (apiEmail(h, after) !== apiEmail(h, before)) {
+      h.events.publish({ type: "realm_user", op: "update", person: { user_id: after.id, email: apiEmail(h, after) } }, activeUserIds(h));
+    }
+    notifyRealmUser(h, "update", after, { delivery_email: after.email });
+  }
+}

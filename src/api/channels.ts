@@ -1,0 +1,266 @@
+import { Type as t } from "@sinclair/typebox";
+import type { Hearth } from "../context";
+import { badRequest } from "../errors";
+import { ApiRoutes } from "../http/route";
+import { param, type Param } from "../http/params";
+import {
+  checkArchiveChannel,
+  checkSetDefaultChannel,
+  checkSubscribe,
+  checkUnsubscribe,
+  checkUpdateChannel,
+  checkUpdateSubscriptionProperties,
+  getChannelEmailAddress,
+  type RetentionInput,
+} from "../actions/channels";
+import { accessUser } from "../actions/users";
+import { accessChannel, accessChannelByName, hasMetadataAccess } from "../access/channels";
+import {
+  allChannels,
+  CHANNEL_GROUP_SETTINGS,
+  isSubscribed,
+  subscribedChannelIds,
+  TOPICS_POLICIES,
+  type ChannelGroupSettingName,
+  type TopicsPolicy,
+} from "../store/channels";
+import type { GroupSettingValue } from "../store/user_groups";
+import { GroupSettingValue as GroupSettingValueSchema } from "../schemas/common";
+import { activeSubscriberIds, formatChannel, formatChannelWithDefault } from "../views/channels";
+// Also registers the channel parts of POST /register.
+import { subscriptionsState } from "../views/channel_state";
+import { isAdmin, isGuest } from "../views/users";
+
+/** `{stream_id}` path segments. */
+export function pathChannelId(raw: string): number {
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(Number(raw))) throw badRequest("Invalid channel ID");
+  return Number(raw);
+}
+
+const retentionParam = () =>
+  param.jsonOrString(t.Union([t.Integer(), t.Literal("realm_default"), t.Literal("unlimited"), t.Literal("forever")])).optional();
+const topicsPolicyParam = () => param.jsonOrString(t.Union(TOPICS_POLICIES.map((p) => t.Literal(p)))).optional();
+
+/** The eleven channel permissions as initial values (subscribe) … */
+const groupParams = Object.fromEntries(CHANNEL_GROUP_SETTINGS.map((name) => [name, param.json(GroupSettingValueSchema).optional()])) as Record<
+  ChannelGroupSettingName,
+  Param<typeof GroupSettingValueSchema, false>
+>;
+/** … and as Zulip's update form `{new, old}` (PATCH /streams). */
+const GroupSettingUpdate = t.Object({ new: GroupSettingValueSchema, old: t.Optional(GroupSettingValueSchema) });
+const groupUpdateParams = Object.fromEntries(CHANNEL_GROUP_SETTINGS.map((name) => [name, param.json(GroupSettingUpdate).optional()])) as Record<
+  ChannelGroupSettingName,
+  Param<typeof GroupSettingUpdate, false>
+>;
+
+function pickGroups<V>(params: Record<string, unknown>): Partial<Record<ChannelGroupSettingName, V>> {
+  const out: Partial<Record<ChannelGroupSettingName, V>> = {};
+  for (const name of CHANNEL_GROUP_SETTINGS) if (params[name] !== undefined) out[name] = params[name] as V;
+  return out;
+}
+
+export function channelsRoutes(h: Hearth) {
+  return new ApiRoutes(h)
+    .get("/users/me/subscriptions", { params: { include_subscribers: param.bool().default(false) } }, ({ user, params }) => ({
+      subscriptions: subscriptionsState(h, user, { includeSubscribers: params.include_subscribers, notificationSettingsNull: true }),
+    }))
+    .post(
+      "/users/me/subscriptions",
+      {
+        params: {
+          subscriptions: param.json(t.Array(t.Object({ name: t.String(), description: t.Optional(t.String()) }))),
+          principals: param.json(t.Union([t.Array(t.String()), t.Array(t.Integer())])).optional(),
+          authorization_errors_fatal: param.bool().default(true),
+          announce: param.bool().default(false),
+          invite_only: param.bool().default(false),
+          is_web_public: param.bool().default(false),
+          is_default_stream: param.bool().default(false),
+          history_public_to_subscribers: param.bool().optional(),
+          message_retention_days: retentionParam(),
+          default_push_notifications: param.bool().optional(),
+          topics_policy: topicsPolicyParam(),
+          folder_id: param.int().optional(),
+          stream_post_policy: param.int().optional(),
+          send_new_subscription_messages: param.bool().default(true),
+          ...groupParams,
+        },
+      },
+      async ({ user, params }) => {
+        const groups = pickGroups<GroupSettingValue>(params);
+        if (params.stream_post_policy !== undefined && groups.can_send_message_group === undefined) {
+          groups.can_send_message_group = streamPostPolicyGroup(h, params.stream_post_policy);
+        }
+        return {
+          ...(await checkSubscribe(h, user, {
+            subscriptions: params.subscriptions,
+            principals: params.principals,
+            authorizationErrorsFatal: params.authorization_errors_fatal,
+            announce: params.announce,
+            sendNewSubscriptionMessages: params.send_new_subscription_messages,
+            creation: {
+              invite_only: params.invite_only,
+              is_web_public: params.is_web_public,
+              is_default_stream: params.is_default_stream,
+              history_public_to_subscribers: params.history_public_to_subscribers,
+              message_retention_days: params.message_retention_days as RetentionInput | undefined,
+              default_push_notifications: params.default_push_notifications,
+              topics_policy: (params.topics_policy ?? "inherit") as TopicsPolicy,
+              folder_id: params.folder_id,
+              groups,
+            },
+          })),
+        };
+      },
+    )
+    .delete(
+      "/users/me/subscriptions",
+      {
+        params: {
+          subscriptions: param.json(t.Array(t.String())),
+          principals: param.json(t.Union([t.Array(t.String()), t.Array(t.Integer())])).optional(),
+        },
+      },
+      async ({ user, params }) => ({ ...(await checkUnsubscribe(h, user, params.subscriptions, params.principals)) }),
+    )
+    .post(
+      "/users/me/subscriptions/properties",
+      {
+        params: {
+          subscription_data: param.json(
+            t.Array(t.Object({ stream_id: t.Integer(), property: t.String(), value: t.Union([t.Boolean(), t.String(), t.Integer()]) })),
+          ),
+        },
+      },
+      async ({ user, params }) => {
+        await checkUpdateSubscriptionProperties(h, user, params.subscription_data);
+        return {};
+      },
+    )
+    .post("/users/me/subscriptions/:stream_id", { params: singlePropertyParams }, async ({ user, params, path }) => {
+      await checkUpdateSubscriptionProperties(h, user, [{ stream_id: pathChannelId(path.stream_id), ...params }]);
+      return {};
+    })
+    .patch("/users/me/subscriptions/:stream_id", { params: singlePropertyParams }, async ({ user, params, path }) => {
+      await checkUpdateSubscriptionProperties(h, user, [{ stream_id: pathChannelId(path.stream_id), ...params }]);
+      return {};
+    })
+    .get(
+      "/streams",
+      {
+        params: {
+          include_public: param.bool().default(true),
+          include_web_public: param.bool().default(false),
+          include_subscribed: param.bool().default(true),
+          include_all_active: param.bool().default(false),
+          include_all: param.bool().default(false),
+          include_default: param.bool().default(false),
+          include_owner_subscribed: param.bool().default(false),
+          exclude_archived: param.bool().default(true),
+        },
+      },
+      ({ user, params }) => {
+        if (params.include_all_active && !isAdmin(user)) throw badRequest("User not authorized for this query");
+        const subscribed = new Set(params.include_subscribed ? subscribedChannelIds(h.store, user.id) : []);
+        if (params.include_owner_subscribed && user.is_bot && user.bot_owner_id !== null) {
+          for (const id of subscribedChannelIds(h.store, user.bot_owner_id)) subscribed.add(id);
+        }
+        const streams: Record<string, unknown>[] = [];
+        for (const channel of allChannels(h.store)) {
+          if (channel.is_archived && params.exclude_archived) continue;
+          if (!hasMetadataAccess(h, user, channel) && !subscribed.has(channel.id)) continue;
+          const wanted =
+            params.include_all ||
+            params.include_all_active ||
+            subscribed.has(channel.id) ||
+            (params.include_public && !channel.invite_only && !isGuest(user));
+          if (!wanted) continue;
+          streams.push(params.include_default ? formatChannelWithDefault(h, channel) : formatChannel(h, channel));
+        }
+        return { streams };
+      },
+    )
+    .get("/streams/:stream_id", {}, ({ user, path }) => ({
+      stream: formatChannel(h, accessChannel(h, user, pathChannelId(path.stream_id), { allowArchived: true })),
+    }))
+    .get("/get_stream_id", { params: { stream: param.string() } }, ({ user, params }) => ({
+      stream_id: accessChannelByName(h, user, params.stream).id,
+    }))
+    .get("/streams/:stream_id/members", {}, ({ user, path }) => {
+      const channel = accessChannel(h, user, pathChannelId(path.stream_id), { allowArchived: true });
+      return { subscribers: activeSubscriberIds(h, channel.id) };
+    })
+    .get("/users/:user_id/subscriptions/:stream_id", {}, ({ user, path }) => {
+      if (!/^\d+$/.test(path.user_id)) throw badRequest("Invalid user ID");
+      const target = accessUser(h, Number(path.user_id), { allowDeactivated: true });
+      const channel = accessChannel(h, user, pathChannelId(path.stream_id), { allowArchived: true });
+      return { is_subscribed: isSubscribed(h.store, channel.id, target.id) };
+    })
+    .get("/streams/:stream_id/email_address", { params: { sender_id: param.int().optional() } }, ({ user, params, path }) => ({
+      email: getChannelEmailAddress(h, user, pathChannelId(path.stream_id), params.sender_id),
+    }))
+    .patch(
+      "/streams/:stream_id",
+      {
+        params: {
+          description: param.string().optional(),
+          new_name: param.string().optional(),
+          is_private: param.bool().optional(),
+          is_web_public: param.bool().optional(),
+          history_public_to_subscribers: param.bool().optional(),
+          is_default_stream: param.bool().optional(),
+          message_retention_days: retentionParam(),
+          topics_policy: topicsPolicyParam(),
+          folder_id: param.json(t.Union([t.Integer(), t.Null()])).optional(),
+          stream_post_policy: param.int().optional(),
+          is_announcement_only: param.bool().optional(),
+          ...groupUpdateParams,
+        },
+      },
+      async ({ user, params, path }) => {
+        const raw = params as Record<string, unknown>;
+        await checkUpdateChannel(h, user, pathChannelId(path.stream_id), {
+          new_name: params.new_name,
+          description: params.description,
+          is_private: params.is_private,
+          is_web_public: params.is_web_public,
+          history_public_to_subscribers: params.history_public_to_subscribers,
+          is_default_stream: params.is_default_stream,
+          message_retention_days: params.message_retention_days as RetentionInput | undefined,
+          topics_policy: params.topics_policy as TopicsPolicy | undefined,
+          folder_id: params.folder_id,
+          stream_post_policy: params.stream_post_policy ?? (params.is_announcement_only === undefined ? undefined : params.is_announcement_only ? 2 : 1),
+          groups: pickGroups<{ new: GroupSettingValue; old?: GroupSettingValue }>(raw),
+        });
+        return {};
+      },
+    )
+    .delete("/streams/:stream_id", {}, async ({ user, path }) => {
+      await checkArchiveChannel(h, user, pathChannelId(path.stream_id));
+      return {};
+    })
+    .post("/default_streams", { params: { stream_id: param.int() } }, async ({ user, params }) => {
+      await checkSetDefaultChannel(h, user, params.stream_id, true);
+      return {};
+    })
+    .delete("/default_streams", { params: { stream_id: param.int() } }, async ({ user, params }) => {
+      await checkSetDefaultChannel(h, user, params.stream_id, false);
+      return {};
+    });
+}
+
+const singlePropertyParams = {
+  property: param.string(),
+  value: param.jsonOrString(t.Union([t.Boolean(), t.String(), t.Integer()])),
+};
+
+function streamPostPolicyGroup(h: Hearth, policy: number): number {
+  const names: Record<number, "role:everyone" | "role:administrators" | "role:fullmembers" | "role:moderators"> = {
+    1: "role:everyone",
+    2: "role:administrators",
+    3: "role:fullmembers",
+    4: "role:moderators",
+  };
+  const name = names[policy];
+  if (!name) throw badRequest("Invalid stream_post_policy");
+  return h.store.dbs.userGroupsByName.get(name) as number;
+}

@@ -1,0 +1,144 @@
+import { Type as t } from "@sinclair/typebox";
+import type { Hearth } from "../context";
+import { badRequest, missingArgument, unauthorized } from "../errors";
+import { ApiRoutes } from "../http/route";
+import { param } from "../http/params";
+import type { UserRecord } from "../store/users";
+import {
+  DEFAULT_IDLE_QUEUE_TIMEOUT_SECS,
+  MAX_IDLE_QUEUE_TIMEOUT_SECS,
+  MOBILE_IDLE_QUEUE_TIMEOUT_SECS,
+  parseCapabilities,
+  type QueueSettings,
+} from "../events/queues";
+import { parseNarrow } from "../events/narrow";
+import { fetchInitialState } from "../events/state";
+import { ZULIP_FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION } from "../version";
+import "../views/register";
+
+const registerParams = {
+  apply_markdown: param.bool().default(false),
+  // Default true when authenticated; an unauthenticated request may not ask for it.
+  client_gravatar: param.bool().optional(),
+  include_subscribers: param.jsonOrString(t.Union([t.Boolean(), t.Literal("partial")])).optional(),
+  slim_presence: param.bool().default(false),
+  presence_history_limit_days: param.int().optional(),
+  event_types: param.json(t.Array(t.String())).optional(),
+  fetch_event_types: param.json(t.Array(t.String())).optional(),
+  all_public_streams: param.bool().default(false),
+  client_capabilities: param.json(t.Record(t.String(), t.Unknown())).optional(),
+  narrow: param.json(t.Array(t.Unknown())).default([]),
+  // Seconds, or "mobile" (sent JSON-encoded by the mobile app; bare text accepted too).
+  idle_queue_timeout: param.jsonOrString(t.Union([t.Integer({ minimum: 1 }), t.Literal("mobile")])).optional(),
+  // Zulip's old `queue_lifespan_secs` spelling, still sent by some bots.
+  queue_lifespan_secs: param.int().optional(),
+};
+
+type RegisterValues = {
+  [K in keyof typeof registerParams]: any;
+};
+
+function queueSettings(user: UserRecord, p: RegisterValues, request: Request): QueueSettings {
+  let idle = DEFAULT_IDLE_QUEUE_TIMEOUT_SECS;
+  if (p.idle_queue_timeout === "mobile") idle = MOBILE_IDLE_QUEUE_TIMEOUT_SECS;
+  else if (typeof p.idle_queue_timeout === "number") idle = p.idle_queue_timeout;
+  else if (typeof p.queue_lifespan_secs === "number" && p.queue_lifespan_secs > 0) idle = p.queue_lifespan_secs;
+  return {
+    userId: user.id,
+    eventTypes: p.event_types ?? null,
+    allPublicStreams: p.all_public_streams,
+    narrow: parseNarrow(p.narrow),
+    capabilities: parseCapabilities(p.client_capabilities),
+    applyMarkdown: p.apply_markdown,
+    clientGravatar: p.client_gravatar ?? true,
+    slimPresence: p.slim_presence,
+    idleTimeoutSecs: Math.min(idle, MAX_IDLE_QUEUE_TIMEOUT_SECS),
+    clientName: request.headers.get("user-agent") ?? "",
+  };
+}
+
+/**
+ * `POST /register`: creates the queue first, then reads the state, so an event
+ * committed in between is both in the state and in the queue; clients apply events
+ * idempotently (Zulip's contract), and none is lost.
+ */
+export function registerQueue(h: Hearth, user: UserRecord | null, p: RegisterValues, request: Request): Record<string, unknown> {
+  if (!user) {
+    if (p.client_gravatar === true) throw badRequest("Invalid 'client_gravatar' parameter for anonymous request");
+    if (p.include_subscribers !== undefined && p.include_subscribers !== false) {
+      throw badRequest("Invalid 'include_subscribers' parameter for anonymous request");
+    }
+    // Spectator access needs web-public channels, which this server does not offer.
+    throw unauthorized();
+  }
+  const settings = queueSettings(user, p, request);
+  const queue = h.queues.create(settings);
+  const fetchTypes: string[] | null = p.fetch_event_types ?? p.event_types ?? null;
+  const state = fetchInitialState({
+    h,
+    user,
+    want: (type) => fetchTypes === null || fetchTypes.includes(type),
+    capabilities: settings.capabilities,
+    applyMarkdown: settings.applyMarkdown,
+    clientGravatar: settings.clientGravatar,
+    includeSubscribers: p.include_subscribers ?? false,
+    slimPresence: settings.slimPresence,
+    presenceHistoryLimitDays: p.presence_history_limit_days ?? null,
+    narrow: settings.narrow,
+    allPublicStreams: settings.allPublicStreams,
+  });
+  return {
+    ...state,
+    queue_id: queue.id,
+    last_event_id: queue.lastEventId,
+    zulip_version: ZULIP_VERSION,
+    zulip_feature_level: ZULIP_FEATURE_LEVEL,
+    service_feature_level: ZULIP_FEATURE_LEVEL,
+    zulip_merge_base: ZULIP_MERGE_BASE,
+    idle_queue_timeout_secs: settings.idleTimeoutSecs,
+  };
+}
+
+export function eventsRoutes(h: Hearth) {
+  return new ApiRoutes(h)
+    .post("/register", { auth: "optional", params: registerParams }, ({ user, params, request }) =>
+      registerQueue(h, user, params, request),
+    )
+    .get(
+      "/events",
+      {
+        params: {
+          queue_id: param.string().optional(),
+          last_event_id: param.int().optional(),
+          dont_block: param.bool().default(false),
+          // Implicit registration (no queue_id, dont_block) takes register's parameters.
+          event_types: param.json(t.Array(t.String())).optional(),
+          all_public_streams: param.bool().default(false),
+          narrow: param.json(t.Array(t.Unknown())).default([]),
+          client_capabilities: param.json(t.Record(t.String(), t.Unknown())).optional(),
+          apply_markdown: param.bool().default(false),
+          client_gravatar: param.bool().optional(),
+          slim_presence: param.bool().default(false),
+          lifespan_secs: param.int().optional(),
+        },
+      },
+      async ({ user, params, request, server }) => {
+        let queueId = params.queue_id;
+        if (queueId === undefined) {
+          if (!params.dont_block) throw missingArgument("queue_id");
+          const settings = queueSettings(user, { ...params, queue_lifespan_secs: params.lifespan_secs } as unknown as RegisterValues, request);
+          queueId = h.queues.create(settings).id;
+        }
+        const queue = h.queues.access(queueId, user.id);
+        // Bun closes a connection idle for 10 s; a parked poll must outlive the heartbeat.
+        if (!params.dont_block) server?.timeout(request, Math.ceil(h.queues.limits.heartbeatSecs) + 30);
+        const events = await h.queues.poll(queue, params.last_event_id, params.dont_block);
+        return { events, queue_id: queue.id };
+      },
+    )
+    .delete("/events", { params: { queue_id: param.string() } }, ({ user, params }) => {
+      h.queues.remove(h.queues.access(params.queue_id, user.id));
+      return {};
+    });
+}
+

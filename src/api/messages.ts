@@ -1,0 +1,286 @@
+import "../views/message_state";
+import { Type as t } from "@sinclair/typebox";
+import type { Hearth } from "../context";
+import { badRequest } from "../errors";
+import { ApiRoutes } from "../http/route";
+import { param } from "../http/params";
+import type { UserRecord } from "../store/users";
+import { topicsOfChannel } from "../store/messages";
+import {
+  accessMessage,
+  checkDeleteMessage,
+  checkDeleteTopic,
+  checkEditMessage,
+  checkFlagName,
+  checkReaction,
+  checkSendMessage,
+  checkUpdateFlags,
+  doMarkAllAsRead,
+  doMarkChannelAsRead,
+  doTypingChannel,
+  doTypingDirect,
+  doTypingEditMessage,
+  doUpdateFlags,
+  messageHistory,
+  readReceipts,
+  renderMessageContent,
+  resolveTarget,
+} from "../actions/messages";
+import { formatMessage, topicDisplayName, type MessageViewOptions } from "../views/messages";
+import { compileNarrow, fetchRange, highlightHtml, highlightTopic, parseAnchor, parseNarrow } from "../views/narrow";
+import { canReadChannel, channelById } from "../views/message_channels";
+
+/** `{message_id}` and `{stream_id}` path segments. */
+function pathId(raw: string, what = "message ID"): number {
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(Number(raw))) throw badRequest(`Invalid ${what}`);
+  return Number(raw);
+}
+
+/** Zulip names the client from the User-Agent's product token ("ZulipMobile/27.1 …" → "ZulipMobile"). */
+function clientName(request: Request): string {
+  const ua = request.headers.get("user-agent") ?? "";
+  const name = ua.split(/[/ ]/)[0];
+  return name && name.length <= 30 ? name : "API";
+}
+
+const narrowParam = param.json(t.Unknown()).default([]);
+const anchorParam = param.jsonOrString(t.Union([t.Integer(), t.Number(), t.String()])).optional();
+
+const TypingOp = param.oneOf(["start", "stop"] as const);
+
+export function messagesRoutes(h: Hearth) {
+  const readChannelParam = (user: UserRecord, id: number) => {
+    const channel = channelById(h, id);
+    if (!channel || !canReadChannel(h, user, channel)) throw badRequest("Invalid channel ID");
+    return channel;
+  };
+
+  return new ApiRoutes(h)
+    .post(
+      "/messages",
+      {
+        params: {
+          type: param.oneOf(["stream", "channel", "private", "direct"] as const),
+          to: param.jsonOrString(t.Union([t.Integer(), t.String(), t.Array(t.Union([t.Integer(), t.String()]))])),
+          topic: param.string().alias("subject").optional(),
+          content: param.string(),
+          local_id: param.string().optional(),
+          queue_id: param.string().optional(),
+          read_by_sender: param.bool().optional(),
+        },
+      },
+      async ({ user, params, request }) => {
+        const target = resolveTarget(h, user, params.type, params.to, params.topic);
+        return checkSendMessage(h, user, {
+          target,
+          content: params.content,
+          client: clientName(request),
+          readBySender: params.read_by_sender ?? true,
+          localId: params.local_id,
+          queueId: params.queue_id,
+        });
+      },
+    )
+    .get(
+      "/messages",
+      {
+        params: {
+          anchor: anchorParam,
+          use_first_unread_anchor: param.bool().default(false),
+          include_anchor: param.bool().default(true),
+          num_before: param.int().default(0),
+          num_after: param.int().default(0),
+          narrow: narrowParam,
+          client_gravatar: param.bool().default(true),
+          apply_markdown: param.bool().default(true),
+          allow_empty_topic_name: param.bool().default(false),
+        },
+      },
+      ({ user, params }) => {
+        const narrow = compileNarrow(h, user, parseNarrow(params.narrow));
+        const anchorRaw = params.anchor ?? (narrow.nearId !== null ? narrow.nearId : undefined);
+        const anchor = parseAnchor(anchorRaw, params.use_first_unread_anchor);
+        const range = fetchRange(h, user, narrow, anchor, params.include_anchor, params.num_before, params.num_after);
+        const options: MessageViewOptions = {
+          applyMarkdown: params.apply_markdown,
+          clientGravatar: params.client_gravatar,
+          allowEmptyTopicName: params.allow_empty_topic_name,
+        };
+        const messages = range.matches.map(({ message, flags }) => {
+          const out = formatMessage(h, user, message, flags, options);
+          if (narrow.searchWords.length > 0) {
+            out.match_content = highlightHtml(message.rendered_content, narrow.searchWords);
+            out.match_subject = highlightTopic(topicDisplayName(message.topic, options), narrow.searchWords);
+          }
+          return out;
+        });
+        return {
+          anchor: range.anchor,
+          found_anchor: range.found_anchor,
+          found_oldest: range.found_oldest,
+          found_newest: range.found_newest,
+          history_limited: false,
+          messages,
+        };
+      },
+    )
+    .get(
+      "/messages/:message_id",
+      { params: { apply_markdown: param.bool().default(true), allow_empty_topic_name: param.bool().default(false) } },
+      ({ user, params, path }) => {
+        const { message, flags } = accessMessage(h, user, pathId(path.message_id));
+        return {
+          raw_content: message.content,
+          message: formatMessage(h, user, message, flags, {
+            applyMarkdown: params.apply_markdown,
+            clientGravatar: false,
+            allowEmptyTopicName: params.allow_empty_topic_name,
+          }),
+        };
+      },
+    )
+    .patch(
+      "/messages/:message_id",
+      {
+        params: {
+          content: param.string().optional(),
+          topic: param.string().alias("subject").optional(),
+          stream_id: param.int().optional(),
+          propagate_mode: param.oneOf(["change_one", "change_later", "change_all"] as const).default("change_one"),
+          send_notification_to_old_thread: param.bool().default(false),
+          send_notification_to_new_thread: param.bool().default(true),
+          prev_content_sha256: param.string().optional(),
+        },
+      },
+      async ({ user, params, path }) =>
+        checkEditMessage(h, user, pathId(path.message_id), {
+          content: params.content,
+          topic: params.topic,
+          channelId: params.stream_id,
+          propagateMode: params.propagate_mode,
+          sendNotificationToOldThread: params.send_notification_to_old_thread,
+          sendNotificationToNewThread: params.send_notification_to_new_thread,
+        }),
+    )
+    .delete("/messages/:message_id", {}, async ({ user, path }) => {
+      await checkDeleteMessage(h, user, pathId(path.message_id));
+      return {};
+    })
+    .get("/messages/:message_id/history", {}, ({ user, path }) => ({
+      message_history: messageHistory(h, user, pathId(path.message_id)),
+    }))
+    .get("/messages/:message_id/read_receipts", {}, ({ user, path }) => ({ user_ids: readReceipts(h, user, pathId(path.message_id)) }))
+    .post(
+      "/messages/:message_id/reactions",
+      { params: { emoji_name: param.string(), emoji_code: param.string().optional(), reaction_type: param.string().optional() } },
+      async ({ user, params, path }) => {
+        await checkReaction(h, user, pathId(path.message_id), "add", params);
+        return {};
+      },
+    )
+    .delete(
+      "/messages/:message_id/reactions",
+      { params: { emoji_name: param.string().optional(), emoji_code: param.string().optional(), reaction_type: param.string().optional() } },
+      async ({ user, params, path }) => {
+        if (params.emoji_name === undefined && params.emoji_code === undefined) throw badRequest("At least one of the following arguments must be present: emoji_name, emoji_code");
+        await checkReaction(h, user, pathId(path.message_id), "remove", { ...params, emoji_name: params.emoji_name ?? "" });
+        return {};
+      },
+    )
+    .post("/messages/render", { params: { content: param.string() } }, ({ user, params }) => ({
+      rendered: renderMessageContent(h, user, params.content).html,
+    }))
+    .post(
+      "/messages/flags",
+      { params: { messages: param.json(t.Array(t.Integer())), op: param.string(), flag: param.string() } },
+      async ({ user, params }) => {
+        await checkUpdateFlags(h, user, params.messages, params.op, params.flag);
+        // Clients read `messages` (the IDs asked for), as Zulip answers.
+        return { messages: params.messages };
+      },
+    )
+    .post(
+      "/messages/flags/narrow",
+      {
+        params: {
+          anchor: anchorParam,
+          include_anchor: param.bool().default(true),
+          num_before: param.int(),
+          num_after: param.int(),
+          narrow: narrowParam,
+          op: param.oneOf(["add", "remove"] as const),
+          flag: param.string(),
+        },
+      },
+      async ({ user, params }) => {
+        const flag = checkFlagName(params.flag);
+        const narrow = compileNarrow(h, user, parseNarrow(params.narrow));
+        const range = fetchRange(h, user, narrow, parseAnchor(params.anchor, false), params.include_anchor, params.num_before, params.num_after);
+        const ids = range.matches.map((m) => m.message.id);
+        const changed = await doUpdateFlags(h, user, ids, params.op, flag);
+        return {
+          processed_count: ids.length,
+          updated_count: changed.length,
+          first_processed_id: ids[0] ?? null,
+          last_processed_id: ids[ids.length - 1] ?? null,
+          found_oldest: range.found_oldest,
+          found_newest: range.found_newest,
+          ignored_because_not_subscribed_channels: [],
+        };
+      },
+    )
+    .post("/mark_all_as_read", {}, async ({ user }) => {
+      await doMarkAllAsRead(h, user);
+      return { complete: true };
+    })
+    .post("/mark_stream_as_read", { params: { stream_id: param.int() } }, async ({ user, params }) => {
+      readChannelParam(user, params.stream_id);
+      await doMarkChannelAsRead(h, user, params.stream_id);
+      return {};
+    })
+    .post("/mark_topic_as_read", { params: { stream_id: param.int(), topic_name: param.string() } }, async ({ user, params }) => {
+      readChannelParam(user, params.stream_id);
+      await doMarkChannelAsRead(h, user, params.stream_id, params.topic_name.trim());
+      return {};
+    })
+    .post(
+      "/typing",
+      {
+        params: {
+          op: TypingOp,
+          type: param.oneOf(["direct", "private", "stream", "channel"] as const).default("direct"),
+          to: param.json(t.Union([t.Array(t.Union([t.Integer(), t.String()])), t.Integer()])).optional(),
+          stream_id: param.int().optional(),
+          topic: param.string().optional(),
+        },
+      },
+      ({ user, params }) => {
+        if (params.type === "direct" || params.type === "private") {
+          const to = params.to === undefined ? [] : Array.isArray(params.to) ? params.to : [params.to];
+          if (to.length === 0) throw badRequest("Missing 'to' argument");
+          doTypingDirect(h, user, params.op, to);
+        } else {
+          // Before FL 248 `to` carried the channel ID as a one-element list.
+          const legacy = Array.isArray(params.to) ? params.to[0] : params.to;
+          const channelId = params.stream_id ?? (typeof legacy === "number" ? legacy : undefined);
+          if (channelId === undefined) throw badRequest("Missing 'stream_id' argument");
+          if (params.topic === undefined) throw badRequest("Missing 'topic' argument");
+          doTypingChannel(h, user, params.op, channelId, params.topic);
+        }
+        return {};
+      },
+    )
+    .post("/messages/:message_id/typing", { params: { op: TypingOp } }, ({ user, params, path }) => {
+      doTypingEditMessage(h, user, params.op, pathId(path.message_id));
+      return {};
+    })
+    .get("/users/me/:stream_id/topics", { params: { allow_empty_topic_name: param.bool().default(false) } }, ({ user, params, path }) => {
+      const channel = readChannelParam(user, pathId(path.stream_id, "channel ID"));
+      const options = { applyMarkdown: true, clientGravatar: false, allowEmptyTopicName: params.allow_empty_topic_name };
+      return { topics: topicsOfChannel(h.store, channel.id).map((topic) => ({ name: topicDisplayName(topic.name, options), max_id: topic.max_id })) };
+    })
+    .post("/streams/:stream_id/delete_topic", { params: { topic_name: param.string() } }, async ({ user, params, path }) => {
+      await checkDeleteTopic(h, user, pathId(path.stream_id, "channel ID"), params.topic_name);
+      return { complete: true };
+    });
+}

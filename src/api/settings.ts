@@ -1,0 +1,30 @@
+import type { Hearth } from "../context";
+import { ApiRoutes } from "../http/route";
+import { Param, param, type ParamSpecs } from "../http/params";
+import { USER_SETTINGS } from "../views/settings";
+import { checkUpdateSettings } from "../actions/settings";
+
+/** Every personal setting is a PATCH /settings parameter: strings raw, the rest JSON (Zulip's typed_endpoint). */
+const settingParams: ParamSpecs = {};
+for (const [name, s] of Object.entries(USER_SETTINGS)) {
+  settingParams[name] = new Param(s.schema, typeof s.default === "string" ? "string" : "json", false);
+}
+
+const accountParams = {
+  full_name: param.string().optional(),
+  email: param.string().optional(),
+  old_password: param.string().optional(),
+  new_password: param.string().optional(),
+  timezone: param.string().optional(),
+  email_address_visibility: param.int().optional(),
+};
+
+export function settingsRoutes(h: Hearth) {
+  return new ApiRoutes(h).patch("/settings", { params: { ...settingParams, ...accountParams } }, async ({ user, params }) => {
+    const { full_name, email, old_password, new_password, timezone, email_address_visibility, ...rest } = params as Record<string, any>;
+    const settings: Record<string, unknown> = {};
+    for (const [name, value] of Object.entries(rest)) if (value !== undefined) settings[name] = value;
+    await checkUpdateSettings(h, user, { settings, full_name, email, old_password, new_password, timezone, email_address_visibility });
+    return {};
+  });
+}

@@ -1,0 +1,448 @@
+import { randomBytes } from "node:crypto";
+import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { ApiError, badRequest } from "../errors";
+import type { ApiEvent, EventSink, PublishOptions } from "./hub";
+import { messageMatchesNarrow, type NarrowTerm } from "./narrow";
+
+/** The client_capabilities of POST /register; each changes what the queue receives. */
+export interface ClientCapabilities {
+  notification_settings_null: boolean;
+  bulk_message_deletion: boolean;
+  user_avatar_url_field_optional: boolean;
+  stream_typing_notifications: boolean;
+  user_settings_object: boolean;
+  linkifier_url_template: boolean;
+  user_list_incomplete: boolean;
+  include_deactivated_groups: boolean;
+  archived_channels: boolean;
+  empty_topic_name: boolean;
+  simplified_presence_events: boolean;
+  individual_emoji_changes: boolean;
+}
+
+export const CAPABILITY_NAMES = [
+  "notification_settings_null",
+  "bulk_message_deletion",
+  "user_avatar_url_field_optional",
+  "stream_typing_notifications",
+  "user_settings_object",
+  "linkifier_url_template",
+  "user_list_incomplete",
+  "include_deactivated_groups",
+  "archived_channels",
+  "empty_topic_name",
+  "simplified_presence_events",
+  "individual_emoji_changes",
+] as const satisfies readonly (keyof ClientCapabilities)[];
+
+export function parseCapabilities(raw: Record<string, unknown> | undefined): ClientCapabilities {
+  const caps = {} as ClientCapabilities;
+  for (const name of CAPABILITY_NAMES) caps[name] = raw?.[name] === true;
+  return caps;
+}
+
+/** What a queue was registered with; persisted with the queue across restarts. */
+export interface QueueSettings {
+  userId: number;
+  /** null: every event type. */
+  eventTypes: string[] | null;
+  allPublicStreams: boolean;
+  narrow: NarrowTerm[];
+  capabilities: ClientCapabilities;
+  applyMarkdown: boolean;
+  clientGravatar: boolean;
+  slimPresence: boolean;
+  idleTimeoutSecs: number;
+  /** The `client` of the register request, kept for diagnostics. */
+  clientName: string;
+}
+
+type QueuedEvent = ApiEvent & { id: number };
+
+interface Waiter {
+  resolve(events: QueuedEvent[]): void;
+  timer: ReturnType<typeof setTimeout>;
+}
+
+export class EventQueue {
+  /** Events not yet acknowledged, in increasing ID order. */
+  events: QueuedEvent[] = [];
+  lastEventId = -1;
+  /** When the client last polled or registered (ms); idle queues are collected. */
+  lastAccess = Date.now();
+  waiter: Waiter | null = null;
+  private flushScheduled = false;
+
+  constructor(
+    readonly id: string,
+    readonly settings: QueueSettings,
+  ) {}
+
+  get userId() {
+    return this.settings.userId;
+  }
+
+  push(event: ApiEvent): QueuedEvent {
+    const queued = { ...event, id: ++this.lastEventId } as QueuedEvent;
+    this.events.push(queued);
+    // One action often publishes several events at once (a user and their bots):
+    // answering in a microtask hands them to the client in one response.
+    if (this.waiter && !this.flushScheduled) {
+      this.flushScheduled = true;
+      queueMicrotask(() => {
+        this.flushScheduled = false;
+        this.answerWaiter();
+      });
+    }
+    return queued;
+  }
+
+  /** Drops the events the client has processed (Zulip's `last_event_id`). */
+  acknowledge(lastEventId: number): number {
+    let n = 0;
+    while (n < this.events.length && this.events[n].id <= lastEventId) n++;
+    if (n > 0) this.events.splice(0, n);
+    return n;
+  }
+
+  /** Finishes a parked poll with whatever is pending (possibly nothing). */
+  answerWaiter(extra?: ApiEvent): void {
+    const waiter = this.waiter;
+    if (!waiter) return;
+    if (extra) this.push(extra);
+    this.waiter = null;
+    clearTimeout(waiter.timer);
+    this.lastAccess = Date.now();
+    waiter.resolve(this.events.slice());
+  }
+
+  idleExpired(now: number): boolean {
+    return this.waiter === null && now - this.lastAccess > this.settings.idleTimeoutSecs * 1000;
+  }
+}
+
+export const badEventQueueId = (queueId: string) =>
+  new ApiError(`Bad event queue ID: ${queueId}`, "BAD_EVENT_QUEUE_ID", 400, { queue_id: queueId });
+
+export interface QueueLimits {
+  /** Seconds a parked poll waits before a heartbeat (Zulip: about a minute). */
+  heartbeatSecs: number;
+  /** Undelivered events one queue may hold; past this the queue is dropped. */
+  maxEventsPerQueue: number;
+  /** Queues kept at once; past this the least recently used one is dropped. */
+  maxQueues: number;
+  /** Undelivered events over all queues; past this the fullest queue is dropped. */
+  maxTotalEvents: number;
+  /** How often idle queues are swept (they are also expired lazily on access). */
+  gcIntervalSecs: number;
+}
+
+function envNumber(name: string, fallback: number): number {
+  const v = Number(process.env[name]);
+  return process.env[name] !== undefined && Number.isFinite(v) && v > 0 ? v : fallback;
+}
+
+export function queueLimitsFromEnv(): QueueLimits {
+  return {
+    heartbeatSecs: envNumber("HEARTH_EVENT_HEARTBEAT_SECS", 55),
+    maxEventsPerQueue: envNumber("HEARTH_EVENT_QUEUE_MAX_EVENTS", 5000),
+    maxQueues: envNumber("HEARTH_EVENT_MAX_QUEUES", 5000),
+    maxTotalEvents: envNumber("HEARTH_EVENT_MAX_TOTAL_EVENTS", 500_000),
+    gcIntervalSecs: envNumber("HEARTH_EVENT_GC_SECS", 30),
+  };
+}
+
+/** Zulip's default idle timeout is 10 minutes; "mobile" is 12 hours; the cap is 7 days. */
+export const DEFAULT_IDLE_QUEUE_TIMEOUT_SECS = 600;
+export const MOBILE_IDLE_QUEUE_TIMEOUT_SECS = 12 * 3600;
+export const MAX_IDLE_QUEUE_TIMEOUT_SECS = 7 * 24 * 3600;
+
+const SAVE_FILE = "event_queues.json";
+const SAVE_FORMAT = 1;
+
+function withoutEmptyTopic(topic: unknown, displayName: string): unknown {
+  return topic === "" ? displayName : topic;
+}
+
+/**
+ * Holds every event queue in memory (Zulip's Tornado process). Actions publish
+ * through the EventHub; `deliver` filters each event per queue (event types, narrow,
+ * all_public_streams) and shapes it per the queue's client capabilities before it
+ * gets its queue-local ID.
+ */
+export class QueueManager implements EventSink {
+  private readonly queues = new Map<string, EventQueue>();
+  private readonly byUser = new Map<number, Set<EventQueue>>();
+  private totalEvents = 0;
+  private gcTimer: ReturnType<typeof setInterval> | null = null;
+  private closing = false;
+
+  constructor(
+    readonly limits: QueueLimits = queueLimitsFromEnv(),
+    /** The realm's display name for the empty topic, for clients without empty_topic_name. */
+    private readonly emptyTopicDisplayName: () => string = () => "general chat",
+  ) {}
+
+  startGc(): void {
+    this.gcTimer ??= setInterval(() => this.collectIdle(), this.limits.gcIntervalSecs * 1000);
+    (this.gcTimer as any).unref?.();
+  }
+
+  get size(): number {
+    return this.queues.size;
+  }
+
+  pendingEventCount(): number {
+    return this.totalEvents;
+  }
+
+  create(settings: QueueSettings, id = `${Date.now().toString(36)}:${randomBytes(9).toString("base64url")}`): EventQueue {
+    while (this.queues.size >= this.limits.maxQueues) this.evictLeastRecentlyUsed();
+    const queue = new EventQueue(id, settings);
+    this.queues.set(id, queue);
+    let set = this.byUser.get(settings.userId);
+    if (!set) this.byUser.set(settings.userId, (set = new Set()));
+    set.add(queue);
+    return queue;
+  }
+
+  /** The caller's queue, or BAD_EVENT_QUEUE_ID if it expired, overflowed or never existed. */
+  access(queueId: string, userId: number): EventQueue {
+    const queue = this.queues.get(queueId);
+    if (!queue) throw badEventQueueId(queueId);
+    if (queue.idleExpired(Date.now())) {
+      this.remove(queue);
+      throw badEventQueueId(queueId);
+    }
+    if (queue.userId !== userId) throw badRequest("You are not authorized to get events from this queue");
+    return queue;
+  }
+
+  remove(queue: EventQueue): void {
+    if (this.queues.get(queue.id) !== queue) return;
+    this.queues.delete(queue.id);
+    this.byUser.get(queue.userId)?.delete(queue);
+    if (this.byUser.get(queue.userId)?.size === 0) this.byUser.delete(queue.userId);
+    this.totalEvents -= queue.events.length;
+    // A poll parked on a dropped queue answers now; its next poll gets BAD_EVENT_QUEUE_ID.
+    queue.answerWaiter();
+    queue.events = [];
+  }
+
+  queuesOf(userId: number): readonly EventQueue[] {
+    return [...(this.byUser.get(userId) ?? [])];
+  }
+
+  /**
+   * `GET /events`: acknowledges up to `lastEventId`, then answers at once with the
+   * pending events, or parks until one arrives or the heartbeat is due. A second
+   * poll on the same queue replaces a parked one, which answers with no events.
+   */
+  poll(queue: EventQueue, lastEventId: number | undefined, dontBlock: boolean): Promise<QueuedEvent[]> {
+    queue.lastAccess = Date.now();
+    if (lastEventId !== undefined) this.totalEvents -= queue.acknowledge(lastEventId);
+    if (queue.waiter) queue.answerWaiter();
+    if (queue.events.length > 0 || dontBlock || this.closing) return Promise.resolve(queue.events.slice());
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        if (queue.waiter?.timer !== timer) return;
+        this.totalEvents++;
+        queue.answerWaiter({ type: "heartbeat" });
+      }, this.limits.heartbeatSecs * 1000);
+      queue.waiter = { resolve, timer };
+    });
+  }
+
+  deliver(event: ApiEvent, userIds: readonly number[], options: PublishOptions): void {
+    const seen = new Set<EventQueue>();
+    for (const userId of userIds) {
+      const queues = this.byUser.get(userId);
+      if (!queues) continue;
+      const userFields = options.perUser?.get(userId);
+      for (const queue of [...queues]) {
+        seen.add(queue);
+        this.enqueue(queue, userFields ? { ...event, ...userFields } : event, options);
+      }
+    }
+    if (options.toAllPublicStreamsQueues && event.type === "message") {
+      for (const queue of [...this.queues.values()]) {
+        if (seen.has(queue) || !queue.settings.allPublicStreams) continue;
+        this.enqueue(queue, { ...event, flags: [] }, options);
+      }
+    }
+  }
+
+  private enqueue(queue: EventQueue, event: ApiEvent, options: PublishOptions): void {
+    if (!this.accepts(queue, event)) return;
+    const queueFields = options.perQueue?.get(queue.id);
+    const shaped = this.shape(queue.settings, queueFields ? { ...event, ...queueFields } : event);
+    for (const e of shaped) {
+      queue.push(e);
+      this.totalEvents++;
+    }
+    if (queue.events.length > this.limits.maxEventsPerQueue) {
+      // An abandoned client must not grow memory without bound: drop the queue, so
+      // its client (if it ever returns) gets BAD_EVENT_QUEUE_ID and re-registers.
+      this.remove(queue);
+      return;
+    }
+    while (this.totalEvents > this.limits.maxTotalEvents) this.evictFullest();
+  }
+
+  private accepts(queue: EventQueue, event: ApiEvent): boolean {
+    const { eventTypes, narrow } = queue.settings;
+    if (eventTypes !== null && !eventTypes.includes(event.type)) return false;
+    if (event.type === "message" && narrow.length > 0) {
+      return messageMatchesNarrow(narrow, event.message as Record<string, unknown>, (event.flags as string[]) ?? []);
+    }
+    // Without linkifier_url_template a client gets neither linkifiers nor their events.
+    if (event.type === "realm_linkifiers" && !queue.settings.capabilities.linkifier_url_template) return false;
+    return true;
+  }
+
+  /** Per-capability shaping of one event into what this client understands. */
+  private shape(settings: QueueSettings, event: ApiEvent): ApiEvent[] {
+    const caps = settings.capabilities;
+    if (event.type === "message" && "raw_content" in event) {
+      // The messages layer publishes HTML plus the raw Markdown; bots register without
+      // apply_markdown and read the Markdown (Zulip's per-queue content choice).
+      const { raw_content, ...rest } = event;
+      event = settings.applyMarkdown
+        ? rest
+        : { ...rest, message: { ...(rest.message as Record<string, unknown>), content: raw_content, content_type: "text/x-markdown" } };
+    }
+    if (event.type === "delete_message" && Array.isArray(event.message_ids) && !caps.bulk_message_deletion) {
+      const { message_ids, ...rest } = event;
+      return (message_ids as number[]).map((id) => this.shapeTopics(caps, { ...rest, message_id: id }));
+    }
+    if (event.type === "presence" && "presences" in event) {
+      // Publishers give both forms; each client gets the one it asked for (FL 419).
+      const { presences, legacy, ...rest } = event as any;
+      return [caps.simplified_presence_events ? { ...rest, presences } : { ...rest, ...legacy }];
+    }
+    if (event.type === "subscription" && event.op === "add" && "resolved_subscriptions" in event) {
+      // Publishers give both forms: clients without notification_settings_null get the
+      // user's defaults in place of null per-channel notification settings.
+      const { resolved_subscriptions, ...rest } = event;
+      return [caps.notification_settings_null ? rest : { ...rest, subscriptions: resolved_subscriptions }];
+    }
+    if (event.type === "stream" && event.op === "delete" && "archived_update" in event) {
+      // FL 315: clients with archived_channels keep archived channels and get an update instead.
+      const { archived_update, ...rest } = event;
+      return [caps.archived_channels ? (archived_update as ApiEvent) : rest];
+    }
+    return [this.shapeTopics(caps, event)];
+  }
+
+  /** FL 334: clients without empty_topic_name see the realm's display name for "". */
+  private shapeTopics(caps: ClientCapabilities, event: ApiEvent): ApiEvent {
+    if (caps.empty_topic_name) return event;
+    const name = this.emptyTopicDisplayName();
+    switch (event.type) {
+      case "message": {
+        const message = event.message as Record<string, unknown> | undefined;
+        if (message && message.type === "stream" && message.subject === "") {
+          return { ...event, message: { ...message, subject: name } };
+        }
+        return event;
+      }
+      case "update_message":
+      case "delete_message":
+      case "typing": {
+        let changed: ApiEvent | null = null;
+        for (const key of ["topic", "subject", "orig_subject"]) {
+          if (event[key] === "") (changed ??= { ...event })[key] = withoutEmptyTopic(event[key], name);
+        }
+        return changed ?? event;
+      }
+      case "user_topic":
+        return event.topic_name === "" ? { ...event, topic_name: name } : event;
+      default:
+        return event;
+    }
+  }
+
+  private evictLeastRecentlyUsed(): void {
+    let oldest: EventQueue | null = null;
+    for (const q of this.queues.values()) {
+      if (q.waiter) continue;
+      if (!oldest || q.lastAccess < oldest.lastAccess) oldest = q;
+    }
+    oldest ??= this.queues.values().next().value ?? null;
+    if (oldest) this.remove(oldest);
+  }
+
+  private evictFullest(): void {
+    let fullest: EventQueue | null = null;
+    for (const q of this.queues.values()) if (!fullest || q.events.length > fullest.events.length) fullest = q;
+    if (!fullest) return;
+    this.remove(fullest);
+  }
+
+  collectIdle(now = Date.now()): number {
+    let n = 0;
+    for (const q of [...this.queues.values()]) {
+      if (q.idleExpired(now)) {
+        this.remove(q);
+        n++;
+      }
+    }
+    return n;
+  }
+
+  /**
+   * Graceful shutdown: answers every parked poll (so the HTTP server can drain) and
+   * writes the queues to the data folder; `load` restores them on the next start.
+   */
+  close(dataDir: string | null): void {
+    this.closing = true;
+    if (this.gcTimer) clearInterval(this.gcTimer);
+    this.gcTimer = null;
+    for (const q of this.queues.values()) q.answerWaiter();
+    if (dataDir === null) return;
+    const saved = {
+      format: SAVE_FORMAT,
+      savedAt: Date.now(),
+      queues: [...this.queues.values()].map((q) => ({
+        id: q.id,
+        settings: q.settings,
+        events: q.events,
+        lastEventId: q.lastEventId,
+        lastAccess: q.lastAccess,
+      })),
+    };
+    const path = join(dataDir, SAVE_FILE);
+    writeFileSync(path + ".tmp", JSON.stringify(saved), { mode: 0o600 });
+    renameSync(path + ".tmp", path);
+  }
+
+  /**
+   * Restores queues saved by a graceful shutdown, then deletes the file: after a
+   * crash there is no file, and clients get BAD_EVENT_QUEUE_ID and re-register.
+   * The downtime does not count toward a queue's idle time.
+   */
+  load(dataDir: string): number {
+    const path = join(dataDir, SAVE_FILE);
+    if (!existsSync(path)) return 0;
+    let n = 0;
+    try {
+      const saved = JSON.parse(readFileSync(path, "utf8"));
+      if (saved.format === SAVE_FORMAT) {
+        const downtime = Math.max(0, Date.now() - saved.savedAt);
+        for (const s of saved.queues) {
+          const q = this.create(s.settings, s.id);
+          q.events = s.events;
+          q.lastEventId = s.lastEventId;
+          q.lastAccess = s.lastAccess + downtime;
+          this.totalEvents += q.events.length;
+          n++;
+        }
+      }
+    } catch (e) {
+      console.error("Could not restore saved event queues; clients will re-register:", e);
+    }
+    rmSync(path, { force: true });
+    return n;
+  }
+}

@@ -1,0 +1,281 @@
+import MarkdownIt, { type MarkdownIt as MarkdownItInstance, type StateCore, type StateInline, type Token } from "markdown-it";
+import { emojiCodeFor } from "./emoji";
+
+/**
+ * Zulip-flavoured Markdown on top of markdown-it: raw HTML is never passed through
+ * (`html: false` escapes it, and markdown-it's link validator refuses `javascript:`
+ * and similar schemes), so no markup from a message reaches another user's page.
+ * Zulip's additions (mentions, channel links, emoji, spoilers, linkifiers) are
+ * markdown-it rules whose output imitates Zulip's HTML, which clients parse.
+ */
+
+export interface MentionableUser {
+  id: number;
+  full_name: string;
+}
+
+export interface Linkifier {
+  pattern: string;
+  url_template: string;
+}
+
+/** What the renderer may look up; the caller decides visibility (e.g. private channels). */
+export interface RenderContext {
+  userById(id: number): MentionableUser | undefined;
+  /** Active users whose full name matches, case-insensitively. */
+  usersByName(name: string): MentionableUser[];
+  groupByName(name: string): { id: number; name: string } | undefined;
+  channelByName(name: string): { id: number; name: string } | undefined;
+  linkifiers: Linkifier[];
+}
+
+export interface RenderResult {
+  html: string;
+  /** Users mentioned by name (not silently). */
+  mentionedUserIds: Set<number>;
+  mentionedGroupIds: Set<number>;
+  /** `@**all**`, `@**everyone**`, `@**channel**`, `@**stream**`. */
+  channelWildcard: boolean;
+  topicWildcard: boolean;
+  linkUrls: string[];
+}
+
+interface Env {
+  ctx: RenderContext;
+  result: RenderResult;
+}
+
+const escapeHtml = (s: string) =>
+  s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;");
+
+/** Zulip's URL-hash encoding of a narrow component (`%` becomes `.`). */
+export function encodeHashComponent(s: string): string {
+  return encodeURIComponent(s).replace(/\./g, "%2E").replace(/%/g, ".");
+}
+
+export function channelNarrowSlug(id: number, name: string): string {
+  return `${id}-${encodeHashComponent(name.replace(/ /g, "-"))}`;
+}
+
+const CHANNEL_WILDCARDS = new Set(["all", "everyone", "channel", "stream"]);
+
+function precededByBoundary(state: StateInline): boolean {
+  if (state.pos === 0) return true;
+  return !/[\p{L}\p{N}_]/u.test(state.src[state.pos - 1]);
+}
+
+function mentionRule(state: StateInline, silent: boolean): boolean {
+  if (state.src.charCodeAt(state.pos) !== 0x40 /* @ */ || !precededByBoundary(state)) return false;
+  const rest = state.src.slice(state.pos);
+  const env = state.env as unknown as Env;
+  const user = /^@(_?)\*\*([^*\n]+?)\*\*/.exec(rest);
+  if (user) {
+    const isSilent = user[1] === "_";
+    const text = user[2];
+    const pipe = /^(.*)\|(\d+)$/.exec(text);
+    let html: string | null = null;
+    if (!pipe && CHANNEL_WILDCARDS.has(text)) {
+      if (!isSilent) env.result.channelWildcard = true;
+      html = `<span class="user-mention channel-wildcard-mention${isSilent ? " silent" : ""}" data-user-id="*">${isSilent ? "" : "@"}${escapeHtml(text)}</span>`;
+    } else if (!pipe && text === "topic") {
+      if (!isSilent) env.result.topicWildcard = true;
+      html = `<span class="topic-mention${isSilent ? " silent" : ""}">${isSilent ? "" : "@"}topic</span>`;
+    } else {
+      let target: MentionableUser | undefined;
+      if (pipe) target = env.ctx.userById(Number(pipe[2]));
+      else {
+        const matches = env.ctx.usersByName(text);
+        // An ambiguous name mentions nobody; clients insert `Name|id` for those.
+        if (matches.length === 1) target = matches[0];
+      }
+      if (target) {
+        if (!isSilent) env.result.mentionedUserIds.add(target.id);
+        html = `<span class="user-mention${isSilent ? " silent" : ""}" data-user-id="${target.id}">${isSilent ? "" : "@"}${escapeHtml(target.full_name)}</span>`;
+      }
+    }
+    if (html === null) return false;
+    if (!silent) state.push("html_inline", "", 0).content = html;
+    state.pos += user[0].length;
+    return true;
+  }
+  const group = /^@(_?)\*([^*\n]+?)\*/.exec(rest);
+  if (group) {
+    const found = env.ctx.groupByName(group[2]);
+    if (!found) return false;
+    const isSilent = group[1] === "_";
+    if (!isSilent) env.result.mentionedGroupIds.add(found.id);
+    if (!silent) {
+      state.push("html_inline", "", 0).content =
+        `<span class="user-group-mention${isSilent ? " silent" : ""}" data-user-group-id="${found.id}">${isSilent ? "" : "@"}${escapeHtml(found.name)}</span>`;
+    }
+    state.pos += group[0].length;
+    return true;
+  }
+  return false;
+}
+
+function channelLinkRule(state: StateInline, silent: boolean): boolean {
+  if (state.src.charCodeAt(state.pos) !== 0x23 /* # */ || !precededByBoundary(state)) return false;
+  const m = /^#\*\*([^*\n]+?)\*\*/.exec(state.src.slice(state.pos));
+  if (!m) return false;
+  const env = state.env as unknown as Env;
+  const gt = m[1].lastIndexOf(">");
+  const channelName = gt === -1 ? m[1] : m[1].slice(0, gt);
+  const topic = gt === -1 ? null : m[1].slice(gt + 1);
+  const channel = env.ctx.channelByName(channelName);
+  if (!channel) return false;
+  if (!silent) {
+    const base = `/#narrow/channel/${channelNarrowSlug(channel.id, channel.name)}`;
+    state.push("html_inline", "", 0).content =
+      topic === null
+        ? `<a class="stream" data-stream-id="${channel.id}" href="${escapeHtml(base)}">#${escapeHtml(channel.name)}</a>`
+        : `<a class="stream-topic" data-stream-id="${channel.id}" href="${escapeHtml(`${base}/topic/${encodeHashComponent(topic)}`)}">#${escapeHtml(channel.name)} &gt; ${escapeHtml(topic)}</a>`;
+  }
+  state.pos += m[0].length;
+  return true;
+}
+
+function emojiRule(state: StateInline, silent: boolean): boolean {
+  if (state.src.charCodeAt(state.pos) !== 0x3a /* : */) return false;
+  const m = /^:([a-z0-9_+-]+):/.exec(state.src.slice(state.pos));
+  if (!m) return false;
+  const code = emojiCodeFor(m[1]);
+  if (!code) return false;
+  if (!silent) {
+    const label = escapeHtml(m[1].replace(/_/g, " "));
+    state.push("html_inline", "", 0).content =
+      `<span aria-label="${label}" class="emoji emoji-${code}" role="img" title="${label}">:${escapeHtml(m[1])}:</span>`;
+  }
+  state.pos += m[0].length;
+  return true;
+}
+
+function compileLinkifier(l: Linkifier): RegExp | null {
+  try {
+    // Zulip patterns use Python's named groups `(?P<name>…)`.
+    return new RegExp(l.pattern.replace(/\(\?P</g, "(?<"), "gu");
+  } catch {
+    return null;
+  }
+}
+
+function expandTemplate(template: string, match: RegExpExecArray): string {
+  return template.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(match.groups?.[name] ?? ""));
+}
+
+/** Applies the realm's linkifiers to plain text outside links and code. */
+function linkifierRule(state: StateCore): void {
+  const env = state.env as unknown as Env;
+  const linkifiers = env.ctx.linkifiers.map((l) => ({ l, re: compileLinkifier(l) })).filter((x) => x.re !== null);
+  if (linkifiers.length === 0) return;
+  for (const block of state.tokens) {
+    if (block.type !== "inline" || !block.children) continue;
+    const out: Token[] = [];
+    let insideLink = 0;
+    for (const token of block.children) {
+      if (token.type === "link_open") insideLink++;
+      if (token.type === "link_close") insideLink--;
+      if (token.type !== "text" || insideLink > 0) {
+        out.push(token);
+        continue;
+      }
+      let text = token.content;
+      let replaced = false;
+      for (const { l, re } of linkifiers) {
+        re!.lastIndex = 0;
+        const m = re!.exec(text);
+        if (!m) continue;
+        const url = expandTemplate(l.url_template, m);
+        const before = new state.Token("text", "", 0);
+        before.content = text.slice(0, m.index);
+        const open = new state.Token("link_open", "a", 1);
+        open.attrs = [["href", url]];
+        const label = new state.Token("text", "", 0);
+        label.content = m[0];
+        const close = new state.Token("link_close", "a", -1);
+        out.push(before, open, label, close);
+        text = text.slice(m.index + m[0].length);
+        replaced = true;
+        break;
+      }
+      const rest = new state.Token("text", "", 0);
+      rest.content = text;
+      out.push(replaced ? rest : token);
+    }
+    block.children = out;
+  }
+}
+
+function buildMarkdown(): MarkdownItInstance {
+  const md = new MarkdownIt({ html: false, linkify: true, breaks: true, typographer: false });
+  md.disable("image"); // Zulip has no image syntax; uploads are previewed from links
+  md.inline.ruler.before("emphasis", "zulip_mention", mentionRule);
+  md.inline.ruler.before("emphasis", "zulip_channel_link", channelLinkRule);
+  md.inline.ruler.before("emphasis", "zulip_emoji", emojiRule);
+  md.core.ruler.push("zulip_linkifiers", linkifierRule);
+
+  md.renderer.rules.fence = (tokens, idx, _options, env) => {
+    const token = tokens[idx];
+    const info = token.info.trim();
+    const lang = info.split(/\s+/)[0] ?? "";
+    if (lang === "spoiler") {
+      const header = info.slice("spoiler".length).trim();
+      return (
+        `<div class="spoiler-block"><div class="spoiler-header">${header ? md.render(header, env).trim() : ""}</div>` +
+        `<div class="spoiler-content" aria-hidden="true">${md.render(token.content, env).trim()}</div></div>\n`
+      );
+    }
+    if (lang === "quote") return `<blockquote>\n${md.render(token.content, env)}</blockquote>\n`;
+    const langAttr = lang ? ` data-code-language="${escapeHtml(lang)}"` : "";
+    return `<div class="codehilite"${langAttr}><pre><span></span><code>${escapeHtml(token.content)}</code></pre></div>\n`;
+  };
+  md.renderer.rules.code_block = (tokens, idx) =>
+    `<div class="codehilite"><pre><span></span><code>${escapeHtml(tokens[idx].content)}</code></pre></div>\n`;
+
+  const defaultLinkOpen = md.renderer.rules.link_open ?? ((tokens, idx, options, _env, self) => self.renderToken(tokens, idx, options));
+  md.renderer.rules.link_open = (tokens, idx, options, env, self) => {
+    const href = tokens[idx].attrGet("href");
+    if (href) ((env as unknown as Env).result as RenderResult).linkUrls.push(String(href));
+    return defaultLinkOpen(tokens, idx, options, env, self);
+  };
+  return md;
+}
+
+const markdown = buildMarkdown();
+
+/** Renders message Markdown to Zulip-style HTML and reports mentions and links. */
+export function renderMarkdown(content: string, ctx: RenderContext): RenderResult {
+  const result: RenderResult = {
+    html: "",
+    mentionedUserIds: new Set(),
+    mentionedGroupIds: new Set(),
+    channelWildcard: false,
+    topicWildcard: false,
+    linkUrls: [],
+  };
+  result.html = markdown.render(content, { ctx, result } satisfies Env).trimEnd();
+  return result;
+}
+
+const IMAGE_URL = /\.(png|jpe?g|gif|webp|bmp|svg)(\?.*)?$/i;
+
+/** Zulip's `has:` properties, derived from the links a message contains. */
+export function linkProperties(urls: string[]): { has_link: boolean; has_image: boolean; has_attachment: boolean } {
+  return {
+    has_link: urls.length > 0,
+    has_image: urls.some((u) => IMAGE_URL.test(u)),
+    has_attachment: urls.some((u) => /(^|\/)user_uploads\//.test(u)),
+  };
+}
+
+/** Plain-text topic links: linkifier matches and bare URLs in a topic name. */
+export function topicLinks(topic: string, linkifiers: Linkifier[]): { text: string; url: string }[] {
+  const links: { text: string; url: string }[] = [];
+  for (const l of linkifiers) {
+    const re = compileLinkifier(l);
+    if (!re) continue;
+    for (const m of topic.matchAll(re)) links.push({ text: m[0], url: expandTemplate(l.url_template, m as RegExpExecArray) });
+  }
+  for (const m of topic.matchAll(/https?:\/\/[^\s<>"]+/g)) links.push({ text: m[0], url: m[0] });
+  return links;
+}

@@ -1,0 +1,294 @@
+import type { Store } from "./db";
+
+/**
+ * Messages are stored once (`messages`); each recipient gets a flags row
+ * (`userMessages`, Zulip's UserMessage) and index rows that make every narrow a range
+ * scan ending in the message ID. All writers here run inside `store.commit`.
+ */
+
+/** Zulip's UserMessage flag bits (the names are the API's flag strings). */
+export const MessageFlag = {
+  read: 1,
+  starred: 2,
+  collapsed: 4,
+  mentioned: 8,
+  stream_wildcard_mentioned: 16,
+  topic_wildcard_mentioned: 32,
+  has_alert_word: 64,
+  historical: 128,
+} as const;
+export type FlagName = keyof typeof MessageFlag;
+export const FLAG_NAMES = Object.keys(MessageFlag) as FlagName[];
+
+/** Names the API shows: the two wildcard bits both read as `wildcard_mentioned`. */
+export function flagList(bits: number): string[] {
+  const out: string[] = [];
+  for (const name of FLAG_NAMES) {
+    if (!(bits & MessageFlag[name])) continue;
+    if (name === "stream_wildcard_mentioned" || name === "topic_wildcard_mentioned") {
+      if (!out.includes("wildcard_mentioned")) out.push("wildcard_mentioned");
+    } else out.push(name);
+  }
+  return out;
+}
+
+export const MENTION_BITS = MessageFlag.mentioned | MessageFlag.stream_wildcard_mentioned | MessageFlag.topic_wildcard_mentioned;
+
+export interface Reaction {
+  emoji_name: string;
+  emoji_code: string;
+  reaction_type: "unicode_emoji" | "realm_emoji" | "zulip_extra_emoji";
+  user_id: number;
+}
+
+export interface EditHistoryEntry {
+  user_id: number | null;
+  timestamp: number;
+  prev_content?: string;
+  prev_rendered_content?: string;
+  prev_rendered_content_version?: number;
+  prev_topic?: string;
+  topic?: string;
+  prev_stream?: number;
+  stream?: number;
+}
+
+export interface MessageRecord {
+  id: number;
+  sender_id: number;
+  type: "stream" | "private";
+  /** Channel messages only. */
+  channel_id: number | null;
+  /** "" for direct messages (the API still shows `subject: ""`). */
+  topic: string;
+  /** Direct messages only: every participant, sorted, the sender included. */
+  dm_user_ids: number[] | null;
+  recipient_id: number;
+  content: string;
+  rendered_content: string;
+  timestamp: number;
+  client: string;
+  is_me_message: boolean;
+  has_link: boolean;
+  has_image: boolean;
+  has_attachment: boolean;
+  reactions: Reaction[];
+  submessages: unknown[];
+  /** Most recent first, as the API lists it. */
+  edit_history: EditHistoryEntry[];
+  last_edit_timestamp: number | null;
+  last_moved_timestamp: number | null;
+}
+
+export const topicKey = (topic: string) => topic.toLowerCase();
+export const conversationKey = (userIds: readonly number[]) => [...new Set(userIds)].sort((a, b) => a - b).join(",");
+
+/** Index rows derived from flags: which `userMessageIndex` rows a flags value implies. */
+function flagIndexes(bits: number, isDm: boolean): string[] {
+  const out: string[] = [];
+  if (!(bits & MessageFlag.read)) out.push("unread");
+  if (bits & MessageFlag.starred) out.push("starred");
+  if (bits & MENTION_BITS) out.push("mentioned");
+  if (bits & MessageFlag.has_alert_word) out.push("alerted");
+  if (isDm) out.push("dm");
+  return out;
+}
+
+/** Lower-cased words of a text: what full-text search matches, by word or prefix. */
+export function searchWords(text: string): string[] {
+  const words = text.toLowerCase().match(/[\p{L}\p{N}_]+/gu) ?? [];
+  return [...new Set(words.filter((w) => w.length <= 60))];
+}
+
+function indexTerms(message: MessageRecord): string[] {
+  return [...new Set([...searchWords(message.content), ...searchWords(message.topic)])];
+}
+
+export function getMessage(store: Store, id: number): MessageRecord | undefined {
+  return store.dbs.messages.get(id) as MessageRecord | undefined;
+}
+
+export function getUserFlags(store: Store, userId: number, messageId: number): number | undefined {
+  return store.dbs.userMessages.get([userId, messageId]) as number | undefined;
+}
+
+/** Stable recipient IDs, allocated on first use (Zulip's Recipient table). */
+export function recipientIdFor(store: Store, key: string): number {
+  const existing = store.dbs.recipients.get(key) as number | undefined;
+  if (existing !== undefined) return existing;
+  const id = store.nextId("recipient");
+  store.dbs.recipients.put(key, id);
+  return id;
+}
+
+function putLocation(store: Store, m: MessageRecord): void {
+  if (m.type === "stream") {
+    const key = topicKey(m.topic);
+    store.dbs.channelMessages.put([m.channel_id, m.id], true);
+    store.dbs.topicMessages.put([m.channel_id, key, m.id], true);
+    const topic = store.dbs.topics.get([m.channel_id, key]) as { name: string; max_id: number } | undefined;
+    if (!topic || topic.max_id <= m.id) store.dbs.topics.put([m.channel_id, key], { name: m.topic, max_id: m.id });
+  } else {
+    store.dbs.dmMessages.put([conversationKey(m.dm_user_ids!), m.id], true);
+  }
+}
+
+function removeLocation(store: Store, m: MessageRecord): void {
+  if (m.type === "stream") {
+    const key = topicKey(m.topic);
+    store.dbs.channelMessages.remove([m.channel_id, m.id]);
+    store.dbs.topicMessages.remove([m.channel_id, key, m.id]);
+    refreshTopic(store, m.channel_id!, key);
+  } else {
+    store.dbs.dmMessages.remove([conversationKey(m.dm_user_ids!), m.id]);
+  }
+}
+
+/** Recomputes a topic's max_id after messages left it; drops the topic when empty. */
+function refreshTopic(store: Store, channelId: number, key: string): void {
+  let newest: number | undefined;
+  for (const k of store.dbs.topicMessages.getKeys({ start: [channelId, key, Infinity], end: [channelId, key, 0], reverse: true, limit: 1 })) {
+    newest = (k as [number, string, number])[2];
+  }
+  if (newest === undefined) {
+    store.dbs.topics.remove([channelId, key]);
+    return;
+  }
+  const name = getMessage(store, newest)?.topic ?? key;
+  store.dbs.topics.put([channelId, key], { name, max_id: newest });
+}
+
+function putTerms(store: Store, m: MessageRecord): void {
+  for (const term of indexTerms(m)) store.dbs.searchTerms.put([term, m.id], true);
+}
+function removeTerms(store: Store, m: MessageRecord): void {
+  for (const term of indexTerms(m)) store.dbs.searchTerms.remove([term, m.id]);
+}
+
+/** Writes a new message: content once, then a flags row and its index rows per recipient. */
+export function insertMessage(store: Store, m: MessageRecord, flagsByUser: Map<number, number>): void {
+  store.dbs.messages.put(m.id, m);
+  putLocation(store, m);
+  store.dbs.senderMessages.put([m.sender_id, m.id], true);
+  putTerms(store, m);
+  for (const [userId, bits] of flagsByUser) setUserFlags(store, userId, m, undefined, bits);
+}
+
+/** Sets one user's flags for a message, keeping the index rows in step. */
+export function setUserFlags(store: Store, userId: number, m: MessageRecord, before: number | undefined, after: number): void {
+  const isDm = m.type === "private";
+  const old = before === undefined ? [] : flagIndexes(before, isDm);
+  const next = flagIndexes(after, isDm);
+  for (const index of old) if (!next.includes(index)) store.dbs.userMessageIndex.remove([userId, index, m.id]);
+  for (const index of next) if (!old.includes(index)) store.dbs.userMessageIndex.put([userId, index, m.id], true);
+  store.dbs.userMessages.put([userId, m.id], after);
+}
+
+/** Users holding a flags row for the message, with their flags. Scans the recipients only. */
+export function usersOfMessage(store: Store, m: MessageRecord, candidateUserIds: Iterable<number>): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const id of candidateUserIds) {
+    const bits = getUserFlags(store, id, m.id);
+    if (bits !== undefined) out.set(id, bits);
+  }
+  return out;
+}
+
+/** Rewrites a message whose content, topic or channel changed, moving its index rows. */
+export function replaceMessage(store: Store, before: MessageRecord, after: MessageRecord): void {
+  const moved = before.channel_id !== after.channel_id || before.topic !== after.topic;
+  if (moved) removeLocation(store, before);
+  if (before.content !== after.content || before.topic !== after.topic) {
+    removeTerms(store, before);
+    putTerms(store, after);
+  }
+  store.dbs.messages.put(after.id, after);
+  if (moved) putLocation(store, after);
+}
+
+/** Deletes a message with every row that refers to it. */
+export function deleteMessageRows(store: Store, m: MessageRecord, recipients: Map<number, number>): void {
+  for (const [userId, bits] of recipients) {
+    for (const index of flagIndexes(bits, m.type === "private")) store.dbs.userMessageIndex.remove([userId, index, m.id]);
+    store.dbs.userMessages.remove([userId, m.id]);
+  }
+  removeTerms(store, m);
+  store.dbs.senderMessages.remove([m.sender_id, m.id]);
+  store.dbs.messages.remove(m.id);
+  removeLocation(store, m);
+}
+
+/**
+ * IDs in a key range whose last element is the message ID, walking from `from`
+ * (inclusive) in the given direction. `prefix` selects the index rows.
+ */
+export function* idsInRange(
+  store: Store,
+  db: keyof Store["dbs"],
+  prefix: readonly (string | number)[],
+  from: number,
+  direction: "older" | "newer",
+): Generator<number> {
+  const range =
+    direction === "older"
+      ? { start: [...prefix, from], end: [...prefix, -1], reverse: true }
+      : { start: [...prefix, from], end: [...prefix, Number.MAX_SAFE_INTEGER] };
+  for (const key of store.dbs[db].getKeys(range as any)) {
+    const k = key as unknown as (string | number)[];
+    yield k[k.length - 1] as number;
+  }
+}
+
+/** Distinct indexed words starting with `prefix`, found by seeking past each word's rows (at most `limit`). */
+export function termsWithPrefix(store: Store, prefix: string, limit: number): string[] {
+  const terms: string[] = [];
+  let start: (string | number)[] = [prefix];
+  while (terms.length < limit) {
+    let next: string | undefined;
+    for (const key of store.dbs.searchTerms.getKeys({ start, end: [prefix + "\uffff"], limit: 1 })) next = (key as unknown as [string, number])[0];
+    if (next === undefined) break;
+    terms.push(next);
+    start = [next, Number.MAX_SAFE_INTEGER];
+  }
+  return terms;
+}
+
+/**
+ * Message IDs containing a word that starts with `prefix`, in ID order from `from`:
+ * a lazy k-way merge of each matching word's ordered rows, so the newest matches
+ * come first without reading every match.
+ */
+export function* idsForTermPrefix(store: Store, prefix: string, from: number, direction: "older" | "newer"): Generator<number> {
+  const terms = termsWithPrefix(store, prefix, 512);
+  const cursors = terms.map((term) => idsInRange(store, "searchTerms", [term], from, direction));
+  const heads: (number | undefined)[] = cursors.map((c) => c.next().value as number | undefined);
+  let last: number | undefined;
+  for (;;) {
+    let best = -1;
+    for (let i = 0; i < heads.length; i++) {
+      const v = heads[i];
+      if (v === undefined) continue;
+      if (best === -1 || (direction === "older" ? v > heads[best]! : v < heads[best]!)) best = i;
+    }
+    if (best === -1) return;
+    const id = heads[best]!;
+    heads[best] = cursors[best].next().value as number | undefined;
+    if (id !== last) yield id;
+    last = id;
+  }
+}
+
+export function topicsOfChannel(store: Store, channelId: number): { name: string; max_id: number }[] {
+  const out: { name: string; max_id: number }[] = [];
+  for (const { value } of store.dbs.topics.getRange({ start: [channelId, ""], end: [channelId, "\uffff"] })) {
+    out.push(value as { name: string; max_id: number });
+  }
+  return out.sort((a, b) => b.max_id - a.max_id);
+}
+
+export function newestMessageIdOf(store: Store, userId: number): number {
+  for (const key of store.dbs.userMessages.getKeys({ start: [userId, Number.MAX_SAFE_INTEGER], end: [userId, -1], reverse: true, limit: 1 })) {
+    return (key as unknown as [number, number])[1];
+  }
+  return -1;
+}

@@ -1,0 +1,139 @@
+/**
+ * The channel parts of POST /register's initial state, as plain functions the
+ * register code calls (one per state key). Each reads what the user may see now.
+ */
+import type { Hearth } from "../context";
+import { Role, type UserRecord } from "../store/users";
+import { allChannels, defaultChannelIds, getChannel, getSubscription, userSubscriptionRows, type ChannelRecord } from "../store/channels";
+import { hasMetadataAccess } from "../access/channels";
+import { activeSubscriberIds, formatChannel, formatSubscription } from "./channels";
+import { listUserGroups } from "./user_groups";
+import { defineStatePart } from "../events/state";
+
+export interface ChannelStateOptions {
+  /** register's `include_subscribers`: false, true, or "partial" (full lists below 250 subscribers). */
+  includeSubscribers: boolean | "partial";
+  /** Client capability `notification_settings_null`; without it nulls become the user's defaults. */
+  notificationSettingsNull?: boolean;
+  /** Client capability `archived_channels`; without it archived channels are left out. */
+  archivedChannels?: boolean;
+}
+
+/** Zulip sends full subscriber lists in "partial" mode below this size. */
+const PARTIAL_SUBSCRIBERS_THRESHOLD = 250;
+
+function subscriberFields(h: Hearth, channel: ChannelRecord, mode: boolean | "partial"): { subscribers?: number[]; partialSubscribers?: number[] } {
+  if (mode === false) return {};
+  const ids = activeSubscriberIds(h, channel.id);
+  if (mode === true || ids.length < PARTIAL_SUBSCRIBERS_THRESHOLD) return { subscribers: ids };
+  // Hearth has no activity data to pick "recently active" users, so the partial list is its documented minimum: the bots.
+  return { partialSubscribers: ids.filter((id) => h.store.dbs.users.get(id)?.is_bot) };
+}
+
+function visibleArchived(channel: ChannelRecord, options: ChannelStateOptions): boolean {
+  return !channel.is_archived || options.archivedChannels === true;
+}
+
+/** `subscriptions`: the user's current subscriptions. */
+export function subscriptionsState(h: Hearth, user: UserRecord, options: ChannelStateOptions): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  for (const row of userSubscriptionRows(h.store, user.id)) {
+    if (!row.active) continue;
+    const channel = getChannel(h.store, row.channelId);
+    if (!channel || !visibleArchived(channel, options)) continue;
+    out.push(
+      formatSubscription(h, channel, getSubscription(h.store, channel.id, user.id)!, {
+        ...subscriberFields(h, channel, options.includeSubscribers),
+        resolveNullNotificationSettings: options.notificationSettingsNull ? undefined : user,
+      }),
+    );
+  }
+  return out;
+}
+
+/** `unsubscribed`: channels the user was subscribed to once; subscribers only where they may still see them. */
+export function unsubscribedState(h: Hearth, user: UserRecord, options: ChannelStateOptions): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  for (const row of userSubscriptionRows(h.store, user.id)) {
+    if (row.active) continue;
+    const channel = getChannel(h.store, row.channelId);
+    if (!channel || !visibleArchived(channel, options)) continue;
+    const canSee = hasMetadataAccess(h, user, channel);
+    if (!canSee && channel.invite_only) continue;
+    out.push(
+      formatSubscription(h, channel, getSubscription(h.store, channel.id, user.id)!, {
+        ...(canSee ? subscriberFields(h, channel, options.includeSubscribers) : {}),
+        resolveNullNotificationSettings: options.notificationSettingsNull ? undefined : user,
+      }),
+    );
+  }
+  return out;
+}
+
+/** `never_subscribed`: channels the user may see but never joined. */
+export function neverSubscribedState(h: Hearth, user: UserRecord, options: ChannelStateOptions): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  for (const channel of allChannels(h.store)) {
+    if (!visibleArchived(channel, options) || getSubscription(h.store, channel.id, user.id)) continue;
+    if (!hasMetadataAccess(h, user, channel)) continue;
+    const { subscribers, partialSubscribers } = subscriberFields(h, channel, options.includeSubscribers);
+    out.push({
+      ...formatChannel(h, channel),
+      ...(subscribers ? { subscribers } : {}),
+      ...(partialSubscribers ? { partial_subscribers: partialSubscribers } : {}),
+    });
+  }
+  return out;
+}
+
+/** `streams`: every channel the user may see. */
+export function streamsState(h: Hearth, user: UserRecord, options: Pick<ChannelStateOptions, "archivedChannels"> = {}): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  for (const channel of allChannels(h.store)) {
+    if (!visibleArchived(channel, { includeSubscribers: false, ...options })) continue;
+    if (hasMetadataAccess(h, user, channel)) out.push(formatChannel(h, channel));
+  }
+  return out;
+}
+
+/** `realm_default_streams`: IDs of the default channels (FL 330 sends IDs). */
+export function defaultStreamsState(h: Hearth, user: UserRecord): number[] {
+  // Zulip shows guests no default channels (and sends them no default_streams events).
+  if (user.role === Role.GUEST) return [];
+  return defaultChannelIds(h.store).filter((id) => {
+    const channel = getChannel(h.store, id);
+    return channel && !channel.is_archived && hasMetadataAccess(h, user, channel);
+  });
+}
+
+/** `realm_user_groups`. */
+export function userGroupsState(h: Hearth, _user: UserRecord, options: { includeDeactivatedGroups?: boolean } = {}): Record<string, unknown>[] {
+  return listUserGroups(h, { includeDeactivated: options.includeDeactivatedGroups });
+}
+
+// Register parts (src/events/state.ts): these replace the placeholders of register.ts.
+defineStatePart("subscriptions", ["subscription"], ({ h, user, includeSubscribers, capabilities }) => {
+  if (!user) return { subscriptions: [], unsubscribed: [], never_subscribed: [] };
+  const options: ChannelStateOptions = {
+    includeSubscribers,
+    notificationSettingsNull: capabilities.notification_settings_null,
+    archivedChannels: capabilities.archived_channels,
+  };
+  return {
+    subscriptions: subscriptionsState(h, user, options),
+    unsubscribed: unsubscribedState(h, user, options),
+    never_subscribed: neverSubscribedState(h, user, options),
+  };
+});
+
+defineStatePart("streams", ["stream"], ({ h, user, capabilities }) => ({
+  streams: user ? streamsState(h, user, { archivedChannels: capabilities.archived_channels }) : [],
+}));
+
+defineStatePart("realm_default_streams", ["default_streams"], ({ h, user }) => ({
+  realm_default_streams: user ? defaultStreamsState(h, user) : [],
+}));
+
+defineStatePart("realm_user_groups", ["user_group"], ({ h, user, capabilities }) => ({
+  realm_user_groups: user ? userGroupsState(h, user, { includeDeactivatedGroups: capabilities.include_deactivated_groups }) : [],
+}));

@@ -1,0 +1,136 @@
+import type { Hearth } from "../context";
+import { getUser, type UserRecord } from "../store/users";
+import {
+  CHANNEL_GROUP_SETTINGS,
+  isDefaultChannel,
+  subscriberIds,
+  SUBSCRIPTION_NOTIFICATION_PROPERTIES,
+  type ChannelRecord,
+  type SubscriptionRecord,
+} from "../store/channels";
+import type { GroupSettingValue } from "../store/user_groups";
+import { isSystemGroupSetting } from "../access/groups";
+
+const RECENTLY_ACTIVE_SECONDS = 180 * 86400;
+
+/** Zulip's palette for personal channel colors, assigned in order to each user's new subscriptions. */
+export const CHANNEL_COLORS = [
+  "#76ce90", "#fae589", "#a6c7e5", "#e79ab5", "#bfd56f", "#f4ae55",
+  "#b0a5fd", "#addfe5", "#f5ce6e", "#c2726a", "#94c849", "#bd86e5",
+  "#ee7e4a", "#a6dcbf", "#95a5fd", "#53a063", "#9987e1", "#e4523d",
+  "#c2c2c2", "#4f8de4", "#c6a8ad", "#e7cc4d", "#c8bebf", "#a47462",
+] as const;
+
+/** The first palette color the user is not using yet, cycling once all are taken. */
+export function pickChannelColor(usedColors: Iterable<string>): string {
+  const used = new Set([...usedColors].map((c) => c.toLowerCase()));
+  const free = CHANNEL_COLORS.find((c) => !used.has(c));
+  return free ?? CHANNEL_COLORS[used.size % CHANNEL_COLORS.length];
+}
+
+/** Deprecated `stream_post_policy` (1 any, 2 admins, 3 full members, 4 moderators) approximated from `can_send_message_group`. */
+export function streamPostPolicy(h: Hearth, channel: ChannelRecord): number {
+  const value = channel.groups.can_send_message_group;
+  if (isSystemGroupSetting(h, value, "role:administrators")) return 2;
+  if (isSystemGroupSetting(h, value, "role:fullmembers")) return 3;
+  if (isSystemGroupSetting(h, value, "role:moderators")) return 4;
+  return 1;
+}
+
+/** Active, non-deactivated subscribers (Zulip's `subscriber_count`, bots included). */
+export function activeSubscriberIds(h: Hearth, channelId: number): number[] {
+  return subscriberIds(h.store, channelId).filter((id) => getUser(h.store, id)?.is_active);
+}
+
+function groupValueForApi(value: GroupSettingValue): GroupSettingValue {
+  return typeof value === "number" ? value : { direct_members: [...value.direct_members], direct_subgroups: [...value.direct_subgroups] };
+}
+
+export function isRecentlyActive(channel: ChannelRecord, now = Date.now() / 1000): boolean {
+  return now - (channel.last_message_at ?? channel.date_created) < RECENTLY_ACTIVE_SECONDS;
+}
+
+/**
+ * A channel as GET /streams, stream create events and register's `streams` show it
+ * (OpenAPI `BasicChannel` plus the newer fields of addendum §9).
+ */
+export function formatChannel(h: Hearth, channel: ChannelRecord): Record<string, unknown> {
+  const postPolicy = streamPostPolicy(h, channel);
+  const view: Record<string, unknown> = {
+    stream_id: channel.id,
+    name: channel.name,
+    is_archived: channel.is_archived,
+    description: channel.description,
+    rendered_description: channel.rendered_description,
+    date_created: channel.date_created,
+    creator_id: channel.creator_id,
+    invite_only: channel.invite_only,
+    is_web_public: channel.is_web_public,
+    stream_post_policy: postPolicy,
+    is_announcement_only: postPolicy === 2,
+    message_retention_days: channel.message_retention_days,
+    history_public_to_subscribers: channel.history_public_to_subscribers,
+    first_message_id: channel.first_message_id,
+    folder_id: channel.folder_id,
+    topics_policy: channel.topics_policy,
+    is_recently_active: isRecentlyActive(channel),
+    // Zulip reports null until a channel is old enough for a weekly average; Hearth keeps no traffic statistics yet.
+    stream_weekly_traffic: null,
+    subscriber_count: activeSubscriberIds(h, channel.id).length,
+    default_push_notifications: channel.default_push_notifications,
+  };
+  for (const name of CHANNEL_GROUP_SETTINGS) view[name] = groupValueForApi(channel.groups[name]);
+  return view;
+}
+
+/** The user-level defaults that null per-channel notification settings inherit. */
+const NOTIFICATION_DEFAULT_SETTING: Record<(typeof SUBSCRIPTION_NOTIFICATION_PROPERTIES)[number], [string, boolean]> = {
+  desktop_notifications: ["enable_stream_desktop_notifications", false],
+  email_notifications: ["enable_stream_email_notifications", false],
+  wildcard_mentions_notify: ["wildcard_mentions_notify", true],
+  push_notifications: ["enable_stream_push_notifications", false],
+  audible_notifications: ["enable_stream_audible_notifications", false],
+};
+
+export interface SubscriptionViewOptions {
+  /** Subscriber IDs to include (`include_subscribers`); omitted when undefined. */
+  subscribers?: number[];
+  /** register's `include_subscribers=partial` field instead of `subscribers`. */
+  partialSubscribers?: number[];
+  /** Clients without `notification_settings_null` get the user defaults instead of null. */
+  resolveNullNotificationSettings?: UserRecord;
+}
+
+/** A subscription: the channel plus the user's personal settings (OpenAPI `Subscriptions`). */
+export function formatSubscription(
+  h: Hearth,
+  channel: ChannelRecord,
+  sub: SubscriptionRecord,
+  options: SubscriptionViewOptions = {},
+): Record<string, unknown> {
+  const view: Record<string, unknown> = {
+    ...formatChannel(h, channel),
+    color: sub.color,
+    is_muted: sub.is_muted,
+    in_home_view: !sub.is_muted,
+    pin_to_top: sub.pin_to_top,
+  };
+  for (const prop of SUBSCRIPTION_NOTIFICATION_PROPERTIES) {
+    let value = sub[prop];
+    const viewer = options.resolveNullNotificationSettings;
+    if (value === null && viewer) {
+      const [setting, fallback] = NOTIFICATION_DEFAULT_SETTING[prop];
+      const own = viewer.settings?.[setting];
+      value = typeof own === "boolean" ? own : fallback;
+    }
+    view[prop] = value;
+  }
+  if (options.subscribers) view.subscribers = options.subscribers;
+  if (options.partialSubscribers) view.partial_subscribers = options.partialSubscribers;
+  return view;
+}
+
+/** `GET /streams` adds `is_default` when asked (`include_default`). */
+export function formatChannelWithDefault(h: Hearth, channel: ChannelRecord): Record<string, unknown> {
+  return { ...formatChannel(h, channel), is_default: isDefaultChannel(h.store, channel.id) };
+}

@@ -1,0 +1,73 @@
+import type { Hearth } from "../context";
+import type { UserRecord } from "../store/users";
+import { getChannel, getChannelByName, isSubscribed, subscriberIds, type ChannelRecord } from "../store/channels";
+import { getUserGroupByName } from "../store/user_groups";
+import { canPostInChannel, hasContentAccess } from "../access/channels";
+import { isUserInGroupSetting, usersInGroupSetting } from "../access/groups";
+import { getRealm } from "../store/realm";
+import type { GroupSettingValue } from "../store/user_groups";
+import { REALM_DEFAULTS } from "./realm-settings";
+
+/**
+ * What the messages layer needs to know about channels, subscriptions and user
+ * groups, in one place: the channels layer owns those records and their permission
+ * rules (src/access/channels.ts); these functions only adapt them.
+ */
+export type MessageChannel = ChannelRecord;
+
+export function channelById(h: Hearth, id: number): MessageChannel | undefined {
+  return getChannel(h.store, id);
+}
+
+export function channelByName(h: Hearth, name: string): MessageChannel | undefined {
+  return getChannelByName(h.store, name);
+}
+
+export function channelSubscriberIds(h: Hearth, channelId: number): number[] {
+  return subscriberIds(h.store, channelId);
+}
+
+export function isSubscribedTo(h: Hearth, channelId: number, userId: number): boolean {
+  return isSubscribed(h.store, channelId, userId);
+}
+
+/** Whether the user may read the channel's messages at all (Zulip's content access). */
+export function canReadChannel(h: Hearth, user: UserRecord, channel: MessageChannel): boolean {
+  return hasContentAccess(h, user, channel);
+}
+
+/** Content access plus `can_send_message_group`; never archived channels. */
+export function canPostToChannel(h: Hearth, user: UserRecord, channel: MessageChannel): boolean {
+  return canPostInChannel(h, user, channel);
+}
+
+/** A user group by name for `@*group*` mentions (system groups cannot be mentioned). */
+export function groupForMention(h: Hearth, name: string): { id: number; name: string } | undefined {
+  const group = getUserGroupByName(h.store, name);
+  if (!group || group.deactivated || group.is_system_group) return undefined;
+  return { id: group.id, name: group.name };
+}
+
+/** Every member of a group, through its subgroups. */
+export function groupMemberIds(h: Hearth, groupId: number): number[] {
+  return usersInGroupSetting(h, groupId);
+}
+
+/** Organization group settings about moving and deleting messages (defaults in realm-settings). */
+function inRealmGroupSetting(h: Hearth, user: UserRecord, name: string): boolean {
+  const value = (getRealm(h.store)?.settings?.[name] ?? REALM_DEFAULTS[name]) as GroupSettingValue | undefined;
+  return value !== undefined && isUserInGroupSetting(h, user, value);
+}
+
+export function canMoveBetweenTopics(h: Hearth, user: UserRecord): boolean {
+  return inRealmGroupSetting(h, user, "can_move_messages_between_topics_group");
+}
+export function canMoveBetweenChannels(h: Hearth, user: UserRecord): boolean {
+  return inRealmGroupSetting(h, user, "can_move_messages_between_channels_group");
+}
+export function canDeleteAnyMessage(h: Hearth, user: UserRecord): boolean {
+  return inRealmGroupSetting(h, user, "can_delete_any_message_group");
+}
+export function canDeleteOwnMessage(h: Hearth, user: UserRecord): boolean {
+  return inRealmGroupSetting(h, user, "can_delete_own_message_group");
+}

@@ -1,0 +1,83 @@
+import { defineStatePart } from "../events/state";
+import type { Hearth } from "../context";
+import type { UserRecord } from "../store/users";
+import { getMessage, idsInRange, getUserFlags, MENTION_BITS } from "../store/messages";
+
+/**
+ * The message parts of POST /register's initial state. All read per-user index
+ * rows (unread, starred, direct messages), never the whole message history.
+ */
+
+/** Zulip's cap on unread IDs sent at register (`MAX_UNREAD_MESSAGES`). */
+const MAX_UNREAD_MESSAGES = 50000;
+/** Zulip scans this many recent direct messages for `recent_private_conversations`. */
+const RECENT_DM_SCAN = 1000;
+
+export function unreadMessagesState(h: Hearth, user: UserRecord): Record<string, unknown> {
+  const pms = new Map<number, number[]>();
+  const huddles = new Map<string, number[]>();
+  const streams = new Map<string, { stream_id: number; topic: string; unread_message_ids: number[] }>();
+  const mentions: number[] = [];
+  let count = 0;
+  let missing = false;
+  for (const id of idsInRange(h.store, "userMessageIndex", [user.id, "unread"], Number.MAX_SAFE_INTEGER, "older")) {
+    if (count >= MAX_UNREAD_MESSAGES) {
+      missing = true;
+      break;
+    }
+    const m = getMessage(h.store, id);
+    if (!m) continue;
+    count++;
+    if ((getUserFlags(h.store, user.id, id) ?? 0) & MENTION_BITS) mentions.push(id);
+    if (m.type === "stream") {
+      const key = `${m.channel_id}\u0000${m.topic.toLowerCase()}`;
+      const entry = streams.get(key) ?? { stream_id: m.channel_id!, topic: m.topic, unread_message_ids: [] };
+      entry.unread_message_ids.push(id);
+      streams.set(key, entry);
+    } else if (m.dm_user_ids!.length <= 2) {
+      const other = m.dm_user_ids!.find((x) => x !== user.id) ?? user.id;
+      pms.set(other, [...(pms.get(other) ?? []), id]);
+    } else {
+      const key = m.dm_user_ids!.join(",");
+      huddles.set(key, [...(huddles.get(key) ?? []), id]);
+    }
+  }
+  const asc = (ids: number[]) => ids.sort((a, b) => a - b);
+  return {
+    count,
+    pms: [...pms].map(([other, ids]) => ({ other_user_id: other, sender_id: other, unread_message_ids: asc(ids) })),
+    streams: [...streams.values()].map((s) => ({ ...s, unread_message_ids: asc(s.unread_message_ids) })),
+    huddles: [...huddles].map(([key, ids]) => ({ user_ids_string: key, unread_message_ids: asc(ids) })),
+    mentions: asc(mentions),
+    old_unreads_missing: missing,
+  };
+}
+
+export function recentPrivateConversations(h: Hearth, user: UserRecord): { max_message_id: number; user_ids: number[] }[] {
+  const byKey = new Map<string, { max_message_id: number; user_ids: number[] }>();
+  let scanned = 0;
+  for (const id of idsInRange(h.store, "userMessageIndex", [user.id, "dm"], Number.MAX_SAFE_INTEGER, "older")) {
+    if (++scanned > RECENT_DM_SCAN) break;
+    const m = getMessage(h.store, id);
+    if (!m) continue;
+    const others = m.dm_user_ids!.filter((x) => x !== user.id);
+    const key = others.join(",");
+    if (!byKey.has(key)) byKey.set(key, { max_message_id: id, user_ids: others });
+  }
+  return [...byKey.values()];
+}
+
+export function starredMessageIds(h: Hearth, user: UserRecord): number[] {
+  return [...idsInRange(h.store, "userMessageIndex", [user.id, "starred"], 0, "newer")];
+}
+
+// Unread counts stay current only with both message and flag events (Zulip's rule).
+defineStatePart("unread_msgs", (ctx) => ctx.want("message") && ctx.want("update_message_flags"), ({ h, user }) => ({
+  unread_msgs: user ? unreadMessagesState(h, user) : { count: 0, pms: [], streams: [], huddles: [], mentions: [], old_unreads_missing: false },
+}));
+defineStatePart("recent_private_conversations", ["recent_private_conversations"], ({ h, user }) => ({
+  recent_private_conversations: user ? recentPrivateConversations(h, user) : [],
+}));
+defineStatePart("starred_messages", ["starred_messages"], ({ h, user }) => ({
+  starred_messages: user ? starredMessageIds(h, user) : [],
+}));

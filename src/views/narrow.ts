@@ -1,0 +1,405 @@
+import type { Hearth } from "../context";
+import { ApiError, badRequest } from "../errors";
+import { getUser, getUserByEmail, type UserRecord } from "../store/users";
+import { findUserByLoginEmail } from "../auth/basic";
+import {
+  conversationKey,
+  getMessage,
+  idsForTermPrefix,
+  idsInRange,
+  MessageFlag,
+  MENTION_BITS,
+  searchWords,
+  topicKey,
+  type MessageRecord,
+} from "../store/messages";
+import { channelById, channelByName, canReadChannel, type MessageChannel } from "./message_channels";
+import { visibleFlags } from "./messages";
+
+/**
+ * The narrow engine. A narrow becomes one *source* — the most selective index range,
+ * walked from the anchor in either direction — and a list of *filters* checked on
+ * each candidate. Only candidates are read, so a topic narrow reads the topic's rows
+ * and nothing else.
+ */
+export interface NarrowTerm {
+  operator: string;
+  operand: unknown;
+  negated: boolean;
+}
+
+export const badNarrow = (what: string) => new ApiError(`Invalid narrow operator: ${what}`, "BAD_NARROW", 400);
+
+/** Accepts the object form and the legacy list form (`[["stream","Denmark"]]`). */
+export function parseNarrow(raw: unknown): NarrowTerm[] {
+  if (raw === undefined || raw === null || raw === "") return [];
+  if (!Array.isArray(raw)) throw badRequest("narrow is not a list");
+  return raw.map((item, i) => {
+    if (Array.isArray(item)) {
+      if (item.length < 2 || typeof item[0] !== "string") throw badRequest(`narrow[${i}] is not a valid narrow element`);
+      return { operator: item[0], operand: item[1], negated: false };
+    }
+    if (item && typeof item === "object" && typeof (item as any).operator === "string" && "operand" in item) {
+      const o = item as { operator: string; operand: unknown; negated?: unknown };
+      return { operator: o.operator, operand: o.operand, negated: o.negated === true };
+    }
+    throw badRequest(`narrow[${i}] is missing a required field`);
+  });
+}
+
+type Source = (from: number, direction: "older" | "newer") => Iterable<number>;
+type Filter = (m: MessageRecord, flags: number) => boolean;
+
+export interface CompiledNarrow {
+  source: Source;
+  filters: Filter[];
+  /** Words of `search` operators, for highlighting. */
+  searchWords: string[];
+  /** `near`/`id` anchor hint. */
+  nearId: number | null;
+  /** Channel operand when the narrow is a channel (for read-marking and `with`). */
+  channel: MessageChannel | null;
+}
+
+function userByOperand(h: Hearth, viewer: UserRecord, operand: unknown, what: string): UserRecord {
+  if (operand === "me") return viewer;
+  let u: UserRecord | undefined;
+  if (typeof operand === "number") u = getUser(h.store, operand);
+  else if (typeof operand === "string" && /^\d+$/.test(operand)) u = getUser(h.store, Number(operand));
+  else if (typeof operand === "string") u = findUserByLoginEmail(h, operand.trim()) ?? getUserByEmail(h.store, operand.trim());
+  if (!u || u.is_system_bot) throw badNarrow(`unknown user in ${what}`);
+  return u;
+}
+
+function dmParticipants(h: Hearth, viewer: UserRecord, operand: unknown, what: string): number[] {
+  let items: unknown[];
+  if (Array.isArray(operand)) items = operand;
+  else if (typeof operand === "number") items = [operand];
+  else if (typeof operand === "string") items = operand.split(",").map((s) => s.trim()).filter(Boolean);
+  else throw badNarrow(`invalid ${what} operand`);
+  return items.map((x) => userByOperand(h, viewer, x, what).id);
+}
+
+export function channelByOperand(h: Hearth, viewer: UserRecord, operand: unknown): MessageChannel {
+  let channel: MessageChannel | undefined;
+  if (typeof operand === "number") channel = channelById(h, operand);
+  else if (typeof operand === "string" && /^\d+$/.test(operand)) channel = channelById(h, Number(operand)) ?? channelByName(h, operand);
+  else if (typeof operand === "string") channel = channelByName(h, operand);
+  if (!channel || !canReadChannel(h, viewer, channel)) throw badNarrow("unknown channel");
+  return channel;
+}
+
+const RESOLVED_PREFIX = "✔ ";
+
+/** True when every query word is a prefix of some word of the text. */
+function matchesWords(text: string, words: string[]): boolean {
+  const have = searchWords(text);
+  return words.every((w) => have.some((x) => x.startsWith(w)));
+}
+
+export function compileNarrow(h: Hearth, viewer: UserRecord, terms: NarrowTerm[]): CompiledNarrow {
+  const filters: Filter[] = [];
+  const words: string[] = [];
+  let nearId: number | null = null;
+  let channel: MessageChannel | null = null;
+  let topic: string | null = null;
+  // Candidate sources, most selective first; the first one set wins.
+  let idSource: number | null = null;
+  let dmKey: string | null = null;
+  let userIndex: string | null = null;
+  let senderId: number | null = null;
+
+  const add = (term: NarrowTerm, test: Filter) => filters.push(term.negated ? (m, f) => !test(m, f) : test);
+
+  for (const term of terms) {
+    const { operator, operand, negated } = term;
+    switch (operator) {
+      case "channel":
+      case "stream": {
+        const c = channelByOperand(h, viewer, operand);
+        if (!negated) channel = c;
+        add(term, (m) => m.channel_id === c.id);
+        break;
+      }
+      case "channels":
+      case "streams": {
+        if (operand !== "public" && operand !== "web-public") throw badNarrow(`invalid channels operand`);
+        add(term, (m) => m.type === "stream" && channelById(h, m.channel_id!)?.invite_only === false);
+        break;
+      }
+      case "topic":
+      case "subject": {
+        if (typeof operand !== "string") throw badNarrow("invalid topic operand");
+        const key = topicKey(operand.trim());
+        if (!negated) topic = key;
+        add(term, (m) => m.type === "stream" && topicKey(m.topic) === key);
+        break;
+      }
+      case "sender": {
+        const u = userByOperand(h, viewer, operand, "sender");
+        if (!negated) senderId = u.id;
+        add(term, (m) => m.sender_id === u.id);
+        break;
+      }
+      case "dm":
+      case "pm-with": {
+        const ids = dmParticipants(h, viewer, operand, operator);
+        const key = conversationKey([...ids, viewer.id]);
+        if (!negated) dmKey = key;
+        add(term, (m) => m.type === "private" && conversationKey(m.dm_user_ids!) === key);
+        break;
+      }
+      case "dm-including":
+      case "group-pm-with": {
+        const u = userByOperand(h, viewer, operand, operator);
+        if (!negated) userIndex ??= "dm";
+        add(term, (m) => m.type === "private" && m.dm_user_ids!.includes(u.id));
+        break;
+      }
+      case "is": {
+        switch (operand) {
+          case "dm":
+          case "private":
+            if (!negated) userIndex ??= "dm";
+            add(term, (m) => m.type === "private");
+            break;
+          case "unread":
+            if (!negated) userIndex = "unread";
+            add(term, (_m, f) => !(f & MessageFlag.read));
+            break;
+          case "starred":
+            if (!negated) userIndex = "starred";
+            add(term, (_m, f) => (f & MessageFlag.starred) !== 0);
+            break;
+          case "mentioned":
+            if (!negated) userIndex = "mentioned";
+            add(term, (_m, f) => (f & MENTION_BITS) !== 0);
+            break;
+          case "alerted":
+            if (!negated) userIndex = "alerted";
+            add(term, (_m, f) => (f & MessageFlag.has_alert_word) !== 0);
+            break;
+          case "resolved":
+            add(term, (m) => m.type === "stream" && m.topic.startsWith(RESOLVED_PREFIX));
+            break;
+          case "followed":
+          case "muted":
+            // Topic visibility policies live in the user_topics layer; nothing is followed or muted yet.
+            add(term, () => false);
+            break;
+          default:
+            throw badNarrow(`unknown 'is' operand ${String(operand)}`);
+        }
+        break;
+      }
+      case "has": {
+        const prop = { link: "has_link", links: "has_link", image: "has_image", images: "has_image", attachment: "has_attachment", attachments: "has_attachment" }[
+          String(operand)
+        ] as keyof MessageRecord | undefined;
+        if (operand === "reaction" || operand === "reactions") add(term, (m) => m.reactions.length > 0);
+        else if (prop) add(term, (m) => m[prop] === true);
+        else throw badNarrow(`unknown 'has' operand ${String(operand)}`);
+        break;
+      }
+      case "id": {
+        const id = Number(operand);
+        if (!Number.isInteger(id)) throw badNarrow("invalid message ID");
+        if (!negated) idSource = id;
+        add(term, (m) => m.id === id);
+        break;
+      }
+      case "near": {
+        const id = Number(operand);
+        if (!Number.isInteger(id)) throw badNarrow("invalid message ID");
+        nearId = id;
+        break;
+      }
+      case "with": {
+        // FL 271: the conversation that contains the message, wherever it moved.
+        const m = getMessage(h.store, Number(operand));
+        const target = m && visibleFlags(h, viewer, m) !== undefined ? m : undefined;
+        if (!target) throw badNarrow("invalid message ID");
+        if (target.type === "stream") {
+          const key = topicKey(target.topic);
+          channel = channelById(h, target.channel_id!) ?? null;
+          topic = key;
+          filters.push((x) => x.channel_id === target.channel_id && topicKey(x.topic) === key);
+        } else {
+          const key = conversationKey(target.dm_user_ids!);
+          dmKey = key;
+          filters.push((x) => x.type === "private" && conversationKey(x.dm_user_ids!) === key);
+        }
+        break;
+      }
+      case "search": {
+        if (typeof operand !== "string") throw badNarrow("invalid search operand");
+        const w = searchWords(operand);
+        if (negated) add(term, (m) => matchesWords(m.content + " " + m.topic, w));
+        else {
+          words.push(...w);
+          filters.push((m) => matchesWords(m.content + " " + m.topic, w));
+        }
+        break;
+      }
+      default:
+        throw badNarrow(`unknown operator ${operator}`);
+    }
+  }
+
+  const store = h.store;
+  let source: Source;
+  if (idSource !== null) {
+    const id = idSource;
+    source = (from, dir) => ((dir === "older" ? id <= from : id >= from) ? [id] : []);
+  } else if (channel && topic !== null) {
+    const c = channel.id;
+    const t = topic;
+    source = (from, dir) => idsInRange(store, "topicMessages", [c, t], from, dir);
+  } else if (dmKey !== null) {
+    const k = dmKey;
+    source = (from, dir) => idsInRange(store, "dmMessages", [k], from, dir);
+  } else if (userIndex !== null && userIndex !== "dm") {
+    const index = userIndex;
+    source = (from, dir) => idsInRange(store, "userMessageIndex", [viewer.id, index], from, dir);
+  } else if (words.length > 0) {
+    // The longest word is usually the rarest; its words' rows, merged in ID order, give the candidates.
+    const pivot = [...words].sort((a, b) => b.length - a.length)[0];
+    source = (from, dir) => idsForTermPrefix(store, pivot, from, dir);
+  } else if (channel) {
+    const c = channel.id;
+    source = (from, dir) => idsInRange(store, "channelMessages", [c], from, dir);
+  } else if (senderId !== null) {
+    const s = senderId;
+    source = (from, dir) => idsInRange(store, "senderMessages", [s], from, dir);
+  } else if (userIndex === "dm") {
+    source = (from, dir) => idsInRange(store, "userMessageIndex", [viewer.id, "dm"], from, dir);
+  } else {
+    // No narrowing index: the user's own messages (Zulip's combined feed reads UserMessage).
+    source = (from, dir) => idsInRange(store, "userMessages", [viewer.id], from, dir);
+  }
+  return { source, filters, searchWords: words, nearId, channel };
+}
+
+export interface Match {
+  message: MessageRecord;
+  flags: number;
+}
+
+/** Walks the narrow from `from` (inclusive) and returns up to `limit` visible matches. */
+export function walkNarrow(h: Hearth, viewer: UserRecord, narrow: CompiledNarrow, from: number, direction: "older" | "newer", limit: number): Match[] {
+  const out: Match[] = [];
+  if (limit <= 0) return out;
+  for (const id of narrow.source(from, direction)) {
+    const message = getMessage(h.store, id);
+    if (!message) continue;
+    const flags = visibleFlags(h, viewer, message);
+    if (flags === undefined) continue;
+    if (!narrow.filters.every((f) => f(message, flags))) continue;
+    out.push({ message, flags });
+    if (out.length >= limit) break;
+  }
+  return out;
+}
+
+function matchOne(h: Hearth, viewer: UserRecord, narrow: CompiledNarrow, id: number): Match[] {
+  const message = getMessage(h.store, id);
+  if (!message) return [];
+  const flags = visibleFlags(h, viewer, message);
+  if (flags === undefined || !narrow.filters.every((f) => f(message, flags))) return [];
+  return [{ message, flags }];
+}
+
+/** Zulip's anchor for "newest" and for a first_unread with no unread message. */
+export const LARGER_THAN_MAX_MESSAGE_ID = 10_000_000_000_000_000;
+
+/** The oldest unread message of the narrow, by walking the user's unread index. */
+export function firstUnreadId(h: Hearth, viewer: UserRecord, narrow: CompiledNarrow): number | null {
+  for (const id of idsInRange(h.store, "userMessageIndex", [viewer.id, "unread"], 0, "newer")) {
+    const message = getMessage(h.store, id);
+    if (!message) continue;
+    const flags = visibleFlags(h, viewer, message);
+    if (flags === undefined) continue;
+    if (narrow.filters.every((f) => f(message, flags))) return id;
+  }
+  return null;
+}
+
+const escapeHtml = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+
+function highlightText(text: string, words: string[]): string {
+  if (words.length === 0) return text;
+  const escaped = words.map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+  const re = new RegExp(`(?<![\\p{L}\\p{N}_])(${escaped.join("|")})[\\p{L}\\p{N}_]*`, "giu");
+  return text.replace(re, (m) => `<span class="highlight">${m}</span>`);
+}
+
+/** `match_content`: the rendered HTML with matched words wrapped, outside tags only. */
+export function highlightHtml(html: string, words: string[]): string {
+  return html
+    .split(/(<[^>]*>)/)
+    .map((part) => (part.startsWith("<") ? part : highlightText(part, words)))
+    .join("");
+}
+
+export function highlightTopic(topic: string, words: string[]): string {
+  return highlightText(escapeHtml(topic), words);
+}
+
+export type AnchorSpec = number | "newest" | "oldest" | "first_unread";
+
+export function parseAnchor(raw: unknown, useFirstUnread: boolean): AnchorSpec {
+  if (useFirstUnread) return "first_unread";
+  if (raw === undefined) throw new ApiError("Missing 'anchor' argument", "REQUEST_VARIABLE_MISSING", 400, { var_name: "anchor" });
+  if (raw === "newest" || raw === "oldest" || raw === "first_unread") return raw;
+  const n = typeof raw === "number" ? raw : typeof raw === "string" && /^-?\d+$/.test(raw) ? Number(raw) : NaN;
+  if (!Number.isInteger(n) && !(Number.isFinite(n) && n >= LARGER_THAN_MAX_MESSAGE_ID)) throw badRequest("Invalid anchor");
+  return Math.max(0, Math.min(n, LARGER_THAN_MAX_MESSAGE_ID));
+}
+
+export const MAX_MESSAGES_PER_FETCH = 5000;
+
+export interface FetchResult {
+  anchor: number;
+  matches: Match[];
+  found_anchor: boolean;
+  found_oldest: boolean;
+  found_newest: boolean;
+}
+
+/** Zulip's anchor/before/after algorithm (`fetch_messages` + `post_process_limited_query`). */
+export function fetchRange(
+  h: Hearth,
+  viewer: UserRecord,
+  narrow: CompiledNarrow,
+  anchorSpec: AnchorSpec,
+  includeAnchor: boolean,
+  numBefore: number,
+  numAfter: number,
+): FetchResult {
+  if (numBefore < 0 || numAfter < 0) throw badRequest("Invalid num_before or num_after");
+  if (numBefore + numAfter > MAX_MESSAGES_PER_FETCH) throw badRequest(`Too many messages requested (maximum ${MAX_MESSAGES_PER_FETCH}).`);
+  let anchor: number;
+  let anchoredToLeft = false;
+  let anchoredToRight = false;
+  if (anchorSpec === "oldest") {
+    anchor = 0;
+    anchoredToLeft = true;
+  } else if (anchorSpec === "newest") {
+    anchor = LARGER_THAN_MAX_MESSAGE_ID;
+    anchoredToRight = true;
+  } else if (anchorSpec === "first_unread") {
+    const first = firstUnreadId(h, viewer, narrow);
+    anchor = first ?? LARGER_THAN_MAX_MESSAGE_ID;
+    anchoredToRight = first === null;
+  } else anchor = anchorSpec;
+  const before = anchor > 0 ? walkNarrow(h, viewer, narrow, Math.min(anchor - 1, Number.MAX_SAFE_INTEGER), "older", numBefore).reverse() : [];
+  const atAnchor = includeAnchor && anchor > 0 && anchor < LARGER_THAN_MAX_MESSAGE_ID ? matchOne(h, viewer, narrow, anchor) : [];
+  const after = anchor < LARGER_THAN_MAX_MESSAGE_ID ? walkNarrow(h, viewer, narrow, anchor + 1, "newer", numAfter) : [];
+  return {
+    anchor,
+    matches: [...before, ...atAnchor, ...after],
+    found_anchor: atAnchor.length === 1,
+    found_oldest: anchoredToLeft || before.length < numBefore,
+    found_newest: anchoredToRight || after.length < numAfter,
+  };
+}

@@ -1,0 +1,221 @@
+/**
+ * The state parts of POST /register that this module owns (realm, users, bots,
+ * settings, server constants), plus the documented empty values of capabilities not
+ * built yet — each a placeholder its capability replaces with one `defineStatePart`.
+ */
+import { defineStatePart, type StateContext } from "../events/state";
+import { allUsers, type UserRecord } from "../store/users";
+import { botView } from "../actions/users";
+import { formatUser, isAdmin, isGuest, isModerator, isOwner } from "./users";
+import { avatarUrl } from "./avatars";
+import { maxMessageIdFor } from "./messages";
+import { REALM_ICON_PATH, requireRealm } from "./realm";
+import {
+  CUSTOM_PROFILE_FIELD_TYPES,
+  DEFAULT_EXTERNAL_ACCOUNTS,
+  REALM_DEFAULTS,
+  realmSetting,
+  SERVER_LIMITS,
+} from "./realm-settings";
+import { USER_SETTINGS, userSettingsDefaultsView, userSettingsView } from "./settings";
+
+/** Zulip's presence timing (zerver/lib/presence.py defaults). */
+export const PRESENCE_PING_INTERVAL_SECS = 60;
+export const PRESENCE_OFFLINE_THRESHOLD_SECS = 140;
+
+/** Started at import; clients compare it to notice a server restart (Zulip's server_generation). */
+const SERVER_GENERATION = Math.floor(Date.now() / 1000);
+
+/** Served later by the emoji capability; register must give an absolute URL now. */
+export const EMOJI_DATA_PATH = "/static/generated/emoji/emoji_api.json";
+
+defineStatePart("realm", ["realm"], ({ h }) => {
+  const realm = requireRealm(h);
+  const url = h.realmUrl();
+  const state: Record<string, unknown> = {};
+  for (const name of Object.keys(REALM_DEFAULTS)) state[`realm_${name}`] = realmSetting(realm.settings, name);
+  Object.assign(state, SERVER_LIMITS, {
+    realm_name: realm.name,
+    realm_description: realm.description,
+    realm_date_created: realm.date_created,
+    realm_url: url,
+    realm_uri: url,
+    realm_icon_url: url + REALM_ICON_PATH,
+    realm_icon_source: "G",
+    realm_logo_url: url + REALM_ICON_PATH,
+    realm_logo_source: "D",
+    realm_night_logo_url: url + REALM_ICON_PATH,
+    realm_night_logo_source: "D",
+    realm_bot_domain: h.realmHost(),
+    realm_authentication_methods: {
+      Email: { enabled: true, available: true },
+      Dev: { enabled: false, available: false },
+    },
+    realm_available_video_chat_providers: { disabled: { name: "None", id: 0 } },
+    realm_email_auth_enabled: true,
+    realm_password_auth_enabled: true,
+    realm_push_notifications_enabled: false,
+    realm_push_notifications_enabled_end_timestamp: null,
+    realm_is_zephyr_mirror_realm: false,
+    realm_default_external_accounts: DEFAULT_EXTERNAL_ACCOUNTS,
+    realm_require_e2ee_push_notifications: false,
+    settings_send_digest_emails: true,
+    zulip_plan_is_not_limited: true,
+    upgrade_text_for_wide_organization_logo: "",
+    giphy_rating_options: { disabled: { name: "GIPHY integration disabled", id: 0 } },
+    giphy_api_key: "",
+    jitsi_server_url: "https://meet.jit.si",
+    server_jitsi_server_url: null,
+    development_environment: false,
+    server_generation: SERVER_GENERATION,
+    server_inline_image_preview: true,
+    server_inline_url_embed_preview: false,
+    server_avatar_changes_disabled: false,
+    server_name_changes_disabled: false,
+    server_needs_upgrade: false,
+    server_web_public_streams_enabled: false,
+    server_can_summarize_topics: false,
+    server_emoji_data_url: url + EMOJI_DATA_PATH,
+    server_thumbnail_formats: [],
+    server_min_deactivated_realm_deletion_days: 14,
+    server_max_deactivated_realm_deletion_days: null,
+    server_presence_ping_interval_seconds: PRESENCE_PING_INTERVAL_SECS,
+    server_presence_offline_threshold_seconds: PRESENCE_OFFLINE_THRESHOLD_SECS,
+    server_typing_started_expiry_period_milliseconds: 15000,
+    server_typing_stopped_wait_period_milliseconds: 5000,
+    server_typing_started_wait_period_milliseconds: 10000,
+    server_supported_permission_settings: { realm: {}, stream: {}, group: {} },
+    // Clients abort a poll after this long; it must exceed the heartbeat interval.
+    event_queue_longpoll_timeout_seconds: Math.ceil(h.queues.limits.heartbeatSecs) + 35,
+    navigation_tour_video_url: null,
+  });
+  return state;
+});
+
+defineStatePart("realm_user_settings_defaults", ["realm_user_settings_defaults"], () => ({
+  realm_user_settings_defaults: userSettingsDefaultsView(),
+}));
+
+/** A user as one viewer sees it in register (same formatter as GET /users). */
+function userForViewer(ctx: StateContext, target: UserRecord): Record<string, unknown> {
+  return formatUser(ctx.h, ctx.user, target, { clientGravatar: ctx.clientGravatar, includeCustomProfileFields: true });
+}
+
+defineStatePart("realm_user", ["realm_user"], (ctx) => {
+  const { h, user } = ctx;
+  const realmUsers: Record<string, unknown>[] = [];
+  const nonActive: Record<string, unknown>[] = [];
+  const crossRealmBots: Record<string, unknown>[] = [];
+  for (const u of allUsers(h.store)) {
+    if (u.is_system_bot) crossRealmBots.push(userForViewer(ctx, u));
+    else (u.is_active ? realmUsers : nonActive).push(userForViewer(ctx, u));
+  }
+  const state: Record<string, unknown> = {
+    realm_users: realmUsers,
+    realm_non_active_users: nonActive,
+    cross_realm_bots: crossRealmBots,
+  };
+  if (user) {
+
+    Object.assign(state, {
+      user_id: user.id,
+      email: formatUser(h, user, user, { clientGravatar: false, includeCustomProfileFields: false }).email,
+      delivery_email: user.email,
+      full_name: user.full_name,
+      avatar_source: user.avatar_source,
+      avatar_url: avatarUrl(h, user),
+      avatar_url_medium: avatarUrl(h, user, true),
+      is_admin: isAdmin(user),
+      is_owner: isOwner(user),
+      is_moderator: isModerator(user),
+      is_guest: isGuest(user),
+      is_billing_admin: false,
+      can_create_streams: !isGuest(user),
+      can_create_public_streams: !isGuest(user),
+      can_create_private_streams: !isGuest(user),
+      can_create_web_public_streams: isOwner(user),
+      can_subscribe_other_users: !isGuest(user),
+      can_invite_others_to_realm: !isGuest(user),
+    });
+  }
+  return state;
+});
+
+defineStatePart("realm_bot", ["realm_bot"], ({ h, user }) => {
+  const bots: Record<string, unknown>[] = [];
+  if (user) {
+    for (const u of allUsers(h.store)) {
+      if (!u.is_bot || u.is_system_bot || !u.is_active) continue;
+      if (u.bot_owner_id === user.id || isAdmin(user)) bots.push(botView(h, u));
+    }
+  }
+  return { realm_bots: bots };
+});
+
+/** Top-level copies of settings for clients without user_settings_object (pre-FL 89 layout). */
+const LEGACY_TOP_LEVEL_SETTINGS = Object.keys(USER_SETTINGS).filter((n) => n !== "web_channel_default_view");
+
+defineStatePart("user_settings", ["user_settings"], ({ user, capabilities }) => {
+  if (!user) return { user_settings: userSettingsDefaultsView() };
+  const settings = userSettingsView(user);
+  const state: Record<string, unknown> = { user_settings: settings };
+  if (!capabilities.user_settings_object) {
+    for (const name of LEGACY_TOP_LEVEL_SETTINGS) state[name] = settings[name];
+    state.timezone = settings.timezone;
+    state.available_notification_sounds = settings.available_notification_sounds;
+    state.emojiset_choices = settings.emojiset_choices;
+  }
+  return state;
+});
+
+defineStatePart("max_message_id", ["message"], ({ h, user }) => ({
+  max_message_id: user ? maxMessageIdFor(h, user) : -1,
+}));
+
+defineStatePart("custom_profile_fields", ["custom_profile_fields"], () => ({
+  custom_profile_fields: [],
+  custom_profile_field_types: CUSTOM_PROFILE_FIELD_TYPES,
+}), { placeholder: true });
+
+// Documented empty values of capabilities that do not exist yet: truthful, since no
+// such data can exist until the capability lands and replaces its part.
+const placeholders: [string, string[] | ((ctx: StateContext) => boolean), () => Record<string, unknown>][] = [
+  ["alert_words", ["alert_words"], () => ({ alert_words: [] })],
+  ["drafts", ["drafts"], () => ({ drafts: [] })],
+  ["scheduled_messages", ["scheduled_messages"], () => ({ scheduled_messages: [] })],
+  ["reminders", ["reminders"], () => ({ reminders: [] })],
+  ["onboarding_steps", ["onboarding_steps"], () => ({ onboarding_steps: [] })],
+  // Legacy muted_topics only for clients that do not follow user_topic (Zulip does the same).
+  ["muted_topics", (ctx) => ctx.want("muted_topics") && !ctx.want("user_topic"), () => ({ muted_topics: [] })],
+  ["user_topics", ["user_topic"], () => ({ user_topics: [] })],
+  ["muted_users", ["muted_users"], () => ({ muted_users: [] })],
+  ["presences", ["presence"], () => ({ presences: {}, server_timestamp: Date.now() / 1000, presence_last_update_id: -1 })],
+  ["realm_domains", ["realm_domains"], () => ({ realm_domains: [] })],
+  ["realm_emoji", ["realm_emoji"], () => ({ realm_emoji: {} })],
+  ["realm_linkifiers", ["realm_linkifiers"], () => ({ realm_linkifiers: [] })],
+  ["realm_filters", ["realm_filters"], () => ({ realm_filters: [] })],
+  ["realm_playgrounds", ["realm_playgrounds"], () => ({ realm_playgrounds: [] })],
+  ["realm_user_groups", ["user_group"], () => ({ realm_user_groups: [] })],
+  ["realm_embedded_bots", ["realm_embedded_bots"], () => ({ realm_embedded_bots: [] })],
+  ["realm_incoming_webhook_bots", ["realm_incoming_webhook_bots"], () => ({ realm_incoming_webhook_bots: [] })],
+  ["recent_private_conversations", ["recent_private_conversations"], () => ({ recent_private_conversations: [] })],
+  ["subscriptions", ["subscription"], () => ({ subscriptions: [], unsubscribed: [], never_subscribed: [] })],
+  // Keeping unread counts current needs both message and flag events (Zulip's rule).
+  [
+    "unread_msgs",
+    (ctx) => ctx.want("message") && ctx.want("update_message_flags"),
+    () => ({ unread_msgs: { count: 0, pms: [], streams: [], huddles: [], mentions: [], old_unreads_missing: false } }),
+  ],
+  ["starred_messages", ["starred_messages"], () => ({ starred_messages: [] })],
+  ["streams", ["stream"], () => ({ streams: [] })],
+  ["realm_default_streams", ["default_streams"], () => ({ realm_default_streams: [] })],
+  ["realm_default_stream_groups", ["default_stream_groups"], () => ({ realm_default_stream_groups: [] })],
+  ["stop_words", ["stop_words"], () => ({ stop_words: [] })],
+  ["user_status", ["user_status"], () => ({ user_status: {} })],
+  ["has_zoom_token", ["has_zoom_token"], () => ({ has_zoom_token: false })],
+  ["saved_snippets", ["saved_snippets"], () => ({ saved_snippets: [] })],
+  ["navigation_views", ["navigation_view"], () => ({ navigation_views: [] })],
+  ["channel_folders", ["channel_folder"], () => ({ channel_folders: [] })],
+];
+for (const [name, when, fetch] of placeholders) defineStatePart(name, when, fetch, { placeholder: true });
+

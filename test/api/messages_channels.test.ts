@@ -1,0 +1,226 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { expectError, expectSchema, expectSuccess, startTestServer, type TestServer } from "../kit";
+import type { ApiEvent } from "../../src/events/hub";
+import { GetMessagesResponse, SendMessageResponse, TopicsResponse } from "../../src/schemas/messages";
+import { getMessage } from "../../src/store/messages";
+import { putUserGroup, systemGroupId, USER_GROUP_SETTINGS } from "../../src/store/user_groups";
+
+let s: TestServer;
+const events: { event: ApiEvent; to: number[] }[] = [];
+let denmark: number;
+let secret: number;
+
+async function createChannel(owner: string, name: string, members: string[], extra: Record<string, unknown> = {}): Promise<number> {
+  const principals = members.map((m) => (s.users as any)[m].id);
+  expectSuccess(await s.as(owner as any).post("/users/me/subscriptions", { subscriptions: [{ name }], principals, ...extra }));
+  return expectSuccess(await s.as(owner as any).get("/get_stream_id", { stream: name })).stream_id;
+}
+
+beforeAll(async () => {
+  s = await startTestServer();
+  s.server.h.events.attach({
+    // Per-user fields (a message's flags) become one recorded event per distinct value, as queues would see them.
+    deliver: (event, to, options) => {
+      const groups = new Map<string, number[]>();
+      for (const id of to) {
+        const key = JSON.stringify(options.perUser?.get(id) ?? {});
+        groups.set(key, [...(groups.get(key) ?? []), id]);
+      }
+      for (const [key, ids] of groups) events.push({ event: structuredClone({ ...event, ...JSON.parse(key), perQueue: options.perQueue ? Object.fromEntries(options.perQueue) : undefined }), to: ids });
+    },
+  });
+  denmark = await createChannel("iago", "Denmark", ["iago", "hamlet", "othello", "polonius"]);
+  secret = await createChannel("iago", "secret", ["iago", "hamlet"], { invite_only: true });
+});
+afterAll(() => s.stop());
+
+const ofType = (type: string) => events.filter((e) => e.event.type === type);
+
+async function send(who: string, to: unknown, topic: string, content: string, extra: Record<string, unknown> = {}): Promise<number> {
+  const res = await s.as(who as any).post("/messages", { type: "channel", to, topic, content, ...extra });
+  expectSchema(SendMessageResponse, expectSuccess(res));
+  return res.body.id;
+}
+
+const fetchIds = async (who: string, narrow: unknown, extra: Record<string, unknown> = {}) =>
+  expectSuccess(await s.as(who as any).get("/messages", { anchor: "newest", num_before: 100, num_after: 0, narrow, ...extra })).messages.map((m: any) => m.id);
+
+describe("channel messages", () => {
+  test("send by ID and by name (legacy stream + subject), events to subscribers only, fetch by channel+topic", async () => {
+    events.length = 0;
+    const { hamlet, othello, cordelia, iago, polonius } = s.users;
+    const a = await send("hamlet", denmark, "castle", "To be or not to be");
+    const msgs = ofType("message");
+    const reached = msgs.flatMap((e) => e.to).sort();
+    expect(reached).toEqual([hamlet.id, othello.id, iago.id, polonius.id].sort());
+    expect(reached).not.toContain(cordelia.id);
+    expect(msgs.find((e) => e.to.includes(othello.id))!.event.flags).toEqual([]);
+
+    const res = await s.as("othello").post("/messages", { type: "stream", to: "Denmark", subject: "castle", content: "ghost seen" });
+    const b = expectSuccess(res).id;
+    const body = expectSuccess(
+      await s.as("hamlet").get("/messages", { anchor: "newest", num_before: 10, num_after: 0, narrow: JSON.stringify([["stream", "Denmark"], ["topic", "castle"]]), apply_markdown: "false" }),
+    );
+    expectSchema(GetMessagesResponse, body);
+    expect(body.messages.map((m: any) => m.id)).toEqual([a, b]);
+    const m = body.messages[1];
+    expect(m).toMatchObject({ type: "stream", display_recipient: "Denmark", stream_id: denmark, subject: "castle", content: "ghost seen", content_type: "text/x-markdown" });
+    expect(await fetchIds("hamlet", [{ operator: "channel", operand: denmark }, { operator: "topic", operand: "CASTLE" }])).toEqual([a, b]);
+  });
+
+  test("non-subscribers read public history as historical and may post; private channels stay hidden", async () => {
+    const { cordelia } = s.users;
+    const id = await send("hamlet", denmark, "history", "old news");
+    const got = expectSuccess(await s.as("cordelia").get(`/messages/${id}`));
+    expect(got.message.flags.sort()).toEqual(["historical", "read"]);
+    expect(await fetchIds("cordelia", [{ operator: "channel", operand: "Denmark" }])).toContain(id);
+    // Zulip lets anyone post to a public channel without subscribing; the sender gets a row.
+    const own = await send("cordelia", denmark, "history", "drive-by");
+    expect(expectSuccess(await s.as("cordelia").get(`/messages/${own}`)).message.flags).toEqual(["read"]);
+    expect(cordelia.id).toBeGreaterThan(0);
+
+    const hidden = await send("hamlet", secret, "plans", "shh");
+    expectError(await s.as("cordelia").get(`/messages/${hidden}`), 400, "BAD_REQUEST", "Invalid message(s)");
+    expectError(await s.as("cordelia").post("/messages", { type: "stream", to: "secret", topic: "x", content: "hi" }), 400, "STREAM_DOES_NOT_EXIST");
+    expectError(await s.as("cordelia").post("/messages", { type: "channel", to: secret, topic: "x", content: "hi" }), 400, "BAD_REQUEST");
+    expectError(await s.as("cordelia").get("/messages", { anchor: "newest", num_before: 5, num_after: 0, narrow: [["stream", "secret"]] }), 400, "BAD_NARROW");
+    expect(await fetchIds("cordelia", [{ operator: "search", operand: "shh" }])).toEqual([]);
+    expect(await fetchIds("hamlet", [{ operator: "search", operand: "shh" }])).toEqual([hidden]);
+  });
+
+  test("guests see only channels they are subscribed to", async () => {
+    const other = await createChannel("iago", "Elsinore", ["iago"]);
+    const id = await send("iago", other, "t", "guests keep out");
+    expectError(await s.as("polonius").get(`/messages/${id}`), 400, "BAD_REQUEST", "Invalid message(s)");
+    expectError(await s.as("polonius").post("/messages", { type: "channel", to: other, topic: "t", content: "x" }), 400, "BAD_REQUEST");
+    await send("polonius", denmark, "guest", "a guest speaks");
+  });
+
+  test("mentions: user, wildcard, silent, group; is:mentioned", async () => {
+    const { othello, iago, hamlet } = s.users;
+    // No group-creation endpoint yet: write a user-defined group through the store.
+    const store = s.server.h.store;
+    await store.commit(() => {
+      const id = store.nextId("user_group");
+      const everyone = systemGroupId(store, "role:everyone");
+      putUserGroup(store, {
+        id,
+        name: "actors",
+        description: "players",
+        is_system_group: false,
+        direct_subgroup_ids: [],
+        creator_id: iago.id,
+        date_created: 0,
+        deactivated: false,
+        settings: Object.fromEntries(USER_GROUP_SETTINGS.map((k) => [k, everyone])) as any,
+      });
+      store.dbs.userGroupMembers.put([id, othello.id], true);
+    });
+    events.length = 0;
+    const id = await send("hamlet", denmark, "mentions", "@**all** hear @_**Iago** and @*actors*");
+    const forOthello = ofType("message").find((e) => e.to.includes(othello.id))!.event.flags as string[];
+    expect(forOthello.sort()).toEqual(["mentioned", "wildcard_mentioned"]);
+    const forIago = ofType("message").find((e) => e.to.includes(iago.id))!.event.flags as string[];
+    expect(forIago).toEqual(["wildcard_mentioned"]);
+    const forHamlet = ofType("message").find((e) => e.to.includes(hamlet.id))!.event.flags as string[];
+    expect(forHamlet).toEqual(["read"]);
+    expect(await fetchIds("othello", [{ operator: "is", operand: "mentioned" }])).toContain(id);
+  });
+
+  test("topic rules: (no topic), truncation, empty-topic display, topics list", async () => {
+    const empty = await send("hamlet", denmark, "(no topic)", "general");
+    const legacy = expectSuccess(await s.as("hamlet").get(`/messages/${empty}`));
+    expect(legacy.message.subject).toBe("general chat");
+    const modern = expectSuccess(await s.as("hamlet").get(`/messages/${empty}`, { allow_empty_topic_name: true }));
+    expect(modern.message.subject).toBe("");
+    const long = await send("hamlet", denmark, "x".repeat(80), "long topic");
+    expect(expectSuccess(await s.as("hamlet").get(`/messages/${long}`)).message.subject.length).toBe(60);
+    expectError(await s.as("hamlet").post("/messages", { type: "channel", to: denmark, topic: "bad\u0000topic", content: "x" }), 400, "BAD_REQUEST");
+    const topics = expectSuccess(await s.as("othello").get(`/users/me/${denmark}/topics`, { allow_empty_topic_name: true }));
+    expectSchema(TopicsResponse, topics);
+    expect(topics.topics[0]).toEqual({ name: "x".repeat(57) + "...", max_id: long });
+    expect(topics.topics.map((t: any) => t.name)).toContain("");
+    expectError(await s.as("cordelia").get(`/users/me/${secret}/topics`), 400, "BAD_REQUEST");
+  });
+
+  test("move topic with change_all, history, events; time limit error", async () => {
+    const { othello, cordelia } = s.users;
+    const a = await send("hamlet", denmark, "old name", "one");
+    const b = await send("othello", denmark, "old name", "two");
+    events.length = 0;
+    expectSuccess(await s.as("othello").patch(`/messages/${a}`, { topic: "new name", propagate_mode: "change_all" }));
+    expect(await fetchIds("hamlet", [["stream", "Denmark"], ["topic", "new name"]])).toEqual([a, b]);
+    expect(await fetchIds("hamlet", [["stream", "Denmark"], ["topic", "old name"]])).toEqual([]);
+    const ev = ofType("update_message")[0].event as any;
+    expect(ev).toMatchObject({ message_ids: [a, b], orig_subject: "old name", subject: "new name", propagate_mode: "change_all", stream_id: denmark });
+    expect(ofType("update_message").flatMap((e) => e.to)).toContain(othello.id);
+    // Zulip tells recipients and subscribers, not every user who could read the channel.
+    expect(ofType("update_message").flatMap((e) => e.to)).not.toContain(cordelia.id);
+    const got = expectSuccess(await s.as("hamlet").get(`/messages/${b}`));
+    expect(got.message.edit_history[0]).toMatchObject({ prev_topic: "old name", topic: "new name" });
+    expect(got.message.last_moved_timestamp).toBeGreaterThan(0);
+
+    // Age the first message past the 7-day limit for members.
+    await s.server.h.store.commit(() => {
+      const m = getMessage(s.server.h.store, a)!;
+      s.server.h.store.dbs.messages.put(a, { ...m, timestamp: m.timestamp - 8 * 86400 });
+    });
+    const err = expectError(await s.as("othello").patch(`/messages/${b}`, { topic: "newer", propagate_mode: "change_all" }), 400, "MOVE_MESSAGES_TIME_LIMIT_EXCEEDED");
+    expect(err).toMatchObject({ first_message_id_allowed_to_move: b, total_messages_in_topic: 2, total_messages_allowed_to_move: 1 });
+    expectError(await s.as("othello").patch(`/messages/${a}`, { topic: "newer" }), 400, "BAD_REQUEST");
+    // Moderators and above are not limited.
+    expectSuccess(await s.as("iago").patch(`/messages/${b}`, { topic: "newest", propagate_mode: "change_all" }));
+  });
+
+  test("move to another channel gives new subscribers rows; resolve topic; is:resolved", async () => {
+    const target = await createChannel("iago", "Norway", ["iago", "cordelia", "hamlet"]);
+    const a = await send("hamlet", denmark, "migrate", "moving out");
+    expectSuccess(await s.as("hamlet").patch(`/messages/${a}`, { stream_id: target, propagate_mode: "change_all" }));
+    const got = expectSuccess(await s.as("cordelia").get(`/messages/${a}`));
+    expect(got.message).toMatchObject({ stream_id: target, display_recipient: "Norway" });
+    expect(got.message.edit_history[0]).toMatchObject({ prev_stream: denmark, stream: target });
+    expectSuccess(await s.as("hamlet").patch(`/messages/${a}`, { topic: "✔ migrate" }));
+    expect(await fetchIds("hamlet", [{ operator: "is", operand: "resolved" }])).toEqual([a]);
+  });
+
+  test("mark_stream_as_read, mark_topic_as_read, first_unread in a channel", async () => {
+    const x = await send("hamlet", denmark, "reading", "r1");
+    const y = await send("hamlet", denmark, "other", "r2");
+    const unread = await fetchIds("othello", [{ operator: "is", operand: "unread" }, { operator: "channel", operand: denmark }]);
+    expect(unread).toEqual(expect.arrayContaining([x, y]));
+    expectSuccess(await s.as("othello").post("/mark_topic_as_read", { stream_id: denmark, topic_name: "reading" }));
+    expect(await fetchIds("othello", [{ operator: "is", operand: "unread" }, { operator: "channel", operand: denmark }, { operator: "topic", operand: "reading" }])).toEqual([]);
+    expect(await fetchIds("othello", [{ operator: "is", operand: "unread" }, { operator: "channel", operand: denmark }])).toContain(y);
+    expectSuccess(await s.as("othello").post("/mark_stream_as_read", { stream_id: denmark }));
+    expect(await fetchIds("othello", [{ operator: "is", operand: "unread" }, { operator: "channel", operand: denmark }])).toEqual([]);
+    expectError(await s.as("cordelia").post("/mark_stream_as_read", { stream_id: secret }), 400, "BAD_REQUEST");
+  });
+
+  test("has:link, channels:public, negated channel", async () => {
+    const link = await send("hamlet", denmark, "links", "see https://example.com/pic.png");
+    const priv = await send("hamlet", secret, "links", "private link https://example.com");
+    expect(await fetchIds("hamlet", [{ operator: "has", operand: "image" }])).toEqual([link]);
+    const links = await fetchIds("hamlet", [{ operator: "has", operand: "link" }]);
+    expect(links).toEqual(expect.arrayContaining([link, priv]));
+    expect(await fetchIds("hamlet", [{ operator: "has", operand: "link" }, { operator: "channels", operand: "public" }])).not.toContain(priv);
+    expect(await fetchIds("hamlet", [{ operator: "has", operand: "link" }, { operator: "channel", operand: "secret", negated: true }])).not.toContain(priv);
+  });
+
+  test("channel typing goes to other subscribers; delete_topic is for administrators", async () => {
+    const { hamlet, othello, cordelia } = s.users;
+    events.length = 0;
+    expectSuccess(await s.as("hamlet").post("/typing", { op: "start", type: "channel", stream_id: denmark, topic: "castle" }));
+    const t = ofType("typing")[0];
+    expect(t.event).toMatchObject({ message_type: "stream", stream_id: denmark, topic: "castle" });
+    expect(t.to).toContain(othello.id);
+    expect(t.to).not.toContain(hamlet.id);
+    expect(t.to).not.toContain(cordelia.id);
+
+    const doomed = await send("hamlet", denmark, "doomed", "bye");
+    expectError(await s.as("hamlet").post(`/streams/${denmark}/delete_topic`, { topic_name: "doomed" }), 400, "UNAUTHORIZED_PRINCIPAL");
+    events.length = 0;
+    expect(expectSuccess(await s.as("iago").post(`/streams/${denmark}/delete_topic`, { topic_name: "doomed" })).complete).toBe(true);
+    expect(ofType("delete_message")[0].event).toMatchObject({ message_ids: [doomed], stream_id: denmark, topic: "doomed" });
+    expect(await fetchIds("hamlet", [["stream", "Denmark"], ["topic", "doomed"]])).toEqual([]);
+  });
+});

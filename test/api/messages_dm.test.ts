@@ -1,0 +1,298 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { expectError, expectSchema, expectSuccess, startTestServer, type TestServer } from "../kit";
+import type { ApiEvent } from "../../src/events/hub";
+import {
+  GetMessageResponse,
+  GetMessagesResponse,
+  MessageHistoryResponse,
+  ReadReceiptsResponse,
+  RenderResponse,
+  SendMessageResponse,
+  UpdateFlagsForNarrowResponse,
+  UpdateFlagsResponse,
+  UpdateMessageResponse,
+} from "../../src/schemas/messages";
+
+let s: TestServer;
+const events: { event: ApiEvent; to: number[] }[] = [];
+
+beforeAll(async () => {
+  s = await startTestServer();
+  s.server.h.events.attach({
+    // Per-user fields (a message's flags) become one recorded event per distinct value, as queues would see them.
+    deliver: (event, to, options) => {
+      const groups = new Map<string, number[]>();
+      for (const id of to) {
+        const key = JSON.stringify(options.perUser?.get(id) ?? {});
+        groups.set(key, [...(groups.get(key) ?? []), id]);
+      }
+      for (const [key, ids] of groups) events.push({ event: structuredClone({ ...event, ...JSON.parse(key), perQueue: options.perQueue ? Object.fromEntries(options.perQueue) : undefined }), to: ids });
+    },
+  });
+});
+afterAll(() => s.stop());
+
+function eventsOfType(type: string) {
+  return events.filter((e) => e.event.type === type);
+}
+
+async function sendDm(from: Parameters<TestServer["as"]>[0], to: unknown, content: string, extra: Record<string, unknown> = {}) {
+  const res = await s.as(from).post("/messages", { type: "direct", to, content, ...extra });
+  expectSchema(SendMessageResponse, expectSuccess(res));
+  return res.body.id as number;
+}
+
+describe("direct messages", () => {
+  test("send to user IDs, fetch, flags per recipient, events per flag set", async () => {
+    events.length = 0;
+    const { hamlet, othello, cordelia } = s.users;
+    const id = await sendDm("hamlet", [othello.id], "Hello @**Othello, the Moor of Venice** :smile:", { local_id: "1.01", queue_id: "q1" });
+    const msgEvents = eventsOfType("message");
+    // Othello (mentioned, unread) and Hamlet (read, with local id) get different events.
+    const toOthello = msgEvents.find((e) => e.to.includes(othello.id))!;
+    expect(toOthello.event.flags).toEqual(["mentioned"]);
+    expect(toOthello.event.local_message_id).toBeUndefined();
+    const toHamlet = msgEvents.find((e) => e.to.includes(hamlet.id))!;
+    expect(toHamlet.to).toEqual([hamlet.id]);
+    expect(toHamlet.event.flags).toEqual(["read"]);
+    // local_id reaches only the queue that sent the message.
+    expect(toHamlet.event.perQueue).toEqual({ q1: { local_message_id: "1.01" } });
+    expect(msgEvents.some((e) => e.to.includes(cordelia.id))).toBe(false);
+
+    const res = await s.as("othello").get("/messages", { anchor: "newest", num_before: 10, num_after: 0, narrow: [{ operator: "dm", operand: [hamlet.id] }] });
+    const body = expectSuccess(res);
+    expectSchema(GetMessagesResponse, body);
+    expect(body.found_newest).toBe(true);
+    expect(body.found_oldest).toBe(true);
+    const m = body.messages.at(-1);
+    expect(m.id).toBe(id);
+    expect(m.type).toBe("private");
+    expect(m.subject).toBe("");
+    expect(m.flags).toEqual(["mentioned"]);
+    expect(m.display_recipient.map((u: any) => u.id).sort()).toEqual([hamlet.id, othello.id].sort());
+    expect(m.content).toContain('<span class="user-mention" data-user-id="' + othello.id + '">@Othello, the Moor of Venice</span>');
+    expect(m.content).toContain('class="emoji emoji-1f604"');
+
+    // Cordelia cannot see it.
+    expectError(await s.as("cordelia").get(`/messages/${id}`), 400, "BAD_REQUEST", "Invalid message(s)");
+    const single = expectSuccess(await s.as("othello").get(`/messages/${id}`));
+    expectSchema(GetMessageResponse, single);
+    expect(single.raw_content).toBe("Hello @**Othello, the Moor of Venice** :smile:");
+  });
+
+  test("to as emails (JSON list, bare email, comma-separated), legacy type private, group and self DMs", async () => {
+    const { hamlet, othello, cordelia } = s.users;
+    await sendDm("hamlet", JSON.stringify([othello.email]), "by email list");
+    const res = await s.as("hamlet").post("/messages", { type: "private", to: othello.email, content: "bare email" });
+    expectSuccess(res);
+    const group = await sendDm("hamlet", `${othello.email},${cordelia.email}`, "group dm");
+    const self = await sendDm("hamlet", [hamlet.id], "note to self");
+    const mine = expectSuccess(await s.as("hamlet").get("/messages", { anchor: self, num_before: 0, num_after: 0 }));
+    expect(mine.messages[0].flags).toContain("read");
+    expect(mine.messages[0].display_recipient).toHaveLength(1);
+    // Legacy narrow: pm-with with comma-separated emails (zulip-terminal).
+    const legacy = expectSuccess(
+      await s.as("cordelia").get("/messages", { anchor: "newest", num_before: 5, num_after: 0, narrow: JSON.stringify([["pm-with", `${hamlet.email},${othello.email}`]]) }),
+    );
+    expect(legacy.messages.map((m: any) => m.id)).toEqual([group]);
+    const inc = expectSuccess(
+      await s.as("othello").get("/messages", { anchor: "newest", num_before: 50, num_after: 0, narrow: [{ operator: "dm-including", operand: cordelia.id }] }),
+    );
+    expect(inc.messages.map((m: any) => m.id)).toEqual([group]);
+    const priv = expectSuccess(await s.as("othello").get("/messages", { anchor: "newest", num_before: 50, num_after: 0, narrow: [["is", "private"]] }));
+    expect(priv.messages.length).toBeGreaterThanOrEqual(4);
+  });
+
+  test("errors: unknown recipient, empty content, long content truncated", async () => {
+    expectError(await s.as("hamlet").post("/messages", { type: "direct", to: [99999], content: "x" }), 400, "BAD_REQUEST");
+    expectError(await s.as("hamlet").post("/messages", { type: "direct", to: ["nobody@zulip.test"], content: "x" }), 400, "BAD_REQUEST", "Invalid email 'nobody@zulip.test'");
+    expectError(await s.as("hamlet").post("/messages", { type: "direct", to: [s.users.othello.id], content: "   " }), 400, "BAD_REQUEST", "Message must not be empty");
+    expectError(await s.as("hamlet").post("/messages", { type: "direct", content: "x" }), 400, "REQUEST_VARIABLE_MISSING");
+    const id = await sendDm("hamlet", [s.users.othello.id], "a".repeat(10050));
+    const got = expectSuccess(await s.as("hamlet").get(`/messages/${id}`));
+    expect(got.raw_content.length).toBeLessThanOrEqual(10000);
+    expect(got.raw_content.endsWith("[message truncated]")).toBe(true);
+  });
+
+  test("raw HTML is escaped; widget_content ignored", async () => {
+    const res = await s.as("hamlet").post("/messages", { type: "private", to: JSON.stringify([s.users.othello.id]), content: "<script>alert(1)</script> [x](javascript:alert(1))", widget_content: "null" });
+    const body = expectSuccess(res);
+    expect(body.ignored_parameters_unsupported).toEqual(["widget_content"]);
+    const got = expectSuccess(await s.as("othello").get(`/messages/${body.id}`));
+    expect(got.message.content).not.toContain("<script");
+    expect(got.message.content).not.toContain('href="javascript');
+    expect(got.message.content).toContain("&lt;script&gt;");
+  });
+
+  test("anchors: first_unread, use_first_unread_anchor, oldest, include_anchor, caps", async () => {
+    const { cordelia, othello } = s.users;
+    const ids: number[] = [];
+    for (let i = 0; i < 5; i++) ids.push(await sendDm("cordelia", [othello.id], `count ${i}`));
+    const narrow = [{ operator: "dm", operand: [cordelia.id] }];
+    await s.as("othello").post("/messages/flags", { messages: ids.slice(0, 2), op: "add", flag: "read" });
+    const fu = expectSuccess(await s.as("othello").get("/messages", { anchor: "first_unread", num_before: 1, num_after: 1, narrow }));
+    expect(fu.anchor).toBe(ids[2]);
+    expect(fu.found_anchor).toBe(true);
+    expect(fu.messages.map((m: any) => m.id)).toEqual([ids[1], ids[2], ids[3]]);
+    const legacy = expectSuccess(await s.as("othello").get("/messages", { anchor: 0, use_first_unread_anchor: true, num_before: 0, num_after: 0, narrow }));
+    expect(legacy.anchor).toBe(ids[2]);
+    const oldest = expectSuccess(await s.as("othello").get("/messages", { anchor: "oldest", num_before: 0, num_after: 2, narrow }));
+    expect(oldest.messages.map((m: any) => m.id)).toEqual([ids[0], ids[1]]);
+    expect(oldest.found_oldest).toBe(true);
+    expect(oldest.found_newest).toBe(false);
+    const excl = expectSuccess(await s.as("othello").get("/messages", { anchor: ids[2], include_anchor: false, num_before: 1, num_after: 1, narrow }));
+    expect(excl.messages.map((m: any) => m.id)).toEqual([ids[1], ids[3]]);
+    expect(excl.found_anchor).toBe(false);
+    const big = expectSuccess(await s.as("othello").get("/messages", { anchor: "10000000000000000", num_before: 2, num_after: 0, narrow }));
+    expect(big.messages.map((m: any) => m.id)).toEqual([ids[3], ids[4]]);
+    expectError(await s.as("othello").get("/messages", { anchor: "newest", num_before: 5000, num_after: 1 }), 400, "BAD_REQUEST");
+    expectError(await s.as("othello").get("/messages", { anchor: "newest", num_before: 1, num_after: 0, narrow: [["bogus", "x"]] }), 400, "BAD_NARROW");
+  });
+
+  test("flags: messages answer, editable flags only, events with message_details", async () => {
+    const { othello, hamlet } = s.users;
+    const id = await sendDm("hamlet", [othello.id], "flag me");
+    events.length = 0;
+    const res = await s.as("othello").post("/messages/flags", { messages: [id], op: "add", flag: "starred" });
+    expectSchema(UpdateFlagsResponse, expectSuccess(res));
+    expect(res.body.messages).toEqual([id]);
+    const ev = eventsOfType("update_message_flags");
+    expect(ev).toHaveLength(1);
+    expect(ev[0].to).toEqual([othello.id]);
+    expect(ev[0].event).toMatchObject({ op: "add", flag: "starred", messages: [id], all: false });
+    const starred = expectSuccess(await s.as("othello").get("/messages", { anchor: "newest", num_before: 10, num_after: 0, narrow: [{ operator: "is", operand: "starred" }] }));
+    expect(starred.messages.map((m: any) => m.id)).toEqual([id]);
+    expectError(await s.as("othello").post("/messages/flags", { messages: [id], op: "add", flag: "mentioned" }), 400, "BAD_REQUEST", "Flag not editable: 'mentioned'");
+    expectError(await s.as("othello").post("/messages/flags", { messages: [id], op: "add", flag: "bogus" }), 400, "BAD_REQUEST", "Invalid flag: 'bogus'");
+    expectError(await s.as("cordelia").post("/messages/flags", { messages: [id], op: "add", flag: "read" }), 400, "BAD_REQUEST", "Invalid message(s)");
+    await s.as("othello").post("/messages/flags", { messages: [id], op: "add", flag: "read" });
+    events.length = 0;
+    expectSuccess(await s.as("othello").post("/messages/flags", { messages: [id], op: "remove", flag: "read" }));
+    const removal = eventsOfType("update_message_flags")[0].event as any;
+    expect(removal.message_details[String(id)]).toEqual({ type: "private", user_ids: [hamlet.id] });
+  });
+
+  test("flags/narrow and mark_all_as_read", async () => {
+    const { othello, iago } = s.users;
+    const a = await sendDm("iago", [othello.id], "one");
+    const b = await sendDm("iago", [othello.id], "two");
+    const res = await s.as("othello").post("/messages/flags/narrow", {
+      anchor: "oldest",
+      num_before: 0,
+      num_after: 1000,
+      narrow: JSON.stringify([{ operator: "dm", operand: [iago.id] }]),
+      op: "add",
+      flag: "read",
+    });
+    const body = expectSuccess(res);
+    expectSchema(UpdateFlagsForNarrowResponse, body);
+    expect(body).toMatchObject({ processed_count: 2, updated_count: 2, first_processed_id: a, last_processed_id: b, found_oldest: true, found_newest: true });
+    await sendDm("iago", [othello.id], "three");
+    events.length = 0;
+    expectSuccess(await s.as("othello").post("/mark_all_as_read"));
+    expect(eventsOfType("update_message_flags")[0].event).toMatchObject({ op: "add", flag: "read", all: true });
+    const unread = expectSuccess(await s.as("othello").get("/messages", { anchor: "newest", num_before: 100, num_after: 0, narrow: [{ operator: "is", operand: "unread" }] }));
+    expect(unread.messages).toEqual([]);
+  });
+
+  test("edit content within the window, history, events with per-user flags", async () => {
+    const { othello, hamlet } = s.users;
+    const id = await sendDm("hamlet", [othello.id], "first version");
+    events.length = 0;
+    const res = await s.as("hamlet").patch(`/messages/${id}`, { content: "second @**Othello, the Moor of Venice**" });
+    expectSchema(UpdateMessageResponse, expectSuccess(res));
+    const ev = eventsOfType("update_message");
+    expect(ev.map((e) => e.to).flat().sort()).toEqual([hamlet.id, othello.id].sort());
+    const forOthello = ev.find((e) => e.to.includes(othello.id))!.event as any;
+    expect(forOthello.flags).toContain("mentioned");
+    expect(forOthello).toMatchObject({ message_id: id, message_ids: [id], orig_content: "first version", rendering_only: false });
+    const got = expectSuccess(await s.as("othello").get(`/messages/${id}`));
+    expect(got.message.edit_history).toHaveLength(1);
+    expect(got.message.flags).toContain("mentioned");
+    const hist = expectSuccess(await s.as("othello").get(`/messages/${id}/history`));
+    expectSchema(MessageHistoryResponse, hist);
+    expect(hist.message_history.map((e: any) => e.content)).toEqual(["first version", "second @**Othello, the Moor of Venice**"]);
+    expectError(await s.as("othello").patch(`/messages/${id}`, { content: "hijack" }), 400, "BAD_REQUEST", "You don't have permission to edit this message");
+    // zulip-js sends PATCH parameters in the query string.
+    expectSuccess(await s.as("hamlet").patch(`/messages/${id}`, { content: "third" }, { query: true }));
+  });
+
+  test("reactions, read receipts, delete", async () => {
+    const { othello, hamlet } = s.users;
+    const id = await sendDm("hamlet", [othello.id], "react to me");
+    events.length = 0;
+    expectSuccess(await s.as("othello").post(`/messages/${id}/reactions`, { emoji_name: "thumbs_up" }));
+    expect(eventsOfType("reaction")[0].event).toMatchObject({ op: "add", emoji_code: "1f44d", reaction_type: "unicode_emoji", user_id: othello.id });
+    expect(eventsOfType("reaction")[0].to.sort()).toEqual([hamlet.id, othello.id].sort());
+    expectError(await s.as("othello").post(`/messages/${id}/reactions`, { emoji_name: "thumbs_up" }), 400, "REACTION_ALREADY_EXISTS");
+    expectSuccess(await s.as("hamlet").post(`/messages/${id}/reactions`, { emoji_name: "octopus", emoji_code: "1f419", reaction_type: "unicode_emoji" }));
+    expectError(await s.as("hamlet").post(`/messages/${id}/reactions`, { emoji_name: "no_such_emoji_name" }), 400, "BAD_REQUEST");
+    const got = expectSuccess(await s.as("hamlet").get(`/messages/${id}`));
+    expect(got.message.reactions.map((r: any) => r.emoji_name).sort()).toEqual(["octopus", "thumbs_up"]);
+    expectSuccess(await s.as("othello").delete(`/messages/${id}/reactions`, { emoji_name: "thumbs_up" }));
+    expectError(await s.as("othello").delete(`/messages/${id}/reactions`, { emoji_name: "thumbs_up" }), 400, "REACTION_DOES_NOT_EXIST");
+
+    expectSuccess(await s.as("othello").post("/messages/flags", { messages: [id], op: "add", flag: "read" }));
+    const rr = expectSuccess(await s.as("hamlet").get(`/messages/${id}/read_receipts`));
+    expectSchema(ReadReceiptsResponse, rr);
+    expect(rr.user_ids).toEqual([othello.id]);
+
+    expectError(await s.as("othello").delete(`/messages/${id}`), 400, "BAD_REQUEST");
+    events.length = 0;
+    expectSuccess(await s.as("hamlet").delete(`/messages/${id}`));
+    expect(eventsOfType("delete_message")[0].event).toMatchObject({ message_type: "private", message_id: id, message_ids: [id] });
+    expectError(await s.as("hamlet").get(`/messages/${id}`), 400, "BAD_REQUEST", "Invalid message(s)");
+  });
+
+  test("search with highlighting, sender narrow, render, typing, /me", async () => {
+    const { othello, hamlet } = s.users;
+    const id = await sendDm("hamlet", [othello.id], "The Elephant walks");
+    const res = expectSuccess(
+      await s.as("othello").get("/messages", { anchor: "newest", num_before: 10, num_after: 0, narrow: [{ operator: "search", operand: "eleph" }, { operator: "sender", operand: hamlet.email }] }),
+    );
+    expect(res.messages.map((m: any) => m.id)).toEqual([id]);
+    expect(res.messages[0].match_content).toBe('<p>The <span class="highlight">Elephant</span> walks</p>');
+    const none = expectSuccess(await s.as("othello").get("/messages", { anchor: "newest", num_before: 10, num_after: 0, narrow: [["search", "giraffe"]] }));
+    expect(none.messages).toEqual([]);
+    const r = expectSuccess(await s.as("hamlet").post("/messages/render", { content: "**bold**" }));
+    expectSchema(RenderResponse, r);
+    expect(r.rendered).toBe("<p><strong>bold</strong></p>");
+    events.length = 0;
+    expectSuccess(await s.as("hamlet").post("/typing", { op: "start", to: JSON.stringify([othello.id]) }));
+    const typing = eventsOfType("typing")[0];
+    expect(typing.event).toMatchObject({ op: "start", message_type: "direct", sender: { user_id: hamlet.id } });
+    expect(typing.to.sort()).toEqual([hamlet.id, othello.id].sort());
+    const me = await sendDm("hamlet", [othello.id], "/me waves");
+    expect(expectSuccess(await s.as("othello").get(`/messages/${me}`)).message.is_me_message).toBe(true);
+    events.length = 0;
+    expectSuccess(await s.as("hamlet").post(`/messages/${me}/typing`, { op: "start" }));
+    expect(eventsOfType("typing_edit_message")[0].to).toEqual([othello.id]);
+  });
+
+  // zulip-js posts through isomorphic-fetch + form-data streams, which only Node
+  // sends correctly (under Bun the body becomes "[object FormData]"), so the real
+  // client runs in a Node child process, as its users run it.
+  test("zulip-js end to end (in Node)", async () => {
+    const { hamlet, othello } = s.users;
+    const script = `
+      const zulipInit = require("zulip-js");
+      (async () => {
+        const hamlet = await zulipInit(${JSON.stringify({ username: hamlet.email, apiKey: hamlet.apiKey, realm: s.url })});
+        const othello = await zulipInit(${JSON.stringify({ username: othello.email, apiKey: othello.apiKey, realm: s.url })});
+        const sent = await hamlet.messages.send({ type: "private", to: [${othello.id}], content: "from zulip-js" });
+        const got = await othello.messages.retrieve({ anchor: "newest", num_before: 1, num_after: 0, narrow: [{ operator: "dm", operand: [${hamlet.id}] }] });
+        const flagged = await othello.messages.flags.add({ flag: "read", messages: [sent.id] });
+        console.log(JSON.stringify({ sent, got, flagged }));
+      })().catch((e) => { console.error(e); process.exit(1); });`;
+    const proc = Bun.spawn(["node", "-e", script], { cwd: process.cwd(), stdout: "pipe", stderr: "pipe" });
+    const out = await new Response(proc.stdout).text();
+    expect(await proc.exited).toBe(0);
+    const { sent, got, flagged } = JSON.parse(out);
+    expect(sent).toMatchObject({ result: "success" });
+    expect(got.result).toBe("success");
+    expect(got.messages[0].id).toBe(sent.id);
+    expect(flagged).toMatchObject({ result: "success", messages: [sent.id] });
+    const again = expectSuccess(await s.as("othello").get(`/messages/${sent.id}`));
+    expect(again.message.flags).toContain("read");
+  });
+});

@@ -1,0 +1,38 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { expectSuccess, startTestServer, type TestServer } from "../kit";
+import { drainEvents, register } from "../events-kit";
+
+let s: TestServer;
+beforeAll(async () => {
+  s = await startTestServer();
+});
+afterAll(() => s.stop());
+
+describe("message events through real queues", () => {
+  test("apply_markdown per queue, local_message_id to the sending queue only, flags per user, unread state", async () => {
+    const { hamlet, othello } = s.users;
+    const hamletHtml = await register(s.as("hamlet"), { apply_markdown: true, event_types: ["message"] });
+    const hamletOther = await register(s.as("hamlet"), { apply_markdown: true, event_types: ["message"] });
+    const othelloBot = await register(s.as("othello"), { apply_markdown: false, event_types: ["message", "update_message_flags"] });
+    const sent = expectSuccess(
+      await s.as("hamlet").post("/messages", { type: "direct", to: [othello.id], content: "hi **there** @**Othello, the Moor of Venice**", local_id: "7.5", queue_id: hamletHtml.queue_id }),
+    );
+    const [mine] = await drainEvents(s.as("hamlet"), hamletHtml.queue_id);
+    expect(mine).toMatchObject({ type: "message", local_message_id: "7.5", flags: ["read"] });
+    expect(mine.message.content).toContain("<strong>there</strong>");
+    expect(mine.raw_content).toBeUndefined();
+    const [otherTab] = await drainEvents(s.as("hamlet"), hamletOther.queue_id);
+    expect(otherTab.local_message_id).toBeUndefined();
+    const [theirs] = await drainEvents(s.as("othello"), othelloBot.queue_id);
+    expect(theirs.flags).toEqual(["mentioned"]);
+    expect(theirs.message).toMatchObject({ id: sent.id, content: "hi **there** @**Othello, the Moor of Venice**", content_type: "text/x-markdown", sender_id: hamlet.id });
+
+    const state = await register(s.as("othello"), { fetch_event_types: ["message", "update_message_flags", "recent_private_conversations", "starred_messages"] });
+    expect(state.max_message_id).toBe(sent.id);
+    expect(state.unread_msgs).toMatchObject({ count: 1, pms: [{ other_user_id: hamlet.id, unread_message_ids: [sent.id] }], mentions: [sent.id] });
+    expect(state.recent_private_conversations).toEqual([{ max_message_id: sent.id, user_ids: [hamlet.id] }]);
+    expectSuccess(await s.as("othello").post("/messages/flags", { messages: [sent.id], op: "add", flag: "starred" }));
+    const after = await register(s.as("othello"), { fetch_event_types: ["starred_messages", "message", "update_message_flags"] });
+    expect(after.starred_messages).toEqual([sent.id]);
+  });
+});

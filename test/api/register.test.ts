@@ -1,0 +1,219 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { expectError, expectSchema, expectSuccess, startTestServer, type TestServer } from "../kit";
+import { register, verifyAction, drainEvents } from "../events-kit";
+import { RegisterResponse } from "../../src/schemas/register";
+
+let s: TestServer;
+beforeAll(async () => {
+  s = await startTestServer();
+});
+afterAll(() => s.stop());
+
+const EVERYONE = ["desdemona", "iago", "shiva", "hamlet", "othello", "cordelia", "polonius"];
+
+describe("POST /register", () => {
+  test("the full state matches the schema, with the mobile app's required fields", async () => {
+    // Exactly what the Zulip mobile app sends.
+    const body = expectSuccess(
+      await s.as("hamlet").post("/register", {
+        apply_markdown: true,
+        client_gravatar: false,
+        slim_presence: true,
+        idle_queue_timeout: "mobile",
+        client_capabilities: {
+          notification_settings_null: true,
+          bulk_message_deletion: true,
+          user_avatar_url_field_optional: true,
+          stream_typing_notifications: true,
+          user_settings_object: true,
+          include_deactivated_groups: true,
+          empty_topic_name: true,
+          individual_emoji_changes: true,
+        },
+      }),
+    );
+    expectSchema(RegisterResponse, body);
+    expect(body.last_event_id).toBe(-1);
+    expect(body.idle_queue_timeout_secs).toBe(12 * 3600);
+    expect(body.user_id).toBe(s.users.hamlet.id);
+    expect(body.realm_users.some((u: any) => u.user_id === s.users.hamlet.id)).toBe(true);
+    expect(body.cross_realm_bots.map((b: any) => b.email).sort()).toEqual(
+      ["emailgateway@zulip.com", "notification-bot@zulip.com", "welcome-bot@zulip.com"],
+    );
+    expect(body.service_feature_level).toBe(body.zulip_feature_level);
+    // With user_settings_object the legacy top-level copies are left out.
+    expect(body.twenty_four_hour_time).toBeUndefined();
+    expect(body.user_settings.emojiset).toBe("google");
+  });
+
+  test("zulip-terminal's request: legacy top-level settings and muted_topics", async () => {
+    const body = expectSuccess(
+      await s.as("othello").post("/register", {
+        event_types: ["message", "update_message", "reaction", "subscription", "typing", "update_message_flags", "user_settings", "realm_emoji", "realm_user"],
+        fetch_event_types: ["realm", "presence", "subscription", "message", "starred_messages", "update_message_flags", "muted_topics", "realm_user", "realm_user_groups", "user_settings", "realm_emoji", "custom_profile_fields", "zulip_version"],
+        apply_markdown: true,
+        client_gravatar: true,
+        include_subscribers: true,
+        narrow: [],
+      }),
+    );
+    for (const key of ["zulip_version", "max_message_id", "queue_id", "last_event_id", "user_id", "email", "full_name", "realm_name", "realm_message_retention_days", "subscriptions", "muted_topics", "realm_emoji", "custom_profile_fields", "realm_users", "cross_realm_bots", "presences", "unread_msgs", "user_settings", "starred_messages"]) {
+      expect(body).toHaveProperty(key);
+    }
+    expect(body.twenty_four_hour_time).toBe(false);
+    expect(body.pm_content_in_desktop_notifications).toBe(true);
+    // Hearth serves every avatar itself, so client_gravatar never turns avatar_url into null.
+    expect(body.realm_users.find((u: any) => u.user_id === s.users.hamlet.id).avatar_url).toStartWith(`${s.url}/user_avatars/`);
+  });
+
+  test("fetch_event_types selects parts: a bot asking for messages gets no user list", async () => {
+    const body = expectSuccess(await s.as("hamlet").post("/register", { event_types: ["message"] }));
+    expect(body.max_message_id).toBe(-1);
+    expect(body.realm_users).toBeUndefined();
+    expect(body.realm_name).toBeUndefined();
+    expect(body.user_settings).toBeUndefined();
+    expect(typeof body.queue_id).toBe("string");
+    expect(body.zulip_version).toBeString();
+    const only = expectSuccess(await s.as("hamlet").post("/register", { fetch_event_types: ["realm_user"] }));
+    expect(only.realm_users).toBeArray();
+    expect(only.subscriptions).toBeUndefined();
+    expect(only.unread_msgs).toBeUndefined();
+  });
+
+  test("unauthenticated: client_gravatar=true is an error; otherwise login is required", async () => {
+    expectError(await s.anonymous().post("/register", { client_gravatar: true }), 400, "BAD_REQUEST", "Invalid 'client_gravatar' parameter for anonymous request");
+    expectError(await s.anonymous().post("/register", {}), 401, "UNAUTHORIZED");
+  });
+
+  test("bad parameters are 400s, never 500s", async () => {
+    expectError(await s.as("hamlet").post("/register", { idle_queue_timeout: 0 }), 400, "BAD_REQUEST");
+    expectError(await s.as("hamlet").post("/register", { idle_queue_timeout: "desktop" }), 400, "BAD_REQUEST");
+    expectError(await s.as("hamlet").post("/register", { narrow: [["bogus", "x"]] }), 400, "BAD_REQUEST");
+    expectError(await s.as("hamlet").post("/register", { event_types: "message" }), 400, "BAD_REQUEST");
+    const ok = expectSuccess(await s.as("hamlet").post("/register", { idle_queue_timeout: 30, narrow: [{ operator: "channel", operand: "Denmark" }] }));
+    expect(ok.idle_queue_timeout_secs).toBe(30);
+  });
+
+  test("realm_bots: admins see every bot, owners their own, others none", async () => {
+    const created = expectSuccess(await s.as("cordelia").post("/bots", { full_name: "Cordelia's bot", short_name: "cordbot" }));
+    const own = await register(s.as("cordelia"));
+    expect(own.realm_bots.map((b: any) => b.user_id)).toEqual([created.user_id]);
+    expect((await register(s.as("iago"))).realm_bots.map((b: any) => b.user_id)).toContain(created.user_id);
+    expect((await register(s.as("othello"))).realm_bots).toEqual([]);
+  });
+});
+
+describe("state + events stay consistent (verifyAction)", () => {
+  test("POST /users: realm_user add to everyone", async () => {
+    const r = await verifyAction(s, async () => {
+      expectSuccess(await s.as("iago").post("/users", { email: "ophelia@zulip.test", password: "ophelia-password", full_name: "Ophelia" }));
+    });
+    // The new member joins the role groups role:members and role:fullmembers (waiting period 0).
+    for (const v of EVERYONE) expect(r.types[v]).toEqual(["realm_user/add", "user_group/add_members", "user_group/add_members"]);
+  });
+
+  test("full_name change by an admin reaches everyone", async () => {
+    const r = await verifyAction(s, async () => {
+      expectSuccess(await s.as("iago").patch(`/users/${s.users.othello.id}`, { full_name: "Othello the Moor" }));
+    });
+    for (const v of EVERYONE) expect(r.types[v]).toEqual(["realm_user/update"]);
+  });
+
+  test("role change: member → administrator → member (realm_bots follow)", async () => {
+    const r = await verifyAction(s, async () => {
+      expectSuccess(await s.as("desdemona").patch(`/users/${s.users.hamlet.id}`, { role: 200 }));
+    });
+    expect(r.types.hamlet).toContain("realm_user/update");
+    expect(r.types.hamlet).toContain("realm_bot/add");
+    expect(r.types.othello).toEqual(["realm_user/update", "user_group/remove_members", "user_group/remove_members", "user_group/add_members"]);
+    await verifyAction(s, async () => {
+      expectSuccess(await s.as("desdemona").patch(`/users/${s.users.hamlet.id}`, { role: 400 }));
+    });
+  });
+
+  test("deactivate and reactivate a user", async () => {
+    const u = await s.createUser("laertes");
+    const r = await verifyAction(s, async () => {
+      expectSuccess(await s.as("iago").delete(`/users/${u.id}`));
+    });
+    for (const v of EVERYONE) expect(r.types[v]).toEqual(["realm_user/update", "user_group/remove_members", "user_group/remove_members"]);
+    await verifyAction(s, async () => {
+      expectSuccess(await s.as("iago").post(`/users/${u.id}/reactivate`));
+    });
+  });
+
+  test("bot creation: realm_user to everyone, realm_bot only to the owner and administrators", async () => {
+    const r = await verifyAction(s, async () => {
+      expectSuccess(await s.as("othello").post("/bots", { full_name: "Othello's bot", short_name: "othbot" }));
+    });
+    for (const v of EVERYONE) {
+      const expected = ["othello", "desdemona", "iago"].includes(v) ? ["realm_user/add", "realm_bot/add"] : ["realm_user/add"];
+      expect(r.types[v]).toEqual([...expected, "user_group/add_members", "user_group/add_members"]);
+    }
+  });
+
+  test("bot API key regeneration: realm_bot update to owner and admins, nothing to others", async () => {
+    const bot = expectSuccess(await s.as("othello").post("/bots", { full_name: "Key bot", short_name: "keybot" }));
+    const r = await verifyAction(s, async () => {
+      expectSuccess(await s.as("othello").post(`/bots/${bot.user_id}/api_key/regenerate`));
+    });
+    for (const v of EVERYONE) {
+      expect(r.types[v]).toEqual(["othello", "desdemona", "iago"].includes(v) ? ["realm_bot/update"] : []);
+    }
+  });
+
+  test("bot deactivation: realm_bot delete to owner and admins", async () => {
+    const bot = expectSuccess(await s.as("othello").post("/bots", { full_name: "Gone bot", short_name: "gonebot" }));
+    const r = await verifyAction(s, async () => {
+      expectSuccess(await s.as("othello").delete(`/bots/${bot.user_id}`));
+    });
+    const groups = ["user_group/remove_members", "user_group/remove_members"];
+    expect(r.types.othello).toEqual(["realm_user/update", "realm_bot/delete", ...groups]);
+    expect(r.types.hamlet).toEqual(["realm_user/update", ...groups]);
+  });
+
+  test("PATCH /settings: user_settings update to the user only", async () => {
+    const r = await verifyAction(s, async () => {
+      expectSuccess(await s.as("hamlet").patch("/settings", { twenty_four_hour_time: true, emojiset: "twitter", default_language: "de" }));
+    });
+    expect(r.types.hamlet).toEqual(["user_settings/update", "user_settings/update", "user_settings/update"]);
+    expect(r.events.hamlet.find((e) => e.property === "default_language")!.language_name).toBe("Deutsch");
+    for (const v of EVERYONE.filter((v) => v !== "hamlet")) expect(r.types[v]).toEqual([]);
+    // Unchanged values send nothing.
+    const again = await verifyAction(s, async () => {
+      expectSuccess(await s.as("hamlet").patch("/settings", { twenty_four_hour_time: true }));
+    }, { viewers: ["hamlet"] });
+    expect(again.types.hamlet).toEqual([]);
+  });
+
+  test("PATCH /settings: full_name and timezone reach everyone as realm_user updates", async () => {
+    const r = await verifyAction(s, async () => {
+      expectSuccess(await s.as("cordelia").patch("/settings", { full_name: "Cordelia of Britain", timezone: "Europe/London" }));
+    });
+    expect(r.types.cordelia).toEqual(["user_settings/update", "realm_user/update", "realm_user/update"]);
+    expect(r.types.hamlet).toEqual(["realm_user/update", "realm_user/update"]);
+  });
+
+  test("PATCH /settings: email_address_visibility", async () => {
+    await verifyAction(s, async () => {
+      expectSuccess(await s.as("shiva").patch("/settings", { email_address_visibility: 3 }));
+    });
+    const seen = await register(s.as("hamlet"));
+    expect(seen.realm_users.find((u: any) => u.user_id === s.users.shiva.id).delivery_email).toBeNull();
+  });
+
+  test("PATCH /settings rejects bad values", async () => {
+    expectError(await s.as("hamlet").patch("/settings", { color_scheme: 9 }), 400, "BAD_REQUEST", "Invalid color_scheme");
+    expectError(await s.as("hamlet").patch("/settings", { default_language: "xx" }), 400, "BAD_REQUEST", "Invalid default_language");
+    expectError(await s.as("hamlet").patch("/settings", { timezone: "Mars/Olympus" }), 400, "BAD_REQUEST", "Invalid timezone");
+    expectError(await s.as("hamlet").patch("/settings", { old_password: "nope", new_password: "something-new" }), 400, "BAD_REQUEST", "Wrong password!");
+  });
+
+  test("a queue that asked only for user_settings events gets nothing else", async () => {
+    const state = await register(s.as("hamlet"), { event_types: ["user_settings"] });
+    expectSuccess(await s.as("iago").patch(`/users/${s.users.othello.id}`, { full_name: "Othello" }));
+    expectSuccess(await s.as("hamlet").patch("/settings", { enter_sends: true }));
+    const events = await drainEvents(s.as("hamlet"), state.queue_id);
+    expect(events.map((e) => e.type)).toEqual(["user_settings"]);
+  });
+});

@@ -1,0 +1,322 @@
+/**
+ * The state+events consistency harness (Zulip's test_events `verify_action`):
+ * register with every event type, perform an action over HTTP, apply the events each
+ * user received to that user's registered state, and compare with a fresh register.
+ * It also records exactly which users received which events.
+ */
+import { expect } from "bun:test";
+import type { TSchema } from "@sinclair/typebox";
+import { Value } from "@sinclair/typebox/value";
+import { type ApiClient, expectSchema, expectSuccess, type TestServer, type CastName, type Params } from "./kit";
+import { EventSchemas } from "../src/schemas/register";
+
+export type State = Record<string, any>;
+export type ApiEventJson = { id: number; type: string } & Record<string, any>;
+
+/** Registers like a full client. Gravatar URLs are requested so events and state agree. */
+export async function register(client: ApiClient, params: Params = {}): Promise<State> {
+  const state = expectSuccess(
+    await client.post("/register", {
+      client_gravatar: false,
+      client_capabilities: { user_settings_object: true, bulk_message_deletion: true, empty_topic_name: true },
+      ...params,
+    }),
+  );
+  // Remembered beside the state (a symbol key: structuredClone and comparisons skip it).
+  (state as any)[INCLUDE_SUBSCRIBERS] = params.include_subscribers === true || params.include_subscribers === "true";
+  return state;
+}
+
+/** Everything waiting in a queue, without blocking; acknowledges nothing. */
+export async function drainEvents(client: ApiClient, queueId: string, lastEventId = -1): Promise<ApiEventJson[]> {
+  const body = expectSuccess(await client.get("/events", { queue_id: queueId, last_event_id: lastEventId, dont_block: true }));
+  return body.events.filter((e: ApiEventJson) => e.type !== "heartbeat");
+}
+
+const ROLE_OWNER = 100;
+const ROLE_ADMIN = 200;
+const ROLE_MODERATOR = 300;
+const ROLE_GUEST = 600;
+
+function findUser(state: State, userId: number): { list: any[]; index: number } | null {
+  for (const key of ["realm_users", "realm_non_active_users", "cross_realm_bots"]) {
+    const list = state[key] as any[] | undefined;
+    const index = list?.findIndex((u) => u.user_id === userId) ?? -1;
+    if (list && index >= 0) return { list, index };
+  }
+  return null;
+}
+
+function applyRole(target: Record<string, any>, role: number): void {
+  target.role = role;
+  target.is_owner = role === ROLE_OWNER;
+  target.is_admin = role <= ROLE_ADMIN;
+  target.is_guest = role === ROLE_GUEST;
+}
+
+/** Zulip's `apply_event` for the event types Hearth sends so far. */
+export function applyEvent(state: State, event: ApiEventJson): void {
+  switch (event.type) {
+    case "heartbeat":
+      return;
+    case "realm_user": {
+      const person = event.person;
+      if (event.op === "add") {
+        const found = findUser(state, person.user_id);
+        if (found) found.list.splice(found.index, 1);
+        state.realm_users.push(structuredClone(person));
+        return;
+      }
+      if (event.op === "remove") {
+        const found = findUser(state, person.user_id);
+        if (found) found.list.splice(found.index, 1);
+        return;
+      }
+      if (event.op === "update") {
+        const found = findUser(state, person.user_id);
+        if (!found) throw new Error(`realm_user update for unknown user ${person.user_id}`);
+        const user = found.list[found.index];
+        for (const [key, value] of Object.entries(person)) {
+          if (key === "role") applyRole(user, value as number);
+          else user[key] = value;
+        }
+        if ("is_active" in person) {
+          found.list.splice(found.index, 1);
+          (person.is_active ? state.realm_users : state.realm_non_active_users).push(user);
+        }
+        if (person.user_id === state.user_id) {
+          if ("full_name" in person) state.full_name = person.full_name;
+          if ("delivery_email" in person && person.delivery_email !== null) state.delivery_email = person.delivery_email;
+          if ("email" in person) state.email = person.email;
+          if ("timezone" in person && state.user_settings) state.user_settings.timezone = person.timezone;
+          if ("role" in person) {
+            const role = person.role as number;
+            state.is_owner = role === ROLE_OWNER;
+            state.is_admin = role <= ROLE_ADMIN;
+            state.is_moderator = role <= ROLE_MODERATOR;
+            state.is_guest = role === ROLE_GUEST;
+            for (const key of ["can_create_streams", "can_create_public_streams", "can_create_private_streams", "can_subscribe_other_users", "can_invite_others_to_realm"]) {
+              state[key] = role !== ROLE_GUEST;
+            }
+            state.can_create_web_public_streams = role === ROLE_OWNER;
+          }
+        }
+        return;
+      }
+      throw new Error(`unknown realm_user op ${event.op}`);
+    }
+    case "realm_bot": {
+      const bots = state.realm_bots as any[];
+      const index = bots.findIndex((b) => b.user_id === event.bot.user_id);
+      if (event.op === "add") {
+        if (index >= 0) bots.splice(index, 1);
+        bots.push(structuredClone(event.bot));
+      } else if (event.op === "update") {
+        if (index < 0) throw new Error(`realm_bot update for unknown bot ${event.bot.user_id}`);
+        Object.assign(bots[index], event.bot);
+      } else if (event.op === "delete" || event.op === "remove") {
+        if (index >= 0) bots.splice(index, 1);
+      } else throw new Error(`unknown realm_bot op ${event.op}`);
+      return;
+    }
+    case "user_settings": {
+      if (event.op !== "update") throw new Error(`unknown user_settings op ${event.op}`);
+      if (state.user_settings) state.user_settings[event.property] = event.value;
+      if (event.property in state && event.property !== "user_settings") state[event.property] = event.value;
+      return;
+    }
+    case "subscription":
+      applySubscriptionEvent(state, event);
+      return;
+    case "stream":
+      applyStreamEvent(state, event);
+      return;
+    case "user_group": {
+      const group = (state.realm_user_groups as any[]).find((g) => g.id === event.group_id);
+      if (!group) throw new Error(`user_group event for unknown group ${event.group_id}`);
+      if (event.op === "add_members") group.members = [...new Set([...group.members, ...event.user_ids])].sort((a: number, b: number) => a - b);
+      else if (event.op === "remove_members") group.members = group.members.filter((id: number) => !event.user_ids.includes(id));
+      else throw new Error(`unknown user_group op ${event.op}`);
+      return;
+    }
+    case "default_streams":
+      state.realm_default_streams = event.default_streams.map((c: any) => c.stream_id);
+      return;
+    default:
+      throw new Error(`applyEvent does not know event type ${event.type}`);
+  }
+}
+
+const CHANNEL_LISTS = ["subscriptions", "unsubscribed", "never_subscribed", "streams"] as const;
+
+/** Every channel object in the state with this ID (a channel can be in `streams` and one subscription list). */
+function channelEntries(state: State, streamId: number): any[] {
+  const out: any[] = [];
+  for (const key of CHANNEL_LISTS) for (const c of (state[key] as any[] | undefined) ?? []) if (c.stream_id === streamId) out.push(c);
+  return out;
+}
+
+/** Whether the state was registered with subscriber lists (recorded by `register`, not part of the state). */
+const includesSubscribers = (state: State) => (state as any)[INCLUDE_SUBSCRIBERS] === true;
+const INCLUDE_SUBSCRIBERS = Symbol("include_subscribers");
+
+/** Zulip's apply_event for `subscription` events, as clients keep subscriber lists and counts. */
+function applySubscriptionEvent(state: State, event: ApiEventJson): void {
+  const me = state.user_id as number;
+  switch (event.op) {
+    case "add":
+      for (const sub of event.subscriptions) {
+        state.unsubscribed = state.unsubscribed.filter((c: any) => c.stream_id !== sub.stream_id);
+        state.never_subscribed = state.never_subscribed.filter((c: any) => c.stream_id !== sub.stream_id);
+        const copy = structuredClone(sub);
+        if (!includesSubscribers(state)) delete copy.subscribers;
+        state.subscriptions.push(copy);
+        for (const c of channelEntries(state, sub.stream_id)) c.subscriber_count = sub.subscriber_count;
+      }
+      return;
+    case "remove":
+      for (const { stream_id } of event.subscriptions) {
+        const index = state.subscriptions.findIndex((c: any) => c.stream_id === stream_id);
+        if (index < 0) throw new Error(`subscription remove for unknown channel ${stream_id}`);
+        const [sub] = state.subscriptions.splice(index, 1);
+        state.unsubscribed.push(sub);
+        for (const c of channelEntries(state, stream_id)) {
+          if (c.subscribers) c.subscribers = c.subscribers.filter((id: number) => id !== me);
+          c.subscriber_count -= 1;
+        }
+      }
+      return;
+    case "update": {
+      const sub = state.subscriptions.find((c: any) => c.stream_id === event.stream_id);
+      if (!sub) throw new Error(`subscription update for unknown channel ${event.stream_id}`);
+      sub[event.property] = event.value;
+      return;
+    }
+    case "peer_add":
+    case "peer_remove":
+      for (const streamId of event.stream_ids) {
+        for (const c of channelEntries(state, streamId)) {
+          if (event.op === "peer_add") {
+            if (c.subscribers) c.subscribers = [...new Set([...c.subscribers, ...event.user_ids])].sort((a: number, b: number) => a - b);
+            c.subscriber_count += event.user_ids.length;
+          } else {
+            if (c.subscribers) c.subscribers = c.subscribers.filter((id: number) => !event.user_ids.includes(id));
+            c.subscriber_count -= event.user_ids.length;
+          }
+        }
+      }
+      return;
+    default:
+      throw new Error(`unknown subscription op ${event.op}`);
+  }
+}
+
+/** Zulip's apply_event for `stream` events. */
+function applyStreamEvent(state: State, event: ApiEventJson): void {
+  switch (event.op) {
+    case "create":
+      for (const stream of event.streams) {
+        if (!state.streams.some((c: any) => c.stream_id === stream.stream_id)) state.streams.push(structuredClone(stream));
+        const listed = ["subscriptions", "unsubscribed", "never_subscribed"].some((k) => state[k].some((c: any) => c.stream_id === stream.stream_id));
+        if (!listed) state.never_subscribed.push({ ...structuredClone(stream), ...(includesSubscribers(state) ? { subscribers: [] } : {}) });
+      }
+      return;
+    case "delete": {
+      const ids = new Set<number>(event.stream_ids ?? event.streams.map((c: any) => c.stream_id));
+      for (const key of CHANNEL_LISTS) state[key] = state[key].filter((c: any) => !ids.has(c.stream_id));
+      return;
+    }
+    case "update":
+      for (const c of channelEntries(state, event.stream_id)) {
+        c[event.property] = event.value;
+        if (event.property === "description") c.rendered_description = event.rendered_description;
+        if (event.property === "invite_only") {
+          c.history_public_to_subscribers = event.history_public_to_subscribers;
+          c.is_web_public = event.is_web_public;
+        }
+        if (event.property === "stream_post_policy") c.is_announcement_only = event.value === 2;
+      }
+      return;
+    default:
+      throw new Error(`unknown stream op ${event.op}`);
+  }
+}
+
+/** Fields that legitimately differ between two registers. */
+const VOLATILE = ["queue_id", "last_event_id", "server_timestamp", "result", "msg"];
+
+export function normalizeState(state: State): State {
+  const copy = structuredClone(state);
+  for (const key of VOLATILE) delete copy[key];
+  for (const key of ["realm_users", "realm_non_active_users", "cross_realm_bots", "realm_bots"]) {
+    if (Array.isArray(copy[key])) copy[key].sort((a: any, b: any) => a.user_id - b.user_id);
+  }
+  for (const key of CHANNEL_LISTS) if (Array.isArray(copy[key])) copy[key].sort((a: any, b: any) => a.stream_id - b.stream_id);
+  if (Array.isArray(copy.realm_default_streams)) copy.realm_default_streams.sort((a: number, b: number) => a - b);
+  return copy;
+}
+
+/** For lists of objects: only the differing fields of the differing elements. */
+function listDiff(applied: any[], fresh: any[]): any {
+  if (applied.length !== fresh.length || applied.some((a) => typeof a !== "object" || a === null)) return { applied, fresh };
+  const out: Record<number, Record<string, unknown>> = {};
+  applied.forEach((a, i) => {
+    for (const k of new Set([...Object.keys(a), ...Object.keys(fresh[i])])) {
+      if (!Value.Equal(a[k], fresh[i][k])) (out[i] ??= { id: a.stream_id ?? a.user_id ?? a.id })[k] = { applied: a[k], fresh: fresh[i][k] };
+    }
+  });
+  return out;
+}
+
+export interface VerifyOptions {
+  /** Who registers (default: every seeded user). */
+  viewers?: CastName[];
+  /** Register parameters for every viewer. */
+  registerParams?: Params;
+}
+
+export interface VerifyResult {
+  /** The events each viewer received (heartbeats removed). */
+  events: Record<string, ApiEventJson[]>;
+  /** Event types each viewer received, e.g. { hamlet: ["realm_user"], ... }. */
+  types: Record<string, string[]>;
+}
+
+/**
+ * Register → act → apply each viewer's events to its state → compare with a fresh
+ * register. Every event is checked against its schema when one exists.
+ */
+export async function verifyAction(s: TestServer, action: () => Promise<unknown>, options: VerifyOptions = {}): Promise<VerifyResult> {
+  const viewers = options.viewers ?? (Object.keys(s.users) as CastName[]);
+  const before = new Map<string, State>();
+  for (const v of viewers) before.set(v, await register(s.as(v), options.registerParams));
+  await action();
+  const result: VerifyResult = { events: {}, types: {} };
+  for (const v of viewers) {
+    const state = before.get(v)!;
+    const events = await drainEvents(s.as(v), state.queue_id);
+    for (const e of events) {
+      const schema: TSchema | undefined = EventSchemas[e.type];
+      if (schema) expectSchema(schema, e);
+      applyEvent(state, e);
+    }
+    expect(events.map((e) => e.id)).toEqual([...events.map((e) => e.id)].sort((a, b) => a - b));
+    result.events[v] = events;
+    result.types[v] = events.map((e) => e.op ? `${e.type}/${e.op}` : e.type);
+    const fresh = await register(s.as(v), options.registerParams);
+    const applied = normalizeState(state);
+    const expected = normalizeState(fresh);
+    if (!Value.Equal(applied, expected)) {
+      // Show only the differing keys, so a failure names the broken part.
+      const diff: Record<string, { applied: unknown; fresh: unknown }> = {};
+      for (const key of new Set([...Object.keys(applied), ...Object.keys(expected)])) {
+        if (Value.Equal(applied[key], expected[key])) continue;
+        diff[key] = Array.isArray(applied[key]) && Array.isArray(expected[key]) ? listDiff(applied[key], expected[key]) : { applied: applied[key], fresh: expected[key] };
+      }
+      throw new Error(`state of ${v} after events differs from a fresh register:\n${JSON.stringify(diff, null, 1).slice(0, 4000)}`);
+    }
+    expectSuccess(await s.as(v).delete("/events", { queue_id: fresh.queue_id }));
+    expectSuccess(await s.as(v).delete("/events", { queue_id: state.queue_id }));
+  }
+  return result;
+}

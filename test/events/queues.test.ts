@@ -1,0 +1,130 @@
+import { describe, expect, test } from "bun:test";
+import { EventHub } from "../../src/events/hub";
+import { parseCapabilities, QueueManager, type QueueSettings } from "../../src/events/queues";
+import { parseNarrow } from "../../src/events/narrow";
+
+/** Filtering and per-capability shaping, on a queue manager without HTTP. */
+function setup() {
+  const manager = new QueueManager({ heartbeatSecs: 60, maxEventsPerQueue: 100, maxQueues: 100, maxTotalEvents: 1000, gcIntervalSecs: 60 });
+  const hub = new EventHub();
+  hub.attach(manager);
+  const queue = (userId: number, options: Partial<QueueSettings> & { caps?: Record<string, boolean> } = {}) =>
+    manager.create({
+      userId,
+      eventTypes: null,
+      allPublicStreams: false,
+      narrow: [],
+      applyMarkdown: false,
+      clientGravatar: true,
+      slimPresence: false,
+      idleTimeoutSecs: 600,
+      clientName: "test",
+      ...options,
+      capabilities: parseCapabilities(options.caps),
+    });
+  return { manager, hub, queue };
+}
+
+const streamMessage = (topic: string) => ({
+  type: "message",
+  message: { id: 7, type: "stream", stream_id: 3, display_recipient: "Denmark", subject: topic, sender_id: 1, sender_email: "iago@zulip.test" },
+  flags: [],
+});
+
+describe("per-queue shaping", () => {
+  test("delete_message: bulk for bulk_message_deletion clients, one event per message otherwise", () => {
+    const { hub, queue } = setup();
+    const bulk = queue(1, { caps: { bulk_message_deletion: true } });
+    const single = queue(1);
+    hub.publish({ type: "delete_message", message_ids: [4, 5], message_type: "private" }, [1]);
+    expect(bulk.events).toEqual([{ type: "delete_message", message_ids: [4, 5], message_type: "private", id: 0 }]);
+    expect(single.events).toEqual([
+      { type: "delete_message", message_id: 4, message_type: "private", id: 0 },
+      { type: "delete_message", message_id: 5, message_type: "private", id: 1 },
+    ]);
+  });
+
+  test("the empty topic becomes the realm's display name for clients without empty_topic_name", () => {
+    const { hub, queue } = setup();
+    const modern = queue(1, { caps: { empty_topic_name: true } });
+    const legacy = queue(1);
+    hub.publish(streamMessage(""), [1]);
+    hub.publish({ type: "typing", op: "start", message_type: "stream", stream_id: 3, topic: "" }, [1]);
+    expect((modern.events[0].message as any).subject).toBe("");
+    expect((legacy.events[0].message as any).subject).toBe("general chat");
+    expect(legacy.events[1].topic).toBe("general chat");
+  });
+
+  test("presence: modern form for simplified_presence_events, legacy otherwise", () => {
+    const { hub, queue } = setup();
+    const modern = queue(1, { caps: { simplified_presence_events: true } });
+    const legacy = queue(1);
+    hub.publish(
+      {
+        type: "presence",
+        presences: { "2": { active_timestamp: 10, idle_timestamp: 10 } },
+        legacy: { user_id: 2, email: "hamlet@zulip.test", server_timestamp: 10, presence: { website: { client: "website", status: "active", timestamp: 10, pushable: false } } },
+      },
+      [1],
+    );
+    expect(modern.events[0]).toEqual({ type: "presence", presences: { "2": { active_timestamp: 10, idle_timestamp: 10 } }, id: 0 });
+    expect(legacy.events[0]).toMatchObject({ type: "presence", user_id: 2, email: "hamlet@zulip.test" });
+    expect(legacy.events[0].presences).toBeUndefined();
+  });
+
+  test("realm_linkifiers only for linkifier_url_template clients", () => {
+    const { hub, queue } = setup();
+    const modern = queue(1, { caps: { linkifier_url_template: true } });
+    const legacy = queue(1);
+    hub.publish({ type: "realm_linkifiers", realm_linkifiers: [] }, [1]);
+    expect(modern.events.length).toBe(1);
+    expect(legacy.events.length).toBe(0);
+  });
+});
+
+describe("per-queue filtering and targeting", () => {
+  test("event_types and narrow (message events only; other types pass)", () => {
+    const { hub, queue } = setup();
+    const onlyMessages = queue(1, { eventTypes: ["message"] });
+    const denmark = queue(1, { narrow: parseNarrow([["stream", "denmark"], { operator: "topic", operand: "Lunch", negated: false }]) });
+    const notLunch = queue(1, { narrow: parseNarrow([{ operator: "topic", operand: "lunch", negated: true }]) });
+    hub.publish(streamMessage("lunch"), [1]);
+    hub.publish(streamMessage("dinner"), [1]);
+    hub.publish({ type: "realm_user", op: "update", person: { user_id: 2 } }, [1]);
+    expect(onlyMessages.events.map((e) => e.type)).toEqual(["message", "message"]);
+    expect(denmark.events.map((e) => (e.message as any)?.subject ?? e.type)).toEqual(["lunch", "realm_user"]);
+    expect(notLunch.events.map((e) => (e.message as any)?.subject ?? e.type)).toEqual(["dinner", "realm_user"]);
+  });
+
+  test("per-user flags, local_message_id for one queue, all_public_streams queues", () => {
+    const { hub, queue } = setup();
+    const senderTab = queue(1);
+    const senderOtherTab = queue(1);
+    const recipient = queue(2);
+    const observer = queue(3, { allPublicStreams: true });
+    const bystander = queue(4);
+    hub.publish(streamMessage("t"), [1, 2], {
+      perUser: new Map([[1, { flags: ["read"] }], [2, { flags: [] }]]),
+      perQueue: new Map([[senderTab.id, { local_message_id: "1.5" }]]),
+      toAllPublicStreamsQueues: true,
+    });
+    expect(senderTab.events[0]).toMatchObject({ flags: ["read"], local_message_id: "1.5" });
+    expect(senderOtherTab.events[0].local_message_id).toBeUndefined();
+    expect(recipient.events[0].flags).toEqual([]);
+    expect(observer.events[0]).toMatchObject({ type: "message", flags: [] });
+    expect(bystander.events).toEqual([]);
+  });
+
+  test("a total-events cap drops the fullest queue", () => {
+    const { manager, hub, queue } = setup();
+    manager.limits.maxTotalEvents = 5;
+    const abandoned = queue(1);
+    const attentive = queue(2);
+    for (let i = 0; i < 4; i++) hub.publish({ type: "realm_user", op: "update", person: { user_id: 9 } }, [1]);
+    hub.publish({ type: "realm_user", op: "update", person: { user_id: 9 } }, [1, 2]);
+    expect(manager.queuesOf(1)).toEqual([]);
+    expect(manager.queuesOf(2)).toEqual([attentive]);
+    expect(manager.pendingEventCount()).toBe(1);
+    void abandoned;
+  });
+});

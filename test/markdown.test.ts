@@ -1,0 +1,78 @@
+import { describe, expect, test } from "bun:test";
+import { linkProperties, renderMarkdown, type RenderContext } from "../src/markdown";
+
+const ctx: RenderContext = {
+  userById: (id) => (id === 5 ? { id: 5, full_name: "King Hamlet" } : id === 6 ? { id: 6, full_name: "King Hamlet" } : undefined),
+  usersByName: (name) => (name.toLowerCase() === "king hamlet" ? [{ id: 5, full_name: "King Hamlet" }] : name === "Twin" ? [{ id: 8, full_name: "Twin" }, { id: 9, full_name: "Twin" }] : []),
+  groupByName: (name) => (name === "support" ? { id: 3, name: "support" } : undefined),
+  channelByName: (name) => (name.toLowerCase() === "denmark" ? { id: 9, name: "Denmark" } : undefined),
+  linkifiers: [{ pattern: "#(?P<id>[0-9]+)", url_template: "https://github.com/zulip/zulip/issues/{id}" }],
+};
+const render = (s: string) => renderMarkdown(s, ctx);
+
+describe("Zulip-flavoured Markdown", () => {
+  test("paragraphs, line breaks, emphasis, inline code", () => {
+    expect(render("hello **world** *it* `x<y`\nnext").html).toBe("<p>hello <strong>world</strong> <em>it</em> <code>x&lt;y</code><br>\nnext</p>");
+  });
+
+  test("user mentions by name, by name|id, silent; ambiguous names mention nobody", () => {
+    const r = render("@**King Hamlet** @**King Hamlet|6** @_**King Hamlet** @**Twin**");
+    expect(r.html).toBe(
+      '<p><span class="user-mention" data-user-id="5">@King Hamlet</span> <span class="user-mention" data-user-id="6">@King Hamlet</span> <span class="user-mention silent" data-user-id="5">King Hamlet</span> @<strong>Twin</strong></p>',
+    );
+    expect([...r.mentionedUserIds].sort()).toEqual([5, 6]);
+  });
+
+  test("wildcards and groups", () => {
+    for (const w of ["all", "everyone", "channel", "stream"]) expect(render(`@**${w}**`).channelWildcard).toBe(true);
+    const t = render("@**topic**");
+    expect(t.topicWildcard).toBe(true);
+    expect(t.html).toBe('<p><span class="topic-mention">@topic</span></p>');
+    expect(render("@_**all**").channelWildcard).toBe(false);
+    const g = render("@*support*");
+    expect(g.html).toBe('<p><span class="user-group-mention" data-user-group-id="3">@support</span></p>');
+    expect([...g.mentionedGroupIds]).toEqual([3]);
+    expect(render("email@**King Hamlet**").mentionedUserIds.size).toBe(0);
+  });
+
+  test("channel and topic links", () => {
+    expect(render("#**Denmark**").html).toBe('<p><a class="stream" data-stream-id="9" href="/#narrow/channel/9-Denmark">#Denmark</a></p>');
+    expect(render("#**Denmark>bug 1.2**").html).toBe(
+      '<p><a class="stream-topic" data-stream-id="9" href="/#narrow/channel/9-Denmark/topic/bug.201.2E2">#Denmark &gt; bug 1.2</a></p>',
+    );
+    expect(render("#**Nowhere**").html).toBe("<p>#<strong>Nowhere</strong></p>");
+  });
+
+  test("emoji", () => {
+    expect(render(":smile: :+1: :not_an_emoji:").html).toBe(
+      '<p><span aria-label="smile" class="emoji emoji-1f604" role="img" title="smile">:smile:</span> <span aria-label="+1" class="emoji emoji-1f44d" role="img" title="+1">:+1:</span> :not_an_emoji:</p>',
+    );
+  });
+
+  test("fenced code, quotes, spoilers", () => {
+    expect(render("```python\nprint('<b>')\n```").html).toBe('<div class="codehilite" data-code-language="python"><pre><span></span><code>print(&#39;&lt;b&gt;&#39;)\n</code></pre></div>');
+    expect(render("> quoted").html).toBe("<blockquote>\n<p>quoted</p>\n</blockquote>");
+    expect(render("```quote\ninner **b**\n```").html).toBe("<blockquote>\n<p>inner <strong>b</strong></p>\n</blockquote>");
+    expect(render("```spoiler Plot\nhe dies\n```").html).toBe(
+      '<div class="spoiler-block"><div class="spoiler-header"><p>Plot</p></div><div class="spoiler-content" aria-hidden="true"><p>he dies</p></div></div>',
+    );
+  });
+
+  test("links, linkifiers and has: properties", () => {
+    const r = render("see https://example.com/a.png and fix #123 [docs](https://zulip.com/api/)");
+    expect(r.html).toContain('<a href="https://example.com/a.png">https://example.com/a.png</a>');
+    expect(r.html).toContain('<a href="https://github.com/zulip/zulip/issues/123">#123</a>');
+    expect(r.html).toContain('<a href="https://zulip.com/api/">docs</a>');
+    expect(linkProperties(r.linkUrls)).toEqual({ has_link: true, has_image: true, has_attachment: false });
+    expect(linkProperties(render("[f](/user_uploads/2/ab/file.pdf)").linkUrls).has_attachment).toBe(true);
+  });
+
+  test("sanitized: raw HTML escaped, dangerous URLs refused, no image syntax", () => {
+    const r = render('<img src=x onerror=alert(1)> <script>alert(1)</script> [a](javascript:alert(1)) [b](data:text/html,x) ![i](https://x/y.png)');
+    expect(r.html).not.toMatch(/<(img|script)/);
+    expect(r.html).not.toContain('href="javascript');
+    expect(r.html).not.toContain('href="data:');
+    expect(r.html).toContain("&lt;script&gt;");
+    expect(render('@**King Hamlet|5"><script>**').html).not.toContain("<script>");
+  });
+});
