@@ -78,6 +78,12 @@ export function applyEvent(state: State, event: ApiEventJson): void {
         const user = found.list[found.index];
         for (const [key, value] of Object.entries(person)) {
           if (key === "role") applyRole(user, value as number);
+          else if (key === "custom_profile_field") {
+            const field = value as { id: number; value: string | null; rendered_value?: string };
+            user.profile_data ??= {};
+            if (field.value === null) delete user.profile_data[field.id];
+            else user.profile_data[field.id] = { value: field.value, ...(field.rendered_value !== undefined ? { rendered_value: field.rendered_value } : {}) };
+          } else if (key === "avatar_source" || key === "avatar_url_medium") continue; // only the top-level self fields carry these
           else user[key] = value;
         }
         if ("is_active" in person) {
@@ -89,6 +95,7 @@ export function applyEvent(state: State, event: ApiEventJson): void {
           if ("delivery_email" in person && person.delivery_email !== null) state.delivery_email = person.delivery_email;
           if ("email" in person) state.email = person.email;
           if ("timezone" in person && state.user_settings) state.user_settings.timezone = person.timezone;
+          for (const key of ["avatar_url", "avatar_source", "avatar_url_medium"]) if (key in person) state[key] = person[key];
           if ("role" in person) {
             const role = person.role as number;
             state.is_owner = role === ROLE_OWNER;
@@ -142,6 +149,23 @@ export function applyEvent(state: State, event: ApiEventJson): void {
     case "default_streams":
       state.realm_default_streams = event.default_streams.map((c: any) => c.stream_id);
       return;
+    case "alert_words":
+      state.alert_words = event.alert_words;
+      return;
+    case "muted_users":
+      state.muted_users = event.muted_users;
+      return;
+    case "custom_profile_fields":
+      state.custom_profile_fields = event.fields;
+      return;
+    case "saved_snippets": {
+      const list = state.saved_snippets as any[];
+      if (event.op === "add") list.push(event.saved_snippet);
+      else if (event.op === "update") list[list.findIndex((x) => x.id === event.saved_snippet.id)] = event.saved_snippet;
+      else if (event.op === "remove") list.splice(list.findIndex((x) => x.id === event.saved_snippet_id), 1);
+      else throw new Error(`unknown saved_snippets op ${event.op}`);
+      return;
+    }
     default:
       throw new Error(`applyEvent does not know event type ${event.type}`);
   }

@@ -15,6 +15,7 @@ import { parseNarrow } from "../events/narrow";
 import { fetchInitialState } from "../events/state";
 import { ZULIP_FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION } from "../version";
 import "../views/register";
+import "../views/personal_state";
 
 const registerParams = {
   apply_markdown: param.bool().default(false),

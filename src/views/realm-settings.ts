@@ -117,17 +117,6 @@ export const DEFAULT_EXTERNAL_ACCOUNTS = {
   twitter: { name: "Twitter", text: "Twitter", hint: "Enter your Twitter username", url_pattern: "https://twitter.com/%(username)s" },
 };
 
-export const CUSTOM_PROFILE_FIELD_TYPES = {
-  SHORT_TEXT: { id: 1, name: "Text (short)" },
-  LONG_TEXT: { id: 2, name: "Text (long)" },
-  SELECT: { id: 3, name: "List of options" },
-  DATE: { id: 4, name: "Date picker" },
-  URL: { id: 5, name: "Link" },
-  USER: { id: 6, name: "Person picker" },
-  EXTERNAL_ACCOUNT: { id: 7, name: "External account" },
-  PRONOUNS: { id: 8, name: "Pronouns" },
-};
-
 /** Server-wide limits clients read from register. */
 export const SERVER_LIMITS = {
   max_message_length: 10000,

@@ -11,7 +11,6 @@ import { avatarUrl } from "./avatars";
 import { maxMessageIdFor } from "./messages";
 import { REALM_ICON_PATH, requireRealm } from "./realm";
 import {
-  CUSTOM_PROFILE_FIELD_TYPES,
   DEFAULT_EXTERNAL_ACCOUNTS,
   REALM_DEFAULTS,
   realmSetting,
@@ -172,15 +171,10 @@ defineStatePart("max_message_id", ["message"], ({ h, user }) => ({
   max_message_id: user ? maxMessageIdFor(h, user) : -1,
 }));
 
-defineStatePart("custom_profile_fields", ["custom_profile_fields"], () => ({
-  custom_profile_fields: [],
-  custom_profile_field_types: CUSTOM_PROFILE_FIELD_TYPES,
-}), { placeholder: true });
 
 // Documented empty values of capabilities that do not exist yet: truthful, since no
 // such data can exist until the capability lands and replaces its part.
 const placeholders: [string, string[] | ((ctx: StateContext) => boolean), () => Record<string, unknown>][] = [
-  ["alert_words", ["alert_words"], () => ({ alert_words: [] })],
   ["drafts", ["drafts"], () => ({ drafts: [] })],
   ["scheduled_messages", ["scheduled_messages"], () => ({ scheduled_messages: [] })],
   ["reminders", ["reminders"], () => ({ reminders: [] })],
@@ -188,7 +182,6 @@ const placeholders: [string, string[] | ((ctx: StateContext) => boolean), () => 
   // Legacy muted_topics only for clients that do not follow user_topic (Zulip does the same).
   ["muted_topics", (ctx) => ctx.want("muted_topics") && !ctx.want("user_topic"), () => ({ muted_topics: [] })],
   ["user_topics", ["user_topic"], () => ({ user_topics: [] })],
-  ["muted_users", ["muted_users"], () => ({ muted_users: [] })],
   ["presences", ["presence"], () => ({ presences: {}, server_timestamp: Date.now() / 1000, presence_last_update_id: -1 })],
   ["realm_domains", ["realm_domains"], () => ({ realm_domains: [] })],
   ["realm_emoji", ["realm_emoji"], () => ({ realm_emoji: {} })],
@@ -213,7 +206,6 @@ const placeholders: [string, string[] | ((ctx: StateContext) => boolean), () => 
   ["stop_words", ["stop_words"], () => ({ stop_words: [] })],
   ["user_status", ["user_status"], () => ({ user_status: {} })],
   ["has_zoom_token", ["has_zoom_token"], () => ({ has_zoom_token: false })],
-  ["saved_snippets", ["saved_snippets"], () => ({ saved_snippets: [] })],
   ["navigation_views", ["navigation_view"], () => ({ navigation_views: [] })],
   ["channel_folders", ["channel_folder"], () => ({ channel_folders: [] })],
 ];

@@ -1,0 +1,59 @@
+/** State + events stay consistent for per-user settings, avatars and profile fields. */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { expectSuccess, startTestServer, type TestServer } from "../kit";
+import { verifyAction } from "../events-kit";
+import { identiconPng } from "../../src/avatars/identicon";
+
+let s: TestServer;
+beforeAll(async () => {
+  s = await startTestServer();
+});
+afterAll(() => s.stop());
+
+const others = (result: { types: Record<string, string[]> }, who: string) =>
+  Object.entries(result.types).filter(([name, types]) => name !== who && types.length > 0).map(([name]) => name);
+
+describe("verifyAction: personal state", () => {
+  test("alert words reach only their owner", async () => {
+    const r = await verifyAction(s, () => s.as("hamlet").post("/users/me/alert_words", { alert_words: ["ghost"] }));
+    expect(r.types.hamlet).toEqual(["alert_words"]);
+    expect(others(r, "hamlet")).toEqual([]);
+    await verifyAction(s, () => s.as("hamlet").delete("/users/me/alert_words", { alert_words: ["ghost"] }), { viewers: ["hamlet"] });
+  });
+
+  test("muting and unmuting", async () => {
+    const r = await verifyAction(s, () => s.as("hamlet").post(`/users/me/muted_users/${s.users.othello.id}`));
+    expect(r.types.hamlet).toEqual(["muted_users"]);
+    expect(others(r, "hamlet")).toEqual([]);
+    await verifyAction(s, () => s.as("hamlet").delete(`/users/me/muted_users/${s.users.othello.id}`), { viewers: ["hamlet", "othello"] });
+  });
+
+  test("saved snippets: add, update, remove", async () => {
+    let id = 0;
+    const r = await verifyAction(s, async () => {
+      id = expectSuccess(await s.as("cordelia").post("/saved_snippets", { title: "T", content: "C" })).saved_snippet_id;
+    });
+    expect(others(r, "cordelia")).toEqual([]);
+    await verifyAction(s, () => s.as("cordelia").patch(`/saved_snippets/${id}`, { content: "D" }), { viewers: ["cordelia"] });
+    await verifyAction(s, () => s.as("cordelia").delete(`/saved_snippets/${id}`), { viewers: ["cordelia"] });
+  });
+
+  test("avatar upload and reset reach everyone", async () => {
+    const image = new File([identiconPng("x", 32) as BlobPart], "a.png", { type: "image/png" });
+    const r = await verifyAction(s, () => s.as("othello").post("/users/me/avatar", { file: image }, { multipart: true }));
+    for (const types of Object.values(r.types)) expect(types).toEqual(["realm_user/update"]);
+    await verifyAction(s, () => s.as("othello").delete("/users/me/avatar"), { viewers: ["othello", "hamlet"] });
+  });
+
+  test("custom profile fields and values", async () => {
+    let fieldId = 0;
+    const r = await verifyAction(s, async () => {
+      fieldId = expectSuccess(await s.as("iago").post("/realm/profile_fields", { field_type: 1, name: "Phone" })).id;
+    });
+    for (const types of Object.values(r.types)) expect(types).toEqual(["custom_profile_fields"]);
+    const params = { registerParams: {}, viewers: ["hamlet", "othello", "polonius"] as const };
+    await verifyAction(s, () => s.as("hamlet").patch("/users/me/profile_data", { data: [{ id: fieldId, value: "555" }] }), { viewers: [...params.viewers] });
+    await verifyAction(s, () => s.as("hamlet").delete("/users/me/profile_data", { data: [fieldId] }), { viewers: [...params.viewers] });
+    await verifyAction(s, () => s.as("iago").delete(`/realm/profile_fields/${fieldId}`), { viewers: ["iago", "hamlet"] });
+  });
+});
