@@ -155,6 +155,26 @@ export function applyEvent(state: State, event: ApiEventJson): void {
     case "muted_users":
       state.muted_users = event.muted_users;
       return;
+    case "user_status": {
+      const entry = { ...(state.user_status[event.user_id] ?? {}) };
+      if ("away" in event) {
+        if (event.away) entry.away = true;
+        else delete entry.away;
+      }
+      if ("status_text" in event) {
+        if (event.status_text) entry.status_text = event.status_text;
+        else delete entry.status_text;
+      }
+      if ("emoji_name" in event) {
+        for (const key of ["emoji_name", "emoji_code", "reaction_type"]) {
+          if (event.emoji_name) entry[key] = event[key];
+          else delete entry[key];
+        }
+      }
+      if (Object.keys(entry).length > 0) state.user_status[event.user_id] = entry;
+      else delete state.user_status[event.user_id];
+      return;
+    }
     case "custom_profile_fields":
       state.custom_profile_fields = event.fields;
       return;

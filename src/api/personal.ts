@@ -6,7 +6,9 @@ import { Type as t } from "@sinclair/typebox";
 import { doAddAlertWords, doRemoveAlertWords } from "../actions/alert_words";
 import { doMuteUser, doUnmuteUser } from "../actions/muted_users";
 import { doCreateSavedSnippet, doDeleteSavedSnippet, doEditSavedSnippet } from "../actions/saved_snippets";
-import { getAlertWords, getSavedSnippets } from "../store/personal";
+import { getAlertWords, getSavedSnippets, getUserStatus } from "../store/personal";
+import { checkUpdateUserStatus, statusView } from "../actions/user_status";
+import { accessUser } from "../actions/users";
 
 /** The caller's own settings that only they see: alert words, muted users, saved snippets. */
 export function personalRoutes(h: Hearth) {
@@ -26,6 +28,26 @@ export function personalRoutes(h: Hearth) {
     .delete("/users/me/muted_users/:muted_user_id", {}, async ({ user, path }) => {
       await doUnmuteUser(h, user, pathId(path.muted_user_id, "user ID"));
       return {};
+    })
+    .post(
+      "/users/me/status",
+      {
+        params: {
+          status_text: param.string().optional(),
+          away: param.bool().optional(),
+          emoji_name: param.string().optional(),
+          emoji_code: param.string().optional(),
+          reaction_type: param.string().optional(),
+        },
+      },
+      async ({ user, params }) => {
+        await checkUpdateUserStatus(h, user, params);
+        return {};
+      },
+    )
+    .get("/users/:user_id/status", {}, ({ path }) => {
+      const target = accessUser(h, pathId(path.user_id, "user ID"), { allowDeactivated: true });
+      return { status: statusView(getUserStatus(h.store, target.id), target) };
     })
     .get("/saved_snippets", {}, ({ user }) => ({ saved_snippets: getSavedSnippets(h.store, user.id) }))
     .post("/saved_snippets", { params: { title: param.string(), content: param.string() } }, async ({ user, params }) => ({

@@ -1,5 +1,7 @@
 import { defineStatePart } from "../events/state";
-import { getAlertWords, getMutedUsers, getSavedSnippets } from "../store/personal";
+import { allUserStatuses, getAlertWords, getMutedUsers, getSavedSnippets } from "../store/personal";
+import { allUsers } from "../store/users";
+import { statusView } from "../actions/user_status";
 import { getProfileFields } from "../store/profile_fields";
 import { PROFILE_FIELD_TYPES, profileFieldView } from "./profile_fields";
 
@@ -21,3 +23,15 @@ defineStatePart("custom_profile_fields", ["custom_profile_fields"], ({ h }) => (
   custom_profile_fields: getProfileFields(h.store).map(profileFieldView),
   custom_profile_field_types: PROFILE_FIELD_TYPES,
 }));
+
+/** Every user with a status (or away): `{ "<user_id>": { status_text?, emoji_*?, away? } }`. */
+defineStatePart("user_status", ["user_status"], ({ h }) => {
+  const statuses = new Map(allUserStatuses(h.store));
+  const user_status: Record<string, Record<string, unknown>> = {};
+  for (const u of allUsers(h.store)) {
+    if (!u.is_active || u.is_system_bot) continue;
+    const view = statusView(statuses.get(u.id), u);
+    if (Object.keys(view).length > 0) user_status[String(u.id)] = view;
+  }
+  return { user_status };
+});

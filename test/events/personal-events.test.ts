@@ -57,3 +57,27 @@ describe("verifyAction: personal state", () => {
     await verifyAction(s, () => s.as("iago").delete(`/realm/profile_fields/${fieldId}`), { viewers: ["iago", "hamlet"] });
   });
 });
+
+describe("user status", () => {
+  test("set text and emoji, go away and come back, clear — events to everyone", async () => {
+    const r = await verifyAction(s, () => s.as("hamlet").post("/users/me/status", { status_text: "In a meeting", emoji_name: "calendar" }));
+    for (const types of Object.values(r.types)) expect(types).toEqual(["user_status"]);
+    expect(r.events.othello[0]).toMatchObject({ user_id: s.users.hamlet.id, status_text: "In a meeting", emoji_name: "calendar", emoji_code: "1f4c5", reaction_type: "unicode_emoji" });
+    const away = await verifyAction(s, () => s.as("hamlet").post("/users/me/status", { away: true }), { viewers: ["hamlet", "othello"] });
+    expect(away.types.hamlet).toEqual(["user_status", "user_settings/update"]);
+    const status = expectSuccess(await s.as("othello").get(`/users/${s.users.hamlet.id}/status`)).status;
+    expect(status).toEqual({ away: true, status_text: "In a meeting", emoji_name: "calendar", emoji_code: "1f4c5", reaction_type: "unicode_emoji" });
+    await verifyAction(s, () => s.as("hamlet").post("/users/me/status", { away: false, status_text: "", emoji_name: "" }), { viewers: ["hamlet", "othello"] });
+    expect(expectSuccess(await s.as("othello").get(`/users/${s.users.hamlet.id}/status`)).status).toEqual({});
+  });
+
+  test("Zulip's validation errors", async () => {
+    const { expectError } = await import("../kit");
+    expectError(await s.as("hamlet").post("/users/me/status", {}), 400, "BAD_REQUEST", "Client did not pass any new values.");
+    expectError(await s.as("hamlet").post("/users/me/status", { status_text: "x".repeat(61) }), 400, "BAD_REQUEST", "status_text is too long (limit: 60 characters)");
+    expectError(await s.as("hamlet").post("/users/me/status", { emoji_code: "1f4c5" }), 400, "BAD_REQUEST", "Client must pass emoji_name if they pass either emoji_code or reaction_type.");
+    expectError(await s.as("hamlet").post("/users/me/status", { emoji_name: "no_such_emoji" }), 400, "BAD_REQUEST", "Emoji 'no_such_emoji' does not exist");
+    expectError(await s.as("hamlet").post("/users/me/status", { emoji_name: "smile", reaction_type: "realm_emoji", emoji_code: "1" }), 400, "BAD_REQUEST", "Invalid custom emoji.");
+    expectError(await s.as("hamlet").get("/users/99999/status"), 400, "BAD_REQUEST", "No such user");
+  });
+});

@@ -1,0 +1,91 @@
+import type { Hearth } from "../context";
+import { badRequest } from "../errors";
+import { emojiCodeFor } from "../markdown/emoji";
+import { getUserStatus, type UserStatus } from "../store/personal";
+import { getUser, putUser, type UserRecord } from "../store/users";
+import { userSetting } from "../views/settings";
+import { activeUserIds } from "./users";
+
+export const MAX_STATUS_TEXT_LENGTH = 60;
+const REACTION_TYPES = ["unicode_emoji", "realm_emoji", "zulip_extra_emoji"];
+
+export interface StatusChanges {
+  status_text?: string;
+  away?: boolean;
+  emoji_name?: string;
+  emoji_code?: string;
+  reaction_type?: string;
+}
+
+const EMPTY: UserStatus = { status_text: "", emoji_name: "", emoji_code: "", reaction_type: "", away: false };
+
+/** Resolves and validates the emoji triple; an empty name clears the emoji. */
+function checkEmoji(changes: StatusChanges): Pick<UserStatus, "emoji_name" | "emoji_code" | "reaction_type"> | undefined {
+  if (changes.emoji_name === undefined) {
+    if (changes.emoji_code !== undefined || changes.reaction_type !== undefined) {
+      throw badRequest("Client must pass emoji_name if they pass either emoji_code or reaction_type.");
+    }
+    return undefined;
+  }
+  const name = changes.emoji_name.trim();
+  if (name === "") return { emoji_name: "", emoji_code: "", reaction_type: "" };
+  // The spec's name for Zulip's own extra emoji is service_extra_emoji; clients know zulip_extra_emoji.
+  let type = changes.reaction_type === "service_extra_emoji" ? "zulip_extra_emoji" : (changes.reaction_type ?? "unicode_emoji");
+  if (!REACTION_TYPES.includes(type)) throw badRequest("Invalid emoji type.");
+  if (type === "realm_emoji") throw badRequest("Invalid custom emoji.");
+  if (type === "zulip_extra_emoji") {
+    if (name !== "zulip") throw badRequest(`Emoji '${name}' does not exist`);
+    return { emoji_name: "zulip", emoji_code: "zulip", reaction_type: type };
+  }
+  const code = emojiCodeFor(name);
+  if (code === undefined) throw badRequest(`Emoji '${name}' does not exist`);
+  if (changes.emoji_code !== undefined && changes.emoji_code !== code) throw badRequest("Invalid emoji code.");
+  return { emoji_name: name, emoji_code: code, reaction_type: type };
+}
+
+/**
+ * `POST /users/me/status`: only the fields passed change. `away` is the legacy face
+ * of the presence_enabled setting (Zulip FL 148), so it is stored there, not twice.
+ */
+export async function checkUpdateUserStatus(h: Hearth, user: UserRecord, changes: StatusChanges): Promise<void> {
+  if (Object.values(changes).every((v) => v === undefined)) throw badRequest("Client did not pass any new values.");
+  const text = changes.status_text?.trim();
+  if (text !== undefined && [...text].length > MAX_STATUS_TEXT_LENGTH) {
+    throw badRequest(`status_text is too long (limit: ${MAX_STATUS_TEXT_LENGTH} characters)`);
+  }
+  const emoji = checkEmoji(changes);
+  await h.store.commit(() => {
+    const current = getUserStatus(h.store, user.id) ?? EMPTY;
+    const next: UserStatus = { ...current, ...(text !== undefined ? { status_text: text } : {}), ...(emoji ?? {}), away: false };
+    if (next.status_text === "" && next.emoji_name === "") h.store.dbs.userStatus.remove(user.id);
+    else h.store.dbs.userStatus.put(user.id, next);
+    if (changes.away !== undefined) {
+      const account = getUser(h.store, user.id)!;
+      const settings = { ...account.settings };
+      if (changes.away) settings.presence_enabled = false;
+      else delete settings.presence_enabled;
+      putUser(h.store, { ...account, settings });
+    }
+  });
+  const event: Record<string, unknown> = { type: "user_status", user_id: user.id };
+  if (changes.away !== undefined) event.away = changes.away;
+  if (text !== undefined) event.status_text = text;
+  if (emoji) Object.assign(event, emoji);
+  h.events.publish(event as { type: string }, activeUserIds(h));
+  if (changes.away !== undefined && userSetting(user, "presence_enabled") !== !changes.away) {
+    h.events.publish({ type: "user_settings", op: "update", property: "presence_enabled", value: !changes.away }, [user.id]);
+  }
+}
+
+/** A status as the API shows it: only the fields that are set (Zulip's format_user_status). */
+export function statusView(status: UserStatus | undefined, user: UserRecord): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (userSetting(user, "presence_enabled") === false) out.away = true;
+  if (status?.status_text) out.status_text = status.status_text;
+  if (status?.emoji_name) {
+    out.emoji_name = status.emoji_name;
+    out.emoji_code = status.emoji_code;
+    out.reaction_type = status.reaction_type;
+  }
+  return out;
+}
