@@ -14,6 +14,7 @@ import { serverRoutes } from "./api/server";
 import { usersRoutes } from "./api/users";
 import { personalRoutes } from "./api/personal";
 import { profileFieldRoutes } from "./api/profile_fields";
+import { userTopicRoutes } from "./api/user_topics";
 import { avatarRoutes } from "./api/avatars";
 import { ensureAvatarSalt, getAvatarSalt } from "./store/avatars";
 import { staticAssetRoutes } from "./api/static";
@@ -71,6 +72,7 @@ export function buildApp(h: Hearth) {
     .use(usersRoutes(h).app)
     .use(personalRoutes(h).app)
     .use(profileFieldRoutes(h).app)
+    .use(userTopicRoutes(h).app)
     .use(staticAssetRoutes(h))
     .use(channelsRoutes(h).app)
     .use(userGroupsRoutes(h).app)

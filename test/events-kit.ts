@@ -175,6 +175,21 @@ export function applyEvent(state: State, event: ApiEventJson): void {
       else delete state.user_status[event.user_id];
       return;
     }
+    case "muted_topics":
+      if ("muted_topics" in state) state.muted_topics = event.muted_topics;
+      return;
+    case "user_topic": {
+      if (!("user_topics" in state)) return;
+      const list = state.user_topics as any[];
+      const same = (t: any) => t.stream_id === event.stream_id && t.topic_name.toLowerCase() === event.topic_name.toLowerCase();
+      const index = list.findIndex(same);
+      if (index >= 0) list.splice(index, 1);
+      if (event.visibility_policy !== 0) {
+        const { id: _id, type: _type, ...topic } = event;
+        list.splice(index >= 0 ? index : list.length, 0, topic);
+      }
+      return;
+    }
     case "custom_profile_fields":
       state.custom_profile_fields = event.fields;
       return;

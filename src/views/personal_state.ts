@@ -2,6 +2,8 @@ import { defineStatePart } from "../events/state";
 import { allUserStatuses, getAlertWords, getMutedUsers, getSavedSnippets } from "../store/personal";
 import { allUsers } from "../store/users";
 import { statusView } from "../actions/user_status";
+import { mutedTopicsView } from "../actions/user_topics";
+import { getUserTopics } from "../store/user_topics";
 import { getProfileFields } from "../store/profile_fields";
 import { PROFILE_FIELD_TYPES, profileFieldView } from "./profile_fields";
 
@@ -35,3 +37,12 @@ defineStatePart("user_status", ["user_status"], ({ h }) => {
   }
   return { user_status };
 });
+
+defineStatePart("user_topics", ["user_topic"], ({ h, user }) => ({
+  user_topics: user ? getUserTopics(h.store, user.id) : [],
+}));
+
+// The legacy list only for clients that do not follow user_topic (as Zulip does).
+defineStatePart("muted_topics", (ctx) => ctx.want("muted_topics") && !ctx.want("user_topic"), ({ h, user }) => ({
+  muted_topics: user ? mutedTopicsView(h, user.id) : [],
+}));

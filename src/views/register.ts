@@ -179,9 +179,6 @@ const placeholders: [string, string[] | ((ctx: StateContext) => boolean), () => 
   ["scheduled_messages", ["scheduled_messages"], () => ({ scheduled_messages: [] })],
   ["reminders", ["reminders"], () => ({ reminders: [] })],
   ["onboarding_steps", ["onboarding_steps"], () => ({ onboarding_steps: [] })],
-  // Legacy muted_topics only for clients that do not follow user_topic (Zulip does the same).
-  ["muted_topics", (ctx) => ctx.want("muted_topics") && !ctx.want("user_topic"), () => ({ muted_topics: [] })],
-  ["user_topics", ["user_topic"], () => ({ user_topics: [] })],
   ["presences", ["presence"], () => ({ presences: {}, server_timestamp: Date.now() / 1000, presence_last_update_id: -1 })],
   ["realm_domains", ["realm_domains"], () => ({ realm_domains: [] })],
   ["realm_emoji", ["realm_emoji"], () => ({ realm_emoji: {} })],

@@ -81,3 +81,38 @@ describe("user status", () => {
     expectError(await s.as("hamlet").get("/users/99999/status"), 400, "BAD_REQUEST", "No such user");
   });
 });
+
+describe("topic visibility (user_topics)", () => {
+  test("mute, follow and reset a topic; legacy muted_topics; events to the user only", async () => {
+    const { expectError } = await import("../kit");
+    const created = expectSuccess(await s.as("hamlet").post("/users/me/subscriptions", { subscriptions: [{ name: "Denmark" }] }));
+    expect(created.result).toBe("success");
+    const denmark = expectSuccess(await s.as("hamlet").get("/get_stream_id", { stream: "Denmark" })).stream_id;
+    const r = await verifyAction(s, () => s.as("hamlet").post("/user_topics", { stream_id: denmark, topic: "Castle", visibility_policy: 1 }));
+    expect(r.types.hamlet).toEqual(["muted_topics", "user_topic"]);
+    expect(others(r, "hamlet")).toEqual([]);
+    expect(r.events.hamlet[1]).toMatchObject({ stream_id: denmark, topic_name: "Castle", visibility_policy: 1 });
+    // zulip-terminal asks for muted_topics without user_topic: it gets the legacy list and event.
+    const legacy = { registerParams: { event_types: ["muted_topics", "subscription"], fetch_event_types: ["muted_topics"] }, viewers: ["hamlet" as const] };
+    const zt = await verifyAction(s, () => s.as("hamlet").post("/user_topics", { stream_id: denmark, topic: "Ghost", visibility_policy: 1 }), legacy);
+    expect(zt.events.hamlet[0].muted_topics).toEqual([
+      ["Denmark", "Castle", expect.any(Number)],
+      ["Denmark", "Ghost", expect.any(Number)],
+    ]);
+    await verifyAction(s, () => s.as("hamlet").patch("/users/me/subscriptions/muted_topics", { stream: "Denmark", topic: "ghost", op: "remove" }), legacy);
+    await verifyAction(s, () => s.as("hamlet").post("/user_topics", { stream_id: denmark, topic: "castle", visibility_policy: 3 }), { viewers: ["hamlet"] });
+    await verifyAction(s, () => s.as("hamlet").post("/user_topics", { stream_id: denmark, topic: "Castle", visibility_policy: 0 }), { viewers: ["hamlet"] });
+    // Setting the current policy again is a no-op success.
+    expectSuccess(await s.as("hamlet").post("/user_topics", { stream_id: denmark, topic: "Castle", visibility_policy: 0 }));
+    expectError(await s.as("hamlet").post("/user_topics", { stream_id: denmark, topic: "x", visibility_policy: 7 }), 400, "BAD_REQUEST", "Invalid visibility_policy");
+    expectError(await s.as("hamlet").post("/user_topics", { stream_id: 99999, topic: "x", visibility_policy: 1 }), 400, "BAD_REQUEST", "Invalid channel ID");
+    expectError(await s.as("hamlet").post("/user_topics", { stream_id: denmark, topic: "x".repeat(61), visibility_policy: 1 }), 400, "BAD_REQUEST");
+  });
+
+  test("a private channel the user cannot see is an invalid channel", async () => {
+    const { expectError } = await import("../kit");
+    expectSuccess(await s.as("iago").post("/users/me/subscriptions", { subscriptions: [{ name: "secret" }], invite_only: true }));
+    const secret = expectSuccess(await s.as("iago").get("/get_stream_id", { stream: "secret" })).stream_id;
+    expectError(await s.as("polonius").post("/user_topics", { stream_id: secret, topic: "x", visibility_policy: 1 }), 400, "BAD_REQUEST", "Invalid channel ID");
+  });
+});

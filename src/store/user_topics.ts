@@ -1,0 +1,32 @@
+import type { Store } from "./db";
+import { topicKey } from "./messages";
+
+export const VisibilityPolicy = { INHERIT: 0, MUTED: 1, UNMUTED: 2, FOLLOWED: 3 } as const;
+
+export interface UserTopic {
+  stream_id: number;
+  /** The spelling the user last set it with. */
+  topic_name: string;
+  visibility_policy: number;
+  last_updated: number;
+}
+
+export function getUserTopics(store: Store, userId: number): UserTopic[] {
+  return [...store.dbs.userTopics.getRange({ start: [userId], end: [userId, Infinity] })].map((e) => e.value as UserTopic);
+}
+
+export function getUserTopic(store: Store, userId: number, channelId: number, topic: string): UserTopic | undefined {
+  return store.dbs.userTopics.get([userId, channelId, topicKey(topic)]) as UserTopic | undefined;
+}
+
+/** The policy for narrows (`is:muted`, `is:followed`); INHERIT when none is set. */
+export function visibilityPolicyOf(store: Store, userId: number, channelId: number, topic: string): number {
+  return getUserTopic(store, userId, channelId, topic)?.visibility_policy ?? VisibilityPolicy.INHERIT;
+}
+
+/** Writes a policy (removing the row for INHERIT); call only inside `commit`. */
+export function putUserTopic(store: Store, userId: number, t: UserTopic): void {
+  const key = [userId, t.stream_id, topicKey(t.topic_name)];
+  if (t.visibility_policy === VisibilityPolicy.INHERIT) store.dbs.userTopics.remove(key);
+  else store.dbs.userTopics.put(key, t);
+}
