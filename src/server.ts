@@ -15,6 +15,7 @@ import { usersRoutes } from "./api/users";
 import { personalRoutes } from "./api/personal";
 import { profileFieldRoutes } from "./api/profile_fields";
 import { userTopicRoutes } from "./api/user_topics";
+import { draftRoutes } from "./api/drafts";
 import { avatarRoutes } from "./api/avatars";
 import { ensureAvatarSalt, getAvatarSalt } from "./store/avatars";
 import { staticAssetRoutes } from "./api/static";
@@ -73,6 +74,7 @@ export function buildApp(h: Hearth) {
     .use(personalRoutes(h).app)
     .use(profileFieldRoutes(h).app)
     .use(userTopicRoutes(h).app)
+    .use(draftRoutes(h).app)
     .use(staticAssetRoutes(h))
     .use(channelsRoutes(h).app)
     .use(userGroupsRoutes(h).app)

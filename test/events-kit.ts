@@ -175,6 +175,15 @@ export function applyEvent(state: State, event: ApiEventJson): void {
       else delete state.user_status[event.user_id];
       return;
     }
+    case "drafts": {
+      const list = state.drafts as any[];
+      if (event.op === "add") list.push(...event.drafts);
+      else if (event.op === "update") list[list.findIndex((d) => d.id === event.draft.id)] = event.draft;
+      else if (event.op === "remove") list.splice(list.findIndex((d) => d.id === event.draft_id), 1);
+      else throw new Error(`unknown drafts op ${event.op}`);
+      list.sort((a, b) => b.timestamp - a.timestamp || b.id - a.id);
+      return;
+    }
     case "muted_topics":
       if ("muted_topics" in state) state.muted_topics = event.muted_topics;
       return;

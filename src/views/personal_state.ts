@@ -4,6 +4,8 @@ import { allUsers } from "../store/users";
 import { statusView } from "../actions/user_status";
 import { mutedTopicsView } from "../actions/user_topics";
 import { getUserTopics } from "../store/user_topics";
+import { getDrafts } from "../actions/drafts";
+import { userSetting } from "./settings";
 import { getProfileFields } from "../store/profile_fields";
 import { PROFILE_FIELD_TYPES, profileFieldView } from "./profile_fields";
 
@@ -45,4 +47,9 @@ defineStatePart("user_topics", ["user_topic"], ({ h, user }) => ({
 // The legacy list only for clients that do not follow user_topic (as Zulip does).
 defineStatePart("muted_topics", (ctx) => ctx.want("muted_topics") && !ctx.want("user_topic"), ({ h, user }) => ({
   muted_topics: user ? mutedTopicsView(h, user.id) : [],
+}));
+
+// Drafts are only synchronized for users who allow it (enable_drafts_synchronization).
+defineStatePart("drafts", ["drafts"], ({ h, user }) => ({
+  drafts: user && userSetting(user, "enable_drafts_synchronization") !== false ? getDrafts(h, user.id) : [],
 }));

@@ -175,7 +175,6 @@ defineStatePart("max_message_id", ["message"], ({ h, user }) => ({
 // Documented empty values of capabilities that do not exist yet: truthful, since no
 // such data can exist until the capability lands and replaces its part.
 const placeholders: [string, string[] | ((ctx: StateContext) => boolean), () => Record<string, unknown>][] = [
-  ["drafts", ["drafts"], () => ({ drafts: [] })],
   ["scheduled_messages", ["scheduled_messages"], () => ({ scheduled_messages: [] })],
   ["reminders", ["reminders"], () => ({ reminders: [] })],
   ["onboarding_steps", ["onboarding_steps"], () => ({ onboarding_steps: [] })],

@@ -116,3 +116,41 @@ describe("topic visibility (user_topics)", () => {
     expectError(await s.as("polonius").post("/user_topics", { stream_id: secret, topic: "x", visibility_policy: 1 }), 400, "BAD_REQUEST", "Invalid channel ID");
   });
 });
+
+describe("drafts", () => {
+  test("create, list, edit, delete, with events to the owner only", async () => {
+    const { expectError } = await import("../kit");
+    const denmark = expectSuccess(await s.as("hamlet").get("/get_stream_id", { stream: "Denmark" })).stream_id;
+    let ids: number[] = [];
+    const r = await verifyAction(s, async () => {
+      ids = expectSuccess(
+        await s.as("hamlet").post("/drafts", {
+          drafts: [
+            { type: "stream", to: [denmark], topic: "sync drafts", content: "Let's add backend support.", timestamp: 1595479019 },
+            { type: "private", to: [s.users.othello.id], topic: "", content: "psst" },
+            { type: "", to: [], topic: "", content: "unaddressed" },
+          ],
+        }),
+      ).ids;
+    });
+    expect(r.types.hamlet).toEqual(["drafts/add"]);
+    expect(others(r, "hamlet")).toEqual([]);
+    const listed = expectSuccess(await s.as("hamlet").get("/drafts"));
+    expect(listed.count).toBe(3);
+    expect(listed.drafts.map((d: any) => d.id).sort()).toEqual([...ids].sort());
+    expect(listed.drafts.at(-1)).toEqual({ id: ids[0], type: "stream", to: [denmark], topic: "sync drafts", content: "Let's add backend support.", timestamp: 1595479019 });
+    await verifyAction(s, () => s.as("hamlet").patch(`/drafts/${ids[1]}`, { draft: { type: "private", to: [s.users.othello.id, s.users.iago.id], topic: "", content: "psst!" } }), { viewers: ["hamlet"] });
+    await verifyAction(s, () => s.as("hamlet").delete(`/drafts/${ids[2]}`), { viewers: ["hamlet"] });
+    expectError(await s.as("othello").delete(`/drafts/${ids[0]}`), 404, "BAD_REQUEST", "Draft does not exist");
+    expectError(await s.as("hamlet").post("/drafts", { drafts: [{ type: "stream", to: [], topic: "t", content: "c" }] }), 400, "BAD_REQUEST", "Must specify exactly 1 stream ID for stream messages");
+    expectError(await s.as("hamlet").post("/drafts", { drafts: [{ type: "private", to: [99999], topic: "", content: "c" }] }), 400, "BAD_REQUEST", "Invalid user ID 99999");
+    expectError(await s.as("hamlet").post("/drafts", { drafts: [{ type: "weird", to: [], topic: "", content: "c" }] }), 400, "BAD_REQUEST");
+    expect(expectSuccess(await s.as("hamlet").get("/drafts")).count).toBe(2);
+  });
+
+  test("users who turned synchronization off cannot store drafts", async () => {
+    const { expectError } = await import("../kit");
+    expectSuccess(await s.as("cordelia").patch("/settings", { enable_drafts_synchronization: false }));
+    expectError(await s.as("cordelia").post("/drafts", { drafts: [{ type: "", to: [], topic: "", content: "c" }] }), 400, "BAD_REQUEST", "User has disabled synchronizing drafts.");
+  });
+});
