@@ -16,6 +16,7 @@ import { personalRoutes } from "./api/personal";
 import { profileFieldRoutes } from "./api/profile_fields";
 import { userTopicRoutes } from "./api/user_topics";
 import { draftRoutes } from "./api/drafts";
+import { emojiRoutes } from "./api/emoji";
 import { avatarRoutes } from "./api/avatars";
 import { ensureAvatarSalt, getAvatarSalt } from "./store/avatars";
 import { staticAssetRoutes } from "./api/static";
@@ -67,7 +68,7 @@ export function createHearth(store: Store, config: ServerConfig): Hearth {
 /** Assembles the HTTP application: every resource's routes plus JSON 404s. */
 export function buildApp(h: Hearth) {
   const app = new Elysia();
-  for (const routes of avatarRoutes(h)) app.use(routes.app);
+  for (const routes of [...avatarRoutes(h), ...emojiRoutes(h)]) app.use(routes.app);
   return app
     .use(serverRoutes(h).app)
     .use(usersRoutes(h).app)

@@ -184,6 +184,10 @@ export function applyEvent(state: State, event: ApiEventJson): void {
       list.sort((a, b) => b.timestamp - a.timestamp || b.id - a.id);
       return;
     }
+    case "realm_emoji":
+      if (event.op !== "update") throw new Error(`unknown realm_emoji op ${event.op}`);
+      state.realm_emoji = event.realm_emoji;
+      return;
     case "muted_topics":
       if ("muted_topics" in state) state.muted_topics = event.muted_topics;
       return;

@@ -20,7 +20,8 @@ export type RealmGroupSettingName =
   | "can_create_public_channel_group"
   | "can_create_private_channel_group"
   | "can_create_web_public_channel_group"
-  | "can_add_subscribers_group";
+  | "can_add_subscribers_group"
+  | "can_add_custom_emoji_group";
 
 function realmSettings(h: Hearth): Record<string, unknown> {
   return getRealm(h.store)?.settings ?? {};

@@ -5,6 +5,7 @@ import { avatarUrl } from "../views/avatars";
 import { notifyRealmUser } from "./users";
 
 export const MAX_AVATAR_FILE_SIZE_MIB = 5;
+export const MAX_EMOJI_FILE_SIZE_MIB = 5;
 
 /** Recognizes the image formats browsers and the mobile app display, by their magic bytes. */
 export function sniffImageType(bytes: Uint8Array): string | null {

@@ -20,6 +20,8 @@ export const KEYSPACES = {
   mutedUsers: "muted_users",
   /** [userId, snippetId] → SavedSnippet */
   savedSnippets: "saved_snippets",
+  /** emojiId → RealmEmoji (deactivated ones kept: old messages still show them) */
+  realmEmoji: "realm_emoji",
   /** [userId, draftId] → Draft */
   drafts: "drafts",
   /** [userId, channelId, topicKey] → UserTopic (a topic's visibility policy for one user) */

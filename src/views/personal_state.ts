@@ -5,6 +5,7 @@ import { statusView } from "../actions/user_status";
 import { mutedTopicsView } from "../actions/user_topics";
 import { getUserTopics } from "../store/user_topics";
 import { getDrafts } from "../actions/drafts";
+import { realmEmojiDict } from "./realm_emoji";
 import { userSetting } from "./settings";
 import { getProfileFields } from "../store/profile_fields";
 import { PROFILE_FIELD_TYPES, profileFieldView } from "./profile_fields";
@@ -53,3 +54,5 @@ defineStatePart("muted_topics", (ctx) => ctx.want("muted_topics") && !ctx.want("
 defineStatePart("drafts", ["drafts"], ({ h, user }) => ({
   drafts: user && userSetting(user, "enable_drafts_synchronization") !== false ? getDrafts(h, user.id) : [],
 }));
+
+defineStatePart("realm_emoji", ["realm_emoji"], ({ h }) => ({ realm_emoji: realmEmojiDict(h) }));

@@ -180,7 +180,6 @@ const placeholders: [string, string[] | ((ctx: StateContext) => boolean), () => 
   ["onboarding_steps", ["onboarding_steps"], () => ({ onboarding_steps: [] })],
   ["presences", ["presence"], () => ({ presences: {}, server_timestamp: Date.now() / 1000, presence_last_update_id: -1 })],
   ["realm_domains", ["realm_domains"], () => ({ realm_domains: [] })],
-  ["realm_emoji", ["realm_emoji"], () => ({ realm_emoji: {} })],
   ["realm_linkifiers", ["realm_linkifiers"], () => ({ realm_linkifiers: [] })],
   ["realm_filters", ["realm_filters"], () => ({ realm_filters: [] })],
   ["realm_playgrounds", ["realm_playgrounds"], () => ({ realm_playgrounds: [] })],

@@ -1,0 +1,59 @@
+import type { Hearth } from "../context";
+import { badRequest, insufficientPermission } from "../errors";
+import { isUserInGroupSetting, realmGroupSetting } from "../access/groups";
+import { activeRealmEmojiByName, type RealmEmoji } from "../store/realm_emoji";
+import type { UserRecord } from "../store/users";
+import { isAdmin } from "../views/users";
+import { realmEmojiDict } from "../views/realm_emoji";
+import { MAX_EMOJI_FILE_SIZE_MIB, sniffImageType } from "./avatars";
+import { activeUserIds } from "./users";
+
+const emojiMissing = (name: string) => badRequest(`Emoji '${name}' does not exist`);
+
+function checkEmojiName(name: string): string {
+  if (name === "") throw badRequest("Emoji name is missing");
+  if (name.length > 60) throw badRequest("emoji_name is too long (limit: 60 characters)");
+  if (!/^[a-z0-9_ -]+$/.test(name) || /^[_ -]|[_ -]$/.test(name)) {
+    throw badRequest("Emoji names must contain only lowercase alphanumeric characters, spaces, underscores, and dashes, and must start and end with a letter or number.");
+  }
+  return name;
+}
+
+/**
+ * The full dictionary in one `update`, which every client understands.
+ * (FL 491's `individual_emoji_changes` variant comes with per-capability publishing.)
+ */
+function notifyRealmEmoji(h: Hearth): void {
+  h.events.publish({ type: "realm_emoji", op: "update", realm_emoji: realmEmojiDict(h) }, activeUserIds(h));
+}
+
+export async function doAddRealmEmoji(h: Hearth, user: UserRecord, rawName: string, file: File): Promise<RealmEmoji> {
+  if (!isUserInGroupSetting(h, user, realmGroupSetting(h, "can_add_custom_emoji_group"))) {
+    throw insufficientPermission();
+  }
+  const name = checkEmojiName(rawName);
+  if (file.size > MAX_EMOJI_FILE_SIZE_MIB * 1024 * 1024) throw badRequest(`Uploaded file is larger than the allowed limit of ${MAX_EMOJI_FILE_SIZE_MIB} MiB`);
+  const data = new Uint8Array(await file.arrayBuffer());
+  const contentType = sniffImageType(data);
+  if (!contentType) throw badRequest("Invalid image format");
+  const emoji = await h.store.commit(() => {
+    if (activeRealmEmojiByName(h.store, name)) throw badRequest("A custom emoji with this name already exists.");
+    const e: RealmEmoji = { id: h.store.nextId("realm_emoji"), name, author_id: user.id, deactivated: false, content_type: contentType, data };
+    h.store.dbs.realmEmoji.put(e.id, e);
+    return e;
+  });
+  notifyRealmEmoji(h);
+  return emoji;
+}
+
+/** Administrators may remove any emoji; others only their own. */
+export async function doDeactivateRealmEmoji(h: Hearth, user: UserRecord, name: string): Promise<void> {
+  await h.store.commit(() => {
+    const e = activeRealmEmojiByName(h.store, name);
+    if (!e) throw emojiMissing(name);
+    if (!isAdmin(user) && e.author_id !== user.id) throw badRequest("Must be an organization administrator or emoji author");
+    h.store.dbs.realmEmoji.put(e.id, { ...e, deactivated: true });
+  });
+  notifyRealmEmoji(h);
+}
+

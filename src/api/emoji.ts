@@ -1,0 +1,46 @@
+import type { Hearth } from "../context";
+import { badRequest } from "../errors";
+import { ApiRoutes } from "../http/route";
+import { doAddRealmEmoji, doDeactivateRealmEmoji } from "../actions/realm_emoji";
+import { UNICODE_EMOJI } from "../markdown/emoji";
+import { getRealmEmoji } from "../store/realm_emoji";
+import { REALM_ID } from "../store/realm";
+import { realmEmojiDict, realmEmojiPath } from "../views/realm_emoji";
+import { EMOJI_DATA_PATH } from "../views/register";
+
+/** `{ code_to_names: { "1f600": ["grinning", …] } }`, the mobile app's emoji picker data. */
+function emojiData(): { code_to_names: Record<string, string[]> } {
+  const codeToNames: Record<string, string[]> = {};
+  for (const [name, code] of Object.entries(UNICODE_EMOJI)) (codeToNames[code] ??= []).push(name);
+  return { code_to_names: codeToNames };
+}
+
+export function emojiRoutes(h: Hearth) {
+  const api = new ApiRoutes(h)
+    .get("/realm/emoji", {}, () => ({ emoji: realmEmojiDict(h) }))
+    .post("/realm/emoji/:emoji_name", {}, async ({ user, files, path }) => {
+      if (files.size !== 1) throw badRequest("You must upload exactly one file.");
+      await doAddRealmEmoji(h, user, decodeURIComponent(path.emoji_name), [...files.values()][0]);
+      return {};
+    })
+    .delete("/realm/emoji/:emoji_name", {}, async ({ user, path }) => {
+      await doDeactivateRealmEmoji(h, user, decodeURIComponent(path.emoji_name));
+      return {};
+    });
+  const data = JSON.stringify(emojiData());
+  const files = new ApiRoutes(h, "")
+    // Fetched with a bare GET (no credentials) by the mobile app.
+    .get(EMOJI_DATA_PATH, { auth: "none" }, () => new Response(data, { headers: { "content-type": "application/json" } }))
+    // Custom emoji images are public like Zulip's; deactivated ones still render in old messages.
+    .get(`/user_avatars/${REALM_ID}/emoji/images/:file`, { auth: "none" }, ({ path }) => {
+      const match = /^(\d{1,15})\.(png|jpg|gif|webp)$/.exec(path.file);
+      const emoji = match ? getRealmEmoji(h.store, Number(match[1])) : undefined;
+      if (!emoji || realmEmojiPath(emoji) !== `/user_avatars/${REALM_ID}/emoji/images/${path.file}`) {
+        return new Response("Not Found", { status: 404, headers: { "content-type": "text/plain" } });
+      }
+      return new Response(emoji.data as unknown as BodyInit, {
+        headers: { "content-type": emoji.content_type, "cache-control": "public, max-age=86400", "x-content-type-options": "nosniff" },
+      });
+    });
+  return [api, files];
+}

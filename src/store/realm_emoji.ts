@@ -1,0 +1,24 @@
+import type { Store } from "./db";
+
+export interface RealmEmoji {
+  id: number;
+  name: string;
+  author_id: number;
+  deactivated: boolean;
+  content_type: string;
+  data: Uint8Array;
+}
+
+export function getRealmEmoji(store: Store, id: number): RealmEmoji | undefined {
+  return store.dbs.realmEmoji.get(id) as RealmEmoji | undefined;
+}
+
+export function* allRealmEmoji(store: Store): Generator<RealmEmoji> {
+  for (const { value } of store.dbs.realmEmoji.getRange({})) yield value as RealmEmoji;
+}
+
+/** The active emoji with this name, if any (names are unique among active emoji). */
+export function activeRealmEmojiByName(store: Store, name: string): RealmEmoji | undefined {
+  for (const e of allRealmEmoji(store)) if (!e.deactivated && e.name === name) return e;
+  return undefined;
+}
