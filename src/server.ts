@@ -17,6 +17,7 @@ import { profileFieldRoutes } from "./api/profile_fields";
 import { userTopicRoutes } from "./api/user_topics";
 import { draftRoutes } from "./api/drafts";
 import { emojiRoutes } from "./api/emoji";
+import { pushRoutes } from "./api/push";
 import { avatarRoutes } from "./api/avatars";
 import { ensureAvatarSalt, getAvatarSalt } from "./store/avatars";
 import { staticAssetRoutes } from "./api/static";
@@ -76,6 +77,7 @@ export function buildApp(h: Hearth) {
     .use(profileFieldRoutes(h).app)
     .use(userTopicRoutes(h).app)
     .use(draftRoutes(h).app)
+    .use(pushRoutes(h).app)
     .use(staticAssetRoutes(h))
     .use(channelsRoutes(h).app)
     .use(userGroupsRoutes(h).app)

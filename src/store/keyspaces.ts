@@ -20,6 +20,8 @@ export const KEYSPACES = {
   mutedUsers: "muted_users",
   /** [userId, snippetId] → SavedSnippet */
   savedSnippets: "saved_snippets",
+  /** [userId, "apns" | "fcm", token] → { appid, registered } (push delivery is off; tokens are kept for when it exists) */
+  pushDevices: "push_devices",
   /** emojiId → RealmEmoji (deactivated ones kept: old messages still show them) */
   realmEmoji: "realm_emoji",
   /** [userId, draftId] → Draft */
