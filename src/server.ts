@@ -18,6 +18,8 @@ import { userTopicRoutes } from "./api/user_topics";
 import { draftRoutes } from "./api/drafts";
 import { emojiRoutes } from "./api/emoji";
 import { pushRoutes } from "./api/push";
+import { realmRoutes } from "./api/realm";
+import { runRealmDeletionIfDue } from "./actions/realm";
 import { avatarRoutes } from "./api/avatars";
 import { ensureAvatarSalt, getAvatarSalt } from "./store/avatars";
 import { staticAssetRoutes } from "./api/static";
@@ -78,6 +80,7 @@ export function buildApp(h: Hearth) {
     .use(userTopicRoutes(h).app)
     .use(draftRoutes(h).app)
     .use(pushRoutes(h).app)
+    .use(realmRoutes(h).app)
     .use(staticAssetRoutes(h))
     .use(channelsRoutes(h).app)
     .use(userGroupsRoutes(h).app)
@@ -124,6 +127,10 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
   // Queues saved by the last graceful shutdown come back before any client can poll.
   h.queues.load(dataDir);
   h.queues.startGc();
+  // A deactivated organization's data goes once its deletion date passes.
+  await runRealmDeletionIfDue(store);
+  const deletionTimer = setInterval(() => void runRealmDeletionIfDue(store).catch((e) => console.error("Realm deletion failed:", e)), 3600_000);
+  deletionTimer.unref();
   let server: import("bun").Server<unknown>;
   try {
     const app = buildApp(h);
@@ -154,6 +161,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
       stopped ??= (async () => {
         // Parked long-polls answer now (else stop would wait for their heartbeat);
         // the queues are written to the data folder for the next start.
+        clearInterval(deletionTimer);
         h.queues.close(null);
         await server.stop(false); // stop accepting; in-flight requests finish
         h.queues.close(dataDir);

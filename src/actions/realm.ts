@@ -1,9 +1,11 @@
 import type { Store } from "../store/db";
+import type { Hearth } from "../context";
+import { badRequest, mustBeOwner } from "../errors";
 import { getRealm, putRealm, REALM_ID, type Realm } from "../store/realm";
 import { BotType, EmailVisibility, putUser, Role, type UserRecord } from "../store/users";
 import { generateApiKey, hashPasswordSync } from "../auth/credentials";
 import { ensureAvatarSalt } from "../store/avatars";
-import { checkEmailAddress, checkFullName } from "./users";
+import { activeUserIds, checkEmailAddress, checkFullName } from "./users";
 import { SYSTEM_BOTS } from "../store/system_bots";
 
 export { SYSTEM_BOTS };
@@ -80,8 +82,57 @@ export async function doReactivateRealm(store: Store): Promise<boolean> {
   return store.commit(() => {
     const realm = getRealm(store);
     if (!realm) throw new Error("This data folder holds no organization.");
+    if (realm.data_deleted) throw new Error("The organization's data has been deleted; it cannot be reactivated.");
     if (!realm.deactivated) return false;
-    putRealm(store, { ...realm, deactivated: false });
+    putRealm(store, { ...realm, deactivated: false, scheduled_deletion_date: null });
     return true;
   });
+}
+
+/** The bounds register advertises (`server_min/max_deactivated_realm_deletion_days`). */
+export const MIN_DEACTIVATED_REALM_DELETION_DAYS = 14;
+export const MAX_DEACTIVATED_REALM_DELETION_DAYS: number | null = null;
+
+/**
+ * `POST /realm/deactivate` (owners): everyone is logged out at once (every API key is
+ * refused with REALM_DEACTIVATED); the data stays until `deletionDelayDays` have
+ * passed (null: kept until an administrator reactivates or removes it by hand).
+ */
+export async function doDeactivateRealm(h: Hearth, actor: UserRecord, deletionDelayDays: number | null): Promise<void> {
+  if (actor.role !== Role.OWNER || actor.is_bot) throw mustBeOwner();
+  if (deletionDelayDays === null && MAX_DEACTIVATED_REALM_DELETION_DAYS !== null) {
+    throw badRequest("Data deletion time must be specified.");
+  }
+  if (deletionDelayDays !== null) {
+    if (deletionDelayDays < MIN_DEACTIVATED_REALM_DELETION_DAYS) {
+      throw badRequest(`Data deletion time must be at least ${MIN_DEACTIVATED_REALM_DELETION_DAYS} days in the future.`);
+    }
+    if (MAX_DEACTIVATED_REALM_DELETION_DAYS !== null && deletionDelayDays > MAX_DEACTIVATED_REALM_DELETION_DAYS) {
+      throw badRequest(`Data deletion time must be at most ${MAX_DEACTIVATED_REALM_DELETION_DAYS} days in the future.`);
+    }
+  }
+  const recipients = activeUserIds(h);
+  const realm = await h.store.commit(() => {
+    const current = getRealm(h.store)!;
+    const scheduled = deletionDelayDays === null ? null : Math.floor(Date.now() / 1000) + deletionDelayDays * 86400;
+    const next = { ...current, deactivated: true, scheduled_deletion_date: scheduled };
+    putRealm(h.store, next);
+    return next;
+  });
+  h.events.publish({ type: "realm", op: "deactivated", realm_id: realm.id }, recipients);
+}
+
+/**
+ * Deletes a deactivated organization's data once its deletion date has passed: every
+ * key space is emptied except the realm record, which remembers that it happened.
+ * Runs at start and hourly (src/server.ts), so a restart never skips it.
+ */
+export async function runRealmDeletionIfDue(store: Store, now = Date.now() / 1000): Promise<boolean> {
+  const realm = getRealm(store);
+  if (!realm?.deactivated || realm.data_deleted || !realm.scheduled_deletion_date || now < realm.scheduled_deletion_date) return false;
+  await store.commit(() => {
+    for (const [name, db] of Object.entries(store.dbs)) if (name !== "meta") db.clearSync();
+    putRealm(store, { ...realm, data_deleted: true });
+  });
+  return true;
 }

@@ -8,6 +8,10 @@ export interface Realm {
   /** Unix seconds. */
   date_created: number;
   deactivated: boolean;
+  /** Unix seconds after which a deactivated organization's data is deleted; null keeps it. */
+  scheduled_deletion_date?: number | null;
+  /** Set once the deletion ran: nothing is left to reactivate. */
+  data_deleted?: boolean;
   /** Set at `init --external-url`; `serve --external-url` overrides it at run time. */
   external_url: string | null;
   /** Organization settings changed through the API; absent keys take REALM_DEFAULTS. */
