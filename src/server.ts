@@ -14,6 +14,7 @@ import { serverRoutes } from "./api/server";
 import { usersRoutes } from "./api/users";
 import { eventsRoutes } from "./api/events";
 import { settingsRoutes } from "./api/settings";
+import { presenceRoutes } from "./api/presence";
 
 export interface RunningServer {
   h: Hearth;
@@ -59,6 +60,7 @@ export function buildApp(h: Hearth) {
     .use(usersRoutes(h).app)
     .use(eventsRoutes(h).app)
     .use(settingsRoutes(h).app)
+    .use(presenceRoutes(h).app)
     .onError(({ code, error }) => {
       if (error instanceof ApiError) return errorResponse(error);
       if (code === "NOT_FOUND") return jsonResponse({ result: "error", msg: "Not Found", code: "NOT_FOUND" }, 404);

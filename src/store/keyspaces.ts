@@ -14,6 +14,8 @@ export const KEYSPACES = {
   users: "users",
   /** lower-cased delivery email → userId */
   usersByEmail: "users_by_email",
+  /** userId → PresenceRecord (src/store/presence.ts) */
+  presence: "presence",
 } as const;
 
 export type KeyspaceName = keyof typeof KEYSPACES;
