@@ -46,21 +46,28 @@ function countActiveOwners(h: Hearth): number {
  * the real email: one event per distinct view, each to exactly its viewers.
  */
 export function notifyRealmUser(h: Hearth, op: "add" | "update", target: UserRecord, fields?: Record<string, unknown>): void {
-  const recipients = activeUserIds(h);
-  const withEmail: number[] = [];
-  const withoutEmail: number[] = [];
-  for (const id of recipients) (canSeeRealEmail(getUser(h.store, id) ?? null, target) ? withEmail : withoutEmail).push(id);
-  for (const [ids, sees] of [[withEmail, true], [withoutEmail, false]] as const) {
-    if (ids.length === 0) continue;
+  // One scan of the users serves both the recipient list and the email check: with
+  // many users, decoding records is the cost of every fan-out.
+  const viewers: UserRecord[] = [];
+  for (const u of allUsers(h.store)) if (u.is_active && !u.is_system_bot) viewers.push(u);
+  const dependsOnViewer = op === "add" || (fields !== undefined && "delivery_email" in fields);
+  if (!dependsOnViewer) {
+    h.events.publish({ type: "realm_user", op, person: { user_id: target.id, ...fields } }, viewers.map((v) => v.id));
+    return;
+  }
+  const withEmail: UserRecord[] = [];
+  const withoutEmail: UserRecord[] = [];
+  for (const viewer of viewers) (canSeeRealEmail(viewer, target) ? withEmail : withoutEmail).push(viewer);
+  for (const [group, sees] of [[withEmail, true], [withoutEmail, false]] as const) {
+    if (group.length === 0) continue;
     let person: Record<string, unknown>;
     if (op === "add") {
-      const viewer = getUser(h.store, ids[0]) ?? null;
-      person = formatUser(h, viewer, target, { clientGravatar: false, includeCustomProfileFields: !target.is_bot });
+      person = formatUser(h, group[0], target, { clientGravatar: false, includeCustomProfileFields: !target.is_bot });
     } else {
       person = { user_id: target.id, ...fields };
-      if (fields && "delivery_email" in fields && !sees) person.delivery_email = null;
+      if (!sees) person.delivery_email = null;
     }
-    h.events.publish({ type: "realm_user", op, person }, ids);
+    h.events.publish({ type: "realm_user", op, person }, group.map((v) => v.id));
   }
 }
 
