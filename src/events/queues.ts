@@ -161,10 +161,6 @@ export const MAX_IDLE_QUEUE_TIMEOUT_SECS = 7 * 24 * 3600;
 const SAVE_FILE = "event_queues.json";
 const SAVE_FORMAT = 1;
 
-function withoutEmptyTopic(topic: unknown, displayName: string): unknown {
-  return topic === "" ? displayName : topic;
-}
-
 /**
  * Holds every event queue in memory (Zulip's Tornado process). Actions publish
  * through the EventHub; `deliver` filters each event per queue (event types, narrow,
@@ -341,12 +337,13 @@ export class QueueManager implements EventSink {
   /** FL 334: clients without empty_topic_name see the realm's display name for "". */
   private shapeTopics(caps: ClientCapabilities, event: ApiEvent): ApiEvent {
     if (caps.empty_topic_name) return event;
-    const name = this.emptyTopicDisplayName();
+    // The name is read only for an event that has an empty topic (it costs a realm read).
+    const name = () => this.emptyTopicDisplayName();
     switch (event.type) {
       case "message": {
         const message = event.message as Record<string, unknown> | undefined;
         if (message && message.type === "stream" && message.subject === "") {
-          return { ...event, message: { ...message, subject: name } };
+          return { ...event, message: { ...message, subject: name() } };
         }
         return event;
       }
@@ -355,12 +352,12 @@ export class QueueManager implements EventSink {
       case "typing": {
         let changed: ApiEvent | null = null;
         for (const key of ["topic", "subject", "orig_subject"]) {
-          if (event[key] === "") (changed ??= { ...event })[key] = withoutEmptyTopic(event[key], name);
+          if (event[key] === "") (changed ??= { ...event })[key] = name();
         }
         return changed ?? event;
       }
       case "user_topic":
-        return event.topic_name === "" ? { ...event, topic_name: name } : event;
+        return event.topic_name === "" ? { ...event, topic_name: name() } : event;
       default:
         return event;
     }

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import zulipInit from "zulip-js";
 import { ApiClient, expectError, expectSchema, expectSuccess, startTestServer, type TestServer } from "../kit";
 import { drainEvents, register } from "../events-kit";
+import { loadZulipJs } from "../zulip-js";
 import { BadEventQueueIdError, GetEventsResponse } from "../../src/schemas/register";
 
 let s: TestServer;
@@ -188,6 +188,7 @@ describe("queue lifetime", () => {
 describe("zulip-js", () => {
   test("queues.register + events.retrieve receives a realm_user event", async () => {
     const hamlet = s.users.hamlet;
+    const zulipInit = await loadZulipJs();
     const client = await zulipInit({ username: hamlet.email, apiKey: hamlet.apiKey, realm: s.url });
     const reg = await client.queues.register({ event_types: ["realm_user"] });
     expect(reg.result).toBe("success");
