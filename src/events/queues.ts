@@ -215,6 +215,14 @@ export class QueueManager implements EventSink {
     return queue;
   }
 
+  /**
+   * Whether `queueId` is a live queue of `userId`: check this before honouring a
+   * client-supplied queue ID, e.g. POST /messages `queue_id` for `local_message_id`.
+   */
+  isOwnQueue(queueId: string, userId: number): boolean {
+    return this.queues.get(queueId)?.userId === userId;
+  }
+
   remove(queue: EventQueue): void {
     if (this.queues.get(queue.id) !== queue) return;
     this.queues.delete(queue.id);
