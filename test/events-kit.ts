@@ -140,6 +140,13 @@ function applyCoreEvent(state: State, event: ApiEventJson): void {
       if (event.property in state && event.property !== "user_settings") state[event.property] = event.value;
       return;
     }
+    case "update_display_settings":
+      state[event.setting_name] = event.setting;
+      if (event.setting_name === "timezone" && state.user_settings) state.user_settings.timezone = event.setting;
+      return;
+    case "update_global_notifications":
+      state[event.notification_name] = event.setting;
+      return;
     case "presence": {
       if (event.presences) {
         // Modern event (simplified_presence_events): keyed by user ID, as with slim_presence.

@@ -320,6 +320,10 @@ export class QueueManager implements EventSink {
     if (event.type === "message" && narrow.length > 0) {
       return messageMatchesNarrow(narrow, event.message as Record<string, unknown>, (event.flags as string[]) ?? []);
     }
+    // Pre-user_settings forms of a settings change, for old clients only (Zulip's Tornado rule).
+    if ((event.type === "update_display_settings" || event.type === "update_global_notifications") && queue.settings.capabilities.user_settings_object) {
+      return false;
+    }
     // Stream typing notifications only for clients that declared they handle them.
     if (event.type === "typing" && event.message_type === "stream" && !queue.settings.capabilities.stream_typing_notifications) return false;
     // Without linkifier_url_template a client gets neither linkifiers nor their events.

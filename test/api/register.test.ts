@@ -184,6 +184,19 @@ describe("state + events stay consistent (verifyAction)", () => {
     expect(again.types.hamlet).toEqual([]);
   });
 
+  test("PATCH /settings for a client without user_settings_object: legacy events too", async () => {
+    const legacyClient = { client_capabilities: {} };
+    const r = await verifyAction(s, async () => {
+      expectSuccess(await s.as("othello").patch("/settings", { color_scheme: 2, enable_sounds: false, send_read_receipts: false }));
+    }, { viewers: ["othello"], registerParams: legacyClient });
+    expect(r.types.othello).toEqual(["user_settings/update", "update_display_settings", "user_settings/update", "update_global_notifications", "user_settings/update"]);
+    // Modern clients get no legacy events.
+    const modern = await verifyAction(s, async () => {
+      expectSuccess(await s.as("othello").patch("/settings", { color_scheme: 3 }));
+    }, { viewers: ["othello"] });
+    expect(modern.types.othello).toEqual(["user_settings/update"]);
+  });
+
   test("PATCH /settings: full_name and timezone reach everyone as realm_user updates", async () => {
     const r = await verifyAction(s, async () => {
       expectSuccess(await s.as("cordelia").patch("/settings", { full_name: "Cordelia of Britain", timezone: "Europe/London" }));
