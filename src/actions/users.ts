@@ -258,6 +258,8 @@ export async function doSetActive(h: Hearth, actor: UserRecord, userId: number, 
     notifyRealmUser(h, "update", u, { is_active: active });
     if (u.is_bot) notifyRealmBot(h, active ? "add" : "delete", u, active ? undefined : {});
   }
+  // A deactivated account can no longer poll: free its queues now rather than at idle expiry.
+  if (!active) for (const u of changed) for (const queue of h.queues.queuesOf(u.id)) h.queues.remove(queue);
 }
 
 export async function doRegenerateApiKey(h: Hearth, user: UserRecord, targetId = user.id): Promise<string> {

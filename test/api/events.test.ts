@@ -124,6 +124,17 @@ describe("queue lifetime", () => {
     expectBadQueue(await s.as("hamlet").delete("/events", { queue_id }), queue_id);
   });
 
+  test("deactivating a user frees their queues; a parked poll answers at once", async () => {
+    const u = await s.createUser("rosalind");
+    const { queue_id } = await register(s.as(u));
+    const parked = s.as(u).get("/events", { queue_id, last_event_id: -1 });
+    await Bun.sleep(30);
+    expectSuccess(await s.as("iago").delete(`/users/${u.id}`));
+    expect(expectSuccess(await parked).events).toEqual([]);
+    expect(s.server.h.queues.queuesOf(u.id)).toEqual([]);
+    expectError(await s.as(u).get("/events", { queue_id, dont_block: true }), 401, "USER_DEACTIVATED");
+  });
+
   test("an idle queue expires after idle_queue_timeout", async () => {
     const reg = await register(s.as("hamlet"), { idle_queue_timeout: 1 });
     expect(reg.idle_queue_timeout_secs).toBe(1);
