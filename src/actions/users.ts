@@ -23,10 +23,13 @@ export function checkEmailAddress(email: string): string {
   return trimmed;
 }
 
-export function activeUserIds(h: Hearth): number[] {
-  const ids: number[] = [];
-  for (const u of allUsers(h.store)) if (u.is_active && !u.is_system_bot) ids.push(u.id);
-  return ids;
+/** Every active human and bot account (not system bots): the audience of realm-wide events. */
+export function activeUserIds(h: Hearth): readonly number[] {
+  return h.store.memo("activeUserIds", () => {
+    const ids: number[] = [];
+    for (const u of allUsers(h.store)) if (u.is_active && !u.is_system_bot) ids.push(u.id);
+    return ids;
+  });
 }
 
 function adminIds(h: Hearth): number[] {
@@ -46,15 +49,14 @@ function countActiveOwners(h: Hearth): number {
  * the real email: one event per distinct view, each to exactly its viewers.
  */
 export function notifyRealmUser(h: Hearth, op: "add" | "update", target: UserRecord, fields?: Record<string, unknown>): void {
-  // One scan of the users serves both the recipient list and the email check: with
-  // many users, decoding records is the cost of every fan-out.
-  const viewers: UserRecord[] = [];
-  for (const u of allUsers(h.store)) if (u.is_active && !u.is_system_bot) viewers.push(u);
   const dependsOnViewer = op === "add" || (fields !== undefined && "delivery_email" in fields);
   if (!dependsOnViewer) {
-    h.events.publish({ type: "realm_user", op, person: { user_id: target.id, ...fields } }, viewers.map((v) => v.id));
+    // The common case (a name, a role): one event for all, no user record decoded.
+    h.events.publish({ type: "realm_user", op, person: { user_id: target.id, ...fields } }, activeUserIds(h));
     return;
   }
+  const viewers: UserRecord[] = [];
+  for (const u of allUsers(h.store)) if (u.is_active && !u.is_system_bot) viewers.push(u);
   const withEmail: UserRecord[] = [];
   const withoutEmail: UserRecord[] = [];
   for (const viewer of viewers) (canSeeRealEmail(viewer, target) ? withEmail : withoutEmail).push(viewer);

@@ -42,9 +42,34 @@ export class Store {
    * propagates.
    */
   async commit<T>(fn: () => T): Promise<T> {
-    const result = (await this.root.childTransaction(fn as () => any)) as T;
-    await this.root.flushed;
-    return result;
+    this.writes++;
+    this.inflightCommits++;
+    try {
+      const result = (await this.root.childTransaction(fn as () => any)) as T;
+      await this.root.flushed;
+      return result;
+    } finally {
+      this.inflightCommits--;
+      this.writes++;
+    }
+  }
+
+  private writes = 0;
+  private inflightCommits = 0;
+  private readonly memos = new Map<string, { writes: number; value: unknown }>();
+
+  /**
+   * A value derived from the store, recomputed after any write: for reads every
+   * event fan-out repeats, like the active user IDs (Zulip caches those too). Kept
+   * only when computed with no commit in flight, so it never holds data that is not
+   * yet durable or that a failed commit rolled back. Treat the value as immutable.
+   */
+  memo<T>(key: string, compute: () => T): T {
+    const cached = this.memos.get(key);
+    if (cached && cached.writes === this.writes) return cached.value as T;
+    const value = compute();
+    if (this.inflightCommits === 0) this.memos.set(key, { writes: this.writes, value });
+    return value;
   }
 
   /** Allocates the next ID of a sequence; call only inside `commit`. */
