@@ -170,6 +170,26 @@ describe("state + events stay consistent (verifyAction)", () => {
     expect(r.types.hamlet).toEqual(["realm_user/update"]);
   });
 
+  test("bot reactivation: realm_user update to everyone, realm_bot add to owner and admins", async () => {
+    const bot = expectSuccess(await s.as("othello").post("/bots", { full_name: "Back bot", short_name: "backbot" }));
+    expectSuccess(await s.as("othello").delete(`/bots/${bot.user_id}`));
+    const r = await verifyAction(s, async () => {
+      expectSuccess(await s.as("iago").post(`/users/${bot.user_id}/reactivate`));
+    });
+    expect(r.types.othello).toEqual(["realm_user/update", "realm_bot/add"]);
+    expect(r.types.iago).toEqual(["realm_user/update", "realm_bot/add"]);
+    expect(r.types.hamlet).toEqual(["realm_user/update"]);
+  });
+
+  test("first login of an API-created user moves date_joined (FL 475): realm_user update", async () => {
+    expectSuccess(await s.as("iago").post("/users", { email: "viola@zulip.test", password: "viola-password", full_name: "Viola" }));
+    const r = await verifyAction(s, async () => {
+      expectSuccess(await s.anonymous().post("/fetch_api_key", { username: "viola@zulip.test", password: "viola-password" }));
+    });
+    expect(r.types.hamlet).toEqual(["realm_user/update"]);
+    expect(Object.keys(r.events.hamlet[0].person).sort()).toEqual(["date_joined", "user_id"]);
+  });
+
   test("PATCH /settings: user_settings update to the user only", async () => {
     const r = await verifyAction(s, async () => {
       expectSuccess(await s.as("hamlet").patch("/settings", { twenty_four_hour_time: true, emojiset: "twitter", default_language: "de" }));
