@@ -132,7 +132,7 @@ export function eventsRoutes(h: Hearth) {
         const queue = h.queues.access(queueId, user.id);
         // Bun closes a connection idle for 10 s; a parked poll must outlive the heartbeat.
         if (!params.dont_block) server?.timeout(request, Math.ceil(h.queues.limits.heartbeatSecs) + 30);
-        const events = await h.queues.poll(queue, params.last_event_id, params.dont_block);
+        const events = await h.queues.poll(queue, params.last_event_id, params.dont_block, request.signal);
         return { events, queue_id: queue.id };
       },
     )

@@ -243,7 +243,7 @@ export class QueueManager implements EventSink {
    * pending events, or parks until one arrives or the heartbeat is due. A second
    * poll on the same queue replaces a parked one, which answers with no events.
    */
-  poll(queue: EventQueue, lastEventId: number | undefined, dontBlock: boolean): Promise<QueuedEvent[]> {
+  poll(queue: EventQueue, lastEventId: number | undefined, dontBlock: boolean, signal?: AbortSignal): Promise<QueuedEvent[]> {
     queue.lastAccess = Date.now();
     if (lastEventId !== undefined) this.totalEvents -= queue.acknowledge(lastEventId);
     if (queue.waiter) queue.answerWaiter();
@@ -254,7 +254,16 @@ export class QueueManager implements EventSink {
         this.totalEvents++;
         queue.answerWaiter({ type: "heartbeat" });
       }, this.limits.heartbeatSecs * 1000);
-      queue.waiter = { resolve, timer };
+      const waiter: Waiter = { resolve, timer };
+      queue.waiter = waiter;
+      // A client that hung up stops holding the queue (idle expiry starts from now).
+      signal?.addEventListener("abort", () => {
+        if (queue.waiter !== waiter) return;
+        queue.waiter = null;
+        clearTimeout(timer);
+        queue.lastAccess = Date.now();
+        resolve([]);
+      }, { once: true });
     });
   }
 

@@ -97,6 +97,25 @@ describe("GET /events long-poll", () => {
     expect(expectSuccess(await second).events.map((e: any) => e.person.full_name)).toEqual(["Othello (replaced)"]);
   });
 
+  test("a client that hangs up no longer holds its queue", async () => {
+    const { queue_id } = await register(s.as("hamlet"), { event_types: ["realm_user"] });
+    const controller = new AbortController();
+    const auth = "Basic " + Buffer.from(`${s.users.hamlet.email}:${s.users.hamlet.apiKey}`).toString("base64");
+    const poll = fetch(`${s.url}/api/v1/events?queue_id=${encodeURIComponent(queue_id)}&last_event_id=-1`, { headers: { authorization: auth }, signal: controller.signal }).catch(() => null);
+    await Bun.sleep(50);
+    const queue = s.server.h.queues.access(queue_id, s.users.hamlet.id);
+    expect(queue.waiter).not.toBeNull();
+    controller.abort();
+    await poll;
+    for (let i = 0; i < 20 && queue.waiter; i++) await Bun.sleep(10);
+    expect(queue.waiter).toBeNull();
+    // Released by the hang-up, not by the (0.5 s) heartbeat, which would have queued an event.
+    expect(queue.events).toEqual([]);
+    // Events published meanwhile wait for the next poll.
+    expectSuccess(await rename("Othello (after hang-up)"));
+    expect((await drainEvents(s.as("hamlet"), queue_id)).map((e) => e.person.full_name)).toEqual(["Othello (after hang-up)"]);
+  });
+
   test("queues belong to their user", async () => {
     const { queue_id } = await register(s.as("hamlet"));
     expectError(await s.as("othello").get("/events", { queue_id, dont_block: true }), 400, "BAD_REQUEST");
