@@ -46,6 +46,14 @@ describe("POST /register", () => {
     expect(body.user_settings.emojiset).toBe("google");
   });
 
+  test("every role's register matches the schema (guest, moderator, owner, bots' owner)", async () => {
+    for (const name of EVERYONE) {
+      const body = await register(s.as(name as any), { client_gravatar: true, client_capabilities: {} });
+      expectSchema(RegisterResponse, body);
+      expect(body.realm_users.some((u: any) => u.user_id === body.user_id)).toBe(true);
+    }
+  });
+
   test("zulip-terminal's request: legacy top-level settings and muted_topics", async () => {
     const body = expectSuccess(
       await s.as("othello").post("/register", {
@@ -92,6 +100,10 @@ describe("POST /register", () => {
     expectError(await s.as("hamlet").post("/register", { event_types: "message" }), 400, "BAD_REQUEST");
     const ok = expectSuccess(await s.as("hamlet").post("/register", { idle_queue_timeout: 30, narrow: [{ operator: "channel", operand: "Denmark" }] }));
     expect(ok.idle_queue_timeout_secs).toBe(30);
+    // include_subscribers takes true, false or the string "partial" (FL 412); the week cap on idle_queue_timeout.
+    expectSuccess(await s.as("hamlet").post("/register", { include_subscribers: "partial" }));
+    expectSuccess(await s.as("hamlet").post("/register", { include_subscribers: true }));
+    expect(expectSuccess(await s.as("hamlet").post("/register", { idle_queue_timeout: 30 * 24 * 3600 })).idle_queue_timeout_secs).toBe(7 * 24 * 3600);
   });
 
   test("realm_bots: admins see every bot, owners their own, others none", async () => {
