@@ -247,7 +247,7 @@ export class QueueManager implements EventSink {
     queue.lastAccess = Date.now();
     if (lastEventId !== undefined) this.totalEvents -= queue.acknowledge(lastEventId);
     if (queue.waiter) queue.answerWaiter();
-    if (queue.events.length > 0 || dontBlock || this.closing) return Promise.resolve(queue.events.slice());
+    if (queue.events.length > 0 || dontBlock || this.closing || signal?.aborted) return Promise.resolve(queue.events.slice());
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         if (queue.waiter?.timer !== timer) return;
