@@ -286,15 +286,21 @@ export class QueueManager implements EventSink {
     }
   }
 
-  private enqueue(queue: EventQueue, event: ApiEvent, options: PublishOptions): void {
-    if (!this.accepts(queue, event)) return;
-    const queueFields = options.perQueue?.get(queue.id);
-    let payload = queueFields ? { ...event, ...queueFields } : event;
-    if (payload.type === "message") payload = this.finalizeMessage(queue.settings, payload, options);
-    const shaped = this.shape(queue.settings, payload);
-    for (const e of shaped) {
-      queue.push(e);
-      this.totalEvents++;
+  private enqueue(queue: EventQueue, published: ApiEvent, options: PublishOptions): void {
+    let variants: ApiEvent[] = [published];
+    if (options.forCapabilities) {
+      const chosen = options.forCapabilities(queue.settings.capabilities);
+      variants = chosen === null ? [] : Array.isArray(chosen) ? chosen : [chosen];
+    }
+    for (const event of variants) {
+      if (!this.accepts(queue, event)) continue;
+      const queueFields = options.perQueue?.get(queue.id);
+      let payload = queueFields ? { ...event, ...queueFields } : event;
+      if (payload.type === "message") payload = this.finalizeMessage(queue.settings, payload, options);
+      for (const e of this.shape(queue.settings, payload)) {
+        queue.push(e);
+        this.totalEvents++;
+      }
     }
     if (queue.events.length > this.limits.maxEventsPerQueue) {
       // An abandoned client must not grow memory without bound: drop the queue, so
