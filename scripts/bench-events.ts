@@ -15,7 +15,7 @@
  * Everything is bounded (clients, rate, duration) and binds to 127.0.0.1 only.
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 
 const arg = (name: string, fallback: number) => {
@@ -254,6 +254,8 @@ async function run(target: Target, pid: number) {
 
 async function main() {
   console.log(`${CLIENTS} long-polling clients, ${RATE} sends/s for ${SECONDS} s, loopback`);
+  // Other work on the machine skews both servers alike; say how busy it was.
+  console.log(`${cpus().length} CPUs, load average before: ${loadavg().map((l) => l.toFixed(2)).join(" ")}`);
   const results = [];
   for (const kind of ["--serve-bare", "--serve-hearth"] as const) {
     const child = await startChild(kind);
