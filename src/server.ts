@@ -15,6 +15,7 @@ import { usersRoutes } from "./api/users";
 import { eventsRoutes } from "./api/events";
 import { settingsRoutes } from "./api/settings";
 import { presenceRoutes } from "./api/presence";
+import { personalRoutes } from "./api/personal";
 
 export interface RunningServer {
   h: Hearth;
@@ -61,6 +62,7 @@ export function buildApp(h: Hearth) {
     .use(eventsRoutes(h).app)
     .use(settingsRoutes(h).app)
     .use(presenceRoutes(h).app)
+    .use(personalRoutes(h).app)
     .onError(({ code, error }) => {
       if (error instanceof ApiError) return errorResponse(error);
       if (code === "NOT_FOUND") return jsonResponse({ result: "error", msg: "Not Found", code: "NOT_FOUND" }, 404);

@@ -140,6 +140,20 @@ function applyCoreEvent(state: State, event: ApiEventJson): void {
       if (event.property in state && event.property !== "user_settings") state[event.property] = event.value;
       return;
     }
+    case "alert_words":
+      state.alert_words = structuredClone(event.alert_words);
+      return;
+    case "muted_users":
+      state.muted_users = structuredClone(event.muted_users);
+      return;
+    case "saved_snippets": {
+      const list = state.saved_snippets as any[];
+      if (event.op === "add") list.push(structuredClone(event.saved_snippet));
+      else if (event.op === "update") list[list.findIndex((x) => x.id === event.saved_snippet.id)] = structuredClone(event.saved_snippet);
+      else if (event.op === "remove") list.splice(list.findIndex((x) => x.id === event.saved_snippet_id), 1);
+      else throw new Error(`unknown saved_snippets op ${event.op}`);
+      return;
+    }
     case "update_display_settings":
       state[event.setting_name] = event.setting;
       if (event.setting_name === "timezone" && state.user_settings) state.user_settings.timezone = event.setting;

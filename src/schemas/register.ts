@@ -88,6 +88,8 @@ const RealmBot = t.Object({
   email: Str(),
 });
 
+const SavedSnippet = t.Object({ id: Int(), title: Str(), content: Str(), date_created: Int() });
+
 const UnreadMsgs = t.Object({
   count: Int(),
   pms: List(t.Object({ other_user_id: Int(), sender_id: Int(), unread_message_ids: List(Int()) })),
@@ -196,7 +198,7 @@ export const RegisterResponse = success({
   stop_words: List(Str()),
   user_status: t.Record(Str(), t.Unknown()),
   user_topics: List(t.Object({ stream_id: Int(), topic_name: Str(), last_updated: Int(), visibility_policy: Int() })),
-  saved_snippets: List(t.Unknown()),
+  saved_snippets: List(SavedSnippet),
   navigation_views: List(t.Unknown()),
   channel_folders: List(t.Unknown()),
 });
@@ -234,6 +236,12 @@ export const EventSchemas: Record<string, TSchema> = {
       server_timestamp: t.Number(),
       presence: t.Record(Str(), t.Object({ client: Str(), status: t.Union([t.Literal("active"), t.Literal("idle")]), timestamp: Int(), pushable: Bool() })),
     }),
+  ]),
+  alert_words: t.Object({ id: Int(), type: t.Literal("alert_words"), alert_words: List(Str()) }),
+  muted_users: t.Object({ id: Int(), type: t.Literal("muted_users"), muted_users: List(t.Object({ id: Int(), timestamp: Int() })) }),
+  saved_snippets: t.Union([
+    t.Object({ id: Int(), type: t.Literal("saved_snippets"), op: t.Union([t.Literal("add"), t.Literal("update")]), saved_snippet: SavedSnippet }),
+    t.Object({ id: Int(), type: t.Literal("saved_snippets"), op: t.Literal("remove"), saved_snippet_id: Int() }),
   ]),
   update_display_settings: t.Object({ id: Int(), type: t.Literal("update_display_settings"), user: Str(), setting_name: Str(), setting: t.Unknown() }),
   update_global_notifications: t.Object({ id: Int(), type: t.Literal("update_global_notifications"), user: Str(), notification_name: Str(), setting: t.Unknown() }),

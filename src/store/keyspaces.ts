@@ -16,6 +16,12 @@ export const KEYSPACES = {
   usersByEmail: "users_by_email",
   /** userId → PresenceRecord (src/store/presence.ts) */
   presence: "presence",
+  /** userId → string[] alert words, in the order added (src/store/personal.ts) */
+  alertWords: "alert_words",
+  /** [userId, mutedUserId] → unix seconds when muted */
+  mutedUsers: "muted_users",
+  /** [userId, snippetId] → SavedSnippet */
+  savedSnippets: "saved_snippets",
 } as const;
 
 export type KeyspaceName = keyof typeof KEYSPACES;
