@@ -15,7 +15,7 @@ import { usersRoutes } from "./api/users";
 import { eventsRoutes } from "./api/events";
 import { settingsRoutes } from "./api/settings";
 import { presenceRoutes } from "./api/presence";
-import { personalRoutes } from "./api/personal";
+import { personalRoutes, statusRoutes } from "./api/personal";
 
 export interface RunningServer {
   h: Hearth;
@@ -63,6 +63,7 @@ export function buildApp(h: Hearth) {
     .use(settingsRoutes(h).app)
     .use(presenceRoutes(h).app)
     .use(personalRoutes(h).app)
+    .use(statusRoutes(h).app)
     .onError(({ code, error }) => {
       if (error instanceof ApiError) return errorResponse(error);
       if (code === "NOT_FOUND") return jsonResponse({ result: "error", msg: "Not Found", code: "NOT_FOUND" }, 404);

@@ -12,6 +12,9 @@ import {
   doEditSavedSnippet,
   doRemoveAlertWords,
 } from "../actions/personal";
+import { checkUpdateStatus } from "../actions/status";
+import { accessUser } from "../actions/users";
+import { userStatusView } from "../views/status";
 import "../views/personal";
 
 const alertWordsParam = param.json(t.Array(t.String({ maxLength: 100 })));
@@ -54,5 +57,31 @@ export function personalRoutes(h: Hearth) {
     .delete("/saved_snippets/:saved_snippet_id", {}, async ({ user, path }) => {
       await doDeleteSavedSnippet(h, user, pathId(path.saved_snippet_id, "saved snippet ID"));
       return {};
+    });
+}
+
+/** User status: text and emoji everyone sees (`POST /users/me/status`, `GET /users/{id}/status`). */
+export function statusRoutes(h: Hearth) {
+  return new ApiRoutes(h)
+    .post(
+      "/users/me/status",
+      {
+        params: {
+          status_text: param.string().optional(),
+          away: param.bool().optional(),
+          emoji_name: param.string().optional(),
+          emoji_code: param.string().optional(),
+          reaction_type: param.string().optional(),
+        },
+      },
+      async ({ user, params }) => {
+        await checkUpdateStatus(h, user, params);
+        return {};
+      },
+    )
+    // `:user_id` like the other /users/{id}/… routes (the router needs one name per position).
+    .get("/users/:user_id/status", {}, ({ path }) => {
+      const target = accessUser(h, pathId(path.user_id, "user ID"));
+      return { status: userStatusView(h, target) };
     });
 }

@@ -22,6 +22,8 @@ export const KEYSPACES = {
   mutedUsers: "muted_users",
   /** [userId, snippetId] → SavedSnippet */
   savedSnippets: "saved_snippets",
+  /** userId → UserStatusRecord (text and emoji; `away` is the presence_enabled setting) */
+  userStatus: "user_status",
 } as const;
 
 export type KeyspaceName = keyof typeof KEYSPACES;

@@ -54,3 +54,23 @@ export function putSavedSnippet(store: Store, userId: number, snippet: SavedSnip
   if ("deleted" in snippet) store.dbs.savedSnippets.remove([userId, snippet.id]);
   else store.dbs.savedSnippets.put([userId, snippet.id], snippet);
 }
+
+export interface UserStatusRecord {
+  status_text: string;
+  emoji_name: string;
+  emoji_code: string;
+  reaction_type: string;
+}
+
+export function getUserStatus(store: Store, userId: number): UserStatusRecord | undefined {
+  return store.dbs.userStatus.get(userId) as UserStatusRecord | undefined;
+}
+
+export function putUserStatus(store: Store, userId: number, status: UserStatusRecord): void {
+  if (status.status_text === "" && status.emoji_name === "") store.dbs.userStatus.remove(userId);
+  else store.dbs.userStatus.put(userId, status);
+}
+
+export function* allUserStatuses(store: Store): Generator<[number, UserStatusRecord]> {
+  for (const { key, value } of store.dbs.userStatus.getRange({})) yield [key as number, value as UserStatusRecord];
+}

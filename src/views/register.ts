@@ -19,6 +19,7 @@ import {
 import { getRealmPresences, PRESENCE_OFFLINE_THRESHOLD_SECS, PRESENCE_PING_INTERVAL_SECS } from "./presence";
 // Parts defined next to their capability, imported so register always has them.
 import "./personal";
+import "./status";
 import { USER_SETTINGS, userSettingsDefaultsView, userSettingsView } from "./settings";
 
 
@@ -212,7 +213,6 @@ const placeholders: [string, string[] | ((ctx: StateContext) => boolean), () => 
   ["realm_default_streams", ["default_streams"], () => ({ realm_default_streams: [] })],
   ["realm_default_stream_groups", ["default_stream_groups"], () => ({ realm_default_stream_groups: [] })],
   ["stop_words", ["stop_words"], () => ({ stop_words: [] })],
-  ["user_status", ["user_status"], () => ({ user_status: {} })],
   ["has_zoom_token", ["has_zoom_token"], () => ({ has_zoom_token: false })],
   ["navigation_views", ["navigation_view"], () => ({ navigation_views: [] })],
   ["channel_folders", ["channel_folder"], () => ({ channel_folders: [] })],

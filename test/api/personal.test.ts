@@ -71,3 +71,50 @@ describe("saved snippets", () => {
     expectError(await s.as("hamlet").patch(`/saved_snippets/${id}`, { title: "x" }), 404, "BAD_REQUEST", "Saved snippet does not exist.");
   });
 });
+
+describe("user status", () => {
+  const EVERYONE = ["desdemona", "iago", "shiva", "hamlet", "othello", "cordelia", "polonius"];
+
+  test("text and emoji: one user_status event with the changed fields to everyone", async () => {
+    const r = await verifyAction(s, async () => {
+      expectSuccess(await s.as("hamlet").post("/users/me/status", { status_text: " To be, or not to be ", emoji_name: "thinking", emoji_code: "1f914", reaction_type: "unicode_emoji" }));
+    });
+    for (const v of EVERYONE) expect(r.types[v]).toEqual(["user_status"]);
+    expect(r.events.othello[0]).toMatchObject({ user_id: s.users.hamlet.id, status_text: "To be, or not to be", emoji_name: "thinking", emoji_code: "1f914", reaction_type: "unicode_emoji" });
+    expect(expectSuccess(await s.as("othello").get(`/users/${s.users.hamlet.id}/status`)).status).toEqual({
+      status_text: "To be, or not to be",
+      emoji_name: "thinking",
+      emoji_code: "1f914",
+      reaction_type: "unicode_emoji",
+    });
+    // Only the fields passed change; "" clears.
+    await verifyAction(s, async () => {
+      expectSuccess(await s.as("hamlet").post("/users/me/status", { emoji_name: "" }));
+    });
+    await verifyAction(s, async () => {
+      expectSuccess(await s.as("hamlet").post("/users/me/status", { status_text: "" }));
+    });
+    expect(expectSuccess(await s.as("othello").get(`/users/${s.users.hamlet.id}/status`)).status).toEqual({});
+  });
+
+  test("away mirrors presence_enabled, both ways", async () => {
+    const r = await verifyAction(s, async () => {
+      expectSuccess(await s.as("cordelia").post("/users/me/status", { away: true }));
+    });
+    expect(r.types.cordelia).toEqual(["user_settings/update", "user_status"]);
+    expect(r.types.othello).toEqual(["user_status"]);
+    expect(expectSuccess(await s.as("othello").get(`/users/${s.users.cordelia.id}/status`)).status).toEqual({ away: true });
+    const back = await verifyAction(s, async () => {
+      expectSuccess(await s.as("cordelia").patch("/settings", { presence_enabled: true }));
+    });
+    expect(back.types.othello).toEqual(["user_status"]);
+    expect(back.events.othello[0]).toMatchObject({ user_id: s.users.cordelia.id, away: false });
+  });
+
+  test("errors", async () => {
+    expectError(await s.as("hamlet").post("/users/me/status", {}), 400, "BAD_REQUEST", "Client did not pass any new values.");
+    expectError(await s.as("hamlet").post("/users/me/status", { status_text: "x".repeat(61) }), 400, "BAD_REQUEST", "status_text is too long (limit: 60 characters)");
+    expectError(await s.as("hamlet").post("/users/me/status", { emoji_code: "1f914" }), 400, "BAD_REQUEST", "Client must pass emoji_name if they pass either emoji_code or reaction_type.");
+    expectError(await s.as("hamlet").post("/users/me/status", { emoji_name: "invalid", emoji_code: "zzz" }), 400, "BAD_REQUEST", "Emoji 'invalid' does not exist");
+  });
+});
