@@ -4,6 +4,7 @@ import { badRequest, missingArgument, unauthorized } from "../errors";
 import { ApiRoutes } from "../http/route";
 import { param } from "../http/params";
 import type { UserRecord } from "../store/users";
+import { isGuest } from "../views/users";
 import {
   DEFAULT_IDLE_QUEUE_TIMEOUT_SECS,
   MAX_IDLE_QUEUE_TIMEOUT_SECS,
@@ -39,6 +40,8 @@ type RegisterValues = {
 };
 
 function queueSettings(user: UserRecord, p: RegisterValues, request: Request): QueueSettings {
+  // Guests may not read every public channel's messages (Zulip's can_access_public_streams).
+  if (p.all_public_streams && isGuest(user)) throw badRequest("User not authorized for this query");
   let idle = DEFAULT_IDLE_QUEUE_TIMEOUT_SECS;
   if (p.idle_queue_timeout === "mobile") idle = MOBILE_IDLE_QUEUE_TIMEOUT_SECS;
   else if (typeof p.idle_queue_timeout === "number") idle = p.idle_queue_timeout;
