@@ -292,18 +292,18 @@ export class QueueManager implements EventSink {
       const userFields = options.perUser?.get(userId);
       for (const queue of [...queues]) {
         seen.add(queue);
-        this.enqueue(queue, userFields ? { ...event, ...userFields } : event, options);
+        this.enqueue(queue, event, options, userFields);
       }
     }
     if (options.toAllPublicStreamsQueues && event.type === "message") {
       for (const queue of [...this.queues.values()]) {
         if (seen.has(queue) || !queue.settings.allPublicStreams) continue;
-        this.enqueue(queue, { ...event, flags: [] }, options);
+        this.enqueue(queue, event, options, { flags: [] });
       }
     }
   }
 
-  private enqueue(queue: EventQueue, published: ApiEvent, options: PublishOptions): void {
+  private enqueue(queue: EventQueue, published: ApiEvent, options: PublishOptions, userFields?: Record<string, unknown>): void {
     let variants: ApiEvent[] = [published];
     if (options.forCapabilities) {
       const chosen = options.forCapabilities(queue.settings.capabilities);
@@ -312,7 +312,7 @@ export class QueueManager implements EventSink {
     for (const event of variants) {
       if (!this.accepts(queue, event)) continue;
       const queueFields = options.perQueue?.get(queue.id);
-      let payload = queueFields ? { ...event, ...queueFields } : event;
+      let payload = userFields || queueFields ? { ...event, ...userFields, ...queueFields } : event;
       if (payload.type === "message") payload = this.finalizeMessage(queue.settings, payload, options);
       for (const e of this.shape(queue.settings, payload)) {
         queue.push(e);

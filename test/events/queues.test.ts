@@ -96,6 +96,9 @@ describe("per-capability variants from the publisher", () => {
     });
     expect(modern.events.map((e) => e.op)).toEqual(["update", "update"]);
     expect(legacy.events.map((e) => e.op)).toEqual(["remove"]);
+    // Per-user fields apply to whichever variant a queue gets.
+    hub.publish({ type: "x", op: "a" }, [1], { perUser: new Map([[1, { flags: ["read"] }]]), forCapabilities: () => ({ type: "x", op: "b" }) });
+    expect(legacy.events.at(-1)).toMatchObject({ op: "b", flags: ["read"] });
   });
 });
 
