@@ -22,7 +22,27 @@ export interface PublishOptions {
    * registered with `all_public_streams`, whoever owns them.
    */
   toAllPublicStreamsQueues?: boolean;
+  /**
+   * A message event whose sender has a Gravatar avatar and a public email: queues
+   * registered with `client_gravatar` get `avatar_url: null` and compute it themselves.
+   */
+  senderAvatarIsPublicGravatar?: boolean;
+  /**
+   * What a queue gets, per its client capabilities, when that differs by more than
+   * the built-in shaping: e.g. a deactivated user group as `update` for
+   * `include_deactivated_groups` clients and `remove` for others, or an archived
+   * channel as `update` vs `delete`. Returns the event(s) for that queue, or null
+   * for none. `event` (the published one) is the default.
+   */
+  forCapabilities?: (capabilities: import("./queues").ClientCapabilities) => ApiEvent | ApiEvent[] | null;
 }
+
+/*
+ * Message events: publish `{type: "message", message}` where `message.content` is the
+ * raw Markdown and `message.rendered_content` the HTML; each queue gets the one its
+ * client asked for (`apply_markdown`), with the matching `content_type`, as Zulip's
+ * Tornado `finalize_payload` does. Per-user `flags` go in `perUser`.
+ */
 
 export interface EventSink {
   deliver(event: ApiEvent, userIds: readonly number[], options: PublishOptions): void;

@@ -132,6 +132,8 @@ export interface QueueLimits {
   maxEventsPerQueue: number;
   /** Queues kept at once; past this the least recently used one is dropped. */
   maxQueues: number;
+  /** Queues one user may hold; past this that user's least recently used one is dropped, so one client cannot evict everyone else's. */
+  maxQueuesPerUser: number;
   /** Undelivered events over all queues; past this the fullest queue is dropped. */
   maxTotalEvents: number;
   /** How often idle queues are swept (they are also expired lazily on access). */
@@ -148,6 +150,7 @@ export function queueLimitsFromEnv(): QueueLimits {
     heartbeatSecs: envNumber("HEARTH_EVENT_HEARTBEAT_SECS", 55),
     maxEventsPerQueue: envNumber("HEARTH_EVENT_QUEUE_MAX_EVENTS", 5000),
     maxQueues: envNumber("HEARTH_EVENT_MAX_QUEUES", 5000),
+    maxQueuesPerUser: envNumber("HEARTH_EVENT_MAX_QUEUES_PER_USER", 100),
     maxTotalEvents: envNumber("HEARTH_EVENT_MAX_TOTAL_EVENTS", 500_000),
     gcIntervalSecs: envNumber("HEARTH_EVENT_GC_SECS", 30),
   };
@@ -158,12 +161,20 @@ export const DEFAULT_IDLE_QUEUE_TIMEOUT_SECS = 600;
 export const MOBILE_IDLE_QUEUE_TIMEOUT_SECS = 12 * 3600;
 export const MAX_IDLE_QUEUE_TIMEOUT_SECS = 7 * 24 * 3600;
 
+/** The queue idle longest, preferring one with no parked poll (its client is gone). */
+function leastRecentlyUsed(queues: Iterable<EventQueue>): EventQueue | null {
+  let oldest: EventQueue | null = null;
+  let oldestParked: EventQueue | null = null;
+  for (const q of queues) {
+    if (q.waiter) {
+      if (!oldestParked || q.lastAccess < oldestParked.lastAccess) oldestParked = q;
+    } else if (!oldest || q.lastAccess < oldest.lastAccess) oldest = q;
+  }
+  return oldest ?? oldestParked;
+}
+
 const SAVE_FILE = "event_queues.json";
 const SAVE_FORMAT = 1;
-
-function withoutEmptyTopic(topic: unknown, displayName: string): unknown {
-  return topic === "" ? displayName : topic;
-}
 
 /**
  * Holds every event queue in memory (Zulip's Tornado process). Actions publish
@@ -198,7 +209,9 @@ export class QueueManager implements EventSink {
   }
 
   create(settings: QueueSettings, id = `${Date.now().toString(36)}:${randomBytes(9).toString("base64url")}`): EventQueue {
-    while (this.queues.size >= this.limits.maxQueues) this.evictLeastRecentlyUsed();
+    const own = this.byUser.get(settings.userId);
+    while (own && own.size >= this.limits.maxQueuesPerUser) this.remove(leastRecentlyUsed(own)!);
+    while (this.queues.size >= this.limits.maxQueues) this.remove(leastRecentlyUsed(this.queues.values())!);
     const queue = new EventQueue(id, settings);
     this.queues.set(id, queue);
     let set = this.byUser.get(settings.userId);
@@ -217,6 +230,14 @@ export class QueueManager implements EventSink {
     }
     if (queue.userId !== userId) throw badRequest("You are not authorized to get events from this queue");
     return queue;
+  }
+
+  /**
+   * Whether `queueId` is a live queue of `userId`: check this before honouring a
+   * client-supplied queue ID, e.g. POST /messages `queue_id` for `local_message_id`.
+   */
+  isOwnQueue(queueId: string, userId: number): boolean {
+    return this.queues.get(queueId)?.userId === userId;
   }
 
   remove(queue: EventQueue): void {
@@ -239,18 +260,27 @@ export class QueueManager implements EventSink {
    * pending events, or parks until one arrives or the heartbeat is due. A second
    * poll on the same queue replaces a parked one, which answers with no events.
    */
-  poll(queue: EventQueue, lastEventId: number | undefined, dontBlock: boolean): Promise<QueuedEvent[]> {
+  poll(queue: EventQueue, lastEventId: number | undefined, dontBlock: boolean, signal?: AbortSignal): Promise<QueuedEvent[]> {
     queue.lastAccess = Date.now();
     if (lastEventId !== undefined) this.totalEvents -= queue.acknowledge(lastEventId);
     if (queue.waiter) queue.answerWaiter();
-    if (queue.events.length > 0 || dontBlock || this.closing) return Promise.resolve(queue.events.slice());
+    if (queue.events.length > 0 || dontBlock || this.closing || signal?.aborted) return Promise.resolve(queue.events.slice());
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         if (queue.waiter?.timer !== timer) return;
         this.totalEvents++;
         queue.answerWaiter({ type: "heartbeat" });
       }, this.limits.heartbeatSecs * 1000);
-      queue.waiter = { resolve, timer };
+      const waiter: Waiter = { resolve, timer };
+      queue.waiter = waiter;
+      // A client that hung up stops holding the queue (idle expiry starts from now).
+      signal?.addEventListener("abort", () => {
+        if (queue.waiter !== waiter) return;
+        queue.waiter = null;
+        clearTimeout(timer);
+        queue.lastAccess = Date.now();
+        resolve([]);
+      }, { once: true });
     });
   }
 
@@ -262,24 +292,32 @@ export class QueueManager implements EventSink {
       const userFields = options.perUser?.get(userId);
       for (const queue of [...queues]) {
         seen.add(queue);
-        this.enqueue(queue, userFields ? { ...event, ...userFields } : event, options);
+        this.enqueue(queue, event, options, userFields);
       }
     }
     if (options.toAllPublicStreamsQueues && event.type === "message") {
       for (const queue of [...this.queues.values()]) {
         if (seen.has(queue) || !queue.settings.allPublicStreams) continue;
-        this.enqueue(queue, { ...event, flags: [] }, options);
+        this.enqueue(queue, event, options, { flags: [] });
       }
     }
   }
 
-  private enqueue(queue: EventQueue, event: ApiEvent, options: PublishOptions): void {
-    if (!this.accepts(queue, event)) return;
-    const queueFields = options.perQueue?.get(queue.id);
-    const shaped = this.shape(queue.settings, queueFields ? { ...event, ...queueFields } : event);
-    for (const e of shaped) {
-      queue.push(e);
-      this.totalEvents++;
+  private enqueue(queue: EventQueue, published: ApiEvent, options: PublishOptions, userFields?: Record<string, unknown>): void {
+    let variants: ApiEvent[] = [published];
+    if (options.forCapabilities) {
+      const chosen = options.forCapabilities(queue.settings.capabilities);
+      variants = chosen === null ? [] : Array.isArray(chosen) ? chosen : [chosen];
+    }
+    for (const event of variants) {
+      if (!this.accepts(queue, event)) continue;
+      const queueFields = options.perQueue?.get(queue.id);
+      let payload = userFields || queueFields ? { ...event, ...userFields, ...queueFields } : event;
+      if (payload.type === "message") payload = this.finalizeMessage(queue.settings, payload, options);
+      for (const e of this.shape(queue.settings, payload)) {
+        queue.push(e);
+        this.totalEvents++;
+      }
     }
     if (queue.events.length > this.limits.maxEventsPerQueue) {
       // An abandoned client must not grow memory without bound: drop the queue, so
@@ -290,12 +328,36 @@ export class QueueManager implements EventSink {
     while (this.totalEvents > this.limits.maxTotalEvents) this.evictFullest();
   }
 
+  /** Content per apply_markdown and avatar per client_gravatar (Zulip's finalize_payload). */
+  private finalizeMessage(settings: QueueSettings, event: ApiEvent, options: PublishOptions): ApiEvent {
+    const original = event.message as Record<string, unknown> | undefined;
+    if (!original) return event;
+    const message = { ...original };
+    if ("rendered_content" in message) {
+      if (settings.applyMarkdown) {
+        message.content = message.rendered_content;
+        message.content_type = "text/html";
+      } else {
+        message.content_type = "text/x-markdown";
+      }
+      delete message.rendered_content;
+    }
+    if (settings.clientGravatar && options.senderAvatarIsPublicGravatar) message.avatar_url = null;
+    return { ...event, message };
+  }
+
   private accepts(queue: EventQueue, event: ApiEvent): boolean {
     const { eventTypes, narrow } = queue.settings;
     if (eventTypes !== null && !eventTypes.includes(event.type)) return false;
     if (event.type === "message" && narrow.length > 0) {
       return messageMatchesNarrow(narrow, event.message as Record<string, unknown>, (event.flags as string[]) ?? []);
     }
+    // Pre-user_settings forms of a settings change, for old clients only (Zulip's Tornado rule).
+    if ((event.type === "update_display_settings" || event.type === "update_global_notifications") && queue.settings.capabilities.user_settings_object) {
+      return false;
+    }
+    // Stream typing notifications only for clients that declared they handle them.
+    if (event.type === "typing" && event.message_type === "stream" && !queue.settings.capabilities.stream_typing_notifications) return false;
     // Without linkifier_url_template a client gets neither linkifiers nor their events.
     if (event.type === "realm_linkifiers" && !queue.settings.capabilities.linkifier_url_template) return false;
     return true;
@@ -338,12 +400,13 @@ export class QueueManager implements EventSink {
   /** FL 334: clients without empty_topic_name see the realm's display name for "". */
   private shapeTopics(caps: ClientCapabilities, event: ApiEvent): ApiEvent {
     if (caps.empty_topic_name) return event;
-    const name = this.emptyTopicDisplayName();
+    // The name is read only for an event that has an empty topic (it costs a realm read).
+    const name = () => this.emptyTopicDisplayName();
     switch (event.type) {
       case "message": {
         const message = event.message as Record<string, unknown> | undefined;
         if (message && message.type === "stream" && message.subject === "") {
-          return { ...event, message: { ...message, subject: name } };
+          return { ...event, message: { ...message, subject: name() } };
         }
         return event;
       }
@@ -352,25 +415,15 @@ export class QueueManager implements EventSink {
       case "typing": {
         let changed: ApiEvent | null = null;
         for (const key of ["topic", "subject", "orig_subject"]) {
-          if (event[key] === "") (changed ??= { ...event })[key] = withoutEmptyTopic(event[key], name);
+          if (event[key] === "") (changed ??= { ...event })[key] = name();
         }
         return changed ?? event;
       }
       case "user_topic":
-        return event.topic_name === "" ? { ...event, topic_name: name } : event;
+        return event.topic_name === "" ? { ...event, topic_name: name() } : event;
       default:
         return event;
     }
-  }
-
-  private evictLeastRecentlyUsed(): void {
-    let oldest: EventQueue | null = null;
-    for (const q of this.queues.values()) {
-      if (q.waiter) continue;
-      if (!oldest || q.lastAccess < oldest.lastAccess) oldest = q;
-    }
-    oldest ??= this.queues.values().next().value ?? null;
-    if (oldest) this.remove(oldest);
   }
 
   private evictFullest(): void {

@@ -98,6 +98,8 @@ const RealmBot = t.Object({
   email: Str(),
 });
 
+const SavedSnippet = t.Object({ id: Int(), title: Str(), content: Str(), date_created: Int() });
+
 const UnreadMsgs = t.Object({
   count: Int(),
   pms: List(t.Object({ other_user_id: Int(), sender_id: Int(), unread_message_ids: List(Int()) })),
@@ -206,7 +208,7 @@ export const RegisterResponse = success({
   stop_words: List(Str()),
   user_status: t.Record(Str(), t.Unknown()),
   user_topics: List(t.Object({ stream_id: Int(), topic_name: Str(), last_updated: Int(), visibility_policy: Int() })),
-  saved_snippets: List(t.Unknown()),
+  saved_snippets: List(SavedSnippet),
   navigation_views: List(t.Unknown()),
   channel_folders: List(t.Unknown()),
 });
@@ -232,6 +234,37 @@ export const EventSchemas: Record<string, TSchema> = {
     t.Object({ id: Int(), type: t.Literal("realm_bot"), op: t.Literal("add"), bot: RealmBot }),
     t.Object({ id: Int(), type: t.Literal("realm_bot"), op: t.Union([t.Literal("update"), t.Literal("delete"), t.Literal("remove")]), bot: t.Object({ user_id: Int() }) }),
   ]),
+  presence: t.Union([
+    // simplified_presence_events (FL 419)
+    t.Object({ id: Int(), type: t.Literal("presence"), presences: t.Record(Str(), t.Object({ active_timestamp: Int(), idle_timestamp: Int() })) }),
+    // legacy: what the mobile app and zulip-terminal parse
+    t.Object({
+      id: Int(),
+      type: t.Literal("presence"),
+      user_id: Int(),
+      email: Str(),
+      server_timestamp: t.Number(),
+      presence: t.Record(Str(), t.Object({ client: Str(), status: t.Union([t.Literal("active"), t.Literal("idle")]), timestamp: Int(), pushable: Bool() })),
+    }),
+  ]),
+  alert_words: t.Object({ id: Int(), type: t.Literal("alert_words"), alert_words: List(Str()) }),
+  muted_users: t.Object({ id: Int(), type: t.Literal("muted_users"), muted_users: List(t.Object({ id: Int(), timestamp: Int() })) }),
+  saved_snippets: t.Union([
+    t.Object({ id: Int(), type: t.Literal("saved_snippets"), op: t.Union([t.Literal("add"), t.Literal("update")]), saved_snippet: SavedSnippet }),
+    t.Object({ id: Int(), type: t.Literal("saved_snippets"), op: t.Literal("remove"), saved_snippet_id: Int() }),
+  ]),
+  user_status: t.Object({
+    id: Int(),
+    type: t.Literal("user_status"),
+    user_id: Int(),
+    away: t.Optional(Bool()),
+    status_text: t.Optional(Str()),
+    emoji_name: t.Optional(Str()),
+    emoji_code: t.Optional(Str()),
+    reaction_type: t.Optional(Str()),
+  }),
+  update_display_settings: t.Object({ id: Int(), type: t.Literal("update_display_settings"), user: Str(), setting_name: Str(), setting: t.Unknown() }),
+  update_global_notifications: t.Object({ id: Int(), type: t.Literal("update_global_notifications"), user: Str(), notification_name: Str(), setting: t.Unknown() }),
   user_settings: t.Object({ id: Int(), type: t.Literal("user_settings"), op: t.Literal("update"), property: Str(), value: t.Unknown(), language_name: t.Optional(Str()) }),
   subscription: t.Union([SubscriptionAddEvent, SubscriptionRemoveEvent, SubscriptionUpdateEvent, SubscriptionPeerEvent]),
   stream: t.Union([StreamCreateEvent, StreamDeleteEvent, StreamUpdateEvent]),

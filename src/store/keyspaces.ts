@@ -14,6 +14,8 @@ export const KEYSPACES = {
   users: "users",
   /** lower-cased delivery email → userId */
   usersByEmail: "users_by_email",
+  /** userId → PresenceRecord (src/store/presence.ts) */
+  presence: "presence",
   /** userId → string[] (the user's alert words, in the order added) */
   alertWords: "alert_words",
   /** [userId, mutedUserId] → unix seconds when muted */

@@ -16,11 +16,11 @@ import {
   realmSetting,
   SERVER_LIMITS,
 } from "./realm-settings";
+import { getRealmPresences, PRESENCE_OFFLINE_THRESHOLD_SECS, PRESENCE_PING_INTERVAL_SECS } from "./presence";
+// Parts defined next to their capability, imported so register always has them.
+import "./personal_state";
 import { USER_SETTINGS, userSettingsDefaultsView, userSettingsView } from "./settings";
 
-/** Zulip's presence timing (zerver/lib/presence.py defaults). */
-export const PRESENCE_PING_INTERVAL_SECS = 60;
-export const PRESENCE_OFFLINE_THRESHOLD_SECS = 140;
 
 /** Started at import; clients compare it to notice a server restart (Zulip's server_generation). */
 const SERVER_GENERATION = Math.floor(Date.now() / 1000);
@@ -171,6 +171,10 @@ defineStatePart("max_message_id", ["message"], ({ h, user }) => ({
   max_message_id: user ? maxMessageIdFor(h, user) : -1,
 }));
 
+defineStatePart("presences", ["presence"], ({ h, slimPresence, presenceHistoryLimitDays }) => ({
+  ...getRealmPresences(h, { slim: slimPresence, historyLimitDays: presenceHistoryLimitDays }),
+  server_timestamp: Date.now() / 1000,
+}));
 
 // Documented empty values of capabilities that do not exist yet: truthful, since no
 // such data can exist until the capability lands and replaces its part.
@@ -178,7 +182,6 @@ const placeholders: [string, string[] | ((ctx: StateContext) => boolean), () => 
   ["scheduled_messages", ["scheduled_messages"], () => ({ scheduled_messages: [] })],
   ["reminders", ["reminders"], () => ({ reminders: [] })],
   ["onboarding_steps", ["onboarding_steps"], () => ({ onboarding_steps: [] })],
-  ["presences", ["presence"], () => ({ presences: {}, server_timestamp: Date.now() / 1000, presence_last_update_id: -1 })],
   ["realm_domains", ["realm_domains"], () => ({ realm_domains: [] })],
   ["realm_linkifiers", ["realm_linkifiers"], () => ({ realm_linkifiers: [] })],
   ["realm_filters", ["realm_filters"], () => ({ realm_filters: [] })],

@@ -5,7 +5,7 @@ import { parseNarrow } from "../../src/events/narrow";
 
 /** Filtering and per-capability shaping, on a queue manager without HTTP. */
 function setup() {
-  const manager = new QueueManager({ heartbeatSecs: 60, maxEventsPerQueue: 100, maxQueues: 100, maxTotalEvents: 1000, gcIntervalSecs: 60 });
+  const manager = new QueueManager({ heartbeatSecs: 60, maxEventsPerQueue: 100, maxQueues: 100, maxQueuesPerUser: 10, maxTotalEvents: 1000, gcIntervalSecs: 60 });
   const hub = new EventHub();
   hub.attach(manager);
   const queue = (userId: number, options: Partial<QueueSettings> & { caps?: Record<string, boolean> } = {}) =>
@@ -46,8 +46,8 @@ describe("per-queue shaping", () => {
 
   test("the empty topic becomes the realm's display name for clients without empty_topic_name", () => {
     const { hub, queue } = setup();
-    const modern = queue(1, { caps: { empty_topic_name: true } });
-    const legacy = queue(1);
+    const modern = queue(1, { caps: { empty_topic_name: true, stream_typing_notifications: true } });
+    const legacy = queue(1, { caps: { stream_typing_notifications: true } });
     hub.publish(streamMessage(""), [1]);
     hub.publish({ type: "typing", op: "start", message_type: "stream", stream_id: 3, topic: "" }, [1]);
     expect((modern.events[0].message as any).subject).toBe("");
@@ -79,6 +79,26 @@ describe("per-queue shaping", () => {
     hub.publish({ type: "realm_linkifiers", realm_linkifiers: [] }, [1]);
     expect(modern.events.length).toBe(1);
     expect(legacy.events.length).toBe(0);
+  });
+});
+
+describe("per-capability variants from the publisher", () => {
+  test("forCapabilities picks each queue's event(s), or none", () => {
+    const { hub, queue } = setup();
+    const modern = queue(1, { caps: { include_deactivated_groups: true } });
+    const legacy = queue(1);
+    const update = { type: "user_group", op: "update", group_id: 5, data: { deactivated: true } };
+    hub.publish(update, [1], {
+      forCapabilities: (caps) => (caps.include_deactivated_groups ? update : { type: "user_group", op: "remove", group_id: 5 }),
+    });
+    hub.publish({ type: "user_group", op: "update", group_id: 5, data: { name: "renamed" } }, [1], {
+      forCapabilities: (caps) => (caps.include_deactivated_groups ? { type: "user_group", op: "update", group_id: 5, data: { name: "renamed" } } : null),
+    });
+    expect(modern.events.map((e) => e.op)).toEqual(["update", "update"]);
+    expect(legacy.events.map((e) => e.op)).toEqual(["remove"]);
+    // Per-user fields apply to whichever variant a queue gets.
+    hub.publish({ type: "x", op: "a" }, [1], { perUser: new Map([[1, { flags: ["read"] }]]), forCapabilities: () => ({ type: "x", op: "b" }) });
+    expect(legacy.events.at(-1)).toMatchObject({ op: "b", flags: ["read"] });
   });
 });
 
@@ -115,6 +135,17 @@ describe("per-queue filtering and targeting", () => {
     expect(bystander.events).toEqual([]);
   });
 
+  test("one user past their queue cap loses their own oldest queue, not anyone else's", () => {
+    const { manager, queue } = setup();
+    const other = queue(2);
+    const first = queue(1);
+    first.lastAccess -= 1000;
+    for (let i = 0; i < 10; i++) queue(1);
+    expect(manager.queuesOf(1).length).toBe(10);
+    expect(manager.queuesOf(1)).not.toContain(first);
+    expect(manager.queuesOf(2)).toEqual([other]);
+  });
+
   test("a total-events cap drops the fullest queue", () => {
     const { manager, hub, queue } = setup();
     manager.limits.maxTotalEvents = 5;
@@ -126,5 +157,30 @@ describe("per-queue filtering and targeting", () => {
     expect(manager.queuesOf(2)).toEqual([attentive]);
     expect(manager.pendingEventCount()).toBe(1);
     void abandoned;
+  });
+});
+
+describe("message payloads per client", () => {
+  test("apply_markdown picks rendered or raw content; client_gravatar nulls public Gravatar avatars", () => {
+    const { hub, queue } = setup();
+    const html = queue(1, { applyMarkdown: true, clientGravatar: false });
+    const markdown = queue(1, { applyMarkdown: false, clientGravatar: true });
+    const message = { ...streamMessage("t").message, content: "**hi**", rendered_content: "<p><strong>hi</strong></p>", avatar_url: "https://secure.gravatar.com/avatar/x" };
+    hub.publish({ type: "message", message, flags: [] }, [1], { senderAvatarIsPublicGravatar: true });
+    expect(html.events[0].message).toMatchObject({ content: "<p><strong>hi</strong></p>", content_type: "text/html", avatar_url: "https://secure.gravatar.com/avatar/x" });
+    expect(markdown.events[0].message).toMatchObject({ content: "**hi**", content_type: "text/x-markdown", avatar_url: null });
+    expect((markdown.events[0].message as any).rendered_content).toBeUndefined();
+    // The publisher's object is not modified.
+    expect(message.rendered_content).toBe("<p><strong>hi</strong></p>");
+  });
+
+  test("stream typing events only for stream_typing_notifications clients", () => {
+    const { hub, queue } = setup();
+    const modern = queue(1, { caps: { stream_typing_notifications: true } });
+    const legacy = queue(1);
+    hub.publish({ type: "typing", op: "start", message_type: "stream", stream_id: 3, topic: "t", sender: { user_id: 2, email: "x" } }, [1]);
+    hub.publish({ type: "typing", op: "start", message_type: "direct", sender: { user_id: 2, email: "x" }, recipients: [] }, [1]);
+    expect(modern.events.length).toBe(2);
+    expect(legacy.events.map((e) => e.message_type)).toEqual(["direct"]);
   });
 });
