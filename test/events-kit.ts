@@ -203,8 +203,10 @@ function applyCoreEvent(state: State, event: ApiEventJson): void {
       return;
     }
     case "realm_emoji":
-      if (event.op !== "update") throw new Error(`unknown realm_emoji op ${event.op}`);
-      state.realm_emoji = event.realm_emoji;
+      if (event.op === "update") state.realm_emoji = event.realm_emoji;
+      else if (event.op === "add") state.realm_emoji[event.realm_emoji.id] = event.realm_emoji;
+      else if (event.op === "update_one") Object.assign(state.realm_emoji[event.emoji_id], event.data);
+      else throw new Error(`unknown realm_emoji op ${event.op}`);
       return;
     case "muted_topics":
       if ("muted_topics" in state) state.muted_topics = event.muted_topics;

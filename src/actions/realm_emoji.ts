@@ -4,7 +4,7 @@ import { isUserInGroupSetting, realmGroupSetting } from "../access/groups";
 import { activeRealmEmojiByName, type RealmEmoji } from "../store/realm_emoji";
 import type { UserRecord } from "../store/users";
 import { isAdmin } from "../views/users";
-import { realmEmojiDict } from "../views/realm_emoji";
+import { realmEmojiDict, realmEmojiView } from "../views/realm_emoji";
 import { MAX_EMOJI_FILE_SIZE_MIB, sniffImageType } from "./avatars";
 import { activeUserIds } from "./users";
 
@@ -19,12 +19,19 @@ function checkEmojiName(name: string): string {
   return name;
 }
 
+type EmojiChange = { op: "add"; emoji: RealmEmoji } | { op: "update_one"; emoji: RealmEmoji; data: Record<string, unknown> };
+
 /**
- * The full dictionary in one `update`, which every client understands.
- * (FL 491's `individual_emoji_changes` variant comes with per-capability publishing.)
+ * Clients with `individual_emoji_changes` (FL 491) get `add` / `update_one` for the
+ * one emoji that changed; the rest get the whole dictionary in one `update`.
  */
-function notifyRealmEmoji(h: Hearth): void {
-  h.events.publish({ type: "realm_emoji", op: "update", realm_emoji: realmEmojiDict(h) }, activeUserIds(h));
+function notifyRealmEmoji(h: Hearth, change: EmojiChange): void {
+  const full = { type: "realm_emoji", op: "update", realm_emoji: realmEmojiDict(h) };
+  const individual =
+    change.op === "add"
+      ? { type: "realm_emoji", op: "add", realm_emoji: realmEmojiView(h, change.emoji) }
+      : { type: "realm_emoji", op: "update_one", emoji_id: String(change.emoji.id), data: change.data };
+  h.events.publish(full, activeUserIds(h), { forCapabilities: (caps) => (caps.individual_emoji_changes ? individual : full) });
 }
 
 export async function doAddRealmEmoji(h: Hearth, user: UserRecord, rawName: string, file: File): Promise<RealmEmoji> {
@@ -42,18 +49,20 @@ export async function doAddRealmEmoji(h: Hearth, user: UserRecord, rawName: stri
     h.store.dbs.realmEmoji.put(e.id, e);
     return e;
   });
-  notifyRealmEmoji(h);
+  notifyRealmEmoji(h, { op: "add", emoji });
   return emoji;
 }
 
 /** Administrators may remove any emoji; others only their own. */
 export async function doDeactivateRealmEmoji(h: Hearth, user: UserRecord, name: string): Promise<void> {
-  await h.store.commit(() => {
+  const emoji = await h.store.commit(() => {
     const e = activeRealmEmojiByName(h.store, name);
     if (!e) throw emojiMissing(name);
     if (!isAdmin(user) && e.author_id !== user.id) throw badRequest("Must be an organization administrator or emoji author");
-    h.store.dbs.realmEmoji.put(e.id, { ...e, deactivated: true });
+    const next = { ...e, deactivated: true };
+    h.store.dbs.realmEmoji.put(e.id, next);
+    return next;
   });
-  notifyRealmEmoji(h);
+  notifyRealmEmoji(h, { op: "update_one", emoji, data: { deactivated: true } });
 }
 

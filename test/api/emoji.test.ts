@@ -45,6 +45,15 @@ describe("realm emoji", () => {
     expectSuccess(await s.as("othello").post("/realm/emoji/party_parrot", { file: png() }, { multipart: true }));
   });
 
+  test("clients with individual_emoji_changes get add and update_one (FL 491)", async () => {
+    const params = { registerParams: { client_capabilities: { individual_emoji_changes: true } }, viewers: ["hamlet" as const, "othello" as const] };
+    const added = await verifyAction(s, () => s.as("hamlet").post("/realm/emoji/single", { file: png() }, { multipart: true }), params);
+    expect(added.types.othello).toEqual(["realm_emoji/add"]);
+    expect(added.events.othello[0].realm_emoji).toMatchObject({ name: "single", deactivated: false });
+    const removed = await verifyAction(s, () => s.as("hamlet").delete("/realm/emoji/single"), params);
+    expect(removed.events.othello[0]).toMatchObject({ op: "update_one", data: { deactivated: true } });
+  });
+
   test("names, duplicates, files and permissions", async () => {
     expectSuccess(await s.as("iago").post("/realm/emoji/hearth", { file: png() }, { multipart: true }));
     expectError(await s.as("hamlet").post("/realm/emoji/hearth", { file: png() }, { multipart: true }), 400, "BAD_REQUEST", "A custom emoji with this name already exists.");
