@@ -1,3 +1,4 @@
+import { runZulipJs } from "../clients/zulip-js";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -394,14 +395,22 @@ describe("data folders from before user groups", () => {
 describe("zulip-js (under Node, as its users run it)", () => {
   test("subscribe, list channels and subscriptions, look up an ID, unsubscribe, archive", async () => {
     const name = fresh("From zulip-js");
-    const proc = Bun.spawn(["node", join(import.meta.dir, "../clients/zulip-js-channels.cjs")], {
-      env: { ...process.env, HEARTH_URL: s.url, HEARTH_EMAIL: s.users.othello.email, HEARTH_API_KEY: s.users.othello.apiKey, CHANNEL_NAME: name },
-      stdout: "pipe",
-      stderr: "pipe",
-    });
-    const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
-    if (code !== 0) throw new Error(`zulip-js script failed: ${stderr}`);
-    const out = JSON.parse(stdout);
+    const config = { realm: s.url, username: s.users.othello.email, apiKey: s.users.othello.apiKey };
+    const [added, streams, subscriptions, streamId] = (
+      await runZulipJs(config, [
+        { fn: "users.me.subscriptions.add", args: [{ subscriptions: JSON.stringify([{ name, description: "made by zulip-js" }]) }] },
+        { fn: "streams.retrieve" },
+        { fn: "streams.subscriptions.retrieve" },
+        { fn: "streams.getStreamId", args: [name] },
+      ])
+    ).results;
+    const [removed, archived] = (
+      await runZulipJs(config, [
+        { fn: "users.me.subscriptions.remove", args: [{ subscriptions: JSON.stringify([name]) }] },
+        { fn: "streams.deleteById", args: [{ stream_id: streamId.stream_id }] },
+      ])
+    ).results;
+    const out = { added, streams, subscriptions, streamId, removed, archived };
     expectSchema(SubscribeResponse, out.added);
     expect(out.added.subscribed[String(s.users.othello.id)]).toEqual([name]);
     expectSchema(GetStreamsResponse, out.streams);
