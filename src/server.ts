@@ -19,6 +19,7 @@ import { draftRoutes } from "./api/drafts";
 import { emojiRoutes } from "./api/emoji";
 import { pushRoutes } from "./api/push";
 import { realmRoutes } from "./api/realm";
+import { navigationViewRoutes } from "./api/navigation_views";
 import { runRealmDeletionIfDue } from "./actions/realm";
 import { avatarRoutes } from "./api/avatars";
 import { ensureAvatarSalt, getAvatarSalt } from "./store/avatars";
@@ -82,6 +83,7 @@ export function buildApp(h: Hearth) {
     .use(draftRoutes(h).app)
     .use(pushRoutes(h).app)
     .use(realmRoutes(h).app)
+    .use(navigationViewRoutes(h).app)
     .use(staticAssetRoutes(h))
     .use(channelsRoutes(h).app)
     .use(userGroupsRoutes(h).app)

@@ -208,6 +208,16 @@ function applyCoreEvent(state: State, event: ApiEventJson): void {
       else if (event.op === "update_one") Object.assign(state.realm_emoji[event.emoji_id], event.data);
       else throw new Error(`unknown realm_emoji op ${event.op}`);
       return;
+    case "navigation_view": {
+      const list = state.navigation_views as any[];
+      const index = list.findIndex((v) => v.fragment === (event.navigation_view?.fragment ?? event.fragment));
+      if (event.op === "add") list.push(event.navigation_view);
+      else if (event.op === "update") Object.assign(list[index], event.data);
+      else if (event.op === "remove") list.splice(index, 1);
+      else throw new Error(`unknown navigation_view op ${event.op}`);
+      list.sort((a, b) => (a.fragment < b.fragment ? -1 : a.fragment > b.fragment ? 1 : 0));
+      return;
+    }
     case "muted_topics":
       if ("muted_topics" in state) state.muted_topics = event.muted_topics;
       return;

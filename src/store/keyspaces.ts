@@ -26,6 +26,8 @@ export const KEYSPACES = {
   pushDevices: "push_devices",
   /** emojiId → RealmEmoji (deactivated ones kept: old messages still show them) */
   realmEmoji: "realm_emoji",
+  /** [userId, fragment] → NavigationView (built-in views only once the user changed them) */
+  navigationViews: "navigation_views",
   /** [userId, draftId] → Draft */
   drafts: "drafts",
   /** [userId, channelId, topicKey] → UserTopic (a topic's visibility policy for one user) */

@@ -5,6 +5,7 @@ import { statusView } from "../actions/user_status";
 import { mutedTopicsView } from "../actions/user_topics";
 import { getUserTopics } from "../store/user_topics";
 import { getDrafts } from "../actions/drafts";
+import { getNavigationViews } from "../actions/navigation_views";
 import { realmEmojiDict } from "./realm_emoji";
 import { userSetting } from "./settings";
 import { getProfileFields } from "../store/profile_fields";
@@ -56,3 +57,7 @@ defineStatePart("drafts", ["drafts"], ({ h, user }) => ({
 }));
 
 defineStatePart("realm_emoji", ["realm_emoji"], ({ h }) => ({ realm_emoji: realmEmojiDict(h) }));
+
+defineStatePart("navigation_views", ["navigation_view"], ({ h, user }) => ({
+  navigation_views: user ? getNavigationViews(h, user.id) : [],
+}));

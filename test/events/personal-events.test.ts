@@ -154,3 +154,27 @@ describe("drafts", () => {
     expectError(await s.as("cordelia").post("/drafts", { drafts: [{ type: "", to: [], topic: "", content: "c" }] }), 400, "BAD_REQUEST", "User has disabled synchronizing drafts.");
   });
 });
+
+describe("navigation views (FL 390)", () => {
+  test("pin a built-in view, add, rename, unpin and remove a custom one", async () => {
+    const { expectError } = await import("../kit");
+    const r = await verifyAction(s, () => s.as("hamlet").post("/navigation_views", { fragment: "narrow/is/starred", is_pinned: true }));
+    expect(r.types.hamlet).toEqual(["navigation_view/add"]);
+    expect(others(r, "hamlet")).toEqual([]);
+    const viewers = { viewers: ["hamlet" as const] };
+    await verifyAction(s, () => s.as("hamlet").post("/navigation_views", { fragment: "narrow/channel/9-design", is_pinned: false, name: "Design" }), viewers);
+    await verifyAction(s, () => s.as("hamlet").patch("/navigation_views/narrow/channel/9-design", { name: "Design work", is_pinned: true }), viewers);
+    expect(expectSuccess(await s.as("hamlet").get("/navigation_views")).navigation_views).toEqual([
+      { fragment: "narrow/channel/9-design", is_pinned: true, name: "Design work" },
+      { fragment: "narrow/is/starred", is_pinned: true },
+    ]);
+    expectError(await s.as("hamlet").patch("/navigation_views/narrow/is/starred", { name: "Stars" }), 400, "BAD_REQUEST", "Built-in views cannot have a custom name.");
+    expectError(await s.as("hamlet").patch("/navigation_views/inbox", { is_pinned: false }), 404, "NOT_FOUND", "Navigation view does not exist.");
+    expectError(await s.as("hamlet").post("/navigation_views", { fragment: " ", is_pinned: true }), 400, "BAD_REQUEST", "fragment cannot be blank");
+    expectError(await s.as("hamlet").post("/navigation_views", { fragment: "narrow/is/starred", is_pinned: false }), 400, "BAD_REQUEST", "Navigation view already exists.");
+    expectError(await s.as("hamlet").post("/navigation_views", { fragment: "narrow/custom", is_pinned: false }), 400, "BAD_REQUEST", "Custom views must have a valid name.");
+    await verifyAction(s, () => s.as("hamlet").delete("/navigation_views/narrow/channel/9-design"), viewers);
+    expectError(await s.as("hamlet").delete("/navigation_views/narrow/channel/9-design"), 404, "NOT_FOUND");
+    expect(expectSuccess(await s.as("othello").get("/navigation_views")).navigation_views).toEqual([]);
+  });
+});
