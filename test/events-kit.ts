@@ -218,6 +218,17 @@ function applyCoreEvent(state: State, event: ApiEventJson): void {
       list.sort((a, b) => (a.fragment < b.fragment ? -1 : a.fragment > b.fragment ? 1 : 0));
       return;
     }
+    case "realm_domains": {
+      const list = state.realm_domains as any[];
+      const domain = event.realm_domain?.domain ?? event.domain;
+      const index = list.findIndex((d) => d.domain === domain);
+      if (event.op === "add") list.push(event.realm_domain);
+      else if (event.op === "change") Object.assign(list[index], event.realm_domain);
+      else if (event.op === "remove") list.splice(index, 1);
+      else throw new Error(`unknown realm_domains op ${event.op}`);
+      list.sort((a, b) => (a.domain < b.domain ? -1 : 1));
+      return;
+    }
     case "muted_topics":
       if ("muted_topics" in state) state.muted_topics = event.muted_topics;
       return;

@@ -6,6 +6,7 @@ import { mutedTopicsView } from "../actions/user_topics";
 import { getUserTopics } from "../store/user_topics";
 import { getDrafts } from "../actions/drafts";
 import { getNavigationViews } from "../actions/navigation_views";
+import { getRealmDomains, realmDomainView } from "../actions/realm_domains";
 import { realmEmojiDict } from "./realm_emoji";
 import { userSetting } from "./settings";
 import { getProfileFields } from "../store/profile_fields";
@@ -61,3 +62,5 @@ defineStatePart("realm_emoji", ["realm_emoji"], ({ h }) => ({ realm_emoji: realm
 defineStatePart("navigation_views", ["navigation_view"], ({ h, user }) => ({
   navigation_views: user ? getNavigationViews(h, user.id) : [],
 }));
+
+defineStatePart("realm_domains", ["realm_domains"], ({ h }) => ({ realm_domains: getRealmDomains(h).map(realmDomainView) }));

@@ -1,0 +1,67 @@
+import type { Hearth } from "../context";
+import { badRequest, mustBeOwner } from "../errors";
+import { Role, type UserRecord } from "../store/users";
+import { activeUserIds } from "./users";
+
+/** An allowed email domain for new accounts (used when `emails_restricted_to_domains` is on). */
+export interface RealmDomain {
+  id: number;
+  domain: string;
+  allow_subdomains: boolean;
+}
+
+export function getRealmDomains(h: Hearth): RealmDomain[] {
+  return [...h.store.dbs.realmDomains.getRange({})].map((e) => e.value as RealmDomain);
+}
+
+export const realmDomainView = (d: RealmDomain) => ({ domain: d.domain, allow_subdomains: d.allow_subdomains });
+
+/** Zulip's domain rules: letters, digits, `-` and `.`, at least one dot; lower-cased. */
+export function checkDomain(raw: string): string {
+  const domain = raw.trim().toLowerCase();
+  if (domain === "") throw badRequest("Domain can't be empty.");
+  if (!/^[a-z0-9-]+(\.[a-z0-9-]+)+$/.test(domain) || domain.split(".").some((part) => part.startsWith("-") || part.endsWith("-"))) {
+    throw badRequest(`Invalid domain: ${raw}`);
+  }
+  return domain;
+}
+
+function assertOwner(user: UserRecord): void {
+  if (user.role !== Role.OWNER || user.is_bot) throw mustBeOwner();
+}
+
+const domainMissing = (domain: string) => badRequest(`No entry found for domain ${domain}.`);
+
+export async function doAddRealmDomain(h: Hearth, user: UserRecord, rawDomain: string, allowSubdomains: boolean): Promise<RealmDomain> {
+  assertOwner(user);
+  const domain = checkDomain(rawDomain);
+  const added = await h.store.commit(() => {
+    if (h.store.dbs.realmDomains.get(domain)) throw badRequest(`The domain ${domain} is already a part of your organization.`);
+    const d: RealmDomain = { id: h.store.nextId("realm_domain"), domain, allow_subdomains: allowSubdomains };
+    h.store.dbs.realmDomains.put(domain, d);
+    return d;
+  });
+  h.events.publish({ type: "realm_domains", op: "add", realm_domain: realmDomainView(added) }, activeUserIds(h));
+  return added;
+}
+
+export async function doChangeRealmDomain(h: Hearth, user: UserRecord, rawDomain: string, allowSubdomains: boolean): Promise<void> {
+  assertOwner(user);
+  const domain = rawDomain.trim().toLowerCase();
+  await h.store.commit(() => {
+    const current = h.store.dbs.realmDomains.get(domain) as RealmDomain | undefined;
+    if (!current) throw domainMissing(domain);
+    h.store.dbs.realmDomains.put(domain, { ...current, allow_subdomains: allowSubdomains });
+  });
+  h.events.publish({ type: "realm_domains", op: "change", realm_domain: { domain, allow_subdomains: allowSubdomains } }, activeUserIds(h));
+}
+
+export async function doRemoveRealmDomain(h: Hearth, user: UserRecord, rawDomain: string): Promise<void> {
+  assertOwner(user);
+  const domain = rawDomain.trim().toLowerCase();
+  await h.store.commit(() => {
+    if (!h.store.dbs.realmDomains.get(domain)) throw domainMissing(domain);
+    h.store.dbs.realmDomains.remove(domain);
+  });
+  h.events.publish({ type: "realm_domains", op: "remove", domain }, activeUserIds(h));
+}
