@@ -20,6 +20,7 @@ import { emojiRoutes } from "./api/emoji";
 import { pushRoutes } from "./api/push";
 import { realmRoutes } from "./api/realm";
 import { navigationViewRoutes } from "./api/navigation_views";
+import { linkifierRoutes } from "./api/linkifiers";
 import { runRealmDeletionIfDue } from "./actions/realm";
 import { avatarRoutes } from "./api/avatars";
 import { ensureAvatarSalt, getAvatarSalt } from "./store/avatars";
@@ -84,6 +85,7 @@ export function buildApp(h: Hearth) {
     .use(pushRoutes(h).app)
     .use(realmRoutes(h).app)
     .use(navigationViewRoutes(h).app)
+    .use(linkifierRoutes(h).app)
     .use(staticAssetRoutes(h))
     .use(channelsRoutes(h).app)
     .use(userGroupsRoutes(h).app)

@@ -229,6 +229,9 @@ function applyCoreEvent(state: State, event: ApiEventJson): void {
       list.sort((a, b) => (a.domain < b.domain ? -1 : 1));
       return;
     }
+    case "realm_linkifiers":
+      state.realm_linkifiers = event.realm_linkifiers;
+      return;
     case "muted_topics":
       if ("muted_topics" in state) state.muted_topics = event.muted_topics;
       return;

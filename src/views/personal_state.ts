@@ -7,6 +7,7 @@ import { getUserTopics } from "../store/user_topics";
 import { getDrafts } from "../actions/drafts";
 import { getNavigationViews } from "../actions/navigation_views";
 import { getRealmDomains, realmDomainView } from "../actions/realm_domains";
+import { getLinkifiers } from "../actions/linkifiers";
 import { realmEmojiDict } from "./realm_emoji";
 import { userSetting } from "./settings";
 import { getProfileFields } from "../store/profile_fields";
@@ -64,3 +65,8 @@ defineStatePart("navigation_views", ["navigation_view"], ({ h, user }) => ({
 }));
 
 defineStatePart("realm_domains", ["realm_domains"], ({ h }) => ({ realm_domains: getRealmDomains(h).map(realmDomainView) }));
+
+// Clients without linkifier_url_template get no linkifiers (spec: client_capabilities).
+defineStatePart("realm_linkifiers", ["realm_linkifiers"], ({ h, capabilities }) => ({
+  realm_linkifiers: capabilities.linkifier_url_template ? getLinkifiers(h) : [],
+}));

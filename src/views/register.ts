@@ -182,7 +182,6 @@ const placeholders: [string, string[] | ((ctx: StateContext) => boolean), () => 
   ["scheduled_messages", ["scheduled_messages"], () => ({ scheduled_messages: [] })],
   ["reminders", ["reminders"], () => ({ reminders: [] })],
   ["onboarding_steps", ["onboarding_steps"], () => ({ onboarding_steps: [] })],
-  ["realm_linkifiers", ["realm_linkifiers"], () => ({ realm_linkifiers: [] })],
   ["realm_filters", ["realm_filters"], () => ({ realm_filters: [] })],
   ["realm_playgrounds", ["realm_playgrounds"], () => ({ realm_playgrounds: [] })],
   ["realm_user_groups", ["user_group"], () => ({ realm_user_groups: [] })],

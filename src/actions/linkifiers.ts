@@ -1,0 +1,135 @@
+import type { Hearth } from "../context";
+import { badRequest, mustBeAdmin } from "../errors";
+import { getRealm, putRealm } from "../store/realm";
+import type { UserRecord } from "../store/users";
+import { isAdmin } from "../views/users";
+import { activeUserIds } from "./users";
+
+/**
+ * A linkifier (the spec's Linkifier). Kept as an ordered list in the realm settings
+ * (`linkifiers`), which the Markdown renderer reads; order matters (first match wins).
+ */
+export interface Linkifier {
+  id: number;
+  pattern: string;
+  url_template: string;
+  example_input: string | null;
+  reverse_template: string | null;
+  alternative_url_templates: string[];
+}
+
+export interface LinkifierInput {
+  pattern: string;
+  url_template: string;
+  example_input?: string;
+  reverse_template?: string;
+  alternative_url_templates?: string[];
+}
+
+const MAX_PATTERN_LENGTH = 1000;
+const MAX_TEMPLATE_LENGTH = 1024;
+
+export function getLinkifiers(h: Hearth): Linkifier[] {
+  return (getRealm(h.store)?.settings?.linkifiers as Linkifier[] | undefined) ?? [];
+}
+
+/** Named groups of a Zulip (Python-syntax) pattern, after checking it compiles. */
+function patternGroups(pattern: string): Set<string> {
+  if (pattern.trim() === "" || pattern.length > MAX_PATTERN_LENGTH) throw badRequest("Invalid linkifier pattern.");
+  try {
+    // Compiled as the renderer will (Python's `(?P<name>` becomes JavaScript's `(?<name>`).
+    new RegExp(pattern.replace(/\(\?P</g, "(?<"), "u");
+  } catch (e) {
+    throw badRequest(`Bad regular expression: ${(e as Error).message}`);
+  }
+  return new Set([...pattern.matchAll(/\(\?P?<([A-Za-z_][A-Za-z0-9_]*)>/g)].map((m) => m[1]));
+}
+
+/** RFC 6570 level-1 templates (`{name}`), whose variables are the pattern's named groups. */
+function checkTemplate(template: string, groups: Set<string>, what: string): void {
+  if (template.length > MAX_TEMPLATE_LENGTH) throw badRequest(`${what} is too long (limit: ${MAX_TEMPLATE_LENGTH} characters)`);
+  if (!/^https?:\/\//i.test(template) && !template.startsWith("/")) throw badRequest("Enter a valid URL.");
+  const vars = [...template.matchAll(/\{([^}]*)\}/g)].map((m) => m[1]);
+  if (vars.some((v) => !/^[A-Za-z_][A-Za-z0-9_]*$/.test(v)) || /[{}]/.test(template.replace(/\{[^}]*\}/g, ""))) {
+    throw badRequest("Invalid URL template.");
+  }
+  if (vars.length !== groups.size || vars.some((v) => !groups.has(v)) || new Set(vars).size !== vars.length) {
+    throw badRequest("Group variables in URL template must match the named groups in the pattern.");
+  }
+}
+
+function checkLinkifier(input: LinkifierInput): Omit<Linkifier, "id"> {
+  const groups = patternGroups(input.pattern);
+  checkTemplate(input.url_template, groups, "url_template");
+  for (const alt of input.alternative_url_templates ?? []) checkTemplate(alt, groups, "alternative_url_templates");
+  if (input.reverse_template !== undefined && input.example_input === undefined) {
+    throw badRequest("Example input is required for reverse linkifiers.");
+  }
+  return {
+    pattern: input.pattern,
+    url_template: input.url_template,
+    example_input: input.example_input ?? null,
+    reverse_template: input.reverse_template ?? null,
+    alternative_url_templates: input.alternative_url_templates ?? [],
+  };
+}
+
+function assertAdmin(user: UserRecord): void {
+  if (!isAdmin(user) || user.is_bot) throw mustBeAdmin();
+}
+
+async function writeLinkifiers(h: Hearth, change: (current: Linkifier[]) => Linkifier[]): Promise<void> {
+  const next = await h.store.commit(() => {
+    const realm = getRealm(h.store)!;
+    const list = change([...((realm.settings.linkifiers as Linkifier[] | undefined) ?? [])]);
+    putRealm(h.store, { ...realm, settings: { ...realm.settings, linkifiers: list } });
+    return list;
+  });
+  // Queues whose clients lack linkifier_url_template drop this event (src/events/queues.ts).
+  h.events.publish({ type: "realm_linkifiers", realm_linkifiers: next }, activeUserIds(h));
+}
+
+export async function doAddLinkifier(h: Hearth, user: UserRecord, input: LinkifierInput): Promise<number> {
+  assertAdmin(user);
+  const checked = checkLinkifier(input);
+  let id = 0;
+  await writeLinkifiers(h, (list) => {
+    if (list.some((l) => l.pattern === checked.pattern)) throw badRequest("Linkifier with this pattern already exists.");
+    id = h.store.nextId("linkifier");
+    return [...list, { id, ...checked }];
+  });
+  return id;
+}
+
+const linkifierMissing = () => badRequest("Linkifier not found.");
+
+export async function doUpdateLinkifier(h: Hearth, user: UserRecord, id: number, input: LinkifierInput): Promise<void> {
+  assertAdmin(user);
+  const checked = checkLinkifier(input);
+  await writeLinkifiers(h, (list) => {
+    const index = list.findIndex((l) => l.id === id);
+    if (index < 0) throw linkifierMissing();
+    if (list.some((l) => l.id !== id && l.pattern === checked.pattern)) throw badRequest("Linkifier with this pattern already exists.");
+    list[index] = { id, ...checked };
+    return list;
+  });
+}
+
+export async function doRemoveLinkifier(h: Hearth, user: UserRecord, id: number): Promise<void> {
+  assertAdmin(user);
+  await writeLinkifiers(h, (list) => {
+    if (!list.some((l) => l.id === id)) throw linkifierMissing();
+    return list.filter((l) => l.id !== id);
+  });
+}
+
+export async function doReorderLinkifiers(h: Hearth, user: UserRecord, order: number[]): Promise<void> {
+  assertAdmin(user);
+  await writeLinkifiers(h, (list) => {
+    const ids = new Set(list.map((l) => l.id));
+    if (order.length !== ids.size || new Set(order).size !== order.length || !order.every((id) => ids.has(id))) {
+      throw badRequest("You must pass all the linkifiers in the new order.");
+    }
+    return order.map((id) => list.find((l) => l.id === id)!);
+  });
+}
