@@ -17,6 +17,7 @@ import { ensureChannelEmailSecret } from "./actions/channels";
 import { channelsRoutes } from "./api/channels";
 import { userGroupsRoutes } from "./api/user_groups";
 import { messagesRoutes } from "./api/messages";
+import { startRetentionJob } from "./actions/retention";
 import { eventsRoutes } from "./api/events";
 import { settingsRoutes } from "./api/settings";
 
@@ -106,6 +107,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
   // Queues saved by the last graceful shutdown come back before any client can poll.
   h.queues.load(dataDir);
   h.queues.startGc();
+  const stopRetention = startRetentionJob(h);
   const app = buildApp(h);
   let server: import("bun").Server<unknown>;
   try {
@@ -132,6 +134,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
         // Parked long-polls answer now (else stop would wait for their heartbeat);
         // the queues are written to the data folder for the next start.
         h.queues.close(null);
+        stopRetention();
         await server.stop(false); // stop accepting; in-flight requests finish
         h.queues.close(dataDir);
         await store.close();

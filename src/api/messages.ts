@@ -26,7 +26,7 @@ import {
   renderMessageContent,
   resolveTarget,
 } from "../actions/messages";
-import { formatMessage, topicDisplayName, type MessageViewOptions } from "../views/messages";
+import { formatMessage, readableMessage, topicDisplayName, type MessageViewOptions } from "../views/messages";
 import { compileNarrow, fetchRange, highlightHtml, highlightTopic, parseAnchor, parseNarrow } from "../views/narrow";
 import { canReadChannel, channelById } from "../views/message_channels";
 
@@ -122,6 +122,24 @@ export function messagesRoutes(h: Hearth) {
           history_limited: false,
           messages,
         };
+      },
+    )
+    .get(
+      "/messages/matches_narrow",
+      { params: { msg_ids: param.json(t.Array(t.Integer())), narrow: narrowParam } },
+      ({ user, params }) => {
+        // Which of the given messages match the narrow, with search highlights (the web app's live-update check).
+        const narrow = compileNarrow(h, user, parseNarrow(params.narrow));
+        const messages: Record<string, { match_content: string; match_subject: string }> = {};
+        for (const id of params.msg_ids) {
+          const found = readableMessage(h, user, id);
+          if (!found || !narrow.filters.every((f) => f(found.message, found.flags))) continue;
+          messages[String(id)] = {
+            match_content: highlightHtml(found.message.rendered_content, narrow.searchWords),
+            match_subject: highlightTopic(found.message.topic, narrow.searchWords),
+          };
+        }
+        return { messages };
       },
     )
     .get(

@@ -3,6 +3,8 @@ import { expectError, expectSchema, expectSuccess, startTestServer, type TestSer
 import type { ApiEvent } from "../../src/events/hub";
 import { GetMessagesResponse, SendMessageResponse, TopicsResponse } from "../../src/schemas/messages";
 import { getMessage } from "../../src/store/messages";
+import { getChannel, putChannel } from "../../src/store/channels";
+import { doExpireMessages } from "../../src/actions/retention";
 import { putUserGroup, systemGroupId, USER_GROUP_SETTINGS } from "../../src/store/user_groups";
 
 let s: TestServer;
@@ -222,5 +224,31 @@ describe("channel messages", () => {
     expect(expectSuccess(await s.as("iago").post(`/streams/${denmark}/delete_topic`, { topic_name: "doomed" })).complete).toBe(true);
     expect(ofType("delete_message")[0].event).toMatchObject({ message_ids: [doomed], stream_id: denmark, topic: "doomed" });
     expect(await fetchIds("hamlet", [["stream", "Denmark"], ["topic", "doomed"]])).toEqual([]);
+  });
+
+  test("matches_narrow", async () => {
+    const id = await send("hamlet", denmark, "matching", "a quick brown fox");
+    const other = await send("hamlet", denmark, "matching", "nothing here");
+    const res = expectSuccess(await s.as("othello").get("/messages/matches_narrow", { msg_ids: [id, other], narrow: [{ operator: "search", operand: "quick" }] }));
+    expect(Object.keys(res.messages)).toEqual([String(id)]);
+    expect(res.messages[String(id)].match_content).toBe('<p>a <span class="highlight">quick</span> brown fox</p>');
+  });
+
+  test("retention removes expired channel messages with their rows", async () => {
+    const h = s.server.h;
+    const keep = await createChannel("iago", "ephemeral", ["iago", "hamlet"]);
+    const old = await send("hamlet", keep, "t", "old message");
+    const fresh = await send("hamlet", keep, "t", "fresh message");
+    await h.store.commit(() => {
+      const ch = getChannel(h.store, keep)!;
+      putChannel(h.store, { ...ch, message_retention_days: 1 });
+      const m = getMessage(h.store, old)!;
+      h.store.dbs.messages.put(old, { ...m, timestamp: m.timestamp - 2 * 86400 });
+    });
+    expect(await doExpireMessages(h)).toBe(1);
+    expectError(await s.as("hamlet").get(`/messages/${old}`), 400, "BAD_REQUEST", "Invalid message(s)");
+    expect(await fetchIds("hamlet", [{ operator: "channel", operand: keep }])).toEqual([fresh]);
+    expect(await fetchIds("hamlet", [{ operator: "search", operand: "old" }])).not.toContain(old);
+    expect(h.store.dbs.userMessages.get([s.users.hamlet.id, old])).toBeUndefined();
   });
 });
