@@ -20,6 +20,7 @@ import { messagesRoutes } from "./api/messages";
 import { startRetentionJob } from "./actions/retention";
 import { eventsRoutes } from "./api/events";
 import { settingsRoutes } from "./api/settings";
+import { presenceRoutes } from "./api/presence";
 
 export interface RunningServer {
   h: Hearth;
@@ -68,6 +69,7 @@ export function buildApp(h: Hearth) {
     .use(messagesRoutes(h).app)
     .use(eventsRoutes(h).app)
     .use(settingsRoutes(h).app)
+    .use(presenceRoutes(h).app)
     .onError(({ code, error }) => {
       if (error instanceof ApiError) return errorResponse(error);
       if (code === "NOT_FOUND") return jsonResponse({ result: "error", msg: "Not Found", code: "NOT_FOUND" }, 404);

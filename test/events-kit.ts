@@ -122,13 +122,23 @@ export function applyEvent(state: State, event: ApiEventJson): void {
       if (event.property in state && event.property !== "user_settings") state[event.property] = event.value;
       return;
     }
+    case "presence": {
+      if (event.presences) {
+        // Modern event (simplified_presence_events): keyed by user ID, as with slim_presence.
+        Object.assign(state.presences, structuredClone(event.presences));
+      } else {
+        const website = event.presence.website;
+        state.presences[event.email] = { website, aggregated: { client: website.client, status: website.status, timestamp: website.timestamp } };
+      }
+      return;
+    }
     default:
       throw new Error(`applyEvent does not know event type ${event.type}`);
   }
 }
 
 /** Fields that legitimately differ between two registers. */
-const VOLATILE = ["queue_id", "last_event_id", "server_timestamp", "result", "msg"];
+const VOLATILE = ["queue_id", "last_event_id", "server_timestamp", "result", "msg", "presence_last_update_id"];
 
 export function normalizeState(state: State): State {
   const copy = structuredClone(state);

@@ -23,7 +23,7 @@ import {
 } from "../store/messages";
 import { linkProperties, renderMarkdown, type RenderContext, type RenderResult } from "../markdown";
 import { emojiCodeFor, emojiNameFor } from "../markdown/emoji";
-import { apiEmail, isModerator } from "../views/users";
+import { apiEmail, canSeeRealEmail, isModerator } from "../views/users";
 import {
   canDeleteAnyMessage,
   canDeleteOwnMessage,
@@ -268,21 +268,24 @@ export async function checkSendMessage(h: Hearth, sender: UserRecord, req: SendR
 
 /**
  * One `message` event for all recipients: each user's flags ride in `perUser`, the
- * client's `local_id` goes only to the queue that sent it, and the raw Markdown
- * travels beside the HTML so queues registered without `apply_markdown` get it.
+ * client's `local_id` goes only to the queue that sent it, and the message carries
+ * both the raw Markdown (`content`) and the HTML (`rendered_content`) so each queue
+ * gets what its client registered for (apply_markdown, client_gravatar).
  */
 function notifyNewMessage(h: Hearth, sender: UserRecord, m: MessageRecord, flagsByUser: Map<number, number>, req: SendRequest): void {
-  const message = formatMessage(h, sender, m, 0);
+  const message = formatMessage(h, sender, m, 0, { applyMarkdown: false, clientGravatar: false, allowEmptyTopicName: true });
   delete message.flags;
+  message.rendered_content = m.rendered_content;
   const perUser = new Map<number, Record<string, unknown>>();
   for (const [userId, bits] of flagsByUser) perUser.set(userId, { flags: flagList(bits) });
   const perQueue = new Map<string, Record<string, unknown>>();
   if (req.localId !== undefined && req.queueId !== undefined) perQueue.set(req.queueId, { local_message_id: req.localId });
   const channel = m.type === "stream" ? channelById(h, m.channel_id!) : undefined;
-  h.events.publish({ type: "message", message, flags: [], raw_content: m.content }, flagsByUser.keys(), {
+  h.events.publish({ type: "message", message, flags: [] }, flagsByUser.keys(), {
     perUser,
     perQueue,
     toAllPublicStreamsQueues: channel !== undefined && !channel.invite_only,
+    senderAvatarIsPublicGravatar: sender.avatar_source === "G" && canSeeRealEmail(null, sender),
   });
 }
 

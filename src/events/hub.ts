@@ -22,7 +22,19 @@ export interface PublishOptions {
    * registered with `all_public_streams`, whoever owns them.
    */
   toAllPublicStreamsQueues?: boolean;
+  /**
+   * A message event whose sender has a Gravatar avatar and a public email: queues
+   * registered with `client_gravatar` get `avatar_url: null` and compute it themselves.
+   */
+  senderAvatarIsPublicGravatar?: boolean;
 }
+
+/*
+ * Message events: publish `{type: "message", message}` where `message.content` is the
+ * raw Markdown and `message.rendered_content` the HTML; each queue gets the one its
+ * client asked for (`apply_markdown`), with the matching `content_type`, as Zulip's
+ * Tornado `finalize_payload` does. Per-user `flags` go in `perUser`.
+ */
 
 export interface EventSink {
   deliver(event: ApiEvent, userIds: readonly number[], options: PublishOptions): void;

@@ -276,7 +276,9 @@ export class QueueManager implements EventSink {
   private enqueue(queue: EventQueue, event: ApiEvent, options: PublishOptions): void {
     if (!this.accepts(queue, event)) return;
     const queueFields = options.perQueue?.get(queue.id);
-    const shaped = this.shape(queue.settings, queueFields ? { ...event, ...queueFields } : event);
+    let payload = queueFields ? { ...event, ...queueFields } : event;
+    if (payload.type === "message") payload = this.finalizeMessage(queue.settings, payload, options);
+    const shaped = this.shape(queue.settings, payload);
     for (const e of shaped) {
       queue.push(e);
       this.totalEvents++;
@@ -290,12 +292,32 @@ export class QueueManager implements EventSink {
     while (this.totalEvents > this.limits.maxTotalEvents) this.evictFullest();
   }
 
+  /** Content per apply_markdown and avatar per client_gravatar (Zulip's finalize_payload). */
+  private finalizeMessage(settings: QueueSettings, event: ApiEvent, options: PublishOptions): ApiEvent {
+    const original = event.message as Record<string, unknown> | undefined;
+    if (!original) return event;
+    const message = { ...original };
+    if ("rendered_content" in message) {
+      if (settings.applyMarkdown) {
+        message.content = message.rendered_content;
+        message.content_type = "text/html";
+      } else {
+        message.content_type = "text/x-markdown";
+      }
+      delete message.rendered_content;
+    }
+    if (settings.clientGravatar && options.senderAvatarIsPublicGravatar) message.avatar_url = null;
+    return { ...event, message };
+  }
+
   private accepts(queue: EventQueue, event: ApiEvent): boolean {
     const { eventTypes, narrow } = queue.settings;
     if (eventTypes !== null && !eventTypes.includes(event.type)) return false;
     if (event.type === "message" && narrow.length > 0) {
       return messageMatchesNarrow(narrow, event.message as Record<string, unknown>, (event.flags as string[]) ?? []);
     }
+    // Stream typing notifications only for clients that declared they handle them.
+    if (event.type === "typing" && event.message_type === "stream" && !queue.settings.capabilities.stream_typing_notifications) return false;
     // Without linkifier_url_template a client gets neither linkifiers nor their events.
     if (event.type === "realm_linkifiers" && !queue.settings.capabilities.linkifier_url_template) return false;
     return true;
@@ -304,14 +326,6 @@ export class QueueManager implements EventSink {
   /** Per-capability shaping of one event into what this client understands. */
   private shape(settings: QueueSettings, event: ApiEvent): ApiEvent[] {
     const caps = settings.capabilities;
-    if (event.type === "message" && "raw_content" in event) {
-      // The messages layer publishes HTML plus the raw Markdown; bots register without
-      // apply_markdown and read the Markdown (Zulip's per-queue content choice).
-      const { raw_content, ...rest } = event;
-      event = settings.applyMarkdown
-        ? rest
-        : { ...rest, message: { ...(rest.message as Record<string, unknown>), content: raw_content, content_type: "text/x-markdown" } };
-    }
     if (event.type === "delete_message" && Array.isArray(event.message_ids) && !caps.bulk_message_deletion) {
       const { message_ids, ...rest } = event;
       return (message_ids as number[]).map((id) => this.shapeTopics(caps, { ...rest, message_id: id }));

@@ -52,6 +52,8 @@ export const KEYSPACES = {
   searchTerms: "search_terms",
   /** recipient key ("c:<channelId>" | "d:<conversationKey>") → recipient_id */
   recipients: "recipients",
+  /** userId → PresenceRecord (src/store/presence.ts) */
+  presence: "presence",
 } as const;
 
 export type KeyspaceName = keyof typeof KEYSPACES;

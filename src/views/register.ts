@@ -16,11 +16,9 @@ import {
   realmSetting,
   SERVER_LIMITS,
 } from "./realm-settings";
+import { getRealmPresences, PRESENCE_OFFLINE_THRESHOLD_SECS, PRESENCE_PING_INTERVAL_SECS } from "./presence";
 import { USER_SETTINGS, userSettingsDefaultsView, userSettingsView } from "./settings";
 
-/** Zulip's presence timing (zerver/lib/presence.py defaults). */
-export const PRESENCE_PING_INTERVAL_SECS = 60;
-export const PRESENCE_OFFLINE_THRESHOLD_SECS = 140;
 
 /** Started at import; clients compare it to notice a server restart (Zulip's server_generation). */
 const SERVER_GENERATION = Math.floor(Date.now() / 1000);
@@ -171,6 +169,11 @@ defineStatePart("max_message_id", ["message"], ({ h, user }) => ({
   max_message_id: user ? maxMessageIdFor(h, user) : -1,
 }));
 
+defineStatePart("presences", ["presence"], ({ h, slimPresence, presenceHistoryLimitDays }) => ({
+  ...getRealmPresences(h, { slim: slimPresence, historyLimitDays: presenceHistoryLimitDays }),
+  server_timestamp: Date.now() / 1000,
+}));
+
 defineStatePart("custom_profile_fields", ["custom_profile_fields"], () => ({
   custom_profile_fields: [],
   custom_profile_field_types: CUSTOM_PROFILE_FIELD_TYPES,
@@ -188,7 +191,6 @@ const placeholders: [string, string[] | ((ctx: StateContext) => boolean), () => 
   ["muted_topics", (ctx) => ctx.want("muted_topics") && !ctx.want("user_topic"), () => ({ muted_topics: [] })],
   ["user_topics", ["user_topic"], () => ({ user_topics: [] })],
   ["muted_users", ["muted_users"], () => ({ muted_users: [] })],
-  ["presences", ["presence"], () => ({ presences: {}, server_timestamp: Date.now() / 1000, presence_last_update_id: -1 })],
   ["realm_domains", ["realm_domains"], () => ({ realm_domains: [] })],
   ["realm_emoji", ["realm_emoji"], () => ({ realm_emoji: {} })],
   ["realm_linkifiers", ["realm_linkifiers"], () => ({ realm_linkifiers: [] })],

@@ -46,8 +46,8 @@ describe("per-queue shaping", () => {
 
   test("the empty topic becomes the realm's display name for clients without empty_topic_name", () => {
     const { hub, queue } = setup();
-    const modern = queue(1, { caps: { empty_topic_name: true } });
-    const legacy = queue(1);
+    const modern = queue(1, { caps: { empty_topic_name: true, stream_typing_notifications: true } });
+    const legacy = queue(1, { caps: { stream_typing_notifications: true } });
     hub.publish(streamMessage(""), [1]);
     hub.publish({ type: "typing", op: "start", message_type: "stream", stream_id: 3, topic: "" }, [1]);
     expect((modern.events[0].message as any).subject).toBe("");
@@ -126,5 +126,30 @@ describe("per-queue filtering and targeting", () => {
     expect(manager.queuesOf(2)).toEqual([attentive]);
     expect(manager.pendingEventCount()).toBe(1);
     void abandoned;
+  });
+});
+
+describe("message payloads per client", () => {
+  test("apply_markdown picks rendered or raw content; client_gravatar nulls public Gravatar avatars", () => {
+    const { hub, queue } = setup();
+    const html = queue(1, { applyMarkdown: true, clientGravatar: false });
+    const markdown = queue(1, { applyMarkdown: false, clientGravatar: true });
+    const message = { ...streamMessage("t").message, content: "**hi**", rendered_content: "<p><strong>hi</strong></p>", avatar_url: "https://secure.gravatar.com/avatar/x" };
+    hub.publish({ type: "message", message, flags: [] }, [1], { senderAvatarIsPublicGravatar: true });
+    expect(html.events[0].message).toMatchObject({ content: "<p><strong>hi</strong></p>", content_type: "text/html", avatar_url: "https://secure.gravatar.com/avatar/x" });
+    expect(markdown.events[0].message).toMatchObject({ content: "**hi**", content_type: "text/x-markdown", avatar_url: null });
+    expect((markdown.events[0].message as any).rendered_content).toBeUndefined();
+    // The publisher's object is not modified.
+    expect(message.rendered_content).toBe("<p><strong>hi</strong></p>");
+  });
+
+  test("stream typing events only for stream_typing_notifications clients", () => {
+    const { hub, queue } = setup();
+    const modern = queue(1, { caps: { stream_typing_notifications: true } });
+    const legacy = queue(1);
+    hub.publish({ type: "typing", op: "start", message_type: "stream", stream_id: 3, topic: "t", sender: { user_id: 2, email: "x" } }, [1]);
+    hub.publish({ type: "typing", op: "start", message_type: "direct", sender: { user_id: 2, email: "x" }, recipients: [] }, [1]);
+    expect(modern.events.length).toBe(2);
+    expect(legacy.events.map((e) => e.message_type)).toEqual(["direct"]);
   });
 });

@@ -1,0 +1,267 @@
+#!/usr/bin/env bun
+/**
+ * Event fan-out benchmark (issue 4): N long-polling clients on loopback, one sender
+ * changing something every client must hear about at a fixed rate; reports the
+ * latency from the send to each client's receipt (p50/p99), the sends/s sustained,
+ * and the server's RSS — for Hearth and, in the same run, for a bare Bun.serve
+ * long-poll server (events in memory, no auth, no store) as the baseline.
+ *
+ * Until channels and messages exist in this branch, the "send" is a display-name
+ * change (PATCH /settings full_name), which reaches every active user as a
+ * realm_user update: the same fan-out path a channel message will take.
+ *
+ *   bun scripts/bench-events.ts [--clients 1000] [--rate 50] [--seconds 5]
+ *
+ * Everything is bounded (clients, rate, duration) and binds to 127.0.0.1 only.
+ */
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const arg = (name: string, fallback: number) => {
+  const i = process.argv.indexOf(`--${name}`);
+  const v = i >= 0 ? Number(process.argv[i + 1]) : NaN;
+  return Number.isFinite(v) && v > 0 ? v : fallback;
+};
+const CLIENTS = Math.min(arg("clients", 1000), 5000);
+const RATE = Math.min(arg("rate", 50), 500);
+const SECONDS = Math.min(arg("seconds", 5), 60);
+
+// Bun's fetch allows 256 concurrent requests unless told otherwise.
+if (!process.env.BUN_CONFIG_MAX_HTTP_REQUESTS) {
+  const child = Bun.spawnSync([process.execPath, ...process.argv.slice(1)], {
+    env: { ...process.env, BUN_CONFIG_MAX_HTTP_REQUESTS: String(CLIENTS + 64) },
+    stdout: "inherit",
+    stderr: "inherit",
+  });
+  process.exit(child.exitCode ?? 1);
+}
+
+// ---------------------------------------------------------------- server processes
+
+const role = process.argv[2];
+if (role === "--serve-hearth") await serveHearth();
+else if (role === "--serve-bare") serveBare();
+else await main();
+
+/** Child process: a Hearth server on a temp data folder with CLIENTS users. */
+async function serveHearth() {
+  const { startServer } = await import("../src/server");
+  const { Store } = await import("../src/store/db");
+  const { doInitRealm } = await import("../src/actions/realm");
+  const { doCreateUser } = await import("../src/actions/users");
+  const dataDir = process.env.BENCH_DATA!;
+  const store = new Store(dataDir);
+  const { owner } = await doInitRealm(store, { realmName: "Bench", ownerEmail: "owner@bench.test", ownerPassword: "bench-password" });
+  await store.close();
+  const server = await startServer({ dataDir, host: "127.0.0.1", port: 0, externalUrl: null });
+  const users: { email: string; key: string }[] = [{ email: owner.email, key: owner.api_key }];
+  for (let i = 0; i < CLIENTS; i += 100) {
+    const batch = await Promise.all(
+      Array.from({ length: Math.min(100, CLIENTS - i) }, (_, j) =>
+        doCreateUser(server.h, { email: `u${i + j}@bench.test`, full_name: `User ${i + j}`, password: null }),
+      ),
+    );
+    for (const u of batch) users.push({ email: u.email, key: u.api_key });
+  }
+  console.log(JSON.stringify({ url: server.url, users }));
+  process.on("SIGTERM", async () => {
+    await server.stop();
+    process.exit(0);
+  });
+}
+
+/** Child process: the baseline — per-client in-memory queues, long-poll, no auth. */
+function serveBare() {
+  type Waiter = (events: unknown[]) => void;
+  const queues = Array.from({ length: CLIENTS + 1 }, () => ({ events: [] as { id: number; seq: number }[], next: 0, waiter: null as Waiter | null }));
+  const server = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    idleTimeout: 120,
+    async fetch(req) {
+      const url = new URL(req.url);
+      if (url.pathname === "/send") {
+        const seq = Number(url.searchParams.get("seq"));
+        for (const q of queues) {
+          q.events.push({ id: q.next++, seq });
+          if (q.waiter) {
+            const w = q.waiter;
+            q.waiter = null;
+            queueMicrotask(() => w(q.events.slice()));
+          }
+        }
+        return Response.json({ result: "success" });
+      }
+      const q = queues[Number(url.searchParams.get("client"))];
+      const last = Number(url.searchParams.get("last"));
+      while (q.events.length && q.events[0].id <= last) q.events.shift();
+      if (q.events.length) return Response.json({ events: q.events.slice() });
+      const events = await new Promise<unknown[]>((resolve) => (q.waiter = resolve));
+      return Response.json({ events });
+    },
+  });
+  console.log(JSON.stringify({ url: `http://127.0.0.1:${server.port}`, users: [] }));
+}
+
+// ---------------------------------------------------------------- the load
+
+function rssMiB(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  return Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024;
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+interface Target {
+  name: string;
+  poll(client: number, last: number, signal: AbortSignal): Promise<{ id: number; seq: number }[]>;
+  send(seq: number): Promise<void>;
+  prepare(client: number): Promise<number>;
+}
+
+async function startChild(kind: "--serve-hearth" | "--serve-bare") {
+  const dataDir = mkdtempSync(join(tmpdir(), "hearth-bench-"));
+  const proc = Bun.spawn([process.execPath, import.meta.path, kind, "--clients", String(CLIENTS)], {
+    env: { ...process.env, BENCH_DATA: dataDir },
+    stdout: "pipe",
+    stderr: "inherit",
+  });
+  const reader = proc.stdout.getReader();
+  let text = "";
+  while (!text.includes("\n")) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`${kind} exited early`);
+    text += new TextDecoder().decode(value);
+  }
+  const info = JSON.parse(text.slice(0, text.indexOf("\n")));
+  return { proc, dataDir, ...info } as { proc: typeof proc; dataDir: string; url: string; users: { email: string; key: string }[] };
+}
+
+function hearthTarget(url: string, users: { email: string; key: string }[]): Target {
+  const auth = users.map((u) => "Basic " + Buffer.from(`${u.email}:${u.key}`).toString("base64"));
+  const queueIds: string[] = [];
+  return {
+    name: "Hearth",
+    async prepare(client) {
+      const res = await fetch(`${url}/api/v1/register`, {
+        method: "POST",
+        headers: { authorization: auth[client + 1], "content-type": "application/x-www-form-urlencoded" },
+        body: `event_types=${encodeURIComponent('["realm_user"]')}&fetch_event_types=%5B%5D`,
+      });
+      const body = (await res.json()) as any;
+      queueIds[client] = body.queue_id;
+      return body.last_event_id;
+    },
+    async poll(client, last, signal) {
+      const res = await fetch(`${url}/api/v1/events?queue_id=${encodeURIComponent(queueIds[client])}&last_event_id=${last}`, {
+        headers: { authorization: auth[client + 1] },
+        signal,
+      });
+      const body = (await res.json()) as any;
+      if (body.result !== "success") throw new Error(JSON.stringify(body));
+      return body.events
+        .filter((e: any) => e.type === "realm_user")
+        .map((e: any) => ({ id: e.id, seq: Number(String(e.person.full_name).split(" ").pop()) }));
+    },
+    async send(seq) {
+      const res = await fetch(`${url}/api/v1/settings`, {
+        method: "PATCH",
+        headers: { authorization: auth[0], "content-type": "application/x-www-form-urlencoded" },
+        body: `full_name=Sender%20${seq}`,
+      });
+      if (res.status !== 200) throw new Error(await res.text());
+    },
+  };
+}
+
+function bareTarget(url: string): Target {
+  return {
+    name: "bare Bun.serve",
+    async prepare() {
+      return -1;
+    },
+    async poll(client, last, signal) {
+      const res = await fetch(`${url}/poll?client=${client}&last=${last}`, { signal });
+      return ((await res.json()) as any).events;
+    },
+    async send(seq) {
+      await fetch(`${url}/send?seq=${seq}`, { method: "POST" });
+    },
+  };
+}
+
+async function run(target: Target, pid: number) {
+  const lastIds = await Promise.all(Array.from({ length: CLIENTS }, (_, c) => target.prepare(c)));
+  const sentAt = new Map<number, number>();
+  const latencies: number[] = [];
+  const controller = new AbortController();
+  let stopping = false;
+  const pollers = lastIds.map(async (startId, client) => {
+    let last = startId;
+    while (!stopping) {
+      try {
+        const events = await target.poll(client, last, controller.signal);
+        const now = performance.now();
+        for (const e of events) {
+          last = Math.max(last, e.id);
+          const t = sentAt.get(e.seq);
+          if (t !== undefined) latencies.push(now - t);
+        }
+      } catch (e) {
+        if (!stopping) throw e;
+      }
+    }
+  });
+  await Bun.sleep(500); // every client parked
+  const total = RATE * SECONDS;
+  const t0 = performance.now();
+  let sent = 0;
+  for (let seq = 1; seq <= total; seq++) {
+    const due = t0 + ((seq - 1) * 1000) / RATE;
+    const wait = due - performance.now();
+    if (wait > 0) await Bun.sleep(wait);
+    sentAt.set(seq, performance.now());
+    await target.send(seq);
+    sent++;
+  }
+  const sendSeconds = (performance.now() - t0) / 1000;
+  const rss = rssMiB(pid);
+  // Let the last deliveries arrive (bounded wait).
+  const deadline = performance.now() + 5000;
+  while (latencies.length < sent * CLIENTS && performance.now() < deadline) await Bun.sleep(20);
+  stopping = true;
+  controller.abort();
+  await Promise.allSettled(pollers);
+  latencies.sort((a, b) => a - b);
+  return {
+    name: target.name,
+    deliveries: `${latencies.length}/${sent * CLIENTS}`,
+    p50_ms: +percentile(latencies, 50).toFixed(1),
+    p99_ms: +percentile(latencies, 99).toFixed(1),
+    max_ms: +latencies[latencies.length - 1].toFixed(1),
+    sends_per_s: +(sent / sendSeconds).toFixed(1),
+    server_rss_mib: +rss.toFixed(0),
+  };
+}
+
+async function main() {
+  console.log(`${CLIENTS} long-polling clients, ${RATE} sends/s for ${SECONDS} s, loopback`);
+  const results = [];
+  for (const kind of ["--serve-bare", "--serve-hearth"] as const) {
+    const child = await startChild(kind);
+    try {
+      const target = kind === "--serve-bare" ? bareTarget(child.url) : hearthTarget(child.url, child.users);
+      results.push(await run(target, child.proc.pid));
+    } finally {
+      child.proc.kill("SIGTERM");
+      await child.proc.exited;
+      rmSync(child.dataDir, { recursive: true, force: true });
+    }
+  }
+  console.table(results);
+  const [bare, hearth] = results;
+  console.log(`Hearth p99 / bare p99 = ${(hearth.p99_ms / bare.p99_ms).toFixed(2)} (goal ≤ 1.5); Hearth RSS ${hearth.server_rss_mib} MiB (goal < 200)`);
+}
