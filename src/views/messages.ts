@@ -90,7 +90,7 @@ export function formatMessage(
     timestamp: m.timestamp,
     client: m.client,
     subject: m.type === "stream" ? topicDisplayName(m.topic, options) : "",
-    topic_links: m.type === "stream" ? topicLinks(m.topic, []) : [],
+    topic_links: m.type === "stream" ? topicLinks(m.topic, realmSetting(h, "linkifiers", [])) : [],
     is_me_message: m.is_me_message,
     reactions: formatReactions(h, m),
     submessages: m.submessages,
