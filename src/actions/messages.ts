@@ -3,6 +3,7 @@ import { ApiError, badRequest } from "../errors";
 import { allUsers, getUser, type UserRecord } from "../store/users";
 import { findUserByLoginEmail } from "../auth/basic";
 import { getChannel, putChannel } from "../store/channels";
+import { channelViewerIds } from "../access/channels";
 import {
   conversationKey,
   deleteMessageRows,
@@ -228,6 +229,7 @@ export async function checkSendMessage(h: Hearth, sender: UserRecord, req: SendR
   // Zulip: a message sent in a direct message conversation with oneself is read.
   if (target.type === "private" && target.userIds.length === 1) flagsByUser.set(sender.id, flagsByUser.get(sender.id)! | MessageFlag.read);
 
+  let firstInChannel = false;
   const message = await h.store.commit(() => {
     const id = h.store.nextId("message");
     const recipientKey = target.type === "stream" ? `c:${target.channel.id}` : `d:${conversationKey(target.userIds)}`;
@@ -258,10 +260,19 @@ export async function checkSendMessage(h: Hearth, sender: UserRecord, req: SendR
       const channel = getChannel(h.store, target.channel.id);
       if (channel && (channel.first_message_id === null || channel.last_message_at === null || now - channel.last_message_at >= 60)) {
         putChannel(h.store, { ...channel, first_message_id: channel.first_message_id ?? id, last_message_at: now });
+        if (channel.first_message_id === null) firstInChannel = true;
       }
     }
     return record;
   });
+  if (firstInChannel && target.type === "stream") {
+    // Zulip announces a channel's first message ID (clients show "no older messages").
+    const channel = target.channel;
+    h.events.publish(
+      { type: "stream", op: "update", property: "first_message_id", value: message.id, stream_id: channel.id, name: channel.name },
+      channelViewerIds(h, channel),
+    );
+  }
   notifyNewMessage(h, sender, message, flagsByUser, req);
   return { id: message.id };
 }

@@ -30,7 +30,7 @@ export function unreadMessagesState(h: Hearth, user: UserRecord): Record<string,
     count++;
     if ((getUserFlags(h.store, user.id, id) ?? 0) & MENTION_BITS) mentions.push(id);
     if (m.type === "stream") {
-      const key = `${m.channel_id}\u0000${m.topic.toLowerCase()}`;
+      const key = `${m.channel_id}\u0000${m.topic}`;
       const entry = streams.get(key) ?? { stream_id: m.channel_id!, topic: m.topic, unread_message_ids: [] };
       entry.unread_message_ids.push(id);
       streams.set(key, entry);
@@ -43,11 +43,14 @@ export function unreadMessagesState(h: Hearth, user: UserRecord): Record<string,
     }
   }
   const asc = (ids: number[]) => ids.sort((a, b) => a - b);
+  // Buckets in a stable order (Zulip's order is unspecified; clients index them).
   return {
     count,
-    pms: [...pms].map(([other, ids]) => ({ other_user_id: other, sender_id: other, unread_message_ids: asc(ids) })),
-    streams: [...streams.values()].map((s) => ({ ...s, unread_message_ids: asc(s.unread_message_ids) })),
-    huddles: [...huddles].map(([key, ids]) => ({ user_ids_string: key, unread_message_ids: asc(ids) })),
+    pms: [...pms].map(([other, ids]) => ({ other_user_id: other, sender_id: other, unread_message_ids: asc(ids) })).sort((a, b) => a.other_user_id - b.other_user_id),
+    streams: [...streams.values()]
+      .map((s) => ({ ...s, unread_message_ids: asc(s.unread_message_ids) }))
+      .sort((a, b) => a.stream_id - b.stream_id || (a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : 0)),
+    huddles: [...huddles].map(([key, ids]) => ({ user_ids_string: key, unread_message_ids: asc(ids) })).sort((a, b) => (a.user_ids_string < b.user_ids_string ? -1 : 1)),
     mentions: asc(mentions),
     old_unreads_missing: missing,
   };
