@@ -350,7 +350,7 @@ export async function doUpdateFlags(h: Hearth, user: UserRecord, ids: number[], 
         current = MessageFlag.read | MessageFlag.historical;
       }
       const next = op === "add" ? current | bit : current & ~bit;
-      if (next === current && before !== undefined) continue;
+      if (next === current) continue;
       setUserFlags(h.store, user.id, m, before, next);
       if (next !== current) out.push(id);
     }
@@ -590,13 +590,14 @@ export async function checkEditMessage(h: Hearth, user: UserRecord, messageId: n
       changes.push({ before, after });
     }
     // Mention flags follow the new content.
-    const holders = rowHolders(h, changes[0].after);
+    const edited = changes.find((c) => c.after.id === message.id)!.after;
+    const holders = rowHolders(h, edited);
     if (rendered) {
       const topicUsers = rendered.topicWildcard && message.type === "stream" ? topicParticipants(h, message.channel_id!, message.topic) : new Set<number>();
       for (const [userId, bits] of holders) {
         const next = (bits & ~MENTION_BITS) | mentionBitsFor(userId, message.sender_id, rendered, new Set(), topicUsers);
         if (next !== bits) {
-          setUserFlags(h.store, userId, changes[0].after, bits, next);
+          setUserFlags(h.store, userId, edited, bits, next);
           holders.set(userId, next);
         }
       }

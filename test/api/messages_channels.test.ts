@@ -251,4 +251,26 @@ describe("channel messages", () => {
     expect(await fetchIds("hamlet", [{ operator: "search", operand: "old" }])).not.toContain(old);
     expect(h.store.dbs.userMessages.get([s.users.hamlet.id, old])).toBeUndefined();
   });
+
+  test("protected history: new subscribers of a private channel see only what they received; admins without subscription see nothing", async () => {
+    const vault = await createChannel("hamlet", "vault", ["hamlet"], { invite_only: true, history_public_to_subscribers: false });
+    const before = await send("hamlet", vault, "t", "before othello");
+    expectSuccess(await s.as("hamlet").post("/users/me/subscriptions", { subscriptions: [{ name: "vault" }], principals: [s.users.othello.id] }));
+    const after = await send("hamlet", vault, "t", "after othello");
+    expect(await fetchIds("othello", [{ operator: "channel", operand: vault }])).toEqual([after]);
+    expectError(await s.as("othello").get(`/messages/${before}`), 400, "BAD_REQUEST", "Invalid message(s)");
+    expectError(await s.as("iago").get(`/messages/${after}`), 400, "BAD_REQUEST", "Invalid message(s)");
+    // Starring a message one cannot see is refused; starring a visible historical one creates a row.
+    expectError(await s.as("othello").post("/messages/flags", { messages: [before], op: "add", flag: "starred" }), 400, "BAD_REQUEST", "Invalid message(s)");
+    const open = await send("hamlet", denmark, "t", "public");
+    expectSuccess(await s.as("cordelia").post("/messages/flags", { messages: [open], op: "add", flag: "starred" }));
+    expect(expectSuccess(await s.as("cordelia").get(`/messages/${open}`)).message.flags.sort()).toEqual(["historical", "read", "starred"]);
+  });
+
+  test("who may post: can_send_message_group and archived channels", async () => {
+    const admins = expectSuccess(await s.as("iago").get("/user_groups")).user_groups.find((g: any) => g.name === "role:administrators").id;
+    const announce = await createChannel("iago", "announce", ["iago", "hamlet"], { can_send_message_group: admins });
+    expectError(await s.as("hamlet").post("/messages", { type: "channel", to: announce, topic: "t", content: "x" }), 400, "BAD_REQUEST", "You do not have permission to post in this channel.");
+    await send("iago", announce, "t", "official");
+  });
 });
