@@ -295,4 +295,42 @@ describe("direct messages", () => {
     const again = expectSuccess(await s.as("othello").get(`/messages/${sent.id}`));
     expect(again.message.flags).toContain("read");
   });
+
+  test("malformed requests get Zulip errors, never a 500", async () => {
+    const c = s.as("hamlet");
+    expectError(await c.get("/messages", { anchor: "newest", num_after: 0 }), 400, "REQUEST_VARIABLE_MISSING");
+    const junk: [string, string, Record<string, unknown>][] = [
+      ["GET", "/messages", { anchor: "banana", num_before: 1, num_after: 1 }],
+      ["GET", "/messages", { anchor: "newest", num_before: -1, num_after: 1 }],
+      ["GET", "/messages", { anchor: "newest", num_before: 1, num_after: 1, narrow: "{" }],
+      ["GET", "/messages", { anchor: "newest", num_before: 1, num_after: 1, narrow: JSON.stringify({ a: 1 }) }],
+      ["GET", "/messages", { anchor: "newest", num_before: 1, num_after: 1, narrow: JSON.stringify([[1, 2]]) }],
+      ["GET", "/messages", { anchor: "newest", num_before: 1, num_after: 1, narrow: JSON.stringify([{ operator: "topic", operand: { x: 1 } }]) }],
+      ["GET", "/messages", { anchor: "newest", num_before: 1, num_after: 1, narrow: JSON.stringify([{ operator: "dm", operand: [{}] }]) }],
+      ["GET", "/messages", { anchor: "newest", num_before: 1, num_after: 1, narrow: JSON.stringify([{ operator: "id", operand: "x" }]) }],
+      ["GET", "/messages/abc", {}],
+      ["GET", "/messages/99999999", {}],
+      ["POST", "/messages", { type: "bogus", to: "x", content: "y" }],
+      ["POST", "/messages", { type: "direct", to: JSON.stringify({ a: 1 }), content: "y" }],
+      ["POST", "/messages", { type: "channel", to: JSON.stringify([1, 2]), content: "y" }],
+      ["POST", "/messages", { type: "channel", to: "nowhere", topic: "t", content: "y" }],
+      ["PATCH", "/messages/99999999", { content: "x" }],
+      ["PATCH", "/messages/1", { propagate_mode: "sideways" }],
+      ["POST", "/messages/flags", { messages: "[\"a\"]", op: "add", flag: "read" }],
+      ["POST", "/messages/flags", { messages: [1], op: "toggle", flag: "read" }],
+      ["POST", "/messages/flags/narrow", { anchor: "newest", num_before: 1, num_after: 0, op: "add", flag: "mentioned" }],
+      ["POST", "/messages/1/reactions", { emoji_name: "smile", reaction_type: "weird" }],
+      ["DELETE", "/messages/1/reactions", {}],
+      ["POST", "/typing", { op: "start" }],
+      ["POST", "/typing", { op: "start", type: "channel", stream_id: 999999, topic: "x" }],
+      ["GET", "/users/me/999999/topics", {}],
+      ["POST", "/streams/999999/delete_topic", { topic_name: "x" }],
+      ["POST", "/mark_topic_as_read", { stream_id: 999999, topic_name: "x" }],
+      ["GET", "/messages/matches_narrow", { msg_ids: "nope" }],
+    ];
+    for (const [method, path, params] of junk) {
+      const res = await c.request(method, path, params);
+      expect({ path, params, status: res.status, result: res.body.result }).toEqual({ path, params, status: 400, result: "error" });
+    }
+  });
 });
