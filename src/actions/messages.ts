@@ -81,7 +81,7 @@ export function renderContextFor(h: Hearth, sender: UserRecord): RenderContext {
     },
     channelByName(name) {
       const c = channelByName(h, name);
-      return c && canReadChannel(h, sender, c) ? { id: c.id, name: c.name } : undefined;
+      return c && (sender.is_system_bot || canReadChannel(h, sender, c)) ? { id: c.id, name: c.name } : undefined;
     },
     linkifiers: realmSetting(h, "linkifiers", [] as { pattern: string; url_template: string }[]),
   };
@@ -211,11 +211,16 @@ function publishPerFlags(h: Hearth, flagsByUser: Map<number, number>, build: (fl
 }
 
 export async function checkSendMessage(h: Hearth, sender: UserRecord, req: SendRequest): Promise<{ id: number }> {
-  const content = normalizeContent(req.content);
-  const { target } = req;
-  if (target.type === "stream" && !canPostToChannel(h, sender, target.channel)) {
+  if (req.target.type === "stream" && !canPostToChannel(h, sender, req.target.channel)) {
     throw badRequest("You do not have permission to post in this channel.");
   }
+  return doSendMessage(h, sender, req);
+}
+
+/** Sends without permission checks: for checked requests and the server's own bots. */
+export async function doSendMessage(h: Hearth, sender: UserRecord, req: SendRequest): Promise<{ id: number }> {
+  const content = normalizeContent(req.content);
+  const { target } = req;
   const rendered = renderMessageContent(h, sender, content);
   const groupMembers = new Set<number>();
   for (const id of rendered.mentionedGroupIds) for (const member of groupMemberIds(h, id)) groupMembers.add(member);
@@ -614,7 +619,49 @@ export async function checkEditMessage(h: Hearth, user: UserRecord, messageId: n
     return { changes, holders };
   });
   notifyUpdateMessage(h, user, message, result.changes, result.holders, req, now);
+  if (moving) await sendMoveNotifications(h, user, message, result.changes.length, newChannel, newTopic, req);
   return { detached_uploads: [] };
+}
+
+const RESOLVED_PREFIX = "✔ ";
+
+function notificationBot(h: Hearth): UserRecord | undefined {
+  return findUserByLoginEmail(h, "notification-bot@zulip.com");
+}
+
+/**
+ * Zulip's Notification Bot messages after a move: "moved here from" in the new
+ * thread and "moved to" in the old one (as the client asked), or the resolve /
+ * unresolve notice when only the ✔ prefix changed.
+ */
+async function sendMoveNotifications(
+  h: Hearth,
+  user: UserRecord,
+  original: MessageRecord,
+  count: number,
+  newChannel: MessageChannel | undefined,
+  newTopic: string | undefined,
+  req: EditRequest,
+): Promise<void> {
+  const bot = notificationBot(h);
+  if (!bot) return;
+  const oldChannel = channelById(h, original.channel_id!);
+  if (!oldChannel) return;
+  const toChannel = newChannel ?? oldChannel;
+  const toTopic = newTopic ?? original.topic;
+  const actor = `@_**${user.full_name}|${user.id}**`;
+  const send = (channel: MessageChannel, topic: string, content: string) =>
+    doSendMessage(h, bot, { target: { type: "stream", channel, topic }, content, client: "Internal", readBySender: true });
+  const strip = (t: string) => (t.startsWith(RESOLVED_PREFIX) ? t.slice(RESOLVED_PREFIX.length) : t);
+  if (!newChannel && newTopic !== undefined && strip(newTopic) === strip(original.topic) && newTopic !== original.topic) {
+    const resolved = newTopic.startsWith(RESOLVED_PREFIX);
+    await send(toChannel, toTopic, `${actor} has marked this topic as ${resolved ? "resolved" : "unresolved"}.`);
+    return;
+  }
+  const link = (channel: MessageChannel, topic: string) => `#**${channel.name}>${topic}**`;
+  const what = req.propagateMode === "change_all" ? "This topic was" : count === 1 ? "A message was" : `${count} messages were`;
+  if (req.sendNotificationToNewThread) await send(toChannel, toTopic, `${what} moved here from ${link(oldChannel, original.topic)} by ${actor}.`);
+  if (req.sendNotificationToOldThread) await send(oldChannel, original.topic, `${what} moved to ${link(toChannel, toTopic)} by ${actor}.`);
 }
 
 function notifyUpdateMessage(

@@ -151,7 +151,12 @@ describe("channel messages", () => {
     const b = await send("othello", denmark, "old name", "two");
     events.length = 0;
     expectSuccess(await s.as("othello").patch(`/messages/${a}`, { topic: "new name", propagate_mode: "change_all" }));
-    expect(await fetchIds("hamlet", [["stream", "Denmark"], ["topic", "new name"]])).toEqual([a, b]);
+    const moved = expectSuccess(await s.as("hamlet").get("/messages", { anchor: "oldest", num_before: 0, num_after: 10, narrow: [["stream", "Denmark"], ["topic", "new name"]] })).messages;
+    expect(moved.map((m: any) => m.id).slice(0, 2)).toEqual([a, b]);
+    // Notification Bot tells the new thread (send_notification_to_new_thread defaults to true).
+    expect(moved[2]).toMatchObject({ sender_email: "notification-bot@zulip.com" });
+    expect(moved[2].content).toContain("This topic was moved here from");
+    expect(moved[2].content).toContain('class="stream-topic"');
     expect(await fetchIds("hamlet", [["stream", "Denmark"], ["topic", "old name"]])).toEqual([]);
     const ev = ofType("update_message")[0].event as any;
     expect(ev).toMatchObject({ message_ids: [a, b], orig_subject: "old name", subject: "new name", propagate_mode: "change_all", stream_id: denmark });
@@ -168,7 +173,8 @@ describe("channel messages", () => {
       s.server.h.store.dbs.messages.put(a, { ...m, timestamp: m.timestamp - 8 * 86400 });
     });
     const err = expectError(await s.as("othello").patch(`/messages/${b}`, { topic: "newer", propagate_mode: "change_all" }), 400, "MOVE_MESSAGES_TIME_LIMIT_EXCEEDED");
-    expect(err).toMatchObject({ first_message_id_allowed_to_move: b, total_messages_in_topic: 2, total_messages_allowed_to_move: 1 });
+    // The topic holds a, b and the Notification Bot message; only a is too old.
+    expect(err).toMatchObject({ first_message_id_allowed_to_move: b, total_messages_in_topic: 3, total_messages_allowed_to_move: 2 });
     expectError(await s.as("othello").patch(`/messages/${a}`, { topic: "newer" }), 400, "BAD_REQUEST");
     // Moderators and above are not limited.
     expectSuccess(await s.as("iago").patch(`/messages/${b}`, { topic: "newest", propagate_mode: "change_all" }));
@@ -182,7 +188,9 @@ describe("channel messages", () => {
     expect(got.message).toMatchObject({ stream_id: target, display_recipient: "Norway" });
     expect(got.message.edit_history[0]).toMatchObject({ prev_stream: denmark, stream: target });
     expectSuccess(await s.as("hamlet").patch(`/messages/${a}`, { topic: "✔ migrate" }));
-    expect(await fetchIds("hamlet", [{ operator: "is", operand: "resolved" }])).toEqual([a]);
+    const resolved = expectSuccess(await s.as("hamlet").get("/messages", { anchor: "newest", num_before: 10, num_after: 0, narrow: [{ operator: "is", operand: "resolved" }] })).messages;
+    expect(resolved[0].id).toBe(a);
+    expect(resolved.at(-1).content).toBe(`<p><span class="user-mention silent" data-user-id="${s.users.hamlet.id}">King Hamlet</span> has marked this topic as resolved.</p>`);
   });
 
   test("mark_stream_as_read, mark_topic_as_read, first_unread in a channel", async () => {
