@@ -5,7 +5,7 @@ import { badRequest } from "../errors";
 import { ApiRoutes } from "../http/route";
 import { param } from "../http/params";
 import type { UserRecord } from "../store/users";
-import { topicsOfChannel } from "../store/messages";
+import { getUserFlags, idsInRange, topicKey, topicsOfChannel } from "../store/messages";
 import {
   accessMessage,
   checkDeleteMessage,
@@ -295,7 +295,17 @@ export function messagesRoutes(h: Hearth) {
     .get("/users/me/:stream_id/topics", { params: { allow_empty_topic_name: param.bool().default(false) } }, ({ user, params, path }) => {
       const channel = readChannelParam(user, pathId(path.stream_id, "channel ID"));
       const options = { applyMarkdown: true, clientGravatar: false, allowEmptyTopicName: params.allow_empty_topic_name };
-      return { topics: topicsOfChannel(h.store, channel.id).map((topic) => ({ name: topicDisplayName(topic.name, options), max_id: topic.max_id })) };
+      let topics = topicsOfChannel(h.store, channel.id);
+      if (channel.invite_only && !channel.history_public_to_subscribers) {
+        // Protected history: only topics with messages the user received, up to the newest of those.
+        topics = topics.flatMap((topic) => {
+          for (const id of idsInRange(h.store, "topicMessages", [channel.id, topicKey(topic.name)], topic.max_id, "older")) {
+            if (getUserFlags(h.store, user.id, id) !== undefined) return [{ name: topic.name, max_id: id }];
+          }
+          return [];
+        });
+      }
+      return { topics: topics.map((topic) => ({ name: topicDisplayName(topic.name, options), max_id: topic.max_id })) };
     })
     .post("/streams/:stream_id/delete_topic", { params: { topic_name: param.string() } }, async ({ user, params, path }) => {
       await checkDeleteTopic(h, user, pathId(path.stream_id, "channel ID"), params.topic_name);

@@ -263,9 +263,12 @@ describe("channel messages", () => {
   test("protected history: new subscribers of a private channel see only what they received; admins without subscription see nothing", async () => {
     const vault = await createChannel("hamlet", "vault", ["hamlet"], { invite_only: true, history_public_to_subscribers: false });
     const before = await send("hamlet", vault, "t", "before othello");
+    await send("hamlet", vault, "hidden topic", "before othello too");
     expectSuccess(await s.as("hamlet").post("/users/me/subscriptions", { subscriptions: [{ name: "vault" }], principals: [s.users.othello.id] }));
     const after = await send("hamlet", vault, "t", "after othello");
     expect(await fetchIds("othello", [{ operator: "channel", operand: vault }])).toEqual([after]);
+    expect(expectSuccess(await s.as("othello").get(`/users/me/${vault}/topics`)).topics).toEqual([{ name: "t", max_id: after }]);
+    expect(expectSuccess(await s.as("hamlet").get(`/users/me/${vault}/topics`)).topics.map((t: any) => t.name)).toEqual(["t", "hidden topic"]);
     expectError(await s.as("othello").get(`/messages/${before}`), 400, "BAD_REQUEST", "Invalid message(s)");
     expectError(await s.as("iago").get(`/messages/${after}`), 400, "BAD_REQUEST", "Invalid message(s)");
     // Starring a message one cannot see is refused; starring a visible historical one creates a row.
