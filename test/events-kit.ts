@@ -16,13 +16,16 @@ export type ApiEventJson = { id: number; type: string } & Record<string, any>;
 
 /** Registers like a full client. Gravatar URLs are requested so events and state agree. */
 export async function register(client: ApiClient, params: Params = {}): Promise<State> {
-  return expectSuccess(
+  const state = expectSuccess(
     await client.post("/register", {
       client_gravatar: false,
       client_capabilities: { user_settings_object: true, bulk_message_deletion: true, empty_topic_name: true },
       ...params,
     }),
   );
+  // Remembered beside the state (a symbol key: structuredClone and comparisons skip it).
+  (state as any)[INCLUDE_SUBSCRIBERS] = params.include_subscribers === true || params.include_subscribers === "true";
+  return state;
 }
 
 /** Everything waiting in a queue, without blocking; acknowledges nothing. */
@@ -133,9 +136,121 @@ export function applyEvent(state: State, event: ApiEventJson): void {
       }
       return;
     }
+    case "subscription":
+      applySubscriptionEvent(state, event);
+      return;
+    case "stream":
+      applyStreamEvent(state, event);
+      return;
+    case "user_group": {
+      const group = (state.realm_user_groups as any[]).find((g) => g.id === event.group_id);
+      if (!group) throw new Error(`user_group event for unknown group ${event.group_id}`);
+      if (event.op === "add_members") group.members = [...new Set([...group.members, ...event.user_ids])].sort((a: number, b: number) => a - b);
+      else if (event.op === "remove_members") group.members = group.members.filter((id: number) => !event.user_ids.includes(id));
+      else throw new Error(`unknown user_group op ${event.op}`);
+      return;
+    }
+    case "default_streams":
+      state.realm_default_streams = event.default_streams.map((c: any) => c.stream_id);
+      return;
     default:
       if (applyMessageEvent(state, event)) return;
       throw new Error(`applyEvent does not know event type ${event.type}`);
+  }
+}
+
+const CHANNEL_LISTS = ["subscriptions", "unsubscribed", "never_subscribed", "streams"] as const;
+
+/** Every channel object in the state with this ID (a channel can be in `streams` and one subscription list). */
+function channelEntries(state: State, streamId: number): any[] {
+  const out: any[] = [];
+  for (const key of CHANNEL_LISTS) for (const c of (state[key] as any[] | undefined) ?? []) if (c.stream_id === streamId) out.push(c);
+  return out;
+}
+
+/** Whether the state was registered with subscriber lists (recorded by `register`, not part of the state). */
+const includesSubscribers = (state: State) => (state as any)[INCLUDE_SUBSCRIBERS] === true;
+const INCLUDE_SUBSCRIBERS = Symbol("include_subscribers");
+
+/** Zulip's apply_event for `subscription` events, as clients keep subscriber lists and counts. */
+function applySubscriptionEvent(state: State, event: ApiEventJson): void {
+  const me = state.user_id as number;
+  switch (event.op) {
+    case "add":
+      for (const sub of event.subscriptions) {
+        state.unsubscribed = state.unsubscribed.filter((c: any) => c.stream_id !== sub.stream_id);
+        state.never_subscribed = state.never_subscribed.filter((c: any) => c.stream_id !== sub.stream_id);
+        const copy = structuredClone(sub);
+        if (!includesSubscribers(state)) delete copy.subscribers;
+        state.subscriptions.push(copy);
+        for (const c of channelEntries(state, sub.stream_id)) c.subscriber_count = sub.subscriber_count;
+      }
+      return;
+    case "remove":
+      for (const { stream_id } of event.subscriptions) {
+        const index = state.subscriptions.findIndex((c: any) => c.stream_id === stream_id);
+        if (index < 0) throw new Error(`subscription remove for unknown channel ${stream_id}`);
+        const [sub] = state.subscriptions.splice(index, 1);
+        state.unsubscribed.push(sub);
+        for (const c of channelEntries(state, stream_id)) {
+          if (c.subscribers) c.subscribers = c.subscribers.filter((id: number) => id !== me);
+          c.subscriber_count -= 1;
+        }
+      }
+      return;
+    case "update": {
+      const sub = state.subscriptions.find((c: any) => c.stream_id === event.stream_id);
+      if (!sub) throw new Error(`subscription update for unknown channel ${event.stream_id}`);
+      sub[event.property] = event.value;
+      return;
+    }
+    case "peer_add":
+    case "peer_remove":
+      for (const streamId of event.stream_ids) {
+        for (const c of channelEntries(state, streamId)) {
+          if (event.op === "peer_add") {
+            if (c.subscribers) c.subscribers = [...new Set([...c.subscribers, ...event.user_ids])].sort((a: number, b: number) => a - b);
+            c.subscriber_count += event.user_ids.length;
+          } else {
+            if (c.subscribers) c.subscribers = c.subscribers.filter((id: number) => !event.user_ids.includes(id));
+            c.subscriber_count -= event.user_ids.length;
+          }
+        }
+      }
+      return;
+    default:
+      throw new Error(`unknown subscription op ${event.op}`);
+  }
+}
+
+/** Zulip's apply_event for `stream` events. */
+function applyStreamEvent(state: State, event: ApiEventJson): void {
+  switch (event.op) {
+    case "create":
+      for (const stream of event.streams) {
+        if (!state.streams.some((c: any) => c.stream_id === stream.stream_id)) state.streams.push(structuredClone(stream));
+        const listed = ["subscriptions", "unsubscribed", "never_subscribed"].some((k) => state[k].some((c: any) => c.stream_id === stream.stream_id));
+        if (!listed) state.never_subscribed.push({ ...structuredClone(stream), ...(includesSubscribers(state) ? { subscribers: [] } : {}) });
+      }
+      return;
+    case "delete": {
+      const ids = new Set<number>(event.stream_ids ?? event.streams.map((c: any) => c.stream_id));
+      for (const key of CHANNEL_LISTS) state[key] = state[key].filter((c: any) => !ids.has(c.stream_id));
+      return;
+    }
+    case "update":
+      for (const c of channelEntries(state, event.stream_id)) {
+        c[event.property] = event.value;
+        if (event.property === "description") c.rendered_description = event.rendered_description;
+        if (event.property === "invite_only") {
+          c.history_public_to_subscribers = event.history_public_to_subscribers;
+          c.is_web_public = event.is_web_public;
+        }
+        if (event.property === "stream_post_policy") c.is_announcement_only = event.value === 2;
+      }
+      return;
+    default:
+      throw new Error(`unknown stream op ${event.op}`);
   }
 }
 
@@ -148,7 +263,21 @@ export function normalizeState(state: State): State {
   for (const key of ["realm_users", "realm_non_active_users", "cross_realm_bots", "realm_bots"]) {
     if (Array.isArray(copy[key])) copy[key].sort((a: any, b: any) => a.user_id - b.user_id);
   }
+  for (const key of CHANNEL_LISTS) if (Array.isArray(copy[key])) copy[key].sort((a: any, b: any) => a.stream_id - b.stream_id);
+  if (Array.isArray(copy.realm_default_streams)) copy.realm_default_streams.sort((a: number, b: number) => a - b);
   return copy;
+}
+
+/** For lists of objects: only the differing fields of the differing elements. */
+function listDiff(applied: any[], fresh: any[]): any {
+  if (applied.length !== fresh.length || applied.some((a) => typeof a !== "object" || a === null)) return { applied, fresh };
+  const out: Record<number, Record<string, unknown>> = {};
+  applied.forEach((a, i) => {
+    for (const k of new Set([...Object.keys(a), ...Object.keys(fresh[i])])) {
+      if (!Value.Equal(a[k], fresh[i][k])) (out[i] ??= { id: a.stream_id ?? a.user_id ?? a.id })[k] = { applied: a[k], fresh: fresh[i][k] };
+    }
+  });
+  return out;
 }
 
 export interface VerifyOptions {
@@ -193,7 +322,8 @@ export async function verifyAction(s: TestServer, action: () => Promise<unknown>
       // Show only the differing keys, so a failure names the broken part.
       const diff: Record<string, { applied: unknown; fresh: unknown }> = {};
       for (const key of new Set([...Object.keys(applied), ...Object.keys(expected)])) {
-        if (!Value.Equal(applied[key], expected[key])) diff[key] = { applied: applied[key], fresh: expected[key] };
+        if (Value.Equal(applied[key], expected[key])) continue;
+        diff[key] = Array.isArray(applied[key]) && Array.isArray(expected[key]) ? listDiff(applied[key], expected[key]) : { applied: applied[key], fresh: expected[key] };
       }
       throw new Error(`state of ${v} after events differs from a fresh register:\n${JSON.stringify(diff, null, 1).slice(0, 4000)}`);
     }

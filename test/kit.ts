@@ -43,6 +43,17 @@ export function encodeValue(value: unknown): string {
   return typeof value === "string" ? value : JSON.stringify(value);
 }
 
+/**
+ * The runtime's own FormData. Importing zulip-js in-process (isomorphic-form-data)
+ * replaces the global with the `form-data` package, which Bun's fetch sends as the
+ * text "[object FormData]"; every test file after that one would lose multipart.
+ */
+let NativeFormData: typeof FormData | null = "getBoundary" in globalThis.FormData.prototype ? null : globalThis.FormData;
+async function nativeFormData(): Promise<typeof FormData> {
+  NativeFormData ??= (await new Response("a=1", { headers: { "content-type": "application/x-www-form-urlencoded" } }).formData()).constructor as typeof FormData;
+  return NativeFormData;
+}
+
 export interface ApiResponse {
   status: number;
   body: any;
@@ -72,7 +83,7 @@ export class ApiClient {
     if (method === "GET" || options.query) {
       for (const [k, v] of entries) url.searchParams.set(k, encodeValue(v));
     } else if (options.multipart) {
-      const form = new FormData();
+      const form = new (await nativeFormData())();
       for (const [k, v] of entries) {
         if (v instanceof Blob) form.append(k, v, (v as File).name ?? "file");
         else form.append(k, encodeValue(v));

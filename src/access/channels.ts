@@ -9,7 +9,8 @@ import { isAdmin, isGuest } from "../views/users";
  * Channel permissions as Zulip 10/11 define them ("metadata access" lets a user see
  * that a channel exists, its settings and subscribers; "content access" lets them
  * read its messages and subscribe themselves):
- * - public channels: every non-guest has both; guests only while subscribed;
+ * - guests have both only while subscribed, whatever groups name them;
+ * - public channels: every other user has both;
  * - private channels: subscribers have both; members of `can_add_subscribers_group`
  *   or `can_subscribe_group` have both without subscribing; organization
  *   administrators and members of `can_administer_channel_group` have metadata only.
@@ -18,7 +19,9 @@ import { isAdmin, isGuest } from "../views/users";
 export function hasContentAccess(h: Hearth, user: UserRecord, channel: ChannelRecord): boolean {
   if (!user.is_active) return false;
   if (isSubscribed(h.store, channel.id, user.id)) return true;
-  if (!channel.invite_only) return !isGuest(user);
+  // Guests reach only what they are subscribed to, whatever groups name them (Zulip).
+  if (isGuest(user)) return false;
+  if (!channel.invite_only) return true;
   return (
     isUserInGroupSetting(h, user, channel.groups.can_add_subscribers_group) ||
     isUserInGroupSetting(h, user, channel.groups.can_subscribe_group)
@@ -27,7 +30,7 @@ export function hasContentAccess(h: Hearth, user: UserRecord, channel: ChannelRe
 
 export function hasMetadataAccess(h: Hearth, user: UserRecord, channel: ChannelRecord): boolean {
   if (hasContentAccess(h, user, channel)) return true;
-  if (!user.is_active || !channel.invite_only) return false;
+  if (!user.is_active || !channel.invite_only || isGuest(user)) return false;
   return isAdmin(user) || isUserInGroupSetting(h, user, channel.groups.can_administer_channel_group);
 }
 

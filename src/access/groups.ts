@@ -1,6 +1,7 @@
 import type { Hearth } from "../context";
 import { badRequest } from "../errors";
 import { getRealm } from "../store/realm";
+import { realmSetting } from "../views/realm-settings";
 import { allUsers, getUser, Role, type UserRecord } from "../store/users";
 import {
   getUserGroup,
@@ -14,33 +15,30 @@ import {
 
 const DAY_SECONDS = 86400;
 
-/**
- * Organization-level permission settings this layer reads, with Zulip's defaults.
- * Group settings are stored as a group-setting value once changed; until then they
- * name a system group, so the default follows the group's ID in this data folder.
- */
-const REALM_GROUP_DEFAULTS = {
-  can_create_public_channel_group: "role:members",
-  can_create_private_channel_group: "role:members",
-  can_create_web_public_channel_group: "role:owners",
-  can_add_subscribers_group: "role:members",
-} as const satisfies Record<string, SystemGroupName>;
-export type RealmGroupSettingName = keyof typeof REALM_GROUP_DEFAULTS;
+/** Organization-level group settings this layer enforces (defaults in REALM_DEFAULTS). */
+export type RealmGroupSettingName =
+  | "can_create_public_channel_group"
+  | "can_create_private_channel_group"
+  | "can_create_web_public_channel_group"
+  | "can_add_subscribers_group";
 
-export function realmGroupSetting(h: Hearth, name: RealmGroupSettingName): GroupSettingValue {
-  const stored = getRealm(h.store)?.settings?.[name] as GroupSettingValue | undefined;
-  return stored ?? systemGroupId(h.store, REALM_GROUP_DEFAULTS[name]);
+function realmSettings(h: Hearth): Record<string, unknown> {
+  return getRealm(h.store)?.settings ?? {};
 }
 
-/** Days before a new member becomes a full member (`waiting_period_threshold`, Zulip default 0). */
+export function realmGroupSetting(h: Hearth, name: RealmGroupSettingName): GroupSettingValue {
+  return realmSetting(realmSettings(h), name) as GroupSettingValue;
+}
+
+/** Days before a new member becomes a full member (`waiting_period_threshold`). */
 export function realmWaitingPeriodDays(h: Hearth): number {
-  const value = getRealm(h.store)?.settings?.waiting_period_threshold;
+  const value = realmSetting(realmSettings(h), "waiting_period_threshold");
   return typeof value === "number" ? value : 0;
 }
 
-/** The organization's `message_retention_days`: -1 (forever) unless changed. */
+/** The organization's `message_retention_days` (-1: forever). */
 export function realmMessageRetentionDays(h: Hearth): number {
-  const value = getRealm(h.store)?.settings?.message_retention_days;
+  const value = realmSetting(realmSettings(h), "message_retention_days");
   return typeof value === "number" ? value : -1;
 }
 

@@ -3,8 +3,10 @@ import type { Hearth } from "../context";
 import { badRequest, mustBeAdmin, mustBeOwner } from "../errors";
 import { allUsers, getUser, type UserRecord } from "../store/users";
 import {
+  allChannels,
   CHANNEL_GROUP_SETTINGS,
   defaultChannelIds,
+  subscribedChannelIds,
   getChannel,
   getChannelByName,
   getSubscription,
@@ -39,8 +41,13 @@ import { activeSubscriberIds, formatChannel, formatSubscription, pickChannelColo
 import { findUserByLoginEmail } from "../auth/basic";
 import { isAdmin, isGuest, isOwner } from "../views/users";
 import { SYSTEM_BOTS } from "./realm";
+import { checkSendMessage } from "./messages";
+import { getRealm } from "../store/realm";
+import { topicsOfChannel } from "../store/messages";
+import { realmSetting } from "../views/realm-settings";
 
 const EMAIL_GATEWAY_EMAIL = SYSTEM_BOTS.find((b) => b.key === "email_gateway")!.email;
+const NOTIFICATION_BOT_EMAIL = SYSTEM_BOTS.find((b) => b.key === "notification")!.email;
 
 // ---------------------------------------------------------------------------
 // Validation shared by creation and editing
@@ -159,6 +166,8 @@ export interface SubscribeInput {
   principals?: (string | number)[];
   authorizationErrorsFatal: boolean;
   announce: boolean;
+  /** FL 397; default true: Notification Bot tells users whom someone else subscribed. */
+  sendNewSubscriptionMessages?: boolean;
   creation: ChannelCreationSettings;
 }
 
@@ -305,6 +314,9 @@ export async function checkSubscribe(h: Hearth, actor: UserRecord, input: Subscr
   });
 
   notifySubscriptionsAdded(h, outcome.created, outcome.added, sawBefore);
+  if (input.creation.is_default_stream && outcome.created.length > 0) notifyDefaultChannels(h);
+  if (input.announce) await announceNewChannels(h, actor, outcome.created);
+  if (input.sendNewSubscriptionMessages !== false) await sendNewSubscriptionMessages(h, actor, outcome.added, outcome.created);
 
   const result: SubscribeResult = { subscribed: {}, already_subscribed: {} };
   for (const [list, into] of [
@@ -317,6 +329,66 @@ export async function checkSubscribe(h: Hearth, actor: UserRecord, input: Subscr
   return result;
 }
 
+/**
+ * `announce`: Notification Bot posts to the organization's new-channel announcements
+ * channel (topic "new channels"), as Zulip does; nothing when that setting is unset.
+ * Private channels are never announced, so their names stay private.
+ */
+async function announceNewChannels(h: Hearth, actor: UserRecord, created: ChannelRecord[]): Promise<void> {
+  const announced = created.filter((c) => !c.invite_only);
+  const targetId = realmSetting(getRealm(h.store)?.settings ?? {}, "new_stream_announcements_stream_id");
+  const target = typeof targetId === "number" ? getChannel(h.store, targetId) : undefined;
+  const bot = findUserByLoginEmail(h, NOTIFICATION_BOT_EMAIL);
+  if (announced.length === 0 || !target || target.is_archived || !bot) return;
+  const links = announced.map((c) => `#**${c.name}**`).join(", ");
+  const who = `@_**${actor.full_name}|${actor.id}**`;
+  const content = announced.length === 1 ? `${who} created a new channel ${links}.` : `${who} created the following channels: ${links}.`;
+  try {
+    await checkSendMessage(h, bot, { target: { type: "stream", channel: target, topic: "new channels" }, content, client: "Internal", readBySender: true });
+  } catch (error) {
+    // The channels exist and are subscribed; a failed announcement must not turn that into an error.
+    console.error("Could not announce new channels:", error);
+  }
+}
+
+/** Zulip's `max_bulk_new_subscription_messages`: larger requests send no direct messages. */
+const MAX_BULK_NEW_SUBSCRIPTION_MESSAGES = 100;
+
+/**
+ * Users subscribed by someone else to existing channels get a direct message from
+ * Notification Bot naming them (never for channels created by the same request, nor
+ * for bots, nor when the request subscribed more than 100 users).
+ */
+async function sendNewSubscriptionMessages(h: Hearth, actor: UserRecord, added: { channel: ChannelRecord; userIds: number[] }[], created: ChannelRecord[]): Promise<void> {
+  const createdIds = new Set(created.map((c) => c.id));
+  const everyone = new Set(added.flatMap((a) => a.userIds));
+  if (everyone.size > MAX_BULK_NEW_SUBSCRIPTION_MESSAGES) return;
+  const bot = findUserByLoginEmail(h, NOTIFICATION_BOT_EMAIL);
+  if (!bot) return;
+  const namesByUser = new Map<number, string[]>();
+  for (const { channel, userIds } of added) {
+    if (createdIds.has(channel.id)) continue;
+    for (const id of userIds) {
+      const user = getUser(h.store, id);
+      if (id === actor.id || !user || user.is_bot) continue;
+      (namesByUser.get(id) ?? namesByUser.set(id, []).get(id)!).push(channel.name);
+    }
+  }
+  const who = `@_**${actor.full_name}|${actor.id}**`;
+  for (const [userId, names] of namesByUser) {
+    const content =
+      names.length === 1
+        ? `${who} subscribed you to the channel #**${names[0]}**.`
+        : `${who} subscribed you to the following channels:\n\n${names.map((n) => `* #**${n}**`).join("\n")}`;
+    try {
+      const userIds = [bot.id, userId].sort((a, b) => a - b);
+      await checkSendMessage(h, bot, { target: { type: "private", userIds }, content, client: "Internal", readBySender: true });
+    } catch (error) {
+      console.error("Could not send a new-subscription message:", error);
+    }
+  }
+}
+
 function notifySubscriptionsAdded(
   h: Hearth,
   created: ChannelRecord[],
@@ -324,7 +396,11 @@ function notifySubscriptionsAdded(
   sawBefore: Map<number, Set<number>>,
 ): void {
   // 1. New channels: `stream create` to everyone who can now see them.
-  for (const channel of created) h.events.publish({ type: "stream", op: "create", streams: [formatChannel(h, channel)] }, channelViewerIds(h, channel));
+  // Announced as it was before anyone joined (as Zulip does): peer_add then counts the subscribers,
+  // so a client that adds peer_add users to `subscriber_count` ends with the right number.
+  for (const channel of created) {
+    h.events.publish({ type: "stream", op: "create", streams: [{ ...formatChannel(h, channel), subscriber_count: 0 }] }, channelViewerIds(h, channel));
+  }
   const createdIds = new Set(created.map((c) => c.id));
   // 2. Existing channels that newly subscribed users could not see before (private channels, guests).
   for (const { channel, userIds } of added) {
@@ -334,17 +410,22 @@ function notifySubscriptionsAdded(
     if (admitted.length > 0) h.events.publish({ type: "stream", op: "create", streams: [formatChannel(h, getChannel(h.store, channel.id)!)] }, admitted);
   }
   // 3. Each newly subscribed user: `subscription add` with the full subscription objects.
-  const perUser = new Map<number, Record<string, unknown>[]>();
+  const perUser = new Map<number, { raw: Record<string, unknown>[]; resolved: Record<string, unknown>[] }>();
   for (const { channel, userIds } of added) {
     if (userIds.length === 0) continue;
     const current = getChannel(h.store, channel.id)!;
     const subscribers = activeSubscriberIds(h, channel.id);
     for (const id of userIds) {
       const sub = getSubscription(h.store, channel.id, id)!;
-      (perUser.get(id) ?? perUser.set(id, []).get(id)!).push(formatSubscription(h, current, sub, { subscribers }));
+      const lists = perUser.get(id) ?? perUser.set(id, { raw: [], resolved: [] }).get(id)!;
+      lists.raw.push(formatSubscription(h, current, sub, { subscribers }));
+      lists.resolved.push(formatSubscription(h, current, sub, { subscribers, resolveNullNotificationSettings: getUser(h.store, id) }));
     }
   }
-  for (const [userId, subscriptions] of perUser) h.events.publish({ type: "subscription", op: "add", subscriptions }, [userId]);
+  for (const [userId, lists] of perUser) {
+    // The queue picks one form per its notification_settings_null capability (src/events/queues.ts).
+    h.events.publish({ type: "subscription", op: "add", subscriptions: lists.raw, resolved_subscriptions: lists.resolved }, [userId]);
+  }
   // 4. Everyone else who can see the subscriber list: `peer_add`.
   for (const { channel, userIds } of added) {
     if (userIds.length === 0) continue;
@@ -528,7 +609,7 @@ export async function checkUpdateChannel(h: Hearth, actor: UserRecord, channelId
   const next: ChannelRecord = { ...channel, groups: { ...channel.groups } };
   const changed: string[] = [];
   const needsContent = (setting: string) => {
-    if (CONTENT_ACCESS_SETTINGS.has(setting) && !hasContentAccess(h, actor, channel)) throw badRequest("Invalid channel ID");
+    if (CONTENT_ACCESS_SETTINGS.has(setting) && !hasContentAccess(h, actor, channel)) throw badRequest("Channel content access is required.");
   };
 
   if (input.new_name !== undefined) {
@@ -576,6 +657,10 @@ export async function checkUpdateChannel(h: Hearth, actor: UserRecord, channelId
     }
   }
   if (input.topics_policy !== undefined && input.topics_policy !== channel.topics_policy) {
+    // FL 404: a channel becomes "general chat" only if nothing was ever said in a named topic.
+    if (input.topics_policy === "empty_topic_only" && topicsOfChannel(h.store, channel.id).some((t) => t.name !== "")) {
+      throw badRequest("To enable this configuration, all messages in this channel must be in the general chat topic. Consider renaming or deleting other topics.");
+    }
     next.topics_policy = input.topics_policy;
     changed.push("topics_policy");
   }
@@ -630,7 +715,8 @@ function notifyChannelUpdated(h: Hearth, before: ChannelRecord, after: ChannelRe
   const stayed = viewersAfter.filter((id) => viewersBefore.has(id));
   if (lost.length > 0) h.events.publish(streamDeleteEvent(h, after), lost);
   if (gained.length > 0) {
-    h.events.publish({ type: "stream", op: "create", streams: [formatChannel(h, after)] }, gained);
+    // Subscribers follow in peer_add, so the announced count starts at zero (see notifySubscriptionsAdded).
+    h.events.publish({ type: "stream", op: "create", streams: [{ ...formatChannel(h, after), subscriber_count: 0 }] }, gained);
     const subscribers = activeSubscriberIds(h, after.id);
     if (subscribers.length > 0) h.events.publish({ type: "subscription", op: "peer_add", stream_ids: [after.id], user_ids: subscribers }, gained);
   }
@@ -666,9 +752,9 @@ function notifyDefaultChannels(h: Hearth): void {
     .map((id) => getChannel(h.store, id))
     .filter((c): c is ChannelRecord => !!c && !c.is_archived)
     .map((c) => formatChannel(h, c));
-  const everyone: number[] = [];
-  for (const u of allUsers(h.store)) if (u.is_active && !u.is_system_bot) everyone.push(u.id);
-  h.events.publish({ type: "default_streams", default_streams: defaults }, everyone);
+  const nonGuests: number[] = [];
+  for (const u of allUsers(h.store)) if (u.is_active && !u.is_system_bot && !isGuest(u)) nonGuests.push(u.id);
+  h.events.publish({ type: "default_streams", default_streams: defaults }, nonGuests);
 }
 
 // ---------------------------------------------------------------------------
@@ -688,7 +774,13 @@ export async function checkArchiveChannel(h: Hearth, actor: UserRecord, channelI
     h.store.dbs.defaultChannels.remove(channel.id);
     return next;
   });
-  h.events.publish(streamDeleteEvent(h, archived), viewers);
+  h.events.publish(
+    {
+      ...streamDeleteEvent(h, archived),
+      archived_update: { type: "stream", op: "update", stream_id: archived.id, name: archived.name, property: "is_archived", value: true },
+    },
+    viewers,
+  );
   if (wasDefault) notifyDefaultChannels(h);
 }
 
@@ -702,6 +794,60 @@ export async function checkSetDefaultChannel(h: Hearth, actor: UserRecord, chann
     else h.store.dbs.defaultChannels.remove(channel.id);
   });
   notifyDefaultChannels(h);
+}
+
+// ---------------------------------------------------------------------------
+// Consequences of user changes (called by src/actions/users.ts after its commit)
+
+/**
+ * A role change can show or hide channels (guests see only their subscriptions,
+ * administrators see every private channel's metadata): `stream create` plus the
+ * subscribers as `peer_add` for channels that came into sight, `stream delete` for
+ * those that left it (FL 205).
+ */
+export function notifyUserChannelAccessChanged(h: Hearth, before: UserRecord, after: UserRecord): void {
+  for (const channel of allChannels(h.store)) {
+    if (channel.is_archived) continue;
+    const saw = hasMetadataAccess(h, before, channel);
+    const sees = hasMetadataAccess(h, after, channel);
+    if (saw === sees) continue;
+    if (!sees) {
+      h.events.publish(streamDeleteEvent(h, channel), [after.id]);
+      continue;
+    }
+    h.events.publish({ type: "stream", op: "create", streams: [{ ...formatChannel(h, channel), subscriber_count: 0 }] }, [after.id]);
+    const subscribers = activeSubscriberIds(h, channel.id);
+    if (subscribers.length > 0) h.events.publish({ type: "subscription", op: "peer_add", stream_ids: [channel.id], user_ids: subscribers }, [after.id]);
+  }
+}
+
+/** Subscriber lists and counts leave deactivated users out: their channels' viewers get peer_remove / peer_add. */
+export function notifySubscriberActivityChanged(h: Hearth, user: UserRecord, active: boolean): void {
+  for (const channelId of subscribedChannelIds(h.store, user.id)) {
+    const channel = getChannel(h.store, channelId);
+    if (!channel || channel.is_archived) continue;
+    const viewers = channelViewerIds(h, channel).filter((id) => id !== user.id);
+    h.events.publish({ type: "subscription", op: active ? "peer_add" : "peer_remove", stream_ids: [channel.id], user_ids: [user.id] }, viewers);
+  }
+}
+
+/** New human users join the default channels in their creation transaction (call only inside `commit`). */
+export function subscribeToDefaultChannelsInTransaction(h: Hearth, user: UserRecord): ChannelRecord[] {
+  if (user.is_bot || user.is_system_bot) return [];
+  const joined: ChannelRecord[] = [];
+  for (const id of defaultChannelIds(h.store)) {
+    const channel = getChannel(h.store, id);
+    if (!channel || channel.is_archived) continue;
+    putSubscription(h.store, newSubscriptionRecord(h, channel, user.id));
+    joined.push(channel);
+  }
+  return joined;
+}
+
+/** After commit: the events of `subscribeToDefaultChannelsInTransaction`. */
+export function notifyDefaultChannelsJoined(h: Hearth, user: UserRecord, channels: ChannelRecord[]): void {
+  if (channels.length === 0) return;
+  notifySubscriptionsAdded(h, [], channels.map((channel) => ({ channel, userIds: [user.id] })), new Map(channels.map((c) => [c.id, new Set<number>()])));
 }
 
 // ---------------------------------------------------------------------------

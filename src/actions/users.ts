@@ -2,6 +2,13 @@ import type { Hearth } from "../context";
 import { badRequest, insufficientPermission, mustBeAdmin, mustBeOwner } from "../errors";
 import { generateApiKey, hashPassword } from "../auth/credentials";
 import { allUsers, BotType, EmailVisibility, getUser, getUserByEmail, putUser, Role, ROLES, type UserRecord } from "../store/users";
+import { notifySystemGroupMembership } from "./user_groups";
+import {
+  notifyDefaultChannelsJoined,
+  notifySubscriberActivityChanged,
+  notifyUserChannelAccessChanged,
+  subscribeToDefaultChannelsInTransaction,
+} from "./channels";
 import { avatarUrl, canSeeRealEmail, formatUser, isAdmin, isOwner, isoTimestamp } from "../views/users";
 
 export const MAX_NAME_LENGTH = 100;
@@ -108,7 +115,7 @@ export async function doCreateUser(h: Hearth, input: NewUser): Promise<UserRecor
   if (!ROLES.includes(role)) throw badRequest("Invalid role");
   const password_hash = input.password === null ? null : await hashPassword(input.password);
   const isBot = input.bot_type !== undefined && input.bot_type !== null;
-  const user = await h.store.commit(() => {
+  const created = await h.store.commit(() => {
     if (getUserByEmail(h.store, email)) throw badRequest(`Email '${email}' already in use`);
     const record: UserRecord = {
       id: h.store.nextId("user"),
@@ -132,11 +139,14 @@ export async function doCreateUser(h: Hearth, input: NewUser): Promise<UserRecor
       settings: {},
     };
     putUser(h.store, record);
-    return record;
+    return { record, defaultChannels: subscribeToDefaultChannelsInTransaction(h, record) };
   });
+  const user = created.record;
   if (!user.is_system_bot) {
     notifyRealmUser(h, "add", user);
     if (user.is_bot) notifyRealmBot(h, "add", user);
+    notifySystemGroupMembership(h, null, user);
+    notifyDefaultChannelsJoined(h, user, created.defaultChannels);
   }
   return user;
 }
@@ -213,7 +223,11 @@ export async function checkUpdateUser(
     notifyRealmUser(h, "update", after, { full_name: after.full_name });
     if (after.is_bot) notifyRealmBot(h, "update", after, { full_name: after.full_name });
   }
-  if (after.role !== before.role) notifyRealmUser(h, "update", after, { role: after.role });
+  if (after.role !== before.role) {
+    notifyRealmUser(h, "update", after, { role: after.role });
+    notifySystemGroupMembership(h, before, after);
+    notifyUserChannelAccessChanged(h, before, after);
+  }
   if (!after.is_bot && isAdmin(after) !== isAdmin(before)) notifyBotListChanged(h, after, isAdmin(after));
 }
 
@@ -250,6 +264,8 @@ export async function doSetActive(h: Hearth, actor: UserRecord, userId: number, 
   for (const u of changed) {
     notifyRealmUser(h, "update", u, { is_active: active });
     if (u.is_bot) notifyRealmBot(h, active ? "add" : "delete", u, active ? undefined : {});
+    notifySystemGroupMembership(h, { ...u, is_active: !active }, u);
+    notifySubscriberActivityChanged(h, u, active);
   }
 }
 

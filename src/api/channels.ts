@@ -27,6 +27,7 @@ import {
 import type { GroupSettingValue } from "../store/user_groups";
 import { GroupSettingValue as GroupSettingValueSchema } from "../schemas/common";
 import { activeSubscriberIds, formatChannel, formatChannelWithDefault } from "../views/channels";
+// Also registers the channel parts of POST /register.
 import { subscriptionsState } from "../views/channel_state";
 import { isAdmin, isGuest } from "../views/users";
 
@@ -80,8 +81,7 @@ export function channelsRoutes(h: Hearth) {
           topics_policy: topicsPolicyParam(),
           folder_id: param.int().optional(),
           stream_post_policy: param.int().optional(),
-          // FL 397; Hearth sends no Notification Bot messages yet, so this changes nothing.
-          send_new_subscription_messages: param.bool().optional(),
+          send_new_subscription_messages: param.bool().default(true),
           ...groupParams,
         },
       },
@@ -96,6 +96,7 @@ export function channelsRoutes(h: Hearth) {
             principals: params.principals,
             authorizationErrorsFatal: params.authorization_errors_fatal,
             announce: params.announce,
+            sendNewSubscriptionMessages: params.send_new_subscription_messages,
             creation: {
               invite_only: params.invite_only,
               is_web_public: params.is_web_public,

@@ -335,6 +335,17 @@ export class QueueManager implements EventSink {
       const { presences, legacy, ...rest } = event as any;
       return [caps.simplified_presence_events ? { ...rest, presences } : { ...rest, ...legacy }];
     }
+    if (event.type === "subscription" && event.op === "add" && "resolved_subscriptions" in event) {
+      // Publishers give both forms: clients without notification_settings_null get the
+      // user's defaults in place of null per-channel notification settings.
+      const { resolved_subscriptions, ...rest } = event;
+      return [caps.notification_settings_null ? rest : { ...rest, subscriptions: resolved_subscriptions }];
+    }
+    if (event.type === "stream" && event.op === "delete" && "archived_update" in event) {
+      // FL 315: clients with archived_channels keep archived channels and get an update instead.
+      const { archived_update, ...rest } = event;
+      return [caps.archived_channels ? (archived_update as ApiEvent) : rest];
+    }
     return [this.shapeTopics(caps, event)];
   }
 

@@ -1,3 +1,13 @@
+import {
+  DefaultStreamsEvent,
+  StreamCreateEvent,
+  StreamDeleteEvent,
+  StreamUpdateEvent,
+  SubscriptionAddEvent,
+  SubscriptionPeerEvent,
+  SubscriptionRemoveEvent,
+  SubscriptionUpdateEvent,
+} from "./channels";
 import { Type as t, type TSchema } from "@sinclair/typebox";
 import { ErrorEnvelope, GroupSettingValue, Nullable, success } from "./common";
 import { User } from "./users";
@@ -223,4 +233,14 @@ export const EventSchemas: Record<string, TSchema> = {
     t.Object({ id: Int(), type: t.Literal("realm_bot"), op: t.Union([t.Literal("update"), t.Literal("delete"), t.Literal("remove")]), bot: t.Object({ user_id: Int() }) }),
   ]),
   user_settings: t.Object({ id: Int(), type: t.Literal("user_settings"), op: t.Literal("update"), property: Str(), value: t.Unknown(), language_name: t.Optional(Str()) }),
+  subscription: t.Union([SubscriptionAddEvent, SubscriptionRemoveEvent, SubscriptionUpdateEvent, SubscriptionPeerEvent]),
+  stream: t.Union([StreamCreateEvent, StreamDeleteEvent, StreamUpdateEvent]),
+  default_streams: DefaultStreamsEvent,
+  user_group: t.Object({
+    id: Int(),
+    type: t.Literal("user_group"),
+    op: t.Union([t.Literal("add_members"), t.Literal("remove_members")]),
+    group_id: Int(),
+    user_ids: List(Int()),
+  }),
 };

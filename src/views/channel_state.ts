@@ -3,11 +3,12 @@
  * register code calls (one per state key). Each reads what the user may see now.
  */
 import type { Hearth } from "../context";
-import type { UserRecord } from "../store/users";
+import { Role, type UserRecord } from "../store/users";
 import { allChannels, defaultChannelIds, getChannel, getSubscription, userSubscriptionRows, type ChannelRecord } from "../store/channels";
 import { hasMetadataAccess } from "../access/channels";
 import { activeSubscriberIds, formatChannel, formatSubscription } from "./channels";
 import { listUserGroups } from "./user_groups";
+import { defineStatePart } from "../events/state";
 
 export interface ChannelStateOptions {
   /** register's `include_subscribers`: false, true, or "partial" (full lists below 250 subscribers). */
@@ -75,16 +76,13 @@ export function neverSubscribedState(h: Hearth, user: UserRecord, options: Chann
   for (const channel of allChannels(h.store)) {
     if (!visibleArchived(channel, options) || getSubscription(h.store, channel.id, user.id)) continue;
     if (!hasMetadataAccess(h, user, channel)) continue;
-    out.push({ ...formatChannel(h, channel), ...subscriberFieldsAsApi(h, channel, options.includeSubscribers) });
+    const { subscribers, partialSubscribers } = subscriberFields(h, channel, options.includeSubscribers);
+    out.push({
+      ...formatChannel(h, channel),
+      ...(subscribers ? { subscribers } : {}),
+      ...(partialSubscribers ? { partial_subscribers: partialSubscribers } : {}),
+    });
   }
-  return out;
-}
-
-function subscriberFieldsAsApi(h: Hearth, channel: ChannelRecord, mode: boolean | "partial"): Record<string, unknown> {
-  const f = subscriberFields(h, channel, mode);
-  const out: Record<string, unknown> = {};
-  if (f.subscribers) out.subscribers = f.subscribers;
-  if (f.partialSubscribers) out.partial_subscribers = f.partialSubscribers;
   return out;
 }
 
@@ -100,6 +98,8 @@ export function streamsState(h: Hearth, user: UserRecord, options: Pick<ChannelS
 
 /** `realm_default_streams`: IDs of the default channels (FL 330 sends IDs). */
 export function defaultStreamsState(h: Hearth, user: UserRecord): number[] {
+  // Zulip shows guests no default channels (and sends them no default_streams events).
+  if (user.role === Role.GUEST) return [];
   return defaultChannelIds(h.store).filter((id) => {
     const channel = getChannel(h.store, id);
     return channel && !channel.is_archived && hasMetadataAccess(h, user, channel);
@@ -110,3 +110,30 @@ export function defaultStreamsState(h: Hearth, user: UserRecord): number[] {
 export function userGroupsState(h: Hearth, _user: UserRecord, options: { includeDeactivatedGroups?: boolean } = {}): Record<string, unknown>[] {
   return listUserGroups(h, { includeDeactivated: options.includeDeactivatedGroups });
 }
+
+// Register parts (src/events/state.ts): these replace the placeholders of register.ts.
+defineStatePart("subscriptions", ["subscription"], ({ h, user, includeSubscribers, capabilities }) => {
+  if (!user) return { subscriptions: [], unsubscribed: [], never_subscribed: [] };
+  const options: ChannelStateOptions = {
+    includeSubscribers,
+    notificationSettingsNull: capabilities.notification_settings_null,
+    archivedChannels: capabilities.archived_channels,
+  };
+  return {
+    subscriptions: subscriptionsState(h, user, options),
+    unsubscribed: unsubscribedState(h, user, options),
+    never_subscribed: neverSubscribedState(h, user, options),
+  };
+});
+
+defineStatePart("streams", ["stream"], ({ h, user, capabilities }) => ({
+  streams: user ? streamsState(h, user, { archivedChannels: capabilities.archived_channels }) : [],
+}));
+
+defineStatePart("realm_default_streams", ["default_streams"], ({ h, user }) => ({
+  realm_default_streams: user ? defaultStreamsState(h, user) : [],
+}));
+
+defineStatePart("realm_user_groups", ["user_group"], ({ h, user, capabilities }) => ({
+  realm_user_groups: user ? userGroupsState(h, user, { includeDeactivatedGroups: capabilities.include_deactivated_groups }) : [],
+}));

@@ -8,7 +8,7 @@ import {
   type ChannelRecord,
   type SubscriptionRecord,
 } from "../store/channels";
-import { systemGroupId, type GroupSettingValue } from "../store/user_groups";
+import type { GroupSettingValue } from "../store/user_groups";
 import { isSystemGroupSetting } from "../access/groups";
 
 const RECENTLY_ACTIVE_SECONDS = 180 * 86400;
@@ -133,9 +133,4 @@ export function formatSubscription(
 /** `GET /streams` adds `is_default` when asked (`include_default`). */
 export function formatChannelWithDefault(h: Hearth, channel: ChannelRecord): Record<string, unknown> {
   return { ...formatChannel(h, channel), is_default: isDefaultChannel(h.store, channel.id) };
-}
-
-/** The default value of a channel group setting named by a system group (creation defaults). */
-export function systemGroupValue(h: Hearth, name: Parameters<typeof systemGroupId>[1]): number {
-  return systemGroupId(h.store, name);
 }

@@ -108,7 +108,8 @@ describe("state + events stay consistent (verifyAction)", () => {
     const r = await verifyAction(s, async () => {
       expectSuccess(await s.as("iago").post("/users", { email: "ophelia@zulip.test", password: "ophelia-password", full_name: "Ophelia" }));
     });
-    for (const v of EVERYONE) expect(r.types[v]).toEqual(["realm_user/add"]);
+    // The new member joins the role groups role:members and role:fullmembers (waiting period 0).
+    for (const v of EVERYONE) expect(r.types[v]).toEqual(["realm_user/add", "user_group/add_members", "user_group/add_members"]);
   });
 
   test("full_name change by an admin reaches everyone", async () => {
@@ -124,7 +125,7 @@ describe("state + events stay consistent (verifyAction)", () => {
     });
     expect(r.types.hamlet).toContain("realm_user/update");
     expect(r.types.hamlet).toContain("realm_bot/add");
-    expect(r.types.othello).toEqual(["realm_user/update"]);
+    expect(r.types.othello).toEqual(["realm_user/update", "user_group/remove_members", "user_group/remove_members", "user_group/add_members"]);
     await verifyAction(s, async () => {
       expectSuccess(await s.as("desdemona").patch(`/users/${s.users.hamlet.id}`, { role: 400 }));
     });
@@ -135,7 +136,7 @@ describe("state + events stay consistent (verifyAction)", () => {
     const r = await verifyAction(s, async () => {
       expectSuccess(await s.as("iago").delete(`/users/${u.id}`));
     });
-    for (const v of EVERYONE) expect(r.types[v]).toEqual(["realm_user/update"]);
+    for (const v of EVERYONE) expect(r.types[v]).toEqual(["realm_user/update", "user_group/remove_members", "user_group/remove_members"]);
     await verifyAction(s, async () => {
       expectSuccess(await s.as("iago").post(`/users/${u.id}/reactivate`));
     });
@@ -147,7 +148,7 @@ describe("state + events stay consistent (verifyAction)", () => {
     });
     for (const v of EVERYONE) {
       const expected = ["othello", "desdemona", "iago"].includes(v) ? ["realm_user/add", "realm_bot/add"] : ["realm_user/add"];
-      expect(r.types[v]).toEqual(expected);
+      expect(r.types[v]).toEqual([...expected, "user_group/add_members", "user_group/add_members"]);
     }
   });
 
@@ -166,8 +167,9 @@ describe("state + events stay consistent (verifyAction)", () => {
     const r = await verifyAction(s, async () => {
       expectSuccess(await s.as("othello").delete(`/bots/${bot.user_id}`));
     });
-    expect(r.types.othello).toEqual(["realm_user/update", "realm_bot/delete"]);
-    expect(r.types.hamlet).toEqual(["realm_user/update"]);
+    const groups = ["user_group/remove_members", "user_group/remove_members"];
+    expect(r.types.othello).toEqual(["realm_user/update", "realm_bot/delete", ...groups]);
+    expect(r.types.hamlet).toEqual(["realm_user/update", ...groups]);
   });
 
   test("PATCH /settings: user_settings update to the user only", async () => {
