@@ -15,7 +15,7 @@
  * Everything is bounded (clients, rate, duration) and binds to 127.0.0.1 only.
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 
 const arg = (name: string, fallback: number) => {
@@ -124,7 +124,9 @@ interface Target {
 
 async function startChild(kind: "--serve-hearth" | "--serve-bare") {
   const dataDir = mkdtempSync(join(tmpdir(), "hearth-bench-"));
-  const proc = Bun.spawn([process.execPath, import.meta.path, kind, "--clients", String(CLIENTS)], {
+  // BENCH_PROFILE=dir writes a CPU profile of the server (markdown) into that folder.
+  const profile = process.env.BENCH_PROFILE ? ["--cpu-prof-md", `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
+  const proc = Bun.spawn([process.execPath, ...profile, import.meta.path, kind, "--clients", String(CLIENTS)], {
     env: { ...process.env, BENCH_DATA: dataDir },
     stdout: "pipe",
     stderr: "inherit",
@@ -219,14 +221,17 @@ async function run(target: Target, pid: number) {
   const total = RATE * SECONDS;
   const t0 = performance.now();
   let sent = 0;
+  // Open loop: each send starts on schedule whether or not the previous one finished,
+  // so a slow server shows up as latency, not as a lower offered rate.
+  const sends: Promise<void>[] = [];
   for (let seq = 1; seq <= total; seq++) {
     const due = t0 + ((seq - 1) * 1000) / RATE;
     const wait = due - performance.now();
     if (wait > 0) await Bun.sleep(wait);
     sentAt.set(seq, performance.now());
-    await target.send(seq);
-    sent++;
+    sends.push(target.send(seq).then(() => void sent++));
   }
+  await Promise.all(sends);
   const sendSeconds = (performance.now() - t0) / 1000;
   const rss = rssMiB(pid);
   // Let the last deliveries arrive (bounded wait).
@@ -249,6 +254,8 @@ async function run(target: Target, pid: number) {
 
 async function main() {
   console.log(`${CLIENTS} long-polling clients, ${RATE} sends/s for ${SECONDS} s, loopback`);
+  // Other work on the machine skews both servers alike; say how busy it was.
+  console.log(`${cpus().length} CPUs, load average before: ${loadavg().map((l) => l.toFixed(2)).join(" ")}`);
   const results = [];
   for (const kind of ["--serve-bare", "--serve-hearth"] as const) {
     const child = await startChild(kind);

@@ -55,8 +55,26 @@ function applyRole(target: Record<string, any>, role: number): void {
   target.is_guest = role === ROLE_GUEST;
 }
 
-/** Zulip's `apply_event` for the event types Hearth sends so far. */
+type Applier = (state: State, event: ApiEventJson) => void;
+const appliers = new Map<string, Applier>();
+
+/**
+ * Teaches the harness how a client applies one event type to its registered state
+ * (Zulip's `apply_event`). Each capability defines the appliers for the events it
+ * sends, next to its tests, e.g. `defineApplier("subscription", (state, e) => …)`.
+ */
+export function defineApplier(type: string, apply: Applier): void {
+  appliers.set(type, apply);
+}
+
 export function applyEvent(state: State, event: ApiEventJson): void {
+  const custom = appliers.get(event.type);
+  if (custom) return custom(state, event);
+  applyCoreEvent(state, event);
+}
+
+/** The event types of users, bots, settings and presence. */
+function applyCoreEvent(state: State, event: ApiEventJson): void {
   switch (event.type) {
     case "heartbeat":
       return;
@@ -126,6 +144,13 @@ export function applyEvent(state: State, event: ApiEventJson): void {
       if (event.property in state && event.property !== "user_settings") state[event.property] = event.value;
       return;
     }
+    case "update_display_settings":
+      state[event.setting_name] = event.setting;
+      if (event.setting_name === "timezone" && state.user_settings) state.user_settings.timezone = event.setting;
+      return;
+    case "update_global_notifications":
+      state[event.notification_name] = event.setting;
+      return;
     case "presence": {
       if (event.presences) {
         // Modern event (simplified_presence_events): keyed by user ID, as with slim_presence.
@@ -331,4 +356,20 @@ export async function verifyAction(s: TestServer, action: () => Promise<unknown>
     expectSuccess(await s.as(v).delete("/events", { queue_id: state.queue_id }));
   }
   return result;
+}
+
+/**
+ * Registers the named users and returns a collector of the events each received
+ * since (heartbeats removed) — for asserting who got what, and that others got none.
+ */
+export async function captureEvents(s: TestServer, who: CastName[], params: Params = {}) {
+  const queues = new Map<CastName, string>();
+  for (const name of who) queues.set(name, (await register(s.as(name), params)).queue_id);
+  return {
+    async collect(): Promise<Record<string, ApiEventJson[]>> {
+      const out: Record<string, ApiEventJson[]> = {};
+      for (const [name, queueId] of queues) out[name] = await drainEvents(s.as(name), queueId);
+      return out;
+    },
+  };
 }

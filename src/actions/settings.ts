@@ -3,7 +3,14 @@ import { badRequest } from "../errors";
 import { hashPassword, verifyPassword } from "../auth/credentials";
 import { EmailVisibility, getUser, putUser, type UserRecord } from "../store/users";
 import { apiEmail, isAdmin } from "../views/users";
-import { AVAILABLE_NOTIFICATION_SOUNDS, LANGUAGE_NAMES, USER_SETTINGS, userSetting } from "../views/settings";
+import {
+  AVAILABLE_NOTIFICATION_SOUNDS,
+  LANGUAGE_NAMES,
+  LEGACY_DISPLAY_SETTINGS,
+  LEGACY_NOTIFICATION_SETTINGS,
+  USER_SETTINGS,
+  userSetting,
+} from "../views/settings";
 import { requireRealm } from "../views/realm";
 import { realmSetting, SERVER_LIMITS } from "../views/realm-settings";
 import { activeUserIds, checkFullName, notifyRealmBot, notifyRealmUser } from "./users";
@@ -94,6 +101,16 @@ export async function checkUpdateSettings(h: Hearth, user: UserRecord, changes: 
     const event: Record<string, unknown> = { type: "user_settings", op: "update", property, value };
     if (property === "default_language") event.language_name = LANGUAGE_NAMES[String(value)];
     h.events.publish(event as { type: string }, [user.id]);
+    // Legacy forms; the queue manager gives them only to clients without user_settings_object.
+    const email = apiEmail(h, after);
+    if (LEGACY_DISPLAY_SETTINGS.has(property)) {
+      const legacy: Record<string, unknown> = { type: "update_display_settings", user: email, setting_name: property, setting: value };
+      if (property === "default_language") legacy.language_name = LANGUAGE_NAMES[String(value)];
+      h.events.publish(legacy as { type: string }, [user.id]);
+    }
+    if (LEGACY_NOTIFICATION_SETTINGS.has(property)) {
+      h.events.publish({ type: "update_global_notifications", user: email, notification_name: property, setting: value }, [user.id]);
+    }
   }
   if (after.full_name !== before.full_name) {
     notifyRealmUser(h, "update", after, { full_name: after.full_name });

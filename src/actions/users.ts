@@ -30,10 +30,13 @@ export function checkEmailAddress(email: string): string {
   return trimmed;
 }
 
-export function activeUserIds(h: Hearth): number[] {
-  const ids: number[] = [];
-  for (const u of allUsers(h.store)) if (u.is_active && !u.is_system_bot) ids.push(u.id);
-  return ids;
+/** Every active human and bot account (not system bots): the audience of realm-wide events. */
+export function activeUserIds(h: Hearth): readonly number[] {
+  return h.store.memo("activeUserIds", () => {
+    const ids: number[] = [];
+    for (const u of allUsers(h.store)) if (u.is_active && !u.is_system_bot) ids.push(u.id);
+    return ids;
+  });
 }
 
 function adminIds(h: Hearth): number[] {
@@ -53,21 +56,27 @@ function countActiveOwners(h: Hearth): number {
  * the real email: one event per distinct view, each to exactly its viewers.
  */
 export function notifyRealmUser(h: Hearth, op: "add" | "update", target: UserRecord, fields?: Record<string, unknown>): void {
-  const recipients = activeUserIds(h);
-  const withEmail: number[] = [];
-  const withoutEmail: number[] = [];
-  for (const id of recipients) (canSeeRealEmail(getUser(h.store, id) ?? null, target) ? withEmail : withoutEmail).push(id);
-  for (const [ids, sees] of [[withEmail, true], [withoutEmail, false]] as const) {
-    if (ids.length === 0) continue;
+  const dependsOnViewer = op === "add" || (fields !== undefined && "delivery_email" in fields);
+  if (!dependsOnViewer) {
+    // The common case (a name, a role): one event for all, no user record decoded.
+    h.events.publish({ type: "realm_user", op, person: { user_id: target.id, ...fields } }, activeUserIds(h));
+    return;
+  }
+  const viewers: UserRecord[] = [];
+  for (const u of allUsers(h.store)) if (u.is_active && !u.is_system_bot) viewers.push(u);
+  const withEmail: UserRecord[] = [];
+  const withoutEmail: UserRecord[] = [];
+  for (const viewer of viewers) (canSeeRealEmail(viewer, target) ? withEmail : withoutEmail).push(viewer);
+  for (const [group, sees] of [[withEmail, true], [withoutEmail, false]] as const) {
+    if (group.length === 0) continue;
     let person: Record<string, unknown>;
     if (op === "add") {
-      const viewer = getUser(h.store, ids[0]) ?? null;
-      person = formatUser(h, viewer, target, { clientGravatar: false, includeCustomProfileFields: !target.is_bot });
+      person = formatUser(h, group[0], target, { clientGravatar: false, includeCustomProfileFields: !target.is_bot });
     } else {
       person = { user_id: target.id, ...fields };
-      if (fields && "delivery_email" in fields && !sees) person.delivery_email = null;
+      if (!sees) person.delivery_email = null;
     }
-    h.events.publish({ type: "realm_user", op, person }, ids);
+    h.events.publish({ type: "realm_user", op, person }, group.map((v) => v.id));
   }
 }
 
@@ -267,6 +276,8 @@ export async function doSetActive(h: Hearth, actor: UserRecord, userId: number, 
     notifySystemGroupMembership(h, { ...u, is_active: !active }, u);
     notifySubscriberActivityChanged(h, u, active);
   }
+  // A deactivated account can no longer poll: free its queues now rather than at idle expiry.
+  if (!active) for (const u of changed) for (const queue of h.queues.queuesOf(u.id)) h.queues.remove(queue);
 }
 
 export async function doRegenerateApiKey(h: Hearth, user: UserRecord, targetId = user.id): Promise<string> {

@@ -112,13 +112,14 @@ export function eventsRoutes(h: Hearth) {
           last_event_id: param.int().optional(),
           dont_block: param.bool().default(false),
           // Implicit registration (no queue_id, dont_block) takes register's parameters.
+          // All optional without defaults: every poll parses this list, so it stays cheap.
           event_types: param.json(t.Array(t.String())).optional(),
-          all_public_streams: param.bool().default(false),
-          narrow: param.json(t.Array(t.Unknown())).default([]),
+          all_public_streams: param.bool().optional(),
+          narrow: param.json(t.Array(t.Unknown())).optional(),
           client_capabilities: param.json(t.Record(t.String(), t.Unknown())).optional(),
-          apply_markdown: param.bool().default(false),
+          apply_markdown: param.bool().optional(),
           client_gravatar: param.bool().optional(),
-          slim_presence: param.bool().default(false),
+          slim_presence: param.bool().optional(),
           lifespan_secs: param.int().optional(),
         },
       },
@@ -126,13 +127,24 @@ export function eventsRoutes(h: Hearth) {
         let queueId = params.queue_id;
         if (queueId === undefined) {
           if (!params.dont_block) throw missingArgument("queue_id");
-          const settings = queueSettings(user, { ...params, queue_lifespan_secs: params.lifespan_secs } as unknown as RegisterValues, request);
+          const settings = queueSettings(
+            user,
+            {
+              ...params,
+              all_public_streams: params.all_public_streams ?? false,
+              narrow: params.narrow ?? [],
+              apply_markdown: params.apply_markdown ?? false,
+              slim_presence: params.slim_presence ?? false,
+              queue_lifespan_secs: params.lifespan_secs,
+            } as unknown as RegisterValues,
+            request,
+          );
           queueId = h.queues.create(settings).id;
         }
         const queue = h.queues.access(queueId, user.id);
         // Bun closes a connection idle for 10 s; a parked poll must outlive the heartbeat.
         if (!params.dont_block) server?.timeout(request, Math.ceil(h.queues.limits.heartbeatSecs) + 30);
-        const events = await h.queues.poll(queue, params.last_event_id, params.dont_block);
+        const events = await h.queues.poll(queue, params.last_event_id, params.dont_block, request.signal);
         return { events, queue_id: queue.id };
       },
     )

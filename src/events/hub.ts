@@ -27,6 +27,14 @@ export interface PublishOptions {
    * registered with `client_gravatar` get `avatar_url: null` and compute it themselves.
    */
   senderAvatarIsPublicGravatar?: boolean;
+  /**
+   * What a queue gets, per its client capabilities, when that differs by more than
+   * the built-in shaping: e.g. a deactivated user group as `update` for
+   * `include_deactivated_groups` clients and `remove` for others, or an archived
+   * channel as `update` vs `delete`. Returns the event(s) for that queue, or null
+   * for none. `event` (the published one) is the default.
+   */
+  forCapabilities?: (capabilities: import("./queues").ClientCapabilities) => ApiEvent | ApiEvent[] | null;
 }
 
 /*

@@ -161,10 +161,6 @@ export const MAX_IDLE_QUEUE_TIMEOUT_SECS = 7 * 24 * 3600;
 const SAVE_FILE = "event_queues.json";
 const SAVE_FORMAT = 1;
 
-function withoutEmptyTopic(topic: unknown, displayName: string): unknown {
-  return topic === "" ? displayName : topic;
-}
-
 /**
  * Holds every event queue in memory (Zulip's Tornado process). Actions publish
  * through the EventHub; `deliver` filters each event per queue (event types, narrow,
@@ -219,6 +215,14 @@ export class QueueManager implements EventSink {
     return queue;
   }
 
+  /**
+   * Whether `queueId` is a live queue of `userId`: check this before honouring a
+   * client-supplied queue ID, e.g. POST /messages `queue_id` for `local_message_id`.
+   */
+  isOwnQueue(queueId: string, userId: number): boolean {
+    return this.queues.get(queueId)?.userId === userId;
+  }
+
   remove(queue: EventQueue): void {
     if (this.queues.get(queue.id) !== queue) return;
     this.queues.delete(queue.id);
@@ -239,18 +243,27 @@ export class QueueManager implements EventSink {
    * pending events, or parks until one arrives or the heartbeat is due. A second
    * poll on the same queue replaces a parked one, which answers with no events.
    */
-  poll(queue: EventQueue, lastEventId: number | undefined, dontBlock: boolean): Promise<QueuedEvent[]> {
+  poll(queue: EventQueue, lastEventId: number | undefined, dontBlock: boolean, signal?: AbortSignal): Promise<QueuedEvent[]> {
     queue.lastAccess = Date.now();
     if (lastEventId !== undefined) this.totalEvents -= queue.acknowledge(lastEventId);
     if (queue.waiter) queue.answerWaiter();
-    if (queue.events.length > 0 || dontBlock || this.closing) return Promise.resolve(queue.events.slice());
+    if (queue.events.length > 0 || dontBlock || this.closing || signal?.aborted) return Promise.resolve(queue.events.slice());
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         if (queue.waiter?.timer !== timer) return;
         this.totalEvents++;
         queue.answerWaiter({ type: "heartbeat" });
       }, this.limits.heartbeatSecs * 1000);
-      queue.waiter = { resolve, timer };
+      const waiter: Waiter = { resolve, timer };
+      queue.waiter = waiter;
+      // A client that hung up stops holding the queue (idle expiry starts from now).
+      signal?.addEventListener("abort", () => {
+        if (queue.waiter !== waiter) return;
+        queue.waiter = null;
+        clearTimeout(timer);
+        queue.lastAccess = Date.now();
+        resolve([]);
+      }, { once: true });
     });
   }
 
@@ -273,15 +286,21 @@ export class QueueManager implements EventSink {
     }
   }
 
-  private enqueue(queue: EventQueue, event: ApiEvent, options: PublishOptions): void {
-    if (!this.accepts(queue, event)) return;
-    const queueFields = options.perQueue?.get(queue.id);
-    let payload = queueFields ? { ...event, ...queueFields } : event;
-    if (payload.type === "message") payload = this.finalizeMessage(queue.settings, payload, options);
-    const shaped = this.shape(queue.settings, payload);
-    for (const e of shaped) {
-      queue.push(e);
-      this.totalEvents++;
+  private enqueue(queue: EventQueue, published: ApiEvent, options: PublishOptions): void {
+    let variants: ApiEvent[] = [published];
+    if (options.forCapabilities) {
+      const chosen = options.forCapabilities(queue.settings.capabilities);
+      variants = chosen === null ? [] : Array.isArray(chosen) ? chosen : [chosen];
+    }
+    for (const event of variants) {
+      if (!this.accepts(queue, event)) continue;
+      const queueFields = options.perQueue?.get(queue.id);
+      let payload = queueFields ? { ...event, ...queueFields } : event;
+      if (payload.type === "message") payload = this.finalizeMessage(queue.settings, payload, options);
+      for (const e of this.shape(queue.settings, payload)) {
+        queue.push(e);
+        this.totalEvents++;
+      }
     }
     if (queue.events.length > this.limits.maxEventsPerQueue) {
       // An abandoned client must not grow memory without bound: drop the queue, so
@@ -315,6 +334,10 @@ export class QueueManager implements EventSink {
     if (eventTypes !== null && !eventTypes.includes(event.type)) return false;
     if (event.type === "message" && narrow.length > 0) {
       return messageMatchesNarrow(narrow, event.message as Record<string, unknown>, (event.flags as string[]) ?? []);
+    }
+    // Pre-user_settings forms of a settings change, for old clients only (Zulip's Tornado rule).
+    if ((event.type === "update_display_settings" || event.type === "update_global_notifications") && queue.settings.capabilities.user_settings_object) {
+      return false;
     }
     // Stream typing notifications only for clients that declared they handle them.
     if (event.type === "typing" && event.message_type === "stream" && !queue.settings.capabilities.stream_typing_notifications) return false;
@@ -352,12 +375,13 @@ export class QueueManager implements EventSink {
   /** FL 334: clients without empty_topic_name see the realm's display name for "". */
   private shapeTopics(caps: ClientCapabilities, event: ApiEvent): ApiEvent {
     if (caps.empty_topic_name) return event;
-    const name = this.emptyTopicDisplayName();
+    // The name is read only for an event that has an empty topic (it costs a realm read).
+    const name = () => this.emptyTopicDisplayName();
     switch (event.type) {
       case "message": {
         const message = event.message as Record<string, unknown> | undefined;
         if (message && message.type === "stream" && message.subject === "") {
-          return { ...event, message: { ...message, subject: name } };
+          return { ...event, message: { ...message, subject: name() } };
         }
         return event;
       }
@@ -366,12 +390,12 @@ export class QueueManager implements EventSink {
       case "typing": {
         let changed: ApiEvent | null = null;
         for (const key of ["topic", "subject", "orig_subject"]) {
-          if (event[key] === "") (changed ??= { ...event })[key] = withoutEmptyTopic(event[key], name);
+          if (event[key] === "") (changed ??= { ...event })[key] = name();
         }
         return changed ?? event;
       }
       case "user_topic":
-        return event.topic_name === "" ? { ...event, topic_name: name } : event;
+        return event.topic_name === "" ? { ...event, topic_name: name() } : event;
       default:
         return event;
     }

@@ -232,6 +232,21 @@ export const EventSchemas: Record<string, TSchema> = {
     t.Object({ id: Int(), type: t.Literal("realm_bot"), op: t.Literal("add"), bot: RealmBot }),
     t.Object({ id: Int(), type: t.Literal("realm_bot"), op: t.Union([t.Literal("update"), t.Literal("delete"), t.Literal("remove")]), bot: t.Object({ user_id: Int() }) }),
   ]),
+  presence: t.Union([
+    // simplified_presence_events (FL 419)
+    t.Object({ id: Int(), type: t.Literal("presence"), presences: t.Record(Str(), t.Object({ active_timestamp: Int(), idle_timestamp: Int() })) }),
+    // legacy: what the mobile app and zulip-terminal parse
+    t.Object({
+      id: Int(),
+      type: t.Literal("presence"),
+      user_id: Int(),
+      email: Str(),
+      server_timestamp: t.Number(),
+      presence: t.Record(Str(), t.Object({ client: Str(), status: t.Union([t.Literal("active"), t.Literal("idle")]), timestamp: Int(), pushable: Bool() })),
+    }),
+  ]),
+  update_display_settings: t.Object({ id: Int(), type: t.Literal("update_display_settings"), user: Str(), setting_name: Str(), setting: t.Unknown() }),
+  update_global_notifications: t.Object({ id: Int(), type: t.Literal("update_global_notifications"), user: Str(), notification_name: Str(), setting: t.Unknown() }),
   user_settings: t.Object({ id: Int(), type: t.Literal("user_settings"), op: t.Literal("update"), property: Str(), value: t.Unknown(), language_name: t.Optional(Str()) }),
   subscription: t.Union([SubscriptionAddEvent, SubscriptionRemoveEvent, SubscriptionUpdateEvent, SubscriptionPeerEvent]),
   stream: t.Union([StreamCreateEvent, StreamDeleteEvent, StreamUpdateEvent]),

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import zulipInit from "zulip-js";
 import { ApiClient, expectError, expectSchema, expectSuccess, startTestServer, type TestServer } from "../kit";
 import { drainEvents, register } from "../events-kit";
+import { loadZulipJs } from "../zulip-js";
 import { BadEventQueueIdError, GetEventsResponse } from "../../src/schemas/register";
 
 let s: TestServer;
@@ -97,6 +97,25 @@ describe("GET /events long-poll", () => {
     expect(expectSuccess(await second).events.map((e: any) => e.person.full_name)).toEqual(["Othello (replaced)"]);
   });
 
+  test("a client that hangs up no longer holds its queue", async () => {
+    const { queue_id } = await register(s.as("hamlet"), { event_types: ["realm_user"] });
+    const controller = new AbortController();
+    const auth = "Basic " + Buffer.from(`${s.users.hamlet.email}:${s.users.hamlet.apiKey}`).toString("base64");
+    const poll = fetch(`${s.url}/api/v1/events?queue_id=${encodeURIComponent(queue_id)}&last_event_id=-1`, { headers: { authorization: auth }, signal: controller.signal }).catch(() => null);
+    await Bun.sleep(50);
+    const queue = s.server.h.queues.access(queue_id, s.users.hamlet.id);
+    expect(queue.waiter).not.toBeNull();
+    controller.abort();
+    await poll;
+    for (let i = 0; i < 20 && queue.waiter; i++) await Bun.sleep(10);
+    expect(queue.waiter).toBeNull();
+    // Released by the hang-up, not by the (0.5 s) heartbeat, which would have queued an event.
+    expect(queue.events).toEqual([]);
+    // Events published meanwhile wait for the next poll.
+    expectSuccess(await rename("Othello (after hang-up)"));
+    expect((await drainEvents(s.as("hamlet"), queue_id)).map((e) => e.person.full_name)).toEqual(["Othello (after hang-up)"]);
+  });
+
   test("queues belong to their user", async () => {
     const { queue_id } = await register(s.as("hamlet"));
     expectError(await s.as("othello").get("/events", { queue_id, dont_block: true }), 400, "BAD_REQUEST");
@@ -122,6 +141,17 @@ describe("queue lifetime", () => {
     expectSuccess(await s.as("hamlet").delete("/events", { queue_id }));
     expectBadQueue(await s.as("hamlet").get("/events", { queue_id, dont_block: true }), queue_id);
     expectBadQueue(await s.as("hamlet").delete("/events", { queue_id }), queue_id);
+  });
+
+  test("deactivating a user frees their queues; a parked poll answers at once", async () => {
+    const u = await s.createUser("rosalind");
+    const { queue_id } = await register(s.as(u));
+    const parked = s.as(u).get("/events", { queue_id, last_event_id: -1 });
+    await Bun.sleep(30);
+    expectSuccess(await s.as("iago").delete(`/users/${u.id}`));
+    expect(expectSuccess(await parked).events).toEqual([]);
+    expect(s.server.h.queues.queuesOf(u.id)).toEqual([]);
+    expectError(await s.as(u).get("/events", { queue_id, dont_block: true }), 401, "USER_DEACTIVATED");
   });
 
   test("an idle queue expires after idle_queue_timeout", async () => {
@@ -188,6 +218,7 @@ describe("queue lifetime", () => {
 describe("zulip-js", () => {
   test("queues.register + events.retrieve receives a realm_user event", async () => {
     const hamlet = s.users.hamlet;
+    const zulipInit = await loadZulipJs();
     const client = await zulipInit({ username: hamlet.email, apiKey: hamlet.apiKey, realm: s.url });
     const reg = await client.queues.register({ event_types: ["realm_user"] });
     expect(reg.result).toBe("success");

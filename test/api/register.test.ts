@@ -46,6 +46,14 @@ describe("POST /register", () => {
     expect(body.user_settings.emojiset).toBe("google");
   });
 
+  test("every role's register matches the schema (guest, moderator, owner, bots' owner)", async () => {
+    for (const name of EVERYONE) {
+      const body = await register(s.as(name as any), { client_gravatar: true, client_capabilities: {} });
+      expectSchema(RegisterResponse, body);
+      expect(body.realm_users.some((u: any) => u.user_id === body.user_id)).toBe(true);
+    }
+  });
+
   test("zulip-terminal's request: legacy top-level settings and muted_topics", async () => {
     const body = expectSuccess(
       await s.as("othello").post("/register", {
@@ -92,6 +100,10 @@ describe("POST /register", () => {
     expectError(await s.as("hamlet").post("/register", { event_types: "message" }), 400, "BAD_REQUEST");
     const ok = expectSuccess(await s.as("hamlet").post("/register", { idle_queue_timeout: 30, narrow: [{ operator: "channel", operand: "Denmark" }] }));
     expect(ok.idle_queue_timeout_secs).toBe(30);
+    // include_subscribers takes true, false or the string "partial" (FL 412); the week cap on idle_queue_timeout.
+    expectSuccess(await s.as("hamlet").post("/register", { include_subscribers: "partial" }));
+    expectSuccess(await s.as("hamlet").post("/register", { include_subscribers: true }));
+    expect(expectSuccess(await s.as("hamlet").post("/register", { idle_queue_timeout: 30 * 24 * 3600 })).idle_queue_timeout_secs).toBe(7 * 24 * 3600);
   });
 
   test("realm_bots: admins see every bot, owners their own, others none", async () => {
@@ -172,6 +184,26 @@ describe("state + events stay consistent (verifyAction)", () => {
     expect(r.types.hamlet).toEqual(["realm_user/update", ...groups]);
   });
 
+  test("bot reactivation: realm_user update to everyone, realm_bot add to owner and admins", async () => {
+    const bot = expectSuccess(await s.as("othello").post("/bots", { full_name: "Back bot", short_name: "backbot" }));
+    expectSuccess(await s.as("othello").delete(`/bots/${bot.user_id}`));
+    const r = await verifyAction(s, async () => {
+      expectSuccess(await s.as("iago").post(`/users/${bot.user_id}/reactivate`));
+    });
+    expect(r.types.othello).toEqual(["realm_user/update", "realm_bot/add"]);
+    expect(r.types.iago).toEqual(["realm_user/update", "realm_bot/add"]);
+    expect(r.types.hamlet).toEqual(["realm_user/update"]);
+  });
+
+  test("first login of an API-created user moves date_joined (FL 475): realm_user update", async () => {
+    expectSuccess(await s.as("iago").post("/users", { email: "viola@zulip.test", password: "viola-password", full_name: "Viola" }));
+    const r = await verifyAction(s, async () => {
+      expectSuccess(await s.anonymous().post("/fetch_api_key", { username: "viola@zulip.test", password: "viola-password" }));
+    });
+    expect(r.types.hamlet).toEqual(["realm_user/update"]);
+    expect(Object.keys(r.events.hamlet[0].person).sort()).toEqual(["date_joined", "user_id"]);
+  });
+
   test("PATCH /settings: user_settings update to the user only", async () => {
     const r = await verifyAction(s, async () => {
       expectSuccess(await s.as("hamlet").patch("/settings", { twenty_four_hour_time: true, emojiset: "twitter", default_language: "de" }));
@@ -184,6 +216,19 @@ describe("state + events stay consistent (verifyAction)", () => {
       expectSuccess(await s.as("hamlet").patch("/settings", { twenty_four_hour_time: true }));
     }, { viewers: ["hamlet"] });
     expect(again.types.hamlet).toEqual([]);
+  });
+
+  test("PATCH /settings for a client without user_settings_object: legacy events too", async () => {
+    const legacyClient = { client_capabilities: {} };
+    const r = await verifyAction(s, async () => {
+      expectSuccess(await s.as("othello").patch("/settings", { color_scheme: 2, enable_sounds: false, send_read_receipts: false }));
+    }, { viewers: ["othello"], registerParams: legacyClient });
+    expect(r.types.othello).toEqual(["user_settings/update", "update_display_settings", "user_settings/update", "update_global_notifications", "user_settings/update"]);
+    // Modern clients get no legacy events.
+    const modern = await verifyAction(s, async () => {
+      expectSuccess(await s.as("othello").patch("/settings", { color_scheme: 3 }));
+    }, { viewers: ["othello"] });
+    expect(modern.types.othello).toEqual(["user_settings/update"]);
   });
 
   test("PATCH /settings: full_name and timezone reach everyone as realm_user updates", async () => {

@@ -82,6 +82,23 @@ describe("per-queue shaping", () => {
   });
 });
 
+describe("per-capability variants from the publisher", () => {
+  test("forCapabilities picks each queue's event(s), or none", () => {
+    const { hub, queue } = setup();
+    const modern = queue(1, { caps: { include_deactivated_groups: true } });
+    const legacy = queue(1);
+    const update = { type: "user_group", op: "update", group_id: 5, data: { deactivated: true } };
+    hub.publish(update, [1], {
+      forCapabilities: (caps) => (caps.include_deactivated_groups ? update : { type: "user_group", op: "remove", group_id: 5 }),
+    });
+    hub.publish({ type: "user_group", op: "update", group_id: 5, data: { name: "renamed" } }, [1], {
+      forCapabilities: (caps) => (caps.include_deactivated_groups ? { type: "user_group", op: "update", group_id: 5, data: { name: "renamed" } } : null),
+    });
+    expect(modern.events.map((e) => e.op)).toEqual(["update", "update"]);
+    expect(legacy.events.map((e) => e.op)).toEqual(["remove"]);
+  });
+});
+
 describe("per-queue filtering and targeting", () => {
   test("event_types and narrow (message events only; other types pass)", () => {
     const { hub, queue } = setup();
