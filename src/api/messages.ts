@@ -28,7 +28,7 @@ import {
 } from "../actions/messages";
 import { formatMessage, readableMessage, topicDisplayName, type MessageViewOptions } from "../views/messages";
 import { compileNarrow, fetchRange, highlightHtml, highlightTopic, parseAnchor, parseNarrow } from "../views/narrow";
-import { canReadChannel, channelById } from "../views/message_channels";
+import { canReadChannel, channelById, isSubscribedTo } from "../views/message_channels";
 
 /** `{message_id}` and `{stream_id}` path segments. */
 function pathId(raw: string, what = "message ID"): number {
@@ -110,7 +110,7 @@ export function messagesRoutes(h: Hearth) {
           const out = formatMessage(h, user, message, flags, options);
           if (narrow.searchWords.length > 0) {
             out.match_content = highlightHtml(message.rendered_content, narrow.searchWords);
-            out.match_subject = highlightTopic(topicDisplayName(message.topic, options), narrow.searchWords);
+            out.match_subject = highlightTopic(topicDisplayName(h, message.topic, options), narrow.searchWords);
           }
           return out;
         });
@@ -234,16 +234,29 @@ export function messagesRoutes(h: Hearth) {
         const flag = checkFlagName(params.flag);
         const narrow = compileNarrow(h, user, parseNarrow(params.narrow));
         const range = fetchRange(h, user, narrow, parseAnchor(params.anchor, false), params.include_anchor, params.num_before, params.num_after);
-        const ids = range.matches.map((m) => m.message.id);
+        const processed = range.matches.map((m) => m.message.id);
+        // Marking unread in channels one is not subscribed to would create unreads nobody
+        // can clear from the channel list; Zulip skips those and names the channels.
+        const ignoredChannels = new Set<number>();
+        let ids = processed;
+        if (flag === "read" && params.op === "remove") {
+          ids = range.matches
+            .filter(({ message }) => {
+              if (message.type !== "stream" || isSubscribedTo(h, message.channel_id!, user.id)) return true;
+              ignoredChannels.add(message.channel_id!);
+              return false;
+            })
+            .map((m) => m.message.id);
+        }
         const changed = await doUpdateFlags(h, user, ids, params.op, flag);
         return {
-          processed_count: ids.length,
+          processed_count: processed.length,
           updated_count: changed.length,
-          first_processed_id: ids[0] ?? null,
-          last_processed_id: ids[ids.length - 1] ?? null,
+          first_processed_id: processed[0] ?? null,
+          last_processed_id: processed[processed.length - 1] ?? null,
           found_oldest: range.found_oldest,
           found_newest: range.found_newest,
-          ignored_because_not_subscribed_channels: [],
+          ...(flag === "read" && params.op === "remove" ? { ignored_because_not_subscribed_channels: [...ignoredChannels].sort((a, b) => a - b) } : {}),
         };
       },
     )
@@ -305,7 +318,7 @@ export function messagesRoutes(h: Hearth) {
           return [];
         });
       }
-      return { topics: topics.map((topic) => ({ name: topicDisplayName(topic.name, options), max_id: topic.max_id })) };
+      return { topics: topics.map((topic) => ({ name: topicDisplayName(h, topic.name, options), max_id: topic.max_id })) };
     })
     .post("/streams/:stream_id/delete_topic", { params: { topic_name: param.string() } }, async ({ user, params, path }) => {
       await checkDeleteTopic(h, user, pathId(path.stream_id, "channel ID"), params.topic_name);

@@ -19,7 +19,7 @@ export function maxMessageIdFor(h: Hearth, user: UserRecord): number {
   return newestMessageIdOf(h.store, user.id);
 }
 
-/** Zulip's fixed display name of the empty topic for clients that cannot show it. */
+/** Zulip's display name of the empty topic for clients that cannot show it. */
 export const EMPTY_TOPIC_DISPLAY_NAME = "general chat";
 
 /** An organization setting: the stored value, else the realm default, else `fallback`. */
@@ -67,9 +67,10 @@ export function formatReactions(h: Hearth, m: MessageRecord): Record<string, unk
   });
 }
 
-export function topicDisplayName(topic: string, options: MessageViewOptions): string {
-  // The realm default is Zulip's fixed "general chat"; clients that cannot show "" get it.
-  return topic === "" && !options.allowEmptyTopicName ? EMPTY_TOPIC_DISPLAY_NAME : topic;
+/** The topic as a client sees it: "" becomes `realm_empty_topic_display_name` for clients without FL 334 support. */
+export function topicDisplayName(h: Hearth, topic: string, options: MessageViewOptions): string {
+  if (topic !== "" || options.allowEmptyTopicName) return topic;
+  return realmSetting(h, "empty_topic_display_name", EMPTY_TOPIC_DISPLAY_NAME);
 }
 
 /** A message as the API shows it to `viewer` (the OpenAPI message object). */
@@ -89,7 +90,7 @@ export function formatMessage(
     recipient_id: m.recipient_id,
     timestamp: m.timestamp,
     client: m.client,
-    subject: m.type === "stream" ? topicDisplayName(m.topic, options) : "",
+    subject: m.type === "stream" ? topicDisplayName(h, m.topic, options) : "",
     topic_links: m.type === "stream" ? topicLinks(m.topic, realmSetting(h, "linkifiers", [])) : [],
     is_me_message: m.is_me_message,
     reactions: formatReactions(h, m),

@@ -284,4 +284,16 @@ describe("channel messages", () => {
     expectError(await s.as("hamlet").post("/messages", { type: "channel", to: announce, topic: "t", content: "x" }), 400, "BAD_REQUEST", "You do not have permission to post in this channel.");
     await send("iago", announce, "t", "official");
   });
+
+  test("flags/narrow: read removal skips unsubscribed channels and names them", async () => {
+    const id = await send("cordelia", denmark, "drive-by", "cordelia was here");
+    const res = expectSuccess(
+      await s.as("cordelia").post("/messages/flags/narrow", { anchor: id, num_before: 0, num_after: 0, narrow: [["stream", "Denmark"]], op: "remove", flag: "read" }),
+    );
+    expect(res).toMatchObject({ processed_count: 1, updated_count: 0, ignored_because_not_subscribed_channels: [denmark] });
+    const add = expectSuccess(
+      await s.as("hamlet").post("/messages/flags/narrow", { anchor: "newest", num_before: 5, num_after: 0, narrow: [["stream", "Denmark"]], op: "add", flag: "read" }),
+    );
+    expect(add.ignored_because_not_subscribed_channels).toBeUndefined();
+  });
 });
