@@ -36,6 +36,17 @@ function pathId(raw: string, what = "message ID"): number {
   return Number(raw);
 }
 
+/**
+ * Zulip's `Client.default_read_by_sender`: messages from full chat clients are
+ * read for their sender; those sent through scripts and integrations with the
+ * user's key stay unread, so the user notices them.
+ */
+export function isHumanClient(client: string): boolean {
+  const name = client.toLowerCase();
+  const apps = ["zulipandroid", "zulipios", "zulipdesktop", "zulipmobile", "zulipelectron", "zulipterminal", "zulipflutter", "snipe", "website", "ios", "android"];
+  return apps.includes(name) || name.includes("desktop app") || name.includes("test suite");
+}
+
 /** Zulip names the client from the User-Agent's product token ("ZulipMobile/27.1 …" → "ZulipMobile"). */
 function clientName(request: Request): string {
   const ua = request.headers.get("user-agent") ?? "";
@@ -75,7 +86,7 @@ export function messagesRoutes(h: Hearth) {
           target,
           content: params.content,
           client: clientName(request),
-          readBySender: params.read_by_sender ?? true,
+          readBySender: params.read_by_sender ?? isHumanClient(clientName(request)),
           localId: params.local_id,
           queueId: params.queue_id,
         });

@@ -77,7 +77,7 @@ describe("channel messages", () => {
     expect(got.message.flags.sort()).toEqual(["historical", "read"]);
     expect(await fetchIds("cordelia", [{ operator: "channel", operand: "Denmark" }])).toContain(id);
     // Zulip lets anyone post to a public channel without subscribing; the sender gets a row.
-    const own = await send("cordelia", denmark, "history", "drive-by");
+    const own = await send("cordelia", denmark, "history", "drive-by", { read_by_sender: true });
     expect(expectSuccess(await s.as("cordelia").get(`/messages/${own}`)).message.flags).toEqual(["read"]);
     expect(cordelia.id).toBeGreaterThan(0);
 
@@ -119,7 +119,7 @@ describe("channel messages", () => {
       store.dbs.userGroupMembers.put([id, othello.id], true);
     });
     events.length = 0;
-    const id = await send("hamlet", denmark, "mentions", "@**all** hear @_**Iago** and @*actors*");
+    const id = await send("hamlet", denmark, "mentions", "@**all** hear @_**Iago** and @*actors*", { read_by_sender: true });
     const forOthello = ofType("message").find((e) => e.to.includes(othello.id))!.event.flags as string[];
     expect(forOthello.sort()).toEqual(["mentioned", "wildcard_mentioned"]);
     const forIago = ofType("message").find((e) => e.to.includes(iago.id))!.event.flags as string[];

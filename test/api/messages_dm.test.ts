@@ -46,7 +46,7 @@ describe("direct messages", () => {
   test("send to user IDs, fetch, flags per recipient, events per flag set", async () => {
     events.length = 0;
     const { hamlet, othello, cordelia } = s.users;
-    const id = await sendDm("hamlet", [othello.id], "Hello @**Othello, the Moor of Venice** :smile:", { local_id: "1.01", queue_id: "q1" });
+    const id = await sendDm("hamlet", [othello.id], "Hello @**Othello, the Moor of Venice** :smile:", { local_id: "1.01", queue_id: "q1", read_by_sender: true });
     const msgEvents = eventsOfType("message");
     // Othello (mentioned, unread) and Hamlet (read, with local id) get different events.
     const toOthello = msgEvents.find((e) => e.to.includes(othello.id))!;
@@ -332,5 +332,24 @@ describe("direct messages", () => {
       const res = await c.request(method, path, params);
       expect({ path, params, status: res.status, result: res.body.result }).toEqual({ path, params, status: 400, result: "error" });
     }
+  });
+
+  test("read_by_sender defaults by client: chat apps read, scripts unread", async () => {
+    const post = (ua: string) =>
+      fetch(`${s.url}/api/v1/messages`, {
+        method: "POST",
+        headers: {
+          authorization: "Basic " + Buffer.from(`${s.users.hamlet.email}:${s.users.hamlet.apiKey}`).toString("base64"),
+          "content-type": "application/x-www-form-urlencoded",
+          "user-agent": ua,
+        },
+        body: new URLSearchParams({ type: "private", to: JSON.stringify([s.users.othello.id]), content: "x" }),
+      }).then((r) => r.json() as Promise<any>);
+    const app = await post("ZulipMobile/27.1 (Android 14)");
+    const script = await post("ZulipPython/0.9.1 (Linux)");
+    const flags = async (id: number) => expectSuccess(await s.as("hamlet").get(`/messages/${id}`)).message.flags;
+    expect(await flags(app.id)).toEqual(["read"]);
+    expect(await flags(script.id)).toEqual([]);
+    expect(expectSuccess(await s.as("hamlet").get(`/messages/${app.id}`)).message.client).toBe("ZulipMobile");
   });
 });
