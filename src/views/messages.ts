@@ -106,10 +106,24 @@ export function formatMessage(
     flags: flagList(flags),
   };
   if (m.type === "stream") out.stream_id = m.channel_id;
-  if (m.edit_history.length > 0) out.edit_history = m.edit_history;
+  const history = visibleEditHistory(h, m);
+  if (history.length > 0) out.edit_history = history;
   if (m.last_edit_timestamp !== null) out.last_edit_timestamp = m.last_edit_timestamp;
   if (m.last_moved_timestamp !== null) out.last_moved_timestamp = m.last_moved_timestamp;
   return out;
+}
+
+/**
+ * Edit history as the organization lets members see it
+ * (`message_edit_history_visibility_policy`: 1 all, 2 moves only, 3 none).
+ */
+export function visibleEditHistory(h: Hearth, m: MessageRecord): MessageRecord["edit_history"] {
+  const policy = realmSetting<number>(h, "message_edit_history_visibility_policy", 1);
+  if (policy === 3 || realmSetting<boolean>(h, "allow_edit_history", true) === false) return [];
+  if (policy === 1) return m.edit_history;
+  return m.edit_history
+    .filter((e) => e.prev_topic !== undefined || e.prev_stream !== undefined)
+    .map(({ prev_content, prev_rendered_content, prev_rendered_content_version, ...move }) => move);
 }
 
 /** Reads a message and its flags for `user`, or undefined when they may not see it. */

@@ -3,6 +3,7 @@ import { expectError, expectSchema, expectSuccess, startTestServer, type TestSer
 import type { ApiEvent } from "../../src/events/hub";
 import { GetMessagesResponse, SendMessageResponse, TopicsResponse } from "../../src/schemas/messages";
 import { getMessage } from "../../src/store/messages";
+import { getRealm, putRealm } from "../../src/store/realm";
 import { getChannel, putChannel } from "../../src/store/channels";
 import { doExpireMessages } from "../../src/actions/retention";
 import { putUserGroup, systemGroupId, USER_GROUP_SETTINGS } from "../../src/store/user_groups";
@@ -295,5 +296,27 @@ describe("channel messages", () => {
       await s.as("hamlet").post("/messages/flags/narrow", { anchor: "newest", num_before: 5, num_after: 0, narrow: [["stream", "Denmark"]], op: "add", flag: "read" }),
     );
     expect(add.ignored_because_not_subscribed_channels).toBeUndefined();
+  });
+
+  test("edit history visibility follows message_edit_history_visibility_policy", async () => {
+    const h = s.server.h;
+    const id = await send("hamlet", denmark, "history policy", "v1");
+    expectSuccess(await s.as("hamlet").patch(`/messages/${id}`, { content: "v2" }));
+    expectSuccess(await s.as("hamlet").patch(`/messages/${id}`, { topic: "history policy moved" }));
+    const setPolicy = (value: number) =>
+      h.store.commit(() => {
+        const realm = getRealm(h.store)!;
+        putRealm(h.store, { ...realm, settings: { ...realm.settings, message_edit_history_visibility_policy: value } });
+      });
+    await setPolicy(2);
+    const movesOnly = expectSuccess(await s.as("othello").get(`/messages/${id}`)).message.edit_history;
+    expect(movesOnly).toHaveLength(1);
+    expect(movesOnly[0].prev_content).toBeUndefined();
+    expect(movesOnly[0].prev_topic).toBe("history policy");
+    await setPolicy(3);
+    expect(expectSuccess(await s.as("othello").get(`/messages/${id}`)).message.edit_history).toBeUndefined();
+    expectError(await s.as("othello").get(`/messages/${id}/history`), 400, "BAD_REQUEST");
+    await setPolicy(1);
+    expect(expectSuccess(await s.as("othello").get(`/messages/${id}`)).message.edit_history).toHaveLength(2);
   });
 });
