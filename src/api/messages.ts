@@ -26,7 +26,7 @@ import {
   renderMessageContent,
   resolveTarget,
 } from "../actions/messages";
-import { formatMessage, readableMessage, topicDisplayName, type MessageViewOptions } from "../views/messages";
+import { formatMessage, readableMessage, realmSetting, topicDisplayName, type MessageViewOptions } from "../views/messages";
 import { compileNarrow, fetchRange, highlightHtml, highlightTopic, parseAnchor, parseNarrow } from "../views/narrow";
 import { canReadChannel, channelById, isSubscribedTo } from "../views/message_channels";
 
@@ -116,6 +116,7 @@ export function messagesRoutes(h: Hearth) {
           applyMarkdown: params.apply_markdown,
           clientGravatar: params.client_gravatar,
           allowEmptyTopicName: params.allow_empty_topic_name,
+          linkifiers: realmSetting(h, "linkifiers", []),
         };
         const messages = range.matches.map(({ message, flags }) => {
           const out = formatMessage(h, user, message, flags, options);

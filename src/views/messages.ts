@@ -12,7 +12,7 @@ import {
 } from "../store/messages";
 import { apiEmail, avatarUrl, canSeeRealEmail } from "./users";
 import { channelById, canReadChannel } from "./message_channels";
-import { topicLinks } from "../markdown";
+import { topicLinks, type Linkifier } from "../markdown";
 
 /** The newest message ID the user has received; -1 when none (Zulip's convention). */
 export function maxMessageIdFor(h: Hearth, user: UserRecord): number {
@@ -34,6 +34,8 @@ export interface MessageViewOptions {
   clientGravatar: boolean;
   /** FL 334: clients that can show the empty topic ask for it; others get "general chat". */
   allowEmptyTopicName: boolean;
+  /** The realm's linkifiers, read once per request rather than once per message. */
+  linkifiers?: Linkifier[];
 }
 
 export const DEFAULT_VIEW: MessageViewOptions = { applyMarkdown: true, clientGravatar: false, allowEmptyTopicName: true };
@@ -91,7 +93,7 @@ export function formatMessage(
     timestamp: m.timestamp,
     client: m.client,
     subject: m.type === "stream" ? topicDisplayName(h, m.topic, options) : "",
-    topic_links: m.type === "stream" ? topicLinks(m.topic, realmSetting(h, "linkifiers", [])) : [],
+    topic_links: m.type === "stream" && m.topic !== "" ? topicLinks(m.topic, options.linkifiers ?? realmSetting(h, "linkifiers", [])) : [],
     is_me_message: m.is_me_message,
     reactions: formatReactions(h, m),
     submessages: m.submessages,
@@ -118,6 +120,7 @@ export function formatMessage(
  * (`message_edit_history_visibility_policy`: 1 all, 2 moves only, 3 none).
  */
 export function visibleEditHistory(h: Hearth, m: MessageRecord): MessageRecord["edit_history"] {
+  if (m.edit_history.length === 0) return m.edit_history;
   const policy = realmSetting<number>(h, "message_edit_history_visibility_policy", 1);
   if (policy === 3 || realmSetting<boolean>(h, "allow_edit_history", true) === false) return [];
   if (policy === 1) return m.edit_history;
