@@ -722,7 +722,7 @@ export async function checkDeleteMessage(h: Hearth, user: UserRecord, messageId:
 
 /** Deletes messages with every row and index entry; notifies everyone who could see them. */
 export async function doDeleteMessages(h: Hearth, ids: number[]): Promise<void> {
-  const deleted = await h.store.commit(() => {
+  const { deleted, firstIdChanges } = await h.store.commit(() => {
     const out: { message: MessageRecord; audience: number[] }[] = [];
     for (const id of ids) {
       const m = getMessage(h.store, id);
@@ -731,15 +731,46 @@ export async function doDeleteMessages(h: Hearth, ids: number[]): Promise<void> 
       out.push({ message: m, audience: [...new Set([...holders.keys(), ...audienceOf(h, m)])] });
       deleteMessageRows(h.store, m, holders);
     }
-    return out;
-  });
-  for (const { message: m, audience } of deleted) {
-    const event: Record<string, unknown> = { type: "delete_message", message_type: m.type, message_id: m.id, message_ids: [m.id] };
-    if (m.type === "stream") {
-      event.stream_id = m.channel_id;
-      event.topic = m.topic;
+    // A channel whose first message went away gets its new first message ID (Zulip does the same).
+    const changes: { channel: MessageChannel; first: number | null }[] = [];
+    for (const channelId of new Set(out.filter((d) => d.message.type === "stream").map((d) => d.message.channel_id!))) {
+      const channel = getChannel(h.store, channelId);
+      if (!channel || channel.first_message_id === null || !out.some((d) => d.message.id === channel.first_message_id)) continue;
+      let first: number | null = null;
+      for (const id of idsInRange(h.store, "channelMessages", [channelId], 0, "newer")) {
+        first = id;
+        break;
+      }
+      putChannel(h.store, { ...channel, first_message_id: first });
+      changes.push({ channel, first });
     }
-    h.events.publish(event as any, audience);
+    return { deleted: out, firstIdChanges: changes };
+  });
+  // One event per conversation, listing its deleted messages (clients with
+  // bulk_message_deletion get it whole; queues split it for the others).
+  const groups = new Map<string, { event: Record<string, unknown>; ids: number[]; audience: Set<number> }>();
+  for (const { message: m, audience } of deleted) {
+    const key = m.type === "stream" ? `c:${m.channel_id}:${topicKey(m.topic)}` : `d:${conversationKey(m.dm_user_ids!)}`;
+    let group = groups.get(key);
+    if (!group) {
+      const event: Record<string, unknown> = { type: "delete_message", message_type: m.type };
+      if (m.type === "stream") {
+        event.stream_id = m.channel_id;
+        event.topic = m.topic;
+      }
+      groups.set(key, (group = { event, ids: [], audience: new Set() }));
+    }
+    group.ids.push(m.id);
+    for (const id of audience) group.audience.add(id);
+  }
+  for (const { event, ids: messageIds, audience } of groups.values()) {
+    h.events.publish({ ...event, type: "delete_message", message_ids: messageIds.sort((a, b) => a - b) }, audience);
+  }
+  for (const { channel, first } of firstIdChanges) {
+    h.events.publish(
+      { type: "stream", op: "update", property: "first_message_id", value: first, stream_id: channel.id, name: channel.name },
+      channelViewerIds(h, channel),
+    );
   }
 }
 

@@ -240,7 +240,7 @@ describe("direct messages", () => {
     expectError(await s.as("othello").delete(`/messages/${id}`), 400, "BAD_REQUEST");
     events.length = 0;
     expectSuccess(await s.as("hamlet").delete(`/messages/${id}`));
-    expect(eventsOfType("delete_message")[0].event).toMatchObject({ message_type: "private", message_id: id, message_ids: [id] });
+    expect(eventsOfType("delete_message")[0].event).toMatchObject({ message_type: "private", message_ids: [id] });
     expectError(await s.as("hamlet").get(`/messages/${id}`), 400, "BAD_REQUEST", "Invalid message(s)");
   });
 

@@ -70,4 +70,19 @@ describe("message actions keep registered state consistent", () => {
       expectSuccess(await s.as("othello").delete(`/messages/${other}`));
     });
   });
+
+  test("a channel's first_message_id follows its first message and its deletion", async () => {
+    expectSuccess(await s.as("iago").post("/users/me/subscriptions", { subscriptions: [{ name: "fresh" }], principals: [s.users.iago.id, s.users.hamlet.id] }));
+    const fresh = expectSuccess(await s.as("iago").get("/get_stream_id", { stream: "fresh" })).stream_id;
+    const channelParams = { event_types: [...eventTypes, "stream", "subscription"], fetch_event_types: [...eventTypes, "realm_user", "stream", "subscription"] };
+    let first = 0;
+    const r = await verifyAction(s, async () => {
+      first = await send("hamlet", { type: "channel", to: fresh, topic: "t", content: "first!" });
+      await send("hamlet", { type: "channel", to: fresh, topic: "t", content: "second" });
+    }, { viewers: [...viewers], registerParams: channelParams });
+    expect(r.types.othello).toContain("stream/update");
+    await verifyAction(s, async () => {
+      expectSuccess(await s.as("iago").delete(`/messages/${first}`));
+    }, { viewers: [...viewers], registerParams: channelParams });
+  });
 });
