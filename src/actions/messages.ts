@@ -11,7 +11,10 @@ import {
   getMessage,
   getUserFlags,
   idsInRange,
+  indexRows,
   insertMessage,
+  relocateUnreadRows,
+  type MessageLocation,
   MENTION_BITS,
   MessageFlag,
   recipientIdFor,
@@ -376,13 +379,10 @@ export async function checkUpdateFlags(h: Hearth, user: UserRecord, ids: number[
   return doUpdateFlags(h, user, ids, op, name);
 }
 
-/** Unread messages of the user matching `test`, oldest first. */
-function unreadIds(h: Hearth, user: UserRecord, test: (m: MessageRecord) => boolean): number[] {
+/** Unread messages of the user whose location matches `test`, oldest first (reads index rows only). */
+function unreadIds(h: Hearth, user: UserRecord, test: (location: MessageLocation) => boolean): number[] {
   const ids: number[] = [];
-  for (const id of idsInRange(h.store, "userMessageIndex", [user.id, "unread"], 0, "newer")) {
-    const m = getMessage(h.store, id);
-    if (m && test(m)) ids.push(id);
-  }
+  for (const { id, value } of indexRows(h.store, user.id, "unread", 0, "newer")) if (test(value as MessageLocation)) ids.push(id);
   return ids;
 }
 
@@ -393,7 +393,7 @@ export async function doMarkAllAsRead(h: Hearth, user: UserRecord): Promise<void
 
 export async function doMarkChannelAsRead(h: Hearth, user: UserRecord, channelId: number, topic?: string): Promise<void> {
   const key = topic === undefined ? null : topicKey(topic);
-  const ids = unreadIds(h, user, (m) => m.channel_id === channelId && (key === null || topicKey(m.topic) === key));
+  const ids = unreadIds(h, user, (loc) => Array.isArray(loc) && loc[0] === channelId && (key === null || topicKey(loc[1]) === key));
   await doUpdateFlags(h, user, ids, "add", "read");
 }
 
@@ -592,6 +592,7 @@ export async function checkEditMessage(h: Hearth, user: UserRecord, messageId: n
       if (moving) after.last_moved_timestamp = now;
       after.edit_history = [entry, ...before.edit_history];
       replaceMessage(h.store, before, after);
+      if (moving) relocateUnreadRows(h.store, after, rowHolders(h, after));
       changes.push({ before, after });
     }
     // Mention flags follow the new content.

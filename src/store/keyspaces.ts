@@ -36,7 +36,7 @@ export const KEYSPACES = {
   messages: "messages",
   /** [userId, messageId] → flags bitmask (see MessageFlag); a row means the user received the message */
   userMessages: "user_messages",
-  /** [userId, index, messageId] → true; index ∈ "unread" | "starred" | "mentioned" | "alerted" | "dm" */
+  /** [userId, index, messageId] → location ([channelId, topic] or DM conversation key) for index "unread" and "dm"; true for "starred", "mentioned", "alerted" */
   userMessageIndex: "user_message_index",
   /** [channelId, messageId] → true */
   channelMessages: "channel_messages",

@@ -174,14 +174,47 @@ export function insertMessage(store: Store, m: MessageRecord, flagsByUser: Map<n
   for (const [userId, bits] of flagsByUser) setUserFlags(store, userId, m, undefined, bits);
 }
 
+/**
+ * Where a message sits, kept in its "unread" and "dm" index rows so unread counts
+ * and recent conversations are computed without reading message content:
+ * `[channelId, topic]` for channel messages, the conversation key for direct ones.
+ */
+export type MessageLocation = [number, string] | string;
+
+export function messageLocation(m: MessageRecord): MessageLocation {
+  return m.type === "stream" ? [m.channel_id!, m.topic] : conversationKey(m.dm_user_ids!);
+}
+
+function indexValue(index: string, m: MessageRecord): unknown {
+  return index === "unread" || index === "dm" ? messageLocation(m) : true;
+}
+
 /** Sets one user's flags for a message, keeping the index rows in step. */
 export function setUserFlags(store: Store, userId: number, m: MessageRecord, before: number | undefined, after: number): void {
   const isDm = m.type === "private";
   const old = before === undefined ? [] : flagIndexes(before, isDm);
   const next = flagIndexes(after, isDm);
   for (const index of old) if (!next.includes(index)) store.dbs.userMessageIndex.remove([userId, index, m.id]);
-  for (const index of next) if (!old.includes(index)) store.dbs.userMessageIndex.put([userId, index, m.id], true);
+  for (const index of next) if (!old.includes(index)) store.dbs.userMessageIndex.put([userId, index, m.id], indexValue(index, m));
   store.dbs.userMessages.put([userId, m.id], after);
+}
+
+/** After a move: the unread rows of the message's recipients point at its new place. */
+export function relocateUnreadRows(store: Store, m: MessageRecord, holders: Map<number, number>): void {
+  for (const [userId, bits] of holders) {
+    if (!(bits & MessageFlag.read)) store.dbs.userMessageIndex.put([userId, "unread", m.id], messageLocation(m));
+  }
+}
+
+/** Index rows with their values, walking from `from` (inclusive) in the given direction. */
+export function* indexRows(store: Store, userId: number, index: string, from: number, direction: "older" | "newer"): Generator<{ id: number; value: unknown }> {
+  const range =
+    direction === "older"
+      ? { start: [userId, index, from], end: [userId, index, -1], reverse: true }
+      : { start: [userId, index, from], end: [userId, index, Number.MAX_SAFE_INTEGER] };
+  for (const { key, value } of store.dbs.userMessageIndex.getRange(range as any)) {
+    yield { id: (key as unknown as [number, string, number])[2], value };
+  }
 }
 
 /** Users holding a flags row for the message, with their flags. Scans the recipients only. */
