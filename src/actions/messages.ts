@@ -14,6 +14,7 @@ import {
   indexRows,
   insertMessage,
   relocateUnreadRows,
+  messageLocation,
   type MessageLocation,
   MENTION_BITS,
   MessageFlag,
@@ -382,7 +383,10 @@ export async function checkUpdateFlags(h: Hearth, user: UserRecord, ids: number[
 /** Unread messages of the user whose location matches `test`, oldest first (reads index rows only). */
 function unreadIds(h: Hearth, user: UserRecord, test: (location: MessageLocation) => boolean): number[] {
   const ids: number[] = [];
-  for (const { id, value } of indexRows(h.store, user.id, "unread", 0, "newer")) if (test(value as MessageLocation)) ids.push(id);
+  for (const { id, value } of indexRows(h.store, user.id, "unread", 0, "newer")) {
+    const m = value === true ? getMessage(h.store, id) : undefined; // rows from before locations were stored
+    if (test(m ? messageLocation(m) : (value as MessageLocation))) ids.push(id);
+  }
   return ids;
 }
 

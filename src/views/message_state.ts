@@ -1,7 +1,7 @@
 import { defineStatePart } from "../events/state";
 import type { Hearth } from "../context";
 import type { UserRecord } from "../store/users";
-import { getUserFlags, idsInRange, indexRows, MessageFlag, type MessageLocation } from "../store/messages";
+import { getMessage, getUserFlags, idsInRange, indexRows, MessageFlag, messageLocation, type MessageLocation } from "../store/messages";
 
 /**
  * The message parts of POST /register's initial state. All read per-user index
@@ -12,6 +12,13 @@ import { getUserFlags, idsInRange, indexRows, MessageFlag, type MessageLocation 
 const MAX_UNREAD_MESSAGES = 50000;
 /** Zulip scans this many recent direct messages for `recent_private_conversations`. */
 const RECENT_DM_SCAN = 1000;
+
+/** The location stored in an index row (rows written before locations were stored hold `true`). */
+function locationOf(h: Hearth, id: number, value: unknown): MessageLocation | undefined {
+  if (value !== true) return value as MessageLocation;
+  const m = getMessage(h.store, id);
+  return m ? messageLocation(m) : undefined;
+}
 
 export function unreadMessagesState(h: Hearth, user: UserRecord): Record<string, unknown> {
   const pms = new Map<number, number[]>();
@@ -26,8 +33,9 @@ export function unreadMessagesState(h: Hearth, user: UserRecord): Record<string,
       missing = true;
       break;
     }
+    const location = locationOf(h, id, value);
+    if (location === undefined) continue;
     count++;
-    const location = value as MessageLocation;
     if (Array.isArray(location)) {
       const [streamId, topic] = location;
       const key = `${streamId}\u0000${topic}`;
@@ -66,7 +74,9 @@ export function recentPrivateConversations(h: Hearth, user: UserRecord): { max_m
   let scanned = 0;
   for (const { id, value } of indexRows(h.store, user.id, "dm", Number.MAX_SAFE_INTEGER, "older")) {
     if (++scanned > RECENT_DM_SCAN) break;
-    const key = value as string;
+    const location = locationOf(h, id, value);
+    if (typeof location !== "string") continue;
+    const key = location;
     if (byKey.has(key)) continue;
     const others = key.split(",").map(Number).filter((x) => x !== user.id);
     byKey.set(key, { max_message_id: id, user_ids: others });
