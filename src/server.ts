@@ -21,6 +21,7 @@ import { startRetentionJob } from "./actions/retention";
 import { eventsRoutes } from "./api/events";
 import { settingsRoutes } from "./api/settings";
 import { presenceRoutes } from "./api/presence";
+import { personalRoutes, statusRoutes } from "./api/personal";
 
 export interface RunningServer {
   h: Hearth;
@@ -70,6 +71,8 @@ export function buildApp(h: Hearth) {
     .use(eventsRoutes(h).app)
     .use(settingsRoutes(h).app)
     .use(presenceRoutes(h).app)
+    .use(personalRoutes(h).app)
+    .use(statusRoutes(h).app)
     .onError(({ code, error }) => {
       if (error instanceof ApiError) return errorResponse(error);
       if (code === "NOT_FOUND") return jsonResponse({ result: "error", msg: "Not Found", code: "NOT_FOUND" }, 404);

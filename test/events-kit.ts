@@ -144,6 +144,39 @@ function applyCoreEvent(state: State, event: ApiEventJson): void {
       if (event.property in state && event.property !== "user_settings") state[event.property] = event.value;
       return;
     }
+    case "alert_words":
+      state.alert_words = structuredClone(event.alert_words);
+      return;
+    case "muted_users":
+      state.muted_users = structuredClone(event.muted_users);
+      return;
+    case "saved_snippets": {
+      const list = state.saved_snippets as any[];
+      if (event.op === "add") list.push(structuredClone(event.saved_snippet));
+      else if (event.op === "update") list[list.findIndex((x) => x.id === event.saved_snippet.id)] = structuredClone(event.saved_snippet);
+      else if (event.op === "remove") list.splice(list.findIndex((x) => x.id === event.saved_snippet_id), 1);
+      else throw new Error(`unknown saved_snippets op ${event.op}`);
+      return;
+    }
+    case "user_status": {
+      // Zulip's apply_event: only the fields present change; "" clears.
+      const key = String(event.user_id);
+      const status = (state.user_status[key] ??= {});
+      if (event.away !== undefined) {
+        if (event.away) status.away = true;
+        else delete status.away;
+      }
+      if (event.status_text !== undefined) {
+        if (event.status_text === "") delete status.status_text;
+        else status.status_text = event.status_text;
+      }
+      if (event.emoji_name !== undefined) {
+        if (event.emoji_name === "") for (const k of ["emoji_name", "emoji_code", "reaction_type"]) delete status[k];
+        else Object.assign(status, { emoji_name: event.emoji_name, emoji_code: event.emoji_code, reaction_type: event.reaction_type });
+      }
+      if (Object.keys(status).length === 0) delete state.user_status[key];
+      return;
+    }
     case "update_display_settings":
       state[event.setting_name] = event.setting;
       if (event.setting_name === "timezone" && state.user_settings) state.user_settings.timezone = event.setting;

@@ -42,7 +42,12 @@ function isValidTimezone(zone: string): boolean {
  * the user's own queues; name, time zone and email visibility also reach everyone
  * through `realm_user` updates.
  */
-export async function checkUpdateSettings(h: Hearth, user: UserRecord, changes: SettingsChanges): Promise<void> {
+export async function checkUpdateSettings(
+  h: Hearth,
+  user: UserRecord,
+  changes: SettingsChanges,
+  options: { statusEvent?: boolean } = {},
+): Promise<void> {
   const realm = requireRealm(h);
   if (changes.email !== undefined && changes.email.trim().toLowerCase() !== user.email.toLowerCase()) {
     // Changing the address needs a confirmation email, which this server cannot send.
@@ -111,6 +116,11 @@ export async function checkUpdateSettings(h: Hearth, user: UserRecord, changes: 
     if (LEGACY_NOTIFICATION_SETTINGS.has(property)) {
       h.events.publish({ type: "update_global_notifications", user: email, notification_name: property, setting: value }, [user.id]);
     }
+  }
+  // The deprecated user_status `away` mirrors presence_enabled (FL 148): everyone hears of it.
+  const presenceChange = changed.find(([property]) => property === "presence_enabled");
+  if (presenceChange && options.statusEvent !== false) {
+    h.events.publish({ type: "user_status", user_id: after.id, away: presenceChange[1] === false }, activeUserIds(h));
   }
   if (after.full_name !== before.full_name) {
     notifyRealmUser(h, "update", after, { full_name: after.full_name });

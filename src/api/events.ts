@@ -2,8 +2,9 @@ import { Type as t } from "@sinclair/typebox";
 import type { Hearth } from "../context";
 import { badRequest, missingArgument, unauthorized } from "../errors";
 import { ApiRoutes } from "../http/route";
-import { param } from "../http/params";
+import { param, type ParamValues } from "../http/params";
 import type { UserRecord } from "../store/users";
+import { isGuest } from "../views/users";
 import {
   DEFAULT_IDLE_QUEUE_TIMEOUT_SECS,
   MAX_IDLE_QUEUE_TIMEOUT_SECS,
@@ -34,11 +35,15 @@ const registerParams = {
   queue_lifespan_secs: param.int().optional(),
 };
 
-type RegisterValues = {
-  [K in keyof typeof registerParams]: any;
-};
+type RegisterValues = ParamValues<typeof registerParams>;
 
-function queueSettings(user: UserRecord, p: RegisterValues, request: Request): QueueSettings {
+/** The register parameters that shape a queue (also accepted by implicit registration in GET /events). */
+type QueueParams = Pick<RegisterValues, "all_public_streams" | "narrow" | "apply_markdown" | "slim_presence"> &
+  Partial<Pick<RegisterValues, "client_gravatar" | "event_types" | "client_capabilities" | "idle_queue_timeout" | "queue_lifespan_secs">>;
+
+function queueSettings(user: UserRecord, p: QueueParams, request: Request): QueueSettings {
+  // Guests may not read every public channel's messages (Zulip's can_access_public_streams).
+  if (p.all_public_streams && isGuest(user)) throw badRequest("User not authorized for this query");
   let idle = DEFAULT_IDLE_QUEUE_TIMEOUT_SECS;
   if (p.idle_queue_timeout === "mobile") idle = MOBILE_IDLE_QUEUE_TIMEOUT_SECS;
   else if (typeof p.idle_queue_timeout === "number") idle = p.idle_queue_timeout;
@@ -136,13 +141,14 @@ export function eventsRoutes(h: Hearth) {
               apply_markdown: params.apply_markdown ?? false,
               slim_presence: params.slim_presence ?? false,
               queue_lifespan_secs: params.lifespan_secs,
-            } as unknown as RegisterValues,
+            },
             request,
           );
           queueId = h.queues.create(settings).id;
         }
         const queue = h.queues.access(queueId, user.id);
-        // Bun closes a connection idle for 10 s; a parked poll must outlive the heartbeat.
+        // Bun closes idle connections (10 s by default, 30 s as Elysia sets it up); a
+        // parked poll must outlive the heartbeat.
         if (!params.dont_block) server?.timeout(request, Math.ceil(h.queues.limits.heartbeatSecs) + 30);
         const events = await h.queues.poll(queue, params.last_event_id, params.dont_block, request.signal);
         return { events, queue_id: queue.id };

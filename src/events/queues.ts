@@ -132,6 +132,8 @@ export interface QueueLimits {
   maxEventsPerQueue: number;
   /** Queues kept at once; past this the least recently used one is dropped. */
   maxQueues: number;
+  /** Queues one user may hold; past this that user's least recently used one is dropped, so one client cannot evict everyone else's. */
+  maxQueuesPerUser: number;
   /** Undelivered events over all queues; past this the fullest queue is dropped. */
   maxTotalEvents: number;
   /** How often idle queues are swept (they are also expired lazily on access). */
@@ -148,6 +150,7 @@ export function queueLimitsFromEnv(): QueueLimits {
     heartbeatSecs: envNumber("HEARTH_EVENT_HEARTBEAT_SECS", 55),
     maxEventsPerQueue: envNumber("HEARTH_EVENT_QUEUE_MAX_EVENTS", 5000),
     maxQueues: envNumber("HEARTH_EVENT_MAX_QUEUES", 5000),
+    maxQueuesPerUser: envNumber("HEARTH_EVENT_MAX_QUEUES_PER_USER", 100),
     maxTotalEvents: envNumber("HEARTH_EVENT_MAX_TOTAL_EVENTS", 500_000),
     gcIntervalSecs: envNumber("HEARTH_EVENT_GC_SECS", 30),
   };
@@ -157,6 +160,18 @@ export function queueLimitsFromEnv(): QueueLimits {
 export const DEFAULT_IDLE_QUEUE_TIMEOUT_SECS = 600;
 export const MOBILE_IDLE_QUEUE_TIMEOUT_SECS = 12 * 3600;
 export const MAX_IDLE_QUEUE_TIMEOUT_SECS = 7 * 24 * 3600;
+
+/** The queue idle longest, preferring one with no parked poll (its client is gone). */
+function leastRecentlyUsed(queues: Iterable<EventQueue>): EventQueue | null {
+  let oldest: EventQueue | null = null;
+  let oldestParked: EventQueue | null = null;
+  for (const q of queues) {
+    if (q.waiter) {
+      if (!oldestParked || q.lastAccess < oldestParked.lastAccess) oldestParked = q;
+    } else if (!oldest || q.lastAccess < oldest.lastAccess) oldest = q;
+  }
+  return oldest ?? oldestParked;
+}
 
 const SAVE_FILE = "event_queues.json";
 const SAVE_FORMAT = 1;
@@ -194,7 +209,9 @@ export class QueueManager implements EventSink {
   }
 
   create(settings: QueueSettings, id = `${Date.now().toString(36)}:${randomBytes(9).toString("base64url")}`): EventQueue {
-    while (this.queues.size >= this.limits.maxQueues) this.evictLeastRecentlyUsed();
+    const own = this.byUser.get(settings.userId);
+    while (own && own.size >= this.limits.maxQueuesPerUser) this.remove(leastRecentlyUsed(own)!);
+    while (this.queues.size >= this.limits.maxQueues) this.remove(leastRecentlyUsed(this.queues.values())!);
     const queue = new EventQueue(id, settings);
     this.queues.set(id, queue);
     let set = this.byUser.get(settings.userId);
@@ -275,18 +292,18 @@ export class QueueManager implements EventSink {
       const userFields = options.perUser?.get(userId);
       for (const queue of [...queues]) {
         seen.add(queue);
-        this.enqueue(queue, userFields ? { ...event, ...userFields } : event, options);
+        this.enqueue(queue, event, options, userFields);
       }
     }
     if (options.toAllPublicStreamsQueues && event.type === "message") {
       for (const queue of [...this.queues.values()]) {
         if (seen.has(queue) || !queue.settings.allPublicStreams) continue;
-        this.enqueue(queue, { ...event, flags: [] }, options);
+        this.enqueue(queue, event, options, { flags: [] });
       }
     }
   }
 
-  private enqueue(queue: EventQueue, published: ApiEvent, options: PublishOptions): void {
+  private enqueue(queue: EventQueue, published: ApiEvent, options: PublishOptions, userFields?: Record<string, unknown>): void {
     let variants: ApiEvent[] = [published];
     if (options.forCapabilities) {
       const chosen = options.forCapabilities(queue.settings.capabilities);
@@ -295,7 +312,7 @@ export class QueueManager implements EventSink {
     for (const event of variants) {
       if (!this.accepts(queue, event)) continue;
       const queueFields = options.perQueue?.get(queue.id);
-      let payload = queueFields ? { ...event, ...queueFields } : event;
+      let payload = userFields || queueFields ? { ...event, ...userFields, ...queueFields } : event;
       if (payload.type === "message") payload = this.finalizeMessage(queue.settings, payload, options);
       for (const e of this.shape(queue.settings, payload)) {
         queue.push(e);
@@ -399,16 +416,6 @@ export class QueueManager implements EventSink {
       default:
         return event;
     }
-  }
-
-  private evictLeastRecentlyUsed(): void {
-    let oldest: EventQueue | null = null;
-    for (const q of this.queues.values()) {
-      if (q.waiter) continue;
-      if (!oldest || q.lastAccess < oldest.lastAccess) oldest = q;
-    }
-    oldest ??= this.queues.values().next().value ?? null;
-    if (oldest) this.remove(oldest);
   }
 
   private evictFullest(): void {

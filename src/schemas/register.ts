@@ -98,6 +98,8 @@ const RealmBot = t.Object({
   email: Str(),
 });
 
+const SavedSnippet = t.Object({ id: Int(), title: Str(), content: Str(), date_created: Int() });
+
 const UnreadMsgs = t.Object({
   count: Int(),
   pms: List(t.Object({ other_user_id: Int(), sender_id: Int(), unread_message_ids: List(Int()) })),
@@ -206,7 +208,7 @@ export const RegisterResponse = success({
   stop_words: List(Str()),
   user_status: t.Record(Str(), t.Unknown()),
   user_topics: List(t.Object({ stream_id: Int(), topic_name: Str(), last_updated: Int(), visibility_policy: Int() })),
-  saved_snippets: List(t.Unknown()),
+  saved_snippets: List(SavedSnippet),
   navigation_views: List(t.Unknown()),
   channel_folders: List(t.Unknown()),
 });
@@ -245,6 +247,22 @@ export const EventSchemas: Record<string, TSchema> = {
       presence: t.Record(Str(), t.Object({ client: Str(), status: t.Union([t.Literal("active"), t.Literal("idle")]), timestamp: Int(), pushable: Bool() })),
     }),
   ]),
+  alert_words: t.Object({ id: Int(), type: t.Literal("alert_words"), alert_words: List(Str()) }),
+  muted_users: t.Object({ id: Int(), type: t.Literal("muted_users"), muted_users: List(t.Object({ id: Int(), timestamp: Int() })) }),
+  saved_snippets: t.Union([
+    t.Object({ id: Int(), type: t.Literal("saved_snippets"), op: t.Union([t.Literal("add"), t.Literal("update")]), saved_snippet: SavedSnippet }),
+    t.Object({ id: Int(), type: t.Literal("saved_snippets"), op: t.Literal("remove"), saved_snippet_id: Int() }),
+  ]),
+  user_status: t.Object({
+    id: Int(),
+    type: t.Literal("user_status"),
+    user_id: Int(),
+    away: t.Optional(Bool()),
+    status_text: t.Optional(Str()),
+    emoji_name: t.Optional(Str()),
+    emoji_code: t.Optional(Str()),
+    reaction_type: t.Optional(Str()),
+  }),
   update_display_settings: t.Object({ id: Int(), type: t.Literal("update_display_settings"), user: Str(), setting_name: Str(), setting: t.Unknown() }),
   update_global_notifications: t.Object({ id: Int(), type: t.Literal("update_global_notifications"), user: Str(), notification_name: Str(), setting: t.Unknown() }),
   user_settings: t.Object({ id: Int(), type: t.Literal("user_settings"), op: t.Literal("update"), property: Str(), value: t.Unknown(), language_name: t.Optional(Str()) }),

@@ -54,6 +54,14 @@ export const KEYSPACES = {
   recipients: "recipients",
   /** userId → PresenceRecord (src/store/presence.ts) */
   presence: "presence",
+  /** userId → string[] alert words, in the order added (src/store/personal.ts) */
+  alertWords: "alert_words",
+  /** [userId, mutedUserId] → unix seconds when muted */
+  mutedUsers: "muted_users",
+  /** [userId, snippetId] → SavedSnippet */
+  savedSnippets: "saved_snippets",
+  /** userId → UserStatusRecord (text and emoji; `away` is the presence_enabled setting) */
+  userStatus: "user_status",
 } as const;
 
 export type KeyspaceName = keyof typeof KEYSPACES;

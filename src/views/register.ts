@@ -17,6 +17,9 @@ import {
   SERVER_LIMITS,
 } from "./realm-settings";
 import { getRealmPresences, PRESENCE_OFFLINE_THRESHOLD_SECS, PRESENCE_PING_INTERVAL_SECS } from "./presence";
+// Parts defined next to their capability, imported so register always has them.
+import "./personal";
+import "./status";
 import { USER_SETTINGS, userSettingsDefaultsView, userSettingsView } from "./settings";
 
 
@@ -182,7 +185,6 @@ defineStatePart("custom_profile_fields", ["custom_profile_fields"], () => ({
 // Documented empty values of capabilities that do not exist yet: truthful, since no
 // such data can exist until the capability lands and replaces its part.
 const placeholders: [string, string[] | ((ctx: StateContext) => boolean), () => Record<string, unknown>][] = [
-  ["alert_words", ["alert_words"], () => ({ alert_words: [] })],
   ["drafts", ["drafts"], () => ({ drafts: [] })],
   ["scheduled_messages", ["scheduled_messages"], () => ({ scheduled_messages: [] })],
   ["reminders", ["reminders"], () => ({ reminders: [] })],
@@ -190,7 +192,6 @@ const placeholders: [string, string[] | ((ctx: StateContext) => boolean), () => 
   // Legacy muted_topics only for clients that do not follow user_topic (Zulip does the same).
   ["muted_topics", (ctx) => ctx.want("muted_topics") && !ctx.want("user_topic"), () => ({ muted_topics: [] })],
   ["user_topics", ["user_topic"], () => ({ user_topics: [] })],
-  ["muted_users", ["muted_users"], () => ({ muted_users: [] })],
   ["realm_domains", ["realm_domains"], () => ({ realm_domains: [] })],
   ["realm_emoji", ["realm_emoji"], () => ({ realm_emoji: {} })],
   ["realm_linkifiers", ["realm_linkifiers"], () => ({ realm_linkifiers: [] })],
@@ -212,9 +213,7 @@ const placeholders: [string, string[] | ((ctx: StateContext) => boolean), () => 
   ["realm_default_streams", ["default_streams"], () => ({ realm_default_streams: [] })],
   ["realm_default_stream_groups", ["default_stream_groups"], () => ({ realm_default_stream_groups: [] })],
   ["stop_words", ["stop_words"], () => ({ stop_words: [] })],
-  ["user_status", ["user_status"], () => ({ user_status: {} })],
   ["has_zoom_token", ["has_zoom_token"], () => ({ has_zoom_token: false })],
-  ["saved_snippets", ["saved_snippets"], () => ({ saved_snippets: [] })],
   ["navigation_views", ["navigation_view"], () => ({ navigation_views: [] })],
   ["channel_folders", ["channel_folder"], () => ({ channel_folders: [] })],
 ];

@@ -98,6 +98,8 @@ describe("POST /register", () => {
     expectError(await s.as("hamlet").post("/register", { idle_queue_timeout: "desktop" }), 400, "BAD_REQUEST");
     expectError(await s.as("hamlet").post("/register", { narrow: [["bogus", "x"]] }), 400, "BAD_REQUEST");
     expectError(await s.as("hamlet").post("/register", { event_types: "message" }), 400, "BAD_REQUEST");
+    expectError(await s.as("polonius").post("/register", { all_public_streams: true }), 400, "BAD_REQUEST", "User not authorized for this query");
+    expectSuccess(await s.as("hamlet").post("/register", { all_public_streams: true }));
     const ok = expectSuccess(await s.as("hamlet").post("/register", { idle_queue_timeout: 30, narrow: [{ operator: "channel", operand: "Denmark" }] }));
     expect(ok.idle_queue_timeout_secs).toBe(30);
     // include_subscribers takes true, false or the string "partial" (FL 412); the week cap on idle_queue_timeout.

@@ -5,7 +5,7 @@ import { parseNarrow } from "../../src/events/narrow";
 
 /** Filtering and per-capability shaping, on a queue manager without HTTP. */
 function setup() {
-  const manager = new QueueManager({ heartbeatSecs: 60, maxEventsPerQueue: 100, maxQueues: 100, maxTotalEvents: 1000, gcIntervalSecs: 60 });
+  const manager = new QueueManager({ heartbeatSecs: 60, maxEventsPerQueue: 100, maxQueues: 100, maxQueuesPerUser: 10, maxTotalEvents: 1000, gcIntervalSecs: 60 });
   const hub = new EventHub();
   hub.attach(manager);
   const queue = (userId: number, options: Partial<QueueSettings> & { caps?: Record<string, boolean> } = {}) =>
@@ -96,6 +96,9 @@ describe("per-capability variants from the publisher", () => {
     });
     expect(modern.events.map((e) => e.op)).toEqual(["update", "update"]);
     expect(legacy.events.map((e) => e.op)).toEqual(["remove"]);
+    // Per-user fields apply to whichever variant a queue gets.
+    hub.publish({ type: "x", op: "a" }, [1], { perUser: new Map([[1, { flags: ["read"] }]]), forCapabilities: () => ({ type: "x", op: "b" }) });
+    expect(legacy.events.at(-1)).toMatchObject({ op: "b", flags: ["read"] });
   });
 });
 
@@ -130,6 +133,17 @@ describe("per-queue filtering and targeting", () => {
     expect(recipient.events[0].flags).toEqual([]);
     expect(observer.events[0]).toMatchObject({ type: "message", flags: [] });
     expect(bystander.events).toEqual([]);
+  });
+
+  test("one user past their queue cap loses their own oldest queue, not anyone else's", () => {
+    const { manager, queue } = setup();
+    const other = queue(2);
+    const first = queue(1);
+    first.lastAccess -= 1000;
+    for (let i = 0; i < 10; i++) queue(1);
+    expect(manager.queuesOf(1).length).toBe(10);
+    expect(manager.queuesOf(1)).not.toContain(first);
+    expect(manager.queuesOf(2)).toEqual([other]);
   });
 
   test("a total-events cap drops the fullest queue", () => {
