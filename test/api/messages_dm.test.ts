@@ -282,18 +282,30 @@ describe("direct messages", () => {
         const sent = await hamlet.messages.send({ type: "private", to: [${othello.id}], content: "from zulip-js" });
         const got = await othello.messages.retrieve({ anchor: "newest", num_before: 1, num_after: 0, narrow: [{ operator: "dm", operand: [${hamlet.id}] }] });
         const flagged = await othello.messages.flags.add({ flag: "read", messages: [sent.id] });
-        console.log(JSON.stringify({ sent, got, flagged }));
+        const updated = await hamlet.messages.update({ message_id: sent.id, content: "edited by zulip-js" });
+        const byId = await othello.messages.getById({ message_id: sent.id });
+        const history = await othello.messages.getHistoryById({ message_id: sent.id });
+        const reacted = await othello.reactions.add({ message_id: sent.id, emoji_name: "octopus" });
+        const unreacted = await othello.reactions.remove({ message_id: sent.id, emoji_name: "octopus" });
+        const rendered = await hamlet.messages.render({ content: "**zulip-js**" });
+        const typing = await hamlet.typing.send({ to: [${othello.id}], op: "start" });
+        const deleted = await hamlet.messages.deleteById({ message_id: sent.id });
+        console.log(JSON.stringify({ sent, got, flagged, updated, byId, history, reacted, unreacted, rendered, typing, deleted }));
       })().catch((e) => { console.error(e); process.exit(1); });`;
     const proc = Bun.spawn(["node", "-e", script], { cwd: process.cwd(), stdout: "pipe", stderr: "pipe" });
     const out = await new Response(proc.stdout).text();
     expect(await proc.exited).toBe(0);
-    const { sent, got, flagged } = JSON.parse(out);
+    const { sent, got, flagged, updated, byId, history, reacted, unreacted, rendered, typing, deleted } = JSON.parse(out);
+    for (const r of [updated, byId, history, reacted, unreacted, rendered, typing, deleted]) expect(r).toMatchObject({ result: "success" });
+    expect(byId.message.content).toBe("<p>edited by zulip-js</p>");
+    expect(byId.raw_content).toBe("edited by zulip-js");
+    expect(history.message_history).toHaveLength(2);
+    expect(rendered.rendered).toBe("<p><strong>zulip-js</strong></p>");
     expect(sent).toMatchObject({ result: "success" });
     expect(got.result).toBe("success");
     expect(got.messages[0].id).toBe(sent.id);
     expect(flagged).toMatchObject({ result: "success", messages: [sent.id] });
-    const again = expectSuccess(await s.as("othello").get(`/messages/${sent.id}`));
-    expect(again.message.flags).toContain("read");
+    expectError(await s.as("othello").get(`/messages/${sent.id}`), 400, "BAD_REQUEST", "Invalid message(s)");
   });
 
   test("malformed requests get Zulip errors, never a 500", async () => {
