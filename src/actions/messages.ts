@@ -41,6 +41,7 @@ import {
   channelSubscriberIds,
   groupForMention,
   groupMemberIds,
+  inRealmGroup,
   type MessageChannel,
 } from "../views/message_channels";
 import { formatMessage, readableMessage, realmSetting, visibleFlags } from "../views/messages";
@@ -215,10 +216,50 @@ function publishPerFlags(h: Hearth, flagsByUser: Map<number, number>, build: (fl
 }
 
 export async function checkSendMessage(h: Hearth, sender: UserRecord, req: SendRequest): Promise<{ id: number }> {
-  if (req.target.type === "stream" && !canPostToChannel(h, sender, req.target.channel)) {
+  const { target } = req;
+  if (target.type === "stream" && !canPostToChannel(h, sender, target.channel)) {
     throw badRequest("You do not have permission to post in this channel.");
   }
+  if (target.type === "private") checkDirectMessagePermission(h, sender, target.userIds);
+  checkWildcardPermission(h, sender, target, req.content);
   return doSendMessage(h, sender, req);
+}
+
+/**
+ * Zulip's direct-message policies: a conversation needs a member of
+ * `direct_message_permission_group` (conversations with only bots or oneself are
+ * always allowed), and starting a new one needs `direct_message_initiator_group`.
+ */
+function checkDirectMessagePermission(h: Hearth, sender: UserRecord, userIds: number[]): void {
+  const others = userIds.filter((id) => id !== sender.id).map((id) => getUser(h.store, id)!);
+  if (others.length === 0 || others.every((u) => u.is_bot)) return;
+  const participants = [sender, ...others];
+  if (!participants.some((u) => inRealmGroup(h, u, "direct_message_permission_group"))) {
+    throw badRequest("This conversation does not include any users who can authorize it.");
+  }
+  if (!inRealmGroup(h, sender, "direct_message_initiator_group")) {
+    let exists = false;
+    for (const _ of idsInRange(h.store, "dmMessages", [conversationKey(userIds)], Number.MAX_SAFE_INTEGER, "older")) {
+      exists = true;
+      break;
+    }
+    if (!exists) throw badRequest("You do not have permission to initiate direct message conversations.");
+  }
+}
+
+/** Mentioning many users at once (`@**all**` in a channel of more than 15 subscribers) needs `can_mention_many_users_group`. */
+const WILDCARD_MENTION_THRESHOLD = 15;
+
+function checkWildcardPermission(h: Hearth, sender: UserRecord, target: MessageTarget, content: string): void {
+  if (target.type !== "stream" || !/@\*\*(all|everyone|channel|stream|topic)\*\*/.test(content)) return;
+  if (inRealmGroup(h, sender, "can_mention_many_users_group")) return;
+  const rendered = renderMessageContent(h, sender, content);
+  if (rendered.channelWildcard && channelSubscriberIds(h, target.channel.id).length > WILDCARD_MENTION_THRESHOLD) {
+    throw badRequest("You do not have permission to use channel wildcard mentions in this channel.");
+  }
+  if (rendered.topicWildcard && topicParticipants(h, target.channel.id, target.topic).size > WILDCARD_MENTION_THRESHOLD) {
+    throw badRequest("You do not have permission to use topic wildcard mentions in this topic.");
+  }
 }
 
 /** Sends without permission checks: for checked requests and the server's own bots. */

@@ -319,4 +319,14 @@ describe("channel messages", () => {
     await setPolicy(1);
     expect(expectSuccess(await s.as("othello").get(`/messages/${id}`)).message.edit_history).toHaveLength(2);
   });
+
+  test("@**all** in a channel of more than 15 subscribers needs can_mention_many_users_group", async () => {
+    const extra = [];
+    for (let i = 0; i < 12; i++) extra.push(await s.createUser(`extra${i}`));
+    const ids = [...["iago", "hamlet", "othello", "cordelia"].map((n) => (s.users as any)[n].id), ...extra.map((u) => u.id)];
+    expectSuccess(await s.as("iago").post("/users/me/subscriptions", { subscriptions: [{ name: "crowd" }], principals: ids }));
+    expectError(await s.as("hamlet").post("/messages", { type: "stream", to: "crowd", topic: "t", content: "@**all** hello" }), 400, "BAD_REQUEST", "You do not have permission to use channel wildcard mentions in this channel.");
+    await send("hamlet", "crowd", "t", "@_**all** silent is fine");
+    await send("iago", "crowd", "t", "@**all** from an administrator");
+  });
 });

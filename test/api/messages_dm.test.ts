@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { expectError, expectSchema, expectSuccess, startTestServer, type TestServer } from "../kit";
 import type { ApiEvent } from "../../src/events/hub";
+import { getRealm, putRealm } from "../../src/store/realm";
+import { systemGroupId } from "../../src/store/user_groups";
 import {
   GetMessageResponse,
   GetMessagesResponse,
@@ -363,5 +365,26 @@ describe("direct messages", () => {
     expect(await flags(app.id)).toEqual(["read"]);
     expect(await flags(script.id)).toEqual([]);
     expect(expectSuccess(await s.as("hamlet").get(`/messages/${app.id}`)).message.client).toBe("ZulipMobile");
+  });
+
+  test("direct message policies: permission and initiator groups", async () => {
+    const h = s.server.h;
+    const { othello, iago, hamlet, cordelia } = s.users;
+    const setRealm = (settings: Record<string, unknown>) =>
+      h.store.commit(() => {
+        const realm = getRealm(h.store)!;
+        putRealm(h.store, { ...realm, settings: { ...realm.settings, ...settings } });
+      });
+    const admins = systemGroupId(h.store, "role:administrators");
+    const everyone = systemGroupId(h.store, "role:everyone");
+    await setRealm({ direct_message_permission_group: admins });
+    expectError(await s.as("hamlet").post("/messages", { type: "direct", to: [othello.id], content: "x" }), 400, "BAD_REQUEST", "This conversation does not include any users who can authorize it.");
+    await sendDm("hamlet", [iago.id], "an admin authorizes this");
+    await sendDm("hamlet", [hamlet.id], "self is always fine");
+    await setRealm({ direct_message_permission_group: everyone, direct_message_initiator_group: admins });
+    expectError(await s.as("cordelia").post("/messages", { type: "direct", to: [iago.id, othello.id], content: "x" }), 400, "BAD_REQUEST", "You do not have permission to initiate direct message conversations.");
+    await sendDm("othello", [hamlet.id], "existing conversation");
+    await setRealm({ direct_message_initiator_group: everyone });
+    expect(cordelia.id).toBeGreaterThan(0);
   });
 });
