@@ -662,9 +662,11 @@ export async function checkEditMessage(h: Hearth, user: UserRecord, messageId: n
         if (!holders.has(userId)) holders.set(userId, MessageFlag.read);
       }
     }
-    return { changes, holders };
+    const firstIdChanges = newChannel ? refreshFirstMessageIds(h, [message.channel_id!, newChannel.id]) : [];
+    return { changes, holders, firstIdChanges };
   });
   notifyUpdateMessage(h, user, message, result.changes, result.holders, req, now);
+  notifyFirstMessageIds(h, result.firstIdChanges);
   if (moving) await sendMoveNotifications(h, user, message, result.changes.length, newChannel, newTopic, req);
   return { detached_uploads: [] };
 }
@@ -777,20 +779,8 @@ export async function doDeleteMessages(h: Hearth, ids: number[]): Promise<void> 
       out.push({ message: m, audience: [...new Set([...holders.keys(), ...audienceOf(h, m)])] });
       deleteMessageRows(h.store, m, holders);
     }
-    // A channel whose first message went away gets its new first message ID (Zulip does the same).
-    const changes: { channel: MessageChannel; first: number | null }[] = [];
-    for (const channelId of new Set(out.filter((d) => d.message.type === "stream").map((d) => d.message.channel_id!))) {
-      const channel = getChannel(h.store, channelId);
-      if (!channel || channel.first_message_id === null || !out.some((d) => d.message.id === channel.first_message_id)) continue;
-      let first: number | null = null;
-      for (const id of idsInRange(h.store, "channelMessages", [channelId], 0, "newer")) {
-        first = id;
-        break;
-      }
-      putChannel(h.store, { ...channel, first_message_id: first });
-      changes.push({ channel, first });
-    }
-    return { deleted: out, firstIdChanges: changes };
+    const channelIds = out.filter((d) => d.message.type === "stream").map((d) => d.message.channel_id!);
+    return { deleted: out, firstIdChanges: refreshFirstMessageIds(h, channelIds) };
   });
   // One event per conversation, listing its deleted messages (clients with
   // bulk_message_deletion get it whole; queues split it for the others).
@@ -812,7 +802,35 @@ export async function doDeleteMessages(h: Hearth, ids: number[]): Promise<void> 
   for (const { event, ids: messageIds, audience } of groups.values()) {
     h.events.publish({ ...event, type: "delete_message", message_ids: messageIds.sort((a, b) => a - b) }, audience);
   }
-  for (const { channel, first } of firstIdChanges) {
+  notifyFirstMessageIds(h, firstIdChanges);
+}
+
+type FirstIdChange = { channel: MessageChannel; first: number | null };
+
+/**
+ * Recomputes `first_message_id` of channels whose messages left or arrived (deletion,
+ * moves); call inside `commit`. Returns the channels that changed.
+ */
+function refreshFirstMessageIds(h: Hearth, channelIds: Iterable<number>): FirstIdChange[] {
+  const changes: FirstIdChange[] = [];
+  for (const channelId of new Set(channelIds)) {
+    const channel = getChannel(h.store, channelId);
+    if (!channel) continue;
+    let first: number | null = null;
+    for (const id of idsInRange(h.store, "channelMessages", [channelId], 0, "newer")) {
+      first = id;
+      break;
+    }
+    if (first === channel.first_message_id) continue;
+    putChannel(h.store, { ...channel, first_message_id: first });
+    changes.push({ channel, first });
+  }
+  return changes;
+}
+
+/** Zulip announces a channel's new first message ID to everyone who can see the channel. */
+function notifyFirstMessageIds(h: Hearth, changes: FirstIdChange[]): void {
+  for (const { channel, first } of changes) {
     h.events.publish(
       { type: "stream", op: "update", property: "first_message_id", value: first, stream_id: channel.id, name: channel.name },
       channelViewerIds(h, channel),

@@ -84,5 +84,13 @@ describe("message actions keep registered state consistent", () => {
     await verifyAction(s, async () => {
       expectSuccess(await s.as("iago").delete(`/messages/${first}`));
     }, { viewers: [...viewers], registerParams: channelParams });
+    // Moving the (new) first message to another channel moves first_message_id along.
+    const firstNow = await send("hamlet", { type: "channel", to: fresh, topic: "u", content: "later" });
+    expectSuccess(await s.as("iago").post("/users/me/subscriptions", { subscriptions: [{ name: "empty" }], principals: [s.users.iago.id, s.users.hamlet.id] }));
+    const empty = expectSuccess(await s.as("iago").get("/get_stream_id", { stream: "empty" })).stream_id;
+    const r2 = await verifyAction(s, async () => {
+      expectSuccess(await s.as("hamlet").patch(`/messages/${firstNow}`, { stream_id: empty, send_notification_to_new_thread: false }));
+    }, { viewers: [...viewers], registerParams: channelParams });
+    expect(r2.types.othello).toContain("stream/update");
   });
 });
