@@ -14,6 +14,7 @@ import {
   indexRows,
   insertMessage,
   relocateUnreadRows,
+  removeUserRow,
   messageLocation,
   type MessageLocation,
   MENTION_BITS,
@@ -653,6 +654,19 @@ export async function checkEditMessage(h: Hearth, user: UserRecord, messageId: n
         }
       }
     }
+    // Recipients who cannot read the destination lose the messages (rows and all), as in Zulip.
+    const lostAccess = new Map<number, number[]>();
+    if (newChannel) {
+      for (const { after } of changes) {
+        for (const [userId, bits] of rowHolders(h, after)) {
+          const u = getUser(h.store, userId);
+          if (u && canReadChannel(h, u, newChannel)) continue;
+          removeUserRow(h.store, userId, after, bits);
+          lostAccess.set(userId, [...(lostAccess.get(userId) ?? []), after.id]);
+          holders.delete(userId);
+        }
+      }
+    }
     // A move into another channel gives its subscribers rows (read), as Zulip does.
     if (newChannel) {
       for (const userId of channelSubscriberIds(h, newChannel.id)) {
@@ -663,8 +677,14 @@ export async function checkEditMessage(h: Hearth, user: UserRecord, messageId: n
       }
     }
     const firstIdChanges = newChannel ? refreshFirstMessageIds(h, [message.channel_id!, newChannel.id]) : [];
-    return { changes, holders, firstIdChanges };
+    return { changes, holders, firstIdChanges, lostAccess };
   });
+  for (const [userId, ids] of result.lostAccess) {
+    h.events.publish(
+      { type: "delete_message", message_type: "stream", message_ids: ids.sort((a, b) => a - b), stream_id: message.channel_id, topic: message.topic },
+      [userId],
+    );
+  }
   notifyUpdateMessage(h, user, message, result.changes, result.holders, req, now);
   notifyFirstMessageIds(h, result.firstIdChanges);
   if (moving) await sendMoveNotifications(h, user, message, result.changes.length, newChannel, newTopic, req);

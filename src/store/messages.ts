@@ -239,6 +239,12 @@ export function replaceMessage(store: Store, before: MessageRecord, after: Messa
   if (moved) putLocation(store, after);
 }
 
+/** Removes one user's flags row (and its index rows) for a message they can no longer see. */
+export function removeUserRow(store: Store, userId: number, m: MessageRecord, bits: number): void {
+  for (const index of flagIndexes(bits, m.type === "private")) store.dbs.userMessageIndex.remove([userId, index, m.id]);
+  store.dbs.userMessages.remove([userId, m.id]);
+}
+
 /** Deletes a message with every row that refers to it. */
 export function deleteMessageRows(store: Store, m: MessageRecord, recipients: Map<number, number>): void {
   for (const [userId, bits] of recipients) {

@@ -329,4 +329,16 @@ describe("channel messages", () => {
     await send("hamlet", "crowd", "t", "@_**all** silent is fine");
     await send("iago", "crowd", "t", "@**all** from an administrator");
   });
+
+  test("moving into a private channel takes the messages away from those who cannot read it", async () => {
+    const id = await send("hamlet", denmark, "leak?", "sensitive after all");
+    events.length = 0;
+    expectSuccess(await s.as("hamlet").patch(`/messages/${id}`, { stream_id: secret, propagate_mode: "change_one", send_notification_to_new_thread: false }));
+    expectError(await s.as("othello").get(`/messages/${id}`), 400, "BAD_REQUEST", "Invalid message(s)");
+    expect(await fetchIds("othello", [{ operator: "search", operand: "sensitive" }])).toEqual([]);
+    const deletes = ofType("delete_message").filter((e) => e.to.includes(s.users.othello.id));
+    expect(deletes[0].event).toMatchObject({ message_ids: [id], stream_id: denmark });
+    expect(ofType("update_message").flatMap((e) => e.to)).not.toContain(s.users.othello.id);
+    expect(expectSuccess(await s.as("hamlet").get(`/messages/${id}`)).message.stream_id).toBe(secret);
+  });
 });
