@@ -19,6 +19,7 @@ import {
   type MessageLocation,
   MENTION_BITS,
   MessageFlag,
+  RESOLVED_TOPIC_PREFIX,
   recipientIdFor,
   replaceMessage,
   setUserFlags,
@@ -691,7 +692,6 @@ export async function checkEditMessage(h: Hearth, user: UserRecord, messageId: n
   return { detached_uploads: [] };
 }
 
-const RESOLVED_PREFIX = "✔ ";
 
 function notificationBot(h: Hearth): UserRecord | undefined {
   return findUserByLoginEmail(h, "notification-bot@zulip.com");
@@ -720,9 +720,9 @@ async function sendMoveNotifications(
   const actor = `@_**${user.full_name}|${user.id}**`;
   const send = (channel: MessageChannel, topic: string, content: string) =>
     doSendMessage(h, bot, { target: { type: "stream", channel, topic }, content, client: "Internal", readBySender: true });
-  const strip = (t: string) => (t.startsWith(RESOLVED_PREFIX) ? t.slice(RESOLVED_PREFIX.length) : t);
+  const strip = (t: string) => (t.startsWith(RESOLVED_TOPIC_PREFIX) ? t.slice(RESOLVED_TOPIC_PREFIX.length) : t);
   if (!newChannel && newTopic !== undefined && strip(newTopic) === strip(original.topic) && newTopic !== original.topic) {
-    const resolved = newTopic.startsWith(RESOLVED_PREFIX);
+    const resolved = newTopic.startsWith(RESOLVED_TOPIC_PREFIX);
     await send(toChannel, toTopic, `${actor} has marked this topic as ${resolved ? "resolved" : "unresolved"}.`);
     return;
   }

@@ -81,6 +81,8 @@ export interface MessageRecord {
 }
 
 export const topicKey = (topic: string) => topic.toLowerCase();
+/** Zulip marks a topic resolved by prefixing its name with this. */
+export const RESOLVED_TOPIC_PREFIX = "✔ ";
 export const conversationKey = (userIds: readonly number[]) => [...new Set(userIds)].sort((a, b) => a - b).join(",");
 
 /** Index rows derived from flags: which `userMessageIndex` rows a flags value implies. */
@@ -215,16 +217,6 @@ export function* indexRows(store: Store, userId: number, index: string, from: nu
   for (const { key, value } of store.dbs.userMessageIndex.getRange(range as any)) {
     yield { id: (key as unknown as [number, string, number])[2], value };
   }
-}
-
-/** Users holding a flags row for the message, with their flags. Scans the recipients only. */
-export function usersOfMessage(store: Store, m: MessageRecord, candidateUserIds: Iterable<number>): Map<number, number> {
-  const out = new Map<number, number>();
-  for (const id of candidateUserIds) {
-    const bits = getUserFlags(store, id, m.id);
-    if (bits !== undefined) out.set(id, bits);
-  }
-  return out;
 }
 
 /** Rewrites a message whose content, topic or channel changed, moving its index rows. */

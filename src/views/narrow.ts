@@ -8,6 +8,7 @@ import {
   idsForTermPrefix,
   idsInRange,
   MessageFlag,
+  RESOLVED_TOPIC_PREFIX,
   MENTION_BITS,
   searchWords,
   topicKey,
@@ -91,7 +92,6 @@ export function channelByOperand(h: Hearth, viewer: UserRecord, operand: unknown
   return channel;
 }
 
-const RESOLVED_PREFIX = "✔ ";
 
 /** True when every query word is a prefix of some word of the text. */
 function matchesWords(text: string, words: string[]): boolean {
@@ -182,7 +182,7 @@ export function compileNarrow(h: Hearth, viewer: UserRecord, terms: NarrowTerm[]
             add(term, (_m, f) => (f & MessageFlag.has_alert_word) !== 0);
             break;
           case "resolved":
-            add(term, (m) => m.type === "stream" && m.topic.startsWith(RESOLVED_PREFIX));
+            add(term, (m) => m.type === "stream" && m.topic.startsWith(RESOLVED_TOPIC_PREFIX));
             break;
           case "followed":
           case "muted":
