@@ -870,9 +870,19 @@ export async function checkDeleteTopic(h: Hearth, user: UserRecord, channelId: n
 // ---------------------------------------------------------------------------
 // Typing
 
+/** Users who turned off `receives_typing_notifications` get no typing events. */
+function typingReceivers(h: Hearth, ids: number[]): number[] {
+  return ids.filter((id) => {
+    const u = getUser(h.store, id);
+    return u !== undefined && u.is_active && u.settings.receives_typing_notifications !== false;
+  });
+}
+
 export function doTypingDirect(h: Hearth, sender: UserRecord, op: "start" | "stop", to: unknown[]): void {
   const users = to.map((x) => resolveRecipientUser(h, x));
   const ids = [...new Set([...users.map((u) => u.id), sender.id])].sort((a, b) => a - b);
+  // A user who opted out of sending typing notifications sends none (Zulip: `send_private_typing_notifications`).
+  if (sender.settings.send_private_typing_notifications === false) return;
   h.events.publish(
     {
       type: "typing",
@@ -881,17 +891,18 @@ export function doTypingDirect(h: Hearth, sender: UserRecord, op: "start" | "sto
       sender: { user_id: sender.id, email: apiEmail(h, sender) },
       recipients: ids.map((id) => ({ user_id: id, email: apiEmail(h, getUser(h.store, id)!) })),
     },
-    ids,
+    typingReceivers(h, ids),
   );
 }
 
 export function doTypingChannel(h: Hearth, sender: UserRecord, op: "start" | "stop", channelId: number, topic: string): void {
   const channel = channelById(h, channelId);
   if (!channel || !canReadChannel(h, sender, channel)) throw badRequest("Invalid channel ID");
+  if (sender.settings.send_stream_typing_notifications === false) return;
   const recipients = channelSubscriberIds(h, channelId).filter((id) => id !== sender.id);
   h.events.publish(
     { type: "typing", op, message_type: "stream", sender: { user_id: sender.id, email: apiEmail(h, sender) }, stream_id: channelId, topic },
-    recipients,
+    typingReceivers(h, recipients),
   );
 }
 
@@ -902,7 +913,7 @@ export function doTypingEditMessage(h: Hearth, sender: UserRecord, op: "start" |
     message.type === "stream"
       ? { type: "channel", channel_id: message.channel_id, topic: message.topic }
       : { type: "direct", user_ids: message.dm_user_ids };
-  const audience = audienceOf(h, message).filter((id) => id !== sender.id);
+  const audience = typingReceivers(h, audienceOf(h, message).filter((id) => id !== sender.id));
   h.events.publish({ type: "typing_edit_message", op, sender_id: sender.id, message_id: messageId, recipient }, audience);
 }
 

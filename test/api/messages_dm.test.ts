@@ -387,4 +387,18 @@ describe("direct messages", () => {
     await setRealm({ direct_message_initiator_group: everyone });
     expect(cordelia.id).toBeGreaterThan(0);
   });
+
+  test("typing respects receives_typing_notifications and send_private_typing_notifications", async () => {
+    const { othello, hamlet } = s.users;
+    expectSuccess(await s.as("othello").patch("/settings", { receives_typing_notifications: false }));
+    events.length = 0;
+    expectSuccess(await s.as("hamlet").post("/typing", { op: "start", to: JSON.stringify([othello.id]) }));
+    expect(eventsOfType("typing")[0].to).toEqual([hamlet.id]);
+    expectSuccess(await s.as("othello").patch("/settings", { receives_typing_notifications: true }));
+    expectSuccess(await s.as("hamlet").patch("/settings", { send_private_typing_notifications: false }));
+    events.length = 0;
+    expectSuccess(await s.as("hamlet").post("/typing", { op: "start", to: JSON.stringify([othello.id]) }));
+    expect(eventsOfType("typing")).toEqual([]);
+    expectSuccess(await s.as("hamlet").patch("/settings", { send_private_typing_notifications: true }));
+  });
 });
