@@ -954,6 +954,7 @@ export function messageHistory(h: Hearth, user: UserRecord, messageId: number): 
 }
 
 export function readReceipts(h: Hearth, user: UserRecord, messageId: number): number[] {
+  if (!realmSetting<boolean>(h, "enable_read_receipts", true)) throw badRequest("Read receipts are disabled in this organization.");
   const { message } = accessMessage(h, user, messageId);
   const ids: number[] = [];
   for (const [userId, bits] of rowHolders(h, message)) {
