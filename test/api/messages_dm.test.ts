@@ -34,6 +34,13 @@ beforeAll(async () => {
 });
 afterAll(() => s.stop());
 
+/** Organization settings changed directly in the store (their admin endpoints belong to other capabilities). */
+const setRealm = (settings: Record<string, unknown>) =>
+  s.server.h.store.commit(() => {
+    const realm = getRealm(s.server.h.store)!;
+    putRealm(s.server.h.store, { ...realm, settings: { ...realm.settings, ...settings } });
+  });
+
 function eventsOfType(type: string) {
   return events.filter((e) => e.event.type === type);
 }
@@ -235,6 +242,8 @@ describe("direct messages", () => {
     expectError(await s.as("othello").delete(`/messages/${id}/reactions`, { emoji_name: "thumbs_up" }), 400, "REACTION_DOES_NOT_EXIST");
 
     expectSuccess(await s.as("othello").post("/messages/flags", { messages: [id], op: "add", flag: "read" }));
+    expectError(await s.as("hamlet").get(`/messages/${id}/read_receipts`), 400, "BAD_REQUEST", "Read receipts are disabled in this organization.");
+    await setRealm({ enable_read_receipts: true });
     const rr = expectSuccess(await s.as("hamlet").get(`/messages/${id}/read_receipts`));
     expectSchema(ReadReceiptsResponse, rr);
     expect(rr.user_ids).toEqual([othello.id]);
@@ -370,11 +379,6 @@ describe("direct messages", () => {
   test("direct message policies: permission and initiator groups", async () => {
     const h = s.server.h;
     const { othello, iago, hamlet, cordelia } = s.users;
-    const setRealm = (settings: Record<string, unknown>) =>
-      h.store.commit(() => {
-        const realm = getRealm(h.store)!;
-        putRealm(h.store, { ...realm, settings: { ...realm.settings, ...settings } });
-      });
     const admins = systemGroupId(h.store, "role:administrators");
     const everyone = systemGroupId(h.store, "role:everyone");
     await setRealm({ direct_message_permission_group: admins });
