@@ -15,6 +15,7 @@ import {
   insertMessage,
   relocateUnreadRows,
   removeUserRow,
+  messageRecipientFlags,
   messageLocation,
   type MessageLocation,
   MENTION_BITS,
@@ -470,19 +471,9 @@ function resolveReaction(input: ReactionInput): Omit<Reaction, "user_id"> {
   throw badRequest(`Emoji '${input.emoji_name}' does not exist`);
 }
 
-/**
- * Users holding a flags row for the message. Direct messages list their
- * participants; for channel messages former subscribers keep their rows, so every
- * user is checked (one point read each; users are far fewer than rows).
- */
+/** Users holding a flags row for the message (its recipients), with their flags. */
 function rowHolders(h: Hearth, m: MessageRecord): Map<number, number> {
-  const out = new Map<number, number>();
-  const candidates = m.type === "private" ? m.dm_user_ids! : [...allUsers(h.store)].map((u) => u.id);
-  for (const id of candidates) {
-    const bits = getUserFlags(h.store, id, m.id);
-    if (bits !== undefined) out.set(id, bits);
-  }
-  return out;
+  return messageRecipientFlags(h.store, m, () => (m.type === "private" ? m.dm_user_ids! : [...allUsers(h.store)].map((u) => u.id)));
 }
 
 function audienceOf(h: Hearth, m: MessageRecord): number[] {

@@ -199,6 +199,25 @@ export function setUserFlags(store: Store, userId: number, m: MessageRecord, bef
   for (const index of old) if (!next.includes(index)) store.dbs.userMessageIndex.remove([userId, index, m.id]);
   for (const index of next) if (!old.includes(index)) store.dbs.userMessageIndex.put([userId, index, m.id], indexValue(index, m));
   store.dbs.userMessages.put([userId, m.id], after);
+  store.dbs.messageRecipients.put([m.id, userId], after);
+}
+
+/**
+ * The users holding a flags row for a message, with their flags: one range scan of
+ * the recipients mirror. Messages stored before the mirror existed fall back to
+ * checking each candidate user.
+ */
+export function messageRecipientFlags(store: Store, m: MessageRecord, fallbackCandidates: () => Iterable<number>): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const { key, value } of store.dbs.messageRecipients.getRange({ start: [m.id], end: [m.id, Number.MAX_SAFE_INTEGER] })) {
+    out.set((key as unknown as [number, number])[1], value as number);
+  }
+  if (out.size > 0) return out;
+  for (const id of fallbackCandidates()) {
+    const bits = getUserFlags(store, id, m.id);
+    if (bits !== undefined) out.set(id, bits);
+  }
+  return out;
 }
 
 /** After a move: the unread rows of the message's recipients point at its new place. */
@@ -235,6 +254,7 @@ export function replaceMessage(store: Store, before: MessageRecord, after: Messa
 export function removeUserRow(store: Store, userId: number, m: MessageRecord, bits: number): void {
   for (const index of flagIndexes(bits, m.type === "private")) store.dbs.userMessageIndex.remove([userId, index, m.id]);
   store.dbs.userMessages.remove([userId, m.id]);
+  store.dbs.messageRecipients.remove([m.id, userId]);
 }
 
 /** Deletes a message with every row that refers to it. */
@@ -242,6 +262,7 @@ export function deleteMessageRows(store: Store, m: MessageRecord, recipients: Ma
   for (const [userId, bits] of recipients) {
     for (const index of flagIndexes(bits, m.type === "private")) store.dbs.userMessageIndex.remove([userId, index, m.id]);
     store.dbs.userMessages.remove([userId, m.id]);
+    store.dbs.messageRecipients.remove([m.id, userId]);
   }
   removeTerms(store, m);
   store.dbs.senderMessages.remove([m.sender_id, m.id]);
