@@ -439,6 +439,15 @@ export async function doMarkAllAsRead(h: Hearth, user: UserRecord): Promise<void
   await doUpdateFlags(h, user, ids, "add", "read", { all: true });
 }
 
+/** Muting a user marks their messages read for the muter (Zulip's `do_mute_user`); for the muted-users capability. */
+export async function doMarkSenderAsRead(h: Hearth, user: UserRecord, senderId: number): Promise<void> {
+  const ids: number[] = [];
+  for (const id of idsInRange(h.store, "userMessageIndex", [user.id, "unread"], 0, "newer")) {
+    if (getMessage(h.store, id)?.sender_id === senderId) ids.push(id);
+  }
+  await doUpdateFlags(h, user, ids, "add", "read");
+}
+
 export async function doMarkChannelAsRead(h: Hearth, user: UserRecord, channelId: number, topic?: string): Promise<void> {
   const key = topic === undefined ? null : topicKey(topic);
   const ids = unreadIds(h, user, (loc) => Array.isArray(loc) && loc[0] === channelId && (key === null || topicKey(loc[1]) === key));

@@ -3,6 +3,8 @@ import { expectError, expectSchema, expectSuccess, startTestServer, type TestSer
 import type { ApiEvent } from "../../src/events/hub";
 import { getRealm, putRealm } from "../../src/store/realm";
 import { systemGroupId } from "../../src/store/user_groups";
+import { getUser } from "../../src/store/users";
+import { doMarkSenderAsRead } from "../../src/actions/messages";
 import {
   GetMessageResponse,
   GetMessagesResponse,
@@ -404,5 +406,16 @@ describe("direct messages", () => {
     expectSuccess(await s.as("hamlet").post("/typing", { op: "start", to: JSON.stringify([othello.id]) }));
     expect(eventsOfType("typing")).toEqual([]);
     expectSuccess(await s.as("hamlet").patch("/settings", { send_private_typing_notifications: true }));
+  });
+
+  test("doMarkSenderAsRead (for muting) marks one sender's unread messages read", async () => {
+    const { othello, cordelia } = s.users;
+    const fromCordelia = await sendDm("cordelia", [othello.id], "mute me");
+    const fromHamlet = await sendDm("hamlet", [othello.id], "not me");
+    const othelloRecord = getUser(s.server.h.store, othello.id)!;
+    await doMarkSenderAsRead(s.server.h, othelloRecord, cordelia.id);
+    const flags = async (id: number) => expectSuccess(await s.as("othello").get(`/messages/${id}`)).message.flags;
+    expect(await flags(fromCordelia)).toContain("read");
+    expect(await flags(fromHamlet)).not.toContain("read");
   });
 });
