@@ -30,6 +30,7 @@ import { ensureChannelEmailSecret } from "./actions/channels";
 import { channelsRoutes } from "./api/channels";
 import { userGroupsRoutes } from "./api/user_groups";
 import { messagesRoutes } from "./api/messages";
+import { startRetentionJob } from "./actions/retention";
 import { eventsRoutes } from "./api/events";
 import { settingsRoutes } from "./api/settings";
 import { presenceRoutes } from "./api/presence";
@@ -137,6 +138,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
   await runRealmDeletionIfDue(store);
   const deletionTimer = setInterval(() => void runRealmDeletionIfDue(store).catch((e) => console.error("Realm deletion failed:", e)), 3600_000);
   deletionTimer.unref();
+  const stopRetention = startRetentionJob(h);
   let server: import("bun").Server<unknown>;
   try {
     const app = buildApp(h);
@@ -169,6 +171,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
         // the queues are written to the data folder for the next start.
         clearInterval(deletionTimer);
         h.queues.close(null);
+        stopRetention();
         await server.stop(false); // stop accepting; in-flight requests finish
         h.queues.close(dataDir);
         await store.close();

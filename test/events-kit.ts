@@ -9,6 +9,7 @@ import type { TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { type ApiClient, expectSchema, expectSuccess, type TestServer, type CastName, type Params } from "./kit";
 import { EventSchemas } from "../src/schemas/register";
+import { applyMessageEvent } from "./message-events-kit";
 
 export type State = Record<string, any>;
 export type ApiEventJson = { id: number; type: string } & Record<string, any>;
@@ -276,6 +277,7 @@ function applyCoreEvent(state: State, event: ApiEventJson): void {
       return;
     }
     default:
+      if (applyMessageEvent(state, event)) return;
       throw new Error(`applyEvent does not know event type ${event.type}`);
   }
 }

@@ -65,11 +65,17 @@ describe("Zulip-flavoured Markdown", () => {
     expect(r.html).toContain('<a href="https://zulip.com/api/">docs</a>');
     expect(linkProperties(r.linkUrls)).toEqual({ has_link: true, has_image: true, has_attachment: false });
     expect(linkProperties(render("[f](/user_uploads/2/ab/file.pdf)").linkUrls).has_attachment).toBe(true);
+    expect(render("[pic](/user_uploads/2/ab/cat.jpg)").html).toBe(
+      '<p><a href="/user_uploads/2/ab/cat.jpg">pic</a></p>\n<div class="message_inline_image"><a href="/user_uploads/2/ab/cat.jpg"><img src="/user_uploads/2/ab/cat.jpg"></a></div>',
+    );
   });
 
   test("sanitized: raw HTML escaped, dangerous URLs refused, no image syntax", () => {
     const r = render('<img src=x onerror=alert(1)> <script>alert(1)</script> [a](javascript:alert(1)) [b](data:text/html,x) ![i](https://x/y.png)');
-    expect(r.html).not.toMatch(/<(img|script)/);
+    expect(r.html).not.toMatch(/<img[^>]*onerror|<script/);
+    // The only image is the preview of the linked image, in Zulip's markup.
+    expect(r.html.match(/<img /g)).toHaveLength(1);
+    expect(r.html).toContain('<div class="message_inline_image"><a href="https://x/y.png"><img src="https://x/y.png"></a></div>');
     expect(r.html).not.toContain('href="javascript');
     expect(r.html).not.toContain('href="data:');
     expect(r.html).toContain("&lt;script&gt;");

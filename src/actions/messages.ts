@@ -3,6 +3,7 @@ import { ApiError, badRequest } from "../errors";
 import { allUsers, getUser, type UserRecord } from "../store/users";
 import { findUserByLoginEmail } from "../auth/basic";
 import { getChannel, putChannel } from "../store/channels";
+import { channelViewerIds } from "../access/channels";
 import {
   conversationKey,
   deleteMessageRows,
@@ -10,9 +11,16 @@ import {
   getMessage,
   getUserFlags,
   idsInRange,
+  indexRows,
   insertMessage,
+  relocateUnreadRows,
+  removeUserRow,
+  messageRecipientFlags,
+  messageLocation,
+  type MessageLocation,
   MENTION_BITS,
   MessageFlag,
+  RESOLVED_TOPIC_PREFIX,
   recipientIdFor,
   replaceMessage,
   setUserFlags,
@@ -23,7 +31,7 @@ import {
 } from "../store/messages";
 import { linkProperties, renderMarkdown, type RenderContext, type RenderResult } from "../markdown";
 import { emojiCodeFor, emojiNameFor } from "../markdown/emoji";
-import { apiEmail, isModerator } from "../views/users";
+import { apiEmail, canSeeRealEmail, isModerator } from "../views/users";
 import {
   canDeleteAnyMessage,
   canDeleteOwnMessage,
@@ -36,6 +44,7 @@ import {
   channelSubscriberIds,
   groupForMention,
   groupMemberIds,
+  inRealmGroup,
   type MessageChannel,
 } from "../views/message_channels";
 import { formatMessage, readableMessage, realmSetting, visibleFlags } from "../views/messages";
@@ -80,7 +89,7 @@ export function renderContextFor(h: Hearth, sender: UserRecord): RenderContext {
     },
     channelByName(name) {
       const c = channelByName(h, name);
-      return c && canReadChannel(h, sender, c) ? { id: c.id, name: c.name } : undefined;
+      return c && (sender.is_system_bot || canReadChannel(h, sender, c)) ? { id: c.id, name: c.name } : undefined;
     },
     linkifiers: realmSetting(h, "linkifiers", [] as { pattern: string; url_template: string }[]),
   };
@@ -210,11 +219,56 @@ function publishPerFlags(h: Hearth, flagsByUser: Map<number, number>, build: (fl
 }
 
 export async function checkSendMessage(h: Hearth, sender: UserRecord, req: SendRequest): Promise<{ id: number }> {
-  const content = normalizeContent(req.content);
   const { target } = req;
   if (target.type === "stream" && !canPostToChannel(h, sender, target.channel)) {
     throw badRequest("You do not have permission to post in this channel.");
   }
+  if (target.type === "private") checkDirectMessagePermission(h, sender, target.userIds);
+  checkWildcardPermission(h, sender, target, req.content);
+  return doSendMessage(h, sender, req);
+}
+
+/**
+ * Zulip's direct-message policies: a conversation needs a member of
+ * `direct_message_permission_group` (conversations with only bots or oneself are
+ * always allowed), and starting a new one needs `direct_message_initiator_group`.
+ */
+function checkDirectMessagePermission(h: Hearth, sender: UserRecord, userIds: number[]): void {
+  const others = userIds.filter((id) => id !== sender.id).map((id) => getUser(h.store, id)!);
+  if (others.length === 0 || others.every((u) => u.is_bot)) return;
+  const participants = [sender, ...others];
+  if (!participants.some((u) => inRealmGroup(h, u, "direct_message_permission_group"))) {
+    throw badRequest("This conversation does not include any users who can authorize it.");
+  }
+  if (!inRealmGroup(h, sender, "direct_message_initiator_group")) {
+    let exists = false;
+    for (const _ of idsInRange(h.store, "dmMessages", [conversationKey(userIds)], Number.MAX_SAFE_INTEGER, "older")) {
+      exists = true;
+      break;
+    }
+    if (!exists) throw badRequest("You do not have permission to initiate direct message conversations.");
+  }
+}
+
+/** Mentioning many users at once (`@**all**` in a channel of more than 15 subscribers) needs `can_mention_many_users_group`. */
+const WILDCARD_MENTION_THRESHOLD = 15;
+
+function checkWildcardPermission(h: Hearth, sender: UserRecord, target: MessageTarget, content: string): void {
+  if (target.type !== "stream" || !/@\*\*(all|everyone|channel|stream|topic)\*\*/.test(content)) return;
+  if (inRealmGroup(h, sender, "can_mention_many_users_group")) return;
+  const rendered = renderMessageContent(h, sender, content);
+  if (rendered.channelWildcard && channelSubscriberIds(h, target.channel.id).length > WILDCARD_MENTION_THRESHOLD) {
+    throw badRequest("You do not have permission to use channel wildcard mentions in this channel.");
+  }
+  if (rendered.topicWildcard && topicParticipants(h, target.channel.id, target.topic).size > WILDCARD_MENTION_THRESHOLD) {
+    throw badRequest("You do not have permission to use topic wildcard mentions in this topic.");
+  }
+}
+
+/** Sends without permission checks: for checked requests and the server's own bots. */
+export async function doSendMessage(h: Hearth, sender: UserRecord, req: SendRequest): Promise<{ id: number }> {
+  const content = normalizeContent(req.content);
+  const { target } = req;
   const rendered = renderMessageContent(h, sender, content);
   const groupMembers = new Set<number>();
   for (const id of rendered.mentionedGroupIds) for (const member of groupMemberIds(h, id)) groupMembers.add(member);
@@ -228,6 +282,7 @@ export async function checkSendMessage(h: Hearth, sender: UserRecord, req: SendR
   // Zulip: a message sent in a direct message conversation with oneself is read.
   if (target.type === "private" && target.userIds.length === 1) flagsByUser.set(sender.id, flagsByUser.get(sender.id)! | MessageFlag.read);
 
+  let firstInChannel = false;
   const message = await h.store.commit(() => {
     const id = h.store.nextId("message");
     const recipientKey = target.type === "stream" ? `c:${target.channel.id}` : `d:${conversationKey(target.userIds)}`;
@@ -258,31 +313,43 @@ export async function checkSendMessage(h: Hearth, sender: UserRecord, req: SendR
       const channel = getChannel(h.store, target.channel.id);
       if (channel && (channel.first_message_id === null || channel.last_message_at === null || now - channel.last_message_at >= 60)) {
         putChannel(h.store, { ...channel, first_message_id: channel.first_message_id ?? id, last_message_at: now });
+        if (channel.first_message_id === null) firstInChannel = true;
       }
     }
     return record;
   });
+  if (firstInChannel && target.type === "stream") {
+    // Zulip announces a channel's first message ID (clients show "no older messages").
+    const channel = target.channel;
+    h.events.publish(
+      { type: "stream", op: "update", property: "first_message_id", value: message.id, stream_id: channel.id, name: channel.name },
+      channelViewerIds(h, channel),
+    );
+  }
   notifyNewMessage(h, sender, message, flagsByUser, req);
   return { id: message.id };
 }
 
 /**
  * One `message` event for all recipients: each user's flags ride in `perUser`, the
- * client's `local_id` goes only to the queue that sent it, and the raw Markdown
- * travels beside the HTML so queues registered without `apply_markdown` get it.
+ * client's `local_id` goes only to the queue that sent it, and the message carries
+ * both the raw Markdown (`content`) and the HTML (`rendered_content`) so each queue
+ * gets what its client registered for (apply_markdown, client_gravatar).
  */
 function notifyNewMessage(h: Hearth, sender: UserRecord, m: MessageRecord, flagsByUser: Map<number, number>, req: SendRequest): void {
-  const message = formatMessage(h, sender, m, 0);
+  const message = formatMessage(h, sender, m, 0, { applyMarkdown: false, clientGravatar: false, allowEmptyTopicName: true });
   delete message.flags;
+  message.rendered_content = m.rendered_content;
   const perUser = new Map<number, Record<string, unknown>>();
   for (const [userId, bits] of flagsByUser) perUser.set(userId, { flags: flagList(bits) });
   const perQueue = new Map<string, Record<string, unknown>>();
   if (req.localId !== undefined && req.queueId !== undefined) perQueue.set(req.queueId, { local_message_id: req.localId });
   const channel = m.type === "stream" ? channelById(h, m.channel_id!) : undefined;
-  h.events.publish({ type: "message", message, flags: [], raw_content: m.content }, flagsByUser.keys(), {
+  h.events.publish({ type: "message", message, flags: [] }, flagsByUser.keys(), {
     perUser,
     perQueue,
     toAllPublicStreamsQueues: channel !== undefined && !channel.invite_only,
+    senderAvatarIsPublicGravatar: sender.avatar_source === "G" && canSeeRealEmail(null, sender),
   });
 }
 
@@ -336,7 +403,7 @@ export async function doUpdateFlags(h: Hearth, user: UserRecord, ids: number[], 
         current = MessageFlag.read | MessageFlag.historical;
       }
       const next = op === "add" ? current | bit : current & ~bit;
-      if (next === current && before !== undefined) continue;
+      if (next === current) continue;
       setUserFlags(h.store, user.id, m, before, next);
       if (next !== current) out.push(id);
     }
@@ -357,12 +424,12 @@ export async function checkUpdateFlags(h: Hearth, user: UserRecord, ids: number[
   return doUpdateFlags(h, user, ids, op, name);
 }
 
-/** Unread messages of the user matching `test`, oldest first. */
-function unreadIds(h: Hearth, user: UserRecord, test: (m: MessageRecord) => boolean): number[] {
+/** Unread messages of the user whose location matches `test`, oldest first (reads index rows only). */
+function unreadIds(h: Hearth, user: UserRecord, test: (location: MessageLocation) => boolean): number[] {
   const ids: number[] = [];
-  for (const id of idsInRange(h.store, "userMessageIndex", [user.id, "unread"], 0, "newer")) {
-    const m = getMessage(h.store, id);
-    if (m && test(m)) ids.push(id);
+  for (const { id, value } of indexRows(h.store, user.id, "unread", 0, "newer")) {
+    const m = value === true ? getMessage(h.store, id) : undefined; // rows from before locations were stored
+    if (test(m ? messageLocation(m) : (value as MessageLocation))) ids.push(id);
   }
   return ids;
 }
@@ -372,9 +439,18 @@ export async function doMarkAllAsRead(h: Hearth, user: UserRecord): Promise<void
   await doUpdateFlags(h, user, ids, "add", "read", { all: true });
 }
 
+/** Muting a user marks their messages read for the muter (Zulip's `do_mute_user`); for the muted-users capability. */
+export async function doMarkSenderAsRead(h: Hearth, user: UserRecord, senderId: number): Promise<void> {
+  const ids: number[] = [];
+  for (const id of idsInRange(h.store, "userMessageIndex", [user.id, "unread"], 0, "newer")) {
+    if (getMessage(h.store, id)?.sender_id === senderId) ids.push(id);
+  }
+  await doUpdateFlags(h, user, ids, "add", "read");
+}
+
 export async function doMarkChannelAsRead(h: Hearth, user: UserRecord, channelId: number, topic?: string): Promise<void> {
   const key = topic === undefined ? null : topicKey(topic);
-  const ids = unreadIds(h, user, (m) => m.channel_id === channelId && (key === null || topicKey(m.topic) === key));
+  const ids = unreadIds(h, user, (loc) => Array.isArray(loc) && loc[0] === channelId && (key === null || topicKey(loc[1]) === key));
   await doUpdateFlags(h, user, ids, "add", "read");
 }
 
@@ -404,19 +480,9 @@ function resolveReaction(input: ReactionInput): Omit<Reaction, "user_id"> {
   throw badRequest(`Emoji '${input.emoji_name}' does not exist`);
 }
 
-/**
- * Users holding a flags row for the message. Direct messages list their
- * participants; for channel messages former subscribers keep their rows, so every
- * user is checked (one point read each; users are far fewer than rows).
- */
+/** Users holding a flags row for the message (its recipients), with their flags. */
 function rowHolders(h: Hearth, m: MessageRecord): Map<number, number> {
-  const out = new Map<number, number>();
-  const candidates = m.type === "private" ? m.dm_user_ids! : [...allUsers(h.store)].map((u) => u.id);
-  for (const id of candidates) {
-    const bits = getUserFlags(h.store, id, m.id);
-    if (bits !== undefined) out.set(id, bits);
-  }
-  return out;
+  return messageRecipientFlags(h.store, m, () => (m.type === "private" ? m.dm_user_ids! : [...allUsers(h.store)].map((u) => u.id)));
 }
 
 function audienceOf(h: Hearth, m: MessageRecord): number[] {
@@ -573,17 +639,32 @@ export async function checkEditMessage(h: Hearth, user: UserRecord, messageId: n
       if (moving) after.last_moved_timestamp = now;
       after.edit_history = [entry, ...before.edit_history];
       replaceMessage(h.store, before, after);
+      if (moving) relocateUnreadRows(h.store, after, rowHolders(h, after));
       changes.push({ before, after });
     }
     // Mention flags follow the new content.
-    const holders = rowHolders(h, changes[0].after);
+    const edited = changes.find((c) => c.after.id === message.id)!.after;
+    const holders = rowHolders(h, edited);
     if (rendered) {
       const topicUsers = rendered.topicWildcard && message.type === "stream" ? topicParticipants(h, message.channel_id!, message.topic) : new Set<number>();
       for (const [userId, bits] of holders) {
         const next = (bits & ~MENTION_BITS) | mentionBitsFor(userId, message.sender_id, rendered, new Set(), topicUsers);
         if (next !== bits) {
-          setUserFlags(h.store, userId, changes[0].after, bits, next);
+          setUserFlags(h.store, userId, edited, bits, next);
           holders.set(userId, next);
+        }
+      }
+    }
+    // Recipients who cannot read the destination lose the messages (rows and all), as in Zulip.
+    const lostAccess = new Map<number, number[]>();
+    if (newChannel) {
+      for (const { after } of changes) {
+        for (const [userId, bits] of rowHolders(h, after)) {
+          const u = getUser(h.store, userId);
+          if (u && canReadChannel(h, u, newChannel)) continue;
+          removeUserRow(h.store, userId, after, bits);
+          lostAccess.set(userId, [...(lostAccess.get(userId) ?? []), after.id]);
+          holders.delete(userId);
         }
       }
     }
@@ -596,10 +677,59 @@ export async function checkEditMessage(h: Hearth, user: UserRecord, messageId: n
         if (!holders.has(userId)) holders.set(userId, MessageFlag.read);
       }
     }
-    return { changes, holders };
+    const firstIdChanges = newChannel ? refreshFirstMessageIds(h, [message.channel_id!, newChannel.id]) : [];
+    return { changes, holders, firstIdChanges, lostAccess };
   });
+  for (const [userId, ids] of result.lostAccess) {
+    h.events.publish(
+      { type: "delete_message", message_type: "stream", message_ids: ids.sort((a, b) => a - b), stream_id: message.channel_id, topic: message.topic },
+      [userId],
+    );
+  }
   notifyUpdateMessage(h, user, message, result.changes, result.holders, req, now);
+  notifyFirstMessageIds(h, result.firstIdChanges);
+  if (moving) await sendMoveNotifications(h, user, message, result.changes.length, newChannel, newTopic, req);
   return { detached_uploads: [] };
+}
+
+
+function notificationBot(h: Hearth): UserRecord | undefined {
+  return findUserByLoginEmail(h, "notification-bot@zulip.com");
+}
+
+/**
+ * Zulip's Notification Bot messages after a move: "moved here from" in the new
+ * thread and "moved to" in the old one (as the client asked), or the resolve /
+ * unresolve notice when only the ✔ prefix changed.
+ */
+async function sendMoveNotifications(
+  h: Hearth,
+  user: UserRecord,
+  original: MessageRecord,
+  count: number,
+  newChannel: MessageChannel | undefined,
+  newTopic: string | undefined,
+  req: EditRequest,
+): Promise<void> {
+  const bot = notificationBot(h);
+  if (!bot) return;
+  const oldChannel = channelById(h, original.channel_id!);
+  if (!oldChannel) return;
+  const toChannel = newChannel ?? oldChannel;
+  const toTopic = newTopic ?? original.topic;
+  const actor = `@_**${user.full_name}|${user.id}**`;
+  const send = (channel: MessageChannel, topic: string, content: string) =>
+    doSendMessage(h, bot, { target: { type: "stream", channel, topic }, content, client: "Internal", readBySender: true });
+  const strip = (t: string) => (t.startsWith(RESOLVED_TOPIC_PREFIX) ? t.slice(RESOLVED_TOPIC_PREFIX.length) : t);
+  if (!newChannel && newTopic !== undefined && strip(newTopic) === strip(original.topic) && newTopic !== original.topic) {
+    const resolved = newTopic.startsWith(RESOLVED_TOPIC_PREFIX);
+    await send(toChannel, toTopic, `${actor} has marked this topic as ${resolved ? "resolved" : "unresolved"}.`);
+    return;
+  }
+  const link = (channel: MessageChannel, topic: string) => `#**${channel.name}>${topic}**`;
+  const what = req.propagateMode === "change_all" ? "This topic was" : count === 1 ? "A message was" : `${count} messages were`;
+  if (req.sendNotificationToNewThread) await send(toChannel, toTopic, `${what} moved here from ${link(oldChannel, original.topic)} by ${actor}.`);
+  if (req.sendNotificationToOldThread) await send(oldChannel, original.topic, `${what} moved to ${link(toChannel, toTopic)} by ${actor}.`);
 }
 
 function notifyUpdateMessage(
@@ -660,7 +790,7 @@ export async function checkDeleteMessage(h: Hearth, user: UserRecord, messageId:
 
 /** Deletes messages with every row and index entry; notifies everyone who could see them. */
 export async function doDeleteMessages(h: Hearth, ids: number[]): Promise<void> {
-  const deleted = await h.store.commit(() => {
+  const { deleted, firstIdChanges } = await h.store.commit(() => {
     const out: { message: MessageRecord; audience: number[] }[] = [];
     for (const id of ids) {
       const m = getMessage(h.store, id);
@@ -669,15 +799,62 @@ export async function doDeleteMessages(h: Hearth, ids: number[]): Promise<void> 
       out.push({ message: m, audience: [...new Set([...holders.keys(), ...audienceOf(h, m)])] });
       deleteMessageRows(h.store, m, holders);
     }
-    return out;
+    const channelIds = out.filter((d) => d.message.type === "stream").map((d) => d.message.channel_id!);
+    return { deleted: out, firstIdChanges: refreshFirstMessageIds(h, channelIds) };
   });
+  // One event per conversation, listing its deleted messages (clients with
+  // bulk_message_deletion get it whole; queues split it for the others).
+  const groups = new Map<string, { event: Record<string, unknown>; ids: number[]; audience: Set<number> }>();
   for (const { message: m, audience } of deleted) {
-    const event: Record<string, unknown> = { type: "delete_message", message_type: m.type, message_id: m.id, message_ids: [m.id] };
-    if (m.type === "stream") {
-      event.stream_id = m.channel_id;
-      event.topic = m.topic;
+    const key = m.type === "stream" ? `c:${m.channel_id}:${topicKey(m.topic)}` : `d:${conversationKey(m.dm_user_ids!)}`;
+    let group = groups.get(key);
+    if (!group) {
+      const event: Record<string, unknown> = { type: "delete_message", message_type: m.type };
+      if (m.type === "stream") {
+        event.stream_id = m.channel_id;
+        event.topic = m.topic;
+      }
+      groups.set(key, (group = { event, ids: [], audience: new Set() }));
     }
-    h.events.publish(event as any, audience);
+    group.ids.push(m.id);
+    for (const id of audience) group.audience.add(id);
+  }
+  for (const { event, ids: messageIds, audience } of groups.values()) {
+    h.events.publish({ ...event, type: "delete_message", message_ids: messageIds.sort((a, b) => a - b) }, audience);
+  }
+  notifyFirstMessageIds(h, firstIdChanges);
+}
+
+type FirstIdChange = { channel: MessageChannel; first: number | null };
+
+/**
+ * Recomputes `first_message_id` of channels whose messages left or arrived (deletion,
+ * moves); call inside `commit`. Returns the channels that changed.
+ */
+function refreshFirstMessageIds(h: Hearth, channelIds: Iterable<number>): FirstIdChange[] {
+  const changes: FirstIdChange[] = [];
+  for (const channelId of new Set(channelIds)) {
+    const channel = getChannel(h.store, channelId);
+    if (!channel) continue;
+    let first: number | null = null;
+    for (const id of idsInRange(h.store, "channelMessages", [channelId], 0, "newer")) {
+      first = id;
+      break;
+    }
+    if (first === channel.first_message_id) continue;
+    putChannel(h.store, { ...channel, first_message_id: first });
+    changes.push({ channel, first });
+  }
+  return changes;
+}
+
+/** Zulip announces a channel's new first message ID to everyone who can see the channel. */
+function notifyFirstMessageIds(h: Hearth, changes: FirstIdChange[]): void {
+  for (const { channel, first } of changes) {
+    h.events.publish(
+      { type: "stream", op: "update", property: "first_message_id", value: first, stream_id: channel.id, name: channel.name },
+      channelViewerIds(h, channel),
+    );
   }
 }
 
@@ -693,9 +870,19 @@ export async function checkDeleteTopic(h: Hearth, user: UserRecord, channelId: n
 // ---------------------------------------------------------------------------
 // Typing
 
+/** Users who turned off `receives_typing_notifications` get no typing events. */
+function typingReceivers(h: Hearth, ids: number[]): number[] {
+  return ids.filter((id) => {
+    const u = getUser(h.store, id);
+    return u !== undefined && u.is_active && u.settings.receives_typing_notifications !== false;
+  });
+}
+
 export function doTypingDirect(h: Hearth, sender: UserRecord, op: "start" | "stop", to: unknown[]): void {
   const users = to.map((x) => resolveRecipientUser(h, x));
   const ids = [...new Set([...users.map((u) => u.id), sender.id])].sort((a, b) => a - b);
+  // A user who opted out of sending typing notifications sends none (Zulip: `send_private_typing_notifications`).
+  if (sender.settings.send_private_typing_notifications === false) return;
   h.events.publish(
     {
       type: "typing",
@@ -704,17 +891,18 @@ export function doTypingDirect(h: Hearth, sender: UserRecord, op: "start" | "sto
       sender: { user_id: sender.id, email: apiEmail(h, sender) },
       recipients: ids.map((id) => ({ user_id: id, email: apiEmail(h, getUser(h.store, id)!) })),
     },
-    ids,
+    typingReceivers(h, ids),
   );
 }
 
 export function doTypingChannel(h: Hearth, sender: UserRecord, op: "start" | "stop", channelId: number, topic: string): void {
   const channel = channelById(h, channelId);
   if (!channel || !canReadChannel(h, sender, channel)) throw badRequest("Invalid channel ID");
+  if (sender.settings.send_stream_typing_notifications === false) return;
   const recipients = channelSubscriberIds(h, channelId).filter((id) => id !== sender.id);
   h.events.publish(
     { type: "typing", op, message_type: "stream", sender: { user_id: sender.id, email: apiEmail(h, sender) }, stream_id: channelId, topic },
-    recipients,
+    typingReceivers(h, recipients),
   );
 }
 
@@ -725,7 +913,7 @@ export function doTypingEditMessage(h: Hearth, sender: UserRecord, op: "start" |
     message.type === "stream"
       ? { type: "channel", channel_id: message.channel_id, topic: message.topic }
       : { type: "direct", user_ids: message.dm_user_ids };
-  const audience = audienceOf(h, message).filter((id) => id !== sender.id);
+  const audience = typingReceivers(h, audienceOf(h, message).filter((id) => id !== sender.id));
   h.events.publish({ type: "typing_edit_message", op, sender_id: sender.id, message_id: messageId, recipient }, audience);
 }
 
@@ -734,7 +922,8 @@ export function doTypingEditMessage(h: Hearth, sender: UserRecord, op: "start" |
 /** GET /messages/{id}/history: oldest first, each entry the state after that change. */
 export function messageHistory(h: Hearth, user: UserRecord, messageId: number): Record<string, unknown>[] {
   const { message } = accessMessage(h, user, messageId);
-  if (!realmSetting(h, "allow_edit_history", true)) throw badRequest("Message edit history is disabled in this organization");
+  const policy = realmSetting<number>(h, "message_edit_history_visibility_policy", 1);
+  if (!realmSetting<boolean>(h, "allow_edit_history", true) || policy === 3) throw badRequest("Message edit history is disabled in this organization");
   const entries: Record<string, unknown>[] = [];
   let content = message.content;
   let rendered = message.rendered_content;
@@ -743,7 +932,7 @@ export function messageHistory(h: Hearth, user: UserRecord, messageId: number): 
   // Walk back from the current state; edit_history is newest first.
   for (const e of message.edit_history) {
     const snapshot: Record<string, unknown> = { user_id: e.user_id, timestamp: e.timestamp, topic, content, rendered_content: rendered };
-    if (e.prev_content !== undefined) {
+    if (e.prev_content !== undefined && policy === 1) {
       snapshot.prev_content = e.prev_content;
       snapshot.prev_rendered_content = e.prev_rendered_content;
       content = e.prev_content;
@@ -765,6 +954,7 @@ export function messageHistory(h: Hearth, user: UserRecord, messageId: number): 
 }
 
 export function readReceipts(h: Hearth, user: UserRecord, messageId: number): number[] {
+  if (!realmSetting<boolean>(h, "enable_read_receipts", true)) throw badRequest("Read receipts are disabled in this organization.");
   const { message } = accessMessage(h, user, messageId);
   const ids: number[] = [];
   for (const [userId, bits] of rowHolders(h, message)) {

@@ -5,7 +5,7 @@ import { badRequest } from "../errors";
 import { ApiRoutes } from "../http/route";
 import { param } from "../http/params";
 import type { UserRecord } from "../store/users";
-import { topicsOfChannel } from "../store/messages";
+import { getUserFlags, idsInRange, topicKey, topicsOfChannel } from "../store/messages";
 import {
   accessMessage,
   checkDeleteMessage,
@@ -26,14 +26,25 @@ import {
   renderMessageContent,
   resolveTarget,
 } from "../actions/messages";
-import { formatMessage, topicDisplayName, type MessageViewOptions } from "../views/messages";
+import { formatMessage, readableMessage, realmSetting, topicDisplayName, type MessageViewOptions } from "../views/messages";
 import { compileNarrow, fetchRange, highlightHtml, highlightTopic, parseAnchor, parseNarrow } from "../views/narrow";
-import { canReadChannel, channelById } from "../views/message_channels";
+import { canReadChannel, channelById, isSubscribedTo } from "../views/message_channels";
 
 /** `{message_id}` and `{stream_id}` path segments. */
 function pathId(raw: string, what = "message ID"): number {
   if (!/^\d+$/.test(raw) || !Number.isSafeInteger(Number(raw))) throw badRequest(`Invalid ${what}`);
   return Number(raw);
+}
+
+/**
+ * Zulip's `Client.default_read_by_sender`: messages from full chat clients are
+ * read for their sender; those sent through scripts and integrations with the
+ * user's key stay unread, so the user notices them.
+ */
+export function isHumanClient(client: string): boolean {
+  const name = client.toLowerCase();
+  const apps = ["zulipandroid", "zulipios", "zulipdesktop", "zulipmobile", "zulipelectron", "zulipterminal", "zulipflutter", "snipe", "website", "ios", "android"];
+  return apps.includes(name) || name.includes("desktop app") || name.includes("test suite");
 }
 
 /** Zulip names the client from the User-Agent's product token ("ZulipMobile/27.1 …" → "ZulipMobile"). */
@@ -75,7 +86,7 @@ export function messagesRoutes(h: Hearth) {
           target,
           content: params.content,
           client: clientName(request),
-          readBySender: params.read_by_sender ?? true,
+          readBySender: params.read_by_sender ?? isHumanClient(clientName(request)),
           localId: params.local_id,
           queueId: params.queue_id,
         });
@@ -88,8 +99,8 @@ export function messagesRoutes(h: Hearth) {
           anchor: anchorParam,
           use_first_unread_anchor: param.bool().default(false),
           include_anchor: param.bool().default(true),
-          num_before: param.int().default(0),
-          num_after: param.int().default(0),
+          num_before: param.int(),
+          num_after: param.int(),
           narrow: narrowParam,
           client_gravatar: param.bool().default(true),
           apply_markdown: param.bool().default(true),
@@ -105,12 +116,13 @@ export function messagesRoutes(h: Hearth) {
           applyMarkdown: params.apply_markdown,
           clientGravatar: params.client_gravatar,
           allowEmptyTopicName: params.allow_empty_topic_name,
+          linkifiers: realmSetting(h, "linkifiers", []),
         };
         const messages = range.matches.map(({ message, flags }) => {
           const out = formatMessage(h, user, message, flags, options);
           if (narrow.searchWords.length > 0) {
             out.match_content = highlightHtml(message.rendered_content, narrow.searchWords);
-            out.match_subject = highlightTopic(topicDisplayName(message.topic, options), narrow.searchWords);
+            out.match_subject = highlightTopic(topicDisplayName(h, message.topic, options), narrow.searchWords);
           }
           return out;
         });
@@ -122,6 +134,24 @@ export function messagesRoutes(h: Hearth) {
           history_limited: false,
           messages,
         };
+      },
+    )
+    .get(
+      "/messages/matches_narrow",
+      { params: { msg_ids: param.json(t.Array(t.Integer())), narrow: narrowParam } },
+      ({ user, params }) => {
+        // Which of the given messages match the narrow, with search highlights (the web app's live-update check).
+        const narrow = compileNarrow(h, user, parseNarrow(params.narrow));
+        const messages: Record<string, { match_content: string; match_subject: string }> = {};
+        for (const id of params.msg_ids) {
+          const found = readableMessage(h, user, id);
+          if (!found || !narrow.filters.every((f) => f(found.message, found.flags))) continue;
+          messages[String(id)] = {
+            match_content: highlightHtml(found.message.rendered_content, narrow.searchWords),
+            match_subject: highlightTopic(found.message.topic, narrow.searchWords),
+          };
+        }
+        return { messages };
       },
     )
     .get(
@@ -216,16 +246,29 @@ export function messagesRoutes(h: Hearth) {
         const flag = checkFlagName(params.flag);
         const narrow = compileNarrow(h, user, parseNarrow(params.narrow));
         const range = fetchRange(h, user, narrow, parseAnchor(params.anchor, false), params.include_anchor, params.num_before, params.num_after);
-        const ids = range.matches.map((m) => m.message.id);
+        const processed = range.matches.map((m) => m.message.id);
+        // Marking unread in channels one is not subscribed to would create unreads nobody
+        // can clear from the channel list; Zulip skips those and names the channels.
+        const ignoredChannels = new Set<number>();
+        let ids = processed;
+        if (flag === "read" && params.op === "remove") {
+          ids = range.matches
+            .filter(({ message }) => {
+              if (message.type !== "stream" || isSubscribedTo(h, message.channel_id!, user.id)) return true;
+              ignoredChannels.add(message.channel_id!);
+              return false;
+            })
+            .map((m) => m.message.id);
+        }
         const changed = await doUpdateFlags(h, user, ids, params.op, flag);
         return {
-          processed_count: ids.length,
+          processed_count: processed.length,
           updated_count: changed.length,
-          first_processed_id: ids[0] ?? null,
-          last_processed_id: ids[ids.length - 1] ?? null,
+          first_processed_id: processed[0] ?? null,
+          last_processed_id: processed[processed.length - 1] ?? null,
           found_oldest: range.found_oldest,
           found_newest: range.found_newest,
-          ignored_because_not_subscribed_channels: [],
+          ...(flag === "read" && params.op === "remove" ? { ignored_because_not_subscribed_channels: [...ignoredChannels].sort((a, b) => a - b) } : {}),
         };
       },
     )
@@ -277,7 +320,17 @@ export function messagesRoutes(h: Hearth) {
     .get("/users/me/:stream_id/topics", { params: { allow_empty_topic_name: param.bool().default(false) } }, ({ user, params, path }) => {
       const channel = readChannelParam(user, pathId(path.stream_id, "channel ID"));
       const options = { applyMarkdown: true, clientGravatar: false, allowEmptyTopicName: params.allow_empty_topic_name };
-      return { topics: topicsOfChannel(h.store, channel.id).map((topic) => ({ name: topicDisplayName(topic.name, options), max_id: topic.max_id })) };
+      let topics = topicsOfChannel(h.store, channel.id);
+      if (channel.invite_only && !channel.history_public_to_subscribers) {
+        // Protected history: only topics with messages the user received, up to the newest of those.
+        topics = topics.flatMap((topic) => {
+          for (const id of idsInRange(h.store, "topicMessages", [channel.id, topicKey(topic.name)], topic.max_id, "older")) {
+            if (getUserFlags(h.store, user.id, id) !== undefined) return [{ name: topic.name, max_id: id }];
+          }
+          return [];
+        });
+      }
+      return { topics: topics.map((topic) => ({ name: topicDisplayName(h, topic.name, options), max_id: topic.max_id })) };
     })
     .post("/streams/:stream_id/delete_topic", { params: { topic_name: param.string() } }, async ({ user, params, path }) => {
       await checkDeleteTopic(h, user, pathId(path.stream_id, "channel ID"), params.topic_name);

@@ -366,14 +366,6 @@ export class QueueManager implements EventSink {
   /** Per-capability shaping of one event into what this client understands. */
   private shape(settings: QueueSettings, event: ApiEvent): ApiEvent[] {
     const caps = settings.capabilities;
-    if (event.type === "message" && "raw_content" in event) {
-      // The messages layer publishes HTML plus the raw Markdown; bots register without
-      // apply_markdown and read the Markdown (Zulip's per-queue content choice).
-      const { raw_content, ...rest } = event;
-      event = settings.applyMarkdown
-        ? rest
-        : { ...rest, message: { ...(rest.message as Record<string, unknown>), content: raw_content, content_type: "text/x-markdown" } };
-    }
     if (event.type === "delete_message" && Array.isArray(event.message_ids) && !caps.bulk_message_deletion) {
       const { message_ids, ...rest } = event;
       return (message_ids as number[]).map((id) => this.shapeTopics(caps, { ...rest, message_id: id }));

@@ -253,11 +253,28 @@ export function renderMarkdown(content: string, ctx: RenderContext): RenderResul
     topicWildcard: false,
     linkUrls: [],
   };
-  result.html = markdown.render(content, { ctx, result } satisfies Env).trimEnd();
+  result.html = markdown.render(content, { ctx, result } satisfies Env).trimEnd() + inlineImagePreviews(result.linkUrls);
   return result;
 }
 
 const IMAGE_URL = /\.(png|jpe?g|gif|webp|bmp|svg)(\?.*)?$/i;
+
+/**
+ * Zulip's inline image previews: each linked image (an upload or an http(s) URL
+ * ending in an image extension) is shown after the text, in the markup clients
+ * look for (`message_inline_image`).
+ */
+function inlineImagePreviews(urls: string[]): string {
+  const seen = new Set<string>();
+  let out = "";
+  for (const url of urls) {
+    if (seen.has(url) || !IMAGE_URL.test(url) || !/^(https?:\/\/|\/user_uploads\/)/i.test(url)) continue;
+    seen.add(url);
+    const href = escapeHtml(url);
+    out += `\n<div class="message_inline_image"><a href="${href}"><img src="${href}"></a></div>`;
+  }
+  return out;
+}
 
 /** Zulip's `has:` properties, derived from the links a message contains. */
 export function linkProperties(urls: string[]): { has_link: boolean; has_image: boolean; has_attachment: boolean } {

@@ -94,7 +94,7 @@ export const UpdateFlagsForNarrowResponse = success({
   last_processed_id: Nullable(t.Integer()),
   found_oldest: t.Boolean(),
   found_newest: t.Boolean(),
-  ignored_because_not_subscribed_channels: t.Array(t.Integer()),
+  ignored_because_not_subscribed_channels: t.Optional(t.Array(t.Integer())),
 });
 
 export const RenderResponse = success({ rendered: t.String() });

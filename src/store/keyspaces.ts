@@ -64,7 +64,9 @@ export const KEYSPACES = {
   messages: "messages",
   /** [userId, messageId] → flags bitmask (see MessageFlag); a row means the user received the message */
   userMessages: "user_messages",
-  /** [userId, index, messageId] → true; index ∈ "unread" | "starred" | "mentioned" | "alerted" | "dm" */
+  /** [messageId, userId] → flags bitmask; mirror of `userMessages` listing a message's recipients (edits, reactions, deletion) */
+  messageRecipients: "message_recipients",
+  /** [userId, index, messageId] → location ([channelId, topic] or DM conversation key) for index "unread" and "dm"; true for "starred", "mentioned", "alerted" */
   userMessageIndex: "user_message_index",
   /** [channelId, messageId] → true */
   channelMessages: "channel_messages",

@@ -81,6 +81,8 @@ export interface MessageRecord {
 }
 
 export const topicKey = (topic: string) => topic.toLowerCase();
+/** Zulip marks a topic resolved by prefixing its name with this. */
+export const RESOLVED_TOPIC_PREFIX = "✔ ";
 export const conversationKey = (userIds: readonly number[]) => [...new Set(userIds)].sort((a, b) => a - b).join(",");
 
 /** Index rows derived from flags: which `userMessageIndex` rows a flags value implies. */
@@ -174,24 +176,66 @@ export function insertMessage(store: Store, m: MessageRecord, flagsByUser: Map<n
   for (const [userId, bits] of flagsByUser) setUserFlags(store, userId, m, undefined, bits);
 }
 
+/**
+ * Where a message sits, kept in its "unread" and "dm" index rows so unread counts
+ * and recent conversations are computed without reading message content:
+ * `[channelId, topic]` for channel messages, the conversation key for direct ones.
+ */
+export type MessageLocation = [number, string] | string;
+
+export function messageLocation(m: MessageRecord): MessageLocation {
+  return m.type === "stream" ? [m.channel_id!, m.topic] : conversationKey(m.dm_user_ids!);
+}
+
+function indexValue(index: string, m: MessageRecord): unknown {
+  return index === "unread" || index === "dm" ? messageLocation(m) : true;
+}
+
 /** Sets one user's flags for a message, keeping the index rows in step. */
 export function setUserFlags(store: Store, userId: number, m: MessageRecord, before: number | undefined, after: number): void {
   const isDm = m.type === "private";
   const old = before === undefined ? [] : flagIndexes(before, isDm);
   const next = flagIndexes(after, isDm);
   for (const index of old) if (!next.includes(index)) store.dbs.userMessageIndex.remove([userId, index, m.id]);
-  for (const index of next) if (!old.includes(index)) store.dbs.userMessageIndex.put([userId, index, m.id], true);
+  for (const index of next) if (!old.includes(index)) store.dbs.userMessageIndex.put([userId, index, m.id], indexValue(index, m));
   store.dbs.userMessages.put([userId, m.id], after);
+  store.dbs.messageRecipients.put([m.id, userId], after);
 }
 
-/** Users holding a flags row for the message, with their flags. Scans the recipients only. */
-export function usersOfMessage(store: Store, m: MessageRecord, candidateUserIds: Iterable<number>): Map<number, number> {
+/**
+ * The users holding a flags row for a message, with their flags: one range scan of
+ * the recipients mirror. Messages stored before the mirror existed fall back to
+ * checking each candidate user.
+ */
+export function messageRecipientFlags(store: Store, m: MessageRecord, fallbackCandidates: () => Iterable<number>): Map<number, number> {
   const out = new Map<number, number>();
-  for (const id of candidateUserIds) {
+  for (const { key, value } of store.dbs.messageRecipients.getRange({ start: [m.id], end: [m.id, Number.MAX_SAFE_INTEGER] })) {
+    out.set((key as unknown as [number, number])[1], value as number);
+  }
+  if (out.size > 0) return out;
+  for (const id of fallbackCandidates()) {
     const bits = getUserFlags(store, id, m.id);
     if (bits !== undefined) out.set(id, bits);
   }
   return out;
+}
+
+/** After a move: the unread rows of the message's recipients point at its new place. */
+export function relocateUnreadRows(store: Store, m: MessageRecord, holders: Map<number, number>): void {
+  for (const [userId, bits] of holders) {
+    if (!(bits & MessageFlag.read)) store.dbs.userMessageIndex.put([userId, "unread", m.id], messageLocation(m));
+  }
+}
+
+/** Index rows with their values, walking from `from` (inclusive) in the given direction. */
+export function* indexRows(store: Store, userId: number, index: string, from: number, direction: "older" | "newer"): Generator<{ id: number; value: unknown }> {
+  const range =
+    direction === "older"
+      ? { start: [userId, index, from], end: [userId, index, -1], reverse: true }
+      : { start: [userId, index, from], end: [userId, index, Number.MAX_SAFE_INTEGER] };
+  for (const { key, value } of store.dbs.userMessageIndex.getRange(range as any)) {
+    yield { id: (key as unknown as [number, string, number])[2], value };
+  }
 }
 
 /** Rewrites a message whose content, topic or channel changed, moving its index rows. */
@@ -206,11 +250,19 @@ export function replaceMessage(store: Store, before: MessageRecord, after: Messa
   if (moved) putLocation(store, after);
 }
 
+/** Removes one user's flags row (and its index rows) for a message they can no longer see. */
+export function removeUserRow(store: Store, userId: number, m: MessageRecord, bits: number): void {
+  for (const index of flagIndexes(bits, m.type === "private")) store.dbs.userMessageIndex.remove([userId, index, m.id]);
+  store.dbs.userMessages.remove([userId, m.id]);
+  store.dbs.messageRecipients.remove([m.id, userId]);
+}
+
 /** Deletes a message with every row that refers to it. */
 export function deleteMessageRows(store: Store, m: MessageRecord, recipients: Map<number, number>): void {
   for (const [userId, bits] of recipients) {
     for (const index of flagIndexes(bits, m.type === "private")) store.dbs.userMessageIndex.remove([userId, index, m.id]);
     store.dbs.userMessages.remove([userId, m.id]);
+    store.dbs.messageRecipients.remove([m.id, userId]);
   }
   removeTerms(store, m);
   store.dbs.senderMessages.remove([m.sender_id, m.id]);

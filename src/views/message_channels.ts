@@ -59,6 +59,10 @@ function inRealmGroupSetting(h: Hearth, user: UserRecord, name: string): boolean
   return value !== undefined && isUserInGroupSetting(h, user, value);
 }
 
+export function inRealmGroup(h: Hearth, user: UserRecord, name: string): boolean {
+  return inRealmGroupSetting(h, user, name);
+}
+
 export function canMoveBetweenTopics(h: Hearth, user: UserRecord): boolean {
   return inRealmGroupSetting(h, user, "can_move_messages_between_topics_group");
 }

@@ -1,7 +1,7 @@
 import { defineStatePart } from "../events/state";
 import type { Hearth } from "../context";
 import type { UserRecord } from "../store/users";
-import { getMessage, idsInRange, getUserFlags, MENTION_BITS } from "../store/messages";
+import { getMessage, getUserFlags, idsInRange, indexRows, MessageFlag, messageLocation, type MessageLocation } from "../store/messages";
 
 /**
  * The message parts of POST /register's initial state. All read per-user index
@@ -13,42 +13,58 @@ const MAX_UNREAD_MESSAGES = 50000;
 /** Zulip scans this many recent direct messages for `recent_private_conversations`. */
 const RECENT_DM_SCAN = 1000;
 
+/** The location stored in an index row (rows written before locations were stored hold `true`). */
+function locationOf(h: Hearth, id: number, value: unknown): MessageLocation | undefined {
+  if (value !== true) return value as MessageLocation;
+  const m = getMessage(h.store, id);
+  return m ? messageLocation(m) : undefined;
+}
+
 export function unreadMessagesState(h: Hearth, user: UserRecord): Record<string, unknown> {
   const pms = new Map<number, number[]>();
   const huddles = new Map<string, number[]>();
   const streams = new Map<string, { stream_id: number; topic: string; unread_message_ids: number[] }>();
-  const mentions: number[] = [];
+  const mentions = new Set<number>();
   let count = 0;
   let missing = false;
-  for (const id of idsInRange(h.store, "userMessageIndex", [user.id, "unread"], Number.MAX_SAFE_INTEGER, "older")) {
+  // Unread rows carry each message's location, so no message content is read here.
+  for (const { id, value } of indexRows(h.store, user.id, "unread", Number.MAX_SAFE_INTEGER, "older")) {
     if (count >= MAX_UNREAD_MESSAGES) {
       missing = true;
       break;
     }
-    const m = getMessage(h.store, id);
-    if (!m) continue;
+    const location = locationOf(h, id, value);
+    if (location === undefined) continue;
     count++;
-    if ((getUserFlags(h.store, user.id, id) ?? 0) & MENTION_BITS) mentions.push(id);
-    if (m.type === "stream") {
-      const key = `${m.channel_id}\u0000${m.topic.toLowerCase()}`;
-      const entry = streams.get(key) ?? { stream_id: m.channel_id!, topic: m.topic, unread_message_ids: [] };
+    if (Array.isArray(location)) {
+      const [streamId, topic] = location;
+      const key = `${streamId}\u0000${topic}`;
+      const entry = streams.get(key) ?? { stream_id: streamId, topic, unread_message_ids: [] };
       entry.unread_message_ids.push(id);
       streams.set(key, entry);
-    } else if (m.dm_user_ids!.length <= 2) {
-      const other = m.dm_user_ids!.find((x) => x !== user.id) ?? user.id;
-      pms.set(other, [...(pms.get(other) ?? []), id]);
     } else {
-      const key = m.dm_user_ids!.join(",");
-      huddles.set(key, [...(huddles.get(key) ?? []), id]);
+      const members = location.split(",").map(Number);
+      if (members.length <= 2) {
+        const other = members.find((x) => x !== user.id) ?? user.id;
+        pms.set(other, [...(pms.get(other) ?? []), id]);
+      } else huddles.set(location, [...(huddles.get(location) ?? []), id]);
     }
   }
+  // Mentions are their own (small) index; Zulip lists only unread ones.
+  for (const { id } of indexRows(h.store, user.id, "mentioned", Number.MAX_SAFE_INTEGER, "older")) {
+    if (mentions.size >= MAX_UNREAD_MESSAGES) break;
+    if (!((getUserFlags(h.store, user.id, id) ?? MessageFlag.read) & MessageFlag.read)) mentions.add(id);
+  }
   const asc = (ids: number[]) => ids.sort((a, b) => a - b);
+  // Buckets in a stable order (Zulip's order is unspecified; clients index them).
   return {
     count,
-    pms: [...pms].map(([other, ids]) => ({ other_user_id: other, sender_id: other, unread_message_ids: asc(ids) })),
-    streams: [...streams.values()].map((s) => ({ ...s, unread_message_ids: asc(s.unread_message_ids) })),
-    huddles: [...huddles].map(([key, ids]) => ({ user_ids_string: key, unread_message_ids: asc(ids) })),
-    mentions: asc(mentions),
+    pms: [...pms].map(([other, ids]) => ({ other_user_id: other, sender_id: other, unread_message_ids: asc(ids) })).sort((a, b) => a.other_user_id - b.other_user_id),
+    streams: [...streams.values()]
+      .map((s) => ({ ...s, unread_message_ids: asc(s.unread_message_ids) }))
+      .sort((a, b) => a.stream_id - b.stream_id || (a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : 0)),
+    huddles: [...huddles].map(([key, ids]) => ({ user_ids_string: key, unread_message_ids: asc(ids) })).sort((a, b) => (a.user_ids_string < b.user_ids_string ? -1 : 1)),
+    mentions: asc([...mentions]),
     old_unreads_missing: missing,
   };
 }
@@ -56,13 +72,14 @@ export function unreadMessagesState(h: Hearth, user: UserRecord): Record<string,
 export function recentPrivateConversations(h: Hearth, user: UserRecord): { max_message_id: number; user_ids: number[] }[] {
   const byKey = new Map<string, { max_message_id: number; user_ids: number[] }>();
   let scanned = 0;
-  for (const id of idsInRange(h.store, "userMessageIndex", [user.id, "dm"], Number.MAX_SAFE_INTEGER, "older")) {
+  for (const { id, value } of indexRows(h.store, user.id, "dm", Number.MAX_SAFE_INTEGER, "older")) {
     if (++scanned > RECENT_DM_SCAN) break;
-    const m = getMessage(h.store, id);
-    if (!m) continue;
-    const others = m.dm_user_ids!.filter((x) => x !== user.id);
-    const key = others.join(",");
-    if (!byKey.has(key)) byKey.set(key, { max_message_id: id, user_ids: others });
+    const location = locationOf(h, id, value);
+    if (typeof location !== "string") continue;
+    const key = location;
+    if (byKey.has(key)) continue;
+    const others = key.split(",").map(Number).filter((x) => x !== user.id);
+    byKey.set(key, { max_message_id: id, user_ids: others });
   }
   return [...byKey.values()];
 }

@@ -13,14 +13,14 @@ import {
 import { apiEmail, canSeeRealEmail } from "./users";
 import { avatarUrl } from "./avatars";
 import { channelById, canReadChannel } from "./message_channels";
-import { topicLinks } from "../markdown";
+import { topicLinks, type Linkifier } from "../markdown";
 
 /** The newest message ID the user has received; -1 when none (Zulip's convention). */
 export function maxMessageIdFor(h: Hearth, user: UserRecord): number {
   return newestMessageIdOf(h.store, user.id);
 }
 
-/** Zulip's fixed display name of the empty topic for clients that cannot show it. */
+/** Zulip's display name of the empty topic for clients that cannot show it. */
 export const EMPTY_TOPIC_DISPLAY_NAME = "general chat";
 
 /** An organization setting: the stored value, else the realm default, else `fallback`. */
@@ -35,6 +35,8 @@ export interface MessageViewOptions {
   clientGravatar: boolean;
   /** FL 334: clients that can show the empty topic ask for it; others get "general chat". */
   allowEmptyTopicName: boolean;
+  /** The realm's linkifiers, read once per request rather than once per message. */
+  linkifiers?: Linkifier[];
 }
 
 export const DEFAULT_VIEW: MessageViewOptions = { applyMarkdown: true, clientGravatar: false, allowEmptyTopicName: true };
@@ -68,9 +70,10 @@ export function formatReactions(h: Hearth, m: MessageRecord): Record<string, unk
   });
 }
 
-export function topicDisplayName(topic: string, options: MessageViewOptions): string {
-  // The realm default is Zulip's fixed "general chat"; clients that cannot show "" get it.
-  return topic === "" && !options.allowEmptyTopicName ? EMPTY_TOPIC_DISPLAY_NAME : topic;
+/** The topic as a client sees it: "" becomes `realm_empty_topic_display_name` for clients without FL 334 support. */
+export function topicDisplayName(h: Hearth, topic: string, options: MessageViewOptions): string {
+  if (topic !== "" || options.allowEmptyTopicName) return topic;
+  return realmSetting(h, "empty_topic_display_name", EMPTY_TOPIC_DISPLAY_NAME);
 }
 
 /** A message as the API shows it to `viewer` (the OpenAPI message object). */
@@ -90,8 +93,8 @@ export function formatMessage(
     recipient_id: m.recipient_id,
     timestamp: m.timestamp,
     client: m.client,
-    subject: m.type === "stream" ? topicDisplayName(m.topic, options) : "",
-    topic_links: m.type === "stream" ? topicLinks(m.topic, []) : [],
+    subject: m.type === "stream" ? topicDisplayName(h, m.topic, options) : "",
+    topic_links: m.type === "stream" && m.topic !== "" ? topicLinks(m.topic, options.linkifiers ?? realmSetting(h, "linkifiers", [])) : [],
     is_me_message: m.is_me_message,
     reactions: formatReactions(h, m),
     submessages: m.submessages,
@@ -106,10 +109,25 @@ export function formatMessage(
     flags: flagList(flags),
   };
   if (m.type === "stream") out.stream_id = m.channel_id;
-  if (m.edit_history.length > 0) out.edit_history = m.edit_history;
+  const history = visibleEditHistory(h, m);
+  if (history.length > 0) out.edit_history = history;
   if (m.last_edit_timestamp !== null) out.last_edit_timestamp = m.last_edit_timestamp;
   if (m.last_moved_timestamp !== null) out.last_moved_timestamp = m.last_moved_timestamp;
   return out;
+}
+
+/**
+ * Edit history as the organization lets members see it
+ * (`message_edit_history_visibility_policy`: 1 all, 2 moves only, 3 none).
+ */
+export function visibleEditHistory(h: Hearth, m: MessageRecord): MessageRecord["edit_history"] {
+  if (m.edit_history.length === 0) return m.edit_history;
+  const policy = realmSetting<number>(h, "message_edit_history_visibility_policy", 1);
+  if (policy === 3 || realmSetting<boolean>(h, "allow_edit_history", true) === false) return [];
+  if (policy === 1) return m.edit_history;
+  return m.edit_history
+    .filter((e) => e.prev_topic !== undefined || e.prev_stream !== undefined)
+    .map(({ prev_content, prev_rendered_content, prev_rendered_content_version, ...move }) => move);
 }
 
 /** Reads a message and its flags for `user`, or undefined when they may not see it. */

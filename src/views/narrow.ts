@@ -8,6 +8,7 @@ import {
   idsForTermPrefix,
   idsInRange,
   MessageFlag,
+  RESOLVED_TOPIC_PREFIX,
   MENTION_BITS,
   searchWords,
   topicKey,
@@ -59,6 +60,8 @@ export interface CompiledNarrow {
   nearId: number | null;
   /** Channel operand when the narrow is a channel (for read-marking and `with`). */
   channel: MessageChannel | null;
+  /** The same narrow with `is:unread` added, compiled on demand (for `first_unread`). */
+  unreadOnly(): CompiledNarrow;
 }
 
 function userByOperand(h: Hearth, viewer: UserRecord, operand: unknown, what: string): UserRecord {
@@ -89,7 +92,6 @@ export function channelByOperand(h: Hearth, viewer: UserRecord, operand: unknown
   return channel;
 }
 
-const RESOLVED_PREFIX = "✔ ";
 
 /** True when every query word is a prefix of some word of the text. */
 function matchesWords(text: string, words: string[]): boolean {
@@ -180,7 +182,7 @@ export function compileNarrow(h: Hearth, viewer: UserRecord, terms: NarrowTerm[]
             add(term, (_m, f) => (f & MessageFlag.has_alert_word) !== 0);
             break;
           case "resolved":
-            add(term, (m) => m.type === "stream" && m.topic.startsWith(RESOLVED_PREFIX));
+            add(term, (m) => m.type === "stream" && m.topic.startsWith(RESOLVED_TOPIC_PREFIX));
             break;
           case "followed":
           case "muted":
@@ -277,7 +279,14 @@ export function compileNarrow(h: Hearth, viewer: UserRecord, terms: NarrowTerm[]
     // No narrowing index: the user's own messages (Zulip's combined feed reads UserMessage).
     source = (from, dir) => idsInRange(store, "userMessages", [viewer.id], from, dir);
   }
-  return { source, filters, searchWords: words, nearId, channel };
+  return {
+    source,
+    filters,
+    searchWords: words,
+    nearId,
+    channel,
+    unreadOnly: () => compileNarrow(h, viewer, [...terms, { operator: "is", operand: "unread", negated: false }]),
+  };
 }
 
 export interface Match {
@@ -312,16 +321,12 @@ function matchOne(h: Hearth, viewer: UserRecord, narrow: CompiledNarrow, id: num
 /** Zulip's anchor for "newest" and for a first_unread with no unread message. */
 export const LARGER_THAN_MAX_MESSAGE_ID = 10_000_000_000_000_000;
 
-/** The oldest unread message of the narrow, by walking the user's unread index. */
+/**
+ * The oldest unread message of the narrow: the narrow plus `is:unread`, so the most
+ * selective index (a topic, a conversation, or the user's unread rows) is walked.
+ */
 export function firstUnreadId(h: Hearth, viewer: UserRecord, narrow: CompiledNarrow): number | null {
-  for (const id of idsInRange(h.store, "userMessageIndex", [viewer.id, "unread"], 0, "newer")) {
-    const message = getMessage(h.store, id);
-    if (!message) continue;
-    const flags = visibleFlags(h, viewer, message);
-    if (flags === undefined) continue;
-    if (narrow.filters.every((f) => f(message, flags))) return id;
-  }
-  return null;
+  return walkNarrow(h, viewer, narrow.unreadOnly(), 0, "newer", 1)[0]?.message.id ?? null;
 }
 
 const escapeHtml = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");

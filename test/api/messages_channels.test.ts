@@ -3,6 +3,9 @@ import { expectError, expectSchema, expectSuccess, startTestServer, type TestSer
 import type { ApiEvent } from "../../src/events/hub";
 import { GetMessagesResponse, SendMessageResponse, TopicsResponse } from "../../src/schemas/messages";
 import { getMessage } from "../../src/store/messages";
+import { getRealm, putRealm } from "../../src/store/realm";
+import { getChannel, putChannel } from "../../src/store/channels";
+import { doExpireMessages } from "../../src/actions/retention";
 import { putUserGroup, systemGroupId, USER_GROUP_SETTINGS } from "../../src/store/user_groups";
 
 let s: TestServer;
@@ -75,7 +78,7 @@ describe("channel messages", () => {
     expect(got.message.flags.sort()).toEqual(["historical", "read"]);
     expect(await fetchIds("cordelia", [{ operator: "channel", operand: "Denmark" }])).toContain(id);
     // Zulip lets anyone post to a public channel without subscribing; the sender gets a row.
-    const own = await send("cordelia", denmark, "history", "drive-by");
+    const own = await send("cordelia", denmark, "history", "drive-by", { read_by_sender: true });
     expect(expectSuccess(await s.as("cordelia").get(`/messages/${own}`)).message.flags).toEqual(["read"]);
     expect(cordelia.id).toBeGreaterThan(0);
 
@@ -117,7 +120,7 @@ describe("channel messages", () => {
       store.dbs.userGroupMembers.put([id, othello.id], true);
     });
     events.length = 0;
-    const id = await send("hamlet", denmark, "mentions", "@**all** hear @_**Iago** and @*actors*");
+    const id = await send("hamlet", denmark, "mentions", "@**all** hear @_**Iago** and @*actors*", { read_by_sender: true });
     const forOthello = ofType("message").find((e) => e.to.includes(othello.id))!.event.flags as string[];
     expect(forOthello.sort()).toEqual(["mentioned", "wildcard_mentioned"]);
     const forIago = ofType("message").find((e) => e.to.includes(iago.id))!.event.flags as string[];
@@ -149,7 +152,12 @@ describe("channel messages", () => {
     const b = await send("othello", denmark, "old name", "two");
     events.length = 0;
     expectSuccess(await s.as("othello").patch(`/messages/${a}`, { topic: "new name", propagate_mode: "change_all" }));
-    expect(await fetchIds("hamlet", [["stream", "Denmark"], ["topic", "new name"]])).toEqual([a, b]);
+    const moved = expectSuccess(await s.as("hamlet").get("/messages", { anchor: "oldest", num_before: 0, num_after: 10, narrow: [["stream", "Denmark"], ["topic", "new name"]] })).messages;
+    expect(moved.map((m: any) => m.id).slice(0, 2)).toEqual([a, b]);
+    // Notification Bot tells the new thread (send_notification_to_new_thread defaults to true).
+    expect(moved[2]).toMatchObject({ sender_email: "notification-bot@zulip.com" });
+    expect(moved[2].content).toContain("This topic was moved here from");
+    expect(moved[2].content).toContain('class="stream-topic"');
     expect(await fetchIds("hamlet", [["stream", "Denmark"], ["topic", "old name"]])).toEqual([]);
     const ev = ofType("update_message")[0].event as any;
     expect(ev).toMatchObject({ message_ids: [a, b], orig_subject: "old name", subject: "new name", propagate_mode: "change_all", stream_id: denmark });
@@ -166,7 +174,8 @@ describe("channel messages", () => {
       s.server.h.store.dbs.messages.put(a, { ...m, timestamp: m.timestamp - 8 * 86400 });
     });
     const err = expectError(await s.as("othello").patch(`/messages/${b}`, { topic: "newer", propagate_mode: "change_all" }), 400, "MOVE_MESSAGES_TIME_LIMIT_EXCEEDED");
-    expect(err).toMatchObject({ first_message_id_allowed_to_move: b, total_messages_in_topic: 2, total_messages_allowed_to_move: 1 });
+    // The topic holds a, b and the Notification Bot message; only a is too old.
+    expect(err).toMatchObject({ first_message_id_allowed_to_move: b, total_messages_in_topic: 3, total_messages_allowed_to_move: 2 });
     expectError(await s.as("othello").patch(`/messages/${a}`, { topic: "newer" }), 400, "BAD_REQUEST");
     // Moderators and above are not limited.
     expectSuccess(await s.as("iago").patch(`/messages/${b}`, { topic: "newest", propagate_mode: "change_all" }));
@@ -180,7 +189,9 @@ describe("channel messages", () => {
     expect(got.message).toMatchObject({ stream_id: target, display_recipient: "Norway" });
     expect(got.message.edit_history[0]).toMatchObject({ prev_stream: denmark, stream: target });
     expectSuccess(await s.as("hamlet").patch(`/messages/${a}`, { topic: "✔ migrate" }));
-    expect(await fetchIds("hamlet", [{ operator: "is", operand: "resolved" }])).toEqual([a]);
+    const resolved = expectSuccess(await s.as("hamlet").get("/messages", { anchor: "newest", num_before: 10, num_after: 0, narrow: [{ operator: "is", operand: "resolved" }] })).messages;
+    expect(resolved[0].id).toBe(a);
+    expect(resolved.at(-1).content).toBe(`<p><span class="user-mention silent" data-user-id="${s.users.hamlet.id}">King Hamlet</span> has marked this topic as resolved.</p>`);
   });
 
   test("mark_stream_as_read, mark_topic_as_read, first_unread in a channel", async () => {
@@ -222,5 +233,112 @@ describe("channel messages", () => {
     expect(expectSuccess(await s.as("iago").post(`/streams/${denmark}/delete_topic`, { topic_name: "doomed" })).complete).toBe(true);
     expect(ofType("delete_message")[0].event).toMatchObject({ message_ids: [doomed], stream_id: denmark, topic: "doomed" });
     expect(await fetchIds("hamlet", [["stream", "Denmark"], ["topic", "doomed"]])).toEqual([]);
+  });
+
+  test("matches_narrow", async () => {
+    const id = await send("hamlet", denmark, "matching", "a quick brown fox");
+    const other = await send("hamlet", denmark, "matching", "nothing here");
+    const res = expectSuccess(await s.as("othello").get("/messages/matches_narrow", { msg_ids: [id, other], narrow: [{ operator: "search", operand: "quick" }] }));
+    expect(Object.keys(res.messages)).toEqual([String(id)]);
+    expect(res.messages[String(id)].match_content).toBe('<p>a <span class="highlight">quick</span> brown fox</p>');
+  });
+
+  test("retention removes expired channel messages with their rows", async () => {
+    const h = s.server.h;
+    const keep = await createChannel("iago", "ephemeral", ["iago", "hamlet"]);
+    const old = await send("hamlet", keep, "t", "old message");
+    const fresh = await send("hamlet", keep, "t", "fresh message");
+    await h.store.commit(() => {
+      const ch = getChannel(h.store, keep)!;
+      putChannel(h.store, { ...ch, message_retention_days: 1 });
+      const m = getMessage(h.store, old)!;
+      h.store.dbs.messages.put(old, { ...m, timestamp: m.timestamp - 2 * 86400 });
+    });
+    expect(await doExpireMessages(h)).toBe(1);
+    expectError(await s.as("hamlet").get(`/messages/${old}`), 400, "BAD_REQUEST", "Invalid message(s)");
+    expect(await fetchIds("hamlet", [{ operator: "channel", operand: keep }])).toEqual([fresh]);
+    expect(await fetchIds("hamlet", [{ operator: "search", operand: "old" }])).not.toContain(old);
+    expect(h.store.dbs.userMessages.get([s.users.hamlet.id, old])).toBeUndefined();
+  });
+
+  test("protected history: new subscribers of a private channel see only what they received; admins without subscription see nothing", async () => {
+    const vault = await createChannel("hamlet", "vault", ["hamlet"], { invite_only: true, history_public_to_subscribers: false });
+    const before = await send("hamlet", vault, "t", "before othello");
+    await send("hamlet", vault, "hidden topic", "before othello too");
+    expectSuccess(await s.as("hamlet").post("/users/me/subscriptions", { subscriptions: [{ name: "vault" }], principals: [s.users.othello.id] }));
+    const after = await send("hamlet", vault, "t", "after othello");
+    expect(await fetchIds("othello", [{ operator: "channel", operand: vault }])).toEqual([after]);
+    expect(expectSuccess(await s.as("othello").get(`/users/me/${vault}/topics`)).topics).toEqual([{ name: "t", max_id: after }]);
+    expect(expectSuccess(await s.as("hamlet").get(`/users/me/${vault}/topics`)).topics.map((t: any) => t.name)).toEqual(["t", "hidden topic"]);
+    expectError(await s.as("othello").get(`/messages/${before}`), 400, "BAD_REQUEST", "Invalid message(s)");
+    expectError(await s.as("iago").get(`/messages/${after}`), 400, "BAD_REQUEST", "Invalid message(s)");
+    // Starring a message one cannot see is refused; starring a visible historical one creates a row.
+    expectError(await s.as("othello").post("/messages/flags", { messages: [before], op: "add", flag: "starred" }), 400, "BAD_REQUEST", "Invalid message(s)");
+    const open = await send("hamlet", denmark, "t", "public");
+    expectSuccess(await s.as("cordelia").post("/messages/flags", { messages: [open], op: "add", flag: "starred" }));
+    expect(expectSuccess(await s.as("cordelia").get(`/messages/${open}`)).message.flags.sort()).toEqual(["historical", "read", "starred"]);
+  });
+
+  test("who may post: can_send_message_group and archived channels", async () => {
+    const admins = expectSuccess(await s.as("iago").get("/user_groups")).user_groups.find((g: any) => g.name === "role:administrators").id;
+    const announce = await createChannel("iago", "announce", ["iago", "hamlet"], { can_send_message_group: admins });
+    expectError(await s.as("hamlet").post("/messages", { type: "channel", to: announce, topic: "t", content: "x" }), 400, "BAD_REQUEST", "You do not have permission to post in this channel.");
+    await send("iago", announce, "t", "official");
+  });
+
+  test("flags/narrow: read removal skips unsubscribed channels and names them", async () => {
+    const id = await send("cordelia", denmark, "drive-by", "cordelia was here");
+    const res = expectSuccess(
+      await s.as("cordelia").post("/messages/flags/narrow", { anchor: id, num_before: 0, num_after: 0, narrow: [["stream", "Denmark"]], op: "remove", flag: "read" }),
+    );
+    expect(res).toMatchObject({ processed_count: 1, updated_count: 0, ignored_because_not_subscribed_channels: [denmark] });
+    const add = expectSuccess(
+      await s.as("hamlet").post("/messages/flags/narrow", { anchor: "newest", num_before: 5, num_after: 0, narrow: [["stream", "Denmark"]], op: "add", flag: "read" }),
+    );
+    expect(add.ignored_because_not_subscribed_channels).toBeUndefined();
+  });
+
+  test("edit history visibility follows message_edit_history_visibility_policy", async () => {
+    const h = s.server.h;
+    const id = await send("hamlet", denmark, "history policy", "v1");
+    expectSuccess(await s.as("hamlet").patch(`/messages/${id}`, { content: "v2" }));
+    expectSuccess(await s.as("hamlet").patch(`/messages/${id}`, { topic: "history policy moved" }));
+    const setPolicy = (value: number) =>
+      h.store.commit(() => {
+        const realm = getRealm(h.store)!;
+        putRealm(h.store, { ...realm, settings: { ...realm.settings, message_edit_history_visibility_policy: value } });
+      });
+    await setPolicy(2);
+    const movesOnly = expectSuccess(await s.as("othello").get(`/messages/${id}`)).message.edit_history;
+    expect(movesOnly).toHaveLength(1);
+    expect(movesOnly[0].prev_content).toBeUndefined();
+    expect(movesOnly[0].prev_topic).toBe("history policy");
+    await setPolicy(3);
+    expect(expectSuccess(await s.as("othello").get(`/messages/${id}`)).message.edit_history).toBeUndefined();
+    expectError(await s.as("othello").get(`/messages/${id}/history`), 400, "BAD_REQUEST");
+    await setPolicy(1);
+    expect(expectSuccess(await s.as("othello").get(`/messages/${id}`)).message.edit_history).toHaveLength(2);
+  });
+
+  test("@**all** in a channel of more than 15 subscribers needs can_mention_many_users_group", async () => {
+    const extra = [];
+    for (let i = 0; i < 12; i++) extra.push(await s.createUser(`extra${i}`));
+    const ids = [...["iago", "hamlet", "othello", "cordelia"].map((n) => (s.users as any)[n].id), ...extra.map((u) => u.id)];
+    expectSuccess(await s.as("iago").post("/users/me/subscriptions", { subscriptions: [{ name: "crowd" }], principals: ids }));
+    expectError(await s.as("hamlet").post("/messages", { type: "stream", to: "crowd", topic: "t", content: "@**all** hello" }), 400, "BAD_REQUEST", "You do not have permission to use channel wildcard mentions in this channel.");
+    await send("hamlet", "crowd", "t", "@_**all** silent is fine");
+    await send("iago", "crowd", "t", "@**all** from an administrator");
+  });
+
+  test("moving into a private channel takes the messages away from those who cannot read it", async () => {
+    const id = await send("hamlet", denmark, "leak?", "sensitive after all");
+    events.length = 0;
+    expectSuccess(await s.as("hamlet").patch(`/messages/${id}`, { stream_id: secret, propagate_mode: "change_one", send_notification_to_new_thread: false }));
+    expectError(await s.as("othello").get(`/messages/${id}`), 400, "BAD_REQUEST", "Invalid message(s)");
+    expect(await fetchIds("othello", [{ operator: "search", operand: "sensitive" }])).toEqual([]);
+    const deletes = ofType("delete_message").filter((e) => e.to.includes(s.users.othello.id));
+    expect(deletes[0].event).toMatchObject({ message_ids: [id], stream_id: denmark });
+    expect(ofType("update_message").flatMap((e) => e.to)).not.toContain(s.users.othello.id);
+    expect(expectSuccess(await s.as("hamlet").get(`/messages/${id}`)).message.stream_id).toBe(secret);
   });
 });

@@ -1,6 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { expectError, expectSchema, expectSuccess, startTestServer, type TestServer } from "../kit";
 import type { ApiEvent } from "../../src/events/hub";
+import { getRealm, putRealm } from "../../src/store/realm";
+import { systemGroupId } from "../../src/store/user_groups";
+import { getUser } from "../../src/store/users";
+import { doMarkSenderAsRead } from "../../src/actions/messages";
 import {
   GetMessageResponse,
   GetMessagesResponse,
@@ -32,6 +36,13 @@ beforeAll(async () => {
 });
 afterAll(() => s.stop());
 
+/** Organization settings changed directly in the store (their admin endpoints belong to other capabilities). */
+const setRealm = (settings: Record<string, unknown>) =>
+  s.server.h.store.commit(() => {
+    const realm = getRealm(s.server.h.store)!;
+    putRealm(s.server.h.store, { ...realm, settings: { ...realm.settings, ...settings } });
+  });
+
 function eventsOfType(type: string) {
   return events.filter((e) => e.event.type === type);
 }
@@ -46,7 +57,7 @@ describe("direct messages", () => {
   test("send to user IDs, fetch, flags per recipient, events per flag set", async () => {
     events.length = 0;
     const { hamlet, othello, cordelia } = s.users;
-    const id = await sendDm("hamlet", [othello.id], "Hello @**Othello, the Moor of Venice** :smile:", { local_id: "1.01", queue_id: "q1" });
+    const id = await sendDm("hamlet", [othello.id], "Hello @**Othello, the Moor of Venice** :smile:", { local_id: "1.01", queue_id: "q1", read_by_sender: true });
     const msgEvents = eventsOfType("message");
     // Othello (mentioned, unread) and Hamlet (read, with local id) get different events.
     const toOthello = msgEvents.find((e) => e.to.includes(othello.id))!;
@@ -233,6 +244,8 @@ describe("direct messages", () => {
     expectError(await s.as("othello").delete(`/messages/${id}/reactions`, { emoji_name: "thumbs_up" }), 400, "REACTION_DOES_NOT_EXIST");
 
     expectSuccess(await s.as("othello").post("/messages/flags", { messages: [id], op: "add", flag: "read" }));
+    expectError(await s.as("hamlet").get(`/messages/${id}/read_receipts`), 400, "BAD_REQUEST", "Read receipts are disabled in this organization.");
+    await setRealm({ enable_read_receipts: true });
     const rr = expectSuccess(await s.as("hamlet").get(`/messages/${id}/read_receipts`));
     expectSchema(ReadReceiptsResponse, rr);
     expect(rr.user_ids).toEqual([othello.id]);
@@ -240,7 +253,7 @@ describe("direct messages", () => {
     expectError(await s.as("othello").delete(`/messages/${id}`), 400, "BAD_REQUEST");
     events.length = 0;
     expectSuccess(await s.as("hamlet").delete(`/messages/${id}`));
-    expect(eventsOfType("delete_message")[0].event).toMatchObject({ message_type: "private", message_id: id, message_ids: [id] });
+    expect(eventsOfType("delete_message")[0].event).toMatchObject({ message_type: "private", message_ids: [id] });
     expectError(await s.as("hamlet").get(`/messages/${id}`), 400, "BAD_REQUEST", "Invalid message(s)");
   });
 
@@ -282,17 +295,127 @@ describe("direct messages", () => {
         const sent = await hamlet.messages.send({ type: "private", to: [${othello.id}], content: "from zulip-js" });
         const got = await othello.messages.retrieve({ anchor: "newest", num_before: 1, num_after: 0, narrow: [{ operator: "dm", operand: [${hamlet.id}] }] });
         const flagged = await othello.messages.flags.add({ flag: "read", messages: [sent.id] });
-        console.log(JSON.stringify({ sent, got, flagged }));
+        const updated = await hamlet.messages.update({ message_id: sent.id, content: "edited by zulip-js" });
+        const byId = await othello.messages.getById({ message_id: sent.id });
+        const history = await othello.messages.getHistoryById({ message_id: sent.id });
+        const reacted = await othello.reactions.add({ message_id: sent.id, emoji_name: "octopus" });
+        const unreacted = await othello.reactions.remove({ message_id: sent.id, emoji_name: "octopus" });
+        const rendered = await hamlet.messages.render({ content: "**zulip-js**" });
+        const typing = await hamlet.typing.send({ to: [${othello.id}], op: "start" });
+        const deleted = await hamlet.messages.deleteById({ message_id: sent.id });
+        console.log(JSON.stringify({ sent, got, flagged, updated, byId, history, reacted, unreacted, rendered, typing, deleted }));
       })().catch((e) => { console.error(e); process.exit(1); });`;
     const proc = Bun.spawn(["node", "-e", script], { cwd: process.cwd(), stdout: "pipe", stderr: "pipe" });
     const out = await new Response(proc.stdout).text();
     expect(await proc.exited).toBe(0);
-    const { sent, got, flagged } = JSON.parse(out);
+    const { sent, got, flagged, updated, byId, history, reacted, unreacted, rendered, typing, deleted } = JSON.parse(out);
+    for (const r of [updated, byId, history, reacted, unreacted, rendered, typing, deleted]) expect(r).toMatchObject({ result: "success" });
+    expect(byId.message.content).toBe("<p>edited by zulip-js</p>");
+    expect(byId.raw_content).toBe("edited by zulip-js");
+    expect(history.message_history).toHaveLength(2);
+    expect(rendered.rendered).toBe("<p><strong>zulip-js</strong></p>");
     expect(sent).toMatchObject({ result: "success" });
     expect(got.result).toBe("success");
     expect(got.messages[0].id).toBe(sent.id);
     expect(flagged).toMatchObject({ result: "success", messages: [sent.id] });
-    const again = expectSuccess(await s.as("othello").get(`/messages/${sent.id}`));
-    expect(again.message.flags).toContain("read");
+    expectError(await s.as("othello").get(`/messages/${sent.id}`), 400, "BAD_REQUEST", "Invalid message(s)");
+  });
+
+  test("malformed requests get Zulip errors, never a 500", async () => {
+    const c = s.as("hamlet");
+    expectError(await c.get("/messages", { anchor: "newest", num_after: 0 }), 400, "REQUEST_VARIABLE_MISSING");
+    const junk: [string, string, Record<string, unknown>][] = [
+      ["GET", "/messages", { anchor: "banana", num_before: 1, num_after: 1 }],
+      ["GET", "/messages", { anchor: "newest", num_before: -1, num_after: 1 }],
+      ["GET", "/messages", { anchor: "newest", num_before: 1, num_after: 1, narrow: "{" }],
+      ["GET", "/messages", { anchor: "newest", num_before: 1, num_after: 1, narrow: JSON.stringify({ a: 1 }) }],
+      ["GET", "/messages", { anchor: "newest", num_before: 1, num_after: 1, narrow: JSON.stringify([[1, 2]]) }],
+      ["GET", "/messages", { anchor: "newest", num_before: 1, num_after: 1, narrow: JSON.stringify([{ operator: "topic", operand: { x: 1 } }]) }],
+      ["GET", "/messages", { anchor: "newest", num_before: 1, num_after: 1, narrow: JSON.stringify([{ operator: "dm", operand: [{}] }]) }],
+      ["GET", "/messages", { anchor: "newest", num_before: 1, num_after: 1, narrow: JSON.stringify([{ operator: "id", operand: "x" }]) }],
+      ["GET", "/messages/abc", {}],
+      ["GET", "/messages/99999999", {}],
+      ["POST", "/messages", { type: "bogus", to: "x", content: "y" }],
+      ["POST", "/messages", { type: "direct", to: JSON.stringify({ a: 1 }), content: "y" }],
+      ["POST", "/messages", { type: "channel", to: JSON.stringify([1, 2]), content: "y" }],
+      ["POST", "/messages", { type: "channel", to: "nowhere", topic: "t", content: "y" }],
+      ["PATCH", "/messages/99999999", { content: "x" }],
+      ["PATCH", "/messages/1", { propagate_mode: "sideways" }],
+      ["POST", "/messages/flags", { messages: "[\"a\"]", op: "add", flag: "read" }],
+      ["POST", "/messages/flags", { messages: [1], op: "toggle", flag: "read" }],
+      ["POST", "/messages/flags/narrow", { anchor: "newest", num_before: 1, num_after: 0, op: "add", flag: "mentioned" }],
+      ["POST", "/messages/1/reactions", { emoji_name: "smile", reaction_type: "weird" }],
+      ["DELETE", "/messages/1/reactions", {}],
+      ["POST", "/typing", { op: "start" }],
+      ["POST", "/typing", { op: "start", type: "channel", stream_id: 999999, topic: "x" }],
+      ["GET", "/users/me/999999/topics", {}],
+      ["POST", "/streams/999999/delete_topic", { topic_name: "x" }],
+      ["POST", "/mark_topic_as_read", { stream_id: 999999, topic_name: "x" }],
+      ["GET", "/messages/matches_narrow", { msg_ids: "nope" }],
+    ];
+    for (const [method, path, params] of junk) {
+      const res = await c.request(method, path, params);
+      expect({ path, params, status: res.status, result: res.body.result }).toEqual({ path, params, status: 400, result: "error" });
+    }
+  });
+
+  test("read_by_sender defaults by client: chat apps read, scripts unread", async () => {
+    const post = (ua: string) =>
+      fetch(`${s.url}/api/v1/messages`, {
+        method: "POST",
+        headers: {
+          authorization: "Basic " + Buffer.from(`${s.users.hamlet.email}:${s.users.hamlet.apiKey}`).toString("base64"),
+          "content-type": "application/x-www-form-urlencoded",
+          "user-agent": ua,
+        },
+        body: new URLSearchParams({ type: "private", to: JSON.stringify([s.users.othello.id]), content: "x" }),
+      }).then((r) => r.json() as Promise<any>);
+    const app = await post("ZulipMobile/27.1 (Android 14)");
+    const script = await post("ZulipPython/0.9.1 (Linux)");
+    const flags = async (id: number) => expectSuccess(await s.as("hamlet").get(`/messages/${id}`)).message.flags;
+    expect(await flags(app.id)).toEqual(["read"]);
+    expect(await flags(script.id)).toEqual([]);
+    expect(expectSuccess(await s.as("hamlet").get(`/messages/${app.id}`)).message.client).toBe("ZulipMobile");
+  });
+
+  test("direct message policies: permission and initiator groups", async () => {
+    const h = s.server.h;
+    const { othello, iago, hamlet, cordelia } = s.users;
+    const admins = systemGroupId(h.store, "role:administrators");
+    const everyone = systemGroupId(h.store, "role:everyone");
+    await setRealm({ direct_message_permission_group: admins });
+    expectError(await s.as("hamlet").post("/messages", { type: "direct", to: [othello.id], content: "x" }), 400, "BAD_REQUEST", "This conversation does not include any users who can authorize it.");
+    await sendDm("hamlet", [iago.id], "an admin authorizes this");
+    await sendDm("hamlet", [hamlet.id], "self is always fine");
+    await setRealm({ direct_message_permission_group: everyone, direct_message_initiator_group: admins });
+    expectError(await s.as("cordelia").post("/messages", { type: "direct", to: [iago.id, othello.id], content: "x" }), 400, "BAD_REQUEST", "You do not have permission to initiate direct message conversations.");
+    await sendDm("othello", [hamlet.id], "existing conversation");
+    await setRealm({ direct_message_initiator_group: everyone });
+    expect(cordelia.id).toBeGreaterThan(0);
+  });
+
+  test("typing respects receives_typing_notifications and send_private_typing_notifications", async () => {
+    const { othello, hamlet } = s.users;
+    expectSuccess(await s.as("othello").patch("/settings", { receives_typing_notifications: false }));
+    events.length = 0;
+    expectSuccess(await s.as("hamlet").post("/typing", { op: "start", to: JSON.stringify([othello.id]) }));
+    expect(eventsOfType("typing")[0].to).toEqual([hamlet.id]);
+    expectSuccess(await s.as("othello").patch("/settings", { receives_typing_notifications: true }));
+    expectSuccess(await s.as("hamlet").patch("/settings", { send_private_typing_notifications: false }));
+    events.length = 0;
+    expectSuccess(await s.as("hamlet").post("/typing", { op: "start", to: JSON.stringify([othello.id]) }));
+    expect(eventsOfType("typing")).toEqual([]);
+    expectSuccess(await s.as("hamlet").patch("/settings", { send_private_typing_notifications: true }));
+  });
+
+  test("doMarkSenderAsRead (for muting) marks one sender's unread messages read", async () => {
+    const { othello, cordelia } = s.users;
+    const fromCordelia = await sendDm("cordelia", [othello.id], "mute me");
+    const fromHamlet = await sendDm("hamlet", [othello.id], "not me");
+    const othelloRecord = getUser(s.server.h.store, othello.id)!;
+    await doMarkSenderAsRead(s.server.h, othelloRecord, cordelia.id);
+    const flags = async (id: number) => expectSuccess(await s.as("othello").get(`/messages/${id}`)).message.flags;
+    expect(await flags(fromCordelia)).toContain("read");
+    expect(await flags(fromHamlet)).not.toContain("read");
   });
 });

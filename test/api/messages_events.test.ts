@@ -15,7 +15,7 @@ describe("message events through real queues", () => {
     const hamletOther = await register(s.as("hamlet"), { apply_markdown: true, event_types: ["message"] });
     const othelloBot = await register(s.as("othello"), { apply_markdown: false, event_types: ["message", "update_message_flags"] });
     const sent = expectSuccess(
-      await s.as("hamlet").post("/messages", { type: "direct", to: [othello.id], content: "hi **there** @**Othello, the Moor of Venice**", local_id: "7.5", queue_id: hamletHtml.queue_id }),
+      await s.as("hamlet").post("/messages", { type: "direct", to: [othello.id], content: "hi **there** @**Othello, the Moor of Venice**", local_id: "7.5", queue_id: hamletHtml.queue_id, read_by_sender: true }),
     );
     const [mine] = await drainEvents(s.as("hamlet"), hamletHtml.queue_id);
     expect(mine).toMatchObject({ type: "message", local_message_id: "7.5", flags: ["read"] });
