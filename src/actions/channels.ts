@@ -41,7 +41,7 @@ import { activeSubscriberIds, formatChannel, formatSubscription, pickChannelColo
 import { findUserByLoginEmail } from "../auth/basic";
 import { isAdmin, isGuest, isOwner } from "../views/users";
 import { SYSTEM_BOTS } from "../store/system_bots";
-import { checkSendMessage } from "./messages";
+import { doSendMessage } from "./messages";
 import { getRealm } from "../store/realm";
 import { topicsOfChannel } from "../store/messages";
 import { realmSetting } from "../views/realm-settings";
@@ -344,7 +344,7 @@ async function announceNewChannels(h: Hearth, actor: UserRecord, created: Channe
   const who = `@_**${actor.full_name}|${actor.id}**`;
   const content = announced.length === 1 ? `${who} created a new channel ${links}.` : `${who} created the following channels: ${links}.`;
   try {
-    await checkSendMessage(h, bot, { target: { type: "stream", channel: target, topic: "new channels" }, content, client: "Internal", readBySender: true });
+    await doSendMessage(h, bot, { target: { type: "stream", channel: target, topic: "new channels" }, content, client: "Internal", readBySender: true });
   } catch (error) {
     // The channels exist and are subscribed; a failed announcement must not turn that into an error.
     console.error("Could not announce new channels:", error);
@@ -382,7 +382,7 @@ async function sendNewSubscriptionMessages(h: Hearth, actor: UserRecord, added: 
         : `${who} subscribed you to the following channels:\n\n${names.map((n) => `* #**${n}**`).join("\n")}`;
     try {
       const userIds = [bot.id, userId].sort((a, b) => a - b);
-      await checkSendMessage(h, bot, { target: { type: "private", userIds }, content, client: "Internal", readBySender: true });
+      await doSendMessage(h, bot, { target: { type: "private", userIds }, content, client: "Internal", readBySender: true });
     } catch (error) {
       console.error("Could not send a new-subscription message:", error);
     }

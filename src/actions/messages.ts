@@ -1,4 +1,7 @@
 import type { Hearth } from "../context";
+import { getAlertWords } from "../store/personal";
+import { activeRealmEmojiByName, getRealmEmoji } from "../store/realm_emoji";
+import { realmEmojiPath } from "../views/realm_emoji";
 import { ApiError, badRequest } from "../errors";
 import { allUsers, getUser, type UserRecord } from "../store/users";
 import { findUserByLoginEmail } from "../auth/basic";
@@ -92,6 +95,11 @@ export function renderContextFor(h: Hearth, sender: UserRecord): RenderContext {
       return c && (sender.is_system_bot || canReadChannel(h, sender, c)) ? { id: c.id, name: c.name } : undefined;
     },
     linkifiers: realmSetting(h, "linkifiers", [] as { pattern: string; url_template: string }[]),
+    realmEmojiByName(name) {
+      const e = activeRealmEmojiByName(h.store, name);
+      // A relative URL, as Zulip renders it: the page's origin serves it.
+      return e ? { id: e.id, url: realmEmojiPath(e) } : undefined;
+    },
   };
 }
 
@@ -206,6 +214,25 @@ function mentionBitsFor(userId: number, senderId: number, rendered: RenderResult
   return userId === senderId ? bits & ~MessageFlag.stream_wildcard_mentioned & ~MessageFlag.topic_wildcard_mentioned : bits;
 }
 
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+/**
+ * `has_alert_word` for one recipient: any of their alert words in the message, case
+ * insensitive, standing alone between Zulip's separators (spaces, quotes, brackets,
+ * punctuation). Never for one's own messages.
+ */
+function alertWordBit(h: Hearth, userId: number, senderId: number, content: string): number {
+  if (userId === senderId) return 0;
+  const words = getAlertWords(h.store, userId);
+  if (words.length === 0) return 0;
+  const lower = content.toLowerCase();
+  for (const word of words) {
+    const re = new RegExp(`(?<![^\\s'"(,:<])${escapeRegExp(word.toLowerCase())}(?![^\\s'"),.:;?!>])`, "u");
+    if (re.test(lower)) return MessageFlag.has_alert_word;
+  }
+  return 0;
+}
+
 function recipientsOf(h: Hearth, target: MessageTarget): number[] {
   if (target.type === "private") return target.userIds;
   return channelSubscriberIds(h, target.channel.id).filter((id) => getUser(h.store, id)?.is_active);
@@ -276,7 +303,9 @@ export async function doSendMessage(h: Hearth, sender: UserRecord, req: SendRequ
   const recipientIds = recipientsOf(h, target);
   const topicUsers = target.type === "stream" && rendered.topicWildcard ? topicParticipants(h, target.channel.id, target.topic) : new Set<number>();
   const flagsByUser = new Map<number, number>();
-  for (const userId of recipientIds) flagsByUser.set(userId, mentionBitsFor(userId, sender.id, rendered, groupMembers, topicUsers));
+  for (const userId of recipientIds) {
+    flagsByUser.set(userId, mentionBitsFor(userId, sender.id, rendered, groupMembers, topicUsers) | alertWordBit(h, userId, sender.id, content));
+  }
   // The sender always gets a row, so they see what they sent even without subscribing.
   flagsByUser.set(sender.id, (flagsByUser.get(sender.id) ?? mentionBitsFor(sender.id, sender.id, rendered, groupMembers, topicUsers)) | (req.readBySender ? MessageFlag.read : 0));
   // Zulip: a message sent in a direct message conversation with oneself is read.
@@ -463,7 +492,7 @@ export interface ReactionInput {
   reaction_type?: string;
 }
 
-function resolveReaction(input: ReactionInput): Omit<Reaction, "user_id"> {
+function resolveReaction(h: Hearth, input: ReactionInput): Omit<Reaction, "user_id"> {
   const type = input.reaction_type ?? "unicode_emoji";
   if (type !== "unicode_emoji" && type !== "realm_emoji" && type !== "zulip_extra_emoji") throw badRequest("Invalid emoji type.");
   if (type === "unicode_emoji") {
@@ -477,7 +506,10 @@ function resolveReaction(input: ReactionInput): Omit<Reaction, "user_id"> {
     if (input.emoji_name !== "zulip") throw badRequest(`Emoji '${input.emoji_name}' does not exist`);
     return { emoji_name: "zulip", emoji_code: "zulip", reaction_type: type };
   }
-  throw badRequest(`Emoji '${input.emoji_name}' does not exist`);
+  // Custom emoji: the code is the emoji's ID; a name alone names the active one.
+  const custom = input.emoji_code !== undefined ? getRealmEmoji(h.store, Number(input.emoji_code)) : activeRealmEmojiByName(h.store, input.emoji_name);
+  if (!custom || custom.deactivated || custom.name !== input.emoji_name) throw badRequest(`Emoji '${input.emoji_name}' does not exist`);
+  return { emoji_name: custom.name, emoji_code: String(custom.id), reaction_type: "realm_emoji" };
 }
 
 /** Users holding a flags row for the message (its recipients), with their flags. */
@@ -497,7 +529,7 @@ function audienceOf(h: Hearth, m: MessageRecord): number[] {
 export async function checkReaction(h: Hearth, user: UserRecord, messageId: number, op: "add" | "remove", input: ReactionInput): Promise<void> {
   accessMessage(h, user, messageId);
   let reaction: Omit<Reaction, "user_id">;
-  if (op === "add") reaction = resolveReaction(input);
+  if (op === "add") reaction = resolveReaction(h, input);
   else {
     const name = input.emoji_name ?? (input.emoji_code ? emojiNameFor(input.emoji_code) : undefined);
     reaction = { emoji_name: name ?? "", emoji_code: input.emoji_code ?? emojiCodeFor(name ?? "") ?? "", reaction_type: (input.reaction_type ?? "unicode_emoji") as Reaction["reaction_type"] };
@@ -642,13 +674,16 @@ export async function checkEditMessage(h: Hearth, user: UserRecord, messageId: n
       if (moving) relocateUnreadRows(h.store, after, rowHolders(h, after));
       changes.push({ before, after });
     }
-    // Mention flags follow the new content.
+    // Mention and alert-word flags follow the new content.
     const edited = changes.find((c) => c.after.id === message.id)!.after;
     const holders = rowHolders(h, edited);
     if (rendered) {
       const topicUsers = rendered.topicWildcard && message.type === "stream" ? topicParticipants(h, message.channel_id!, message.topic) : new Set<number>();
       for (const [userId, bits] of holders) {
-        const next = (bits & ~MENTION_BITS) | mentionBitsFor(userId, message.sender_id, rendered, new Set(), topicUsers);
+        const next =
+          (bits & ~MENTION_BITS & ~MessageFlag.has_alert_word) |
+          mentionBitsFor(userId, message.sender_id, rendered, new Set(), topicUsers) |
+          alertWordBit(h, userId, message.sender_id, edited.content);
         if (next !== bits) {
           setUserFlags(h.store, userId, edited, bits, next);
           holders.set(userId, next);

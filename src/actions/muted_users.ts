@@ -2,6 +2,7 @@ import type { Hearth } from "../context";
 import { badRequest } from "../errors";
 import { getMutedUsers, isMuted } from "../store/personal";
 import { getUser, type UserRecord } from "../store/users";
+import { doMarkSenderAsRead } from "./messages";
 
 function notifyMutedUsers(h: Hearth, user: UserRecord): void {
   h.events.publish({ type: "muted_users", muted_users: getMutedUsers(h.store, user.id) }, [user.id]);
@@ -16,6 +17,8 @@ export async function doMuteUser(h: Hearth, user: UserRecord, mutedUserId: numbe
     h.store.dbs.mutedUsers.put([user.id, mutedUserId], Math.floor(Date.now() / 1000));
   });
   notifyMutedUsers(h, user);
+  // As Zulip's do_mute_user: the muted user's messages count as read for the muter.
+  await doMarkSenderAsRead(h, user, mutedUserId);
 }
 
 export async function doUnmuteUser(h: Hearth, user: UserRecord, mutedUserId: number): Promise<void> {

@@ -27,6 +27,8 @@ export interface RenderContext {
   groupByName(name: string): { id: number; name: string } | undefined;
   channelByName(name: string): { id: number; name: string } | undefined;
   linkifiers: Linkifier[];
+  /** The organization's active custom emoji; they win over Unicode emoji of the same name, as in Zulip. */
+  realmEmojiByName?(name: string): { id: number; url: string } | undefined;
 }
 
 export interface RenderResult {
@@ -137,8 +139,17 @@ function channelLinkRule(state: StateInline, silent: boolean): boolean {
 
 function emojiRule(state: StateInline, silent: boolean): boolean {
   if (state.src.charCodeAt(state.pos) !== 0x3a /* : */) return false;
-  const m = /^:([a-z0-9_+-]+):/.exec(state.src.slice(state.pos));
+  const m = /^:([a-z0-9_+ -]+):/.exec(state.src.slice(state.pos));
   if (!m) return false;
+  const custom = (state.env as unknown as Env).ctx.realmEmojiByName?.(m[1]);
+  if (custom) {
+    if (!silent) {
+      const name = escapeHtml(m[1]);
+      state.push("html_inline", "", 0).content = `<img alt=":${name}:" class="emoji" src="${escapeHtml(custom.url)}" title="${escapeHtml(m[1].replace(/_/g, " "))}">`;
+    }
+    state.pos += m[0].length;
+    return true;
+  }
   const code = emojiCodeFor(m[1]);
   if (!code) return false;
   if (!silent) {

@@ -16,6 +16,8 @@ import {
 } from "../store/messages";
 import { channelById, channelByName, canReadChannel, type MessageChannel } from "./message_channels";
 import { visibleFlags } from "./messages";
+import { visibilityPolicyOf, VisibilityPolicy } from "../store/user_topics";
+import { getSubscription } from "../store/channels";
 
 /**
  * The narrow engine. A narrow becomes one *source* — the most selective index range,
@@ -185,9 +187,17 @@ export function compileNarrow(h: Hearth, viewer: UserRecord, terms: NarrowTerm[]
             add(term, (m) => m.type === "stream" && m.topic.startsWith(RESOLVED_TOPIC_PREFIX));
             break;
           case "followed":
+            add(term, (m) => m.type === "stream" && visibilityPolicyOf(h.store, viewer.id, m.channel_id!, m.topic) === VisibilityPolicy.FOLLOWED);
+            break;
           case "muted":
-            // Topic visibility policies live in the user_topics layer; nothing is followed or muted yet.
-            add(term, () => false);
+            // Zulip's rule: a muted topic, or a muted channel unless the topic is unmuted or followed.
+            add(term, (m) => {
+              if (m.type !== "stream") return false;
+              const policy = visibilityPolicyOf(h.store, viewer.id, m.channel_id!, m.topic);
+              if (policy === VisibilityPolicy.MUTED) return true;
+              if (policy === VisibilityPolicy.UNMUTED || policy === VisibilityPolicy.FOLLOWED) return false;
+              return getSubscription(h.store, m.channel_id!, viewer.id)?.is_muted === true;
+            });
             break;
           default:
             throw badNarrow(`unknown 'is' operand ${String(operand)}`);

@@ -68,7 +68,8 @@ export const REALM_DEFAULTS: Record<string, unknown> = {
   message_content_edit_limit_seconds: 600,
   move_messages_within_stream_limit_seconds: 604800,
   move_messages_between_streams_limit_seconds: 604800,
-  enable_read_receipts: false,
+  // Zulip turns read receipts on for organizations that need an invitation to join, as Hearth's do.
+  enable_read_receipts: true,
   presence_disabled: false,
   enable_guest_user_indicator: true,
   enable_guest_user_dm_warning: true,

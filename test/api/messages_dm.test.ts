@@ -244,11 +244,13 @@ describe("direct messages", () => {
     expectError(await s.as("othello").delete(`/messages/${id}/reactions`, { emoji_name: "thumbs_up" }), 400, "REACTION_DOES_NOT_EXIST");
 
     expectSuccess(await s.as("othello").post("/messages/flags", { messages: [id], op: "add", flag: "read" }));
-    expectError(await s.as("hamlet").get(`/messages/${id}/read_receipts`), 400, "BAD_REQUEST", "Read receipts are disabled in this organization.");
-    await setRealm({ enable_read_receipts: true });
+    // On by default (an invitation-only organization, as in Zulip).
     const rr = expectSuccess(await s.as("hamlet").get(`/messages/${id}/read_receipts`));
     expectSchema(ReadReceiptsResponse, rr);
     expect(rr.user_ids).toEqual([othello.id]);
+    await setRealm({ enable_read_receipts: false });
+    expectError(await s.as("hamlet").get(`/messages/${id}/read_receipts`), 400, "BAD_REQUEST", "Read receipts are disabled in this organization.");
+    await setRealm({ enable_read_receipts: true });
 
     expectError(await s.as("othello").delete(`/messages/${id}`), 400, "BAD_REQUEST");
     events.length = 0;

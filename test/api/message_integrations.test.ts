@@ -1,0 +1,100 @@
+/** Messages meeting the per-user and organization features: alert words, topic visibility, linkifiers, custom emoji, muting. */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { expectError, expectSuccess, startTestServer, type TestServer } from "../kit";
+import { verifyAction } from "../events-kit";
+import { identiconPng } from "../../src/avatars/identicon";
+
+let s: TestServer;
+let denmark: number;
+beforeAll(async () => {
+  s = await startTestServer();
+  const principals = ["iago", "hamlet", "othello", "cordelia"].map((n) => (s.users as any)[n].id);
+  expectSuccess(await s.as("iago").post("/users/me/subscriptions", { subscriptions: [{ name: "Denmark" }], principals }));
+  denmark = expectSuccess(await s.as("iago").get("/get_stream_id", { stream: "Denmark" })).stream_id;
+});
+afterAll(() => s.stop());
+
+async function send(from: "iago" | "hamlet" | "othello" | "cordelia", content: string, topic = "castle"): Promise<number> {
+  return expectSuccess(await s.as(from).post("/messages", { type: "stream", to: denmark, topic, content })).id;
+}
+async function fetchOne(who: "hamlet" | "othello", id: number, params: Record<string, unknown> = {}) {
+  return expectSuccess(await s.as(who).get("/messages", { anchor: id, num_before: 0, num_after: 0, ...params })).messages[0];
+}
+async function idsIn(who: "hamlet" | "othello", narrow: unknown[]) {
+  return expectSuccess(await s.as(who).get("/messages", { anchor: "newest", num_before: 100, num_after: 0, narrow })).messages.map((m: any) => m.id);
+}
+
+describe("alert words and messages", () => {
+  test("has_alert_word for the word's owner only, whole words only; is:alerted; edits update the flag", async () => {
+    expectSuccess(await s.as("hamlet").post("/users/me/alert_words", { alert_words: ["ghost"] }));
+    const hit = await send("othello", "I saw a Ghost!");
+    const miss = await send("othello", "ghostly matters");
+    const own = await send("hamlet", "my ghost");
+    expect((await fetchOne("hamlet", hit)).flags).toContain("has_alert_word");
+    expect((await fetchOne("othello", hit)).flags).not.toContain("has_alert_word");
+    expect((await fetchOne("hamlet", miss)).flags).not.toContain("has_alert_word");
+    expect((await fetchOne("hamlet", own)).flags).not.toContain("has_alert_word");
+    expect(await idsIn("hamlet", [{ operator: "is", operand: "alerted" }])).toEqual([hit]);
+    expectSuccess(await s.as("othello").patch(`/messages/${hit}`, { content: "I saw nothing" }));
+    expect((await fetchOne("hamlet", hit)).flags).not.toContain("has_alert_word");
+  });
+});
+
+describe("topic visibility in narrows", () => {
+  test("is:followed and is:muted follow user_topics and channel muting", async () => {
+    const followed = await send("iago", "follow me", "plans");
+    const muted = await send("iago", "mute me", "noise");
+    expectSuccess(await s.as("hamlet").post("/user_topics", { stream_id: denmark, topic: "plans", visibility_policy: 3 }));
+    expectSuccess(await s.as("hamlet").post("/user_topics", { stream_id: denmark, topic: "noise", visibility_policy: 1 }));
+    expect(await idsIn("hamlet", [{ operator: "is", operand: "followed" }])).toEqual([followed]);
+    expect(await idsIn("hamlet", [{ operator: "is", operand: "muted" }])).toEqual([muted]);
+    // Muting the channel mutes every topic except unmuted and followed ones.
+    expectSuccess(await s.as("hamlet").post("/users/me/subscriptions/properties", { subscription_data: [{ stream_id: denmark, property: "is_muted", value: true }] }));
+    const all = await idsIn("hamlet", [{ operator: "is", operand: "muted" }]);
+    expect(all).toContain(muted);
+    expect(all).not.toContain(followed);
+    expect(all.length).toBeGreaterThan(2);
+    expectSuccess(await s.as("hamlet").post("/users/me/subscriptions/properties", { subscription_data: [{ stream_id: denmark, property: "is_muted", value: false }] }));
+  });
+});
+
+describe("linkifiers in messages", () => {
+  test("content and topic links follow the organization's linkifiers", async () => {
+    expectSuccess(await s.as("iago").post("/realm/filters", { pattern: "#(?P<id>[0-9]+)", url_template: "https://tracker.example/issues/{id}" }));
+    const id = await send("othello", "fixed in #42", "issue #7");
+    const m = await fetchOne("hamlet", id, { apply_markdown: true });
+    expect(m.content).toContain('href="https://tracker.example/issues/42"');
+    expect(m.topic_links).toEqual([{ text: "#7", url: "https://tracker.example/issues/7" }]);
+  });
+});
+
+describe("custom emoji in messages", () => {
+  test(":name: renders the organization's emoji; reactions by name or ID", async () => {
+    const file = new File([identiconPng("parrot", 32) as BlobPart], "p.png", { type: "image/png" });
+    expectSuccess(await s.as("iago").post("/realm/emoji/parrot", { file }, { multipart: true }));
+    const emojiId = Object.values(expectSuccess(await s.as("hamlet").get("/realm/emoji")).emoji).find((e: any) => e.name === "parrot") as any;
+    const id = await send("othello", "party :parrot: time");
+    const m = await fetchOne("hamlet", id, { apply_markdown: true });
+    expect(m.content).toContain(`<img alt=":parrot:" class="emoji" src="/user_avatars/1/emoji/images/${emojiId.id}.png" title="parrot">`);
+    expectSuccess(await s.as("hamlet").post(`/messages/${id}/reactions`, { emoji_name: "parrot", reaction_type: "realm_emoji" }));
+    expectSuccess(await s.as("cordelia").post(`/messages/${id}/reactions`, { emoji_name: "parrot", emoji_code: emojiId.id, reaction_type: "realm_emoji" }));
+    const reactions = (await fetchOne("hamlet", id)).reactions;
+    expect(reactions).toEqual([
+      expect.objectContaining({ emoji_name: "parrot", emoji_code: emojiId.id, reaction_type: "realm_emoji", user_id: s.users.hamlet.id }),
+      expect.objectContaining({ emoji_name: "parrot", emoji_code: emojiId.id, reaction_type: "realm_emoji", user_id: s.users.cordelia.id }),
+    ]);
+    expectError(await s.as("hamlet").post(`/messages/${id}/reactions`, { emoji_name: "nope", reaction_type: "realm_emoji" }), 400, "BAD_REQUEST", "Emoji 'nope' does not exist");
+    expectSuccess(await s.as("hamlet").delete(`/messages/${id}/reactions`, { emoji_name: "parrot", reaction_type: "realm_emoji" }));
+  });
+});
+
+describe("muting a user", () => {
+  test("marks the muted user's messages read for the muter, with the events that say so", async () => {
+    const unread = [await send("cordelia", "one"), await send("cordelia", "two")];
+    const r = await verifyAction(s, () => s.as("othello").post(`/users/me/muted_users/${s.users.cordelia.id}`), { viewers: ["othello", "hamlet"] });
+    expect(r.types.othello).toEqual(["muted_users", "update_message_flags/add"]);
+    expect(r.types.hamlet).toEqual([]);
+    for (const id of unread) expect((await fetchOne("othello", id)).flags).toContain("read");
+    expect((await fetchOne("hamlet", unread[0])).flags).not.toContain("read");
+  });
+});
