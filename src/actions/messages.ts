@@ -1,5 +1,6 @@
 import type { Hearth } from "../context";
 import { getAlertWords } from "../store/personal";
+import { doAutomaticTopicPolicies } from "./user_topics";
 import { activeRealmEmojiByName, getRealmEmoji } from "../store/realm_emoji";
 import { realmEmojiPath } from "../views/realm_emoji";
 import { ApiError, badRequest } from "../errors";
@@ -245,7 +246,7 @@ function publishPerFlags(h: Hearth, flagsByUser: Map<number, number>, build: (fl
   for (const [bits, userIds] of groups) build(flagList(bits), userIds);
 }
 
-export async function checkSendMessage(h: Hearth, sender: UserRecord, req: SendRequest): Promise<{ id: number }> {
+export async function checkSendMessage(h: Hearth, sender: UserRecord, req: SendRequest): Promise<SentMessage> {
   const { target } = req;
   if (target.type === "stream" && !canPostToChannel(h, sender, target.channel)) {
     throw badRequest("You do not have permission to post in this channel.");
@@ -293,7 +294,13 @@ function checkWildcardPermission(h: Hearth, sender: UserRecord, target: MessageT
 }
 
 /** Sends without permission checks: for checked requests and the server's own bots. */
-export async function doSendMessage(h: Hearth, sender: UserRecord, req: SendRequest): Promise<{ id: number }> {
+export interface SentMessage {
+  id: number;
+  /** The sender's topic visibility changed by their automatic policies (FL 214). */
+  automatic_new_visibility_policy?: number;
+}
+
+export async function doSendMessage(h: Hearth, sender: UserRecord, req: SendRequest): Promise<SentMessage> {
   const content = normalizeContent(req.content);
   const { target } = req;
   const rendered = renderMessageContent(h, sender, content);
@@ -312,6 +319,7 @@ export async function doSendMessage(h: Hearth, sender: UserRecord, req: SendRequ
   if (target.type === "private" && target.userIds.length === 1) flagsByUser.set(sender.id, flagsByUser.get(sender.id)! | MessageFlag.read);
 
   let firstInChannel = false;
+  const startsTopic = target.type === "stream" && h.store.dbs.topics.get([target.channel.id, topicKey(target.topic)]) === undefined;
   const message = await h.store.commit(() => {
     const id = h.store.nextId("message");
     const recipientKey = target.type === "stream" ? `c:${target.channel.id}` : `d:${conversationKey(target.userIds)}`;
@@ -356,7 +364,10 @@ export async function doSendMessage(h: Hearth, sender: UserRecord, req: SendRequ
     );
   }
   notifyNewMessage(h, sender, message, flagsByUser, req);
-  return { id: message.id };
+  if (target.type !== "stream" || sender.is_system_bot) return { id: message.id };
+  const mentioned = [...flagsByUser].filter(([id, bits]) => id !== sender.id && (bits & MessageFlag.mentioned) !== 0).map(([id]) => id);
+  const policy = await doAutomaticTopicPolicies(h, sender, target.channel.id, target.topic, startsTopic, mentioned);
+  return policy === undefined ? { id: message.id } : { id: message.id, automatic_new_visibility_policy: policy };
 }
 
 /**
@@ -378,7 +389,6 @@ function notifyNewMessage(h: Hearth, sender: UserRecord, m: MessageRecord, flags
     perUser,
     perQueue,
     toAllPublicStreamsQueues: channel !== undefined && !channel.invite_only,
-    senderAvatarIsPublicGravatar: sender.avatar_source === "G" && canSeeRealEmail(null, sender),
   });
 }
 

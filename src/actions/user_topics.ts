@@ -3,7 +3,9 @@ import { badRequest } from "../errors";
 import { accessChannel } from "../access/channels";
 import { getChannel } from "../store/channels";
 import { getUserTopic, getUserTopics, putUserTopic, VisibilityPolicy, type UserTopic } from "../store/user_topics";
-import type { UserRecord } from "../store/users";
+import { getUser, type UserRecord } from "../store/users";
+import { getSubscription } from "../store/channels";
+import { userSetting } from "../views/settings";
 import { MAX_TOPIC_LENGTH, normalizeTopic } from "./messages";
 
 /** The legacy `muted_topics` list: `[channel name, topic, timestamp]` for each muted topic. */
@@ -39,4 +41,46 @@ export async function doSetTopicVisibility(h: Hearth, user: UserRecord, channelI
   if (!changed) return;
   h.events.publish({ type: "muted_topics", muted_topics: mutedTopicsView(h, user.id) }, [user.id]);
   h.events.publish({ type: "user_topic", ...changed }, [user.id]);
+}
+
+/** Values of `automatically_follow_topics_policy` and `automatically_unmute_topics_in_muted_streams_policy`. */
+const AutomaticPolicy = { ON_PARTICIPATION: 1, ON_SEND: 2, ON_INITIATION: 3, NEVER: 4 } as const;
+
+function appliesOnSend(policy: unknown, startsTopic: boolean): boolean {
+  return policy === AutomaticPolicy.ON_PARTICIPATION || policy === AutomaticPolicy.ON_SEND || (policy === AutomaticPolicy.ON_INITIATION && startsTopic);
+}
+
+/**
+ * Zulip's automatic topic visibility after a channel message: the sender follows the
+ * topic (or, in a muted channel, unmutes it) per their settings, and users mentioned
+ * follow it when `automatically_follow_topics_where_mentioned`. Returns the sender's
+ * new policy when it changed (the send response's `automatic_new_visibility_policy`).
+ */
+export async function doAutomaticTopicPolicies(
+  h: Hearth,
+  sender: UserRecord,
+  channelId: number,
+  topic: string,
+  startsTopic: boolean,
+  mentionedUserIds: number[],
+): Promise<number | undefined> {
+  let senderPolicy: number | undefined;
+  const current = getUserTopic(h.store, sender.id, channelId, topic)?.visibility_policy ?? VisibilityPolicy.INHERIT;
+  if (current !== VisibilityPolicy.FOLLOWED && appliesOnSend(userSetting(sender, "automatically_follow_topics_policy"), startsTopic)) {
+    senderPolicy = VisibilityPolicy.FOLLOWED;
+  } else if (
+    current === VisibilityPolicy.INHERIT &&
+    getSubscription(h.store, channelId, sender.id)?.is_muted === true &&
+    appliesOnSend(userSetting(sender, "automatically_unmute_topics_in_muted_streams_policy"), startsTopic)
+  ) {
+    senderPolicy = VisibilityPolicy.UNMUTED;
+  }
+  if (senderPolicy !== undefined) await doSetTopicVisibility(h, sender, channelId, topic, senderPolicy);
+  for (const id of mentionedUserIds) {
+    const user = getUser(h.store, id);
+    if (!user || user.is_bot || userSetting(user, "automatically_follow_topics_where_mentioned") !== true) continue;
+    if ((getUserTopic(h.store, id, channelId, topic)?.visibility_policy ?? VisibilityPolicy.INHERIT) === VisibilityPolicy.FOLLOWED) continue;
+    await doSetTopicVisibility(h, user, channelId, topic, VisibilityPolicy.FOLLOWED);
+  }
+  return senderPolicy;
 }

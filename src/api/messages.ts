@@ -82,7 +82,7 @@ export function messagesRoutes(h: Hearth) {
       },
       async ({ user, params, request }) => {
         const target = resolveTarget(h, user, params.type, params.to, params.topic);
-        return checkSendMessage(h, user, {
+        const sent = await checkSendMessage(h, user, {
           target,
           content: params.content,
           client: clientName(request),
@@ -90,6 +90,7 @@ export function messagesRoutes(h: Hearth) {
           localId: params.local_id,
           queueId: params.queue_id,
         });
+        return { ...sent };
       },
     )
     .get(

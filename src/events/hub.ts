@@ -23,11 +23,6 @@ export interface PublishOptions {
    */
   toAllPublicStreamsQueues?: boolean;
   /**
-   * A message event whose sender has a Gravatar avatar and a public email: queues
-   * registered with `client_gravatar` get `avatar_url: null` and compute it themselves.
-   */
-  senderAvatarIsPublicGravatar?: boolean;
-  /**
    * What a queue gets, per its client capabilities, when that differs by more than
    * the built-in shaping: e.g. a deactivated user group as `update` for
    * `include_deactivated_groups` clients and `remove` for others, or an archived

@@ -342,7 +342,6 @@ export class QueueManager implements EventSink {
       }
       delete message.rendered_content;
     }
-    if (settings.clientGravatar && options.senderAvatarIsPublicGravatar) message.avatar_url = null;
     return { ...event, message };
   }
 

@@ -98,3 +98,33 @@ describe("muting a user", () => {
     expect((await fetchOne("hamlet", unread[0])).flags).not.toContain("read");
   });
 });
+
+describe("automatic topic visibility (Zulip's defaults: follow topics you start, follow where mentioned)", () => {
+  test("starting a topic follows it, with automatic_new_visibility_policy; a later message does not repeat it", async () => {
+    const first = expectSuccess(await s.as("cordelia").post("/messages", { type: "stream", to: denmark, topic: "new idea", content: "hear me" }));
+    expect(first.automatic_new_visibility_policy).toBe(3);
+    const again = expectSuccess(await s.as("cordelia").post("/messages", { type: "stream", to: denmark, topic: "new idea", content: "again" }));
+    expect(again.automatic_new_visibility_policy).toBeUndefined();
+    const topics = expectSuccess(await s.as("cordelia").post("/register", { fetch_event_types: ["user_topic"] })).user_topics;
+    expect(topics).toContainEqual(expect.objectContaining({ stream_id: denmark, topic_name: "new idea", visibility_policy: 3 }));
+    // Replying in someone else's topic does not follow it (policy: on initiation).
+    const reply = expectSuccess(await s.as("othello").post("/messages", { type: "stream", to: denmark, topic: "new idea", content: "ok" }));
+    expect(reply.automatic_new_visibility_policy).toBeUndefined();
+  });
+
+  test("a mentioned user follows the topic; users who turned it off do not", async () => {
+    expectSuccess(await s.as("iago").patch("/settings", { automatically_follow_topics_where_mentioned: false }));
+    expectSuccess(await s.as("cordelia").post("/messages", { type: "stream", to: denmark, topic: "mentions", content: "@**King Hamlet** and @**Iago** look" }));
+    const followed = async (who: "hamlet" | "iago") =>
+      (expectSuccess(await s.as(who).post("/register", { fetch_event_types: ["user_topic"] })).user_topics as any[]).some((t) => t.topic_name === "mentions" && t.visibility_policy === 3);
+    expect(await followed("hamlet")).toBe(true);
+    expect(await followed("iago")).toBe(false);
+  });
+
+  test("in a muted channel, sending unmutes the topic when not following (policy: on send)", async () => {
+    expectSuccess(await s.as("othello").patch("/settings", { automatically_follow_topics_policy: 4 }));
+    expectSuccess(await s.as("othello").post("/users/me/subscriptions/properties", { subscription_data: [{ stream_id: denmark, property: "is_muted", value: true }] }));
+    const sent = expectSuccess(await s.as("othello").post("/messages", { type: "stream", to: denmark, topic: "quiet", content: "hello?" }));
+    expect(sent.automatic_new_visibility_policy).toBe(2);
+  });
+});

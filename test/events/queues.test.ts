@@ -161,14 +161,15 @@ describe("per-queue filtering and targeting", () => {
 });
 
 describe("message payloads per client", () => {
-  test("apply_markdown picks rendered or raw content; client_gravatar nulls public Gravatar avatars", () => {
+  test("apply_markdown picks rendered or raw content; avatar_url stays (Hearth serves every avatar, no Gravatar)", () => {
     const { hub, queue } = setup();
     const html = queue(1, { applyMarkdown: true, clientGravatar: false });
     const markdown = queue(1, { applyMarkdown: false, clientGravatar: true });
-    const message = { ...streamMessage("t").message, content: "**hi**", rendered_content: "<p><strong>hi</strong></p>", avatar_url: "https://secure.gravatar.com/avatar/x" };
-    hub.publish({ type: "message", message, flags: [] }, [1], { senderAvatarIsPublicGravatar: true });
-    expect(html.events[0].message).toMatchObject({ content: "<p><strong>hi</strong></p>", content_type: "text/html", avatar_url: "https://secure.gravatar.com/avatar/x" });
-    expect(markdown.events[0].message).toMatchObject({ content: "**hi**", content_type: "text/x-markdown", avatar_url: null });
+    const avatar = "http://127.0.0.1/user_avatars/7/0123.png";
+    const message = { ...streamMessage("t").message, content: "**hi**", rendered_content: "<p><strong>hi</strong></p>", avatar_url: avatar };
+    hub.publish({ type: "message", message, flags: [] }, [1]);
+    expect(html.events[0].message).toMatchObject({ content: "<p><strong>hi</strong></p>", content_type: "text/html", avatar_url: avatar });
+    expect(markdown.events[0].message).toMatchObject({ content: "**hi**", content_type: "text/x-markdown", avatar_url: avatar });
     expect((markdown.events[0].message as any).rendered_content).toBeUndefined();
     // The publisher's object is not modified.
     expect(message.rendered_content).toBe("<p><strong>hi</strong></p>");
