@@ -6,9 +6,9 @@
  * and the server's RSS — for Hearth and, in the same run, for a bare Bun.serve
  * long-poll server (events in memory, no auth, no store) as the baseline.
  *
- * Until channels and messages exist in this branch, the "send" is a display-name
- * change (PATCH /settings full_name), which reaches every active user as a
- * realm_user update: the same fan-out path a channel message will take.
+ * The "send" is POST /messages to a channel every client is subscribed to: a durable
+ * write of the message and one flags row per subscriber, then one message event to
+ * every queue.
  *
  *   bun scripts/bench-events.ts [--clients 1000] [--rate 50] [--seconds 5]
  *
@@ -63,6 +63,17 @@ async function serveHearth() {
       ),
     );
     for (const u of batch) users.push({ email: u.email, key: u.api_key });
+  }
+  // One channel with everyone in it, created and filled through the API as an owner would.
+  const ownerAuth = "Basic " + Buffer.from(`${owner.email}:${owner.api_key}`).toString("base64");
+  const emails = users.map((u) => u.email);
+  for (let i = 0; i < emails.length; i += 500) {
+    const res = await fetch(`${server.url}/api/v1/users/me/subscriptions`, {
+      method: "POST",
+      headers: { authorization: ownerAuth, "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ subscriptions: JSON.stringify([{ name: "bench" }]), principals: JSON.stringify(emails.slice(i, i + 500)) }),
+    });
+    if (res.status !== 200) throw new Error(await res.text());
   }
   console.log(JSON.stringify({ url: server.url, users }));
   process.on("SIGTERM", async () => {
@@ -151,7 +162,7 @@ function hearthTarget(url: string, users: { email: string; key: string }[]): Tar
       const res = await fetch(`${url}/api/v1/register`, {
         method: "POST",
         headers: { authorization: auth[client + 1], "content-type": "application/x-www-form-urlencoded" },
-        body: `event_types=${encodeURIComponent('["realm_user"]')}&fetch_event_types=%5B%5D`,
+        body: `event_types=${encodeURIComponent('["message"]')}&fetch_event_types=%5B%5D`,
       });
       const body = (await res.json()) as any;
       queueIds[client] = body.queue_id;
@@ -165,14 +176,14 @@ function hearthTarget(url: string, users: { email: string; key: string }[]): Tar
       const body = (await res.json()) as any;
       if (body.result !== "success") throw new Error(JSON.stringify(body));
       return body.events
-        .filter((e: any) => e.type === "realm_user")
-        .map((e: any) => ({ id: e.id, seq: Number(String(e.person.full_name).split(" ").pop()) }));
+        .filter((e: any) => e.type === "message")
+        .map((e: any) => ({ id: e.id, seq: Number(String(e.message.content).split(" ").pop()) }));
     },
     async send(seq) {
-      const res = await fetch(`${url}/api/v1/settings`, {
-        method: "PATCH",
+      const res = await fetch(`${url}/api/v1/messages`, {
+        method: "POST",
         headers: { authorization: auth[0], "content-type": "application/x-www-form-urlencoded" },
-        body: `full_name=Sender%20${seq}`,
+        body: `type=stream&to=bench&topic=load&content=${encodeURIComponent(`message ${seq}`)}`,
       });
       if (res.status !== 200) throw new Error(await res.text());
     },

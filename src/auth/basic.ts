@@ -1,7 +1,7 @@
 import type { Hearth } from "../context";
 import { invalidApiKey, realmDeactivated, unauthorized, userDeactivated } from "../errors";
-import { getRealm } from "../store/realm";
-import { getUser, getUserByEmail, type UserRecord } from "../store/users";
+import { getRealm, realmWriteVersion } from "../store/realm";
+import { getUser, getUserByEmail, userWriteVersion, type UserRecord } from "../store/users";
 import { secretsEqual } from "./credentials";
 
 /** Splits `Authorization: Basic base64(email:api_key)`; null when absent or not Basic. */
@@ -38,11 +38,37 @@ export function findUserByLoginEmail(h: Hearth, email: string): UserRecord | und
 const DECOY_KEY = "decoy-key-that-matches-no-account-xx";
 
 /**
+ * Credentials already checked, by exact Authorization header, while no user or realm
+ * record has been written since: long-polling clients authenticate on every poll,
+ * and re-reading and decoding the account each time was the largest cost of a poll.
+ * Any user or realm write (a new key, a deactivation) empties it.
+ */
+interface AuthCache {
+  userVersion: number;
+  realmVersion: number;
+  users: Map<string, UserRecord>;
+}
+const MAX_CACHED_CREDENTIALS = 10_000;
+const authCaches = new WeakMap<Hearth, AuthCache>();
+
+function authCacheFor(h: Hearth): AuthCache {
+  let cache = authCaches.get(h);
+  if (!cache || cache.userVersion !== userWriteVersion() || cache.realmVersion !== realmWriteVersion()) {
+    cache = { userVersion: userWriteVersion(), realmVersion: realmWriteVersion(), users: new Map() };
+    authCaches.set(h, cache);
+  }
+  return cache;
+}
+
+/**
  * The only place API credentials are checked: constant-time key comparison, failed
  * attempts rate limited per client IP, then deactivation checks.
  */
 export async function authenticateRequest(h: Hearth, request: Request, ip: string, required: boolean): Promise<UserRecord | null> {
   const header = request.headers.get("authorization");
+  const cache = header ? authCacheFor(h) : null;
+  const known = header ? cache!.users.get(header) : undefined;
+  if (known) return known;
   const credentials = parseBasicAuth(header);
   if (!credentials) {
     if (!required && !header) return null;
@@ -57,5 +83,7 @@ export async function authenticateRequest(h: Hearth, request: Request, ip: strin
   }
   if (getRealm(h.store)?.deactivated) throw realmDeactivated();
   if (!user.is_active) throw userDeactivated();
+  if (cache!.users.size >= MAX_CACHED_CREDENTIALS) cache!.users.clear();
+  cache!.users.set(header!, user);
   return user;
 }

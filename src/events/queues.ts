@@ -122,6 +122,21 @@ export class EventQueue {
   }
 }
 
+/** Content per apply_markdown: HTML or the raw Markdown (Zulip's finalize_payload). */
+function finalizeMessage(applyMarkdown: boolean, original: Record<string, unknown>): Record<string, unknown> {
+  const message = { ...original };
+  if ("rendered_content" in message) {
+    if (applyMarkdown) {
+      message.content = message.rendered_content;
+      message.content_type = "text/html";
+    } else {
+      message.content_type = "text/x-markdown";
+    }
+    delete message.rendered_content;
+  }
+  return message;
+}
+
 export const badEventQueueId = (queueId: string) =>
   new ApiError(`Bad event queue ID: ${queueId}`, "BAD_EVENT_QUEUE_ID", 400, { queue_id: queueId });
 
@@ -286,24 +301,33 @@ export class QueueManager implements EventSink {
 
   deliver(event: ApiEvent, userIds: readonly number[], options: PublishOptions): void {
     const seen = new Set<EventQueue>();
+    // One finalized message per content form, shared by every queue that gets it:
+    // a channel message to 1,000 users must not be copied 1,000 times.
+    const messages = new Map<boolean, Record<string, unknown>>();
     for (const userId of userIds) {
       const queues = this.byUser.get(userId);
       if (!queues) continue;
       const userFields = options.perUser?.get(userId);
       for (const queue of [...queues]) {
         seen.add(queue);
-        this.enqueue(queue, event, options, userFields);
+        this.enqueue(queue, event, options, messages, userFields);
       }
     }
     if (options.toAllPublicStreamsQueues && event.type === "message") {
       for (const queue of [...this.queues.values()]) {
         if (seen.has(queue) || !queue.settings.allPublicStreams) continue;
-        this.enqueue(queue, event, options, { flags: [] });
+        this.enqueue(queue, event, options, messages, { flags: [] });
       }
     }
   }
 
-  private enqueue(queue: EventQueue, published: ApiEvent, options: PublishOptions, userFields?: Record<string, unknown>): void {
+  private enqueue(
+    queue: EventQueue,
+    published: ApiEvent,
+    options: PublishOptions,
+    messages: Map<boolean, Record<string, unknown>>,
+    userFields?: Record<string, unknown>,
+  ): void {
     let variants: ApiEvent[] = [published];
     if (options.forCapabilities) {
       const chosen = options.forCapabilities(queue.settings.capabilities);
@@ -313,7 +337,12 @@ export class QueueManager implements EventSink {
       if (!this.accepts(queue, event)) continue;
       const queueFields = options.perQueue?.get(queue.id);
       let payload = userFields || queueFields ? { ...event, ...userFields, ...queueFields } : event;
-      if (payload.type === "message") payload = this.finalizeMessage(queue.settings, payload, options);
+      if (payload.type === "message" && payload.message) {
+        const form = queue.settings.applyMarkdown;
+        let message = messages.get(form);
+        if (!message) messages.set(form, (message = finalizeMessage(form, payload.message as Record<string, unknown>)));
+        payload = { ...payload, message };
+      }
       for (const e of this.shape(queue.settings, payload)) {
         queue.push(e);
         this.totalEvents++;
@@ -326,23 +355,6 @@ export class QueueManager implements EventSink {
       return;
     }
     while (this.totalEvents > this.limits.maxTotalEvents) this.evictFullest();
-  }
-
-  /** Content per apply_markdown and avatar per client_gravatar (Zulip's finalize_payload). */
-  private finalizeMessage(settings: QueueSettings, event: ApiEvent, options: PublishOptions): ApiEvent {
-    const original = event.message as Record<string, unknown> | undefined;
-    if (!original) return event;
-    const message = { ...original };
-    if ("rendered_content" in message) {
-      if (settings.applyMarkdown) {
-        message.content = message.rendered_content;
-        message.content_type = "text/html";
-      } else {
-        message.content_type = "text/x-markdown";
-      }
-      delete message.rendered_content;
-    }
-    return { ...event, message };
   }
 
   private accepts(queue: EventQueue, event: ApiEvent): boolean {

@@ -44,14 +44,41 @@ export class Store {
   async commit<T>(fn: () => T): Promise<T> {
     this.writes++;
     this.inflightCommits++;
+    const hooks: (() => void)[] = [];
+    const inTransaction = () => {
+      this.afterCommitHooks = hooks;
+      try {
+        return fn();
+      } finally {
+        this.afterCommitHooks = null;
+      }
+    };
     try {
-      const result = (await this.root.childTransaction(fn as () => any)) as T;
+      const result = (await this.root.childTransaction(inTransaction as () => any)) as T;
       await this.root.flushed;
       return result;
     } finally {
       this.inflightCommits--;
       this.writes++;
+      for (const hook of hooks) hook();
     }
+  }
+
+  /** Set while a transaction callback runs: reads then see uncommitted writes. */
+  private afterCommitHooks: (() => void)[] | null = null;
+
+  get inTransaction(): boolean {
+    return this.afterCommitHooks !== null;
+  }
+
+  /**
+   * Runs `fn` once the current transaction has committed or rolled back (at once
+   * outside one): for invalidating caches of what the transaction wrote, after the
+   * moment a concurrent reader could still have read the old value.
+   */
+  afterCommit(fn: () => void): void {
+    if (this.afterCommitHooks) this.afterCommitHooks.push(fn);
+    else fn();
   }
 
   private writes = 0;

@@ -24,6 +24,12 @@ export function getRealm(store: Store): Realm | undefined {
   return store.dbs.meta.get("realm") as Realm | undefined;
 }
 
+/** Counts realm writes in this process (see userWriteVersion). */
+let realmWrites = 0;
+export const realmWriteVersion = () => realmWrites;
+
 export function putRealm(store: Store, realm: Realm): void {
+  realmWrites++;
+  store.afterCommit(() => realmWrites++);
   store.dbs.meta.put("realm", realm);
 }

@@ -54,7 +54,7 @@ export function isRecentlyActive(channel: ChannelRecord, now = Date.now() / 1000
  * A channel as GET /streams, stream create events and register's `streams` show it
  * (OpenAPI `BasicChannel` plus the newer fields of addendum §9).
  */
-export function formatChannel(h: Hearth, channel: ChannelRecord): Record<string, unknown> {
+export function formatChannel(h: Hearth, channel: ChannelRecord, activeSubscriberCount?: number): Record<string, unknown> {
   const postPolicy = streamPostPolicy(h, channel);
   const view: Record<string, unknown> = {
     stream_id: channel.id,
@@ -76,7 +76,8 @@ export function formatChannel(h: Hearth, channel: ChannelRecord): Record<string,
     is_recently_active: isRecentlyActive(channel),
     // Zulip reports null until a channel is old enough for a weekly average; Hearth keeps no traffic statistics yet.
     stream_weekly_traffic: null,
-    subscriber_count: activeSubscriberIds(h, channel.id).length,
+    // Callers that already hold the subscriber list pass its length: counting reads every subscriber.
+    subscriber_count: activeSubscriberCount ?? activeSubscriberIds(h, channel.id).length,
     default_push_notifications: channel.default_push_notifications,
   };
   for (const name of CHANNEL_GROUP_SETTINGS) view[name] = groupValueForApi(channel.groups[name]);
@@ -93,7 +94,7 @@ const NOTIFICATION_DEFAULT_SETTING: Record<(typeof SUBSCRIPTION_NOTIFICATION_PRO
 };
 
 export interface SubscriptionViewOptions {
-  /** Subscriber IDs to include (`include_subscribers`); omitted when undefined. */
+  /** The active subscriber IDs to include (`include_subscribers`); omitted when undefined. */
   subscribers?: number[];
   /** register's `include_subscribers=partial` field instead of `subscribers`. */
   partialSubscribers?: number[];
@@ -109,7 +110,7 @@ export function formatSubscription(
   options: SubscriptionViewOptions = {},
 ): Record<string, unknown> {
   const view: Record<string, unknown> = {
-    ...formatChannel(h, channel),
+    ...formatChannel(h, channel, options.subscribers?.length),
     color: sub.color,
     is_muted: sub.is_muted,
     in_home_view: !sub.is_muted,
