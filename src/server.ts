@@ -21,6 +21,7 @@ import { pushRoutes } from "./api/push";
 import { realmRoutes } from "./api/realm";
 import { navigationViewRoutes } from "./api/navigation_views";
 import { linkifierRoutes } from "./api/linkifiers";
+import { channelFolderRoutes } from "./api/channel_folders";
 import { runRealmDeletionIfDue } from "./actions/realm";
 import { avatarRoutes } from "./api/avatars";
 import { ensureAvatarSalt, getAvatarSalt } from "./store/avatars";
@@ -87,6 +88,7 @@ export function buildApp(h: Hearth) {
     .use(realmRoutes(h).app)
     .use(navigationViewRoutes(h).app)
     .use(linkifierRoutes(h).app)
+    .use(channelFolderRoutes(h).app)
     .use(staticAssetRoutes(h))
     .use(channelsRoutes(h).app)
     .use(userGroupsRoutes(h).app)

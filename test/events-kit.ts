@@ -233,6 +233,15 @@ function applyCoreEvent(state: State, event: ApiEventJson): void {
     case "realm_linkifiers":
       state.realm_linkifiers = event.realm_linkifiers;
       return;
+    case "channel_folder": {
+      const list = state.channel_folders as any[];
+      if (event.op === "add") list.push(event.channel_folder);
+      else if (event.op === "update") Object.assign(list.find((f) => f.id === event.channel_folder_id), event.data);
+      else if (event.op === "reorder") event.order.forEach((id: number, i: number) => (list.find((f) => f.id === id).order = i));
+      else throw new Error(`unknown channel_folder op ${event.op}`);
+      list.sort((a, b) => a.order - b.order || a.id - b.id);
+      return;
+    }
     case "muted_topics":
       if ("muted_topics" in state) state.muted_topics = event.muted_topics;
       return;

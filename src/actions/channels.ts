@@ -41,6 +41,7 @@ import { activeSubscriberIds, formatChannel, formatSubscription, pickChannelColo
 import { findUserByLoginEmail } from "../auth/basic";
 import { isAdmin, isGuest, isOwner } from "../views/users";
 import { SYSTEM_BOTS } from "../store/system_bots";
+import { checkFolderForChannel } from "./channel_folders";
 import { doSendMessage } from "./messages";
 import { getRealm } from "../store/realm";
 import { topicsOfChannel } from "../store/messages";
@@ -211,13 +212,13 @@ function planNewChannel(h: Hearth, actor: UserRecord, name: string, description:
       settings.message_retention_days === undefined ? null : checkMessageRetentionDays(actor, settings.message_retention_days),
     default_push_notifications: settings.default_push_notifications ?? false,
     topics_policy: settings.topics_policy,
-    folder_id: null,
+    folder_id: settings.folder_id ?? null,
     is_archived: false,
     first_message_id: null,
     last_message_at: null,
     groups,
   };
-  if (settings.folder_id !== undefined) throw badRequest("Invalid channel folder ID");
+  if (settings.folder_id !== undefined) checkFolderForChannel(h, settings.folder_id);
   checkCreateTopicGroupRule(h, record);
   return record;
 }
@@ -664,7 +665,11 @@ export async function checkUpdateChannel(h: Hearth, actor: UserRecord, channelId
     next.topics_policy = input.topics_policy;
     changed.push("topics_policy");
   }
-  if (input.folder_id !== undefined && input.folder_id !== null) throw badRequest("Invalid channel folder ID");
+  if (input.folder_id !== undefined && input.folder_id !== channel.folder_id) {
+    if (input.folder_id !== null) checkFolderForChannel(h, input.folder_id);
+    next.folder_id = input.folder_id;
+    changed.push("folder_id");
+  }
   if (input.stream_post_policy !== undefined) {
     // Deprecated: mapped onto can_send_message_group as Zulip does.
     const byPolicy: Record<number, Parameters<typeof systemGroupId>[1]> = { 1: "role:everyone", 2: "role:administrators", 3: "role:fullmembers", 4: "role:moderators" };

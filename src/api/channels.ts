@@ -210,7 +210,7 @@ export function channelsRoutes(h: Hearth) {
           is_default_stream: param.bool().optional(),
           message_retention_days: retentionParam(),
           topics_policy: topicsPolicyParam(),
-          folder_id: param.json(t.Union([t.Integer(), t.Null()])).optional(),
+          folder_id: param.json(t.Union([t.Integer(), t.Null()])).optional().nullMeansNull(),
           stream_post_policy: param.int().optional(),
           is_announcement_only: param.bool().optional(),
           ...groupUpdateParams,

@@ -24,22 +24,30 @@ export class Param<S extends TSchema = TSchema, Required extends boolean = boole
     readonly defaultValue: Static<S> | undefined = undefined,
     readonly aliases: readonly string[] = [],
     readonly validate?: (value: Static<S>, name: string) => void,
+    readonly nullIsValue = false,
   ) {}
 
   optional(): Param<S, false> {
-    return new Param(this.schema, this.decoding, false, undefined, this.aliases, this.validate);
+    return new Param(this.schema, this.decoding, false, undefined, this.aliases, this.validate, this.nullIsValue);
   }
   /** Absent means `value`; the parsed type is then never undefined. */
   default(value: Static<S>): Param<S, true> {
-    return new Param(this.schema, this.decoding, true, value, this.aliases, this.validate);
+    return new Param(this.schema, this.decoding, true, value, this.aliases, this.validate, this.nullIsValue);
   }
   /** Legacy names accepted for the same parameter (e.g. `subject` for `topic`). */
   alias(...names: string[]): Param<S, Required> {
-    return new Param(this.schema, this.decoding, this.required, this.defaultValue, [...this.aliases, ...names], this.validate);
+    return new Param(this.schema, this.decoding, this.required, this.defaultValue, [...this.aliases, ...names], this.validate, this.nullIsValue);
   }
   /** Extra validation after the type check; throw an ApiError to reject. */
   check(fn: (value: Static<S>, name: string) => void): Param<S, Required> {
-    return new Param(this.schema, this.decoding, this.required, this.defaultValue, this.aliases, fn);
+    return new Param(this.schema, this.decoding, this.required, this.defaultValue, this.aliases, fn, this.nullIsValue);
+  }
+  /**
+   * JSON `null` is a value here, not "absent" (e.g. `folder_id=null` takes a channel
+   * out of its folder); the schema must then accept null.
+   */
+  nullMeansNull(): Param<S, Required> {
+    return new Param(this.schema, this.decoding, this.required, this.defaultValue, this.aliases, this.validate, true);
   }
 }
 
@@ -138,7 +146,7 @@ export function parseParams<P extends ParamSpecs>(specs: P, raw: RawParams, path
       wireName = a;
     }
     let value: unknown = text === undefined ? undefined : decodeParam(wireName, spec, text);
-    if (value === null && spec.decoding !== "string") value = undefined;
+    if (value === null && spec.decoding !== "string" && !spec.nullIsValue) value = undefined;
     if (value === undefined) {
       if (spec.defaultValue !== undefined) value = structuredClone(spec.defaultValue);
       else if (spec.required) throw missingArgument(name);

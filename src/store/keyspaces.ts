@@ -26,6 +26,8 @@ export const KEYSPACES = {
   pushDevices: "push_devices",
   /** emojiId → RealmEmoji (deactivated ones kept: old messages still show them) */
   realmEmoji: "realm_emoji",
+  /** folderId → ChannelFolder (archived ones kept) */
+  channelFolders: "channel_folders",
   /** domain (lower-cased) → RealmDomain: allowed email domains for new users */
   realmDomains: "realm_domains",
   /** [userId, fragment] → NavigationView (built-in views only once the user changed them) */

@@ -8,6 +8,7 @@ import { getDrafts } from "../actions/drafts";
 import { getNavigationViews } from "../actions/navigation_views";
 import { getRealmDomains, realmDomainView } from "../actions/realm_domains";
 import { getLinkifiers } from "../actions/linkifiers";
+import { getChannelFolders } from "../actions/channel_folders";
 import { realmEmojiDict } from "./realm_emoji";
 import { userSetting } from "./settings";
 import { getProfileFields } from "../store/profile_fields";
@@ -70,3 +71,5 @@ defineStatePart("realm_domains", ["realm_domains"], ({ h }) => ({ realm_domains:
 defineStatePart("realm_linkifiers", ["realm_linkifiers"], ({ h, capabilities }) => ({
   realm_linkifiers: capabilities.linkifier_url_template ? getLinkifiers(h) : [],
 }));
+
+defineStatePart("channel_folders", ["channel_folder"], ({ h }) => ({ channel_folders: getChannelFolders(h) }));

@@ -201,7 +201,6 @@ const placeholders: [string, string[] | ((ctx: StateContext) => boolean), () => 
   ["realm_default_stream_groups", ["default_stream_groups"], () => ({ realm_default_stream_groups: [] })],
   ["stop_words", ["stop_words"], () => ({ stop_words: [] })],
   ["has_zoom_token", ["has_zoom_token"], () => ({ has_zoom_token: false })],
-  ["channel_folders", ["channel_folder"], () => ({ channel_folders: [] })],
 ];
 for (const [name, when, fetch] of placeholders) defineStatePart(name, when, fetch, { placeholder: true });
 
