@@ -492,3 +492,23 @@ describe("events (state + events stay consistent)", () => {
     expect(plain.subscriptions.every((c: any) => typeof c.desktop_notifications === "boolean")).toBe(true);
   });
 });
+
+describe("PATCH /users/me/subscriptions (the older add-and-remove call)", () => {
+  test("removes and adds in one request, with colors", async () => {
+    const { expectSuccess: ok, expectError: err } = await import("../kit");
+    const t2 = await (await import("../kit")).startTestServer();
+    try {
+      ok(await t2.as("hamlet").post("/users/me/subscriptions", { subscriptions: [{ name: "Verona" }] }));
+      const body = ok(await t2.as("hamlet").patch("/users/me/subscriptions", { delete: ["Verona"], add: [{ name: "Denmark", color: "#e79ab5", description: "A Scandinavian country" }] }));
+      expect(body.removed).toEqual(["Verona"]);
+      expect(body.subscribed).toEqual({ [String(t2.users.hamlet.id)]: ["Denmark"] });
+      const subs = ok(await t2.as("hamlet").get("/users/me/subscriptions")).subscriptions;
+      expect(subs.map((x: any) => [x.name, x.color])).toEqual([["Denmark", "#e79ab5"]]);
+      expect(subs[0].description).toBe("A Scandinavian country");
+      err(await t2.as("hamlet").patch("/users/me/subscriptions", { add: [{ name: "Elsinore", color: "red" }] }), 400, "BAD_REQUEST", "Invalid color");
+      expect(ok(await t2.as("hamlet").get("/users/me/subscriptions")).subscriptions.length).toBe(1);
+    } finally {
+      await t2.stop();
+    }
+  });
+});
