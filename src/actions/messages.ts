@@ -320,7 +320,8 @@ export async function doSendMessage(h: Hearth, sender: UserRecord, req: SendRequ
 
   let firstInChannel = false;
   const startsTopic = target.type === "stream" && h.store.dbs.topics.get([target.channel.id, topicKey(target.topic)]) === undefined;
-  const message = await h.store.commit(() => {
+  // Every check ran above; this phase only writes (see Store.commitInfallible).
+  const message = await h.store.commitInfallible(() => {
     const id = h.store.nextId("message");
     const recipientKey = target.type === "stream" ? `c:${target.channel.id}` : `d:${conversationKey(target.userIds)}`;
     const record: MessageRecord = {
