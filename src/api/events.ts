@@ -1,6 +1,7 @@
 import { Type as t } from "@sinclair/typebox";
 import type { Hearth } from "../context";
 import { badRequest, missingArgument, unauthorized } from "../errors";
+import { eventsResponseFields } from "../events/serialize";
 import { ApiRoutes } from "../http/route";
 import { param, type ParamValues } from "../http/params";
 import type { UserRecord } from "../store/users";
@@ -151,7 +152,7 @@ export function eventsRoutes(h: Hearth) {
         // parked poll must outlive the heartbeat.
         if (!params.dont_block) server?.timeout(request, Math.ceil(h.queues.limits.heartbeatSecs) + 30);
         const events = await h.queues.poll(queue, params.last_event_id, params.dont_block, request.signal);
-        return { events, queue_id: queue.id };
+        return eventsResponseFields(events, queue.id);
       },
     )
     .delete("/events", { params: { queue_id: param.string() } }, ({ user, params }) => {

@@ -28,9 +28,17 @@ export interface EndpointSpec<P extends ParamSpecs, A extends AuthMode> {
 
 type Handler<P extends ParamSpecs, A extends AuthMode> = (
   req: ApiRequest<ParamValues<P>, A extends "required" ? UserRecord : UserRecord | null>,
-) => Promise<Record<string, unknown> | Response> | Record<string, unknown> | Response;
+) => Promise<Record<string, unknown> | Response | SerializedFields> | Record<string, unknown> | Response | SerializedFields;
 
 const JSON_HEADERS = { "content-type": "application/json" };
+
+/**
+ * Success fields already serialized (`"a":1,"b":[…]`, no braces), for responses
+ * that reuse cached JSON of large shared objects (the event queue's messages).
+ */
+export class SerializedFields {
+  constructor(readonly json: string) {}
+}
 
 export function jsonResponse(body: unknown, status = 200, headers: Record<string, string> = {}): Response {
   return new Response(JSON.stringify(body), { status, headers: { ...JSON_HEADERS, ...headers } });
@@ -90,6 +98,10 @@ export class ApiRoutes {
             server,
           });
           if (result instanceof Response) return result;
+          if (result instanceof SerializedFields) {
+            const ignoredJson = ignored.length > 0 ? `,"ignored_parameters_unsupported":${JSON.stringify(ignored)}` : "";
+            return new Response(`{"result":"success","msg":"",${result.json}${ignoredJson}}`, { headers: JSON_HEADERS });
+          }
           const body: Record<string, unknown> = { result: "success", msg: "", ...result };
           if (ignored.length > 0) body.ignored_parameters_unsupported = ignored;
           return jsonResponse(body);
