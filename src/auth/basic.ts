@@ -64,7 +64,7 @@ function authCacheFor(h: Hearth): AuthCache {
  * The only place API credentials are checked: constant-time key comparison, failed
  * attempts rate limited per client IP, then deactivation checks.
  */
-export async function authenticateRequest(h: Hearth, request: Request, ip: string, required: boolean): Promise<UserRecord | null> {
+export async function authenticateRequest(h: Hearth, request: Request, ip: () => string, required: boolean): Promise<UserRecord | null> {
   const header = request.headers.get("authorization");
   const cache = header ? authCacheFor(h) : null;
   const known = header ? cache!.users.get(header) : undefined;
@@ -74,11 +74,11 @@ export async function authenticateRequest(h: Hearth, request: Request, ip: strin
     if (!required && !header) return null;
     throw unauthorized();
   }
-  h.limits.loginByIp.assertAllowed(`ip:${ip}`);
+  h.limits.loginByIp.assertAllowed(`ip:${ip()}`);
   const user = findUserByLoginEmail(h, credentials.email);
   const keyMatches = secretsEqual(credentials.key, user?.api_key ?? DECOY_KEY);
   if (!user || !keyMatches) {
-    h.limits.loginByIp.recordFailure(`ip:${ip}`);
+    h.limits.loginByIp.recordFailure(`ip:${ip()}`);
     throw invalidApiKey();
   }
   if (getRealm(h.store)?.deactivated) throw realmDeactivated();

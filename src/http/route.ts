@@ -82,7 +82,10 @@ export class ApiRoutes {
         try {
           const request: Request = ctx.request;
           const server = (ctx.server ?? null) as ApiRequest<unknown>["server"];
-          const ip = server?.requestIP(request)?.address ?? "unknown";
+          // Looked up only when needed (rate limits after a failed login): it costs a
+          // system call, and every long-poll would otherwise pay it.
+          let address: string | undefined;
+          const ip = () => (address ??= server?.requestIP(request)?.address ?? "unknown");
           let user: UserRecord | null = null;
           if (auth !== "none") user = await authenticateRequest(h, request, ip, auth === "required");
           const raw = await readRawParams(request);
@@ -94,7 +97,9 @@ export class ApiRoutes {
             path: ctx.params ?? {},
             files: raw.files,
             request,
-            ip,
+            get ip() {
+              return ip();
+            },
             server,
           });
           if (result instanceof Response) return result;

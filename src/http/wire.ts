@@ -14,6 +14,8 @@ export interface RawParams {
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
 function decodeComponent(text: string): string {
+  // Most names and many values need no decoding (queue IDs, numbers, booleans).
+  if (text.indexOf("%") === -1 && text.indexOf("+") === -1) return text;
   try {
     return decodeURIComponent(text.replace(/\+/g, " "));
   } catch {
