@@ -224,11 +224,23 @@ export interface PublishedEvent {
 
 /**
  * Records every event actions publish, with its recipients, straight from the
- * server's event hub: for asserting exactly who is told what.
+ * server's event hub: for asserting exactly who is told what. Per-user fields (a
+ * message's flags) and per-queue fields (`perQueue`, e.g. local_message_id) are
+ * applied as queues would see them: one record per distinct per-user value.
  */
 export function recordPublished(s: TestServer): { events: PublishedEvent[]; ofType(type: string): PublishedEvent[]; clear(): void } {
   const events: PublishedEvent[] = [];
-  s.server.h.events.attach({ deliver: (event, userIds) => events.push({ event, userIds }) });
+  s.server.h.events.attach({
+    deliver: (event, userIds, options) => {
+      const groups = new Map<string, number[]>();
+      for (const id of userIds) {
+        const key = JSON.stringify(options.perUser?.get(id) ?? {});
+        groups.set(key, [...(groups.get(key) ?? []), id]);
+      }
+      const perQueue = options.perQueue ? { perQueue: Object.fromEntries(options.perQueue) } : {};
+      for (const [key, ids] of groups) events.push({ event: structuredClone({ ...event, ...JSON.parse(key), ...perQueue }), userIds: ids });
+    },
+  });
   return {
     events,
     ofType: (type) => events.filter((e) => e.event.type === type),

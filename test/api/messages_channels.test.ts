@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { expectError, expectSchema, expectSuccess, startTestServer, type TestServer } from "../kit";
-import type { ApiEvent } from "../../src/events/hub";
+import { expectError, expectSchema, expectSuccess, recordPublished, startTestServer, type TestServer } from "../kit";
 import { GetMessagesResponse, SendMessageResponse, TopicsResponse } from "../../src/schemas/messages";
 import { getMessage } from "../../src/store/messages";
 import { getRealm, putRealm } from "../../src/store/realm";
@@ -9,7 +8,7 @@ import { doExpireMessages } from "../../src/actions/retention";
 import { putUserGroup, systemGroupId, USER_GROUP_SETTINGS } from "../../src/store/user_groups";
 
 let s: TestServer;
-const events: { event: ApiEvent; to: number[] }[] = [];
+let recorded: ReturnType<typeof recordPublished>;
 let denmark: number;
 let secret: number;
 
@@ -21,23 +20,13 @@ async function createChannel(owner: string, name: string, members: string[], ext
 
 beforeAll(async () => {
   s = await startTestServer();
-  s.server.h.events.attach({
-    // Per-user fields (a message's flags) become one recorded event per distinct value, as queues would see them.
-    deliver: (event, to, options) => {
-      const groups = new Map<string, number[]>();
-      for (const id of to) {
-        const key = JSON.stringify(options.perUser?.get(id) ?? {});
-        groups.set(key, [...(groups.get(key) ?? []), id]);
-      }
-      for (const [key, ids] of groups) events.push({ event: structuredClone({ ...event, ...JSON.parse(key), perQueue: options.perQueue ? Object.fromEntries(options.perQueue) : undefined }), to: ids });
-    },
-  });
+  recorded = recordPublished(s);
   denmark = await createChannel("iago", "Denmark", ["iago", "hamlet", "othello", "polonius"]);
   secret = await createChannel("iago", "secret", ["iago", "hamlet"], { invite_only: true });
 });
 afterAll(() => s.stop());
 
-const ofType = (type: string) => events.filter((e) => e.event.type === type);
+const ofType = (type: string) => recorded.events.filter((e) => e.event.type === type);
 
 async function send(who: string, to: unknown, topic: string, content: string, extra: Record<string, unknown> = {}): Promise<number> {
   const res = await s.as(who as any).post("/messages", { type: "channel", to, topic, content, ...extra });
@@ -50,14 +39,14 @@ const fetchIds = async (who: string, narrow: unknown, extra: Record<string, unkn
 
 describe("channel messages", () => {
   test("send by ID and by name (legacy stream + subject), events to subscribers only, fetch by channel+topic", async () => {
-    events.length = 0;
+    recorded.clear();
     const { hamlet, othello, cordelia, iago, polonius } = s.users;
     const a = await send("hamlet", denmark, "castle", "To be or not to be");
     const msgs = ofType("message");
-    const reached = msgs.flatMap((e) => e.to).sort();
+    const reached = msgs.flatMap((e) => e.userIds).sort();
     expect(reached).toEqual([hamlet.id, othello.id, iago.id, polonius.id].sort());
     expect(reached).not.toContain(cordelia.id);
-    expect(msgs.find((e) => e.to.includes(othello.id))!.event.flags).toEqual([]);
+    expect(msgs.find((e) => e.userIds.includes(othello.id))!.event.flags).toEqual([]);
 
     const res = await s.as("othello").post("/messages", { type: "stream", to: "Denmark", subject: "castle", content: "ghost seen" });
     const b = expectSuccess(res).id;
@@ -119,13 +108,13 @@ describe("channel messages", () => {
       });
       store.dbs.userGroupMembers.put([id, othello.id], true);
     });
-    events.length = 0;
+    recorded.clear();
     const id = await send("hamlet", denmark, "mentions", "@**all** hear @_**Iago** and @*actors*", { read_by_sender: true });
-    const forOthello = ofType("message").find((e) => e.to.includes(othello.id))!.event.flags as string[];
+    const forOthello = ofType("message").find((e) => e.userIds.includes(othello.id))!.event.flags as string[];
     expect(forOthello.sort()).toEqual(["mentioned", "wildcard_mentioned"]);
-    const forIago = ofType("message").find((e) => e.to.includes(iago.id))!.event.flags as string[];
+    const forIago = ofType("message").find((e) => e.userIds.includes(iago.id))!.event.flags as string[];
     expect(forIago).toEqual(["wildcard_mentioned"]);
-    const forHamlet = ofType("message").find((e) => e.to.includes(hamlet.id))!.event.flags as string[];
+    const forHamlet = ofType("message").find((e) => e.userIds.includes(hamlet.id))!.event.flags as string[];
     expect(forHamlet).toEqual(["read"]);
     expect(await fetchIds("othello", [{ operator: "is", operand: "mentioned" }])).toContain(id);
   });
@@ -150,7 +139,7 @@ describe("channel messages", () => {
     const { othello, cordelia } = s.users;
     const a = await send("hamlet", denmark, "old name", "one");
     const b = await send("othello", denmark, "old name", "two");
-    events.length = 0;
+    recorded.clear();
     expectSuccess(await s.as("othello").patch(`/messages/${a}`, { topic: "new name", propagate_mode: "change_all" }));
     const moved = expectSuccess(await s.as("hamlet").get("/messages", { anchor: "oldest", num_before: 0, num_after: 10, narrow: [["stream", "Denmark"], ["topic", "new name"]] })).messages;
     expect(moved.map((m: any) => m.id).slice(0, 2)).toEqual([a, b]);
@@ -161,9 +150,9 @@ describe("channel messages", () => {
     expect(await fetchIds("hamlet", [["stream", "Denmark"], ["topic", "old name"]])).toEqual([]);
     const ev = ofType("update_message")[0].event as any;
     expect(ev).toMatchObject({ message_ids: [a, b], orig_subject: "old name", subject: "new name", propagate_mode: "change_all", stream_id: denmark });
-    expect(ofType("update_message").flatMap((e) => e.to)).toContain(othello.id);
+    expect(ofType("update_message").flatMap((e) => e.userIds)).toContain(othello.id);
     // Zulip tells recipients and subscribers, not every user who could read the channel.
-    expect(ofType("update_message").flatMap((e) => e.to)).not.toContain(cordelia.id);
+    expect(ofType("update_message").flatMap((e) => e.userIds)).not.toContain(cordelia.id);
     const got = expectSuccess(await s.as("hamlet").get(`/messages/${b}`));
     expect(got.message.edit_history[0]).toMatchObject({ prev_topic: "old name", topic: "new name" });
     expect(got.message.last_moved_timestamp).toBeGreaterThan(0);
@@ -219,17 +208,17 @@ describe("channel messages", () => {
 
   test("channel typing goes to other subscribers; delete_topic is for administrators", async () => {
     const { hamlet, othello, cordelia } = s.users;
-    events.length = 0;
+    recorded.clear();
     expectSuccess(await s.as("hamlet").post("/typing", { op: "start", type: "channel", stream_id: denmark, topic: "castle" }));
     const t = ofType("typing")[0];
     expect(t.event).toMatchObject({ message_type: "stream", stream_id: denmark, topic: "castle" });
-    expect(t.to).toContain(othello.id);
-    expect(t.to).not.toContain(hamlet.id);
-    expect(t.to).not.toContain(cordelia.id);
+    expect(t.userIds).toContain(othello.id);
+    expect(t.userIds).not.toContain(hamlet.id);
+    expect(t.userIds).not.toContain(cordelia.id);
 
     const doomed = await send("hamlet", denmark, "doomed", "bye");
     expectError(await s.as("hamlet").post(`/streams/${denmark}/delete_topic`, { topic_name: "doomed" }), 400, "UNAUTHORIZED_PRINCIPAL");
-    events.length = 0;
+    recorded.clear();
     expect(expectSuccess(await s.as("iago").post(`/streams/${denmark}/delete_topic`, { topic_name: "doomed" })).complete).toBe(true);
     expect(ofType("delete_message")[0].event).toMatchObject({ message_ids: [doomed], stream_id: denmark, topic: "doomed" });
     expect(await fetchIds("hamlet", [["stream", "Denmark"], ["topic", "doomed"]])).toEqual([]);
@@ -332,13 +321,13 @@ describe("channel messages", () => {
 
   test("moving into a private channel takes the messages away from those who cannot read it", async () => {
     const id = await send("hamlet", denmark, "leak?", "sensitive after all");
-    events.length = 0;
+    recorded.clear();
     expectSuccess(await s.as("hamlet").patch(`/messages/${id}`, { stream_id: secret, propagate_mode: "change_one", send_notification_to_new_thread: false }));
     expectError(await s.as("othello").get(`/messages/${id}`), 400, "BAD_REQUEST", "Invalid message(s)");
     expect(await fetchIds("othello", [{ operator: "search", operand: "sensitive" }])).toEqual([]);
-    const deletes = ofType("delete_message").filter((e) => e.to.includes(s.users.othello.id));
+    const deletes = ofType("delete_message").filter((e) => e.userIds.includes(s.users.othello.id));
     expect(deletes[0].event).toMatchObject({ message_ids: [id], stream_id: denmark });
-    expect(ofType("update_message").flatMap((e) => e.to)).not.toContain(s.users.othello.id);
+    expect(ofType("update_message").flatMap((e) => e.userIds)).not.toContain(s.users.othello.id);
     expect(expectSuccess(await s.as("hamlet").get(`/messages/${id}`)).message.stream_id).toBe(secret);
   });
 });

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { expectError, expectSchema, expectSuccess, startTestServer, type TestServer } from "../kit";
-import type { ApiEvent } from "../../src/events/hub";
+import { expectError, expectSchema, expectSuccess, recordPublished, startTestServer, type TestServer } from "../kit";
 import { getRealm, putRealm } from "../../src/store/realm";
 import { systemGroupId } from "../../src/store/user_groups";
 import { getUser } from "../../src/store/users";
@@ -18,21 +17,11 @@ import {
 } from "../../src/schemas/messages";
 
 let s: TestServer;
-const events: { event: ApiEvent; to: number[] }[] = [];
+let recorded: ReturnType<typeof recordPublished>;
 
 beforeAll(async () => {
   s = await startTestServer();
-  s.server.h.events.attach({
-    // Per-user fields (a message's flags) become one recorded event per distinct value, as queues would see them.
-    deliver: (event, to, options) => {
-      const groups = new Map<string, number[]>();
-      for (const id of to) {
-        const key = JSON.stringify(options.perUser?.get(id) ?? {});
-        groups.set(key, [...(groups.get(key) ?? []), id]);
-      }
-      for (const [key, ids] of groups) events.push({ event: structuredClone({ ...event, ...JSON.parse(key), perQueue: options.perQueue ? Object.fromEntries(options.perQueue) : undefined }), to: ids });
-    },
-  });
+  recorded = recordPublished(s);
 });
 afterAll(() => s.stop());
 
@@ -44,7 +33,7 @@ const setRealm = (settings: Record<string, unknown>) =>
   });
 
 function eventsOfType(type: string) {
-  return events.filter((e) => e.event.type === type);
+  return recorded.events.filter((e) => e.event.type === type);
 }
 
 async function sendDm(from: Parameters<TestServer["as"]>[0], to: unknown, content: string, extra: Record<string, unknown> = {}) {
@@ -55,20 +44,20 @@ async function sendDm(from: Parameters<TestServer["as"]>[0], to: unknown, conten
 
 describe("direct messages", () => {
   test("send to user IDs, fetch, flags per recipient, events per flag set", async () => {
-    events.length = 0;
+    recorded.clear();
     const { hamlet, othello, cordelia } = s.users;
     const id = await sendDm("hamlet", [othello.id], "Hello @**Othello, the Moor of Venice** :smile:", { local_id: "1.01", queue_id: "q1", read_by_sender: true });
     const msgEvents = eventsOfType("message");
     // Othello (mentioned, unread) and Hamlet (read, with local id) get different events.
-    const toOthello = msgEvents.find((e) => e.to.includes(othello.id))!;
+    const toOthello = msgEvents.find((e) => e.userIds.includes(othello.id))!;
     expect(toOthello.event.flags).toEqual(["mentioned"]);
     expect(toOthello.event.local_message_id).toBeUndefined();
-    const toHamlet = msgEvents.find((e) => e.to.includes(hamlet.id))!;
-    expect(toHamlet.to).toEqual([hamlet.id]);
+    const toHamlet = msgEvents.find((e) => e.userIds.includes(hamlet.id))!;
+    expect(toHamlet.userIds).toEqual([hamlet.id]);
     expect(toHamlet.event.flags).toEqual(["read"]);
     // local_id reaches only the queue that sent the message.
     expect(toHamlet.event.perQueue).toEqual({ q1: { local_message_id: "1.01" } });
-    expect(msgEvents.some((e) => e.to.includes(cordelia.id))).toBe(false);
+    expect(msgEvents.some((e) => e.userIds.includes(cordelia.id))).toBe(false);
 
     const res = await s.as("othello").get("/messages", { anchor: "newest", num_before: 10, num_after: 0, narrow: [{ operator: "dm", operand: [hamlet.id] }] });
     const body = expectSuccess(res);
@@ -163,13 +152,13 @@ describe("direct messages", () => {
   test("flags: messages answer, editable flags only, events with message_details", async () => {
     const { othello, hamlet } = s.users;
     const id = await sendDm("hamlet", [othello.id], "flag me");
-    events.length = 0;
+    recorded.clear();
     const res = await s.as("othello").post("/messages/flags", { messages: [id], op: "add", flag: "starred" });
     expectSchema(UpdateFlagsResponse, expectSuccess(res));
     expect(res.body.messages).toEqual([id]);
     const ev = eventsOfType("update_message_flags");
     expect(ev).toHaveLength(1);
-    expect(ev[0].to).toEqual([othello.id]);
+    expect(ev[0].userIds).toEqual([othello.id]);
     expect(ev[0].event).toMatchObject({ op: "add", flag: "starred", messages: [id], all: false });
     const starred = expectSuccess(await s.as("othello").get("/messages", { anchor: "newest", num_before: 10, num_after: 0, narrow: [{ operator: "is", operand: "starred" }] }));
     expect(starred.messages.map((m: any) => m.id)).toEqual([id]);
@@ -177,7 +166,7 @@ describe("direct messages", () => {
     expectError(await s.as("othello").post("/messages/flags", { messages: [id], op: "add", flag: "bogus" }), 400, "BAD_REQUEST", "Invalid flag: 'bogus'");
     expectError(await s.as("cordelia").post("/messages/flags", { messages: [id], op: "add", flag: "read" }), 400, "BAD_REQUEST", "Invalid message(s)");
     await s.as("othello").post("/messages/flags", { messages: [id], op: "add", flag: "read" });
-    events.length = 0;
+    recorded.clear();
     expectSuccess(await s.as("othello").post("/messages/flags", { messages: [id], op: "remove", flag: "read" }));
     const removal = eventsOfType("update_message_flags")[0].event as any;
     expect(removal.message_details[String(id)]).toEqual({ type: "private", user_ids: [hamlet.id] });
@@ -199,7 +188,7 @@ describe("direct messages", () => {
     expectSchema(UpdateFlagsForNarrowResponse, body);
     expect(body).toMatchObject({ processed_count: 2, updated_count: 2, first_processed_id: a, last_processed_id: b, found_oldest: true, found_newest: true });
     await sendDm("iago", [othello.id], "three");
-    events.length = 0;
+    recorded.clear();
     expectSuccess(await s.as("othello").post("/mark_all_as_read"));
     expect(eventsOfType("update_message_flags")[0].event).toMatchObject({ op: "add", flag: "read", all: true });
     const unread = expectSuccess(await s.as("othello").get("/messages", { anchor: "newest", num_before: 100, num_after: 0, narrow: [{ operator: "is", operand: "unread" }] }));
@@ -209,12 +198,12 @@ describe("direct messages", () => {
   test("edit content within the window, history, events with per-user flags", async () => {
     const { othello, hamlet } = s.users;
     const id = await sendDm("hamlet", [othello.id], "first version");
-    events.length = 0;
+    recorded.clear();
     const res = await s.as("hamlet").patch(`/messages/${id}`, { content: "second @**Othello, the Moor of Venice**" });
     expectSchema(UpdateMessageResponse, expectSuccess(res));
     const ev = eventsOfType("update_message");
-    expect(ev.map((e) => e.to).flat().sort()).toEqual([hamlet.id, othello.id].sort());
-    const forOthello = ev.find((e) => e.to.includes(othello.id))!.event as any;
+    expect(ev.map((e) => e.userIds).flat().sort()).toEqual([hamlet.id, othello.id].sort());
+    const forOthello = ev.find((e) => e.userIds.includes(othello.id))!.event as any;
     expect(forOthello.flags).toContain("mentioned");
     expect(forOthello).toMatchObject({ message_id: id, message_ids: [id], orig_content: "first version", rendering_only: false });
     const got = expectSuccess(await s.as("othello").get(`/messages/${id}`));
@@ -231,10 +220,10 @@ describe("direct messages", () => {
   test("reactions, read receipts, delete", async () => {
     const { othello, hamlet } = s.users;
     const id = await sendDm("hamlet", [othello.id], "react to me");
-    events.length = 0;
+    recorded.clear();
     expectSuccess(await s.as("othello").post(`/messages/${id}/reactions`, { emoji_name: "thumbs_up" }));
     expect(eventsOfType("reaction")[0].event).toMatchObject({ op: "add", emoji_code: "1f44d", reaction_type: "unicode_emoji", user_id: othello.id });
-    expect(eventsOfType("reaction")[0].to.sort()).toEqual([hamlet.id, othello.id].sort());
+    expect([...eventsOfType("reaction")[0].userIds].sort()).toEqual([hamlet.id, othello.id].sort());
     expectError(await s.as("othello").post(`/messages/${id}/reactions`, { emoji_name: "thumbs_up" }), 400, "REACTION_ALREADY_EXISTS");
     expectSuccess(await s.as("hamlet").post(`/messages/${id}/reactions`, { emoji_name: "octopus", emoji_code: "1f419", reaction_type: "unicode_emoji" }));
     expectError(await s.as("hamlet").post(`/messages/${id}/reactions`, { emoji_name: "no_such_emoji_name" }), 400, "BAD_REQUEST");
@@ -253,7 +242,7 @@ describe("direct messages", () => {
     await setRealm({ enable_read_receipts: true });
 
     expectError(await s.as("othello").delete(`/messages/${id}`), 400, "BAD_REQUEST");
-    events.length = 0;
+    recorded.clear();
     expectSuccess(await s.as("hamlet").delete(`/messages/${id}`));
     expect(eventsOfType("delete_message")[0].event).toMatchObject({ message_type: "private", message_ids: [id] });
     expectError(await s.as("hamlet").get(`/messages/${id}`), 400, "BAD_REQUEST", "Invalid message(s)");
@@ -272,16 +261,16 @@ describe("direct messages", () => {
     const r = expectSuccess(await s.as("hamlet").post("/messages/render", { content: "**bold**" }));
     expectSchema(RenderResponse, r);
     expect(r.rendered).toBe("<p><strong>bold</strong></p>");
-    events.length = 0;
+    recorded.clear();
     expectSuccess(await s.as("hamlet").post("/typing", { op: "start", to: JSON.stringify([othello.id]) }));
     const typing = eventsOfType("typing")[0];
     expect(typing.event).toMatchObject({ op: "start", message_type: "direct", sender: { user_id: hamlet.id } });
-    expect(typing.to.sort()).toEqual([hamlet.id, othello.id].sort());
+    expect([...typing.userIds].sort()).toEqual([hamlet.id, othello.id].sort());
     const me = await sendDm("hamlet", [othello.id], "/me waves");
     expect(expectSuccess(await s.as("othello").get(`/messages/${me}`)).message.is_me_message).toBe(true);
-    events.length = 0;
+    recorded.clear();
     expectSuccess(await s.as("hamlet").post(`/messages/${me}/typing`, { op: "start" }));
-    expect(eventsOfType("typing_edit_message")[0].to).toEqual([othello.id]);
+    expect(eventsOfType("typing_edit_message")[0].userIds).toEqual([othello.id]);
   });
 
   // zulip-js posts through isomorphic-fetch + form-data streams, which only Node
@@ -399,12 +388,12 @@ describe("direct messages", () => {
   test("typing respects receives_typing_notifications and send_private_typing_notifications", async () => {
     const { othello, hamlet } = s.users;
     expectSuccess(await s.as("othello").patch("/settings", { receives_typing_notifications: false }));
-    events.length = 0;
+    recorded.clear();
     expectSuccess(await s.as("hamlet").post("/typing", { op: "start", to: JSON.stringify([othello.id]) }));
-    expect(eventsOfType("typing")[0].to).toEqual([hamlet.id]);
+    expect(eventsOfType("typing")[0].userIds).toEqual([hamlet.id]);
     expectSuccess(await s.as("othello").patch("/settings", { receives_typing_notifications: true }));
     expectSuccess(await s.as("hamlet").patch("/settings", { send_private_typing_notifications: false }));
-    events.length = 0;
+    recorded.clear();
     expectSuccess(await s.as("hamlet").post("/typing", { op: "start", to: JSON.stringify([othello.id]) }));
     expect(eventsOfType("typing")).toEqual([]);
     expectSuccess(await s.as("hamlet").patch("/settings", { send_private_typing_notifications: true }));
