@@ -32,6 +32,8 @@ import { channelsRoutes } from "./api/channels";
 import { userGroupsRoutes } from "./api/user_groups";
 import { messagesRoutes } from "./api/messages";
 import { startRetentionJob } from "./actions/retention";
+import { startScheduledDeliveryJob } from "./actions/scheduled_messages";
+import { scheduledMessagesRoutes } from "./api/scheduled_messages";
 import { eventsRoutes } from "./api/events";
 import { settingsRoutes } from "./api/settings";
 import { presenceRoutes } from "./api/presence";
@@ -93,6 +95,7 @@ export function buildApp(h: Hearth) {
     .use(channelsRoutes(h).app)
     .use(userGroupsRoutes(h).app)
     .use(messagesRoutes(h).app)
+    .use(scheduledMessagesRoutes(h).app)
     .use(eventsRoutes(h).app)
     .use(settingsRoutes(h).app)
     .use(presenceRoutes(h).app)
@@ -141,6 +144,10 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
   const deletionTimer = setInterval(() => void runRealmDeletionIfDue(store).catch((e) => console.error("Realm deletion failed:", e)), 3600_000);
   deletionTimer.unref();
   const stopRetention = startRetentionJob(h);
+  // Messages and reminders that fell due while the server was down go out before it
+  // serves, so a client's first GET /scheduled_messages no longer lists them.
+  const scheduledDelivery = startScheduledDeliveryJob(h);
+  await scheduledDelivery.firstRun;
   let server: import("bun").Server<unknown>;
   try {
     const app = buildApp(h);
@@ -152,6 +159,8 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     app.listen({ hostname: config.host, port: config.port, maxRequestBodySize: 64 * 1024 * 1024, reusePort: false });
     server = app.server!;
   } catch (e: any) {
+    stopRetention();
+    await scheduledDelivery.stop();
     await store.close();
     lock.release();
     if (e?.code === "EADDRINUSE" || /in use/i.test(String(e?.message))) {
@@ -174,6 +183,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
         clearInterval(deletionTimer);
         h.queues.close(null);
         stopRetention();
+        await scheduledDelivery.stop();
         await server.stop(false); // stop accepting; in-flight requests finish
         h.queues.close(dataDir);
         await store.close();

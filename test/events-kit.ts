@@ -203,6 +203,32 @@ function applyCoreEvent(state: State, event: ApiEventJson): void {
       list.sort((a, b) => b.timestamp - a.timestamp || b.id - a.id);
       return;
     }
+    case "scheduled_messages": {
+      // Zulip's web app: keyed by ID, listed soonest first; a remove of an unknown ID is a no-op.
+      const list = state.scheduled_messages as any[];
+      const drop = (id: number) => {
+        const i = list.findIndex((m) => m.scheduled_message_id === id);
+        if (i !== -1) list.splice(i, 1);
+      };
+      if (event.op === "add") list.push(...event.scheduled_messages);
+      else if (event.op === "update") {
+        drop(event.scheduled_message.scheduled_message_id);
+        list.push(event.scheduled_message);
+      } else if (event.op === "remove") drop(event.scheduled_message_id);
+      else throw new Error(`unknown scheduled_messages op ${event.op}`);
+      list.sort((a, b) => a.scheduled_delivery_timestamp - b.scheduled_delivery_timestamp || a.scheduled_message_id - b.scheduled_message_id);
+      return;
+    }
+    case "reminders": {
+      const list = state.reminders as any[];
+      if (event.op === "add") list.push(...event.reminders);
+      else if (event.op === "remove") {
+        const i = list.findIndex((r) => r.reminder_id === event.reminder_id);
+        if (i !== -1) list.splice(i, 1);
+      } else throw new Error(`unknown reminders op ${event.op}`);
+      list.sort((a, b) => a.scheduled_delivery_timestamp - b.scheduled_delivery_timestamp || a.reminder_id - b.reminder_id);
+      return;
+    }
     case "realm_emoji":
       if (event.op === "update") state.realm_emoji = event.realm_emoji;
       else if (event.op === "add") state.realm_emoji[event.realm_emoji.id] = event.realm_emoji;

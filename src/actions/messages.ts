@@ -194,6 +194,8 @@ export interface SendRequest {
   readBySender: boolean;
   localId?: string;
   queueId?: string;
+  /** Writes that must commit with the message or not at all (a scheduled message marked delivered). */
+  alsoInTransaction?: (messageId: number) => void;
 }
 
 /** Users mentioned by `@topic`: those who posted in the topic. */
@@ -247,13 +249,17 @@ function publishPerFlags(h: Hearth, flagsByUser: Map<number, number>, build: (fl
 }
 
 export async function checkSendMessage(h: Hearth, sender: UserRecord, req: SendRequest): Promise<SentMessage> {
-  const { target } = req;
+  checkMayPost(h, sender, req.target, req.content);
+  return doSendMessage(h, sender, req);
+}
+
+/** The sender's permissions for a message (also checked when a message is scheduled). */
+export function checkMayPost(h: Hearth, sender: UserRecord, target: MessageTarget, content: string): void {
   if (target.type === "stream" && !canPostToChannel(h, sender, target.channel)) {
     throw badRequest("You do not have permission to post in this channel.");
   }
   if (target.type === "private") checkDirectMessagePermission(h, sender, target.userIds);
-  checkWildcardPermission(h, sender, target, req.content);
-  return doSendMessage(h, sender, req);
+  checkWildcardPermission(h, sender, target, content);
 }
 
 /**
@@ -345,6 +351,7 @@ export async function doSendMessage(h: Hearth, sender: UserRecord, req: SendRequ
       last_moved_timestamp: null,
     };
     insertMessage(h.store, record, flagsByUser);
+    req.alsoInTransaction?.(id);
     if (target.type === "stream") {
       // The channels layer shows these (`first_message_id`, `is_recently_active`).
       // `is_recently_active` needs minute precision at most, so busy channels are rewritten once a minute.

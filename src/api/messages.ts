@@ -48,7 +48,7 @@ export function isHumanClient(client: string): boolean {
 }
 
 /** Zulip names the client from the User-Agent's product token ("ZulipMobile/27.1 …" → "ZulipMobile"). */
-function clientName(request: Request): string {
+export function clientName(request: Request): string {
   const ua = request.headers.get("user-agent") ?? "";
   const name = ua.split(/[/ ]/)[0];
   return name && name.length <= 30 ? name : "API";

@@ -11,6 +11,7 @@ import {
 import { Type as t, type TSchema } from "@sinclair/typebox";
 import { ErrorEnvelope, GroupSettingValue, Nullable, success } from "./common";
 import { User } from "./users";
+import { Reminder, RemindersEvent, ScheduledMessage, ScheduledMessagesEvent } from "./scheduled_messages";
 
 /**
  * POST /register and GET /events, from Zulip's OpenAPI and what the real clients parse
@@ -181,8 +182,9 @@ export const RegisterResponse = success({
   custom_profile_fields: List(t.Object({ id: Int(), type: Int(), order: Int(), name: Str(), hint: Str(), field_data: Str() })),
   custom_profile_field_types: t.Record(Str(), t.Object({ id: Int(), name: Str() })),
   drafts: List(t.Unknown()),
-  scheduled_messages: List(t.Unknown()),
-  reminders: List(t.Unknown()),
+  scheduled_messages: List(ScheduledMessage),
+  reminders: List(Reminder),
+  max_reminder_note_length: Int(),
   onboarding_steps: List(t.Unknown()),
   max_message_id: Int(),
   muted_users: List(t.Object({ id: Int(), timestamp: Int() })),
@@ -224,6 +226,8 @@ export const BadEventQueueIdError = t.Composite([
 
 /** The event shapes this module sends, as the mobile app parses them. */
 export const EventSchemas: Record<string, TSchema> = {
+  scheduled_messages: ScheduledMessagesEvent,
+  reminders: RemindersEvent,
   heartbeat: t.Object({ id: Int(), type: t.Literal("heartbeat") }),
   realm_user: t.Union([
     t.Object({ id: Int(), type: t.Literal("realm_user"), op: t.Literal("add"), person: User }),

@@ -84,6 +84,12 @@ export const KEYSPACES = {
   searchTerms: "search_terms",
   /** recipient key ("c:<channelId>" | "d:<conversationKey>") → recipient_id */
   recipients: "recipients",
+
+  // Scheduled messages and reminders (one ID sequence, as Zulip's ScheduledMessage table).
+  /** [ownerId, scheduledId] → ScheduledRecord (src/store/scheduled_messages.ts); delivered ones kept with delivered_message_id */
+  scheduledMessages: "scheduled_messages",
+  /** [deliverAt, scheduledId] → ownerId: the delivery queue, only items still to attempt (not delivered, not failed) */
+  scheduledDue: "scheduled_due",
 } as const;
 
 export type KeyspaceName = keyof typeof KEYSPACES;

@@ -121,6 +121,7 @@ export const DEFAULT_EXTERNAL_ACCOUNTS = {
 /** Server-wide limits clients read from register. */
 export const SERVER_LIMITS = {
   max_message_length: 10000,
+  max_reminder_note_length: 1000,
   max_topic_length: 60,
   max_stream_name_length: 60,
   max_stream_description_length: 1024,

@@ -19,6 +19,7 @@ import {
 import { getRealmPresences, PRESENCE_OFFLINE_THRESHOLD_SECS, PRESENCE_PING_INTERVAL_SECS } from "./presence";
 // Parts defined next to their capability, imported so register always has them.
 import "./personal_state";
+import "./scheduled_state";
 import { USER_SETTINGS, userSettingsDefaultsView, userSettingsView } from "./settings";
 
 
@@ -179,8 +180,6 @@ defineStatePart("presences", ["presence"], ({ h, slimPresence, presenceHistoryLi
 // Documented empty values of capabilities that do not exist yet: truthful, since no
 // such data can exist until the capability lands and replaces its part.
 const placeholders: [string, string[] | ((ctx: StateContext) => boolean), () => Record<string, unknown>][] = [
-  ["scheduled_messages", ["scheduled_messages"], () => ({ scheduled_messages: [] })],
-  ["reminders", ["reminders"], () => ({ reminders: [] })],
   ["onboarding_steps", ["onboarding_steps"], () => ({ onboarding_steps: [] })],
   ["realm_filters", ["realm_filters"], () => ({ realm_filters: [] })],
   ["realm_playgrounds", ["realm_playgrounds"], () => ({ realm_playgrounds: [] })],
