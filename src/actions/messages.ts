@@ -326,8 +326,11 @@ export async function doSendMessage(h: Hearth, sender: UserRecord, req: SendRequ
 
   let firstInChannel = false;
   const startsTopic = target.type === "stream" && h.store.dbs.topics.get([target.channel.id, topicKey(target.topic)]) === undefined;
-  // Every check ran above; this phase only writes (see Store.commitInfallible).
-  const message = await h.store.commitInfallible(() => {
+  // Every check ran above, so this phase only writes (Store.commitInfallible), unless
+  // the caller's hook may still abandon the send (scheduled delivery): then it must
+  // be able to roll back.
+  const commit = req.alsoInTransaction ? h.store.commit.bind(h.store) : h.store.commitInfallible.bind(h.store);
+  const message = await commit(() => {
     const id = h.store.nextId("message");
     const recipientKey = target.type === "stream" ? `c:${target.channel.id}` : `d:${conversationKey(target.userIds)}`;
     const record: MessageRecord = {
