@@ -669,6 +669,7 @@ export async function checkEditMessage(h: Hearth, user: UserRecord, messageId: n
     }
   }
   const content = contentChange ? normalizeContent(req.content!) : undefined;
+  if (content !== undefined) checkGroupMentionPermission(h, user, content);
   const rendered = content !== undefined ? renderMessageContent(h, user, content) : undefined;
 
   const result = await h.store.commit(() => {

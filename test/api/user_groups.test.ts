@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { expectError, expectSchema, expectSuccess, startTestServer, type CastName, type Params, type TestServer } from "../kit";
+import { ApiClient, expectError, expectSchema, expectSuccess, startTestServer, type CastName, type Params, type TestServer } from "../kit";
 import { verifyAction } from "../events-kit";
 import {
   CreateUserGroupResponse,
@@ -167,6 +167,11 @@ describe("updating groups", () => {
     expectSuccess(await s.as("hamlet").patch(`/user_groups/${groupId}`, { can_manage_group: { new: systemGroup("role:administrators") } }));
     expectSuccess(await rename("iago"));
     expectError(await rename("hamlet"), 400, "BAD_REQUEST", "Insufficient permission");
+    // Bots may change groups only from FL 496 (we answer as 371).
+    const bot = expectSuccess(await s.as("hamlet").post("/bots", { full_name: "Group bot", short_name: fresh("groupbot") }));
+    const botClient = new ApiClient(s.url, expectSuccess(await s.as("hamlet").get(`/users/${bot.user_id}`)).user.email, bot.api_key);
+    expectError(await botClient.patch(`/user_groups/${groupId}`, { description: "bot" }), 400, "BAD_REQUEST", "This endpoint does not accept bot requests.");
+    expectError(await botClient.post("/user_groups/create", { name: fresh("b"), description: "", members: [] }), 400, "BAD_REQUEST", "This endpoint does not accept bot requests.");
     // Creating follows the realm's can_create_groups (members by default).
     expectSuccess(await s.as("cordelia").post("/user_groups/create", { name: fresh("c"), description: "", members: [] }));
   });
@@ -347,6 +352,9 @@ describe("mentions", () => {
     const message = expectSuccess(await s.as("othello").get(`/messages/${sent}`)).message;
     expect(message.content).toContain(`data-user-group-id="${groupId}"`);
     expect(message.flags).toContain("mentioned");
+    // Editing checks the same permission.
+    const own = expectSuccess(await send("hamlet", "plain")).id;
+    expectError(await s.as("hamlet").patch(`/messages/${own}`, { content: `now @*${name}*` }), 400, "BAD_REQUEST", `You are not allowed to mention user group '${name}'.`);
     expectSuccess(await s.as("hamlet").post(`/user_groups/${groupId}/deactivate`));
     const later = expectSuccess(await send("hamlet", `hi @*${name}*`)).id;
     const plain = expectSuccess(await s.as("othello").get(`/messages/${later}`)).message;
