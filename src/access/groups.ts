@@ -183,6 +183,11 @@ export function checkGroupSettingValue(h: Hearth, name: string, value: GroupSett
 
 /** Whether two group-setting values name the same set (member and subgroup order does not matter). */
 export function sameGroupSettingValue(a: GroupSettingValue, b: GroupSettingValue): boolean {
+  // A client's `old` may spell a stored group ID as an anonymous group of that one subgroup.
+  const canonical = (v: GroupSettingValue) =>
+    typeof v !== "number" && v.direct_members.length === 0 && v.direct_subgroups.length === 1 ? v.direct_subgroups[0] : v;
+  a = canonical(a);
+  b = canonical(b);
   if (typeof a === "number" || typeof b === "number") return a === b;
   const key = (v: { direct_members: number[]; direct_subgroups: number[] }) =>
     JSON.stringify([[...v.direct_members].sort((x, y) => x - y), [...v.direct_subgroups].sort((x, y) => x - y)]);

@@ -127,7 +127,8 @@ describe("updating groups", () => {
             name,
             description: "new words",
             can_mention_group: { new: systemGroup("role:members"), old: systemGroup("role:everyone") },
-            can_leave_group: { new: systemGroup("role:everyone") },
+            // `old` may spell a group ID as an anonymous group of that subgroup; an unchanged value sends nothing.
+            can_leave_group: { new: systemGroup("role:everyone"), old: { direct_members: [], direct_subgroups: [systemGroup("role:everyone")] } },
           }),
         ),
       );
