@@ -10,6 +10,7 @@ import {
   UserGroupSubgroupsResponse,
 } from "../../src/schemas/user_groups";
 import { SuccessEnvelope } from "../../src/schemas/common";
+import { getRealm, putRealm } from "../../src/store/realm";
 
 let s: TestServer;
 let systemGroup: (name: string) => number;
@@ -238,10 +239,28 @@ describe("deactivation and reactivation", () => {
       { type: "user_group", group_id: user, settings: ["can_mention_group"] },
     ]);
     expect((await groupView(used)).deactivated).toBe(false);
+    // Organization settings count too (no endpoint sets them to user groups yet: written through the store).
+    const store = s.server.h.store;
+    const realmUsed = await createGroup("hamlet");
+    await store.commit(() => {
+      const realm = getRealm(store)!;
+      putRealm(store, { ...realm, settings: { ...realm.settings, can_create_groups: { direct_members: [], direct_subgroups: [realmUsed, systemGroup("role:administrators")] } } });
+    });
+    const realmBody = expectError(await s.as("hamlet").post(`/user_groups/${realmUsed}/deactivate`), 400, "CANNOT_DEACTIVATE_GROUP_IN_USE");
+    expect(realmBody.objections).toEqual([{ type: "realm", settings: ["can_create_groups"] }]);
+    await store.commit(() => {
+      const realm = getRealm(store)!;
+      const { can_create_groups: _, ...rest } = realm.settings as Record<string, unknown>;
+      putRealm(store, { ...realm, settings: rest });
+    });
+    expectSuccess(await s.as("hamlet").post(`/user_groups/${realmUsed}/deactivate`));
     expectError(await s.as("othello").post(`/user_groups/${user}/deactivate`), 400, "BAD_REQUEST", "Insufficient permission");
     expectError(await s.as("polonius").post(`/user_groups/${user}/deactivate`), 400, "BAD_REQUEST", "Not allowed for guest users");
     expectError(await s.as("desdemona").post(`/user_groups/${systemGroup("role:members")}/deactivate`), 400, "BAD_REQUEST", "Insufficient permission");
     expectError(await s.as("hamlet").post("/user_groups/999999/deactivate"), 400, "BAD_REQUEST", "Invalid user group");
+    expectError(await s.as("hamlet").post("/user_groups/abc/deactivate"), 400, "BAD_REQUEST", "Invalid user group");
+    expectError(await s.as("hamlet").get("/user_groups/abc/members"), 400, "BAD_REQUEST", "Invalid user group");
+    expectError(await s.as("hamlet").get(`/user_groups/${user}/members/abc`), 400, "BAD_REQUEST", "Invalid user ID");
   });
 
   test("DELETE /user_groups/{id} was removed at FL 294: 405 with the allowed method, as Zulip's router answers", async () => {
