@@ -11,6 +11,7 @@ import {
 } from "../../src/schemas/user_groups";
 import { SuccessEnvelope } from "../../src/schemas/common";
 import { getRealm, putRealm } from "../../src/store/realm";
+import { runZulipJs } from "../clients/zulip-js";
 
 let s: TestServer;
 let systemGroup: (name: string) => number;
@@ -380,5 +381,29 @@ describe("mentions", () => {
     const plain = expectSuccess(await s.as("othello").get(`/messages/${later}`)).message;
     expect(plain.content).not.toContain("user-group-mention");
     expect(plain.flags).not.toContain("mentioned");
+  });
+});
+
+describe("zulip-js (under Node, as its users run it)", () => {
+  test("create a group, add a member, rename, list, deactivate through callEndpoint", async () => {
+    const name = fresh("FromZulipJs");
+    const config = { realm: s.url, username: s.users.hamlet.email, apiKey: s.users.hamlet.apiKey };
+    const [created] = (await runZulipJs(config, [{ fn: "callEndpoint", args: ["/user_groups/create", "POST", { name, description: "js", members: [id("hamlet")] }] }])).results;
+    expectSchema(CreateUserGroupResponse, created);
+    const gid = created.group_id;
+    const [added, renamed, listed, members, deactivated] = (
+      await runZulipJs(config, [
+        { fn: "callEndpoint", args: [`/user_groups/${gid}/members`, "POST", { add: [id("othello")] }] },
+        { fn: "callEndpoint", args: [`/user_groups/${gid}`, "PATCH", { name: name + "x", can_mention_group: JSON.stringify({ new: systemGroup("role:members") }) }] },
+        { fn: "callEndpoint", args: ["/user_groups", "GET", {}] },
+        { fn: "callEndpoint", args: [`/user_groups/${gid}/members`, "GET", {}] },
+        { fn: "callEndpoint", args: [`/user_groups/${gid}/deactivate`, "POST", {}] },
+      ])
+    ).results;
+    for (const r of [added, renamed, deactivated]) expectSchema(SuccessEnvelope, r);
+    expectSchema(UserGroupsResponse, listed);
+    expect(listed.user_groups.find((g: any) => g.id === gid)).toMatchObject({ name: name + "x", can_mention_group: systemGroup("role:members") });
+    expect(members.members).toEqual([id("hamlet"), id("othello")].sort((a, b) => a - b));
+    expect((await groupView(gid)).deactivated).toBe(true);
   });
 });
