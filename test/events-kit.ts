@@ -157,14 +157,9 @@ function applyCoreEvent(state: State, event: ApiEventJson): void {
     case "stream":
       applyStreamEvent(state, event);
       return;
-    case "user_group": {
-      const group = (state.realm_user_groups as any[]).find((g) => g.id === event.group_id);
-      if (!group) throw new Error(`user_group event for unknown group ${event.group_id}`);
-      if (event.op === "add_members") group.members = [...new Set([...group.members, ...event.user_ids])].sort((a: number, b: number) => a - b);
-      else if (event.op === "remove_members") group.members = group.members.filter((id: number) => !event.user_ids.includes(id));
-      else throw new Error(`unknown user_group op ${event.op}`);
+    case "user_group":
+      applyUserGroupEvent(state, event);
       return;
-    }
     case "default_streams":
       state.realm_default_streams = event.default_streams.map((c: any) => c.stream_id);
       return;
@@ -409,6 +404,42 @@ function applyStreamEvent(state: State, event: ApiEventJson): void {
       return;
     default:
       throw new Error(`unknown stream op ${event.op}`);
+  }
+}
+
+/** A client's `realm_user_groups` bookkeeping (Zulip's apply_event for `user_group`). */
+function applyUserGroupEvent(state: State, event: ApiEventJson): void {
+  const groups = state.realm_user_groups as any[];
+  if (event.op === "add") {
+    groups.push(structuredClone(event.group));
+    groups.sort((a, b) => a.id - b.id);
+    return;
+  }
+  const index = groups.findIndex((g) => g.id === event.group_id);
+  if (index < 0) throw new Error(`user_group ${event.op} for unknown group ${event.group_id}`);
+  const group = groups[index];
+  const sorted = (ids: number[]) => [...new Set(ids)].sort((a, b) => a - b);
+  switch (event.op) {
+    case "remove":
+      groups.splice(index, 1);
+      return;
+    case "update":
+      Object.assign(group, structuredClone(event.data));
+      return;
+    case "add_members":
+      group.members = sorted([...group.members, ...event.user_ids]);
+      return;
+    case "remove_members":
+      group.members = group.members.filter((id: number) => !event.user_ids.includes(id));
+      return;
+    case "add_subgroups":
+      group.direct_subgroup_ids = sorted([...group.direct_subgroup_ids, ...event.direct_subgroup_ids]);
+      return;
+    case "remove_subgroups":
+      group.direct_subgroup_ids = group.direct_subgroup_ids.filter((id: number) => !event.direct_subgroup_ids.includes(id));
+      return;
+    default:
+      throw new Error(`unknown user_group op ${event.op}`);
   }
 }
 

@@ -1,5 +1,5 @@
 import type { Hearth } from "../context";
-import { badRequest } from "../errors";
+import { ApiError, badRequest } from "../errors";
 import { getRealm } from "../store/realm";
 import { realmSetting } from "../views/realm-settings";
 import { allUsers, getUser, Role, type UserRecord } from "../store/users";
@@ -21,7 +21,9 @@ export type RealmGroupSettingName =
   | "can_create_private_channel_group"
   | "can_create_web_public_channel_group"
   | "can_add_subscribers_group"
-  | "can_add_custom_emoji_group";
+  | "can_add_custom_emoji_group"
+  | "can_create_groups"
+  | "can_manage_all_groups";
 
 function realmSettings(h: Hearth): Record<string, unknown> {
   return getRealm(h.store)?.settings ?? {};
@@ -178,3 +180,85 @@ export function checkGroupSettingValue(h: Hearth, name: string, value: GroupSett
   if (members.length === 0 && subgroups.length === 1) return subgroups[0];
   return { direct_members: members, direct_subgroups: subgroups };
 }
+
+/** Whether two group-setting values name the same set (member and subgroup order does not matter). */
+export function sameGroupSettingValue(a: GroupSettingValue, b: GroupSettingValue): boolean {
+  // A client's `old` may spell a stored group ID as an anonymous group of that one subgroup.
+  const canonical = (v: GroupSettingValue) =>
+    typeof v !== "number" && v.direct_members.length === 0 && v.direct_subgroups.length === 1 ? v.direct_subgroups[0] : v;
+  a = canonical(a);
+  b = canonical(b);
+  if (typeof a === "number" || typeof b === "number") return a === b;
+  const key = (v: { direct_members: number[]; direct_subgroups: number[] }) =>
+    JSON.stringify([[...v.direct_members].sort((x, y) => x - y), [...v.direct_subgroups].sort((x, y) => x - y)]);
+  return key(a) === key(b);
+}
+
+/** Whether a group-setting value names the group, as its ID or among its anonymous subgroups. */
+export function groupSettingUsesGroup(value: GroupSettingValue | undefined, groupId: number): boolean {
+  if (value === undefined) return false;
+  return typeof value === "number" ? value === groupId : value.direct_subgroups.includes(groupId);
+}
+
+/** A group for reading (members, subgroups): any existing group, deactivated ones included, as in Zulip. */
+export function accessUserGroupForRead(h: Hearth, groupId: number): UserGroupRecord {
+  const group = getUserGroup(h.store, groupId);
+  if (!group) throw badRequest("Invalid user group");
+  return group;
+}
+
+/** Zulip's `require_member_or_admin` on the group-changing endpoints (bots only from FL 496; we answer as 371). */
+export function checkMayChangeGroups(user: UserRecord): void {
+  if (user.role === Role.GUEST) throw badRequest("Not allowed for guest users");
+  if (user.is_bot) throw badRequest("This endpoint does not accept bot requests.");
+}
+
+/** The group permission a change needs besides `can_manage_group`. */
+export type GroupChangePermission = "can_manage_group" | "can_add_members_group" | "can_remove_members_group" | "can_join_group" | "can_leave_group";
+
+/**
+ * Zulip's `has_user_group_access_for_update`: the realm's `can_manage_all_groups`, the
+ * group's `can_manage_group`, or the named per-action setting. System groups never.
+ */
+export function hasUserGroupAccessForUpdate(h: Hearth, user: UserRecord, group: UserGroupRecord, permission: GroupChangePermission): boolean {
+  if (group.is_system_group) return false;
+  if (isUserInGroupSetting(h, user, realmGroupSetting(h, "can_manage_all_groups"))) return true;
+  if (isUserInGroupSetting(h, user, group.settings.can_manage_group)) return true;
+  return permission !== "can_manage_group" && isUserInGroupSetting(h, user, group.settings[permission]);
+}
+
+/** A user-defined group the user may change; Zulip's one message for missing, system and forbidden groups. */
+export function accessUserGroupForUpdate(h: Hearth, user: UserRecord, groupId: number, permission: GroupChangePermission): UserGroupRecord {
+  const group = accessUserGroupForRead(h, groupId);
+  if (!hasUserGroupAccessForUpdate(h, user, group, permission)) throw badRequest("Insufficient permission");
+  return group;
+}
+
+/** Every group reachable through subgroups (not the group itself), cycles tolerated. */
+export function recursiveSubgroupIds(h: Hearth, group: UserGroupRecord): number[] {
+  const seen = new Set<number>([group.id]);
+  const queue = [...directSubgroupIds(h, group)];
+  const out: number[] = [];
+  while (queue.length > 0) {
+    const id = queue.shift()!;
+    if (seen.has(id)) continue;
+    seen.add(id);
+    out.push(id);
+    const sub = getUserGroup(h.store, id);
+    if (sub) queue.push(...directSubgroupIds(h, sub));
+  }
+  return out.sort((a, b) => a - b);
+}
+
+/** Members of the group and of all its subgroups (GET /user_groups/{id}/members). */
+export function recursiveMemberIds(h: Hearth, group: UserGroupRecord): number[] {
+  const ids = new Set(directMemberIds(h, group));
+  for (const subId of recursiveSubgroupIds(h, group)) {
+    const sub = getUserGroup(h.store, subId);
+    if (sub) for (const id of directMemberIds(h, sub)) ids.add(id);
+  }
+  return [...ids].sort((a, b) => a - b);
+}
+
+export const groupInUse = (objections: Record<string, unknown>[]) =>
+  new ApiError("Cannot deactivate user group in use.", "CANNOT_DEACTIVATE_GROUP_IN_USE", 400, { objections });

@@ -35,7 +35,7 @@ import {
   hasContentAccess,
   hasMetadataAccess,
 } from "../access/channels";
-import { checkGroupSettingValue, isSystemGroupSetting, isUserInGroupSetting, realmGroupSetting, type GroupSettingRules } from "../access/groups";
+import { checkGroupSettingValue, isSystemGroupSetting, isUserInGroupSetting, realmGroupSetting, sameGroupSettingValue, type GroupSettingRules } from "../access/groups";
 import { renderDescription } from "../markdown/description";
 import { activeSubscriberIds, formatChannel, formatSubscription, pickChannelColor } from "../views/channels";
 import { findUserByLoginEmail } from "../auth/basic";
@@ -596,13 +596,6 @@ export interface UpdateChannelInput {
 /** Settings whose change needs content access as well as channel administration (Zulip FL 349). */
 const CONTENT_ACCESS_SETTINGS = new Set(["invite_only", "history_public_to_subscribers", "can_add_subscribers_group", "can_subscribe_group"]);
 
-function sameGroupValue(a: GroupSettingValue, b: GroupSettingValue): boolean {
-  if (typeof a === "number" || typeof b === "number") return a === b;
-  const key = (v: { direct_members: number[]; direct_subgroups: number[] }) =>
-    JSON.stringify([[...v.direct_members].sort((x, y) => x - y), [...v.direct_subgroups].sort((x, y) => x - y)]);
-  return key(a) === key(b);
-}
-
 export async function checkUpdateChannel(h: Hearth, actor: UserRecord, channelId: number, input: UpdateChannelInput): Promise<void> {
   const channel = accessChannel(h, actor, channelId, { allowArchived: true });
   if (!canAdministerChannel(h, actor, channel)) throw badRequest("You do not have permission to administer this channel.");
@@ -680,11 +673,11 @@ export async function checkUpdateChannel(h: Hearth, actor: UserRecord, channelId
   for (const name of CHANNEL_GROUP_SETTINGS) {
     const update = input.groups[name];
     if (!update) continue;
-    if (update.old !== undefined && !sameGroupValue(update.old, channel.groups[name])) {
+    if (update.old !== undefined && !sameGroupSettingValue(update.old, channel.groups[name])) {
       throw badRequest("'old' value does not match the expected value.");
     }
     const value = checkChannelGroupSetting(h, name, update.new);
-    if (sameGroupValue(value, channel.groups[name])) continue;
+    if (sameGroupSettingValue(value, channel.groups[name])) continue;
     needsContent(name);
     next.groups[name] = value;
     changed.push(name);

@@ -1,4 +1,6 @@
 import type { Hearth } from "../context";
+import { isSystemGroupSetting, isUserInGroupSetting } from "../access/groups";
+import { getUserGroup } from "../store/user_groups";
 import { getAlertWords } from "../store/personal";
 import { doAutomaticTopicPolicies } from "./user_topics";
 import { activeRealmEmojiByName, getRealmEmoji } from "../store/realm_emoji";
@@ -260,6 +262,24 @@ export function checkMayPost(h: Hearth, sender: UserRecord, target: MessageTarge
   }
   if (target.type === "private") checkDirectMessagePermission(h, sender, target.userIds);
   checkWildcardPermission(h, sender, target, content);
+  checkGroupMentionPermission(h, sender, content);
+}
+
+/**
+ * Zulip's `check_user_group_mention_allowed`: a (non-silent) `@*group*` mention needs
+ * the group's `can_mention_group`; `role:everyone` lets anyone, even the server's bots.
+ */
+function checkGroupMentionPermission(h: Hearth, sender: UserRecord, content: string): void {
+  if (!content.includes("@*")) return;
+  for (const id of renderMessageContent(h, sender, content).mentionedGroupIds) {
+    const group = getUserGroup(h.store, id);
+    if (!group) continue;
+    const setting = group.settings.can_mention_group;
+    if (isSystemGroupSetting(h, setting, "role:everyone")) continue;
+    if (sender.is_system_bot || !isUserInGroupSetting(h, sender, setting)) {
+      throw badRequest(`You are not allowed to mention user group '${group.name}'.`);
+    }
+  }
 }
 
 /**
@@ -660,6 +680,7 @@ export async function checkEditMessage(h: Hearth, user: UserRecord, messageId: n
     }
   }
   const content = contentChange ? normalizeContent(req.content!) : undefined;
+  if (content !== undefined) checkGroupMentionPermission(h, user, content);
   const rendered = content !== undefined ? renderMessageContent(h, user, content) : undefined;
 
   const result = await h.store.commit(() => {

@@ -1,10 +1,34 @@
 import type { Store } from "../store/db";
 import type { Hearth } from "../context";
-import { allUsers, Role, type UserRecord } from "../store/users";
-import { isFullMember } from "../access/groups";
-import { SYSTEM_GROUP_IDS } from "../views/realm-settings";
+import { allUsers, getUser, Role, type UserRecord } from "../store/users";
 import {
+  accessUserGroupForRead,
+  accessUserGroupForUpdate,
+  checkGroupSettingValue,
+  checkMayChangeGroups,
+  groupInUse,
+  groupSettingUsesGroup,
+  hasUserGroupAccessForUpdate,
+  isFullMember,
+  isUserInGroupSetting,
+  realmGroupSetting,
+  recursiveSubgroupIds,
+  sameGroupSettingValue,
+  type GroupChangePermission,
+  type GroupSettingRules,
+} from "../access/groups";
+import { badRequest } from "../errors";
+import type { ApiEvent } from "../events/hub";
+import { getRealm } from "../store/realm";
+import { allChannels, CHANNEL_GROUP_SETTINGS } from "../store/channels";
+import { formatUserGroup } from "../views/user_groups";
+import { activeUserIds } from "./users";
+import { REALM_DEFAULTS, SYSTEM_GROUP_IDS } from "../views/realm-settings";
+import {
+  allUserGroups,
+  getUserGroup,
   getUserGroupByName,
+  isStoredGroupMember,
   putUserGroup,
   SYSTEM_GROUPS,
   USER_GROUP_SETTINGS,
@@ -101,4 +125,301 @@ export function notifySystemGroupMembership(h: Hearth, before: UserRecord | null
   for (const id of now) {
     if (!was.has(id)) h.events.publish({ type: "user_group", op: "add_members", group_id: id, user_ids: [after.id] }, everyone);
   }
+  // FL 303: user-defined groups list only active members, so (re)activation changes them too.
+  if (before && before.is_active !== after.is_active) {
+    const op = after.is_active ? "add_members" : "remove_members";
+    for (const group of allUserGroups(h.store)) {
+      if (group.is_system_group || !isStoredGroupMember(h.store, group.id, after.id)) continue;
+      publishGroupEvent(h, group, { type: "user_group", op, group_id: group.id, user_ids: [after.id] });
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// User-defined groups: create, update, deactivate/reactivate, members, subgroups.
+// ---------------------------------------------------------------------------
+
+/** Zulip's `UserGroup.MAX_NAME_LENGTH` and `INVALID_NAME_PREFIXES`. */
+export const MAX_USER_GROUP_NAME_LENGTH = 100;
+const INVALID_GROUP_NAME_PREFIXES = ["@", "role:", "user:", "stream:", "channel:"];
+
+function checkUserGroupName(h: Hearth, name: string, exceptGroupId?: number): string {
+  if (name.trim() === "") throw badRequest("User group name can't be empty!");
+  if (name.length > MAX_USER_GROUP_NAME_LENGTH) {
+    throw badRequest(`User group name cannot exceed ${MAX_USER_GROUP_NAME_LENGTH} characters.`);
+  }
+  for (const prefix of INVALID_GROUP_NAME_PREFIXES) {
+    if (name.startsWith(prefix)) throw badRequest(`User group name cannot start with '${prefix}'.`);
+  }
+  const other = getUserGroupByName(h.store, name);
+  if (other && other.id !== exceptGroupId) throw badRequest(`User group '${name}' already exists.`);
+  return name;
+}
+
+/**
+ * Zulip's GROUP_PERMISSION_SETTINGS for user groups: which system groups each setting
+ * refuses (`role:internet` never: Hearth has no spectators) and the default of a new
+ * group ("creator" = an anonymous group of just the creator).
+ */
+const GROUP_PERMISSION_RULES: Record<UserGroupSettingName, GroupSettingRules & { defaultValue: SystemGroupName | "creator" }> = {
+  can_add_members_group: { allowEveryone: false, defaultValue: "creator" },
+  can_join_group: { allowEveryone: false, defaultValue: "role:nobody" },
+  can_leave_group: { allowEveryone: true, defaultValue: "role:everyone" },
+  can_manage_group: { allowEveryone: false, defaultValue: "creator" },
+  can_mention_group: { allowEveryone: true, allowOwners: false, defaultValue: "role:everyone" },
+  can_remove_members_group: { allowEveryone: false, defaultValue: "role:nobody" },
+};
+
+function checkUserGroupSetting(h: Hearth, name: UserGroupSettingName, value: GroupSettingValue): GroupSettingValue {
+  return checkGroupSettingValue(h, name, value, GROUP_PERMISSION_RULES[name]);
+}
+
+/** Who hears about groups: every active user (all of them see `realm_user_groups`). */
+function groupAudience(h: Hearth): readonly number[] {
+  return activeUserIds(h);
+}
+
+/**
+ * Publishes an event about a group. Clients without `include_deactivated_groups` do not
+ * know deactivated groups, so they hear nothing about one (Zulip: renaming a deactivated
+ * group sends them nothing; we extend that to every change, so their state stays whole).
+ */
+function publishGroupEvent(h: Hearth, group: UserGroupRecord, event: ApiEvent): void {
+  h.events.publish(event, groupAudience(h), group.deactivated ? { forCapabilities: (caps) => (caps.include_deactivated_groups ? event : null) } : {});
+}
+
+export interface CreateUserGroupInput {
+  name: string;
+  description: string;
+  members: number[];
+  subgroups: number[];
+  settings: Partial<Record<UserGroupSettingName, GroupSettingValue>>;
+}
+
+function checkActiveUserIds(h: Hearth, ids: number[]): number[] {
+  for (const id of ids) {
+    const u = getUser(h.store, id);
+    if (!u || !u.is_active || u.is_system_bot) throw badRequest(`Invalid user ID: ${id}`);
+  }
+  return [...new Set(ids)].sort((a, b) => a - b);
+}
+
+/** Subgroup candidates: existing, active groups (deactivated ones are unusable until reactivated). */
+function checkSubgroupIds(h: Hearth, ids: number[]): number[] {
+  for (const id of ids) {
+    const group = getUserGroup(h.store, id);
+    if (!group || group.deactivated) throw badRequest("Invalid user group ID: " + id);
+  }
+  return [...new Set(ids)].sort((a, b) => a - b);
+}
+
+export async function checkCreateUserGroup(h: Hearth, actor: UserRecord, input: CreateUserGroupInput): Promise<number> {
+  checkMayChangeGroups(actor);
+  if (!isUserInGroupSetting(h, actor, realmGroupSetting(h, "can_create_groups"))) throw badRequest("Insufficient permission");
+  const name = checkUserGroupName(h, input.name);
+  const members = checkActiveUserIds(h, input.members);
+  // FL 311: the creator may add any subgroups, whatever the new group's own permissions.
+  const subgroups = checkSubgroupIds(h, input.subgroups);
+  const settings = {} as Record<UserGroupSettingName, GroupSettingValue>;
+  for (const setting of USER_GROUP_SETTINGS) {
+    const given = input.settings[setting];
+    const rule = GROUP_PERMISSION_RULES[setting];
+    settings[setting] =
+      given !== undefined
+        ? checkUserGroupSetting(h, setting, given)
+        : rule.defaultValue === "creator"
+          ? { direct_members: [actor.id], direct_subgroups: [] }
+          : systemGroupId(h.store, rule.defaultValue);
+  }
+  let created: UserGroupRecord | undefined;
+  await h.store.commit(() => {
+    // Checked again inside the transaction: a concurrent create may have taken the name.
+    checkUserGroupName(h, name);
+    created = {
+      id: h.store.nextId("user_group"),
+      name,
+      description: input.description,
+      is_system_group: false,
+      direct_subgroup_ids: subgroups,
+      creator_id: actor.id,
+      date_created: Math.floor(Date.now() / 1000),
+      deactivated: false,
+      settings,
+    };
+    putUserGroup(h.store, created);
+    for (const id of members) h.store.dbs.userGroupMembers.put([created.id, id], true);
+  });
+  h.events.publish({ type: "user_group", op: "add", group: formatUserGroup(h, created!) }, groupAudience(h));
+  return created!.id;
+}
+
+export interface UpdateUserGroupInput {
+  name?: string;
+  description?: string;
+  deactivated?: boolean;
+  settings: Partial<Record<UserGroupSettingName, { new: GroupSettingValue; old?: GroupSettingValue }>>;
+}
+
+export async function checkUpdateUserGroup(h: Hearth, actor: UserRecord, groupId: number, input: UpdateUserGroupInput): Promise<void> {
+  checkMayChangeGroups(actor);
+  const settingsGiven = USER_GROUP_SETTINGS.filter((s) => input.settings[s] !== undefined);
+  if (input.name === undefined && input.description === undefined && input.deactivated === undefined && settingsGiven.length === 0) {
+    throw badRequest("No new data supplied");
+  }
+  const group = accessUserGroupForUpdate(h, actor, groupId, "can_manage_group");
+  const next: UserGroupRecord = { ...group, settings: { ...group.settings } };
+  const data: Record<string, unknown> = {};
+  if (input.name !== undefined && input.name !== group.name) {
+    next.name = checkUserGroupName(h, input.name, group.id);
+    data.name = next.name;
+  }
+  if (input.description !== undefined && input.description !== group.description) {
+    next.description = input.description;
+    data.description = next.description;
+  }
+  for (const setting of settingsGiven) {
+    const update = input.settings[setting]!;
+    if (update.old !== undefined && !sameGroupSettingValue(update.old, group.settings[setting])) {
+      throw badRequest("'old' value does not match the expected value.");
+    }
+    const value = checkUserGroupSetting(h, setting, update.new);
+    if (sameGroupSettingValue(value, group.settings[setting])) continue;
+    next.settings[setting] = value;
+    data[setting] = value;
+  }
+  // `deactivated=true` does nothing (deactivation has its own endpoint); `false` reactivates (FL 386).
+  const reactivate = input.deactivated === false && group.deactivated;
+  if (reactivate) next.deactivated = false;
+  if (Object.keys(data).length === 0 && !reactivate) return;
+
+  await h.store.commit(() => {
+    const current = getUserGroup(h.store, group.id)!;
+    if (next.name !== current.name) checkUserGroupName(h, next.name, group.id);
+    putUserGroup(h.store, { ...current, ...next, direct_subgroup_ids: current.direct_subgroup_ids }, current.name);
+  });
+  const after = getUserGroup(h.store, group.id)!;
+  if (Object.keys(data).length > 0) {
+    // Sent while the group's old status decides who hears it (a rename of a deactivated group reaches only capable clients).
+    publishGroupEvent(h, group, { type: "user_group", op: "update", group_id: group.id, data });
+  }
+  if (reactivate) {
+    const update = { type: "user_group", op: "update", group_id: group.id, data: { deactivated: false } };
+    const add = { type: "user_group", op: "add", group: formatUserGroup(h, after) };
+    h.events.publish(update, groupAudience(h), { forCapabilities: (caps) => (caps.include_deactivated_groups ? update : add) });
+  }
+}
+
+/** Where a group is used in a permission (Zulip's objections for CANNOT_DEACTIVATE_GROUP_IN_USE). */
+function groupObjections(h: Hearth, groupId: number): Record<string, unknown>[] {
+  const objections: Record<string, unknown>[] = [];
+  const realmSettings = { ...REALM_DEFAULTS, ...(getRealm(h.store)?.settings ?? {}) };
+  const realmUses = Object.keys(realmSettings)
+    .filter((key) => /_groups?$/.test(key) && groupSettingUsesGroup(realmSettings[key] as GroupSettingValue, groupId))
+    .sort();
+  if (realmUses.length > 0) objections.push({ type: "realm", settings: realmUses });
+  for (const channel of allChannels(h.store)) {
+    if (channel.is_archived) continue;
+    const uses = CHANNEL_GROUP_SETTINGS.filter((s) => groupSettingUsesGroup(channel.groups[s], groupId));
+    if (uses.length > 0) objections.push({ type: "channel", channel_id: channel.id, settings: uses });
+  }
+  for (const other of allUserGroups(h.store)) {
+    if (other.id === groupId || other.deactivated) continue;
+    const uses = USER_GROUP_SETTINGS.filter((s) => groupSettingUsesGroup(other.settings[s], groupId));
+    if (uses.length > 0) objections.push({ type: "user_group", group_id: other.id, settings: uses });
+  }
+  return objections;
+}
+
+export async function checkDeactivateUserGroup(h: Hearth, actor: UserRecord, groupId: number): Promise<void> {
+  checkMayChangeGroups(actor);
+  const group = accessUserGroupForUpdate(h, actor, groupId, "can_manage_group");
+  if (group.deactivated) return;
+  const objections = groupObjections(h, group.id);
+  if (objections.length > 0) throw groupInUse(objections);
+  await h.store.commit(() => {
+    const current = getUserGroup(h.store, group.id)!;
+    putUserGroup(h.store, { ...current, deactivated: true });
+  });
+  const update = { type: "user_group", op: "update", group_id: group.id, data: { deactivated: true } };
+  const remove = { type: "user_group", op: "remove", group_id: group.id };
+  h.events.publish(update, groupAudience(h), { forCapabilities: (caps) => (caps.include_deactivated_groups ? update : remove) });
+}
+
+/**
+ * POST /user_groups/{id}/members: `add`/`delete` users, and since FL 311
+ * `add_subgroups`/`delete_subgroups`, all checked first and written in one transaction.
+ * Adding or removing oneself is allowed by `can_join_group` / `can_leave_group`; others
+ * by `can_add_members_group` / `can_remove_members_group`; `can_manage_group` and the
+ * realm's `can_manage_all_groups` allow both (Zulip's `update_user_group_backend`).
+ * Deactivated groups' members may change too (FL 391).
+ */
+export interface GroupMembershipChange {
+  add?: number[];
+  delete?: number[];
+  add_subgroups?: number[];
+  delete_subgroups?: number[];
+}
+
+export async function checkUpdateUserGroupMembership(h: Hearth, actor: UserRecord, groupId: number, change: GroupMembershipChange): Promise<void> {
+  checkMayChangeGroups(actor);
+  const group = accessUserGroupForRead(h, groupId);
+  if (group.is_system_group) throw badRequest("Insufficient permission");
+  const members = planMemberChange(h, actor, group, change.add ?? [], change.delete ?? []);
+  const subgroups =
+    change.add_subgroups !== undefined || change.delete_subgroups !== undefined
+      ? planSubgroupChange(h, actor, group, change.add_subgroups ?? [], change.delete_subgroups ?? [])
+      : { add: [], remove: [] };
+  if (members.add.length + members.remove.length + subgroups.add.length + subgroups.remove.length === 0) return;
+  await h.store.commit(() => {
+    for (const id of members.add) h.store.dbs.userGroupMembers.put([group.id, id], true);
+    for (const id of members.remove) h.store.dbs.userGroupMembers.remove([group.id, id]);
+    if (subgroups.add.length + subgroups.remove.length > 0) {
+      const current = getUserGroup(h.store, group.id)!;
+      const ids = current.direct_subgroup_ids.filter((id) => !subgroups.remove.includes(id));
+      for (const id of subgroups.add) if (!ids.includes(id)) ids.push(id);
+      putUserGroup(h.store, { ...current, direct_subgroup_ids: ids.sort((a, b) => a - b) });
+    }
+  });
+  const publish = (op: string, field: string, ids: number[]) => {
+    if (ids.length > 0) publishGroupEvent(h, group, { type: "user_group", op, group_id: group.id, [field]: ids });
+  };
+  publish("add_members", "user_ids", members.add);
+  publish("remove_members", "user_ids", members.remove);
+  publish("add_subgroups", "direct_subgroup_ids", subgroups.add);
+  publish("remove_subgroups", "direct_subgroup_ids", subgroups.remove);
+}
+
+/** POST /user_groups/{id}/subgroups (`add`/`delete`): needs `can_manage_group`. */
+export async function checkUpdateUserGroupSubgroups(h: Hearth, actor: UserRecord, groupId: number, add: number[], remove: number[]): Promise<void> {
+  return checkUpdateUserGroupMembership(h, actor, groupId, { add_subgroups: add, delete_subgroups: remove });
+}
+
+function planMemberChange(h: Hearth, actor: UserRecord, group: UserGroupRecord, add: number[], remove: number[]): { add: number[]; remove: number[] } {
+  const addIds = checkActiveUserIds(h, add);
+  const removeIds = checkActiveUserIds(h, remove);
+  const needs = (ids: number[], self: GroupChangePermission, others: GroupChangePermission) => {
+    if (ids.includes(actor.id) && !hasUserGroupAccessForUpdate(h, actor, group, self)) throw badRequest("Insufficient permission");
+    if (ids.some((id) => id !== actor.id) && !hasUserGroupAccessForUpdate(h, actor, group, others)) throw badRequest("Insufficient permission");
+  };
+  needs(addIds, "can_join_group", "can_add_members_group");
+  needs(removeIds, "can_leave_group", "can_remove_members_group");
+  for (const id of addIds) if (isStoredGroupMember(h.store, group.id, id)) throw badRequest(`User ${id} is already a member of this group`);
+  for (const id of removeIds) if (!isStoredGroupMember(h.store, group.id, id)) throw badRequest(`There is no member '${id}' in this user group`);
+  return { add: addIds, remove: removeIds };
+}
+
+function planSubgroupChange(h: Hearth, actor: UserRecord, group: UserGroupRecord, add: number[], remove: number[]): { add: number[]; remove: number[] } {
+  if (!hasUserGroupAccessForUpdate(h, actor, group, "can_manage_group")) throw badRequest("Insufficient permission");
+  const addIds = checkSubgroupIds(h, add);
+  const removeIds = [...new Set(remove)].sort((a, b) => a - b);
+  for (const id of removeIds) if (!getUserGroup(h.store, id)) throw badRequest("Invalid user group ID: " + id);
+  for (const id of addIds) {
+    if (group.direct_subgroup_ids.includes(id)) throw badRequest(`User group ${id} is already a subgroup of this group.`);
+    // A cycle would make membership infinite: the new subgroup must not contain this group.
+    if (id === group.id || recursiveSubgroupIds(h, getUserGroup(h.store, id)!).includes(group.id)) {
+      throw badRequest(`User group ${id} is already a supergroup of this group.`);
+    }
+  }
+  for (const id of removeIds) if (!group.direct_subgroup_ids.includes(id)) throw badRequest(`User group ${id} is not a subgroup of this group.`);
+  return { add: addIds, remove: removeIds };
 }

@@ -72,24 +72,8 @@ export const GetSubscribersResponse = success({ subscribers: t.Array(t.Integer()
 export const SubscriptionStatusResponse = success({ is_subscribed: t.Boolean() });
 export const StreamEmailResponse = success({ email: t.String({ pattern: "^[^@\\s]+@[^@\\s]+$" }) });
 
-export const UserGroup = t.Object({
-  id: t.Integer(),
-  name: t.String(),
-  description: t.String(),
-  members: t.Array(t.Integer()),
-  direct_subgroup_ids: t.Array(t.Integer()),
-  is_system_group: t.Boolean(),
-  creator_id: Nullable(t.Integer()),
-  date_created: Nullable(t.Integer()),
-  deactivated: t.Boolean(),
-  can_add_members_group: GroupSettingValue,
-  can_join_group: GroupSettingValue,
-  can_leave_group: GroupSettingValue,
-  can_manage_group: GroupSettingValue,
-  can_mention_group: GroupSettingValue,
-  can_remove_members_group: GroupSettingValue,
-});
-export const GetUserGroupsResponse = success({ user_groups: t.Array(UserGroup) });
+/** User groups have their own module; GET /user_groups is also checked by the channel tests. */
+export { UserGroup, UserGroupsResponse as GetUserGroupsResponse } from "./user_groups";
 
 // Events (OpenAPI `/events` shapes).
 export const SubscriptionAddEvent = t.Object({ type: t.Literal("subscription"), op: t.Literal("add"), subscriptions: t.Array(Subscription) });

@@ -8,6 +8,7 @@ import {
   SubscriptionRemoveEvent,
   SubscriptionUpdateEvent,
 } from "./channels";
+import { UserGroup, UserGroupEvent } from "./user_groups";
 import { Type as t, type TSchema } from "@sinclair/typebox";
 import { ErrorEnvelope, GroupSettingValue, Nullable, success } from "./common";
 import { User } from "./users";
@@ -195,7 +196,7 @@ export const RegisterResponse = success({
   realm_linkifiers: List(t.Unknown()),
   realm_filters: List(t.Unknown()),
   realm_playgrounds: List(t.Unknown()),
-  realm_user_groups: List(t.Object({ id: Int(), name: Str(), members: List(Int()), direct_subgroup_ids: List(Int()), description: Str(), is_system_group: Bool() })),
+  realm_user_groups: List(UserGroup),
   realm_embedded_bots: List(t.Unknown()),
   realm_incoming_webhook_bots: List(t.Unknown()),
   recent_private_conversations: List(t.Object({ max_message_id: Int(), user_ids: List(Int()) })),
@@ -273,11 +274,5 @@ export const EventSchemas: Record<string, TSchema> = {
   subscription: t.Union([SubscriptionAddEvent, SubscriptionRemoveEvent, SubscriptionUpdateEvent, SubscriptionPeerEvent]),
   stream: t.Union([StreamCreateEvent, StreamDeleteEvent, StreamUpdateEvent]),
   default_streams: DefaultStreamsEvent,
-  user_group: t.Object({
-    id: Int(),
-    type: t.Literal("user_group"),
-    op: t.Union([t.Literal("add_members"), t.Literal("remove_members")]),
-    group_id: Int(),
-    user_ids: List(Int()),
-  }),
+  user_group: UserGroupEvent,
 };

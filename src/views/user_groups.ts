@@ -8,7 +8,7 @@ export function formatUserGroup(h: Hearth, group: UserGroupRecord): Record<strin
     id: group.id,
     name: group.name,
     description: group.description,
-    members: directMemberIds(h, group),
+    members: [...directMemberIds(h, group)].sort((a, b) => a - b),
     direct_subgroup_ids: directSubgroupIds(h, group),
     is_system_group: group.is_system_group,
     creator_id: group.creator_id,
