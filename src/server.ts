@@ -35,6 +35,8 @@ import { startRetentionJob } from "./actions/retention";
 import { eventsRoutes } from "./api/events";
 import { settingsRoutes } from "./api/settings";
 import { presenceRoutes } from "./api/presence";
+import { uploadsRoutes } from "./api/uploads";
+import { tusRoutes } from "./api/tus";
 
 export interface RunningServer {
   h: Hearth;
@@ -76,7 +78,8 @@ export function createHearth(store: Store, config: ServerConfig): Hearth {
 /** Assembles the HTTP application: every resource's routes plus JSON 404s. */
 export function buildApp(h: Hearth) {
   const app = new Elysia();
-  for (const routes of [...avatarRoutes(h), ...emojiRoutes(h)]) app.use(routes.app);
+  for (const routes of [...avatarRoutes(h), ...emojiRoutes(h), ...uploadsRoutes(h)]) app.use(routes.app);
+  app.use(tusRoutes(h));
   return app
     .use(serverRoutes(h).app)
     .use(usersRoutes(h).app)

@@ -52,6 +52,7 @@ import {
   type MessageChannel,
 } from "../views/message_channels";
 import { formatMessage, readableMessage, realmSetting, visibleFlags } from "../views/messages";
+import { attachmentView, notifyAttachmentChanges, releaseDeletedMessages, setMessageAttachments, type AttachmentChanges } from "./uploads";
 
 export const MAX_MESSAGE_LENGTH = 10000;
 export const MAX_TOPIC_LENGTH = 60;
@@ -320,6 +321,7 @@ export async function doSendMessage(h: Hearth, sender: UserRecord, req: SendRequ
 
   let firstInChannel = false;
   const startsTopic = target.type === "stream" && h.store.dbs.topics.get([target.channel.id, topicKey(target.topic)]) === undefined;
+  let attachmentChanges: AttachmentChanges = { updated: [], removed: [] };
   const message = await h.store.commit(() => {
     const id = h.store.nextId("message");
     const recipientKey = target.type === "stream" ? `c:${target.channel.id}` : `d:${conversationKey(target.userIds)}`;
@@ -344,6 +346,7 @@ export async function doSendMessage(h: Hearth, sender: UserRecord, req: SendRequ
       last_moved_timestamp: null,
     };
     insertMessage(h.store, record, flagsByUser);
+    if (record.has_attachment) attachmentChanges = setMessageAttachments(h, sender, id, rendered.linkUrls);
     if (target.type === "stream") {
       // The channels layer shows these (`first_message_id`, `is_recently_active`).
       // `is_recently_active` needs minute precision at most, so busy channels are rewritten once a minute.
@@ -364,6 +367,7 @@ export async function doSendMessage(h: Hearth, sender: UserRecord, req: SendRequ
     );
   }
   notifyNewMessage(h, sender, message, flagsByUser, req);
+  await notifyAttachmentChanges(h, attachmentChanges);
   if (target.type !== "stream" || sender.is_system_bot) return { id: message.id };
   const mentioned = [...flagsByUser].filter(([id, bits]) => id !== sender.id && (bits & MessageFlag.mentioned) !== 0).map(([id]) => id);
   const policy = await doAutomaticTopicPolicies(h, sender, target.channel.id, target.topic, startsTopic, mentioned);
@@ -651,6 +655,7 @@ export async function checkEditMessage(h: Hearth, user: UserRecord, messageId: n
   const content = contentChange ? normalizeContent(req.content!) : undefined;
   const rendered = content !== undefined ? renderMessageContent(h, user, content) : undefined;
 
+  let attachmentChanges: ReturnType<typeof setMessageAttachments> = { updated: [], removed: [], detached: [] };
   const result = await h.store.commit(() => {
     const changes: { before: MessageRecord; after: MessageRecord }[] = [];
     for (const id of ids) {
@@ -666,6 +671,8 @@ export async function checkEditMessage(h: Hearth, user: UserRecord, messageId: n
         after.rendered_content = rendered.html;
         after.is_me_message = /^\/me /.test(content);
         Object.assign(after, linkProperties(rendered.linkUrls));
+        // Only the sender edits content, so their rights decide which links claim uploads.
+        attachmentChanges = setMessageAttachments(h, user, id, rendered.linkUrls);
       }
       if (newTopic !== undefined) {
         entry.prev_topic = before.topic;
@@ -733,8 +740,9 @@ export async function checkEditMessage(h: Hearth, user: UserRecord, messageId: n
   }
   notifyUpdateMessage(h, user, message, result.changes, result.holders, req, now);
   notifyFirstMessageIds(h, result.firstIdChanges);
+  await notifyAttachmentChanges(h, attachmentChanges);
   if (moving) await sendMoveNotifications(h, user, message, result.changes.length, newChannel, newTopic, req);
-  return { detached_uploads: [] };
+  return { detached_uploads: attachmentChanges.detached.map((a) => attachmentView(h, a)) };
 }
 
 
@@ -835,6 +843,7 @@ export async function checkDeleteMessage(h: Hearth, user: UserRecord, messageId:
 
 /** Deletes messages with every row and index entry; notifies everyone who could see them. */
 export async function doDeleteMessages(h: Hearth, ids: number[]): Promise<void> {
+  let attachmentChanges: AttachmentChanges = { updated: [], removed: [] };
   const { deleted, firstIdChanges } = await h.store.commit(() => {
     const out: { message: MessageRecord; audience: number[] }[] = [];
     for (const id of ids) {
@@ -844,6 +853,7 @@ export async function doDeleteMessages(h: Hearth, ids: number[]): Promise<void> 
       out.push({ message: m, audience: [...new Set([...holders.keys(), ...audienceOf(h, m)])] });
       deleteMessageRows(h.store, m, holders);
     }
+    attachmentChanges = releaseDeletedMessages(h, out.map((d) => d.message.id));
     const channelIds = out.filter((d) => d.message.type === "stream").map((d) => d.message.channel_id!);
     return { deleted: out, firstIdChanges: refreshFirstMessageIds(h, channelIds) };
   });
@@ -868,6 +878,7 @@ export async function doDeleteMessages(h: Hearth, ids: number[]): Promise<void> 
     h.events.publish({ ...event, type: "delete_message", message_ids: messageIds.sort((a, b) => a - b) }, audience);
   }
   notifyFirstMessageIds(h, firstIdChanges);
+  await notifyAttachmentChanges(h, attachmentChanges);
 }
 
 type FirstIdChange = { channel: MessageChannel; first: number | null };

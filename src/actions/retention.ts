@@ -3,6 +3,8 @@ import { allChannels } from "../store/channels";
 import { getMessage, idsInRange } from "../store/messages";
 import { realmMessageRetentionDays } from "../access/groups";
 import { doDeleteMessages } from "./messages";
+import { doExpireUnclaimedUploads } from "./uploads";
+import { doExpireTusUploads } from "./tus";
 
 /**
  * Message retention (Zulip's `archive_messages`): messages older than their channel's
@@ -10,6 +12,8 @@ import { doDeleteMessages } from "./messages";
  * deleted with their flags and index rows; direct messages follow the organization
  * setting. The job is idempotent and resumes from the data itself, so a crash midway
  * loses nothing: the next run (at start and every hour) finishes the work.
+ * Uploads follow their messages (doDeleteMessages removes files no message links any
+ * more); the same job removes uploads never shared and abandoned resumable uploads.
  */
 const BATCH = 1000;
 const DAY = 86400;
@@ -64,6 +68,8 @@ export function startRetentionJob(h: Hearth, intervalMs = 3600_000): () => void 
     running = true;
     try {
       await doExpireMessages(h);
+      await doExpireUnclaimedUploads(h);
+      await doExpireTusUploads(h);
     } catch (e) {
       console.error("Message retention job failed; it will retry:", e);
     } finally {
