@@ -6,7 +6,8 @@ import { rawGet } from "../raw-http";
 import { temporaryUploadUrl } from "../../src/actions/uploads";
 import { getAttachmentByPath } from "../../src/store/uploads";
 import { doExpireMessages } from "../../src/actions/retention";
-import { getRealm } from "../../src/store/realm";
+import { getRealm, putRealm } from "../../src/store/realm";
+import { runRealmDeletionIfDue } from "../../src/actions/realm";
 
 let s: TestServer;
 let published: ReturnType<typeof recordPublished>;
@@ -271,5 +272,24 @@ describe("GET /attachments, DELETE /attachments/{id}, events", () => {
     await doExpireMessages(s.server.h, Date.now() / 1000 + 2 * 86400);
     expect(existsSync(file)).toBe(false);
     expect(getAttachmentByPath(s.server.h.store, decodeURIComponent(url.slice("/user_uploads/".length)))).toBeUndefined();
+  });
+});
+
+describe("organization deletion", () => {
+  test("deleting a deactivated organization's data removes its uploaded files", async () => {
+    const t = await startTestServer();
+    const h = t.server.h;
+    try {
+      const { url } = expectSuccess(await t.as("hamlet").post("/user_uploads", { file: new File(["x"], "x.txt") }, { multipart: true }));
+      const file = join(t.dataDir, "uploads", decodeURIComponent(url.slice("/user_uploads/".length)));
+      expect(existsSync(file)).toBe(true);
+      expectSuccess(await t.as("desdemona").post("/realm/deactivate", { deletion_delay_days: 14 }));
+      const realm = getRealm(h.store)!;
+      await h.store.commit(() => putRealm(h.store, { ...realm, scheduled_deletion_date: Math.floor(Date.now() / 1000) - 1 }));
+      expect(await runRealmDeletionIfDue(h.store)).toBe(true);
+      expect(existsSync(join(t.dataDir, "uploads"))).toBe(false);
+    } finally {
+      await t.stop();
+    }
   });
 });
