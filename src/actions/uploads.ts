@@ -1,6 +1,6 @@
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { chmodSync, mkdirSync } from "node:fs";
-import { open, rename, unlink } from "node:fs/promises";
+import { open, rename, rmdir, unlink } from "node:fs/promises";
 import { dirname } from "node:path";
 import type { Hearth } from "../context";
 import { ApiError, badRequest } from "../errors";
@@ -134,10 +134,12 @@ export async function writePrivateFile(path: string, bytes: Uint8Array): Promise
   }
 }
 
+/** Removes an upload's file and its folder (each upload has a folder of its own, named by its random part). */
 async function removeFile(path: string): Promise<void> {
   await unlink(path).catch((e) => {
     if (e?.code !== "ENOENT") console.error(`Could not remove upload ${path}:`, e);
   });
+  await rmdir(dirname(path)).catch(() => {});
 }
 
 /**

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, statSync } from "node:fs";
+import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { expectError, expectSuccess, recordPublished, startTestServer, type CastName, type TestServer } from "../kit";
 import { rawGet } from "../raw-http";
@@ -78,6 +78,27 @@ describe("POST /user_uploads and GET /user_uploads/<path_id>", () => {
     const big = await s.as("othello").post("/user_uploads", { file: new File([new Uint8Array(25 * 1024 * 1024 + 1)], "big.bin") }, { multipart: true });
     expectError(big, 400, "BAD_REQUEST", /maximum upload size \(25 MiB\)/);
     expect(expectSuccess(await s.as("othello").get("/attachments")).attachments.length).toBe(before);
+  });
+
+  test("a failed commit leaves no file behind", async () => {
+    const store = s.server.h.store;
+    const realmDir = join(s.dataDir, "uploads", String(realmId));
+    const before = readdirSync(realmDir).sort();
+    const commit = store.commit;
+    store.commit = () => {
+      store.commit = commit;
+      return Promise.reject(new Error("disk full (simulated)"));
+    };
+    const errors = console.error;
+    console.error = () => {};
+    try {
+      const res = await s.as("hamlet").post("/user_uploads", { file: new File(["lost"], "lost.txt") }, { multipart: true });
+      expect(res.status).toBe(500);
+    } finally {
+      store.commit = commit;
+      console.error = errors;
+    }
+    expect(readdirSync(realmDir).sort()).toEqual(before);
   });
 
   test("files and folders on disk are private to the server's user", async () => {
@@ -162,6 +183,18 @@ describe("who may read an upload", () => {
 });
 
 describe("path traversal", () => {
+  test("a file name with `..` and slashes stays one name inside its own folder", async () => {
+    for (const name of ["../../../evil.txt", "..", "a/../../b\\..\\c.txt"]) {
+      const { url, filename } = await upload("hamlet", name, "evil");
+      expect(filename).toBe(name);
+      const pathId = decodeURIComponent(url.slice("/user_uploads/".length));
+      const segments = pathId.split("/");
+      expect(segments.length).toBe(3);
+      expect(segments[2]).not.toMatch(/^\.\.?$/);
+      expect(existsSync(join(s.dataDir, "uploads", pathId))).toBe(true);
+    }
+  });
+
   test("encoded and literal `..` never leave the uploads folder", async () => {
     const { url } = await upload("hamlet", "t.txt", "t");
     const headers = auth("hamlet");
@@ -231,6 +264,7 @@ describe("GET /attachments, DELETE /attachments/{id}, events", () => {
     published.clear();
     expectSuccess(await s.as("cordelia").delete(`/attachments/${a.id}`));
     expect(existsSync(file)).toBe(false);
+    expect(existsSync(join(file, ".."))).toBe(false);
     expect((await fetchAs("cordelia", url)).status).toBe(404);
     const removes = published.ofType("attachment");
     expect(removes.map((e) => [e.event.op, e.event.attachment, e.userIds])).toEqual([["remove", { id: a.id }, [s.users.cordelia.id]]]);
