@@ -339,14 +339,13 @@ export const UNCLAIMED_UPLOAD_DAYS = 21;
 
 export async function doExpireUnclaimedUploads(h: Hearth, now = Date.now() / 1000): Promise<number> {
   const cutoff = now - UNCLAIMED_UPLOAD_DAYS * 86400;
+  const expired = (a: AttachmentRecord) => a.message_ids.length === 0 && a.create_time < cutoff;
+  // Most runs find nothing: look before opening a write transaction.
+  if (![...allAttachments(h.store)].some(expired)) return 0;
   const removed = await h.store.commit(() => {
-    const out: AttachmentRecord[] = [];
-    for (const a of allAttachments(h.store)) {
-      if (a.message_ids.length === 0 && a.create_time < cutoff) {
-        removeAttachment(h.store, a);
-        out.push(a);
-      }
-    }
+    // Read again inside the transaction: a message may have linked one meanwhile.
+    const out = [...allAttachments(h.store)].filter(expired);
+    for (const a of out) removeAttachment(h.store, a);
     return out;
   });
   await notifyAttachmentChanges(h, { updated: [], removed });

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { Upload } from "tus-js-client";
+import { doExpireTusUploads } from "../../src/actions/tus";
 import { expectSuccess, startTestServer, type TestServer, type TestUser } from "../kit";
 
 let s: TestServer;
@@ -107,6 +108,18 @@ describe("tus resumable uploads", () => {
     expect((await fetch(location, { method: "DELETE", headers: tusHeaders(s.users.hamlet) })).status).toBe(204);
     expect(existsSync(partial)).toBe(false);
     expect((await fetch(location, { method: "HEAD", headers: tusHeaders(s.users.hamlet) })).status).toBe(404);
+  });
+
+  test("uploads abandoned for a day are removed", async () => {
+    const created = await fetch(`${s.url}/api/v1/tus`, { method: "POST", headers: tusHeaders(s.users.othello, { "upload-length": "100" }) });
+    const id = created.headers.get("location")!.split("/").pop()!;
+    const partial = join(s.dataDir, "uploads", "partial", id);
+    expect(await doExpireTusUploads(s.server.h, Date.now() / 1000 + 3600)).toBe(0);
+    expect(existsSync(partial)).toBe(true);
+    expect(await doExpireTusUploads(s.server.h, Date.now() / 1000 + 86400 + 60)).toBe(1);
+    expect(existsSync(partial)).toBe(false);
+    const head = await fetch(new URL(created.headers.get("location")!, s.url), { method: "HEAD", headers: tusHeaders(s.users.othello) });
+    expect(head.status).toBe(404);
   });
 
   test("an upload cut off mid-request resumes, even after a server restart", async () => {

@@ -3,7 +3,7 @@ import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { expectError, expectSuccess, recordPublished, startTestServer, type CastName, type TestServer } from "../kit";
 import { rawGet } from "../raw-http";
-import { temporaryUploadUrl } from "../../src/actions/uploads";
+import { doExpireUnclaimedUploads, temporaryUploadUrl } from "../../src/actions/uploads";
 import { getAttachmentByPath } from "../../src/store/uploads";
 import { doExpireMessages } from "../../src/actions/retention";
 import { getRealm, putRealm } from "../../src/store/realm";
@@ -309,14 +309,18 @@ describe("GET /attachments, DELETE /attachments/{id}, events", () => {
   });
 });
 
-describe("organization deletion", () => {
-  test("deleting a deactivated organization's data removes its uploaded files", async () => {
+describe("housekeeping", () => {
+  test("uploads never shared go after three weeks; shared ones stay; an organization's deletion removes all files", async () => {
     const t = await startTestServer();
     const h = t.server.h;
     try {
-      const { url } = expectSuccess(await t.as("hamlet").post("/user_uploads", { file: new File(["x"], "x.txt") }, { multipart: true }));
-      const file = join(t.dataDir, "uploads", decodeURIComponent(url.slice("/user_uploads/".length)));
-      expect(existsSync(file)).toBe(true);
+      const unshared = expectSuccess(await t.as("hamlet").post("/user_uploads", { file: new File(["u"], "u.txt") }, { multipart: true })).url;
+      const shared = expectSuccess(await t.as("hamlet").post("/user_uploads", { file: new File(["s"], "s.txt") }, { multipart: true })).url;
+      expectSuccess(await t.as("hamlet").post("/messages", { type: "private", to: [t.users.othello.id], content: `[s.txt](${shared})` }));
+      const onDisk = (url: string) => existsSync(join(t.dataDir, "uploads", decodeURIComponent(url.slice("/user_uploads/".length))));
+      expect(await doExpireUnclaimedUploads(h, Date.now() / 1000 + 20 * 86400)).toBe(0);
+      expect(await doExpireUnclaimedUploads(h, Date.now() / 1000 + 22 * 86400)).toBe(1);
+      expect([onDisk(unshared), onDisk(shared)]).toEqual([false, true]);
       expectSuccess(await t.as("desdemona").post("/realm/deactivate", { deletion_delay_days: 14 }));
       const realm = getRealm(h.store)!;
       await h.store.commit(() => putRealm(h.store, { ...realm, scheduled_deletion_date: Math.floor(Date.now() / 1000) - 1 }));
