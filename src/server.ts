@@ -176,7 +176,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
         // the queues are written to the data folder for the next start.
         clearInterval(deletionTimer);
         h.queues.close(null);
-        stopRetention();
+        await stopRetention();
         await server.stop(false); // stop accepting; in-flight requests finish
         h.queues.close(dataDir);
         await store.close();

@@ -60,23 +60,30 @@ export async function doExpireMessages(h: Hearth, now = Date.now() / 1000): Prom
   return deleted;
 }
 
-/** Runs the job now and then hourly; returns a stop function. */
-export function startRetentionJob(h: Hearth, intervalMs = 3600_000): () => void {
-  let running = false;
-  const run = async () => {
-    if (running) return;
-    running = true;
-    try {
-      await doExpireMessages(h);
-      await doExpireUnclaimedUploads(h);
-      await doExpireTusUploads(h);
-    } catch (e) {
-      console.error("Message retention job failed; it will retry:", e);
-    } finally {
-      running = false;
-    }
+/**
+ * Runs the job now and then hourly. The returned stop waits for a run in progress, so
+ * a server that stops right after starting does not close the store under it.
+ */
+export function startRetentionJob(h: Hearth, intervalMs = 3600_000): () => Promise<void> {
+  let running: Promise<void> | null = null;
+  const run = () => {
+    running ??= (async () => {
+      try {
+        await doExpireMessages(h);
+        await doExpireUnclaimedUploads(h);
+        await doExpireTusUploads(h);
+      } catch (e) {
+        console.error("Message retention job failed; it will retry:", e);
+      } finally {
+        running = null;
+      }
+    })();
+    return running;
   };
   void run();
   const timer = setInterval(run, intervalMs);
-  return () => clearInterval(timer);
+  return async () => {
+    clearInterval(timer);
+    await running;
+  };
 }
