@@ -169,6 +169,16 @@ describe("who may read an upload", () => {
     expect((await fetchAs("cordelia", url)).status).toBe(200);
   });
 
+  test("a non-ASCII file name survives the URL, the Markdown link and the download", async () => {
+    const { url, filename } = await upload("hamlet", "Ünïcødé café.txt", "accents");
+    expect(filename).toBe("Ünïcødé café.txt");
+    expect(url).toEndWith("/" + encodeURIComponent("Ünïcødé-café.txt"));
+    expectSuccess(await s.as("hamlet").post("/messages", { type: "private", to: [s.users.othello.id], content: `[café](${url})` }));
+    const res = await fetchAs("othello", url);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-disposition")).toContain(`filename*=UTF-8''${encodeURIComponent("Ünïcødé café.txt")}`);
+  });
+
   test("has:attachment narrows to messages linking uploads", async () => {
     const { url } = await upload("hamlet", "narrow.txt", "x");
     const id = await sendToChannel("hamlet", "Verona", `[narrow.txt](${url})`);
