@@ -37,6 +37,8 @@ import { scheduledMessagesRoutes } from "./api/scheduled_messages";
 import { eventsRoutes } from "./api/events";
 import { settingsRoutes } from "./api/settings";
 import { presenceRoutes } from "./api/presence";
+import { uploadsRoutes } from "./api/uploads";
+import { tusRoutes } from "./api/tus";
 
 export interface RunningServer {
   h: Hearth;
@@ -78,7 +80,8 @@ export function createHearth(store: Store, config: ServerConfig): Hearth {
 /** Assembles the HTTP application: every resource's routes plus JSON 404s. */
 export function buildApp(h: Hearth) {
   const app = new Elysia();
-  for (const routes of [...avatarRoutes(h), ...emojiRoutes(h)]) app.use(routes.app);
+  for (const routes of [...avatarRoutes(h), ...emojiRoutes(h), ...uploadsRoutes(h)]) app.use(routes.app);
+  app.use(tusRoutes(h));
   return app
     .use(serverRoutes(h).app)
     .use(usersRoutes(h).app)
@@ -182,7 +185,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
         // the queues are written to the data folder for the next start.
         clearInterval(deletionTimer);
         h.queues.close(null);
-        stopRetention();
+        await stopRetention();
         await scheduledDelivery.stop();
         await server.stop(false); // stop accepting; in-flight requests finish
         h.queues.close(dataDir);

@@ -11,11 +11,12 @@ export interface RawResponse {
   body: string;
 }
 
-export function rawGet(baseUrl: string, rawPath: string): Promise<RawResponse> {
+export function rawGet(baseUrl: string, rawPath: string, headers: Record<string, string> = {}): Promise<RawResponse> {
   const { hostname, port } = new URL(baseUrl);
   return new Promise((resolve, reject) => {
     const socket = connect({ host: hostname, port: Number(port) }, () => {
-      socket.write(`GET ${rawPath} HTTP/1.1\r\nHost: ${hostname}:${port}\r\nConnection: close\r\n\r\n`);
+      const extra = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join("");
+      socket.write(`GET ${rawPath} HTTP/1.1\r\nHost: ${hostname}:${port}\r\n${extra}Connection: close\r\n\r\n`);
     });
     const chunks: Buffer[] = [];
     socket.on("data", (chunk: Buffer) => chunks.push(chunk));

@@ -54,6 +54,7 @@ import {
   type MessageChannel,
 } from "../views/message_channels";
 import { formatMessage, readableMessage, realmSetting, visibleFlags } from "../views/messages";
+import { attachmentView, notifyAttachmentChanges, releaseDeletedMessages, setMessageAttachments, type AttachmentChanges } from "./uploads";
 
 export const MAX_MESSAGE_LENGTH = 10000;
 export const MAX_TOPIC_LENGTH = 60;
@@ -346,6 +347,7 @@ export async function doSendMessage(h: Hearth, sender: UserRecord, req: SendRequ
 
   let firstInChannel = false;
   const startsTopic = target.type === "stream" && h.store.dbs.topics.get([target.channel.id, topicKey(target.topic)]) === undefined;
+  let attachmentChanges: AttachmentChanges = { updated: [], removed: [] };
   // Every check ran above, so this phase only writes (Store.commitInfallible), unless
   // the caller's hook may still abandon the send (scheduled delivery): then it must
   // be able to roll back.
@@ -375,6 +377,7 @@ export async function doSendMessage(h: Hearth, sender: UserRecord, req: SendRequ
     };
     insertMessage(h.store, record, flagsByUser);
     req.alsoInTransaction?.(id);
+    if (record.has_attachment) attachmentChanges = setMessageAttachments(h, sender, id, rendered.linkUrls);
     if (target.type === "stream") {
       // The channels layer shows these (`first_message_id`, `is_recently_active`).
       // `is_recently_active` needs minute precision at most, so busy channels are rewritten once a minute.
@@ -395,6 +398,7 @@ export async function doSendMessage(h: Hearth, sender: UserRecord, req: SendRequ
     );
   }
   notifyNewMessage(h, sender, message, flagsByUser, req);
+  await notifyAttachmentChanges(h, attachmentChanges);
   if (target.type !== "stream" || sender.is_system_bot) return { id: message.id };
   const mentioned = [...flagsByUser].filter(([id, bits]) => id !== sender.id && (bits & MessageFlag.mentioned) !== 0).map(([id]) => id);
   const policy = await doAutomaticTopicPolicies(h, sender, target.channel.id, target.topic, startsTopic, mentioned);
@@ -683,6 +687,7 @@ export async function checkEditMessage(h: Hearth, user: UserRecord, messageId: n
   if (content !== undefined) checkGroupMentionPermission(h, user, content);
   const rendered = content !== undefined ? renderMessageContent(h, user, content) : undefined;
 
+  let attachmentChanges: ReturnType<typeof setMessageAttachments> = { updated: [], removed: [], detached: [] };
   const result = await h.store.commit(() => {
     const changes: { before: MessageRecord; after: MessageRecord }[] = [];
     for (const id of ids) {
@@ -698,6 +703,8 @@ export async function checkEditMessage(h: Hearth, user: UserRecord, messageId: n
         after.rendered_content = rendered.html;
         after.is_me_message = /^\/me /.test(content);
         Object.assign(after, linkProperties(rendered.linkUrls));
+        // Only the sender edits content, so their rights decide which links claim uploads.
+        attachmentChanges = setMessageAttachments(h, user, id, rendered.linkUrls);
       }
       if (newTopic !== undefined) {
         entry.prev_topic = before.topic;
@@ -765,8 +772,9 @@ export async function checkEditMessage(h: Hearth, user: UserRecord, messageId: n
   }
   notifyUpdateMessage(h, user, message, result.changes, result.holders, req, now);
   notifyFirstMessageIds(h, result.firstIdChanges);
+  await notifyAttachmentChanges(h, attachmentChanges);
   if (moving) await sendMoveNotifications(h, user, message, result.changes.length, newChannel, newTopic, req);
-  return { detached_uploads: [] };
+  return { detached_uploads: attachmentChanges.detached.map((a) => attachmentView(h, a)) };
 }
 
 
@@ -867,6 +875,7 @@ export async function checkDeleteMessage(h: Hearth, user: UserRecord, messageId:
 
 /** Deletes messages with every row and index entry; notifies everyone who could see them. */
 export async function doDeleteMessages(h: Hearth, ids: number[]): Promise<void> {
+  let attachmentChanges: AttachmentChanges = { updated: [], removed: [] };
   const { deleted, firstIdChanges } = await h.store.commit(() => {
     const out: { message: MessageRecord; audience: number[] }[] = [];
     for (const id of ids) {
@@ -876,6 +885,7 @@ export async function doDeleteMessages(h: Hearth, ids: number[]): Promise<void> 
       out.push({ message: m, audience: [...new Set([...holders.keys(), ...audienceOf(h, m)])] });
       deleteMessageRows(h.store, m, holders);
     }
+    attachmentChanges = releaseDeletedMessages(h, out.map((d) => d.message.id));
     const channelIds = out.filter((d) => d.message.type === "stream").map((d) => d.message.channel_id!);
     return { deleted: out, firstIdChanges: refreshFirstMessageIds(h, channelIds) };
   });
@@ -900,6 +910,7 @@ export async function doDeleteMessages(h: Hearth, ids: number[]): Promise<void> 
     h.events.publish({ ...event, type: "delete_message", message_ids: messageIds.sort((a, b) => a - b) }, audience);
   }
   notifyFirstMessageIds(h, firstIdChanges);
+  await notifyAttachmentChanges(h, attachmentChanges);
 }
 
 type FirstIdChange = { channel: MessageChannel; first: number | null };

@@ -1,3 +1,5 @@
+import { rmSync } from "node:fs";
+import { uploadsRoot } from "../store/uploads";
 import type { Store } from "../store/db";
 import type { Hearth } from "../context";
 import { badRequest, mustBeOwner } from "../errors";
@@ -135,5 +137,7 @@ export async function runRealmDeletionIfDue(store: Store, now = Date.now() / 100
     noteUsersRewritten(store);
     putRealm(store, { ...realm, data_deleted: true });
   });
+  // The uploaded files are the organization's data too; their records just went.
+  rmSync(uploadsRoot(store), { recursive: true, force: true });
   return true;
 }

@@ -3,6 +3,8 @@ import { allChannels } from "../store/channels";
 import { getMessage, idsInRange } from "../store/messages";
 import { realmMessageRetentionDays } from "../access/groups";
 import { doDeleteMessages } from "./messages";
+import { doExpireUnclaimedUploads } from "./uploads";
+import { doExpireTusUploads } from "./tus";
 
 /**
  * Message retention (Zulip's `archive_messages`): messages older than their channel's
@@ -10,6 +12,8 @@ import { doDeleteMessages } from "./messages";
  * deleted with their flags and index rows; direct messages follow the organization
  * setting. The job is idempotent and resumes from the data itself, so a crash midway
  * loses nothing: the next run (at start and every hour) finishes the work.
+ * Uploads follow their messages (doDeleteMessages removes files no message links any
+ * more); the same job removes uploads never shared and abandoned resumable uploads.
  */
 const BATCH = 1000;
 const DAY = 86400;
@@ -56,21 +60,30 @@ export async function doExpireMessages(h: Hearth, now = Date.now() / 1000): Prom
   return deleted;
 }
 
-/** Runs the job now and then hourly; returns a stop function. */
-export function startRetentionJob(h: Hearth, intervalMs = 3600_000): () => void {
-  let running = false;
-  const run = async () => {
-    if (running) return;
-    running = true;
-    try {
-      await doExpireMessages(h);
-    } catch (e) {
-      console.error("Message retention job failed; it will retry:", e);
-    } finally {
-      running = false;
-    }
+/**
+ * Runs the job now and then hourly. The returned stop waits for a run in progress, so
+ * a server that stops right after starting does not close the store under it.
+ */
+export function startRetentionJob(h: Hearth, intervalMs = 3600_000): () => Promise<void> {
+  let running: Promise<void> | null = null;
+  const run = () => {
+    running ??= (async () => {
+      try {
+        await doExpireMessages(h);
+        await doExpireUnclaimedUploads(h);
+        await doExpireTusUploads(h);
+      } catch (e) {
+        console.error("Message retention job failed; it will retry:", e);
+      } finally {
+        running = null;
+      }
+    })();
+    return running;
   };
   void run();
   const timer = setInterval(run, intervalMs);
-  return () => clearInterval(timer);
+  return async () => {
+    clearInterval(timer);
+    await running;
+  };
 }

@@ -90,6 +90,17 @@ export const KEYSPACES = {
   scheduledMessages: "scheduled_messages",
   /** [deliverAt, scheduledId] → ownerId: the delivery queue, only items still to attempt (not delivered, not failed) */
   scheduledDue: "scheduled_due",
+  // Uploaded files (Zulip's Attachment): bytes on disk under `<data>/uploads/<path_id>`, metadata here.
+  /** attachmentId → AttachmentRecord (src/store/uploads.ts), `message_ids` listing the messages that link it */
+  attachments: "attachments",
+  /** path_id → attachmentId */
+  attachmentsByPath: "attachments_by_path",
+  /** [ownerId, attachmentId] → true */
+  userAttachments: "user_attachments",
+  /** [messageId, attachmentId] → true; mirror of `message_ids`, for deleting and editing messages */
+  messageAttachments: "message_attachments",
+  /** uploadId → TusUpload: a resumable upload in progress; its bytes so far are `<data>/uploads/partial/<uploadId>` */
+  tusUploads: "tus_uploads",
 } as const;
 
 export type KeyspaceName = keyof typeof KEYSPACES;

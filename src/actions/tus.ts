@@ -1,0 +1,123 @@
+import { randomBytes } from "node:crypto";
+import { chmodSync, mkdirSync } from "node:fs";
+import { open, stat, unlink } from "node:fs/promises";
+import { join } from "node:path";
+import type { Hearth } from "../context";
+import { ApiError } from "../errors";
+import { getTusUpload, partialUploadsDir, uploadsRoot, type AttachmentRecord, type TusUpload } from "../store/uploads";
+import type { UserRecord } from "../store/users";
+import { doAdoptPartialFile, MAX_UPLOAD_BYTES } from "./uploads";
+
+/**
+ * tus 1.0.0 resumable uploads (core, creation, termination). The bytes received so
+ * far are the partial file itself: its size is the upload's offset, so an upload
+ * survives a server restart or a dropped connection with nothing else to recover.
+ */
+
+export const tusError = (status: number, message: string) => new ApiError(message, "BAD_REQUEST", status);
+
+export function partialFilePath(h: Hearth, id: string): string {
+  return join(partialUploadsDir(h.store), id);
+}
+
+/** Bytes received so far. */
+export async function tusOffset(h: Hearth, upload: TusUpload): Promise<number> {
+  try {
+    return (await stat(partialFilePath(h, upload.id))).size;
+  } catch {
+    return 0;
+  }
+}
+
+/** The caller's own upload; anyone else's is as absent as a made-up ID. */
+export function accessTusUpload(h: Hearth, user: UserRecord, id: string): TusUpload {
+  const upload = /^[A-Za-z0-9_-]{1,64}$/.test(id) ? getTusUpload(h.store, id) : undefined;
+  if (!upload || upload.owner_id !== user.id) throw tusError(404, "Upload not found");
+  return upload;
+}
+
+export async function doCreateTusUpload(h: Hearth, owner: UserRecord, input: { length: number; filename: string; filetype: string }): Promise<TusUpload> {
+  if (input.length > MAX_UPLOAD_BYTES) throw tusError(413, "File is larger than this server's configured maximum upload size.");
+  const dir = partialUploadsDir(h.store);
+  mkdirSync(uploadsRoot(h.store), { recursive: true, mode: 0o700 });
+  chmodSync(uploadsRoot(h.store), 0o700);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const upload: TusUpload = {
+    id: randomBytes(18).toString("base64url"),
+    owner_id: owner.id,
+    length: input.length,
+    filename: input.filename,
+    filetype: input.filetype,
+    created: Math.floor(Date.now() / 1000),
+  };
+  const path = partialFilePath(h, upload.id);
+  await (await open(path, "wx", 0o600)).close();
+  try {
+    await h.store.commit(() => h.store.dbs.tusUploads.put(upload.id, upload));
+  } catch (e) {
+    await unlink(path).catch(() => {});
+    throw e;
+  }
+  return upload;
+}
+
+/** One PATCH at a time per upload: two writers at the same offset would interleave bytes. */
+const writing = new Set<string>();
+
+/**
+ * Appends a PATCH body at `offset`. Bytes that arrived before a dropped connection
+ * are kept and synced (tus: the client asks HEAD for the offset and resumes). Returns
+ * the attachment once the last byte is in.
+ */
+export async function doAppendTusUpload(h: Hearth, owner: UserRecord, upload: TusUpload, offset: number, body: ReadableStream<Uint8Array> | null): Promise<{ offset: number; attachment?: AttachmentRecord }> {
+  if (writing.has(upload.id)) throw tusError(409, "Another request is writing this upload");
+  writing.add(upload.id);
+  try {
+    const current = await tusOffset(h, upload);
+    if (offset !== current) throw tusError(409, "Upload-Offset does not match the upload's offset");
+    let written = current;
+    const handle = await open(partialFilePath(h, upload.id), "a", 0o600);
+    try {
+      if (body) {
+        try {
+          for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
+            if (written + chunk.length > upload.length) throw tusError(413, "Body exceeds the upload's declared length");
+            await handle.write(chunk);
+            written += chunk.length;
+          }
+        } catch (e) {
+          // A dropped connection keeps what arrived; an over-long body is refused.
+          if (e instanceof ApiError) throw e;
+        }
+      }
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    if (written < upload.length) return { offset: written };
+    // The upload record goes in the attachment's commit: never both, never neither.
+    const attachment = await doAdoptPartialFile(
+      h,
+      owner,
+      partialFilePath(h, upload.id),
+      { name: upload.filename, contentType: upload.filetype, size: upload.length },
+      () => h.store.dbs.tusUploads.remove(upload.id),
+    );
+    return { offset: written, attachment };
+  } finally {
+    writing.delete(upload.id);
+  }
+}
+
+export async function doTerminateTusUpload(h: Hearth, upload: TusUpload): Promise<void> {
+  if (writing.has(upload.id)) throw tusError(409, "Another request is writing this upload");
+  await h.store.commit(() => h.store.dbs.tusUploads.remove(upload.id));
+  await unlink(partialFilePath(h, upload.id)).catch(() => {});
+}
+
+/** Uploads abandoned for a day are removed (run by the retention job). */
+export async function doExpireTusUploads(h: Hearth, now = Date.now() / 1000): Promise<number> {
+  const stale = [...h.store.dbs.tusUploads.getRange({})].map(({ value }) => value as TusUpload).filter((u) => now - u.created > 86400);
+  for (const upload of stale) await doTerminateTusUpload(h, upload);
+  return stale.length;
+}
