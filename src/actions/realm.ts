@@ -4,7 +4,8 @@ import type { Store } from "../store/db";
 import type { Hearth } from "../context";
 import { badRequest, mustBeOwner } from "../errors";
 import { getRealm, putRealm, REALM_ID, type Realm } from "../store/realm";
-import { BotType, EmailVisibility, noteUsersRewritten, putUser, Role, type UserRecord } from "../store/users";
+import { BotType, EmailVisibility, putUser, Role, type UserRecord } from "../store/users";
+import { StoreCache } from "../store/cache";
 import { generateApiKey, hashPasswordSync } from "../auth/credentials";
 import { ensureAvatarSalt } from "../store/avatars";
 import { activeUserIds, checkEmailAddress, checkFullName } from "./users";
@@ -134,7 +135,7 @@ export async function runRealmDeletionIfDue(store: Store, now = Date.now() / 100
   if (!realm?.deactivated || realm.data_deleted || !realm.scheduled_deletion_date || now < realm.scheduled_deletion_date) return false;
   await store.commit(() => {
     for (const [name, db] of Object.entries(store.dbs)) if (name !== "meta") db.clearSync();
-    noteUsersRewritten(store);
+    StoreCache.invalidateAll(store);
     putRealm(store, { ...realm, data_deleted: true });
   });
   // The uploaded files are the organization's data too; their records just went.

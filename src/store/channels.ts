@@ -1,4 +1,5 @@
 import type { Store } from "./db";
+import { StoreCache } from "./cache";
 import type { GroupSettingValue } from "./user_groups";
 
 /** The per-channel group settings (Zulip's Stream permission fields), in the API's order. */
@@ -107,17 +108,24 @@ export function isSubscribed(store: Store, channelId: number, userId: number): b
 
 /** Writes a subscription row and its per-user mirror; call only inside `commit`. */
 export function putSubscription(store: Store, sub: SubscriptionRecord): void {
+  subscriberCache.invalidate(store);
   store.dbs.subscriptions.put([sub.channel_id, sub.user_id], sub);
   store.dbs.userSubscriptions.put([sub.user_id, sub.channel_id], sub.active);
 }
 
+/** Every channel message reads its channel's subscribers: decoding each row every time was costly. */
+const subscriberCache = new StoreCache<number, readonly number[]>();
+
 /** Active subscriber IDs of a channel, ascending (deactivated users included; filter where it matters). */
 export function subscriberIds(store: Store, channelId: number): number[] {
-  const ids: number[] = [];
-  for (const { key, value } of store.dbs.subscriptions.getRange({ start: [channelId], end: [channelId, Infinity] })) {
-    if ((value as SubscriptionRecord).active) ids.push((key as [number, number])[1]);
-  }
-  return ids;
+  const ids = subscriberCache.get(store, channelId, () => {
+    const found: number[] = [];
+    for (const { key, value } of store.dbs.subscriptions.getRange({ start: [channelId], end: [channelId, Infinity] })) {
+      if ((value as SubscriptionRecord).active) found.push((key as [number, number])[1]);
+    }
+    return found;
+  });
+  return [...ids];
 }
 
 /** Every subscription row of a user (active and former), by channel ID. */

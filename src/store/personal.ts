@@ -1,12 +1,17 @@
 import type { Store } from "./db";
+import { StoreCache } from "./cache";
 
 /** Per-user state that only its owner sees: alert words, muted users, saved snippets. */
 
+/** Every message checks each recipient's alert words. */
+const alertWordCache = new StoreCache<number, readonly string[]>();
+
 export function getAlertWords(store: Store, userId: number): string[] {
-  return (store.dbs.alertWords.get(userId) as string[] | undefined) ?? [];
+  return [...alertWordCache.get(store, userId, () => (store.dbs.alertWords.get(userId) as string[] | undefined) ?? [])];
 }
 
 export function putAlertWords(store: Store, userId: number, words: string[]): void {
+  alertWordCache.invalidate(store);
   if (words.length === 0) store.dbs.alertWords.remove(userId);
   else store.dbs.alertWords.put(userId, words);
 }

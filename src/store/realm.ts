@@ -1,4 +1,5 @@
 import type { Store } from "./db";
+import { StoreCache } from "./cache";
 
 /** The organization; one per data folder. */
 export interface Realm {
@@ -24,12 +25,11 @@ export function getRealm(store: Store): Realm | undefined {
   return store.dbs.meta.get("realm") as Realm | undefined;
 }
 
-/** Counts realm writes in this process (see userWriteVersion). */
-let realmWrites = 0;
-export const realmWriteVersion = () => realmWrites;
+/** Only its version is used: caches derived from the realm check it (see StoreCache). */
+const realmCache = new StoreCache<"realm", Realm | undefined>();
+export const realmWriteVersion = () => realmCache.version;
 
 export function putRealm(store: Store, realm: Realm): void {
-  realmWrites++;
-  store.afterCommit(() => realmWrites++);
+  realmCache.invalidate(store);
   store.dbs.meta.put("realm", realm);
 }

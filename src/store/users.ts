@@ -1,4 +1,5 @@
 import type { Store } from "./db";
+import { StoreCache } from "./cache";
 
 export const Role = {
   OWNER: 100,
@@ -43,24 +44,11 @@ export interface UserRecord {
   settings: Record<string, unknown>;
 }
 
-/**
- * Decoded user records by ID, per store, valid while no user is written. Every
- * request (authentication) and every fan-out (recipients) reads users, so decoding
- * them again each time was a large share of the work. Reads inside a transaction
- * bypass it: they may see writes that roll back. Treat returned records as immutable.
- */
-const userCaches = new WeakMap<Store, { version: number; users: Map<number, UserRecord> }>();
+/** Every request (authentication) and every fan-out (recipients) reads users. */
+const userCache = new StoreCache<number, UserRecord | undefined>();
 
 export function getUser(store: Store, id: number): UserRecord | undefined {
-  if (store.inTransaction) return store.dbs.users.get(id) as UserRecord | undefined;
-  let cache = userCaches.get(store);
-  if (!cache || cache.version !== userWrites) userCaches.set(store, (cache = { version: userWrites, users: new Map() }));
-  let user = cache.users.get(id);
-  if (user === undefined) {
-    user = store.dbs.users.get(id) as UserRecord | undefined;
-    if (user !== undefined) cache.users.set(id, user);
-  }
-  return user;
+  return userCache.get(store, id, () => store.dbs.users.get(id) as UserRecord | undefined);
 }
 
 export function getUserByEmail(store: Store, email: string): UserRecord | undefined {
@@ -68,26 +56,12 @@ export function getUserByEmail(store: Store, email: string): UserRecord | undefi
   return id === undefined ? undefined : getUser(store, id);
 }
 
-/**
- * Counts user writes in this process (one server per data folder, so every write goes
- * through here): caches of user records are valid while it is unchanged. It moves
- * when a user is written and again when that transaction ends (committed or rolled
- * back), so nothing read in between outlives the write.
- */
-let userWrites = 0;
-export const userWriteVersion = () => userWrites;
-
-/** For writes that bypass putUser (wiping the store): forget every cached user. */
-export function noteUsersRewritten(store: Store): void {
-  userWrites++;
-  store.afterCommit(() => userWrites++);
-}
+/** Moves whenever a user record is written (see StoreCache): caches of users check it. */
+export const userWriteVersion = () => userCache.version;
 
 /** Writes a user and keeps the email index in step; call only inside `commit`. */
 export function putUser(store: Store, user: UserRecord, previousEmail?: string): void {
-  userWrites++;
-  // Again once the commit lands: a reader between now and then saw the old record.
-  store.afterCommit(() => userWrites++);
+  userCache.invalidate(store);
   if (previousEmail !== undefined && previousEmail.toLowerCase() !== user.email.toLowerCase()) {
     store.dbs.usersByEmail.remove(previousEmail.toLowerCase());
   }

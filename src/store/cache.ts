@@ -1,0 +1,45 @@
+import type { Store } from "./db";
+
+/**
+ * Decoded records kept in memory, per store, while nothing of their kind is written.
+ * Writers call `invalidate` inside their transaction; the version moves then and
+ * again when that transaction ends (committed or rolled back), so nothing a reader
+ * saw in between outlives the write. Reads inside a transaction bypass the cache:
+ * they may see writes that roll back. Cached values are shared: treat them as
+ * immutable.
+ */
+export class StoreCache<K, V> {
+  private static readonly all: StoreCache<unknown, unknown>[] = [];
+
+  /** For writes that bypass the usual writers (wiping the store): forget everything. */
+  static invalidateAll(store: Store): void {
+    for (const cache of StoreCache.all) cache.invalidate(store);
+  }
+
+  private writes = 0;
+  private readonly caches = new WeakMap<Store, { version: number; values: Map<K, V> }>();
+
+  constructor() {
+    StoreCache.all.push(this as StoreCache<unknown, unknown>);
+  }
+
+  /** Changes whenever the cached kind of record is written (for caches derived from it). */
+  get version(): number {
+    return this.writes;
+  }
+
+  invalidate(store: Store): void {
+    this.writes++;
+    store.afterCommit(() => this.writes++);
+  }
+
+  get(store: Store, key: K, load: () => V): V {
+    if (store.inTransaction) return load();
+    let cache = this.caches.get(store);
+    if (!cache || cache.version !== this.writes) this.caches.set(store, (cache = { version: this.writes, values: new Map() }));
+    if (cache.values.has(key)) return cache.values.get(key)!;
+    const value = load();
+    cache.values.set(key, value);
+    return value;
+  }
+}
