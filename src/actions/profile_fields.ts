@@ -3,6 +3,7 @@ import { badRequest, mustBeAdmin } from "../errors";
 import { getProfileData, getProfileField, getProfileFields, ProfileFieldType, type CustomProfileField } from "../store/profile_fields";
 import { allUsers, getUser, type UserRecord } from "../store/users";
 import { isAdmin } from "../views/users";
+import { renderDescription } from "../markdown/description";
 import { profileFieldView } from "../views/profile_fields";
 import { activeUserIds, notifyRealmUser } from "./users";
 
@@ -238,11 +239,17 @@ export async function doSetProfileData(h: Hearth, target: UserRecord, changes: P
     for (const c of changes) {
       if (!getProfileField(h.store, c.id)) throw badRequest(`Field id ${c.id} not found.`);
       if (c.value === "") h.store.dbs.profileData.remove([target.id, c.id]);
-      else h.store.dbs.profileData.put([target.id, c.id], c.value);
+      else {
+        // Short and long text are Markdown in Zulip: their HTML is stored beside them.
+        const type = getProfileField(h.store, c.id)!.type;
+        const markdown = type === ProfileFieldType.SHORT_TEXT || type === ProfileFieldType.LONG_TEXT;
+        h.store.dbs.profileData.put([target.id, c.id], markdown ? { value: c.value, rendered_value: renderDescription(c.value) } : { value: c.value });
+      }
     }
   });
   const current = getProfileData(h.store, target.id);
   for (const c of changes) {
-    notifyRealmUser(h, "update", target, { custom_profile_field: { id: c.id, value: current.get(c.id) ?? null } });
+    const stored = current.get(c.id);
+    notifyRealmUser(h, "update", target, { custom_profile_field: stored ? { id: c.id, ...stored } : { id: c.id, value: null } });
   }
 }

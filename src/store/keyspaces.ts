@@ -38,7 +38,7 @@ export const KEYSPACES = {
   userTopics: "user_topics",
   /** fieldId → CustomProfileField */
   profileFields: "profile_fields",
-  /** [userId, fieldId] → value text (a JSON list of user IDs for Users fields) */
+  /** [userId, fieldId] → ProfileValue: `value` text (a JSON list of user IDs for Users fields), `rendered_value` for text fields */
   profileData: "profile_data",
   /** userId → UploadedAvatar (absent: the generated default avatar) */
   avatars: "avatars",

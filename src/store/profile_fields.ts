@@ -33,11 +33,17 @@ export function getProfileField(store: Store, id: number): CustomProfileField | 
   return store.dbs.profileFields.get(id) as CustomProfileField | undefined;
 }
 
+/** A stored value, with its HTML for the text types that Zulip renders as Markdown. */
+export interface ProfileValue {
+  value: string;
+  rendered_value?: string;
+}
+
 /** The user's values by field ID. */
-export function getProfileData(store: Store, userId: number): Map<number, string> {
-  const out = new Map<number, string>();
+export function getProfileData(store: Store, userId: number): Map<number, ProfileValue> {
+  const out = new Map<number, ProfileValue>();
   for (const { key, value } of store.dbs.profileData.getRange({ start: [userId], end: [userId, Infinity] })) {
-    out.set((key as number[])[1], value as string);
+    out.set((key as number[])[1], typeof value === "string" ? { value } : (value as ProfileValue));
   }
   return out;
 }

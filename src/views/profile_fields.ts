@@ -34,6 +34,6 @@ export const PROFILE_FIELD_TYPES: Record<string, { id: number; name: string }> =
 /** `profile_data` of a user object: `{ "<field id>": { value } }` for every field with a value. */
 export function profileDataView(h: Hearth, userId: number): Record<string, { value: string; rendered_value?: string }> {
   const out: Record<string, { value: string; rendered_value?: string }> = {};
-  for (const [id, value] of getProfileData(h.store, userId)) out[String(id)] = { value };
+  for (const [id, stored] of getProfileData(h.store, userId)) out[String(id)] = { ...stored };
   return out;
 }

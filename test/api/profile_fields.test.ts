@@ -63,13 +63,14 @@ describe("custom profile fields", () => {
     const user = expectSuccess(await s.as("othello").get(`/users/${s.users.hamlet.id}`, { include_custom_profile_fields: true }));
     expectSchema(GetUserResponse, user);
     expect(user.user.profile_data).toEqual({
-      [byName.Phone.id]: { value: "+45 1234" },
+      // Text fields also carry their Markdown rendering, as in Zulip.
+      [byName.Phone.id]: { value: "+45 1234", rendered_value: "<p>+45 1234</p>" },
       [byName.Team.id]: { value: "b" },
       [byName.Birthday.id]: { value: "1600-02-29" },
       [byName.Mentor.id]: { value: JSON.stringify([s.users.othello.id]) },
     });
     const updates = published.ofType("realm_user").map((e) => e.event.person);
-    expect(updates).toContainEqual({ user_id: s.users.hamlet.id, custom_profile_field: { id: byName.Phone.id, value: "+45 1234" } });
+    expect(updates).toContainEqual({ user_id: s.users.hamlet.id, custom_profile_field: { id: byName.Phone.id, value: "+45 1234", rendered_value: "<p>+45 1234</p>" } });
     expectSuccess(await s.as("hamlet").delete("/users/me/profile_data", { data: [byName.Phone.id] }));
     const after = expectSuccess(await s.as("othello").get(`/users/${s.users.hamlet.id}`, { include_custom_profile_fields: true })).user;
     expect(after.profile_data[byName.Phone.id]).toBeUndefined();
