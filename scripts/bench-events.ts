@@ -82,10 +82,17 @@ async function serveHearth() {
   });
 }
 
-/** Child process: the baseline — per-client in-memory queues, long-poll, no auth. */
+/**
+ * Child process: the baseline — per-client in-memory queues, long-poll, no auth, no
+ * store. Its events carry a message object of the same shape and size as Hearth's
+ * (the payload clients must receive either way), serialized once per send as Hearth
+ * does, so the comparison measures server overhead rather than payload size.
+ */
 function serveBare() {
-  type Waiter = (events: unknown[]) => void;
-  const queues = Array.from({ length: CLIENTS + 1 }, () => ({ events: [] as { id: number; seq: number }[], next: 0, waiter: null as Waiter | null }));
+  type Waiter = (body: string) => void;
+  type Queued = { id: number; json: string };
+  const queues = Array.from({ length: CLIENTS + 1 }, () => ({ events: [] as Queued[], next: 0, waiter: null as Waiter | null }));
+  const body = (events: Queued[]) => `{"result":"success","msg":"","events":[${events.map((e) => `{"id":${e.id},${e.json}}`).join(",")}]}`;
   const server = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,
@@ -94,12 +101,13 @@ function serveBare() {
       const url = new URL(req.url);
       if (url.pathname === "/send") {
         const seq = Number(url.searchParams.get("seq"));
+        const json = `"type":"message","flags":[],"message":${JSON.stringify(sampleMessage(seq))}`;
         for (const q of queues) {
-          q.events.push({ id: q.next++, seq });
+          q.events.push({ id: q.next++, json });
           if (q.waiter) {
             const w = q.waiter;
             q.waiter = null;
-            queueMicrotask(() => w(q.events.slice()));
+            queueMicrotask(() => w(body(q.events)));
           }
         }
         return Response.json({ result: "success" });
@@ -107,12 +115,37 @@ function serveBare() {
       const q = queues[Number(url.searchParams.get("client"))];
       const last = Number(url.searchParams.get("last"));
       while (q.events.length && q.events[0].id <= last) q.events.shift();
-      if (q.events.length) return Response.json({ events: q.events.slice() });
-      const events = await new Promise<unknown[]>((resolve) => (q.waiter = resolve));
-      return Response.json({ events });
+      const headers = { "content-type": "application/json" };
+      if (q.events.length) return new Response(body(q.events), { headers });
+      return new Response(await new Promise<string>((resolve) => (q.waiter = resolve)), { headers });
     },
   });
   console.log(JSON.stringify({ url: `http://127.0.0.1:${server.port}`, users: [] }));
+}
+
+/** A channel message event's message object, with the fields Zulip (and Hearth) send. */
+function sampleMessage(seq: number) {
+  return {
+    id: 1000 + seq,
+    sender_id: 9,
+    content: `message ${seq}`,
+    recipient_id: 12,
+    timestamp: Math.floor(Date.now() / 1000),
+    client: "bench",
+    subject: "load",
+    topic_links: [],
+    is_me_message: false,
+    reactions: [],
+    submessages: [],
+    sender_full_name: "Owner",
+    sender_email: "owner@bench.test",
+    sender_realm_str: "",
+    display_recipient: "bench",
+    type: "stream",
+    stream_id: 7,
+    avatar_url: "http://127.0.0.1:9991/user_avatars/9/0123456789abcdef0123456789abcdef.png",
+    content_type: "text/x-markdown",
+  };
 }
 
 // ---------------------------------------------------------------- the load
@@ -200,7 +233,7 @@ function bareTarget(url: string): Target {
     },
     async poll(client, last, signal) {
       const res = await fetch(`${url}/poll?client=${client}&last=${last}`, { signal });
-      return ((await res.json()) as any).events;
+      return ((await res.json()) as any).events.map((e: any) => ({ id: e.id, seq: Number(String(e.message.content).split(" ").pop()) }));
     },
     async send(seq) {
       await fetch(`${url}/send?seq=${seq}`, { method: "POST" });
