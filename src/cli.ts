@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { resolve } from "node:path";
 import { doInitRealm, doReactivateRealm } from "./actions/realm";
-import { createHearth, startServer } from "./server";
+import { createHearth, listeningUrl, startServer } from "./server";
 import { Store } from "./store/db";
 import { getRealm } from "./store/realm";
 import { DataFolderLock } from "./lockfile";
@@ -86,7 +86,6 @@ function parseExternalUrl(text: string | undefined): string | null {
   return url.origin + url.pathname.replace(/\/+$/, "");
 }
 
-const defaultRealmUrl = (host: string, port: number) => `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
 
 /** Opens the data folder for a one-off command, holding the lock so no server runs beside it. */
 async function withStore<T>(dataDir: string, fn: (store: Store) => Promise<T>): Promise<T> {
@@ -126,7 +125,7 @@ async function cmdInit(args: string[]) {
       externalUrl,
     }),
   );
-  const realmUrl = externalUrl ?? defaultRealmUrl("127.0.0.1", 9991);
+  const realmUrl = externalUrl ?? listeningUrl("127.0.0.1", 9991);
   const out = { email: result.owner.email, api_key: result.owner.api_key, user_id: result.owner.id, realm_url: realmUrl };
   if (flags.json) printJson(out);
   else console.log(`Created organization "${result.realm.name}" with owner ${out.email} (user ${out.user_id}).\nAPI key: ${out.api_key}`);

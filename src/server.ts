@@ -52,8 +52,12 @@ function envInt(name: string, fallback: number): number {
   return Number.isFinite(v) && v > 0 ? v : fallback;
 }
 
+/** `http://host:port`, with brackets around an IPv6 host. */
+export function listeningUrl(host: string, port: number): string {
+  return `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
+}
+
 export function createHearth(store: Store, config: ServerConfig): Hearth {
-  let boundUrl = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${config.port}`;
   const h: Hearth = {
     store,
     config,
@@ -66,14 +70,13 @@ export function createHearth(store: Store, config: ServerConfig): Hearth {
     },
     realmUrl() {
       const external = config.externalUrl ?? getRealm(store)?.external_url ?? null;
-      return (external ?? boundUrl).replace(/\/+$/, "");
+      return (external ?? listeningUrl(config.host, config.port)).replace(/\/+$/, "");
     },
     realmHost() {
       return new URL(h.realmUrl()).hostname;
     },
   };
   h.events.attach(h.queues);
-  (h as any)._setBoundUrl = (url: string) => (boundUrl = url);
   return h;
 }
 
@@ -172,8 +175,9 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     throw e;
   }
   const port = server.port!;
-  const url = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`;
-  (h as any)._setBoundUrl(url);
+  // Port 0 asked for any free port: the realm URL is the one actually bound.
+  h.config.port = port;
+  const url = listeningUrl(config.host, port);
   let stopped: Promise<void> | null = null;
   return {
     h,
