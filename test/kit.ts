@@ -122,6 +122,8 @@ export class ApiClient {
 }
 
 export interface TestServer {
+  /** Creates (or joins) a channel through the API as `owner`, subscribing `members` too; returns its ID. */
+  createChannel(owner: CastName, name: string, members: CastName[], extra?: Params): Promise<number>;
   url: string;
   server: RunningServer;
   dataDir: string;
@@ -185,6 +187,11 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     dataDir,
     users,
     as,
+    async createChannel(owner, name, members, extra = {}) {
+      const principals = members.map((m) => users[m].id);
+      expectSuccess(await as(owner).post("/users/me/subscriptions", { subscriptions: [{ name }], principals, ...extra }));
+      return expectSuccess(await as(owner).get("/get_stream_id", { stream: name })).stream_id;
+    },
     anonymous: () => new ApiClient(server.url, null, null),
     createUser,
     async stop() {

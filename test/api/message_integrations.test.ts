@@ -8,9 +8,7 @@ let s: TestServer;
 let denmark: number;
 beforeAll(async () => {
   s = await startTestServer();
-  const principals = ["iago", "hamlet", "othello", "cordelia"].map((n) => (s.users as any)[n].id);
-  expectSuccess(await s.as("iago").post("/users/me/subscriptions", { subscriptions: [{ name: "Denmark" }], principals }));
-  denmark = expectSuccess(await s.as("iago").get("/get_stream_id", { stream: "Denmark" })).stream_id;
+  denmark = await s.createChannel("iago", "Denmark", ["iago", "hamlet", "othello", "cordelia"]);
 });
 afterAll(() => s.stop());
 

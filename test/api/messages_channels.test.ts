@@ -12,17 +12,11 @@ let recorded: ReturnType<typeof recordPublished>;
 let denmark: number;
 let secret: number;
 
-async function createChannel(owner: string, name: string, members: string[], extra: Record<string, unknown> = {}): Promise<number> {
-  const principals = members.map((m) => (s.users as any)[m].id);
-  expectSuccess(await s.as(owner as any).post("/users/me/subscriptions", { subscriptions: [{ name }], principals, ...extra }));
-  return expectSuccess(await s.as(owner as any).get("/get_stream_id", { stream: name })).stream_id;
-}
-
 beforeAll(async () => {
   s = await startTestServer();
   recorded = recordPublished(s);
-  denmark = await createChannel("iago", "Denmark", ["iago", "hamlet", "othello", "polonius"]);
-  secret = await createChannel("iago", "secret", ["iago", "hamlet"], { invite_only: true });
+  denmark = await s.createChannel("iago", "Denmark", ["iago", "hamlet", "othello", "polonius"]);
+  secret = await s.createChannel("iago", "secret", ["iago", "hamlet"], { invite_only: true });
 });
 afterAll(() => s.stop());
 
@@ -81,7 +75,7 @@ describe("channel messages", () => {
   });
 
   test("guests see only channels they are subscribed to", async () => {
-    const other = await createChannel("iago", "Elsinore", ["iago"]);
+    const other = await s.createChannel("iago", "Elsinore", ["iago"]);
     const id = await send("iago", other, "t", "guests keep out");
     expectError(await s.as("polonius").get(`/messages/${id}`), 400, "BAD_REQUEST", "Invalid message(s)");
     expectError(await s.as("polonius").post("/messages", { type: "channel", to: other, topic: "t", content: "x" }), 400, "BAD_REQUEST");
@@ -171,7 +165,7 @@ describe("channel messages", () => {
   });
 
   test("move to another channel gives new subscribers rows; resolve topic; is:resolved", async () => {
-    const target = await createChannel("iago", "Norway", ["iago", "cordelia", "hamlet"]);
+    const target = await s.createChannel("iago", "Norway", ["iago", "cordelia", "hamlet"]);
     const a = await send("hamlet", denmark, "migrate", "moving out");
     expectSuccess(await s.as("hamlet").patch(`/messages/${a}`, { stream_id: target, propagate_mode: "change_all" }));
     const got = expectSuccess(await s.as("cordelia").get(`/messages/${a}`));
@@ -234,7 +228,7 @@ describe("channel messages", () => {
 
   test("retention removes expired channel messages with their rows", async () => {
     const h = s.server.h;
-    const keep = await createChannel("iago", "ephemeral", ["iago", "hamlet"]);
+    const keep = await s.createChannel("iago", "ephemeral", ["iago", "hamlet"]);
     const old = await send("hamlet", keep, "t", "old message");
     const fresh = await send("hamlet", keep, "t", "fresh message");
     await h.store.commit(() => {
@@ -251,7 +245,7 @@ describe("channel messages", () => {
   });
 
   test("protected history: new subscribers of a private channel see only what they received; admins without subscription see nothing", async () => {
-    const vault = await createChannel("hamlet", "vault", ["hamlet"], { invite_only: true, history_public_to_subscribers: false });
+    const vault = await s.createChannel("hamlet", "vault", ["hamlet"], { invite_only: true, history_public_to_subscribers: false });
     const before = await send("hamlet", vault, "t", "before othello");
     await send("hamlet", vault, "hidden topic", "before othello too");
     expectSuccess(await s.as("hamlet").post("/users/me/subscriptions", { subscriptions: [{ name: "vault" }], principals: [s.users.othello.id] }));
@@ -270,7 +264,7 @@ describe("channel messages", () => {
 
   test("who may post: can_send_message_group and archived channels", async () => {
     const admins = expectSuccess(await s.as("iago").get("/user_groups")).user_groups.find((g: any) => g.name === "role:administrators").id;
-    const announce = await createChannel("iago", "announce", ["iago", "hamlet"], { can_send_message_group: admins });
+    const announce = await s.createChannel("iago", "announce", ["iago", "hamlet"], { can_send_message_group: admins });
     expectError(await s.as("hamlet").post("/messages", { type: "channel", to: announce, topic: "t", content: "x" }), 400, "BAD_REQUEST", "You do not have permission to post in this channel.");
     await send("iago", announce, "t", "official");
   });

@@ -17,9 +17,7 @@ const tickLater = () => deliverDueScheduledMessages(s.server.h, Date.now() / 100
 
 beforeAll(async () => {
   s = await startTestServer();
-  const principals = ["iago", "hamlet", "othello", "cordelia"].map((n) => (s.users as any)[n].id);
-  expectSuccess(await s.as("iago").post("/users/me/subscriptions", { subscriptions: [{ name: "Denmark" }], principals }));
-  denmark = expectSuccess(await s.as("iago").get("/get_stream_id", { stream: "Denmark" })).stream_id;
+  denmark = await s.createChannel("iago", "Denmark", ["iago", "hamlet", "othello", "cordelia"]);
 });
 afterAll(() => s.stop());
 

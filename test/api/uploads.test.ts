@@ -13,19 +13,13 @@ let s: TestServer;
 let published: ReturnType<typeof recordPublished>;
 let realmId: number;
 
-async function createChannel(owner: CastName, name: string, members: CastName[], extra: Record<string, unknown> = {}): Promise<number> {
-  const principals = members.map((m) => s.users[m].id);
-  expectSuccess(await s.as(owner).post("/users/me/subscriptions", { subscriptions: [{ name }], principals, ...extra }));
-  return expectSuccess(await s.as(owner).get("/get_stream_id", { stream: name })).stream_id;
-}
-
 beforeAll(async () => {
   s = await startTestServer();
   published = recordPublished(s);
   realmId = getRealm(s.server.h.store)!.id;
-  await createChannel("iago", "Denmark", ["iago", "hamlet", "othello", "polonius"]);
-  await createChannel("iago", "Verona", ["iago", "hamlet", "othello"]);
-  await createChannel("iago", "secret", ["iago", "hamlet"], { invite_only: true });
+  await s.createChannel("iago", "Denmark", ["iago", "hamlet", "othello", "polonius"]);
+  await s.createChannel("iago", "Verona", ["iago", "hamlet", "othello"]);
+  await s.createChannel("iago", "secret", ["iago", "hamlet"], { invite_only: true });
 });
 afterAll(() => s.stop());
 
@@ -308,7 +302,7 @@ describe("GET /attachments, DELETE /attachments/{id}, events", () => {
 
   test("message retention removes files no remaining message links", async () => {
     const { url } = await upload("hamlet", "old.txt", "old");
-    await createChannel("desdemona", "Ephemeral", ["desdemona", "hamlet"], { message_retention_days: 1 });
+    await s.createChannel("desdemona", "Ephemeral", ["desdemona", "hamlet"], { message_retention_days: 1 });
     await sendToChannel("hamlet", "Ephemeral", `[old.txt](${url})`);
     const file = join(s.dataDir, "uploads", decodeURIComponent(url.slice("/user_uploads/".length)));
     expect(existsSync(file)).toBe(true);
