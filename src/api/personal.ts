@@ -8,6 +8,7 @@ import { doMuteUser, doUnmuteUser } from "../actions/muted_users";
 import { doCreateSavedSnippet, doDeleteSavedSnippet, doEditSavedSnippet } from "../actions/saved_snippets";
 import { getAlertWords, getSavedSnippets, getUserStatus } from "../store/personal";
 import { checkUpdateUserStatus, statusView } from "../actions/user_status";
+import { doPutBotStorage, doRemoveBotStorage, getBotStorage } from "../actions/bot_storage";
 import { accessUser } from "../actions/users";
 
 /** The caller's own settings that only they see: alert words, muted users, saved snippets. */
@@ -48,6 +49,18 @@ export function personalRoutes(h: Hearth) {
     .get("/users/:user_id/status", {}, ({ path }) => {
       const target = accessUser(h, pathId(path.user_id, "user ID"), { allowDeactivated: true });
       return { status: statusView(getUserStatus(h.store, target.id), target) };
+    })
+    // Key-value storage for bots (zulip_bots' StateHandler), per account.
+    .get("/bot_storage", { params: { keys: param.json(t.Array(t.String())).optional() } }, ({ user, params }) => ({
+      storage: getBotStorage(h, user, params.keys),
+    }))
+    .put("/bot_storage", { params: { storage: param.json(t.Record(t.String(), t.String())) } }, async ({ user, params }) => {
+      await doPutBotStorage(h, user, params.storage);
+      return {};
+    })
+    .delete("/bot_storage", { params: { keys: param.json(t.Array(t.String())).optional() } }, async ({ user, params }) => {
+      await doRemoveBotStorage(h, user, params.keys);
+      return {};
     })
     .get("/saved_snippets", {}, ({ user }) => ({ saved_snippets: getSavedSnippets(h.store, user.id) }))
     .post("/saved_snippets", { params: { title: param.string(), content: param.string() } }, async ({ user, params }) => ({

@@ -24,6 +24,8 @@ export const KEYSPACES = {
   savedSnippets: "saved_snippets",
   /** [userId, "apns" | "fcm", token] → { appid, registered } (push delivery is off; tokens are kept for when it exists) */
   pushDevices: "push_devices",
+  /** [userId, key] → value: a bot's key-value storage (Zulip's BotStorageData) */
+  botStorage: "bot_storage",
   /** emojiId → RealmEmoji (deactivated ones kept: old messages still show them) */
   realmEmoji: "realm_emoji",
   /** folderId → ChannelFolder (archived ones kept) */

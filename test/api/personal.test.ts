@@ -88,3 +88,22 @@ describe("saved snippets", () => {
     expectError(await s.as("hamlet").post("/saved_snippets", { title: "x" }), 400, "REQUEST_VARIABLE_MISSING");
   });
 });
+
+describe("bot storage (zulip_bots' StateHandler)", () => {
+  test("put, get all or some keys, remove some or all; storage is per account", async () => {
+    const bot = expectSuccess(await s.as("hamlet").post("/bots", { full_name: "State bot", short_name: "statebot" }));
+    const client = s.as({ id: bot.user_id, email: `statebot-bot@${new URL(s.url).hostname}`, apiKey: bot.api_key, name: "statebot" });
+    expectSuccess(await client.put("/bot_storage", { storage: { score: "10", "player name": "Ophelia" } }));
+    expect(expectSuccess(await client.get("/bot_storage")).storage).toEqual({ score: "10", "player name": "Ophelia" });
+    expect(expectSuccess(await client.get("/bot_storage", { keys: ["score"] })).storage).toEqual({ score: "10" });
+    expectError(await client.get("/bot_storage", { keys: ["nope"] }), 400, "BAD_REQUEST", "Key does not exist.");
+    expect(expectSuccess(await s.as("hamlet").get("/bot_storage")).storage).toEqual({});
+    expectError(await client.put("/bot_storage", { storage: { score: 11 } }), 400, "BAD_REQUEST");
+    expectSuccess(await client.delete("/bot_storage", { keys: ["score"] }));
+    expectError(await client.delete("/bot_storage", { keys: ["score"] }), 400, "BAD_REQUEST", "Key does not exist.");
+    expectSuccess(await client.delete("/bot_storage"));
+    expect(expectSuccess(await client.get("/bot_storage")).storage).toEqual({});
+    expectError(await client.put("/bot_storage", { storage: { big: "x".repeat(10_000_000) } }), 400, "BAD_REQUEST", "Request exceeds storage limit by 3 characters. The limit is 10000000 characters.");
+    expect(expectSuccess(await client.get("/bot_storage")).storage).toEqual({});
+  });
+});
