@@ -3,6 +3,7 @@ import type { Hearth } from "../context";
 import { ApiRoutes } from "../http/route";
 import { param } from "../http/params";
 import { pathId } from "../http/path";
+import { doAddPlayground, doRemovePlayground } from "../actions/playgrounds";
 import { doAddLinkifier, doRemoveLinkifier, doReorderLinkifiers, doUpdateLinkifier, getLinkifiers } from "../actions/linkifiers";
 
 const linkifierParams = {
@@ -27,6 +28,16 @@ export function linkifierRoutes(h: Hearth) {
     })
     .delete("/realm/filters/:filter_id", {}, async ({ user, path }) => {
       await doRemoveLinkifier(h, user, pathId(path.filter_id, "linkifier ID"));
+      return {};
+    })
+    // Code playgrounds: like linkifiers, organization-wide links built from templates.
+    .post(
+      "/realm/playgrounds",
+      { params: { name: param.string(), pygments_language: param.string(), url_template: param.string() } },
+      async ({ user, params }) => ({ id: await doAddPlayground(h, user, params) }),
+    )
+    .delete("/realm/playgrounds/:playground_id", {}, async ({ user, path }) => {
+      await doRemovePlayground(h, user, pathId(path.playground_id, "playground ID"));
       return {};
     });
 }

@@ -26,6 +26,8 @@ export const KEYSPACES = {
   pushDevices: "push_devices",
   /** [userId, key] → value: a bot's key-value storage (Zulip's BotStorageData) */
   botStorage: "bot_storage",
+  /** playgroundId → RealmPlayground (code playgrounds for code blocks) */
+  realmPlaygrounds: "realm_playgrounds",
   /** emojiId → RealmEmoji (deactivated ones kept: old messages still show them) */
   realmEmoji: "realm_emoji",
   /** folderId → ChannelFolder (archived ones kept) */

@@ -9,6 +9,7 @@ import { getNavigationViews } from "../actions/navigation_views";
 import { getRealmDomains, realmDomainView } from "../actions/realm_domains";
 import { getLinkifiers } from "../actions/linkifiers";
 import { getChannelFolders } from "../actions/channel_folders";
+import { getPlaygrounds } from "../actions/playgrounds";
 import { realmEmojiDict } from "./realm_emoji";
 import { userSetting } from "./settings";
 import { getProfileFields } from "../store/profile_fields";
@@ -73,3 +74,5 @@ defineStatePart("realm_linkifiers", ["realm_linkifiers"], ({ h, capabilities }) 
 }));
 
 defineStatePart("channel_folders", ["channel_folder"], ({ h }) => ({ channel_folders: getChannelFolders(h) }));
+
+defineStatePart("realm_playgrounds", ["realm_playgrounds"], ({ h }) => ({ realm_playgrounds: getPlaygrounds(h) }));

@@ -182,7 +182,6 @@ defineStatePart("presences", ["presence"], ({ h, slimPresence, presenceHistoryLi
 const placeholders: [string, string[] | ((ctx: StateContext) => boolean), () => Record<string, unknown>][] = [
   ["onboarding_steps", ["onboarding_steps"], () => ({ onboarding_steps: [] })],
   ["realm_filters", ["realm_filters"], () => ({ realm_filters: [] })],
-  ["realm_playgrounds", ["realm_playgrounds"], () => ({ realm_playgrounds: [] })],
   ["realm_embedded_bots", ["realm_embedded_bots"], () => ({ realm_embedded_bots: [] })],
   ["realm_incoming_webhook_bots", ["realm_incoming_webhook_bots"], () => ({ realm_incoming_webhook_bots: [] })],
   ["realm_default_stream_groups", ["default_stream_groups"], () => ({ realm_default_stream_groups: [] })],

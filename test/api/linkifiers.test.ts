@@ -71,3 +71,23 @@ describe("linkifiers", () => {
     expectError(await s.as("iago").patch("/realm/linkifiers", { ordered_linkifier_ids: [] }), 400, "BAD_REQUEST");
   });
 });
+
+describe("code playgrounds", () => {
+  test("administrators add and remove them; everyone gets realm_playgrounds", async () => {
+    let id = 0;
+    const r = await verifyAction(
+      s,
+      async () => {
+        id = expectSuccess(await s.as("iago").post("/realm/playgrounds", { name: "Python playground", pygments_language: "Python", url_template: "https://python.example.com?code={code}" })).id;
+      },
+      { viewers: ["iago", "hamlet"] },
+    );
+    expect(r.types.hamlet).toEqual(["realm_playgrounds"]);
+    expect(r.events.hamlet[0].realm_playgrounds).toEqual([{ id, name: "Python playground", pygments_language: "Python", url_template: "https://python.example.com?code={code}" }]);
+    expectError(await s.as("hamlet").post("/realm/playgrounds", { name: "X", pygments_language: "Python", url_template: "https://x.test/{code}" }), 400, "UNAUTHORIZED_PRINCIPAL");
+    expectError(await s.as("iago").post("/realm/playgrounds", { name: "X", pygments_language: "Python", url_template: "https://x.test/{x}" }), 400, "BAD_REQUEST", '"code" should be the only variable present in the URL template');
+    expectError(await s.as("iago").post("/realm/playgrounds", { name: "Python playground", pygments_language: "Python", url_template: "https://y.test/{code}" }), 400, "BAD_REQUEST");
+    await verifyAction(s, () => s.as("iago").delete(`/realm/playgrounds/${id}`), { viewers: ["hamlet"] });
+    expectError(await s.as("iago").delete(`/realm/playgrounds/${id}`), 400, "BAD_REQUEST", "Invalid playground");
+  });
+});

@@ -1,0 +1,61 @@
+import type { Hearth } from "../context";
+import { badRequest, mustBeAdmin } from "../errors";
+import type { UserRecord } from "../store/users";
+import { isAdmin } from "../views/users";
+import { activeUserIds } from "./users";
+
+/** A code playground: where a code block of a language can be opened (Zulip's RealmPlayground). */
+export interface RealmPlayground {
+  id: number;
+  name: string;
+  pygments_language: string;
+  url_template: string;
+}
+
+export function getPlaygrounds(h: Hearth): RealmPlayground[] {
+  return [...h.store.dbs.realmPlaygrounds.getRange({})].map((e) => e.value as RealmPlayground);
+}
+
+function notifyPlaygrounds(h: Hearth): void {
+  h.events.publish({ type: "realm_playgrounds", realm_playgrounds: getPlaygrounds(h) }, activeUserIds(h));
+}
+
+function assertAdmin(user: UserRecord): void {
+  if (!isAdmin(user) || user.is_bot) throw mustBeAdmin();
+}
+
+/** FL 196: the template must be a URL with exactly the `{code}` variable. */
+function checkTemplate(template: string): string {
+  if (!/^https?:\/\//i.test(template)) throw badRequest("Invalid URL template.");
+  const variables = [...template.matchAll(/\{([^}]*)\}/g)].map((m) => m[1]);
+  if (variables.length !== 1 || variables[0] !== "code") throw badRequest('"code" should be the only variable present in the URL template');
+  return template;
+}
+
+export async function doAddPlayground(h: Hearth, user: UserRecord, input: Omit<RealmPlayground, "id">): Promise<number> {
+  assertAdmin(user);
+  const name = input.name.trim();
+  const language = input.pygments_language.trim();
+  if (name === "") throw badRequest("Name cannot be blank.");
+  if (!/^[\w+#.-]+( [\w+#.-]+)*$/.test(language) || language.length > 40) throw badRequest("Invalid characters in pygments language");
+  const template = checkTemplate(input.url_template);
+  const id = await h.store.commit(() => {
+    if (getPlaygrounds(h).some((p) => p.name === name && p.pygments_language === language)) {
+      throw badRequest("Realm playground with this Realm, Pygments language and Name already exists.");
+    }
+    const playground: RealmPlayground = { id: h.store.nextId("playground"), name, pygments_language: language, url_template: template };
+    h.store.dbs.realmPlaygrounds.put(playground.id, playground);
+    return playground.id;
+  });
+  notifyPlaygrounds(h);
+  return id;
+}
+
+export async function doRemovePlayground(h: Hearth, user: UserRecord, id: number): Promise<void> {
+  assertAdmin(user);
+  await h.store.commit(() => {
+    if (!h.store.dbs.realmPlaygrounds.get(id)) throw badRequest("Invalid playground");
+    h.store.dbs.realmPlaygrounds.remove(id);
+  });
+  notifyPlaygrounds(h);
+}
