@@ -251,6 +251,9 @@ function applyCoreEvent(state: State, event: ApiEventJson): void {
       list.sort((a, b) => (a.domain < b.domain ? -1 : 1));
       return;
     }
+    case "realm_user_settings_defaults":
+      state.realm_user_settings_defaults[event.property] = event.value;
+      return;
     case "realm_playgrounds":
       state.realm_playgrounds = event.realm_playgrounds;
       return;

@@ -1,5 +1,5 @@
 import type { Hearth } from "../context";
-import { badRequest } from "../errors";
+import { badRequest, mustBeAdmin } from "../errors";
 import { hashPassword, verifyPassword } from "../auth/credentials";
 import { EmailVisibility, getUser, putUser, type UserRecord } from "../store/users";
 import { apiEmail, isAdmin } from "../views/users";
@@ -8,9 +8,12 @@ import {
   LANGUAGE_NAMES,
   LEGACY_DISPLAY_SETTINGS,
   LEGACY_NOTIFICATION_SETTINGS,
+  realmUserDefaults,
   USER_SETTINGS,
   userSetting,
+  userSettingsDefaultsView,
 } from "../views/settings";
+import { getRealm, putRealm } from "../store/realm";
 import { requireRealm } from "../views/realm";
 import { realmSetting, SERVER_LIMITS } from "../views/realm-settings";
 import { activeUserIds, checkFullName, notifyRealmBot, notifyRealmUser } from "./users";
@@ -136,5 +139,34 @@ export async function checkUpdateSettings(
       h.events.publish({ type: "realm_user", op: "update", person: { user_id: after.id, email: apiEmail(h, after) } }, activeUserIds(h));
     }
     notifyRealmUser(h, "update", after, { delivery_email: after.email });
+  }
+}
+
+/**
+ * `PATCH /realm/user_settings_defaults` (administrators): what new accounts start
+ * with; existing accounts keep theirs. One `realm_user_settings_defaults` update
+ * event per changed setting, to everyone.
+ */
+export async function checkUpdateUserSettingsDefaults(h: Hearth, actor: UserRecord, changes: Record<string, unknown>): Promise<void> {
+  if (!isAdmin(actor) || actor.is_bot) throw mustBeAdmin();
+  if (changes.email_address_visibility !== undefined && !Object.values(EmailVisibility).includes(changes.email_address_visibility as never)) {
+    throw badRequest("Invalid email_address_visibility");
+  }
+  if (changes.default_language !== undefined && !(String(changes.default_language) in LANGUAGE_NAMES)) throw badRequest("Invalid default_language");
+  const changed = await h.store.commit(() => {
+    const realm = getRealm(h.store)!;
+    const defaults = { ...realmUserDefaults(realm.settings) };
+    const current = userSettingsDefaultsView(realm.settings);
+    const changed: [string, unknown][] = [];
+    for (const [name, value] of Object.entries(changes)) {
+      if (current[name] === value) continue;
+      defaults[name] = value;
+      changed.push([name, value]);
+    }
+    if (changed.length > 0) putRealm(h.store, { ...realm, settings: { ...realm.settings, user_settings_defaults: defaults } });
+    return changed;
+  });
+  for (const [property, value] of changed) {
+    h.events.publish({ type: "realm_user_settings_defaults", op: "update", property, value }, activeUserIds(h));
   }
 }

@@ -10,6 +10,8 @@ import {
   subscribeToDefaultChannelsInTransaction,
 } from "./channels";
 import { canSeeRealEmail, formatUser, isAdmin, isOwner, isoTimestamp } from "../views/users";
+import { realmUserDefaults } from "../views/settings";
+import { getRealm } from "../store/realm";
 import { avatarUrl } from "../views/avatars";
 
 export const MAX_NAME_LENGTH = 100;
@@ -117,6 +119,12 @@ export interface NewUser {
   pending_first_login?: boolean;
 }
 
+/** The settings a new account starts with: Zulip's defaults overridden by the organization's. */
+function newUserSettings(realmSettings: Record<string, unknown> | undefined): Pick<UserRecord, "settings" | "email_address_visibility"> {
+  const { email_address_visibility, ...settings } = realmUserDefaults(realmSettings);
+  return { settings, email_address_visibility: (email_address_visibility as number | undefined) ?? EmailVisibility.EVERYONE };
+}
+
 /** Builds and stores a new account in one transaction; returns it after it is durable. */
 export async function doCreateUser(h: Hearth, input: NewUser): Promise<UserRecord> {
   const email = checkEmailAddress(input.email);
@@ -144,9 +152,9 @@ export async function doCreateUser(h: Hearth, input: NewUser): Promise<UserRecor
       joined_pending_first_login: input.pending_first_login ?? false,
       avatar_source: "G",
       avatar_version: 1,
-      email_address_visibility: EmailVisibility.EVERYONE,
       is_imported_stub: false,
-      settings: {},
+      // New accounts start from the organization's defaults (PATCH /realm/user_settings_defaults).
+      ...newUserSettings(getRealm(h.store)?.settings),
     };
     putUser(h.store, record);
     return { record, defaultChannels: subscribeToDefaultChannelsInTransaction(h, record) };

@@ -2,7 +2,7 @@ import type { Hearth } from "../context";
 import { ApiRoutes } from "../http/route";
 import { Param, param, type ParamSpecs } from "../http/params";
 import { USER_SETTINGS } from "../views/settings";
-import { checkUpdateSettings } from "../actions/settings";
+import { checkUpdateSettings, checkUpdateUserSettingsDefaults } from "../actions/settings";
 
 /** Every personal setting is a PATCH /settings parameter: strings raw, the rest JSON (Zulip's typed_endpoint). */
 const settingParams: ParamSpecs = {};
@@ -20,7 +20,14 @@ const accountParams = {
 };
 
 export function settingsRoutes(h: Hearth) {
-  return new ApiRoutes(h).patch("/settings", { params: { ...settingParams, ...accountParams } }, async ({ user, params }) => {
+  return new ApiRoutes(h)
+    .patch("/realm/user_settings_defaults", { params: { ...settingParams, email_address_visibility: param.int().optional() } }, async ({ user, params }) => {
+      const changes: Record<string, unknown> = {};
+      for (const [name, value] of Object.entries(params)) if (value !== undefined) changes[name] = value;
+      await checkUpdateUserSettingsDefaults(h, user, changes);
+      return {};
+    })
+    .patch("/settings", { params: { ...settingParams, ...accountParams } }, async ({ user, params }) => {
     const { full_name, email, old_password, new_password, timezone, email_address_visibility, ...rest } = params as Record<string, any>;
     const settings: Record<string, unknown> = {};
     for (const [name, value] of Object.entries(rest)) if (value !== undefined) settings[name] = value;

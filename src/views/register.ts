@@ -5,6 +5,7 @@
  */
 import { defineStatePart, type StateContext } from "../events/state";
 import { allUsers, type UserRecord } from "../store/users";
+import { getRealm } from "../store/realm";
 import { botView } from "../actions/users";
 import { formatUser, isAdmin, isGuest, isModerator, isOwner } from "./users";
 import { avatarUrl } from "./avatars";
@@ -92,8 +93,8 @@ defineStatePart("realm", ["realm"], ({ h }) => {
   return state;
 });
 
-defineStatePart("realm_user_settings_defaults", ["realm_user_settings_defaults"], () => ({
-  realm_user_settings_defaults: userSettingsDefaultsView(),
+defineStatePart("realm_user_settings_defaults", ["realm_user_settings_defaults"], ({ h }) => ({
+  realm_user_settings_defaults: userSettingsDefaultsView(getRealm(h.store)?.settings),
 }));
 
 /** A user as one viewer sees it in register (same formatter as GET /users). */

@@ -121,10 +121,17 @@ export function userSettingsView(user: UserRecord): Record<string, unknown> {
 }
 
 /** `realm_user_settings_defaults`: what new users start with. */
-export function userSettingsDefaultsView(): Record<string, unknown> {
+/** The organization's overrides of Zulip's defaults for new users (PATCH /realm/user_settings_defaults). */
+export function realmUserDefaults(realmSettings: Record<string, unknown> | undefined): Record<string, unknown> {
+  return (realmSettings?.user_settings_defaults as Record<string, unknown> | undefined) ?? {};
+}
+
+/** `realm_user_settings_defaults`: what a new user starts with. */
+export function userSettingsDefaultsView(realmSettings?: Record<string, unknown>): Record<string, unknown> {
   const view: Record<string, unknown> = {};
   for (const [name, s] of Object.entries(USER_SETTINGS)) view[name] = s.default;
   view.email_address_visibility = 1;
+  Object.assign(view, realmUserDefaults(realmSettings));
   view.available_notification_sounds = AVAILABLE_NOTIFICATION_SOUNDS;
   view.emojiset_choices = EMOJISET_CHOICES;
   return view;
