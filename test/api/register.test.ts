@@ -269,7 +269,9 @@ describe("state + events stay consistent (verifyAction)", () => {
 
 describe("PATCH /realm/user_settings_defaults", () => {
   test("administrators change what new users start with; everyone gets the update; existing users keep theirs", async () => {
-    const r = await verifyAction(s, () => s.as("iago").patch("/realm/user_settings_defaults", { twenty_four_hour_time: true, email_address_visibility: 3 }), {
+    const settingOf = async (who: "cordelia") => expectSuccess(await s.as(who).post("/register", { fetch_event_types: ["user_settings"] })).user_settings;
+    const before = (await settingOf("cordelia")).twenty_four_hour_time;
+    const r = await verifyAction(s, () => s.as("iago").patch("/realm/user_settings_defaults", { twenty_four_hour_time: !before, email_address_visibility: 3 }), {
       viewers: ["iago", "hamlet"],
     });
     expect(r.types.hamlet).toEqual(["realm_user_settings_defaults/update", "realm_user_settings_defaults/update"]);
@@ -277,9 +279,8 @@ describe("PATCH /realm/user_settings_defaults", () => {
     expectError(await s.as("iago").patch("/realm/user_settings_defaults", { email_address_visibility: 9 }), 400, "BAD_REQUEST");
     const fresh = await s.createUser("newcomer");
     const state = expectSuccess(await s.as(fresh).post("/register", { fetch_event_types: ["user_settings"] }));
-    expect(state.user_settings.twenty_four_hour_time).toBe(true);
+    expect(state.user_settings.twenty_four_hour_time).toBe(!before);
     expect(state.user_settings.email_address_visibility).toBe(3);
-    const hamlet = expectSuccess(await s.as("hamlet").post("/register", { fetch_event_types: ["user_settings"] }));
-    expect(hamlet.user_settings.twenty_four_hour_time).toBe(false);
+    expect((await settingOf("cordelia")).twenty_four_hour_time).toBe(before);
   });
 });
