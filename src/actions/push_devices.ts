@@ -1,0 +1,34 @@
+import type { Hearth } from "../context";
+import { ApiError, badRequest } from "../errors";
+import type { UserRecord } from "../store/users";
+
+/**
+ * Legacy push-token registration (what the Zulip mobile app calls below feature
+ * level 468). Hearth has no push service (`push_notifications_enabled: false`), so
+ * tokens are validated and stored for when it has one; no events concern them.
+ */
+export type PushTokenKind = "apns" | "fcm";
+
+const MAX_TOKEN_LENGTH = 4096;
+const deviceNotRecognized = () => new ApiError("Device not recognized", "INVALID_PUSH_DEVICE_TOKEN", 400);
+
+function checkToken(kind: PushTokenKind, token: string): string {
+  const t = token.trim();
+  if (t === "" || t.length > MAX_TOKEN_LENGTH) throw badRequest("Empty or invalid length token");
+  if (kind === "apns" && !/^([0-9a-fA-F]{2})+$/.test(t)) throw badRequest("Invalid APNS token");
+  return t;
+}
+
+export async function doRegisterPushToken(h: Hearth, user: UserRecord, kind: PushTokenKind, token: string, appid: string | null): Promise<void> {
+  const t = checkToken(kind, token);
+  if (appid !== null && !/^[.a-zA-Z0-9-]+$/.test(appid)) throw badRequest("Invalid app ID");
+  await h.store.commit(() => h.store.dbs.pushDevices.put([user.id, kind, t], { appid, registered: Math.floor(Date.now() / 1000) }));
+}
+
+export async function doRemovePushToken(h: Hearth, user: UserRecord, kind: PushTokenKind, token: string): Promise<void> {
+  const t = checkToken(kind, token);
+  await h.store.commit(() => {
+    if (h.store.dbs.pushDevices.get([user.id, kind, t]) === undefined) throw deviceNotRecognized();
+    h.store.dbs.pushDevices.remove([user.id, kind, t]);
+  });
+}
