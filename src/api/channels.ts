@@ -3,7 +3,7 @@ import { Type as t } from "@sinclair/typebox";
 import type { Hearth } from "../context";
 import { badRequest } from "../errors";
 import { ApiRoutes } from "../http/route";
-import { param, type Param } from "../http/params";
+import { param } from "../http/params";
 import {
   checkArchiveChannel,
   checkSetDefaultChannel,
@@ -26,7 +26,7 @@ import {
   type TopicsPolicy,
 } from "../store/channels";
 import type { GroupSettingValue } from "../store/user_groups";
-import { GroupSettingValue as GroupSettingValueSchema } from "../schemas/common";
+import { groupSettingParams } from "../http/group_params";
 import { activeSubscriberIds, formatChannel, formatChannelWithDefault } from "../views/channels";
 // Also registers the channel parts of POST /register.
 import { subscriptionsState } from "../views/channel_state";
@@ -42,23 +42,11 @@ const retentionParam = () =>
   param.jsonOrString(t.Union([t.Integer(), t.Literal("realm_default"), t.Literal("unlimited"), t.Literal("forever")])).optional();
 const topicsPolicyParam = () => param.jsonOrString(t.Union(TOPICS_POLICIES.map((p) => t.Literal(p)))).optional();
 
-/** The eleven channel permissions as initial values (subscribe) … */
-const groupParams = Object.fromEntries(CHANNEL_GROUP_SETTINGS.map((name) => [name, param.json(GroupSettingValueSchema).optional()])) as Record<
-  ChannelGroupSettingName,
-  Param<typeof GroupSettingValueSchema, false>
->;
-/** … and as Zulip's update form `{new, old}` (PATCH /streams). */
-const GroupSettingUpdate = t.Object({ new: GroupSettingValueSchema, old: t.Optional(GroupSettingValueSchema) });
-const groupUpdateParams = Object.fromEntries(CHANNEL_GROUP_SETTINGS.map((name) => [name, param.json(GroupSettingUpdate).optional()])) as Record<
-  ChannelGroupSettingName,
-  Param<typeof GroupSettingUpdate, false>
->;
-
-function pickGroups<V>(params: Record<string, unknown>): Partial<Record<ChannelGroupSettingName, V>> {
-  const out: Partial<Record<ChannelGroupSettingName, V>> = {};
-  for (const name of CHANNEL_GROUP_SETTINGS) if (params[name] !== undefined) out[name] = params[name] as V;
-  return out;
-}
+/** The eleven channel permissions: initial values (subscribe) and `{new, old}` updates (PATCH /streams). */
+const channelGroupParams = groupSettingParams(CHANNEL_GROUP_SETTINGS);
+const groupParams = channelGroupParams.initial;
+const groupUpdateParams = channelGroupParams.update;
+const pickGroups = channelGroupParams.pick;
 
 export function channelsRoutes(h: Hearth) {
   return new ApiRoutes(h)

@@ -2,8 +2,8 @@ import { Type as t } from "@sinclair/typebox";
 import type { Hearth } from "../context";
 import { ApiError, badRequest } from "../errors";
 import { ApiRoutes } from "../http/route";
-import { param, type Param } from "../http/params";
-import { GroupSettingValue as GroupSettingValueSchema } from "../schemas/common";
+import { param } from "../http/params";
+import { groupSettingParams } from "../http/group_params";
 import { USER_GROUP_SETTINGS, type GroupSettingValue, type UserGroupSettingName } from "../store/user_groups";
 import { accessUserGroupForRead, directMemberIds, directSubgroupIds, recursiveMemberIds, recursiveSubgroupIds } from "../access/groups";
 import { checkCreateUserGroup, checkDeactivateUserGroup, checkUpdateUserGroup, checkUpdateUserGroupMembership, checkUpdateUserGroupSubgroups } from "../actions/user_groups";
@@ -21,23 +21,11 @@ const groupIdOf = (path: Record<string, string>) => pathId(path.user_group_id, "
 
 const IdList = t.Array(t.Integer());
 
-/** The six group permissions as initial values (create) … */
-const settingParams = Object.fromEntries(USER_GROUP_SETTINGS.map((name) => [name, param.json(GroupSettingValueSchema).optional()])) as Record<
-  UserGroupSettingName,
-  Param<typeof GroupSettingValueSchema, false>
->;
-/** … and in Zulip's update form `{new, old}` (PATCH). */
-const GroupSettingUpdate = t.Object({ new: GroupSettingValueSchema, old: t.Optional(GroupSettingValueSchema) });
-const settingUpdateParams = Object.fromEntries(USER_GROUP_SETTINGS.map((name) => [name, param.json(GroupSettingUpdate).optional()])) as Record<
-  UserGroupSettingName,
-  Param<typeof GroupSettingUpdate, false>
->;
-
-function pickSettings<V>(params: Record<string, unknown>): Partial<Record<UserGroupSettingName, V>> {
-  const out: Partial<Record<UserGroupSettingName, V>> = {};
-  for (const name of USER_GROUP_SETTINGS) if (params[name] !== undefined) out[name] = params[name] as V;
-  return out;
-}
+/** The six group permissions: initial values (create) and `{new, old}` updates (PATCH). */
+const userGroupParams = groupSettingParams(USER_GROUP_SETTINGS);
+const settingParams = userGroupParams.initial;
+const settingUpdateParams = userGroupParams.update;
+const pickSettings = userGroupParams.pick;
 
 export function userGroupsRoutes(h: Hearth) {
   return new ApiRoutes(h)
