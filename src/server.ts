@@ -7,7 +7,7 @@ import { QueueManager } from "./events/queues";
 import { realmSetting } from "./views/realm-settings";
 import { FailureLimiter } from "./auth/ratelimit";
 import { DataFolderLock } from "./lockfile";
-import { errorResponse, jsonResponse } from "./http/route";
+import { ApiRoutes, errorResponse, jsonResponse } from "./http/route";
 import { ApiError } from "./errors";
 import { getRealm } from "./store/realm";
 import { serverRoutes } from "./api/server";
@@ -83,28 +83,33 @@ export function createHearth(store: Store, config: ServerConfig): Hearth {
 /** Assembles the HTTP application: every resource's routes plus JSON 404s. */
 export function buildApp(h: Hearth) {
   const app = new Elysia();
-  for (const routes of [...avatarRoutes(h), ...emojiRoutes(h), ...uploadsRoutes(h)]) app.use(routes.app);
-  app.use(tusRoutes(h));
+  const resources = [
+    ...avatarRoutes(h),
+    ...emojiRoutes(h),
+    ...uploadsRoutes(h),
+    tusRoutes(h),
+    serverRoutes(h),
+    usersRoutes(h),
+    personalRoutes(h),
+    profileFieldRoutes(h),
+    userTopicRoutes(h),
+    draftRoutes(h),
+    pushRoutes(h),
+    realmRoutes(h),
+    navigationViewRoutes(h),
+    linkifierRoutes(h),
+    channelFolderRoutes(h),
+    staticAssetRoutes(h),
+    channelsRoutes(h),
+    userGroupsRoutes(h),
+    messagesRoutes(h),
+    scheduledMessagesRoutes(h),
+    eventsRoutes(h),
+    settingsRoutes(h),
+    presenceRoutes(h),
+  ];
+  for (const routes of resources) app.use(routes instanceof ApiRoutes ? routes.app : routes);
   return app
-    .use(serverRoutes(h).app)
-    .use(usersRoutes(h).app)
-    .use(personalRoutes(h).app)
-    .use(profileFieldRoutes(h).app)
-    .use(userTopicRoutes(h).app)
-    .use(draftRoutes(h).app)
-    .use(pushRoutes(h).app)
-    .use(realmRoutes(h).app)
-    .use(navigationViewRoutes(h).app)
-    .use(linkifierRoutes(h).app)
-    .use(channelFolderRoutes(h).app)
-    .use(staticAssetRoutes(h))
-    .use(channelsRoutes(h).app)
-    .use(userGroupsRoutes(h).app)
-    .use(messagesRoutes(h).app)
-    .use(scheduledMessagesRoutes(h).app)
-    .use(eventsRoutes(h).app)
-    .use(settingsRoutes(h).app)
-    .use(presenceRoutes(h).app)
     .onError(({ code, error }) => {
       if (error instanceof ApiError) return errorResponse(error);
       if (code === "NOT_FOUND") return jsonResponse({ result: "error", msg: "Not Found", code: "NOT_FOUND" }, 404);
