@@ -1,4 +1,5 @@
 import type { Hearth } from "../context";
+import { assertAdmin } from "../access/roles";
 import { badRequest, mustBeAdmin } from "../errors";
 import { renderDescription } from "../markdown/description";
 import type { UserRecord } from "../store/users";
@@ -37,9 +38,6 @@ export function checkFolderForChannel(h: Hearth, id: number): void {
   if (!folder || folder.is_archived) throw invalidFolderId();
 }
 
-function assertAdmin(user: UserRecord): void {
-  if (!isAdmin(user) || user.is_bot) throw mustBeAdmin();
-}
 
 function checkName(h: Hearth, raw: string, exceptId?: number): string {
   const name = raw.trim();

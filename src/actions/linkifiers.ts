@@ -1,4 +1,5 @@
 import type { Hearth } from "../context";
+import { assertAdmin } from "../access/roles";
 import { badRequest, mustBeAdmin } from "../errors";
 import { getRealm, putRealm } from "../store/realm";
 import type { UserRecord } from "../store/users";
@@ -74,9 +75,6 @@ function checkLinkifier(input: LinkifierInput): Omit<Linkifier, "id"> {
   };
 }
 
-function assertAdmin(user: UserRecord): void {
-  if (!isAdmin(user) || user.is_bot) throw mustBeAdmin();
-}
 
 async function writeLinkifiers(h: Hearth, change: (current: Linkifier[]) => Linkifier[]): Promise<void> {
   const next = await h.store.commit(() => {

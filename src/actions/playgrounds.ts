@@ -1,4 +1,5 @@
 import type { Hearth } from "../context";
+import { assertAdmin } from "../access/roles";
 import { badRequest, mustBeAdmin } from "../errors";
 import type { UserRecord } from "../store/users";
 import { isAdmin } from "../views/users";
@@ -20,9 +21,6 @@ function notifyPlaygrounds(h: Hearth): void {
   h.events.publish({ type: "realm_playgrounds", realm_playgrounds: getPlaygrounds(h) }, activeUserIds(h));
 }
 
-function assertAdmin(user: UserRecord): void {
-  if (!isAdmin(user) || user.is_bot) throw mustBeAdmin();
-}
 
 /** FL 196: the template must be a URL with exactly the `{code}` variable. */
 function checkTemplate(template: string): string {

@@ -1,4 +1,5 @@
 import type { Hearth } from "../context";
+import { assertAdmin } from "../access/roles";
 import { badRequest, mustBeAdmin } from "../errors";
 import { getProfileData, getProfileField, getProfileFields, ProfileFieldType, type CustomProfileField } from "../store/profile_fields";
 import { allUsers, getUser, type UserRecord } from "../store/users";
@@ -24,9 +25,6 @@ export interface FieldInput {
   use_for_user_matching?: boolean;
 }
 
-function assertAdmin(actor: UserRecord): void {
-  if (!isAdmin(actor) || actor.is_bot) throw mustBeAdmin();
-}
 
 /** Validates `field_data` for the field type and returns its stored JSON text. */
 function checkFieldData(type: number, data: unknown): string {

@@ -2,7 +2,8 @@ import { rmSync } from "node:fs";
 import { uploadsRoot } from "../store/uploads";
 import type { Store } from "../store/db";
 import type { Hearth } from "../context";
-import { badRequest, mustBeOwner } from "../errors";
+import { assertOwner } from "../access/roles";
+import { badRequest } from "../errors";
 import { getRealm, putRealm, REALM_ID, type Realm } from "../store/realm";
 import { BotType, EmailVisibility, putUser, Role, type UserRecord } from "../store/users";
 import { StoreCache } from "../store/cache";
@@ -102,7 +103,7 @@ export const MAX_DEACTIVATED_REALM_DELETION_DAYS: number | null = null;
  * passed (null: kept until an administrator reactivates or removes it by hand).
  */
 export async function doDeactivateRealm(h: Hearth, actor: UserRecord, deletionDelayDays: number | null): Promise<void> {
-  if (actor.role !== Role.OWNER || actor.is_bot) throw mustBeOwner();
+  assertOwner(actor);
   if (deletionDelayDays === null && MAX_DEACTIVATED_REALM_DELETION_DAYS !== null) {
     throw badRequest("Data deletion time must be specified.");
   }

@@ -1,4 +1,5 @@
 import type { Hearth } from "../context";
+import { assertOwner } from "../access/roles";
 import { badRequest, mustBeOwner } from "../errors";
 import { Role, type UserRecord } from "../store/users";
 import { activeUserIds } from "./users";
@@ -26,9 +27,6 @@ export function checkDomain(raw: string): string {
   return domain;
 }
 
-function assertOwner(user: UserRecord): void {
-  if (user.role !== Role.OWNER || user.is_bot) throw mustBeOwner();
-}
 
 const domainMissing = (domain: string) => badRequest(`No entry found for domain ${domain}.`);
 

@@ -1,4 +1,5 @@
 import type { Hearth } from "../context";
+import { assertAdmin } from "../access/roles";
 import { badRequest, mustBeAdmin } from "../errors";
 import { hashPassword, verifyPassword } from "../auth/credentials";
 import { EmailVisibility, getUser, putUser, type UserRecord } from "../store/users";
@@ -148,7 +149,7 @@ export async function checkUpdateSettings(
  * event per changed setting, to everyone.
  */
 export async function checkUpdateUserSettingsDefaults(h: Hearth, actor: UserRecord, changes: Record<string, unknown>): Promise<void> {
-  if (!isAdmin(actor) || actor.is_bot) throw mustBeAdmin();
+  assertAdmin(actor);
   if (changes.email_address_visibility !== undefined && !Object.values(EmailVisibility).includes(changes.email_address_visibility as never)) {
     throw badRequest("Invalid email_address_visibility");
   }

@@ -1,4 +1,6 @@
 import type { Hearth } from "../context";
+import { assertAdmin } from "../access/roles";
+import { checkProfileData, doSetProfileData } from "./profile_fields";
 import { badRequest, insufficientPermission, mustBeAdmin, mustBeOwner } from "../errors";
 import { generateApiKey, hashPassword } from "../auth/credentials";
 import { allUsers, BotType, EmailVisibility, getUser, getUserByEmail, putUser, Role, ROLES, type UserRecord } from "../store/users";
@@ -171,7 +173,7 @@ export async function doCreateUser(h: Hearth, input: NewUser): Promise<UserRecor
 
 /** `POST /users`: administrators create accounts. */
 export async function checkCreateUser(h: Hearth, actor: UserRecord, input: { email: string; full_name: string; password: string }) {
-  if (!isAdmin(actor) || actor.is_bot) throw mustBeAdmin();
+  assertAdmin(actor);
   return doCreateUser(h, { ...input, pending_first_login: true });
 }
 
@@ -312,4 +314,30 @@ export async function doRecordFirstLogin(h: Hearth, user: UserRecord): Promise<v
     return next;
   });
   if (updated) notifyRealmUser(h, "update", updated, { date_joined: isoTimestamp(updated.date_joined) });
+}
+
+/** `DELETE /users/{id}` and `POST /users/{id}/reactivate`: administrators only (bots go through /bots). */
+export async function checkSetUserActive(h: Hearth, actor: UserRecord, userId: number, active: boolean): Promise<void> {
+  accessUser(h, userId, { allowDeactivated: true });
+  assertAdmin(actor);
+  await doSetActive(h, actor, userId, active);
+}
+
+/**
+ * `PATCH /users/{id}` (administrators): name, role and profile values. Everything is
+ * checked before anything is written, so a bad profile value leaves the name as it was.
+ */
+export async function checkAdminUpdateUser(
+  h: Hearth,
+  actor: UserRecord,
+  userId: number,
+  changes: { full_name?: string; role?: number; profile_data?: { id: number; value: unknown }[] },
+): Promise<void> {
+  const { profile_data, ...account } = changes;
+  if (account.full_name === undefined && account.role === undefined && profile_data === undefined) throw badRequest("No changes were requested");
+  const target = accessUser(h, userId, { allowDeactivated: true });
+  if (profile_data !== undefined) assertAdmin(actor);
+  const profileChanges = profile_data === undefined ? [] : checkProfileData(h, actor, target, profile_data);
+  if (account.full_name !== undefined || account.role !== undefined) await checkUpdateUser(h, actor, target.id, account);
+  if (profileChanges.length > 0) await doSetProfileData(h, target, profileChanges);
 }

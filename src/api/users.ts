@@ -1,6 +1,5 @@
 import type { Hearth } from "../context";
-import { badRequest, mustBeAdmin } from "../errors";
-import { checkProfileData, doSetProfileData } from "../actions/profile_fields";
+import { badRequest } from "../errors";
 import { ProfileDataUpdate } from "./profile_fields";
 import { ApiRoutes } from "../http/route";
 import { param } from "../http/params";
@@ -9,7 +8,9 @@ import {
   accessUser,
   botView,
   checkCreateBot,
+  checkAdminUpdateUser,
   checkCreateUser,
+  checkSetUserActive,
   checkUpdateUser,
   doRegenerateApiKey,
   doSetActive,
@@ -82,16 +83,7 @@ export function usersRoutes(h: Hearth) {
         },
       },
       async ({ user, params, path }) => {
-        const { profile_data, ...changes } = params;
-        if (changes.full_name === undefined && changes.role === undefined && profile_data === undefined) {
-          throw badRequest("No changes were requested");
-        }
-        const target = accessUser(h, pathUserId(path.user_id), { allowDeactivated: true });
-        // Profile values are all checked before the name or role is written.
-        const profileChanges = profile_data === undefined ? [] : checkProfileData(h, user, target, profile_data);
-        if (profile_data !== undefined && (!isAdmin(user) || user.is_bot)) throw mustBeAdmin();
-        if (changes.full_name !== undefined || changes.role !== undefined) await checkUpdateUser(h, user, target.id, changes);
-        if (profileChanges.length > 0) await doSetProfileData(h, target, profileChanges);
+        await checkAdminUpdateUser(h, user, pathUserId(path.user_id), params);
         return {};
       },
     )
@@ -107,15 +99,12 @@ export function usersRoutes(h: Hearth) {
       "/users/:user_id",
       { params: { deactivation_notification_comment: param.string({ maxLength: 2000 }).optional() } },
       async ({ user, path }) => {
-        const target = accessUser(h, pathUserId(path.user_id), { allowDeactivated: true });
-        if (!isAdmin(user) || user.is_bot) throw badRequest("Must be an organization administrator");
-        await doSetActive(h, user, target.id, false);
+        await checkSetUserActive(h, user, pathUserId(path.user_id), false);
         return {};
       },
     )
     .post("/users/:user_id/reactivate", {}, async ({ user, path }) => {
-      if (!isAdmin(user) || user.is_bot) throw badRequest("Must be an organization administrator");
-      await doSetActive(h, user, pathUserId(path.user_id), true);
+      await checkSetUserActive(h, user, pathUserId(path.user_id), true);
       return {};
     })
     .post("/users/me/api_key/regenerate", {}, async ({ user }) => ({ api_key: await doRegenerateApiKey(h, user) }))

@@ -107,7 +107,7 @@ describe("PATCH /users/{id}, deactivate, reactivate", () => {
   test("deactivation shows is_active false, deactivates the user's bots, and reactivation restores", async () => {
     const u = await s.createUser("lear");
     const bot = expectSuccess(await s.as(u).post("/bots", { full_name: "Lear's bot", short_name: "lear" }));
-    expectError(await s.as("hamlet").delete(`/users/${u.id}`), 400, "BAD_REQUEST");
+    expectError(await s.as("hamlet").delete(`/users/${u.id}`), 400, "UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator");
     expectSuccess(await s.as("iago").delete(`/users/${u.id}`));
     const users = expectSuccess(await s.as("hamlet").get("/users")).members;
     expect(users.find((m: any) => m.user_id === u.id).is_active).toBe(false);

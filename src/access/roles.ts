@@ -1,0 +1,12 @@
+import { mustBeAdmin, mustBeOwner } from "../errors";
+import type { UserRecord } from "../store/users";
+import { isAdmin, isOwner } from "../views/users";
+
+/** Organization administrators (owners included) acting as themselves, never their bots. */
+export function assertAdmin(user: UserRecord): void {
+  if (!isAdmin(user) || user.is_bot) throw mustBeAdmin();
+}
+
+export function assertOwner(user: UserRecord): void {
+  if (!isOwner(user) || user.is_bot) throw mustBeOwner();
+}
