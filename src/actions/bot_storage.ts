@@ -4,12 +4,14 @@ import type { UserRecord } from "../store/users";
 
 /** Zulip's USER_STATE_SIZE_LIMIT: keys and values of one user's storage, in characters. */
 export const BOT_STORAGE_LIMIT = 10_000_000;
+/** Keys are index keys, which LMDB caps at 1978 bytes: 400 characters of up to 4 bytes fit. */
+export const MAX_BOT_STORAGE_KEY_LENGTH = 400;
 
 const keyMissing = () => badRequest("Key does not exist.");
 
 function entries(h: Hearth, userId: number): Map<string, string> {
   const out = new Map<string, string>();
-  for (const { key, value } of h.store.dbs.botStorage.getRange({ start: [userId], end: [userId, "\uffff"] })) {
+  for (const { key, value } of h.store.dbs.botStorage.getRange({ start: [userId], end: [userId + 1] })) {
     out.set((key as [number, string])[1], value as string);
   }
   return out;
@@ -29,6 +31,9 @@ export function getBotStorage(h: Hearth, user: UserRecord, keys?: string[]): Rec
 }
 
 export async function doPutBotStorage(h: Hearth, user: UserRecord, storage: Record<string, string>): Promise<void> {
+  for (const key of Object.keys(storage)) {
+    if (key.length > MAX_BOT_STORAGE_KEY_LENGTH) throw badRequest(`Key is too long (limit: ${MAX_BOT_STORAGE_KEY_LENGTH} characters)`);
+  }
   await h.store.commit(() => {
     const next = entries(h, user.id);
     for (const [k, v] of Object.entries(storage)) next.set(k, v);

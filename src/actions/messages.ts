@@ -12,6 +12,7 @@ import { getChannel, putChannel } from "../store/channels";
 import { channelViewerIds } from "../access/channels";
 import {
   conversationKey,
+  MAX_DM_PARTICIPANTS,
   deleteMessageRows,
   flagList,
   getMessage,
@@ -169,6 +170,7 @@ export function resolveTarget(h: Hearth, sender: UserRecord, type: string, to: u
     else if (typeof to === "string") items = to.split(",").map((s) => s.trim()).filter(Boolean);
     else throw badRequest("Invalid 'to' parameter");
     if (items.length === 0) throw badRequest("Message must have recipients");
+    if (items.length >= MAX_DM_PARTICIPANTS) throw badRequest(`A direct message can have at most ${MAX_DM_PARTICIPANTS - 1} recipients.`);
     const ids = items.map((x) => resolveRecipientUser(h, x).id);
     return { type: "private", userIds: [...new Set([...ids, sender.id])].sort((a, b) => a - b) };
   }

@@ -24,6 +24,8 @@ export const BUILT_IN_VIEWS: ReadonlySet<string> = new Set([
 ]);
 
 export const MAX_VIEW_NAME_LENGTH = 100;
+/** Fragments are index keys, which LMDB caps at 1978 bytes: 400 characters of up to 4 bytes fit. */
+export const MAX_FRAGMENT_LENGTH = 400;
 
 const viewMissing = () => new ApiError("Navigation view does not exist.", "NOT_FOUND", 404);
 
@@ -33,7 +35,7 @@ export function navigationViewView(v: NavigationView): Record<string, unknown> {
 }
 
 export function getNavigationViews(h: Hearth, userId: number): Record<string, unknown>[] {
-  return [...h.store.dbs.navigationViews.getRange({ start: [userId], end: [userId, "\uffff"] })].map((e) => navigationViewView(e.value as NavigationView));
+  return [...h.store.dbs.navigationViews.getRange({ start: [userId], end: [userId + 1] })].map((e) => navigationViewView(e.value as NavigationView));
 }
 
 function checkName(fragment: string, name: string | undefined): string | null {
@@ -52,6 +54,7 @@ function checkName(fragment: string, name: string | undefined): string | null {
 export async function doAddNavigationView(h: Hearth, user: UserRecord, fragment: string, isPinned: boolean, name: string | undefined): Promise<void> {
   const f = fragment.trim();
   if (f === "") throw badRequest("fragment cannot be blank");
+  if (f.length > MAX_FRAGMENT_LENGTH) throw badRequest(`fragment is too long (limit: ${MAX_FRAGMENT_LENGTH} characters)`);
   const view: NavigationView = { fragment: f, is_pinned: isPinned, name: checkName(f, name) };
   await h.store.commit(() => {
     if (h.store.dbs.navigationViews.get([user.id, f])) throw badRequest("Navigation view already exists.");

@@ -188,7 +188,7 @@ function checkValue(h: Hearth, field: CustomProfileField, value: unknown): strin
       if (v.length > MAX_LONG_VALUE) throw fail(`${field.name} is too long (limit: ${MAX_LONG_VALUE} characters)`);
       return v;
     case ProfileFieldType.SELECT:
-      if (!(v in JSON.parse(field.field_data))) throw fail(`'${v}' is not a valid choice for '${field.name}'.`);
+      if (!Object.hasOwn(JSON.parse(field.field_data), v)) throw fail(`'${v}' is not a valid choice for '${field.name}'.`);
       return v;
     case ProfileFieldType.DATE: {
       const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(v);

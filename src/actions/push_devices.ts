@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import type { Hearth } from "../context";
 import { ApiError, badRequest } from "../errors";
 import type { UserRecord } from "../store/users";
@@ -19,16 +20,19 @@ function checkToken(kind: PushTokenKind, token: string): string {
   return t;
 }
 
+/** Tokens may be longer than an LMDB key allows (1978 bytes): rows are keyed by their hash. */
+const tokenKey = (userId: number, kind: PushTokenKind, token: string) => [userId, kind, createHash("sha256").update(token).digest("hex")];
+
 export async function doRegisterPushToken(h: Hearth, user: UserRecord, kind: PushTokenKind, token: string, appid: string | null): Promise<void> {
   const t = checkToken(kind, token);
   if (appid !== null && !/^[.a-zA-Z0-9-]+$/.test(appid)) throw badRequest("Invalid app ID");
-  await h.store.commit(() => h.store.dbs.pushDevices.put([user.id, kind, t], { appid, registered: Math.floor(Date.now() / 1000) }));
+  await h.store.commit(() => h.store.dbs.pushDevices.put(tokenKey(user.id, kind, t), { token: t, appid, registered: Math.floor(Date.now() / 1000) }));
 }
 
 export async function doRemovePushToken(h: Hearth, user: UserRecord, kind: PushTokenKind, token: string): Promise<void> {
-  const t = checkToken(kind, token);
+  const key = tokenKey(user.id, kind, checkToken(kind, token));
   await h.store.commit(() => {
-    if (h.store.dbs.pushDevices.get([user.id, kind, t]) === undefined) throw deviceNotRecognized();
-    h.store.dbs.pushDevices.remove([user.id, kind, t]);
+    if (h.store.dbs.pushDevices.get(key) === undefined) throw deviceNotRecognized();
+    h.store.dbs.pushDevices.remove(key);
   });
 }

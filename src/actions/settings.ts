@@ -39,6 +39,14 @@ function isValidTimezone(zone: string): boolean {
   }
 }
 
+/** Value rules beyond each setting's type, shared by PATCH /settings and the organization defaults. */
+function checkSettingValue(name: string, value: unknown): void {
+  if (name === "default_language" && !Object.hasOwn(LANGUAGE_NAMES, String(value))) throw badRequest("Invalid default_language");
+  if (name === "notification_sound" && value !== "none" && !AVAILABLE_NOTIFICATION_SOUNDS.includes(String(value))) {
+    throw badRequest("Invalid notification sound '" + String(value) + "'");
+  }
+}
+
 /**
  * `PATCH /settings`: the user's own settings, name, time zone, email visibility and
  * password. Only values that actually change are written and announced (Zulip's
@@ -58,10 +66,7 @@ export async function checkUpdateSettings(
     throw badRequest("Email address changes are disabled in this organization.");
   }
   for (const [name, value] of Object.entries(changes.settings)) {
-    if (name === "default_language" && !(String(value) in LANGUAGE_NAMES)) throw badRequest("Invalid default_language");
-    if (name === "notification_sound" && value !== "none" && !AVAILABLE_NOTIFICATION_SOUNDS.includes(String(value))) {
-      throw badRequest("Invalid notification sound '" + String(value) + "'");
-    }
+    checkSettingValue(name, value);
   }
   const fullName = changes.full_name === undefined ? undefined : checkFullName(changes.full_name);
   if (fullName !== undefined && fullName !== user.full_name && realmSetting(realm.settings, "name_changes_disabled") === true && !isAdmin(user)) {
@@ -153,7 +158,7 @@ export async function checkUpdateUserSettingsDefaults(h: Hearth, actor: UserReco
   if (changes.email_address_visibility !== undefined && !Object.values(EmailVisibility).includes(changes.email_address_visibility as never)) {
     throw badRequest("Invalid email_address_visibility");
   }
-  if (changes.default_language !== undefined && !(String(changes.default_language) in LANGUAGE_NAMES)) throw badRequest("Invalid default_language");
+  for (const [name, value] of Object.entries(changes)) checkSettingValue(name, value);
   const changed = await h.store.commit(() => {
     const realm = getRealm(h.store)!;
     const defaults = { ...realmUserDefaults(realm.settings) };

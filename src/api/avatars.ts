@@ -67,7 +67,7 @@ export function avatarRoutes(h: Hearth) {
 }
 
 function redirectToAvatar(h: Hearth, who: string, medium: boolean): Response {
-  const user = /^\d{1,15}$/.test(who) ? getUser(h.store, Number(who)) : findUserByLoginEmail(h, decodeURIComponent(who));
+  const user = /^\d{1,15}$/.test(who) ? getUser(h.store, Number(who)) : findUserByLoginEmail(h, who);
   if (!user) return notFound();
   return new Response(null, { status: 302, headers: { location: avatarUrl(h, user, medium) } });
 }

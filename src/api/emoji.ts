@@ -20,11 +20,11 @@ export function emojiRoutes(h: Hearth) {
     .get("/realm/emoji", {}, () => ({ emoji: realmEmojiDict(h) }))
     .post("/realm/emoji/:emoji_name", {}, async ({ user, files, path }) => {
       if (files.size !== 1) throw badRequest("You must upload exactly one file.");
-      await doAddRealmEmoji(h, user, decodeURIComponent(path.emoji_name), [...files.values()][0]);
+      await doAddRealmEmoji(h, user, path.emoji_name, [...files.values()][0]);
       return {};
     })
     .delete("/realm/emoji/:emoji_name", {}, async ({ user, path }) => {
-      await doDeactivateRealmEmoji(h, user, decodeURIComponent(path.emoji_name));
+      await doDeactivateRealmEmoji(h, user, path.emoji_name);
       return {};
     });
   const data = JSON.stringify(emojiData());

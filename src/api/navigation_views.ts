@@ -1,10 +1,11 @@
 import type { Hearth } from "../context";
 import { ApiRoutes } from "../http/route";
+import { decodePathTail } from "../http/path";
 import { param } from "../http/params";
 import { doAddNavigationView, doRemoveNavigationView, doUpdateNavigationView, getNavigationViews } from "../actions/navigation_views";
 
 /** Fragments may contain slashes (`narrow/is/starred`), so the path is a wildcard. */
-const fragmentOf = (path: Record<string, string>) => decodeURIComponent(path["*"] ?? "");
+const fragmentOf = (path: Record<string, string>) => decodePathTail(path["*"] ?? "", "navigation view fragment");
 
 export function navigationViewRoutes(h: Hearth) {
   return new ApiRoutes(h)

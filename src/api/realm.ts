@@ -13,11 +13,11 @@ export function realmRoutes(h: Hearth) {
       return { new_domain: [added.id, added.domain] };
     })
     .patch("/realm/domains/:domain", { params: { allow_subdomains: param.bool() } }, async ({ user, params, path }) => {
-      await doChangeRealmDomain(h, user, decodeURIComponent(path.domain), params.allow_subdomains);
+      await doChangeRealmDomain(h, user, path.domain, params.allow_subdomains);
       return {};
     })
     .delete("/realm/domains/:domain", {}, async ({ user, path }) => {
-      await doRemoveRealmDomain(h, user, decodeURIComponent(path.domain));
+      await doRemoveRealmDomain(h, user, path.domain);
       return {};
     })
     .post(

@@ -22,7 +22,7 @@ export const KEYSPACES = {
   mutedUsers: "muted_users",
   /** [userId, snippetId] → SavedSnippet */
   savedSnippets: "saved_snippets",
-  /** [userId, "apns" | "fcm", token] → { appid, registered } (push delivery is off; tokens are kept for when it exists) */
+  /** [userId, "apns" | "fcm", sha256(token)] → { token, appid, registered } (push delivery is off; tokens are kept for when it exists) */
   pushDevices: "push_devices",
   /** [userId, key] → value: a bot's key-value storage (Zulip's BotStorageData) */
   botStorage: "bot_storage",

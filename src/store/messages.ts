@@ -83,6 +83,12 @@ export interface MessageRecord {
 export const topicKey = (topic: string) => topic.toLowerCase();
 /** Zulip marks a topic resolved by prefixing its name with this. */
 export const RESOLVED_TOPIC_PREFIX = "✔ ";
+/**
+ * The most people in one direct-message conversation: its member list is part of
+ * index keys, which LMDB caps at 1978 bytes (200 IDs of 7 digits fit).
+ */
+export const MAX_DM_PARTICIPANTS = 200;
+
 export const conversationKey = (userIds: readonly number[]) => [...new Set(userIds)].sort((a, b) => a - b).join(",");
 
 /** Index rows derived from flags: which `userMessageIndex` rows a flags value implies. */
@@ -297,8 +303,9 @@ export function termsWithPrefix(store: Store, prefix: string, limit: number): st
   let start: (string | number)[] = [prefix];
   while (terms.length < limit) {
     let next: string | undefined;
-    for (const key of store.dbs.searchTerms.getKeys({ start, end: [prefix + "\uffff"], limit: 1 })) next = (key as unknown as [string, number])[0];
-    if (next === undefined) break;
+    // No end key: a sentinel string would miss words with characters past it (emoji).
+    for (const key of store.dbs.searchTerms.getKeys({ start, limit: 1 })) next = (key as unknown as [string, number])[0];
+    if (next === undefined || !next.startsWith(prefix)) break;
     terms.push(next);
     start = [next, Number.MAX_SAFE_INTEGER];
   }
@@ -332,7 +339,7 @@ export function* idsForTermPrefix(store: Store, prefix: string, from: number, di
 
 export function topicsOfChannel(store: Store, channelId: number): { name: string; max_id: number }[] {
   const out: { name: string; max_id: number }[] = [];
-  for (const { value } of store.dbs.topics.getRange({ start: [channelId, ""], end: [channelId, "\uffff"] })) {
+  for (const { value } of store.dbs.topics.getRange({ start: [channelId], end: [channelId + 1] })) {
     out.push(value as { name: string; max_id: number });
   }
   return out.sort((a, b) => b.max_id - a.max_id);

@@ -4,6 +4,7 @@ import { getUser, getUserByEmail, type UserRecord } from "../store/users";
 import { findUserByLoginEmail } from "../auth/basic";
 import {
   conversationKey,
+  MAX_DM_PARTICIPANTS,
   getMessage,
   idsForTermPrefix,
   idsInRange,
@@ -82,6 +83,7 @@ function dmParticipants(h: Hearth, viewer: UserRecord, operand: unknown, what: s
   else if (typeof operand === "number") items = [operand];
   else if (typeof operand === "string") items = operand.split(",").map((s) => s.trim()).filter(Boolean);
   else throw badNarrow(`invalid ${what} operand`);
+  if (items.length >= MAX_DM_PARTICIPANTS) throw badNarrow(`too many users in ${what}`);
   return items.map((x) => userByOperand(h, viewer, x, what).id);
 }
 
