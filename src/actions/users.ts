@@ -1,5 +1,7 @@
 import type { Hearth } from "../context";
 import { assertAdmin } from "../access/roles";
+import { pathId } from "../http/path";
+import { findUserByLoginEmail } from "../auth/basic";
 import { checkProfileData, doSetProfileData } from "./profile_fields";
 import { badRequest, insufficientPermission, mustBeAdmin, mustBeOwner } from "../errors";
 import { generateApiKey, hashPassword } from "../auth/credentials";
@@ -211,6 +213,21 @@ export function accessUser(h: Hearth, userId: number, options: { allowDeactivate
   if (!target || target.is_system_bot) throw badRequest("No such user");
   if (!target.is_active && !options.allowDeactivated) throw badRequest("User is deactivated");
   if (target.is_bot && options.allowBots === false) throw badRequest("No such user");
+  return target;
+}
+
+/**
+ * A `{user_id}` path segment that may also be an email (`GET /users/{email}`): the
+ * placeholder address always works, a real address only for those who may see it,
+ * so the lookup never reveals a hidden email.
+ */
+export function accessUserByIdOrEmail(h: Hearth, viewer: UserRecord, raw: string, options: { allowDeactivated?: boolean } = {}): UserRecord {
+  if (/^\d+$/.test(raw)) return accessUser(h, pathId(raw, "user ID"), options);
+  const target = findUserByLoginEmail(h, raw);
+  if (!target || target.is_system_bot) throw badRequest("No such user");
+  const byPlaceholder = /^user\d+@/i.test(raw) && target.email.toLowerCase() !== raw.toLowerCase();
+  if (!byPlaceholder && !canSeeRealEmail(viewer, target)) throw badRequest("No such user");
+  if (!target.is_active && !options.allowDeactivated) throw badRequest("User is deactivated");
   return target;
 }
 

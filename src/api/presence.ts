@@ -4,8 +4,7 @@ import { ApiRoutes } from "../http/route";
 import { param } from "../http/params";
 import { doUpdatePresence } from "../actions/presence";
 import { getPresence } from "../store/presence";
-import { accessUser } from "../actions/users";
-import { findUserByLoginEmail } from "../auth/basic";
+import { accessUserByIdOrEmail } from "../actions/users";
 import { getRealmPresences, legacyPresence, presenceVisible } from "../views/presence";
 
 export function presenceRoutes(h: Hearth) {
@@ -38,10 +37,9 @@ export function presenceRoutes(h: Hearth) {
       return { presences, server_timestamp: Date.now() / 1000 };
     })
     // The router needs one parameter name per position: `:user_id` holds an ID or an email.
-    .get("/users/:user_id/presence", {}, ({ path }) => {
+    .get("/users/:user_id/presence", {}, ({ user, path }) => {
       const raw = path.user_id;
-      const target = /^\d+$/.test(raw) ? accessUser(h, Number(raw)) : findUserByLoginEmail(h, raw);
-      if (!target || target.is_system_bot || !target.is_active) throw badRequest("No such user");
+      const target = accessUserByIdOrEmail(h, user, raw);
       const record = getPresence(h.store, target.id);
       if (!record || !presenceVisible(h, target)) throw badRequest(`No presence data for ${raw}`);
       const { website } = legacyPresence(record);

@@ -6,6 +6,7 @@ import { param } from "../http/params";
 import { pathId } from "../http/path";
 import {
   accessUser,
+  accessUserByIdOrEmail,
   botView,
   checkCreateBot,
   checkAdminUpdateUser,
@@ -16,7 +17,7 @@ import {
   doSetActive,
 } from "../actions/users";
 import { allUsers, getUser, type UserRecord } from "../store/users";
-import { canSeeRealEmail, formatUser, isAdmin } from "../views/users";
+import { apiEmail, formatUser, isAdmin } from "../views/users";
 import { findUserByLoginEmail } from "../auth/basic";
 import { maxMessageIdFor } from "../views/messages";
 
@@ -26,15 +27,6 @@ const viewParams = {
 };
 
 const pathUserId = (raw: string) => pathId(raw, "user ID");
-
-/** Looks a user up by the email in `GET /users/{email}`: placeholder, or a real address the caller may see. */
-function userByPathEmail(h: Hearth, viewer: UserRecord, email: string): UserRecord {
-  const target = findUserByLoginEmail(h, email);
-  if (!target || target.is_system_bot) throw badRequest("No such user");
-  const byPlaceholder = /^user\d+@/i.test(email) && target.email.toLowerCase() !== email.toLowerCase();
-  if (!byPlaceholder && !canSeeRealEmail(viewer, target)) throw badRequest("No such user");
-  return target;
-}
 
 export function usersRoutes(h: Hearth) {
   return new ApiRoutes(h)
@@ -56,8 +48,7 @@ export function usersRoutes(h: Hearth) {
       max_message_id: maxMessageIdFor(h, user),
     }))
     .get("/users/:user_id", { params: viewParams }, ({ user, params, path }) => {
-      const raw = path.user_id;
-      const target = /^\d+$/.test(raw) ? accessUser(h, pathUserId(raw), { allowDeactivated: true }) : userByPathEmail(h, user, raw);
+      const target = accessUserByIdOrEmail(h, user, path.user_id, { allowDeactivated: true });
       return {
         user: formatUser(h, user, target, {
           clientGravatar: params.client_gravatar,
@@ -144,7 +135,8 @@ export function usersRoutes(h: Hearth) {
           default_sending_stream: null,
           default_events_register_stream: null,
           default_all_public_streams: false,
-          owner: owner?.email ?? null,
+          // The API email: the owner's real address only where everyone may see it.
+          owner: owner ? apiEmail(h, owner) : null,
           owner_id: u.bot_owner_id,
           bot_id: u.id,
           user_id: u.id,

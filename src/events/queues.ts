@@ -334,9 +334,10 @@ export class QueueManager implements EventSink {
       variants = chosen === null ? [] : Array.isArray(chosen) ? chosen : [chosen];
     }
     for (const event of variants) {
-      if (!this.accepts(queue, event)) continue;
       const queueFields = options.perQueue?.get(queue.id);
       let payload = userFields || queueFields ? { ...event, ...userFields, ...queueFields } : event;
+      // Judged with the recipient's own fields: a narrow like is:mentioned reads their flags.
+      if (!this.accepts(queue, payload)) continue;
       if (payload.type === "message" && payload.message) {
         const form = queue.settings.applyMarkdown;
         let message = messages.get(form);

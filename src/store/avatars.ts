@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { Store } from "./db";
+import { StoreCache } from "./cache";
 
 export interface UploadedAvatar {
   content_type: string;
@@ -11,8 +12,11 @@ export function getUploadedAvatar(store: Store, userId: number): UploadedAvatar 
 }
 
 /** The secret in avatar file names, so avatar URLs cannot be enumerated (as Zulip's AVATAR_SALT). */
+/** Made once per data folder and never changed: read once per store. */
+const saltCache = new StoreCache<"salt", string | undefined>();
+
 export function getAvatarSalt(store: Store): string | undefined {
-  return store.dbs.meta.get("avatar_salt") as string | undefined;
+  return saltCache.get(store, "salt", () => store.dbs.meta.get("avatar_salt") as string | undefined);
 }
 
 /** Creates the salt once per data folder; call inside `commit`. */

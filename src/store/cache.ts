@@ -6,7 +6,7 @@ import type { Store } from "./db";
  * again when that transaction ends (committed or rolled back), so nothing a reader
  * saw in between outlives the write. Reads inside a transaction bypass the cache:
  * they may see writes that roll back. Cached values are shared: treat them as
- * immutable.
+ * immutable. Only found values are kept.
  */
 export class StoreCache<K, V> {
   private static readonly all: StoreCache<unknown, unknown>[] = [];
@@ -37,9 +37,11 @@ export class StoreCache<K, V> {
     if (store.inTransaction) return load();
     let cache = this.caches.get(store);
     if (!cache || cache.version !== this.writes) this.caches.set(store, (cache = { version: this.writes, values: new Map() }));
-    if (cache.values.has(key)) return cache.values.get(key)!;
+    const cached = cache.values.get(key);
+    if (cached !== undefined) return cached;
     const value = load();
-    cache.values.set(key, value);
+    // Misses are not kept: requests for IDs that do not exist must not grow memory.
+    if (value !== undefined) cache.values.set(key, value);
     return value;
   }
 }

@@ -21,12 +21,12 @@ export interface Realm {
 
 export const REALM_ID = 1;
 
-export function getRealm(store: Store): Realm | undefined {
-  return store.dbs.meta.get("realm") as Realm | undefined;
-}
-
-/** Only its version is used: caches derived from the realm check it (see StoreCache). */
+/** Every user view reads the realm (its URL for avatars, its host for emails). */
 const realmCache = new StoreCache<"realm", Realm | undefined>();
+
+export function getRealm(store: Store): Realm | undefined {
+  return realmCache.get(store, "realm", () => store.dbs.meta.get("realm") as Realm | undefined);
+}
 export const realmWriteVersion = () => realmCache.version;
 
 export function putRealm(store: Store, realm: Realm): void {

@@ -58,3 +58,27 @@ describe("names that are Object.prototype keys", () => {
     expectError(await s.as("iago").patch("/realm/user_settings_defaults", { notification_sound: "../../etc/passwd" }), 400, "BAD_REQUEST");
   });
 });
+
+describe("queues, lookups and listings respect each viewer", () => {
+  test("a queue narrowed to is:mentioned gets the messages that mention its user", async () => {
+    const { register, drainEvents } = await import("../events-kit");
+    const state = await register(s.as("hamlet"), { event_types: ["message"], narrow: [["is", "mentioned"]] });
+    expectSuccess(await s.as("iago").post("/messages", { type: "stream", to: denmark, topic: "t", content: "@**King Hamlet** look" }));
+    expectSuccess(await s.as("iago").post("/messages", { type: "stream", to: denmark, topic: "t", content: "nobody here" }));
+    const events = await drainEvents(s.as("hamlet"), state.queue_id);
+    expect(events.map((e) => e.message.content)).toEqual(["@**King Hamlet** look"]);
+    expect(events[0].flags).toContain("mentioned");
+  });
+
+  test("hidden emails stay hidden in presence lookups and bot listings", async () => {
+    const { getUser, putUser } = await import("../../src/store/users");
+    const h = s.server.h;
+    const owner = await s.createUser("quiet");
+    await h.store.commit(() => putUser(h.store, { ...getUser(h.store, owner.id)!, email_address_visibility: 4 }));
+    expectError(await s.as("othello").get(`/users/${owner.email}/presence`), 400, "BAD_REQUEST", "No such user");
+    expectSuccess(await s.as(owner).post("/bots", { full_name: "Quiet bot", short_name: "quietbot" }));
+    const bots = expectSuccess(await s.as("iago").get("/bots")).bots;
+    const quiet = bots.find((b: any) => b.full_name === "Quiet bot");
+    expect(quiet.owner).toBe(`user${owner.id}@${new URL(s.url).hostname}`);
+  });
+});

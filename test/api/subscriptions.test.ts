@@ -1,3 +1,4 @@
+import { getRealm, putRealm } from "../../src/store/realm";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { expectError, expectSchema, expectSuccess, startTestServer, type CastName, type Params, type TestServer } from "../kit";
 import { register, verifyAction } from "../events-kit";
@@ -197,8 +198,8 @@ describe("announce", () => {
     // No PATCH /realm yet: set the organization setting in the store, as an administrator would.
     const store = s.server.h.store;
     await store.commit(() => {
-      const realm = store.dbs.meta.get("realm");
-      store.dbs.meta.put("realm", { ...realm, settings: { ...realm.settings, new_stream_announcements_stream_id: lobbyId } });
+      const realm = getRealm(store)!;
+      putRealm(store, { ...realm, settings: { ...realm.settings, new_stream_announcements_stream_id: lobbyId } });
     });
     const name = fresh("Announced");
     expectSuccess(await subscribe("hamlet", [name], { announce: true }));
