@@ -1,4 +1,5 @@
 import type { Hearth } from "../context";
+import { appendTo } from "../lib/collections";
 import { isSystemGroupSetting, isUserInGroupSetting } from "../access/groups";
 import { getUserGroup } from "../store/user_groups";
 import { getAlertWords } from "../store/personal";
@@ -86,7 +87,7 @@ export function renderContextFor(h: Hearth, sender: UserRecord): RenderContext {
         for (const u of allUsers(h.store)) {
           if (!u.is_active || u.is_system_bot) continue;
           const key = u.full_name.toLowerCase();
-          byName.set(key, [...(byName.get(key) ?? []), { id: u.id, full_name: u.full_name }]);
+          appendTo(byName, key, { id: u.id, full_name: u.full_name });
         }
       }
       return byName.get(name.toLowerCase()) ?? [];
@@ -241,6 +242,13 @@ function alertWordBit(h: Hearth, userId: number, senderId: number, content: stri
   return 0;
 }
 
+/** Members of the groups a message mentions: they get the `mentioned` flag. */
+function mentionedGroupMembers(h: Hearth, rendered: RenderResult): Set<number> {
+  const members = new Set<number>();
+  for (const id of rendered.mentionedGroupIds) for (const member of groupMemberIds(h, id)) members.add(member);
+  return members;
+}
+
 function recipientsOf(h: Hearth, target: MessageTarget): number[] {
   if (target.type === "private") return target.userIds;
   return channelSubscriberIds(h, target.channel.id).filter((id) => getUser(h.store, id)?.is_active);
@@ -249,7 +257,7 @@ function recipientsOf(h: Hearth, target: MessageTarget): number[] {
 /** Publishes one event per distinct flag set, so each recipient sees their own flags. */
 function publishPerFlags(h: Hearth, flagsByUser: Map<number, number>, build: (flags: string[], userIds: number[]) => void): void {
   const groups = new Map<number, number[]>();
-  for (const [userId, bits] of flagsByUser) groups.set(bits, [...(groups.get(bits) ?? []), userId]);
+  for (const [userId, bits] of flagsByUser) appendTo(groups, bits, userId);
   for (const [bits, userIds] of groups) build(flagList(bits), userIds);
 }
 
@@ -333,8 +341,7 @@ export async function doSendMessage(h: Hearth, sender: UserRecord, req: SendRequ
   const content = normalizeContent(req.content);
   const { target } = req;
   const rendered = renderMessageContent(h, sender, content);
-  const groupMembers = new Set<number>();
-  for (const id of rendered.mentionedGroupIds) for (const member of groupMemberIds(h, id)) groupMembers.add(member);
+  const groupMembers = mentionedGroupMembers(h, rendered);
   const now = Math.floor(Date.now() / 1000);
   const recipientIds = recipientsOf(h, target);
   const topicUsers = target.type === "stream" && rendered.topicWildcard ? topicParticipants(h, target.channel.id, target.topic) : new Set<number>();
@@ -632,6 +639,8 @@ function topicMessageIds(h: Hearth, channelId: number, topic: string): number[] 
 
 export async function checkEditMessage(h: Hearth, user: UserRecord, messageId: number, req: EditRequest): Promise<{ detached_uploads: unknown[] }> {
   const { message } = accessMessage(h, user, messageId);
+  // Archived channels are read-only (accessChannel refuses editing them too).
+  if (message.type === "stream" && channelById(h, message.channel_id!)?.is_archived) throw badRequest("Invalid channel ID");
   const now = Math.floor(Date.now() / 1000);
   const contentChange = req.content !== undefined;
   let newTopic = req.topic === undefined ? undefined : normalizeTopic(req.topic);
@@ -686,7 +695,13 @@ export async function checkEditMessage(h: Hearth, user: UserRecord, messageId: n
     }
   }
   const content = contentChange ? normalizeContent(req.content!) : undefined;
-  if (content !== undefined) checkGroupMentionPermission(h, user, content);
+  if (content !== undefined) {
+    checkGroupMentionPermission(h, user, content);
+    if (message.type === "stream") {
+      const channel = channelById(h, message.channel_id!)!;
+      checkWildcardPermission(h, user, { type: "stream", channel, topic: newTopic ?? message.topic }, content);
+    }
+  }
   const rendered = content !== undefined ? renderMessageContent(h, user, content) : undefined;
 
   let attachmentChanges: ReturnType<typeof setMessageAttachments> = { updated: [], removed: [], detached: [] };
@@ -729,11 +744,12 @@ export async function checkEditMessage(h: Hearth, user: UserRecord, messageId: n
     const edited = changes.find((c) => c.after.id === message.id)!.after;
     const holders = rowHolders(h, edited);
     if (rendered) {
+      const groupMembers = mentionedGroupMembers(h, rendered);
       const topicUsers = rendered.topicWildcard && message.type === "stream" ? topicParticipants(h, message.channel_id!, message.topic) : new Set<number>();
       for (const [userId, bits] of holders) {
         const next =
           (bits & ~MENTION_BITS & ~MessageFlag.has_alert_word) |
-          mentionBitsFor(userId, message.sender_id, rendered, new Set(), topicUsers) |
+          mentionBitsFor(userId, message.sender_id, rendered, groupMembers, topicUsers) |
           alertWordBit(h, userId, message.sender_id, edited.content);
         if (next !== bits) {
           setUserFlags(h.store, userId, edited, bits, next);
@@ -749,7 +765,7 @@ export async function checkEditMessage(h: Hearth, user: UserRecord, messageId: n
           const u = getUser(h.store, userId);
           if (u && canReadChannel(h, u, newChannel)) continue;
           removeUserRow(h.store, userId, after, bits);
-          lostAccess.set(userId, [...(lostAccess.get(userId) ?? []), after.id]);
+          appendTo(lostAccess, userId, after.id);
           holders.delete(userId);
         }
       }

@@ -27,20 +27,31 @@ export function mutedTopicsView(h: Hearth, userId: number): [string, string, num
  */
 export async function doSetTopicVisibility(h: Hearth, user: UserRecord, channelId: number, topic: string, policy: number): Promise<void> {
   if (![0, 1, 2, 3].includes(policy)) throw badRequest("Invalid visibility_policy");
-  if (topic.length > MAX_TOPIC_LENGTH) throw badRequest(`topic is too long (limit: ${MAX_TOPIC_LENGTH} characters)`);
+  // Code points, as Zulip counts topic lengths (an emoji is one).
+  if ([...topic].length > MAX_TOPIC_LENGTH) throw badRequest(`topic is too long (limit: ${MAX_TOPIC_LENGTH} characters)`);
   // Same rules as sending: "(no topic)" is the empty topic (FL 370).
   const name = normalizeTopic(topic);
   accessChannel(h, user, channelId, { allowArchived: true });
+  await applyTopicPolicies(h, channelId, name, [{ user, policy }]);
+}
+
+/** Writes several users' policies for one topic in one transaction, then tells each user. */
+async function applyTopicPolicies(h: Hearth, channelId: number, topic: string, changes: { user: UserRecord; policy: number }[]): Promise<void> {
   const changed = await h.store.commit(() => {
-    const current = getUserTopic(h.store, user.id, channelId, name);
-    if ((current?.visibility_policy ?? VisibilityPolicy.INHERIT) === policy) return null;
-    const next: UserTopic = { stream_id: channelId, topic_name: name, visibility_policy: policy, last_updated: Math.floor(Date.now() / 1000) };
-    putUserTopic(h.store, user.id, next);
-    return next;
+    const done: { user: UserRecord; topic: UserTopic }[] = [];
+    for (const { user, policy } of changes) {
+      const current = getUserTopic(h.store, user.id, channelId, topic);
+      if ((current?.visibility_policy ?? VisibilityPolicy.INHERIT) === policy) continue;
+      const next: UserTopic = { stream_id: channelId, topic_name: topic, visibility_policy: policy, last_updated: Math.floor(Date.now() / 1000) };
+      putUserTopic(h.store, user.id, next);
+      done.push({ user, topic: next });
+    }
+    return done;
   });
-  if (!changed) return;
-  h.events.publish({ type: "muted_topics", muted_topics: mutedTopicsView(h, user.id) }, [user.id]);
-  h.events.publish({ type: "user_topic", ...changed }, [user.id]);
+  for (const { user, topic: t } of changed) {
+    h.events.publish({ type: "muted_topics", muted_topics: mutedTopicsView(h, user.id) }, [user.id]);
+    h.events.publish({ type: "user_topic", ...t }, [user.id]);
+  }
 }
 
 /** Values of `automatically_follow_topics_policy` and `automatically_unmute_topics_in_muted_streams_policy`. */
@@ -75,12 +86,13 @@ export async function doAutomaticTopicPolicies(
   ) {
     senderPolicy = VisibilityPolicy.UNMUTED;
   }
-  if (senderPolicy !== undefined) await doSetTopicVisibility(h, sender, channelId, topic, senderPolicy);
+  // The sender could post there, so no access check is needed; one commit for everyone.
+  const changes: { user: UserRecord; policy: number }[] = senderPolicy === undefined ? [] : [{ user: sender, policy: senderPolicy }];
   for (const id of mentionedUserIds) {
     const user = getUser(h.store, id);
     if (!user || user.is_bot || userSetting(user, "automatically_follow_topics_where_mentioned") !== true) continue;
-    if ((getUserTopic(h.store, id, channelId, topic)?.visibility_policy ?? VisibilityPolicy.INHERIT) === VisibilityPolicy.FOLLOWED) continue;
-    await doSetTopicVisibility(h, user, channelId, topic, VisibilityPolicy.FOLLOWED);
+    changes.push({ user, policy: VisibilityPolicy.FOLLOWED });
   }
+  if (changes.length > 0) await applyTopicPolicies(h, channelId, topic, changes);
   return senderPolicy;
 }

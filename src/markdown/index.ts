@@ -161,13 +161,22 @@ function emojiRule(state: StateInline, silent: boolean): boolean {
   return true;
 }
 
+/** Compiled linkifier patterns, by pattern: every render and every topic needs them. */
+const compiledLinkifiers = new Map<string, RegExp | null>();
+
 function compileLinkifier(l: Linkifier): RegExp | null {
-  try {
-    // Zulip patterns use Python's named groups `(?P<name>…)`.
-    return new RegExp(l.pattern.replace(/\(\?P</g, "(?<"), "gu");
-  } catch {
-    return null;
+  let re = compiledLinkifiers.get(l.pattern);
+  if (re === undefined) {
+    try {
+      // Zulip patterns use Python's named groups `(?P<name>…)`.
+      re = new RegExp(l.pattern.replace(/\(\?P</g, "(?<"), "gu");
+    } catch {
+      re = null;
+    }
+    if (compiledLinkifiers.size >= 1000) compiledLinkifiers.clear();
+    compiledLinkifiers.set(l.pattern, re);
   }
+  return re;
 }
 
 function expandTemplate(template: string, match: RegExpExecArray): string {
@@ -190,24 +199,29 @@ function linkifierRule(state: StateCore): void {
         out.push(token);
         continue;
       }
+      // Every match is linked: repeatedly take the earliest match in what is left (the
+      // earlier linkifier wins a tie, as linkifiers are ordered).
       let text = token.content;
       let replaced = false;
-      for (const { l, re } of linkifiers) {
-        re!.lastIndex = 0;
-        const m = re!.exec(text);
-        if (!m) continue;
-        const url = expandTemplate(l.url_template, m);
+      for (;;) {
+        let best: { l: Linkifier; m: RegExpExecArray } | null = null;
+        for (const { l, re } of linkifiers) {
+          re!.lastIndex = 0;
+          const m = re!.exec(text);
+          if (m && m[0] !== "" && (best === null || m.index < best.m.index)) best = { l, m };
+        }
+        if (!best) break;
+        const { l, m } = best;
         const before = new state.Token("text", "", 0);
         before.content = text.slice(0, m.index);
         const open = new state.Token("link_open", "a", 1);
-        open.attrs = [["href", url]];
+        open.attrs = [["href", expandTemplate(l.url_template, m)]];
         const label = new state.Token("text", "", 0);
         label.content = m[0];
         const close = new state.Token("link_close", "a", -1);
         out.push(before, open, label, close);
         text = text.slice(m.index + m[0].length);
         replaced = true;
-        break;
       }
       const rest = new state.Token("text", "", 0);
       rest.content = text;

@@ -1,5 +1,6 @@
 import { defineStatePart } from "../events/state";
 import type { Hearth } from "../context";
+import { appendTo } from "../lib/collections";
 import type { UserRecord } from "../store/users";
 import { getMessage, getUserFlags, idsInRange, indexRows, MessageFlag, messageLocation, type MessageLocation } from "../store/messages";
 
@@ -46,8 +47,8 @@ export function unreadMessagesState(h: Hearth, user: UserRecord): Record<string,
       const members = location.split(",").map(Number);
       if (members.length <= 2) {
         const other = members.find((x) => x !== user.id) ?? user.id;
-        pms.set(other, [...(pms.get(other) ?? []), id]);
-      } else huddles.set(location, [...(huddles.get(location) ?? []), id]);
+        appendTo(pms, other, id);
+      } else appendTo(huddles, location, id);
     }
   }
   // Mentions are their own (small) index; Zulip lists only unread ones.

@@ -126,3 +126,45 @@ describe("automatic topic visibility (Zulip's defaults: follow topics you start,
     expect(sent.automatic_new_visibility_policy).toBe(2);
   });
 });
+
+describe("edits follow the same rules as sends", () => {
+  test("group mention flags survive an edit that keeps the mention", async () => {
+    expectSuccess(await s.as("iago").post("/user_groups/create", { name: "crew", description: "", members: [s.users.othello.id] }));
+    const id = await send("iago", "@*crew* hello", "crew");
+    expect((await fetchOne("othello", id)).flags).toContain("mentioned");
+    expectSuccess(await s.as("iago").patch(`/messages/${id}`, { content: "@*crew* hello again" }));
+    expect((await fetchOne("othello", id)).flags).toContain("mentioned");
+  });
+
+  test("a member cannot edit a message into @**all** in a big channel", async () => {
+    const many = [];
+    for (let i = 0; i < 16; i++) many.push((await s.createUser(`extra${i}`)).id);
+    expectSuccess(await s.as("iago").post("/users/me/subscriptions", { subscriptions: [{ name: "Big" }], principals: [s.users.hamlet.id, ...many] }));
+    const big = expectSuccess(await s.as("iago").get("/get_stream_id", { stream: "Big" })).stream_id;
+    expectError(await s.as("hamlet").post("/messages", { type: "stream", to: big, topic: "t", content: "@**all** hi" }), 400, "BAD_REQUEST");
+    const id = expectSuccess(await s.as("hamlet").post("/messages", { type: "stream", to: big, topic: "t", content: "hi" })).id;
+    expectError(await s.as("hamlet").patch(`/messages/${id}`, { content: "@**all** hi" }), 400, "BAD_REQUEST");
+  });
+
+  test("messages in an archived channel cannot be edited or moved", async () => {
+    const archived = await s.createChannel("iago", "Old times", ["iago", "hamlet"]);
+    const id = expectSuccess(await s.as("hamlet").post("/messages", { type: "stream", to: archived, topic: "t", content: "before" })).id;
+    expectSuccess(await s.as("iago").delete(`/streams/${archived}`));
+    expectError(await s.as("hamlet").patch(`/messages/${id}`, { content: "after" }), 400, "BAD_REQUEST");
+    expectError(await s.as("hamlet").patch(`/messages/${id}`, { topic: "moved" }), 400, "BAD_REQUEST");
+  });
+});
+
+describe("details found in review", () => {
+  test("every linkifier match in a message is linked", async () => {
+    const id = await send("othello", "see #1, #2 and #3");
+    const html = (await fetchOne("hamlet", id, { apply_markdown: true })).content;
+    for (const n of [1, 2, 3]) expect(html).toContain(`href="https://tracker.example/issues/${n}"`);
+  });
+
+  test("a new topic of 40 emoji is sent once and followed, without an error", async () => {
+    const topic = "😀".repeat(40);
+    const sent = expectSuccess(await s.as("cordelia").post("/messages", { type: "stream", to: denmark, topic, content: "emoji topic" }));
+    expect(sent.automatic_new_visibility_policy).toBe(3);
+  });
+});
