@@ -451,6 +451,16 @@ export async function checkUnsubscribe(
   names: string[],
   principalsInput?: (string | number)[],
 ): Promise<UnsubscribeResult> {
+  return doUnsubscribe(h, actor, planUnsubscribe(h, actor, names, principalsInput));
+}
+
+interface UnsubscribePlan {
+  principals: UserRecord[];
+  channels: ChannelRecord[];
+}
+
+/** Every check of an unsubscribe, nothing written: afterwards only the writes remain. */
+function planUnsubscribe(h: Hearth, actor: UserRecord, names: string[], principalsInput?: (string | number)[]): UnsubscribePlan {
   const principals = principalsInput && principalsInput.length > 0 ? resolvePrincipals(h, principalsInput) : [actor];
   const channels: ChannelRecord[] = [];
   for (const raw of names) {
@@ -468,6 +478,10 @@ export async function checkUnsubscribe(
       if (!ownsBot && !canRemoveSubscribers(h, actor, channel)) throw badRequest("Insufficient permission");
     }
   }
+  return { principals, channels };
+}
+
+async function doUnsubscribe(h: Hearth, actor: UserRecord, { principals, channels }: UnsubscribePlan): Promise<UnsubscribeResult> {
   const removed = await h.store.commit(() => {
     const done: { channel: ChannelRecord; userIds: number[]; notIds: number[] }[] = [];
     for (const channel of channels) {
@@ -546,7 +560,7 @@ export async function checkUpdateSubscriptionProperties(h: Hearth, user: UserRec
       throw badRequest(`Unknown subscription property: ${change.property}`);
     }
     if (change.property === "color") {
-      if (typeof change.value !== "string" || !/^#[0-9a-fA-F]{6}$/.test(change.value)) throw badRequest("color is not a valid hex color code");
+      if (!isHexColor(change.value)) throw badRequest("color is not a valid hex color code");
       checked.push({ channelId: channel.id, property: "color", value: change.value.toLowerCase() });
     } else {
       if (typeof change.value !== "boolean") throw badRequest(`${change.property} is not a boolean`);
@@ -692,23 +706,32 @@ export async function checkUpdateChannel(h: Hearth, actor: UserRecord, channelId
   if (changed.length === 0 && defaultChange === null) return;
 
   const viewersBefore = new Set(channelViewerIds(h, channel));
-  await h.store.commit(() => {
+  const saved = await h.store.commit(() => {
     const current = getChannel(h.store, channel.id)!;
     if (next.name !== current.name) {
       const other = getChannelByName(h.store, next.name);
       if (other && other.id !== current.id) throw badRequest(`Channel name '${next.name}' is already taken.`);
     }
-    putChannel(h.store, next, current.name);
+    // Only what this request changed goes onto the stored record: a message sent
+    // meanwhile may have set first_message_id or last_message_at.
+    const merged: ChannelRecord = { ...current, groups: { ...current.groups } };
+    for (const key of Object.keys(next) as (keyof ChannelRecord)[]) {
+      if (key !== "groups" && next[key] !== channel[key]) (merged as unknown as Record<string, unknown>)[key] = next[key];
+    }
+    for (const name of CHANNEL_GROUP_SETTINGS) if (next.groups[name] !== channel.groups[name]) merged.groups[name] = next.groups[name];
+    putChannel(h.store, merged, current.name);
     if (defaultChange === true) h.store.dbs.defaultChannels.put(channel.id, true);
     if (defaultChange === false) h.store.dbs.defaultChannels.remove(channel.id);
+    return merged;
   });
-  notifyChannelUpdated(h, channel, next, changed, viewersBefore);
+  notifyChannelUpdated(h, channel, saved, changed, viewersBefore);
   if (defaultChange !== null) notifyDefaultChannels(h);
 }
 
 function notifyChannelUpdated(h: Hearth, before: ChannelRecord, after: ChannelRecord, changed: string[], viewersBefore: Set<number>): void {
   const viewersAfter = channelViewerIds(h, after);
-  const lost = [...viewersBefore].filter((id) => !viewersAfter.includes(id));
+  const viewersAfterSet = new Set(viewersAfter);
+  const lost = [...viewersBefore].filter((id) => !viewersAfterSet.has(id));
   const gained = viewersAfter.filter((id) => !viewersBefore.has(id));
   const stayed = viewersAfter.filter((id) => viewersBefore.has(id));
   if (lost.length > 0) h.events.publish(streamDeleteEvent(h, after), lost);
@@ -877,4 +900,40 @@ export function getChannelEmailAddress(h: Hearth, actor: UserRecord, channelId: 
   const token = createHmac("sha256", secret).update(`${channel.id}:${sender.id}`).digest("hex").slice(0, 32);
   const local = channel.name.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 30);
   return `${local ? local + "." : ""}${token}@${h.realmHost()}`;
+}
+
+/**
+ * `PATCH /users/me/subscriptions` (Zulip's older single call): removals, additions
+ * and initial colors. The removals are checked first and written only once the
+ * additions succeeded, so a refused addition leaves every subscription as it was.
+ */
+const isHexColor = (value: unknown): value is string => typeof value === "string" && /^#[0-9a-fA-F]{6}$/.test(value);
+
+export async function checkUpdateOwnSubscriptions(
+  h: Hearth,
+  actor: UserRecord,
+  remove: string[],
+  add: { name: string; description?: string; color?: string }[],
+): Promise<SubscribeResult & UnsubscribeResult> {
+  for (const a of add) if (a.color !== undefined && !isHexColor(a.color)) throw badRequest("Invalid color");
+  const removal = remove.length > 0 ? planUnsubscribe(h, actor, remove) : null;
+  const addition: SubscribeResult =
+    add.length > 0
+      ? await checkSubscribe(h, actor, {
+          subscriptions: add.map(({ name, description }) => ({ name, description })),
+          authorizationErrorsFatal: true,
+          announce: false,
+          creation: { invite_only: false, is_web_public: false, is_default_stream: false, topics_policy: "inherit", groups: {} },
+        })
+      : { subscribed: {}, already_subscribed: {} };
+  const removed = removal ? await doUnsubscribe(h, actor, removal) : { removed: [], not_removed: [] };
+  const colors = add.filter((a) => a.color !== undefined);
+  if (colors.length > 0) {
+    await checkUpdateSubscriptionProperties(
+      h,
+      actor,
+      colors.map((a) => ({ stream_id: getChannelByName(h.store, a.name)!.id, property: "color", value: a.color })),
+    );
+  }
+  return { ...addition, ...removed };
 }

@@ -1,4 +1,3 @@
-import { getChannelByName } from "../store/channels";
 import { Type as t } from "@sinclair/typebox";
 import type { Hearth } from "../context";
 import { badRequest } from "../errors";
@@ -9,6 +8,7 @@ import {
   checkSetDefaultChannel,
   checkSubscribe,
   checkUnsubscribe,
+  checkUpdateOwnSubscriptions,
   checkUpdateChannel,
   checkUpdateSubscriptionProperties,
   getChannelEmailAddress,
@@ -50,7 +50,7 @@ const pickGroups = channelGroupParams.pick;
 
 export function channelsRoutes(h: Hearth) {
   return new ApiRoutes(h)
-    // The older single call for both (Zulip's update-subscriptions): removals, then additions with default settings.
+    // The older single call for both (Zulip's update-subscriptions).
     .patch(
       "/users/me/subscriptions",
       {
@@ -59,29 +59,7 @@ export function channelsRoutes(h: Hearth) {
           add: param.json(t.Array(t.Object({ name: t.String(), color: t.Optional(t.String()), description: t.Optional(t.String()) }))).default([]),
         },
       },
-      async ({ user, params }) => {
-        // Checked before anything is written, so a bad color cannot leave half a change.
-        for (const a of params.add) if (a.color !== undefined && !/^#[0-9a-fA-F]{6}$/.test(a.color)) throw badRequest("Invalid color");
-        const removal = params.delete.length > 0 ? await checkUnsubscribe(h, user, params.delete) : { removed: [], not_removed: [] };
-        const addition =
-          params.add.length > 0
-            ? await checkSubscribe(h, user, {
-                subscriptions: params.add.map(({ name, description }) => ({ name, description })),
-                authorizationErrorsFatal: true,
-                announce: false,
-                creation: { invite_only: false, is_web_public: false, is_default_stream: false, topics_policy: "inherit", groups: {} },
-              })
-            : { subscribed: {}, already_subscribed: {} };
-        const colors = params.add.filter((a) => a.color !== undefined);
-        if (colors.length > 0) {
-          await checkUpdateSubscriptionProperties(
-            h,
-            user,
-            colors.map((a) => ({ stream_id: getChannelByName(h.store, a.name)!.id, property: "color", value: a.color })),
-          );
-        }
-        return { ...addition, ...removal };
-      },
+      async ({ user, params }) => ({ ...(await checkUpdateOwnSubscriptions(h, user, params.delete, params.add)) }),
     )
     .get("/users/me/subscriptions", { params: { include_subscribers: param.bool().default(false) } }, ({ user, params }) => ({
       subscriptions: subscriptionsState(h, user, { includeSubscribers: params.include_subscribers, notificationSettingsNull: true }),

@@ -112,6 +112,17 @@ describe("reading channels", () => {
 });
 
 describe("PATCH /streams/{stream_id}", () => {
+  test("an edit racing the channel's first message keeps first_message_id", async () => {
+    const name = fresh("Racing");
+    const id = await create("hamlet", name);
+    const [sent] = await Promise.all([
+      s.as("hamlet").post("/messages", { type: "stream", to: name, topic: "t", content: "first" }),
+      s.as("hamlet").patch(`/streams/${id}`, { description: "edited meanwhile" }),
+    ]);
+    const messageId = expectSuccess(sent).id;
+    const stream = expectSuccess(await s.as("hamlet").get(`/streams/${id}`)).stream;
+    expect(stream).toMatchObject({ description: "edited meanwhile", first_message_id: messageId });
+  });
   test("the creator and administrators may edit; other members may not", async () => {
     const id = await create("hamlet", fresh("Editable"));
     expectError(await s.as("othello").patch(`/streams/${id}`, { description: "nope" }), 400, "BAD_REQUEST", "You do not have permission to administer this channel.");

@@ -508,6 +508,11 @@ describe("PATCH /users/me/subscriptions (the older add-and-remove call)", () => 
       expect(subs[0].description).toBe("A Scandinavian country");
       err(await t2.as("hamlet").patch("/users/me/subscriptions", { add: [{ name: "Elsinore", color: "red" }] }), 400, "BAD_REQUEST", "Invalid color");
       expect(ok(await t2.as("hamlet").get("/users/me/subscriptions")).subscriptions.length).toBe(1);
+      // A bad addition must not leave the removal half-applied.
+      err(await t2.as("hamlet").patch("/users/me/subscriptions", { delete: ["Denmark"], add: [{ name: "" }] }), 400, "BAD_REQUEST");
+      expect(ok(await t2.as("hamlet").get("/users/me/subscriptions")).subscriptions.map((x: any) => x.name)).toEqual(["Denmark"]);
+      err(await t2.as("hamlet").patch("/users/me/subscriptions", { delete: ["Nowhere"], add: [{ name: "Elsinore" }] }), 400, "STREAM_DOES_NOT_EXIST");
+      expect(ok(await t2.as("hamlet").get("/users/me/subscriptions")).subscriptions.map((x: any) => x.name)).toEqual(["Denmark"]);
     } finally {
       await t2.stop();
     }
