@@ -2,7 +2,7 @@ import type { Hearth } from "../context";
 import { badRequest } from "../errors";
 import { getUser, putUser, type UserRecord } from "../store/users";
 import { avatarUrl } from "../views/avatars";
-import { notifyRealmUser } from "./users";
+import { notifyRealmBot, notifyRealmUser } from "./users";
 
 export const MAX_AVATAR_FILE_SIZE_MIB = 5;
 export const MAX_EMOJI_FILE_SIZE_MIB = 5;
@@ -24,6 +24,8 @@ function notifyAvatarChange(h: Hearth, user: UserRecord): void {
     avatar_url_medium: avatarUrl(h, user, true),
     avatar_version: user.avatar_version,
   });
+  // Owners and administrators manage bots from realm_bots, so theirs must follow too.
+  if (user.is_bot) notifyRealmBot(h, "update", user, { avatar_url: avatarUrl(h, user) });
 }
 
 /**

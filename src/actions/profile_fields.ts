@@ -79,11 +79,15 @@ function notifyFields(h: Hearth): void {
   h.events.publish({ type: "custom_profile_fields", fields: getProfileFields(h.store).map(profileFieldView) }, activeUserIds(h));
 }
 
+function checkUserMatchingFlag(type: number, useForUserMatching: boolean | undefined): void {
+  const canMatch = type === ProfileFieldType.SHORT_TEXT || type === ProfileFieldType.EXTERNAL_ACCOUNT;
+  if (useForUserMatching && !canMatch) throw badRequest("Only short text and external account fields can be used for user matching.");
+}
+
 export async function doCreateProfileField(h: Hearth, actor: UserRecord, type: number, input: FieldInput): Promise<number> {
   assertAdmin(actor);
   if (!(Object.values(ProfileFieldType) as number[]).includes(type)) throw badRequest("Invalid field type.");
-  const canMatch = type === ProfileFieldType.SHORT_TEXT || type === ProfileFieldType.EXTERNAL_ACCOUNT;
-  if (input.use_for_user_matching && !canMatch) throw badRequest("Only short text and external account fields can be used for user matching.");
+  checkUserMatchingFlag(type, input.use_for_user_matching);
   if (type === ProfileFieldType.EXTERNAL_ACCOUNT && input.name === undefined) {
     // Zulip names non-custom external accounts after their service.
     const subtype = (input.field_data as any)?.subtype;
@@ -135,7 +139,10 @@ export async function doUpdateProfileField(h: Hearth, actor: UserRecord, id: num
     }
     if (input.required !== undefined) next.required = input.required;
     if (input.editable_by_user !== undefined) next.editable_by_user = input.editable_by_user;
-    if (input.use_for_user_matching !== undefined) next.use_for_user_matching = input.use_for_user_matching;
+    if (input.use_for_user_matching !== undefined) {
+      checkUserMatchingFlag(field.type, input.use_for_user_matching);
+      next.use_for_user_matching = input.use_for_user_matching;
+    }
     h.store.dbs.profileFields.put(id, next);
   });
   notifyFields(h);

@@ -1,12 +1,11 @@
 import { randomBytes } from "node:crypto";
-import { chmodSync, mkdirSync } from "node:fs";
 import { open, stat, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import type { Hearth } from "../context";
 import { ApiError } from "../errors";
-import { getTusUpload, partialUploadsDir, uploadsRoot, type AttachmentRecord, type TusUpload } from "../store/uploads";
+import { getTusUpload, partialUploadsDir, type AttachmentRecord, type TusUpload } from "../store/uploads";
 import type { UserRecord } from "../store/users";
-import { doAdoptPartialFile, MAX_UPLOAD_BYTES } from "./uploads";
+import { doAdoptPartialFile, ensureUploadDir, MAX_UPLOAD_BYTES } from "./uploads";
 
 /**
  * tus 1.0.0 resumable uploads (core, creation, termination). The bytes received so
@@ -38,10 +37,7 @@ export function accessTusUpload(h: Hearth, user: UserRecord, id: string): TusUpl
 
 export async function doCreateTusUpload(h: Hearth, owner: UserRecord, input: { length: number; filename: string; filetype: string }): Promise<TusUpload> {
   if (input.length > MAX_UPLOAD_BYTES) throw tusError(413, "File is larger than this server's configured maximum upload size.");
-  const dir = partialUploadsDir(h.store);
-  mkdirSync(uploadsRoot(h.store), { recursive: true, mode: 0o700 });
-  chmodSync(uploadsRoot(h.store), 0o700);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  ensureUploadDir(h, partialUploadsDir(h.store));
   const upload: TusUpload = {
     id: randomBytes(18).toString("base64url"),
     owner_id: owner.id,
@@ -111,13 +107,19 @@ export async function doAppendTusUpload(h: Hearth, owner: UserRecord, upload: Tu
 
 export async function doTerminateTusUpload(h: Hearth, upload: TusUpload): Promise<void> {
   if (writing.has(upload.id)) throw tusError(409, "Another request is writing this upload");
-  await h.store.commit(() => h.store.dbs.tusUploads.remove(upload.id));
-  await unlink(partialFilePath(h, upload.id)).catch(() => {});
+  // Held until the file is gone, so a PATCH arriving meanwhile is refused rather than written to a removed file.
+  writing.add(upload.id);
+  try {
+    await h.store.commit(() => h.store.dbs.tusUploads.remove(upload.id));
+    await unlink(partialFilePath(h, upload.id)).catch(() => {});
+  } finally {
+    writing.delete(upload.id);
+  }
 }
 
 /** Uploads abandoned for a day are removed (run by the retention job). */
 export async function doExpireTusUploads(h: Hearth, now = Date.now() / 1000): Promise<number> {
-  const stale = [...h.store.dbs.tusUploads.getRange({})].map(({ value }) => value as TusUpload).filter((u) => now - u.created > 86400);
+  const stale = [...h.store.dbs.tusUploads.getRange({})].map(({ value }) => value as TusUpload).filter((u) => now - u.created > 86400 && !writing.has(u.id));
   for (const upload of stale) await doTerminateTusUpload(h, upload);
   return stale.length;
 }

@@ -116,7 +116,8 @@ export function accessOwnAttachment(h: Hearth, user: UserRecord, id: number): At
   return a;
 }
 
-function ensureUploadDir(h: Hearth, dir: string): void {
+/** Creates `dir` under the uploads folder, which (like every folder in it) only the server's user may read. */
+export function ensureUploadDir(h: Hearth, dir: string): void {
   const root = uploadsRoot(h.store);
   mkdirSync(root, { recursive: true, mode: 0o700 });
   chmodSync(root, 0o700);
@@ -162,7 +163,13 @@ async function doCreateAttachment(
   const pathId = `${realm.id}/${randomBytes(18).toString("base64url")}/${sanitizeFileName(name)}`;
   const file = uploadFilePath(h.store, pathId);
   ensureUploadDir(h, dirname(file));
-  await place(file);
+  try {
+    await place(file);
+  } catch (e) {
+    // A half-written file (say, a full disk) must not stay behind.
+    await removeFile(file);
+    throw e;
+  }
   let attachment: AttachmentRecord;
   try {
     attachment = await h.store.commit(() => {
@@ -294,6 +301,8 @@ export function releaseDeletedMessages(h: Hearth, messageIds: number[]): Attachm
 
 /** After the commit: removed uploads' files go, and each owner hears about their uploads. */
 export async function notifyAttachmentChanges(h: Hearth, changes: AttachmentChanges): Promise<void> {
+  // Most messages link no upload: skip the space scan below.
+  if (changes.updated.length === 0 && changes.removed.length === 0) return;
   for (const a of changes.removed) await removeFile(uploadFilePath(h.store, a.path_id));
   const space = uploadSpaceUsed(h.store);
   for (const a of changes.updated) h.events.publish({ type: "attachment", op: "update", attachment: attachmentView(h, a), upload_space_used: space }, [a.owner_id]);

@@ -79,6 +79,19 @@ describe("avatars", () => {
     expect(pngSize(new Uint8Array(await (await fetch(after.avatar_url)).arrayBuffer()))).toEqual([100, 100]);
   });
 
+  test("a bot's new avatar also reaches realm_bots of its owner and the administrators", async () => {
+    const bot = expectSuccess(await s.as("cordelia").post("/bots", { full_name: "Portrait bot", short_name: "portraitbot" }));
+    const client = s.as({ id: bot.user_id, email: `portraitbot-bot@${new URL(s.url).hostname}`, apiKey: bot.api_key, name: "portraitbot" });
+    const published = recordPublished(s);
+    const image = identiconPng("bot picture", 64);
+    const body = expectSuccess(await client.post("/users/me/avatar", { file: new File([image as BlobPart], "bot.png", { type: "image/png" }) }, { multipart: true }));
+    const [event] = published.ofType("realm_bot");
+    expect(event.event).toEqual({ type: "realm_bot", op: "update", bot: { user_id: bot.user_id, avatar_url: body.avatar_url } });
+    expect(event.userIds).toContain(s.users.cordelia.id);
+    expect(event.userIds).toContain(s.users.iago.id);
+    expect(event.userIds).not.toContain(s.users.hamlet.id);
+  });
+
   test("bad uploads are rejected and nothing changes", async () => {
     const before = expectSuccess(await s.as("othello").get("/users/me"));
     expectError(await s.as("othello").post("/users/me/avatar", {}, { multipart: true }), 400, "BAD_REQUEST", "You must upload exactly one avatar.");

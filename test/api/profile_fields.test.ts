@@ -116,6 +116,9 @@ describe("custom profile fields", () => {
     expect((await fields()).map((f: any) => f.id)).toEqual(reversed);
     expectSuccess(await s.as("iago").patch(`/realm/profile_fields/${reversed[0]}`, { name: "Homepage", hint: "Your site" }));
     expect((await fields())[0]).toMatchObject({ name: "Homepage", hint: "Your site" });
+    const choice = (await fields()).find((f: any) => f.type === 3);
+    expectError(await s.as("iago").patch(`/realm/profile_fields/${choice.id}`, { use_for_user_matching: true }), 400, "BAD_REQUEST", "Only short text and external account fields can be used for user matching.");
+    expect((await fields()).find((f: any) => f.id === choice.id).use_for_user_matching).toBeUndefined();
     expectSuccess(await s.as("iago").delete(`/realm/profile_fields/${reversed[0]}`));
     expectError(await s.as("iago").delete(`/realm/profile_fields/${reversed[0]}`), 400, "BAD_REQUEST");
     const u = expectSuccess(await s.as("hamlet").get(`/users/${s.users.cordelia.id}`, { include_custom_profile_fields: true })).user;
