@@ -1,3 +1,4 @@
+import { envNumber } from "./lib/env";
 import { Elysia } from "elysia";
 import { resolve } from "node:path";
 import type { Hearth, ServerConfig } from "./context";
@@ -47,11 +48,6 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
-function envInt(name: string, fallback: number): number {
-  const v = Number(process.env[name]);
-  return Number.isFinite(v) && v > 0 ? v : fallback;
-}
-
 /** `http://host:port`, with brackets around an IPv6 host. */
 export function listeningUrl(host: string, port: number): string {
   return `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
@@ -65,8 +61,8 @@ export function createHearth(store: Store, config: ServerConfig): Hearth {
     queues: new QueueManager(undefined, () => String(realmSetting(getRealm(store)?.settings ?? {}, "empty_topic_display_name"))),
     limits: {
       // Zulip's defaults: 5 failed logins per account per 30 minutes.
-      loginByUser: new FailureLimiter(envInt("HEARTH_LOGIN_FAILURES_PER_USER", 5), 1800),
-      loginByIp: new FailureLimiter(envInt("HEARTH_AUTH_FAILURES_PER_IP", 50), 1800),
+      loginByUser: new FailureLimiter(envNumber("HEARTH_LOGIN_FAILURES_PER_USER", 5), 1800),
+      loginByIp: new FailureLimiter(envNumber("HEARTH_AUTH_FAILURES_PER_IP", 50), 1800),
     },
     realmUrl() {
       const external = config.externalUrl ?? getRealm(store)?.external_url ?? null;

@@ -8,13 +8,22 @@ export const MAX_AVATAR_FILE_SIZE_MIB = 5;
 export const MAX_EMOJI_FILE_SIZE_MIB = 5;
 
 /** Recognizes the image formats browsers and the mobile app display, by their magic bytes. */
-export function sniffImageType(bytes: Uint8Array): string | null {
+function sniffImageType(bytes: Uint8Array): string | null {
   const starts = (...sig: number[]) => sig.every((b, i) => bytes[i] === b);
   if (starts(0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a)) return "image/png";
   if (starts(0xff, 0xd8, 0xff)) return "image/jpeg";
   if (starts(0x47, 0x49, 0x46, 0x38)) return "image/gif";
   if (starts(0x52, 0x49, 0x46, 0x46) && bytes[8] === 0x57 && bytes[9] === 0x45 && bytes[10] === 0x42 && bytes[11] === 0x50) return "image/webp";
   return null;
+}
+
+/** An uploaded image within `maxMiB`, with the type its bytes show (Zulip's avatar and emoji checks). */
+export async function readUploadedImage(file: File, maxMiB: number): Promise<{ data: Uint8Array; contentType: string }> {
+  if (file.size > maxMiB * 1024 * 1024) throw badRequest(`Uploaded file is larger than the allowed limit of ${maxMiB} MiB`);
+  const data = new Uint8Array(await file.arrayBuffer());
+  const contentType = sniffImageType(data);
+  if (!contentType) throw badRequest("Invalid image format");
+  return { data, contentType };
 }
 
 function notifyAvatarChange(h: Hearth, user: UserRecord): void {
@@ -33,12 +42,7 @@ function notifyAvatarChange(h: Hearth, user: UserRecord): void {
  * bumps avatar_version so the URL changes.
  */
 export async function doSetAvatar(h: Hearth, user: UserRecord, file: File): Promise<UserRecord> {
-  if (file.size > MAX_AVATAR_FILE_SIZE_MIB * 1024 * 1024) {
-    throw badRequest(`Uploaded file is larger than the allowed limit of ${MAX_AVATAR_FILE_SIZE_MIB} MiB`);
-  }
-  const data = new Uint8Array(await file.arrayBuffer());
-  const contentType = sniffImageType(data);
-  if (!contentType) throw badRequest("Invalid image format");
+  const { data, contentType } = await readUploadedImage(file, MAX_AVATAR_FILE_SIZE_MIB);
   const updated = await h.store.commit(() => {
     const current = getUser(h.store, user.id)!;
     const next: UserRecord = { ...current, avatar_source: "U", avatar_version: current.avatar_version + 1 };

@@ -37,18 +37,16 @@ import {
 } from "../access/channels";
 import { checkGroupSettingValue, isSystemGroupSetting, isUserInGroupSetting, realmGroupSetting, sameGroupSettingValue, type GroupSettingRules } from "../access/groups";
 import { renderDescription } from "../markdown/description";
-import { activeSubscriberIds, formatChannel, formatSubscription, pickChannelColor } from "../views/channels";
+import { activeSubscriberIds, formatChannel, formatSubscription, pickChannelColor, streamPostPolicyGroupId } from "../views/channels";
 import { findUserByLoginEmail } from "../auth/basic";
 import { isAdmin, isGuest, isOwner } from "../views/users";
-import { SYSTEM_BOTS } from "../store/system_bots";
+import { getSystemBot } from "../store/system_bots";
 import { checkFolderForChannel } from "./channel_folders";
 import { doSendMessage } from "./messages";
 import { getRealm } from "../store/realm";
 import { topicsOfChannel } from "../store/messages";
 import { realmSetting } from "../views/realm-settings";
 
-const EMAIL_GATEWAY_EMAIL = SYSTEM_BOTS.find((b) => b.key === "email_gateway")!.email;
-const NOTIFICATION_BOT_EMAIL = SYSTEM_BOTS.find((b) => b.key === "notification")!.email;
 
 // ---------------------------------------------------------------------------
 // Validation shared by creation and editing
@@ -339,7 +337,7 @@ async function announceNewChannels(h: Hearth, actor: UserRecord, created: Channe
   const announced = created.filter((c) => !c.invite_only);
   const targetId = realmSetting(getRealm(h.store)?.settings ?? {}, "new_stream_announcements_stream_id");
   const target = typeof targetId === "number" ? getChannel(h.store, targetId) : undefined;
-  const bot = findUserByLoginEmail(h, NOTIFICATION_BOT_EMAIL);
+  const bot = getSystemBot(h.store, "notification");
   if (announced.length === 0 || !target || target.is_archived || !bot) return;
   const links = announced.map((c) => `#**${c.name}**`).join(", ");
   const who = `@_**${actor.full_name}|${actor.id}**`;
@@ -364,7 +362,7 @@ async function sendNewSubscriptionMessages(h: Hearth, actor: UserRecord, added: 
   const createdIds = new Set(created.map((c) => c.id));
   const everyone = new Set(added.flatMap((a) => a.userIds));
   if (everyone.size > MAX_BULK_NEW_SUBSCRIPTION_MESSAGES) return;
-  const bot = findUserByLoginEmail(h, NOTIFICATION_BOT_EMAIL);
+  const bot = getSystemBot(h.store, "notification");
   if (!bot) return;
   const namesByUser = new Map<number, string[]>();
   for (const { channel, userIds } of added) {
@@ -679,10 +677,8 @@ export async function checkUpdateChannel(h: Hearth, actor: UserRecord, channelId
   }
   if (input.stream_post_policy !== undefined) {
     // Deprecated: mapped onto can_send_message_group as Zulip does.
-    const byPolicy: Record<number, Parameters<typeof systemGroupId>[1]> = { 1: "role:everyone", 2: "role:administrators", 3: "role:fullmembers", 4: "role:moderators" };
-    const group = byPolicy[input.stream_post_policy];
-    if (!group) throw badRequest("Invalid stream_post_policy");
-    input.groups.can_send_message_group ??= { new: systemGroupId(h.store, group) };
+    const group = streamPostPolicyGroupId(h, input.stream_post_policy);
+    input.groups.can_send_message_group ??= { new: group };
   }
   for (const name of CHANNEL_GROUP_SETTINGS) {
     const update = input.groups[name];
@@ -892,7 +888,7 @@ export async function ensureChannelEmailSecret(store: Hearth["store"]): Promise<
 export function getChannelEmailAddress(h: Hearth, actor: UserRecord, channelId: number, senderId?: number): string {
   const channel = accessChannel(h, actor, channelId, { requireContentAccess: true });
   if (!canPostInChannel(h, actor, channel)) throw badRequest("Invalid channel ID");
-  const gateway = findUserByLoginEmail(h, EMAIL_GATEWAY_EMAIL);
+  const gateway = getSystemBot(h.store, "email_gateway");
   const sender = senderId === undefined ? gateway : getUser(h.store, senderId);
   const allowed = sender && sender.is_active && (sender.id === actor.id || sender.id === gateway?.id || (sender.is_bot && sender.bot_owner_id === actor.id));
   if (!allowed) throw badRequest("Invalid user ID");

@@ -1,3 +1,4 @@
+import { getSystemBot } from "../store/system_bots";
 import type { Hearth } from "../context";
 import { appendTo } from "../lib/collections";
 import { isSystemGroupSetting, isUserInGroupSetting } from "../access/groups";
@@ -796,10 +797,6 @@ export async function checkEditMessage(h: Hearth, user: UserRecord, messageId: n
 }
 
 
-function notificationBot(h: Hearth): UserRecord | undefined {
-  return findUserByLoginEmail(h, "notification-bot@zulip.com");
-}
-
 /**
  * Zulip's Notification Bot messages after a move: "moved here from" in the new
  * thread and "moved to" in the old one (as the client asked), or the resolve /
@@ -814,7 +811,7 @@ async function sendMoveNotifications(
   newTopic: string | undefined,
   req: EditRequest,
 ): Promise<void> {
-  const bot = notificationBot(h);
+  const bot = getSystemBot(h.store, "notification");
   if (!bot) return;
   const oldChannel = channelById(h, original.channel_id!);
   if (!oldChannel) return;

@@ -12,7 +12,6 @@ import { ensureAvatarSalt } from "../store/avatars";
 import { activeUserIds, checkEmailAddress, checkFullName } from "./users";
 import { SYSTEM_BOTS } from "../store/system_bots";
 
-export { SYSTEM_BOTS };
 import { createMissingSystemGroups } from "./user_groups";
 
 

@@ -5,7 +5,7 @@ import { activeRealmEmojiByName, type RealmEmoji } from "../store/realm_emoji";
 import type { UserRecord } from "../store/users";
 import { isAdmin } from "../views/users";
 import { realmEmojiDict, realmEmojiView } from "../views/realm_emoji";
-import { MAX_EMOJI_FILE_SIZE_MIB, sniffImageType } from "./avatars";
+import { MAX_EMOJI_FILE_SIZE_MIB, readUploadedImage } from "./avatars";
 import { activeUserIds } from "./users";
 
 const emojiMissing = (name: string) => badRequest(`Emoji '${name}' does not exist`);
@@ -39,10 +39,7 @@ export async function doAddRealmEmoji(h: Hearth, user: UserRecord, rawName: stri
     throw insufficientPermission();
   }
   const name = checkEmojiName(rawName);
-  if (file.size > MAX_EMOJI_FILE_SIZE_MIB * 1024 * 1024) throw badRequest(`Uploaded file is larger than the allowed limit of ${MAX_EMOJI_FILE_SIZE_MIB} MiB`);
-  const data = new Uint8Array(await file.arrayBuffer());
-  const contentType = sniffImageType(data);
-  if (!contentType) throw badRequest("Invalid image format");
+  const { data, contentType } = await readUploadedImage(file, MAX_EMOJI_FILE_SIZE_MIB);
   const emoji = await h.store.commit(() => {
     if (activeRealmEmojiByName(h.store, name)) throw badRequest("A custom emoji with this name already exists.");
     const e: RealmEmoji = { id: h.store.nextId("realm_emoji"), name, author_id: user.id, deactivated: false, content_type: contentType, data };

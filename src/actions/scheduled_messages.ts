@@ -1,6 +1,6 @@
+import { getSystemBot } from "../store/system_bots";
 import type { Hearth } from "../context";
 import { ApiError, badRequest } from "../errors";
-import { findUserByLoginEmail } from "../auth/basic";
 import { getUser, type UserRecord } from "../store/users";
 import {
   dueScheduled,
@@ -212,10 +212,6 @@ export async function doDeleteScheduledMessage(h: Hearth, owner: UserRecord, id:
 // ---------------------------------------------------------------------------
 // Reminders
 
-function notificationBot(h: Hearth): UserRecord | undefined {
-  return findUserByLoginEmail(h, "notification-bot@zulip.com");
-}
-
 /**
  * Zulip's reminder text: what the message is, the note quoted, then the message
  * quoted with a `[said](…/near/<id>)` link. The quote is shortened so the whole text
@@ -257,7 +253,7 @@ export async function checkScheduleReminder(h: Hearth, owner: UserRecord, req: S
   const note = (req.note ?? "").trim();
   if ([...note].length > MAX_REMINDER_NOTE_LENGTH) throw badRequest(`Maximum reminder note length: ${MAX_REMINDER_NOTE_LENGTH} characters`);
   const content = reminderContent(h, message, note);
-  const renderer = notificationBot(h) ?? owner;
+  const renderer = getSystemBot(h.store, "notification") ?? owner;
   const record = await h.store.commit(() => {
     const r: ScheduledRecord = {
       id: h.store.nextId("scheduled_message"),
@@ -315,7 +311,7 @@ async function deliverOne(h: Hearth, ownerId: number, id: number): Promise<void>
     const owner = getUser(h.store, ownerId);
     if (!owner || !owner.is_active) throw badRequest("Message could not be sent because the sender is deactivated.");
     if (record.kind === "reminder") {
-      const bot = notificationBot(h);
+      const bot = getSystemBot(h.store, "notification");
       if (!bot) throw badRequest("The notification bot does not exist.");
       const userIds = [bot.id, owner.id].sort((a, b) => a - b);
       await doSendMessage(h, bot, { target: { type: "private", userIds }, content: record.content, client: "Internal", readBySender: true, alsoInTransaction: markDelivered });
@@ -358,7 +354,7 @@ async function doMarkFailed(h: Hearth, ownerId: number, id: number, reason: stri
   }
   h.events.publish({ type: "scheduled_messages", op: "update", scheduled_message: scheduledMessageView(failed) }, [ownerId]);
   const owner = getUser(h.store, ownerId);
-  const bot = notificationBot(h);
+  const bot = getSystemBot(h.store, "notification");
   if (!owner?.is_active || !bot) return;
   const when = new Date(failed.deliver_at * 1000).toISOString().replace(/\.000Z$/, "Z");
   const content = `The message you scheduled for <time:${when}> was not sent because of the following error:\n> ${reason}\n\n[View scheduled messages](#scheduled)`;

@@ -1,3 +1,4 @@
+import { pathId } from "../http/path";
 import { Type as t } from "@sinclair/typebox";
 import type { Hearth } from "../context";
 import { badRequest } from "../errors";
@@ -27,16 +28,13 @@ import {
 } from "../store/channels";
 import type { GroupSettingValue } from "../store/user_groups";
 import { groupSettingParams } from "../http/group_params";
-import { activeSubscriberIds, formatChannel, formatChannelWithDefault } from "../views/channels";
+import { activeSubscriberIds, formatChannel, formatChannelWithDefault, streamPostPolicyGroupId } from "../views/channels";
 // Also registers the channel parts of POST /register.
 import { subscriptionsState } from "../views/channel_state";
 import { isAdmin, isGuest } from "../views/users";
 
 /** `{stream_id}` path segments. */
-export function pathChannelId(raw: string): number {
-  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(Number(raw))) throw badRequest("Invalid channel ID");
-  return Number(raw);
-}
+export const pathChannelId = (raw: string): number => pathId(raw, "channel ID");
 
 const retentionParam = () =>
   param.jsonOrString(t.Union([t.Integer(), t.Literal("realm_default"), t.Literal("unlimited"), t.Literal("forever")])).optional();
@@ -88,7 +86,7 @@ export function channelsRoutes(h: Hearth) {
       async ({ user, params }) => {
         const groups = pickGroups<GroupSettingValue>(params);
         if (params.stream_post_policy !== undefined && groups.can_send_message_group === undefined) {
-          groups.can_send_message_group = streamPostPolicyGroup(h, params.stream_post_policy);
+          groups.can_send_message_group = streamPostPolicyGroupId(h, params.stream_post_policy);
         }
         return {
           ...(await checkSubscribe(h, user, {
@@ -190,8 +188,7 @@ export function channelsRoutes(h: Hearth) {
       return { subscribers: activeSubscriberIds(h, channel.id) };
     })
     .get("/users/:user_id/subscriptions/:stream_id", {}, ({ user, path }) => {
-      if (!/^\d+$/.test(path.user_id)) throw badRequest("Invalid user ID");
-      const target = accessUser(h, Number(path.user_id), { allowDeactivated: true });
+      const target = accessUser(h, pathId(path.user_id, "user ID"), { allowDeactivated: true });
       const channel = accessChannel(h, user, pathChannelId(path.stream_id), { allowArchived: true });
       return { is_subscribed: isSubscribed(h.store, channel.id, target.id) };
     })
@@ -253,14 +250,4 @@ const singlePropertyParams = {
   value: param.jsonOrString(t.Union([t.Boolean(), t.String(), t.Integer()])),
 };
 
-function streamPostPolicyGroup(h: Hearth, policy: number): number {
-  const names: Record<number, "role:everyone" | "role:administrators" | "role:fullmembers" | "role:moderators"> = {
-    1: "role:everyone",
-    2: "role:administrators",
-    3: "role:fullmembers",
-    4: "role:moderators",
-  };
-  const name = names[policy];
-  if (!name) throw badRequest("Invalid stream_post_policy");
-  return h.store.dbs.userGroupsByName.get(name) as number;
-}
+

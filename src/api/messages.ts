@@ -1,3 +1,4 @@
+import { pathId } from "../http/path";
 import "../views/message_state";
 import { Type as t } from "@sinclair/typebox";
 import type { Hearth } from "../context";
@@ -30,11 +31,7 @@ import { formatMessage, readableMessage, realmSetting, topicDisplayName, type Me
 import { compileNarrow, fetchRange, highlightHtml, highlightTopic, parseAnchor, parseNarrow } from "../views/narrow";
 import { canReadChannel, channelById, isSubscribedTo } from "../views/message_channels";
 
-/** `{message_id}` and `{stream_id}` path segments. */
-function pathId(raw: string, what = "message ID"): number {
-  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(Number(raw))) throw badRequest(`Invalid ${what}`);
-  return Number(raw);
-}
+const messageIdOf = (raw: string) => pathId(raw, "message ID");
 
 /**
  * Zulip's `Client.default_read_by_sender`: messages from full chat clients are
@@ -159,7 +156,7 @@ export function messagesRoutes(h: Hearth) {
       "/messages/:message_id",
       { params: { apply_markdown: param.bool().default(true), allow_empty_topic_name: param.bool().default(false) } },
       ({ user, params, path }) => {
-        const { message, flags } = accessMessage(h, user, pathId(path.message_id));
+        const { message, flags } = accessMessage(h, user, messageIdOf(path.message_id));
         return {
           raw_content: message.content,
           message: formatMessage(h, user, message, flags, {
@@ -184,7 +181,7 @@ export function messagesRoutes(h: Hearth) {
         },
       },
       async ({ user, params, path }) =>
-        checkEditMessage(h, user, pathId(path.message_id), {
+        checkEditMessage(h, user, messageIdOf(path.message_id), {
           content: params.content,
           topic: params.topic,
           channelId: params.stream_id,
@@ -194,18 +191,18 @@ export function messagesRoutes(h: Hearth) {
         }),
     )
     .delete("/messages/:message_id", {}, async ({ user, path }) => {
-      await checkDeleteMessage(h, user, pathId(path.message_id));
+      await checkDeleteMessage(h, user, messageIdOf(path.message_id));
       return {};
     })
     .get("/messages/:message_id/history", {}, ({ user, path }) => ({
-      message_history: messageHistory(h, user, pathId(path.message_id)),
+      message_history: messageHistory(h, user, messageIdOf(path.message_id)),
     }))
-    .get("/messages/:message_id/read_receipts", {}, ({ user, path }) => ({ user_ids: readReceipts(h, user, pathId(path.message_id)) }))
+    .get("/messages/:message_id/read_receipts", {}, ({ user, path }) => ({ user_ids: readReceipts(h, user, messageIdOf(path.message_id)) }))
     .post(
       "/messages/:message_id/reactions",
       { params: { emoji_name: param.string(), emoji_code: param.string().optional(), reaction_type: param.string().optional() } },
       async ({ user, params, path }) => {
-        await checkReaction(h, user, pathId(path.message_id), "add", params);
+        await checkReaction(h, user, messageIdOf(path.message_id), "add", params);
         return {};
       },
     )
@@ -214,7 +211,7 @@ export function messagesRoutes(h: Hearth) {
       { params: { emoji_name: param.string().optional(), emoji_code: param.string().optional(), reaction_type: param.string().optional() } },
       async ({ user, params, path }) => {
         if (params.emoji_name === undefined && params.emoji_code === undefined) throw badRequest("At least one of the following arguments must be present: emoji_name, emoji_code");
-        await checkReaction(h, user, pathId(path.message_id), "remove", { ...params, emoji_name: params.emoji_name ?? "" });
+        await checkReaction(h, user, messageIdOf(path.message_id), "remove", { ...params, emoji_name: params.emoji_name ?? "" });
         return {};
       },
     )
@@ -315,7 +312,7 @@ export function messagesRoutes(h: Hearth) {
       },
     )
     .post("/messages/:message_id/typing", { params: { op: TypingOp } }, ({ user, params, path }) => {
-      doTypingEditMessage(h, user, params.op, pathId(path.message_id));
+      doTypingEditMessage(h, user, params.op, messageIdOf(path.message_id));
       return {};
     })
     .get("/users/me/:stream_id/topics", { params: { allow_empty_topic_name: param.bool().default(false) } }, ({ user, params, path }) => {

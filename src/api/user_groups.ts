@@ -1,6 +1,7 @@
+import { pathId } from "../http/path";
 import { Type as t } from "@sinclair/typebox";
 import type { Hearth } from "../context";
-import { ApiError, badRequest } from "../errors";
+import { ApiError } from "../errors";
 import { ApiRoutes } from "../http/route";
 import { param } from "../http/params";
 import { groupSettingParams } from "../http/group_params";
@@ -12,11 +13,6 @@ import { listUserGroups } from "../views/user_groups";
 // Also registers the `realm_user_groups` part of POST /register.
 import "../views/channel_state";
 
-/** `{user_group_id}` and `{user_id}` path segments. */
-function pathId(raw: string, what: string): number {
-  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(Number(raw))) throw badRequest(`Invalid ${what}`);
-  return Number(raw);
-}
 const groupIdOf = (path: Record<string, string>) => pathId(path.user_group_id, "user group");
 
 const IdList = t.Array(t.Integer());

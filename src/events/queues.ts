@@ -1,3 +1,4 @@
+import { envNumber } from "../lib/env";
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -153,11 +154,6 @@ export interface QueueLimits {
   maxTotalEvents: number;
   /** How often idle queues are swept (they are also expired lazily on access). */
   gcIntervalSecs: number;
-}
-
-function envNumber(name: string, fallback: number): number {
-  const v = Number(process.env[name]);
-  return process.env[name] !== undefined && Number.isFinite(v) && v > 0 ? v : fallback;
 }
 
 export function queueLimitsFromEnv(): QueueLimits {

@@ -8,7 +8,8 @@ import {
   type ChannelRecord,
   type SubscriptionRecord,
 } from "../store/channels";
-import type { GroupSettingValue } from "../store/user_groups";
+import { systemGroupId, type GroupSettingValue, type SystemGroupName } from "../store/user_groups";
+import { badRequest } from "../errors";
 import { isSystemGroupSetting } from "../access/groups";
 
 const RECENTLY_ACTIVE_SECONDS = 180 * 86400;
@@ -28,13 +29,26 @@ export function pickChannelColor(usedColors: Iterable<string>): string {
   return free ?? CHANNEL_COLORS[used.size % CHANNEL_COLORS.length];
 }
 
-/** Deprecated `stream_post_policy` (1 any, 2 admins, 3 full members, 4 moderators) approximated from `can_send_message_group`. */
+/** Deprecated `stream_post_policy` values and the `can_send_message_group` each stands for. */
+const STREAM_POST_POLICY_GROUPS: Record<number, SystemGroupName> = {
+  1: "role:everyone",
+  2: "role:administrators",
+  3: "role:fullmembers",
+  4: "role:moderators",
+};
+
+/** `stream_post_policy` approximated from `can_send_message_group` (1 when no policy matches). */
 export function streamPostPolicy(h: Hearth, channel: ChannelRecord): number {
-  const value = channel.groups.can_send_message_group;
-  if (isSystemGroupSetting(h, value, "role:administrators")) return 2;
-  if (isSystemGroupSetting(h, value, "role:fullmembers")) return 3;
-  if (isSystemGroupSetting(h, value, "role:moderators")) return 4;
+  for (const [policy, name] of Object.entries(STREAM_POST_POLICY_GROUPS)) {
+    if (isSystemGroupSetting(h, channel.groups.can_send_message_group, name)) return Number(policy);
+  }
   return 1;
+}
+
+/** The group a client's `stream_post_policy` asks for. */
+export function streamPostPolicyGroupId(h: Hearth, policy: number): number {
+  if (!Object.hasOwn(STREAM_POST_POLICY_GROUPS, policy)) throw badRequest("Invalid stream_post_policy");
+  return systemGroupId(h.store, STREAM_POST_POLICY_GROUPS[policy]);
 }
 
 /** Active, non-deactivated subscribers (Zulip's `subscriber_count`, bots included). */
