@@ -123,81 +123,75 @@ export function buildApp(h: Hearth) {
 export async function startServer(config: ServerConfig): Promise<RunningServer> {
   const dataDir = resolve(config.dataDir);
   const lock = DataFolderLock.acquire(dataDir);
-  let store: Store;
+  // What has started so far: undone in reverse order if a later step fails, so a
+  // failed start leaves no timer running, no store open and the folder unlocked.
+  const started: (() => unknown)[] = [() => lock.release()];
   try {
-    store = new Store(dataDir);
-  } catch (e) {
-    lock.release();
-    throw e;
-  }
-  try {
+    const store = new Store(dataDir);
+    started.push(() => store.close());
     // Data folders initialised before these features existed get what they need now.
     if (!getAvatarSalt(store)) await store.commit(() => ensureAvatarSalt(store));
     if (getRealm(store)) {
       await ensureSystemGroups(store);
       await ensureChannelEmailSecret(store);
     }
-  } catch (e) {
-    await store.close();
-    lock.release();
-    throw e;
-  }
-  const h = createHearth(store, { ...config, dataDir });
-  // Queues saved by the last graceful shutdown come back before any client can poll.
-  h.queues.load(dataDir);
-  h.queues.startGc();
-  // A deactivated organization's data goes once its deletion date passes.
-  await runRealmDeletionIfDue(store);
-  const deletionTimer = setInterval(() => void runRealmDeletionIfDue(store).catch((e) => console.error("Realm deletion failed:", e)), 3600_000);
-  deletionTimer.unref();
-  const stopRetention = startRetentionJob(h);
-  // Messages and reminders that fell due while the server was down go out before it
-  // serves, so a client's first GET /scheduled_messages no longer lists them.
-  const scheduledDelivery = startScheduledDeliveryJob(h);
-  await scheduledDelivery.firstRun;
-  let server: import("bun").Server<unknown>;
-  try {
+    const h = createHearth(store, { ...config, dataDir });
+    // Queues saved by the last graceful shutdown come back before any client can poll.
+    h.queues.load(dataDir);
+    h.queues.startGc();
+    started.push(() => h.queues.close(dataDir));
+    // A deactivated organization's data goes once its deletion date passes.
+    await runRealmDeletionIfDue(store);
+    const deletionTimer = setInterval(() => void runRealmDeletionIfDue(store).catch((e) => console.error("Realm deletion failed:", e)), 3600_000);
+    deletionTimer.unref();
+    started.push(() => clearInterval(deletionTimer));
+    const stopRetention = startRetentionJob(h);
+    started.push(stopRetention);
+    // Messages and reminders that fell due while the server was down go out before it
+    // serves, so a client's first GET /scheduled_messages no longer lists them.
+    const scheduledDelivery = startScheduledDeliveryJob(h);
+    started.push(() => scheduledDelivery.stop());
+    await scheduledDelivery.firstRun;
     const app = buildApp(h);
     // Plugins that set up asynchronously (the static files) add their routes when
     // they resolve; listening before that would answer 404 for them.
     await app.modules;
-    // Elysia turns SO_REUSEPORT on, which lets a second server bind the same port and
-    // silently take half the connections; a port in use must be an error instead.
-    app.listen({ hostname: config.host, port: config.port, maxRequestBodySize: 64 * 1024 * 1024, reusePort: false });
-    server = app.server!;
-  } catch (e: any) {
-    stopRetention();
-    await scheduledDelivery.stop();
-    await store.close();
-    lock.release();
-    if (e?.code === "EADDRINUSE" || /in use/i.test(String(e?.message))) {
-      throw new Error(`Port ${config.port} on ${config.host} is already in use.`);
+    try {
+      // Elysia turns SO_REUSEPORT on, which lets a second server bind the same port and
+      // silently take half the connections; a port in use must be an error instead.
+      app.listen({ hostname: config.host, port: config.port, maxRequestBodySize: 64 * 1024 * 1024, reusePort: false });
+    } catch (e: any) {
+      if (e?.code === "EADDRINUSE" || /in use/i.test(String(e?.message))) {
+        throw new Error(`Port ${config.port} on ${config.host} is already in use.`);
+      }
+      throw e;
     }
+    const server = app.server!;
+    // Port 0 asked for any free port: the realm URL is the one actually bound.
+    h.config.port = server.port!;
+    let stopped: Promise<void> | null = null;
+    return {
+      h,
+      url: listeningUrl(config.host, server.port!),
+      port: server.port!,
+      stop() {
+        stopped ??= (async () => {
+          // Parked long-polls answer now (else stop would wait for their heartbeat);
+          // the queues are written to the data folder for the next start.
+          clearInterval(deletionTimer);
+          h.queues.close(null);
+          await stopRetention();
+          await scheduledDelivery.stop();
+          await server.stop(false); // stop accepting; in-flight requests finish
+          h.queues.close(dataDir);
+          await store.close();
+          lock.release();
+        })();
+        return stopped;
+      },
+    };
+  } catch (e) {
+    for (const undo of started.reverse()) await undo();
     throw e;
   }
-  const port = server.port!;
-  // Port 0 asked for any free port: the realm URL is the one actually bound.
-  h.config.port = port;
-  const url = listeningUrl(config.host, port);
-  let stopped: Promise<void> | null = null;
-  return {
-    h,
-    url,
-    port,
-    stop() {
-      stopped ??= (async () => {
-        // Parked long-polls answer now (else stop would wait for their heartbeat);
-        // the queues are written to the data folder for the next start.
-        clearInterval(deletionTimer);
-        h.queues.close(null);
-        await stopRetention();
-        await scheduledDelivery.stop();
-        await server.stop(false); // stop accepting; in-flight requests finish
-        h.queues.close(dataDir);
-        await store.close();
-        lock.release();
-      })();
-      return stopped;
-    },
-  };
 }
