@@ -48,6 +48,40 @@ function checkSettingValue(name: string, value: unknown): void {
 }
 
 /**
+ * Writes `settings` onto `next` (a copy of the stored user, inside a commit): only
+ * values that differ, defaults dropped. Returns what changed.
+ */
+export function applySettings(next: UserRecord, settings: Record<string, unknown>): [string, unknown][] {
+  const changed: [string, unknown][] = [];
+  for (const [name, value] of Object.entries(settings)) {
+    if (userSetting(next, name) === value) continue;
+    if (value === USER_SETTINGS[name].default) delete next.settings[name];
+    else next.settings[name] = value;
+    changed.push([name, value]);
+  }
+  return changed;
+}
+
+/** One `user_settings` update per changed setting to the user, plus the legacy forms older clients read. */
+export function publishSettingChanges(h: Hearth, user: UserRecord, changed: [string, unknown][]): void {
+  for (const [property, value] of changed) {
+    const event: Record<string, unknown> = { type: "user_settings", op: "update", property, value };
+    if (property === "default_language") event.language_name = LANGUAGE_NAMES[String(value)];
+    h.events.publish(event as { type: string }, [user.id]);
+    // The queue manager gives these only to clients without user_settings_object.
+    const email = apiEmail(h, user);
+    if (LEGACY_DISPLAY_SETTINGS.has(property)) {
+      const legacy: Record<string, unknown> = { type: "update_display_settings", user: email, setting_name: property, setting: value };
+      if (property === "default_language") legacy.language_name = LANGUAGE_NAMES[String(value)];
+      h.events.publish(legacy as { type: string }, [user.id]);
+    }
+    if (LEGACY_NOTIFICATION_SETTINGS.has(property)) {
+      h.events.publish({ type: "update_global_notifications", user: email, notification_name: property, setting: value }, [user.id]);
+    }
+  }
+}
+
+/**
  * `PATCH /settings`: the user's own settings, name, time zone, email visibility and
  * password. Only values that actually change are written and announced (Zulip's
  * json_change_settings does the same), each as one `user_settings` update event to
@@ -58,7 +92,6 @@ export async function checkUpdateSettings(
   h: Hearth,
   user: UserRecord,
   changes: SettingsChanges,
-  options: { statusEvent?: boolean } = {},
 ): Promise<void> {
   const realm = requireRealm(h);
   if (changes.email !== undefined && changes.email.trim().toLowerCase() !== user.email.toLowerCase()) {
@@ -90,13 +123,7 @@ export async function checkUpdateSettings(
   const { before, after, changed } = await h.store.commit(() => {
     const current = getUser(h.store, user.id)!;
     const next: UserRecord = { ...current, settings: { ...current.settings } };
-    const changed: [string, unknown][] = [];
-    for (const [name, value] of Object.entries(changes.settings)) {
-      if (userSetting(current, name) === value) continue;
-      if (value === USER_SETTINGS[name].default) delete next.settings[name];
-      else next.settings[name] = value;
-      changed.push([name, value]);
-    }
+    const changed = applySettings(next, changes.settings);
     if (changes.timezone !== undefined && changes.timezone !== current.timezone) {
       next.timezone = changes.timezone;
       changed.push(["timezone", changes.timezone]);
@@ -107,30 +134,15 @@ export async function checkUpdateSettings(
     }
     if (fullName !== undefined) next.full_name = fullName;
     if (passwordHash !== undefined) next.password_hash = passwordHash;
-    putUser(h.store, next);
+    // A request that changes nothing writes nothing.
+    if (changed.length > 0 || next.full_name !== current.full_name || passwordHash !== undefined) putUser(h.store, next);
     return { before: current, after: next, changed };
   });
 
-  for (const [property, value] of changed) {
-    const event: Record<string, unknown> = { type: "user_settings", op: "update", property, value };
-    if (property === "default_language") event.language_name = LANGUAGE_NAMES[String(value)];
-    h.events.publish(event as { type: string }, [user.id]);
-    // Legacy forms; the queue manager gives them only to clients without user_settings_object.
-    const email = apiEmail(h, after);
-    if (LEGACY_DISPLAY_SETTINGS.has(property)) {
-      const legacy: Record<string, unknown> = { type: "update_display_settings", user: email, setting_name: property, setting: value };
-      if (property === "default_language") legacy.language_name = LANGUAGE_NAMES[String(value)];
-      h.events.publish(legacy as { type: string }, [user.id]);
-    }
-    if (LEGACY_NOTIFICATION_SETTINGS.has(property)) {
-      h.events.publish({ type: "update_global_notifications", user: email, notification_name: property, setting: value }, [user.id]);
-    }
-  }
+  publishSettingChanges(h, after, changed);
   // The deprecated user_status `away` mirrors presence_enabled (FL 148): everyone hears of it.
   const presenceChange = changed.find(([property]) => property === "presence_enabled");
-  if (presenceChange && options.statusEvent !== false) {
-    h.events.publish({ type: "user_status", user_id: after.id, away: presenceChange[1] === false }, activeUserIds(h));
-  }
+  if (presenceChange) h.events.publish({ type: "user_status", user_id: after.id, away: presenceChange[1] === false }, activeUserIds(h));
   if (after.full_name !== before.full_name) {
     notifyRealmUser(h, "update", after, { full_name: after.full_name });
     if (after.is_bot) notifyRealmBot(h, "update", after, { full_name: after.full_name });

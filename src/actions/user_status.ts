@@ -4,6 +4,7 @@ import { emojiCodeFor } from "../markdown/emoji";
 import { getUserStatus, type UserStatus } from "../store/personal";
 import { getUser, putUser, type UserRecord } from "../store/users";
 import { userSetting } from "../views/settings";
+import { applySettings, publishSettingChanges } from "./settings";
 import { activeUserIds } from "./users";
 
 export const MAX_STATUS_TEXT_LENGTH = 60;
@@ -17,7 +18,7 @@ export interface StatusChanges {
   reaction_type?: string;
 }
 
-const EMPTY: UserStatus = { status_text: "", emoji_name: "", emoji_code: "", reaction_type: "", away: false };
+const EMPTY: UserStatus = { status_text: "", emoji_name: "", emoji_code: "", reaction_type: "" };
 
 /** Resolves and validates the emoji triple; an empty name clears the emoji. */
 function checkEmoji(changes: StatusChanges): Pick<UserStatus, "emoji_name" | "emoji_code" | "reaction_type"> | undefined {
@@ -54,27 +55,24 @@ export async function checkUpdateUserStatus(h: Hearth, user: UserRecord, changes
     throw badRequest(`status_text is too long (limit: ${MAX_STATUS_TEXT_LENGTH} characters)`);
   }
   const emoji = checkEmoji(changes);
-  await h.store.commit(() => {
+  const { account, settingChanges } = await h.store.commit(() => {
     const current = getUserStatus(h.store, user.id) ?? EMPTY;
-    const next: UserStatus = { ...current, ...(text !== undefined ? { status_text: text } : {}), ...(emoji ?? {}), away: false };
+    const next: UserStatus = { ...current, ...(text !== undefined ? { status_text: text } : {}), ...(emoji ?? {}) };
     if (next.status_text === "" && next.emoji_name === "") h.store.dbs.userStatus.remove(user.id);
     else h.store.dbs.userStatus.put(user.id, next);
-    if (changes.away !== undefined) {
-      const account = getUser(h.store, user.id)!;
-      const settings = { ...account.settings };
-      if (changes.away) settings.presence_enabled = false;
-      else delete settings.presence_enabled;
-      putUser(h.store, { ...account, settings });
-    }
+    const account = getUser(h.store, user.id)!;
+    if (changes.away === undefined) return { account, settingChanges: [] };
+    const updated: UserRecord = { ...account, settings: { ...account.settings } };
+    const settingChanges = applySettings(updated, { presence_enabled: !changes.away });
+    if (settingChanges.length > 0) putUser(h.store, updated);
+    return { account: updated, settingChanges };
   });
   const event: Record<string, unknown> = { type: "user_status", user_id: user.id };
   if (changes.away !== undefined) event.away = changes.away;
   if (text !== undefined) event.status_text = text;
   if (emoji) Object.assign(event, emoji);
   h.events.publish(event as { type: string }, activeUserIds(h));
-  if (changes.away !== undefined && userSetting(user, "presence_enabled") !== !changes.away) {
-    h.events.publish({ type: "user_settings", op: "update", property: "presence_enabled", value: !changes.away }, [user.id]);
-  }
+  publishSettingChanges(h, account, settingChanges);
 }
 
 /** A status as the API shows it: only the fields that are set (Zulip's format_user_status). */

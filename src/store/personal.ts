@@ -53,7 +53,6 @@ export interface UserStatus {
   emoji_name: string;
   emoji_code: string;
   reaction_type: string;
-  away: boolean;
 }
 
 export function getUserStatus(store: Store, userId: number): UserStatus | undefined {
