@@ -42,8 +42,9 @@ export async function doAddRealmEmoji(h: Hearth, user: UserRecord, rawName: stri
   const { data, contentType } = await readUploadedImage(file, MAX_EMOJI_FILE_SIZE_MIB);
   const emoji = await h.store.commit(() => {
     if (activeRealmEmojiByName(h.store, name)) throw badRequest("A custom emoji with this name already exists.");
-    const e: RealmEmoji = { id: h.store.nextId("realm_emoji"), name, author_id: user.id, deactivated: false, content_type: contentType, data };
+    const e: RealmEmoji = { id: h.store.nextId("realm_emoji"), name, author_id: user.id, deactivated: false, content_type: contentType };
     h.store.dbs.realmEmoji.put(e.id, e);
+    h.store.dbs.realmEmojiImages.put(e.id, data);
     return e;
   });
   notifyRealmEmoji(h, { op: "add", emoji });

@@ -3,7 +3,7 @@ import { badRequest } from "../errors";
 import { ApiRoutes } from "../http/route";
 import { doAddRealmEmoji, doDeactivateRealmEmoji } from "../actions/realm_emoji";
 import { UNICODE_EMOJI } from "../markdown/emoji";
-import { getRealmEmoji } from "../store/realm_emoji";
+import { getRealmEmoji, getRealmEmojiImage } from "../store/realm_emoji";
 import { REALM_ID } from "../store/realm";
 import { realmEmojiDict, realmEmojiPath } from "../views/realm_emoji";
 import { EMOJI_DATA_PATH } from "../views/register";
@@ -35,10 +35,9 @@ export function emojiRoutes(h: Hearth) {
     .get(`/user_avatars/${REALM_ID}/emoji/images/:file`, { auth: "none" }, ({ path }) => {
       const match = /^(\d{1,15})\.(png|jpg|gif|webp)$/.exec(path.file);
       const emoji = match ? getRealmEmoji(h.store, Number(match[1])) : undefined;
-      if (!emoji || realmEmojiPath(emoji) !== `/user_avatars/${REALM_ID}/emoji/images/${path.file}`) {
-        return new Response("Not Found", { status: 404, headers: { "content-type": "text/plain" } });
-      }
-      return new Response(emoji.data as unknown as BodyInit, {
+      const image = emoji && realmEmojiPath(emoji) === `/user_avatars/${REALM_ID}/emoji/images/${path.file}` ? getRealmEmojiImage(h.store, emoji) : undefined;
+      if (!emoji || !image) return new Response("Not Found", { status: 404, headers: { "content-type": "text/plain" } });
+      return new Response(image as unknown as BodyInit, {
         headers: { "content-type": emoji.content_type, "cache-control": "public, max-age=86400", "x-content-type-options": "nosniff" },
       });
     });

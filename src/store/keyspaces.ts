@@ -30,6 +30,8 @@ export const KEYSPACES = {
   realmPlaygrounds: "realm_playgrounds",
   /** emojiId → RealmEmoji (deactivated ones kept: old messages still show them) */
   realmEmoji: "realm_emoji",
+  /** emojiId → Uint8Array: the emoji's image, apart so listing and rendering never read it */
+  realmEmojiImages: "realm_emoji_images",
   /** folderId → ChannelFolder (archived ones kept) */
   channelFolders: "channel_folders",
   /** domain (lower-cased) → RealmDomain: allowed email domains for new users */

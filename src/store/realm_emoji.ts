@@ -6,7 +6,8 @@ export interface RealmEmoji {
   author_id: number;
   deactivated: boolean;
   content_type: string;
-  data: Uint8Array;
+  /** Only in records written before images moved to their own key space. */
+  data?: Uint8Array;
 }
 
 export function getRealmEmoji(store: Store, id: number): RealmEmoji | undefined {
@@ -21,4 +22,8 @@ export function* allRealmEmoji(store: Store): Generator<RealmEmoji> {
 export function activeRealmEmojiByName(store: Store, name: string): RealmEmoji | undefined {
   for (const e of allRealmEmoji(store)) if (!e.deactivated && e.name === name) return e;
   return undefined;
+}
+
+export function getRealmEmojiImage(store: Store, emoji: RealmEmoji): Uint8Array | undefined {
+  return (store.dbs.realmEmojiImages.get(emoji.id) as Uint8Array | undefined) ?? emoji.data;
 }
