@@ -823,18 +823,27 @@ export async function checkSetDefaultChannel(h: Hearth, actor: UserRecord, chann
  * those that left it (FL 205).
  */
 export function notifyUserChannelAccessChanged(h: Hearth, before: UserRecord, after: UserRecord): void {
-  for (const channel of allChannels(h.store)) {
-    if (channel.is_archived) continue;
-    const saw = hasMetadataAccess(h, before, channel);
-    const sees = hasMetadataAccess(h, after, channel);
-    if (saw === sees) continue;
-    if (!sees) {
-      h.events.publish(streamDeleteEvent(h, channel), [after.id]);
-      continue;
-    }
-    h.events.publish({ type: "stream", op: "create", streams: [{ ...formatChannel(h, channel), subscriber_count: 0 }] }, [after.id]);
+  notifyVisibleChannelsChanged(h, after.id, visibleChannelIds(h, before), visibleChannelIds(h, after));
+}
+
+/** The live channels `user` may see, to compare before and after a change of role or group membership. */
+export function visibleChannelIds(h: Hearth, user: UserRecord): Set<number> {
+  const ids = new Set<number>();
+  for (const channel of allChannels(h.store)) if (!channel.is_archived && hasMetadataAccess(h, user, channel)) ids.add(channel.id);
+  return ids;
+}
+
+export function notifyVisibleChannelsChanged(h: Hearth, userId: number, before: Set<number>, after: Set<number>): void {
+  for (const id of before) {
+    const channel = getChannel(h.store, id);
+    if (channel && !after.has(id)) h.events.publish(streamDeleteEvent(h, channel), [userId]);
+  }
+  for (const id of after) {
+    const channel = getChannel(h.store, id);
+    if (!channel || before.has(id)) continue;
+    h.events.publish({ type: "stream", op: "create", streams: [{ ...formatChannel(h, channel), subscriber_count: 0 }] }, [userId]);
     const subscribers = activeSubscriberIds(h, channel.id);
-    if (subscribers.length > 0) h.events.publish({ type: "subscription", op: "peer_add", stream_ids: [channel.id], user_ids: subscribers }, [after.id]);
+    if (subscribers.length > 0) h.events.publish({ type: "subscription", op: "peer_add", stream_ids: [channel.id], user_ids: subscribers }, [userId]);
   }
 }
 

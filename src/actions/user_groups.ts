@@ -14,6 +14,7 @@ import {
   realmGroupSetting,
   recursiveSubgroupIds,
   sameGroupSettingValue,
+  usersInGroupSetting,
   type GroupChangePermission,
   type GroupSettingRules,
 } from "../access/groups";
@@ -23,6 +24,7 @@ import { getRealm } from "../store/realm";
 import { allChannels, CHANNEL_GROUP_SETTINGS } from "../store/channels";
 import { formatUserGroup } from "../views/user_groups";
 import { activeUserIds } from "./users";
+import { notifyVisibleChannelsChanged, visibleChannelIds } from "./channels";
 import { REALM_DEFAULTS, SYSTEM_GROUP_IDS } from "../views/realm-settings";
 import {
   allUserGroups,
@@ -370,6 +372,11 @@ export async function checkUpdateUserGroupMembership(h: Hearth, actor: UserRecor
       ? planSubgroupChange(h, actor, group, change.add_subgroups ?? [], change.delete_subgroups ?? [])
       : { add: [], remove: [] };
   if (members.add.length + members.remove.length + subgroups.add.length + subgroups.remove.length === 0) return;
+  // Membership can grant or take away sight of private channels (`can_administer_channel_group`):
+  // what each affected user saw before is compared with what they see after.
+  const affected = new Set([...members.add, ...members.remove]);
+  for (const id of [...subgroups.add, ...subgroups.remove]) for (const userId of usersInGroupSetting(h, id)) affected.add(userId);
+  const seenBefore = new Map([...affected].map((id) => [id, visibleChannelIds(h, getUser(h.store, id)!)]));
   await h.store.commit(() => {
     for (const id of members.add) h.store.dbs.userGroupMembers.put([group.id, id], true);
     for (const id of members.remove) h.store.dbs.userGroupMembers.remove([group.id, id]);
@@ -387,6 +394,10 @@ export async function checkUpdateUserGroupMembership(h: Hearth, actor: UserRecor
   publish("remove_members", "user_ids", members.remove);
   publish("add_subgroups", "direct_subgroup_ids", subgroups.add);
   publish("remove_subgroups", "direct_subgroup_ids", subgroups.remove);
+  for (const [id, before] of seenBefore) {
+    const user = getUser(h.store, id);
+    if (user?.is_active) notifyVisibleChannelsChanged(h, id, before, visibleChannelIds(h, user));
+  }
 }
 
 /** POST /user_groups/{id}/subgroups (`add`/`delete`): needs `can_manage_group`. */

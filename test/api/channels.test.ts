@@ -320,6 +320,20 @@ describe("role changes (events verified)", () => {
     }, { viewers: ["cordelia"], registerParams: { include_subscribers: true } });
   });
 
+  test("joining or leaving a private channel's administering group shows or hides the channel", async () => {
+    const groupBody = expectSuccess(await s.as("hamlet").post("/user_groups/create", { name: fresh("Stewards"), description: "", members: [s.users.hamlet.id] }));
+    const priv = await create("hamlet", fresh("Stewarded"), { invite_only: true, can_administer_channel_group: groupBody.group_id });
+    const joined = await verifyAction(s, async () => {
+      expectSuccess(await s.as("hamlet").post(`/user_groups/${groupBody.group_id}/members`, { add: [s.users.othello.id] }));
+    }, { viewers: ["othello", "cordelia"], registerParams: { include_subscribers: true } });
+    expect(joined.events.othello.some((e) => e.type === "stream" && e.op === "create" && e.streams[0].stream_id === priv)).toBe(true);
+    expect(joined.events.cordelia.some((e) => e.type === "stream")).toBe(false);
+    const left = await verifyAction(s, async () => {
+      expectSuccess(await s.as("hamlet").post(`/user_groups/${groupBody.group_id}/members`, { delete: [s.users.othello.id] }));
+    }, { viewers: ["othello"], registerParams: { include_subscribers: true } });
+    expect(left.events.othello.some((e) => e.type === "stream" && e.op === "delete")).toBe(true);
+  });
+
   test("deactivating a subscriber: peer_remove to the channel's viewers; reactivating: peer_add", async () => {
     const u = await s.createUser("gravedigger");
     await create("hamlet", fresh("Graveyard"), { principals: [s.users.hamlet.id, u.id] });
