@@ -34,6 +34,7 @@ function checkDraft(h: Hearth, user: UserRecord, input: DraftInput): Omit<Draft,
   if (input.content.includes("\u0000") || input.topic.includes("\u0000")) throw badRequest("Content must not contain null bytes");
   if (input.content.length > MAX_MESSAGE_LENGTH) throw badRequest(`Draft content is too long (limit: ${MAX_MESSAGE_LENGTH} characters)`);
   const timestamp = Math.floor(input.timestamp ?? Date.now() / 1000);
+  if (timestamp < 0) throw badRequest("Timestamp must not be negative.");
   if (input.type === "stream") {
     if (input.to.length !== 1) throw badRequest("Must specify exactly 1 stream ID for stream messages");
     accessChannel(h, user, input.to[0]);

@@ -144,6 +144,7 @@ describe("drafts", () => {
     expectError(await s.as("othello").delete(`/drafts/${ids[0]}`), 404, "BAD_REQUEST", "Draft does not exist");
     expectError(await s.as("hamlet").post("/drafts", { drafts: [{ type: "stream", to: [], topic: "t", content: "c" }] }), 400, "BAD_REQUEST", "Must specify exactly 1 stream ID for stream messages");
     expectError(await s.as("hamlet").post("/drafts", { drafts: [{ type: "private", to: [99999], topic: "", content: "c" }] }), 400, "BAD_REQUEST", "Invalid user ID 99999");
+    expectError(await s.as("hamlet").post("/drafts", { drafts: [{ type: "", to: [], topic: "", content: "c", timestamp: -5 }] }), 400, "BAD_REQUEST", "Timestamp must not be negative.");
     expectError(await s.as("hamlet").post("/drafts", { drafts: [{ type: "weird", to: [], topic: "", content: "c" }] }), 400, "BAD_REQUEST");
     expect(expectSuccess(await s.as("hamlet").get("/drafts")).count).toBe(2);
   });
