@@ -1,9 +1,8 @@
 import type { Hearth } from "../context";
 import { assertAdmin } from "../access/roles";
-import { badRequest, mustBeAdmin } from "../errors";
+import { badRequest } from "../errors";
 import { renderDescription } from "../markdown/description";
 import type { UserRecord } from "../store/users";
-import { isAdmin } from "../views/users";
 import { SERVER_LIMITS } from "../views/realm-settings";
 import { activeUserIds } from "./users";
 

@@ -1,9 +1,8 @@
 import type { Hearth } from "../context";
 import { assertAdmin } from "../access/roles";
-import { badRequest, mustBeAdmin } from "../errors";
+import { badRequest } from "../errors";
 import { getRealm, putRealm } from "../store/realm";
 import type { UserRecord } from "../store/users";
-import { isAdmin } from "../views/users";
 import { activeUserIds } from "./users";
 
 /**

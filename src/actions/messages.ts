@@ -38,9 +38,9 @@ import {
   type MessageRecord,
   type Reaction,
 } from "../store/messages";
-import { linkProperties, renderMarkdown, type RenderContext, type RenderResult } from "../markdown";
+import { linkProperties, renderMarkdown, topicLinks, type RenderContext, type RenderResult } from "../markdown";
 import { emojiCodeFor, emojiNameFor } from "../markdown/emoji";
-import { apiEmail, canSeeRealEmail, isModerator } from "../views/users";
+import { apiEmail, isModerator } from "../views/users";
 import {
   canDeleteAnyMessage,
   canDeleteOwnMessage,
@@ -428,7 +428,10 @@ function notifyNewMessage(h: Hearth, sender: UserRecord, m: MessageRecord, flags
   const perUser = new Map<number, Record<string, unknown>>();
   for (const [userId, bits] of flagsByUser) perUser.set(userId, { flags: flagList(bits) });
   const perQueue = new Map<string, Record<string, unknown>>();
-  if (req.localId !== undefined && req.queueId !== undefined) perQueue.set(req.queueId, { local_message_id: req.localId });
+  // Only the sender's own queue: another user's queue ID must not reach that client's outbox matching.
+  if (req.localId !== undefined && req.queueId !== undefined && h.queues.isOwnQueue(req.queueId, sender.id)) {
+    perQueue.set(req.queueId, { local_message_id: req.localId });
+  }
   const channel = m.type === "stream" ? channelById(h, m.channel_id!) : undefined;
   h.events.publish({ type: "message", message, flags: [] }, flagsByUser.keys(), {
     perUser,
@@ -572,11 +575,18 @@ function rowHolders(h: Hearth, m: MessageRecord): Map<number, number> {
   return messageRecipientFlags(h.store, m, () => (m.type === "private" ? m.dm_user_ids! : [...allUsers(h.store)].map((u) => u.id)));
 }
 
+/**
+ * Who hears of a change to a message: its recipients, plus (as in Zulip) the
+ * channel's subscribers when they may read its history. Where history is
+ * protected, a later subscriber cannot see the message and hears nothing.
+ */
 function audienceOf(h: Hearth, m: MessageRecord): number[] {
   const ids = new Set(rowHolders(h, m).keys());
   if (m.type === "stream") {
     const channel = channelById(h, m.channel_id!);
-    if (channel) for (const id of channelSubscriberIds(h, channel.id)) ids.add(id);
+    if (channel && (!channel.invite_only || channel.history_public_to_subscribers)) {
+      for (const id of channelSubscriberIds(h, channel.id)) ids.add(id);
+    }
   }
   return [...ids];
 }
@@ -742,7 +752,9 @@ export async function checkEditMessage(h: Hearth, user: UserRecord, messageId: n
       changes.push({ before, after });
     }
     // Mention and alert-word flags follow the new content.
-    const edited = changes.find((c) => c.after.id === message.id)!.after;
+    // Deleted since it was checked: nothing to edit (the commit rolls back).
+    const edited = changes.find((c) => c.after.id === message.id)?.after;
+    if (!edited) throw invalidMessage();
     const holders = rowHolders(h, edited);
     if (rendered) {
       const groupMembers = mentionedGroupMembers(h, rendered);
@@ -868,7 +880,7 @@ function notifyUpdateMessage(
       base.orig_subject = target.before.topic;
       if (target.before.topic !== target.after.topic) {
         base.subject = target.after.topic;
-        base.topic_links = [];
+        base.topic_links = target.after.topic === "" ? [] : topicLinks(target.after.topic, realmSetting(h, "linkifiers", []));
       }
       if (target.before.channel_id !== target.after.channel_id) base.new_stream_id = target.after.channel_id;
     }

@@ -1,8 +1,7 @@
 import type { Hearth } from "../context";
 import { assertAdmin } from "../access/roles";
-import { badRequest, mustBeAdmin } from "../errors";
+import { badRequest } from "../errors";
 import type { UserRecord } from "../store/users";
-import { isAdmin } from "../views/users";
 import { activeUserIds } from "./users";
 
 /** A code playground: where a code block of a language can be opened (Zulip's RealmPlayground). */

@@ -1,7 +1,7 @@
 import type { Hearth } from "../context";
 import { assertOwner } from "../access/roles";
-import { badRequest, mustBeOwner } from "../errors";
-import { Role, type UserRecord } from "../store/users";
+import { badRequest } from "../errors";
+import type { UserRecord } from "../store/users";
 import { activeUserIds } from "./users";
 
 /** An allowed email domain for new accounts (used when `emails_restricted_to_domains` is on). */

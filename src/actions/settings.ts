@@ -1,6 +1,6 @@
 import type { Hearth } from "../context";
 import { assertAdmin } from "../access/roles";
-import { badRequest, mustBeAdmin } from "../errors";
+import { badRequest } from "../errors";
 import { hashPassword, verifyPassword } from "../auth/credentials";
 import { EmailVisibility, getUser, putUser, type UserRecord } from "../store/users";
 import { apiEmail, isAdmin } from "../views/users";

@@ -308,6 +308,20 @@ export async function doSetActive(h: Hearth, actor: UserRecord, userId: number, 
   if (!active) for (const u of changed) for (const queue of h.queues.queuesOf(u.id)) h.queues.remove(queue);
 }
 
+/** A bot by ID; any other account is "No such bot", as in Zulip. */
+export function accessBot(h: Hearth, botId: number, options: { allowDeactivated?: boolean } = {}): UserRecord {
+  const bot = accessUser(h, botId, options);
+  if (!bot.is_bot) throw badRequest("No such bot");
+  return bot;
+}
+
+/** A new key for a bot: its owner or an administrator (Zulip's can_admin_user); others are told there is no such bot. */
+export async function checkRegenerateBotApiKey(h: Hearth, actor: UserRecord, botId: number): Promise<string> {
+  const bot = accessBot(h, botId);
+  if (bot.bot_owner_id !== actor.id && !isAdmin(actor)) throw badRequest("No such bot");
+  return doRegenerateApiKey(h, actor, bot.id);
+}
+
 export async function doRegenerateApiKey(h: Hearth, user: UserRecord, targetId = user.id): Promise<string> {
   const key = generateApiKey();
   const updated = await h.store.commit(() => {

@@ -23,7 +23,6 @@ import {
   isSubscribed,
   subscribedChannelIds,
   TOPICS_POLICIES,
-  type ChannelGroupSettingName,
   type TopicsPolicy,
 } from "../store/channels";
 import type { GroupSettingValue } from "../store/user_groups";

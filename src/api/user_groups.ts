@@ -5,7 +5,7 @@ import { ApiError } from "../errors";
 import { ApiRoutes } from "../http/route";
 import { param } from "../http/params";
 import { groupSettingParams } from "../http/group_params";
-import { USER_GROUP_SETTINGS, type GroupSettingValue, type UserGroupSettingName } from "../store/user_groups";
+import { USER_GROUP_SETTINGS, type GroupSettingValue } from "../store/user_groups";
 import { accessUserGroupForRead, directMemberIds, directSubgroupIds, recursiveMemberIds, recursiveSubgroupIds } from "../access/groups";
 import { checkCreateUserGroup, checkDeactivateUserGroup, checkUpdateUserGroup, checkUpdateUserGroupMembership, checkUpdateUserGroupSubgroups } from "../actions/user_groups";
 import { accessUser } from "../actions/users";

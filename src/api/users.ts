@@ -1,11 +1,10 @@
 import type { Hearth } from "../context";
-import { badRequest } from "../errors";
 import { ProfileDataUpdate } from "./profile_fields";
 import { ApiRoutes } from "../http/route";
 import { param } from "../http/params";
 import { pathId } from "../http/path";
 import {
-  accessUser,
+  accessBot,
   accessUserByIdOrEmail,
   botView,
   checkCreateBot,
@@ -13,12 +12,12 @@ import {
   checkCreateUser,
   checkSetUserActive,
   checkUpdateUser,
+  checkRegenerateBotApiKey,
   doRegenerateApiKey,
   doSetActive,
 } from "../actions/users";
-import { allUsers, getUser, type UserRecord } from "../store/users";
+import { allUsers, getUser } from "../store/users";
 import { apiEmail, formatUser, isAdmin } from "../views/users";
-import { findUserByLoginEmail } from "../auth/basic";
 import { maxMessageIdFor } from "../views/messages";
 
 const viewParams = {
@@ -147,21 +146,17 @@ export function usersRoutes(h: Hearth) {
       return { bots };
     })
     .patch("/bots/:bot_id", { params: { full_name: param.string().optional() } }, async ({ user, params, path }) => {
-      const bot = accessUser(h, pathUserId(path.bot_id), { allowDeactivated: true });
-      if (!bot.is_bot) throw badRequest("No such bot");
+      const bot = accessBot(h, pathUserId(path.bot_id), { allowDeactivated: true });
       if (params.full_name !== undefined) await checkUpdateUser(h, user, bot.id, { full_name: params.full_name });
       return {};
     })
     .delete("/bots/:bot_id", {}, async ({ user, path }) => {
-      const bot = accessUser(h, pathUserId(path.bot_id), { allowDeactivated: true });
-      if (!bot.is_bot) throw badRequest("No such bot");
+      const bot = accessBot(h, pathUserId(path.bot_id), { allowDeactivated: true });
       await doSetActive(h, user, bot.id, false);
       return {};
     })
     .post("/bots/:bot_id/api_key/regenerate", {}, async ({ user, path }) => {
-      const bot = accessUser(h, pathUserId(path.bot_id));
-      if (!bot.is_bot || (bot.bot_owner_id !== user.id && !isAdmin(user))) throw badRequest("No such bot");
-      return { api_key: await doRegenerateApiKey(h, user, bot.id) };
+      return { api_key: await checkRegenerateBotApiKey(h, user, pathUserId(path.bot_id)) };
     });
 }
 

@@ -10,7 +10,7 @@ import {
   newestMessageIdOf,
   type MessageRecord,
 } from "../store/messages";
-import { apiEmail, canSeeRealEmail } from "./users";
+import { apiEmail } from "./users";
 import { avatarUrl } from "./avatars";
 import { channelById, canReadChannel } from "./message_channels";
 import { topicLinks, type Linkifier } from "../markdown";
@@ -85,7 +85,6 @@ export function formatMessage(
   options: MessageViewOptions = DEFAULT_VIEW,
 ): Record<string, unknown> {
   const sender = getUser(h.store, m.sender_id);
-  const seesEmail = sender ? canSeeRealEmail(viewer, sender) : false;
   const out: Record<string, unknown> = {
     id: m.id,
     sender_id: m.sender_id,

@@ -1,6 +1,6 @@
 /** Messages meeting the per-user and organization features: alert words, topic visibility, linkifiers, custom emoji, muting. */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { expectError, expectSuccess, startTestServer, type TestServer } from "../kit";
+import { expectError, expectSuccess, recordPublished, startTestServer, type TestServer } from "../kit";
 import { verifyAction } from "../events-kit";
 import { identiconPng } from "../../src/avatars/identicon";
 
@@ -63,6 +63,11 @@ describe("linkifiers in messages", () => {
     const m = await fetchOne("hamlet", id, { apply_markdown: true });
     expect(m.content).toContain('href="https://tracker.example/issues/42"');
     expect(m.topic_links).toEqual([{ text: "#7", url: "https://tracker.example/issues/7" }]);
+    // Renaming the topic: the update_message event carries the new topic's links.
+    const published = recordPublished(s);
+    expectSuccess(await s.as("othello").patch(`/messages/${id}`, { topic: "issue #8", propagate_mode: "change_one" }));
+    const [update] = published.ofType("update_message");
+    expect(update.event.topic_links).toEqual([{ text: "#8", url: "https://tracker.example/issues/8" }]);
   });
 });
 

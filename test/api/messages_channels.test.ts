@@ -257,6 +257,13 @@ describe("channel messages", () => {
     expectError(await s.as("iago").get(`/messages/${after}`), 400, "BAD_REQUEST", "Invalid message(s)");
     // Starring a message one cannot see is refused; starring a visible historical one creates a row.
     expectError(await s.as("othello").post("/messages/flags", { messages: [before], op: "add", flag: "starred" }), 400, "BAD_REQUEST", "Invalid message(s)");
+    // Nor does a later subscriber hear of edits and reactions to what they cannot see.
+    recorded.clear();
+    expectSuccess(await s.as("hamlet").patch(`/messages/${before}`, { content: "before othello, edited" }));
+    expectSuccess(await s.as("hamlet").post(`/messages/${before}/reactions`, { emoji_name: "smile" }));
+    const heard = [...recorded.ofType("update_message"), ...recorded.ofType("reaction")];
+    expect(heard.length).toBe(2);
+    for (const e of heard) expect(e.userIds).not.toContain(s.users.othello.id);
     const open = await send("hamlet", denmark, "t", "public");
     expectSuccess(await s.as("cordelia").post("/messages/flags", { messages: [open], op: "add", flag: "starred" }));
     expect(expectSuccess(await s.as("cordelia").get(`/messages/${open}`)).message.flags.sort()).toEqual(["historical", "read", "starred"]);
