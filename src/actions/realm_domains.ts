@@ -21,6 +21,8 @@ export const realmDomainView = (d: RealmDomain) => ({ domain: d.domain, allow_su
 export function checkDomain(raw: string): string {
   const domain = raw.trim().toLowerCase();
   if (domain === "") throw badRequest("Domain can't be empty.");
+  // DNS names are at most 253 characters (and LMDB keys must stay short).
+  if (domain.length > 253) throw badRequest(`Invalid domain: ${raw}`);
   if (!/^[a-z0-9-]+(\.[a-z0-9-]+)+$/.test(domain) || domain.split(".").some((part) => part.startsWith("-") || part.endsWith("-"))) {
     throw badRequest(`Invalid domain: ${raw}`);
   }

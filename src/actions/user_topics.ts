@@ -35,6 +35,12 @@ export async function doSetTopicVisibility(h: Hearth, user: UserRecord, channelI
   await applyTopicPolicies(h, channelId, name, [{ user, policy }]);
 }
 
+/** The legacy `PATCH /users/me/subscriptions/muted_topics` remove: unmutes, and leaves a followed or unmuted topic alone. */
+export async function doUnmuteTopic(h: Hearth, user: UserRecord, channelId: number, topic: string): Promise<void> {
+  if (getUserTopic(h.store, user.id, channelId, normalizeTopic(topic))?.visibility_policy !== VisibilityPolicy.MUTED) return;
+  await doSetTopicVisibility(h, user, channelId, topic, VisibilityPolicy.INHERIT);
+}
+
 /** Writes several users' policies for one topic in one transaction, then tells each user. */
 async function applyTopicPolicies(h: Hearth, channelId: number, topic: string, changes: { user: UserRecord; policy: number }[]): Promise<void> {
   const changed = await h.store.commit(() => {

@@ -3,8 +3,8 @@ import { badRequest } from "../errors";
 import { ApiRoutes } from "../http/route";
 import { param } from "../http/params";
 import { accessChannelByName } from "../access/channels";
-import { doSetTopicVisibility } from "../actions/user_topics";
-import { getUserTopic, VisibilityPolicy } from "../store/user_topics";
+import { doSetTopicVisibility, doUnmuteTopic } from "../actions/user_topics";
+import { VisibilityPolicy } from "../store/user_topics";
 
 export function userTopicRoutes(h: Hearth) {
   return new ApiRoutes(h)
@@ -34,8 +34,8 @@ export function userTopicRoutes(h: Hearth) {
         const channelId = params.stream_id ?? accessChannelByName(h, user, params.stream!).id;
         if (params.op === "add") {
           await doSetTopicVisibility(h, user, channelId, params.topic, VisibilityPolicy.MUTED);
-        } else if (getUserTopic(h.store, user.id, channelId, params.topic)?.visibility_policy === VisibilityPolicy.MUTED) {
-          await doSetTopicVisibility(h, user, channelId, params.topic, VisibilityPolicy.INHERIT);
+        } else {
+          await doUnmuteTopic(h, user, channelId, params.topic);
         }
         return {};
       },

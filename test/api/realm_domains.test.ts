@@ -29,6 +29,8 @@ describe("allowed email domains", () => {
   test("errors", async () => {
     expectError(await s.as("iago").post("/realm/domains", { domain: "x.org", allow_subdomains: false }), 400, "UNAUTHORIZED_PRINCIPAL", "Must be an organization owner");
     expectError(await s.as("desdemona").post("/realm/domains", { domain: "not a domain", allow_subdomains: false }), 400, "BAD_REQUEST", "Invalid domain: not a domain");
+    const tooLong = `${"a".repeat(60)}.`.repeat(40) + "example";
+    expectError(await s.as("desdemona").post("/realm/domains", { domain: tooLong, allow_subdomains: false }), 400, "BAD_REQUEST", `Invalid domain: ${tooLong}`);
     expectError(await s.as("desdemona").post("/realm/domains", { domain: "x.org" }), 400, "REQUEST_VARIABLE_MISSING");
     expectSuccess(await s.as("desdemona").post("/realm/domains", { domain: "x.org", allow_subdomains: false }));
     expectError(await s.as("desdemona").post("/realm/domains", { domain: "X.org", allow_subdomains: true }), 400, "BAD_REQUEST", "The domain x.org is already a part of your organization.");

@@ -100,6 +100,10 @@ describe("topic visibility (user_topics)", () => {
       ["Denmark", "Ghost", expect.any(Number)],
     ]);
     await verifyAction(s, () => s.as("hamlet").patch("/users/me/subscriptions/muted_topics", { stream: "Denmark", topic: "ghost", op: "remove" }), legacy);
+    // "(no topic)" names the empty topic here too.
+    await verifyAction(s, () => s.as("hamlet").post("/user_topics", { stream_id: denmark, topic: "", visibility_policy: 1 }), legacy);
+    const unmuted = await verifyAction(s, () => s.as("hamlet").patch("/users/me/subscriptions/muted_topics", { stream: "Denmark", topic: "(no topic)", op: "remove" }), legacy);
+    expect(unmuted.events.hamlet.map((e) => e.muted_topics.map((m: unknown[]) => m[1]))).toEqual([["Castle"]]);
     await verifyAction(s, () => s.as("hamlet").post("/user_topics", { stream_id: denmark, topic: "castle", visibility_policy: 3 }), { viewers: ["hamlet"] });
     await verifyAction(s, () => s.as("hamlet").post("/user_topics", { stream_id: denmark, topic: "Castle", visibility_policy: 0 }), { viewers: ["hamlet"] });
     // Setting the current policy again is a no-op success.
