@@ -216,8 +216,14 @@ async function cmdServe(args: string[]) {
   console.log(`Hearth ${HEARTH_VERSION} (Zulip ${ZULIP_VERSION}, feature level ${ZULIP_FEATURE_LEVEL}) is listening on ${server.url}`);
   const shutdown = async (signal: string) => {
     console.log(`Received ${signal}; shutting down.`);
-    await server.stop();
-    process.exit(0);
+    try {
+      await server.stop();
+      process.exit(0);
+    } catch (e) {
+      // Committed data is safe either way; only the saved event queues may be lost.
+      console.error("Shutdown did not complete cleanly:", e);
+      process.exit(1);
+    }
   };
   process.once("SIGINT", () => void shutdown("SIGINT"));
   process.once("SIGTERM", () => void shutdown("SIGTERM"));

@@ -178,14 +178,17 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
         stopped ??= (async () => {
           // Parked long-polls answer now (else stop would wait for their heartbeat);
           // the queues are written to the data folder for the next start.
-          clearInterval(deletionTimer);
-          h.queues.close(null);
-          await stopRetention();
-          await scheduledDelivery.stop();
-          await server.stop(false); // stop accepting; in-flight requests finish
-          h.queues.close(dataDir);
-          await store.close();
-          lock.release();
+          try {
+            clearInterval(deletionTimer);
+            h.queues.close(null);
+            await stopRetention();
+            await scheduledDelivery.stop();
+            await server.stop(false); // stop accepting; in-flight requests finish
+            h.queues.close(dataDir); // may fail (a full disk): the store still closes
+          } finally {
+            await store.close();
+            lock.release();
+          }
         })();
         return stopped;
       },

@@ -401,11 +401,7 @@ export async function doSendMessage(h: Hearth, sender: UserRecord, req: SendRequ
   });
   if (firstInChannel && target.type === "stream") {
     // Zulip announces a channel's first message ID (clients show "no older messages").
-    const channel = target.channel;
-    h.events.publish(
-      { type: "stream", op: "update", property: "first_message_id", value: message.id, stream_id: channel.id, name: channel.name },
-      channelViewerIds(h, channel),
-    );
+    notifyFirstMessageIds(h, [{ channel: target.channel, first: message.id }]);
   }
   notifyNewMessage(h, sender, message, flagsByUser, req);
   await notifyAttachmentChanges(h, attachmentChanges);

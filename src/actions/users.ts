@@ -284,9 +284,12 @@ export async function doSetActive(h: Hearth, actor: UserRecord, userId: number, 
   const target = accessUser(h, userId, { allowDeactivated: true });
   // Anyone may deactivate their own account (DELETE /users/me).
   if (!(actor.id === target.id && !active)) assertCanManage(actor, target);
-  if (target.is_active === active) throw badRequest(active ? "User is already active" : "User is already deactivated");
+  const alreadyThere = () => badRequest(active ? "User is already active" : "User is already deactivated");
+  if (target.is_active === active) throw alreadyThere();
   const changed = await h.store.commit(() => {
     const current = getUser(h.store, userId)!;
+    // Checked again here: a concurrent request may have made this change already.
+    if (current.is_active === active) throw alreadyThere();
     if (!active && isOwner(current) && !current.is_bot && countActiveOwners(h) <= 1) {
       throw badRequest("Cannot deactivate the only organization owner");
     }

@@ -351,7 +351,7 @@ export class QueueManager implements EventSink {
       this.remove(queue);
       return;
     }
-    while (this.totalEvents > this.limits.maxTotalEvents) this.evictFullest();
+    while (this.totalEvents > this.limits.maxTotalEvents && this.evictFullest());
   }
 
   private accepts(queue: EventQueue, event: ApiEvent): boolean {
@@ -426,11 +426,13 @@ export class QueueManager implements EventSink {
     }
   }
 
-  private evictFullest(): void {
+  /** Removes the queue holding the most events; false when there is none left. */
+  private evictFullest(): boolean {
     let fullest: EventQueue | null = null;
     for (const q of this.queues.values()) if (!fullest || q.events.length > fullest.events.length) fullest = q;
-    if (!fullest) return;
+    if (!fullest) return false;
     this.remove(fullest);
+    return true;
   }
 
   collectIdle(now = Date.now()): number {
@@ -484,10 +486,12 @@ export class QueueManager implements EventSink {
       if (saved.format === SAVE_FORMAT) {
         const downtime = Math.max(0, Date.now() - saved.savedAt);
         for (const s of saved.queues) {
+          // A damaged entry is skipped: a queue without its events would break every later delivery.
+          if (typeof s?.id !== "string" || typeof s.settings !== "object" || !Array.isArray(s.events) || !Number.isInteger(s.lastEventId)) continue;
           const q = this.create(s.settings, s.id);
           q.events = s.events;
           q.lastEventId = s.lastEventId;
-          q.lastAccess = s.lastAccess + downtime;
+          q.lastAccess = Number.isFinite(s.lastAccess) ? s.lastAccess + downtime : Date.now();
           this.totalEvents += q.events.length;
           n++;
         }

@@ -265,11 +265,7 @@ export function removeUserRow(store: Store, userId: number, m: MessageRecord, bi
 
 /** Deletes a message with every row that refers to it. */
 export function deleteMessageRows(store: Store, m: MessageRecord, recipients: Map<number, number>): void {
-  for (const [userId, bits] of recipients) {
-    for (const index of flagIndexes(bits, m.type === "private")) store.dbs.userMessageIndex.remove([userId, index, m.id]);
-    store.dbs.userMessages.remove([userId, m.id]);
-    store.dbs.messageRecipients.remove([m.id, userId]);
-  }
+  for (const [userId, bits] of recipients) removeUserRow(store, userId, m, bits);
   removeTerms(store, m);
   store.dbs.senderMessages.remove([m.sender_id, m.id]);
   store.dbs.messages.remove(m.id);

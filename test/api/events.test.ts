@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, rmSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ApiClient, expectError, expectSchema, expectSuccess, startTestServer, type TestServer } from "../kit";
 import { drainEvents, register } from "../events-kit";
@@ -264,11 +264,17 @@ describe("graceful restart", () => {
     } finally {
       await second.server.stop();
     }
-    rmSync(join(dataDir, "event_queues.json"));
+    // A damaged saved queue is dropped, and deliveries to its user keep working.
+    const savedPath = join(dataDir, "event_queues.json");
+    const saved = JSON.parse(readFileSync(savedPath, "utf8"));
+    for (const q of saved.queues) delete q.events;
+    writeFileSync(savedPath, JSON.stringify(saved));
     const third = await startTestServer({ dataDir });
     try {
       const client = new ApiClient(third.url, hamlet.email, hamlet.apiKey);
       expectBadQueue(await client.get("/events", { queue_id, dont_block: true }), queue_id);
+      const iago = new ApiClient(third.url, first.users.iago.email, first.users.iago.apiKey);
+      expectSuccess(await iago.patch(`/users/${first.users.othello.id}`, { full_name: "Othello, third start" }));
     } finally {
       await third.server.stop();
       rmSync(dataDir, { recursive: true, force: true });

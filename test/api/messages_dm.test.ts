@@ -46,7 +46,9 @@ describe("direct messages", () => {
   test("send to user IDs, fetch, flags per recipient, events per flag set", async () => {
     recorded.clear();
     const { hamlet, othello, cordelia } = s.users;
-    const id = await sendDm("hamlet", [othello.id], "Hello @**Othello, the Moor of Venice** :smile:", { local_id: "1.01", queue_id: "q1", read_by_sender: true });
+    const q1 = expectSuccess(await s.as("hamlet").post("/register", { event_types: ["message"] })).queue_id;
+    const othellosQueue = expectSuccess(await s.as("othello").post("/register", { event_types: ["message"] })).queue_id;
+    const id = await sendDm("hamlet", [othello.id], "Hello @**Othello, the Moor of Venice** :smile:", { local_id: "1.01", queue_id: q1, read_by_sender: true });
     const msgEvents = eventsOfType("message");
     // Othello (mentioned, unread) and Hamlet (read, with local id) get different events.
     const toOthello = msgEvents.find((e) => e.userIds.includes(othello.id))!;
@@ -56,7 +58,7 @@ describe("direct messages", () => {
     expect(toHamlet.userIds).toEqual([hamlet.id]);
     expect(toHamlet.event.flags).toEqual(["read"]);
     // local_id reaches only the queue that sent the message.
-    expect(toHamlet.event.perQueue).toEqual({ q1: { local_message_id: "1.01" } });
+    expect(toHamlet.event.perQueue).toEqual({ [q1]: { local_message_id: "1.01" } });
     expect(msgEvents.some((e) => e.userIds.includes(cordelia.id))).toBe(false);
 
     const res = await s.as("othello").get("/messages", { anchor: "newest", num_before: 10, num_after: 0, narrow: [{ operator: "dm", operand: [hamlet.id] }] });
@@ -78,6 +80,11 @@ describe("direct messages", () => {
     const single = expectSuccess(await s.as("othello").get(`/messages/${id}`));
     expectSchema(GetMessageResponse, single);
     expect(single.raw_content).toBe("Hello @**Othello, the Moor of Venice** :smile:");
+    // Naming someone else's queue carries no local id to it.
+    recorded.clear();
+    await sendDm("hamlet", [othello.id], "again", { local_id: "1.02", queue_id: othellosQueue });
+    expect(eventsOfType("message").length).toBeGreaterThan(0);
+    expect(eventsOfType("message").every((e) => Object.keys(e.event.perQueue ?? {}).length === 0)).toBe(true);
   });
 
   test("to as emails (JSON list, bare email, comma-separated), legacy type private, group and self DMs", async () => {
