@@ -23,7 +23,14 @@ export type RealmGroupSettingName =
   | "can_add_subscribers_group"
   | "can_add_custom_emoji_group"
   | "can_create_groups"
-  | "can_manage_all_groups";
+  | "can_manage_all_groups"
+  | "direct_message_permission_group"
+  | "direct_message_initiator_group"
+  | "can_mention_many_users_group"
+  | "can_move_messages_between_topics_group"
+  | "can_move_messages_between_channels_group"
+  | "can_delete_any_message_group"
+  | "can_delete_own_message_group";
 
 function realmSettings(h: Hearth): Record<string, unknown> {
   return getRealm(h.store)?.settings ?? {};
@@ -131,10 +138,33 @@ export function isUserInGroupSetting(h: Hearth, user: UserRecord, value: GroupSe
   return value.direct_subgroups.some((id) => isUserInGroup(h, user, id, seen));
 }
 
-/** Every active user a group-setting value covers (for event recipient lists). */
+/** Every active user a group-setting value covers (for event recipient lists and group mentions). */
 export function usersInGroupSetting(h: Hearth, value: GroupSettingValue): number[] {
+  const candidates = storedMembersReachable(h, value);
+  const users = candidates ? [...candidates].sort((a, b) => a - b).map((id) => getUser(h.store, id)) : allUsers(h.store);
   const ids: number[] = [];
-  for (const u of allUsers(h.store)) if (!u.is_system_bot && isUserInGroupSetting(h, u, value)) ids.push(u.id);
+  for (const u of users) if (u && !u.is_system_bot && isUserInGroupSetting(h, u, value)) ids.push(u.id);
+  return ids;
+}
+
+/**
+ * The stored members of every group a value reaches, a superset of who it covers;
+ * undefined when it reaches a system group, whose members are defined by role and
+ * need the scan of all users.
+ */
+function storedMembersReachable(h: Hearth, value: GroupSettingValue): Set<number> | undefined {
+  const ids = new Set<number>(typeof value === "number" ? [] : value.direct_members);
+  const pending = typeof value === "number" ? [value] : [...value.direct_subgroups];
+  const seen = new Set<number>();
+  for (let groupId = pending.pop(); groupId !== undefined; groupId = pending.pop()) {
+    if (seen.has(groupId)) continue;
+    seen.add(groupId);
+    const group = getUserGroup(h.store, groupId);
+    if (!group) continue;
+    if (group.is_system_group) return undefined;
+    for (const id of storedGroupMemberIds(h.store, groupId)) ids.add(id);
+    pending.push(...group.direct_subgroup_ids);
+  }
   return ids;
 }
 

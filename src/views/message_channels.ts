@@ -3,10 +3,7 @@ import type { UserRecord } from "../store/users";
 import { getChannel, getChannelByName, isSubscribed, subscriberIds, type ChannelRecord } from "../store/channels";
 import { getUserGroupByName } from "../store/user_groups";
 import { canPostInChannel, hasContentAccess } from "../access/channels";
-import { isUserInGroupSetting, usersInGroupSetting } from "../access/groups";
-import { getRealm } from "../store/realm";
-import type { GroupSettingValue } from "../store/user_groups";
-import { REALM_DEFAULTS } from "./realm-settings";
+import { isUserInGroupSetting, realmGroupSetting, usersInGroupSetting, type RealmGroupSettingName } from "../access/groups";
 
 /**
  * What the messages layer needs to know about channels, subscriptions and user
@@ -53,25 +50,20 @@ export function groupMemberIds(h: Hearth, groupId: number): number[] {
   return usersInGroupSetting(h, groupId);
 }
 
-/** Organization group settings about moving and deleting messages (defaults in realm-settings). */
-function inRealmGroupSetting(h: Hearth, user: UserRecord, name: string): boolean {
-  const value = (getRealm(h.store)?.settings?.[name] ?? REALM_DEFAULTS[name]) as GroupSettingValue | undefined;
-  return value !== undefined && isUserInGroupSetting(h, user, value);
-}
-
-export function inRealmGroup(h: Hearth, user: UserRecord, name: string): boolean {
-  return inRealmGroupSetting(h, user, name);
+/** Whether `user` is in an organization group setting (defaults in realm-settings). */
+export function inRealmGroup(h: Hearth, user: UserRecord, name: RealmGroupSettingName): boolean {
+  return isUserInGroupSetting(h, user, realmGroupSetting(h, name));
 }
 
 export function canMoveBetweenTopics(h: Hearth, user: UserRecord): boolean {
-  return inRealmGroupSetting(h, user, "can_move_messages_between_topics_group");
+  return inRealmGroup(h, user, "can_move_messages_between_topics_group");
 }
 export function canMoveBetweenChannels(h: Hearth, user: UserRecord): boolean {
-  return inRealmGroupSetting(h, user, "can_move_messages_between_channels_group");
+  return inRealmGroup(h, user, "can_move_messages_between_channels_group");
 }
 export function canDeleteAnyMessage(h: Hearth, user: UserRecord): boolean {
-  return inRealmGroupSetting(h, user, "can_delete_any_message_group");
+  return inRealmGroup(h, user, "can_delete_any_message_group");
 }
 export function canDeleteOwnMessage(h: Hearth, user: UserRecord): boolean {
-  return inRealmGroupSetting(h, user, "can_delete_own_message_group");
+  return inRealmGroup(h, user, "can_delete_own_message_group");
 }
