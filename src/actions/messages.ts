@@ -473,31 +473,37 @@ function messageDetails(h: Hearth, userId: number, ids: number[]): Record<string
  * starred or collapsed (as Zulip does); marking them read or unread changes nothing.
  */
 export async function doUpdateFlags(h: Hearth, user: UserRecord, ids: number[], op: "add" | "remove", flag: "read" | "starred" | "collapsed", options: { all?: boolean } = {}): Promise<number[]> {
+  const changed = await h.store.commit(() => applyFlagChange(h, user, ids, op, flag));
+  publishFlagChange(h, user, changed, op, flag, options.all ?? false);
+  return changed;
+}
+
+/** Inside a commit: sets or clears one flag on the messages; returns the IDs whose flags changed. */
+export function applyFlagChange(h: Hearth, user: UserRecord, ids: number[], op: "add" | "remove", flag: "read" | "starred" | "collapsed"): number[] {
   const bit = MessageFlag[flag];
-  const changed = await h.store.commit(() => {
-    const out: number[] = [];
-    for (const id of ids) {
-      const m = getMessage(h.store, id);
-      if (!m) continue;
-      const before = getUserFlags(h.store, user.id, id);
-      let current = before;
-      if (current === undefined) {
-        if (flag === "read" || visibleFlags(h, user, m) === undefined) continue;
-        current = MessageFlag.read | MessageFlag.historical;
-      }
-      const next = op === "add" ? current | bit : current & ~bit;
-      if (next === current) continue;
-      setUserFlags(h.store, user.id, m, before, next);
-      if (next !== current) out.push(id);
+  const changed: number[] = [];
+  for (const id of ids) {
+    const m = getMessage(h.store, id);
+    if (!m) continue;
+    const before = getUserFlags(h.store, user.id, id);
+    let current = before;
+    if (current === undefined) {
+      if (flag === "read" || visibleFlags(h, user, m) === undefined) continue;
+      current = MessageFlag.read | MessageFlag.historical;
     }
-    return out;
-  });
-  if (changed.length > 0 || options.all) {
-    const event: Record<string, unknown> = { type: "update_message_flags", op, operation: op, flag, messages: changed, all: options.all ?? false };
-    if (op === "remove" && flag === "read") event.message_details = messageDetails(h, user.id, changed);
-    h.events.publish(event as any, [user.id]);
+    const next = op === "add" ? current | bit : current & ~bit;
+    if (next === current) continue;
+    setUserFlags(h.store, user.id, m, before, next);
+    changed.push(id);
   }
   return changed;
+}
+
+export function publishFlagChange(h: Hearth, user: UserRecord, changed: number[], op: "add" | "remove", flag: string, all = false): void {
+  if (changed.length === 0 && !all) return;
+  const event: Record<string, unknown> = { type: "update_message_flags", op, operation: op, flag, messages: changed, all };
+  if (op === "remove" && flag === "read") event.message_details = messageDetails(h, user.id, changed);
+  h.events.publish(event as any, [user.id]);
 }
 
 export async function checkUpdateFlags(h: Hearth, user: UserRecord, ids: number[], op: string, flag: string): Promise<number[]> {
@@ -524,11 +530,15 @@ export async function doMarkAllAsRead(h: Hearth, user: UserRecord): Promise<void
 
 /** Muting a user marks their messages read for the muter (Zulip's `do_mute_user`); for the muted-users capability. */
 export async function doMarkSenderAsRead(h: Hearth, user: UserRecord, senderId: number): Promise<void> {
+  await doUpdateFlags(h, user, unreadFromSender(h, user, senderId), "add", "read");
+}
+
+export function unreadFromSender(h: Hearth, user: UserRecord, senderId: number): number[] {
   const ids: number[] = [];
   for (const id of idsInRange(h.store, "userMessageIndex", [user.id, "unread"], 0, "newer")) {
     if (getMessage(h.store, id)?.sender_id === senderId) ids.push(id);
   }
-  await doUpdateFlags(h, user, ids, "add", "read");
+  return ids;
 }
 
 export async function doMarkChannelAsRead(h: Hearth, user: UserRecord, channelId: number, topic?: string): Promise<void> {

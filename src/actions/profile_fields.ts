@@ -240,18 +240,25 @@ export function checkProfileData(h: Hearth, actor: UserRecord, target: UserRecor
 
 /** Sets (or, with an empty value, clears) checked profile values. */
 export async function doSetProfileData(h: Hearth, target: UserRecord, changes: ProfileDataChange[]): Promise<void> {
-  await h.store.commit(() => {
-    for (const c of changes) {
-      if (!getProfileField(h.store, c.id)) throw badRequest(`Field id ${c.id} not found.`);
-      if (c.value === "") h.store.dbs.profileData.remove([target.id, c.id]);
-      else {
-        // Short and long text are Markdown in Zulip: their HTML is stored beside them.
-        const type = getProfileField(h.store, c.id)!.type;
-        const markdown = type === ProfileFieldType.SHORT_TEXT || type === ProfileFieldType.LONG_TEXT;
-        h.store.dbs.profileData.put([target.id, c.id], markdown ? { value: c.value, rendered_value: renderDescription(c.value) } : { value: c.value });
-      }
+  await h.store.commit(() => writeProfileData(h, target, changes));
+  notifyProfileData(h, target, changes);
+}
+
+/** Inside a commit: stores checked profile values ("" removes one). */
+export function writeProfileData(h: Hearth, target: UserRecord, changes: ProfileDataChange[]): void {
+  for (const c of changes) {
+    const field = getProfileField(h.store, c.id);
+    if (!field) throw badRequest(`Field id ${c.id} not found.`);
+    if (c.value === "") h.store.dbs.profileData.remove([target.id, c.id]);
+    else {
+      // Short and long text are Markdown in Zulip: their HTML is stored beside them.
+      const markdown = field.type === ProfileFieldType.SHORT_TEXT || field.type === ProfileFieldType.LONG_TEXT;
+      h.store.dbs.profileData.put([target.id, c.id], markdown ? { value: c.value, rendered_value: renderDescription(c.value) } : { value: c.value });
     }
-  });
+  }
+}
+
+export function notifyProfileData(h: Hearth, target: UserRecord, changes: ProfileDataChange[]): void {
   const current = getProfileData(h.store, target.id);
   for (const c of changes) {
     const stored = current.get(c.id);

@@ -3,7 +3,7 @@ import { open, stat, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import type { Hearth } from "../context";
 import { ApiError } from "../errors";
-import { getTusUpload, partialUploadsDir, type AttachmentRecord, type TusUpload } from "../store/uploads";
+import { allTusUploads, getTusUpload, partialUploadsDir, type AttachmentRecord, type TusUpload } from "../store/uploads";
 import type { UserRecord } from "../store/users";
 import { doAdoptPartialFile, ensureUploadDir, MAX_UPLOAD_BYTES } from "./uploads";
 
@@ -119,7 +119,7 @@ export async function doTerminateTusUpload(h: Hearth, upload: TusUpload): Promis
 
 /** Uploads abandoned for a day are removed (run by the retention job). */
 export async function doExpireTusUploads(h: Hearth, now = Date.now() / 1000): Promise<number> {
-  const stale = [...h.store.dbs.tusUploads.getRange({})].map(({ value }) => value as TusUpload).filter((u) => now - u.created > 86400 && !writing.has(u.id));
+  const stale = [...allTusUploads(h.store)].filter((u) => now - u.created > 86400 && !writing.has(u.id));
   for (const upload of stale) await doTerminateTusUpload(h, upload);
   return stale.length;
 }

@@ -2,7 +2,7 @@ import type { Hearth } from "../context";
 import { assertAdmin } from "../access/roles";
 import { pathId } from "../http/path";
 import { findUserByLoginEmail } from "../auth/basic";
-import { checkProfileData, doSetProfileData } from "./profile_fields";
+import { checkProfileData, doSetProfileData, notifyProfileData, writeProfileData } from "./profile_fields";
 import { badRequest, insufficientPermission, mustBeAdmin, mustBeOwner } from "../errors";
 import { generateApiKey, hashPassword } from "../auth/credentials";
 import { allUsers, BotType, EmailVisibility, getUser, getUserByEmail, putUser, Role, ROLES, type UserRecord } from "../store/users";
@@ -236,6 +236,7 @@ export async function checkUpdateUser(
   actor: UserRecord,
   userId: number,
   changes: { full_name?: string; role?: number },
+  alsoInCommit: () => void = () => {},
 ): Promise<void> {
   const target = accessUser(h, userId, { allowDeactivated: true });
   assertCanManage(actor, target);
@@ -254,6 +255,7 @@ export async function checkUpdateUser(
     }
     const next = { ...current, ...(full_name !== undefined ? { full_name } : {}), ...(role !== undefined ? { role } : {}) };
     putUser(h.store, next);
+    alsoInCommit();
     return { before: current, after: next };
   });
   if (after.full_name !== before.full_name) {
@@ -372,6 +374,11 @@ export async function checkAdminUpdateUser(
   const target = accessUser(h, userId, { allowDeactivated: true });
   if (profile_data !== undefined) assertAdmin(actor);
   const profileChanges = profile_data === undefined ? [] : checkProfileData(h, actor, target, profile_data);
-  if (account.full_name !== undefined || account.role !== undefined) await checkUpdateUser(h, actor, target.id, account);
-  if (profileChanges.length > 0) await doSetProfileData(h, target, profileChanges);
+  // One commit for all of it: a refused part leaves the account as it was.
+  if (account.full_name !== undefined || account.role !== undefined) {
+    await checkUpdateUser(h, actor, target.id, account, () => writeProfileData(h, target, profileChanges));
+    notifyProfileData(h, target, profileChanges);
+  } else if (profileChanges.length > 0) {
+    await doSetProfileData(h, target, profileChanges);
+  }
 }

@@ -58,17 +58,6 @@ export function defineStatePart(
   parts.set(name, { name, when, fetch, placeholder });
 }
 
-export function statePartNames(): string[] {
-  return [...parts.keys()];
-}
-
-/** Every event type some state part follows: the default of `fetch_event_types`. */
-export function knownStateEventTypes(): Set<string> {
-  const types = new Set<string>();
-  for (const p of parts.values()) if (Array.isArray(p.when)) for (const t of p.when) types.add(t);
-  return types;
-}
-
 export function fetchInitialState(ctx: StateContext): Record<string, unknown> {
   const state: Record<string, unknown> = {};
   for (const part of parts.values()) {

@@ -8,7 +8,6 @@ export const Role = {
   MEMBER: 400,
   GUEST: 600,
 } as const;
-export type RoleValue = (typeof Role)[keyof typeof Role];
 export const ROLES: readonly number[] = Object.values(Role);
 
 export const BotType = { GENERIC: 1, INCOMING_WEBHOOK: 2, OUTGOING_WEBHOOK: 3, EMBEDDED: 4 } as const;
