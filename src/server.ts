@@ -54,6 +54,7 @@ export function listeningUrl(host: string, port: number): string {
 }
 
 export function createHearth(store: Store, config: ServerConfig): Hearth {
+  let parsedHost = { url: "", host: "" };
   const h: Hearth = {
     store,
     config,
@@ -69,7 +70,10 @@ export function createHearth(store: Store, config: ServerConfig): Hearth {
       return (external ?? listeningUrl(config.host, config.port)).replace(/\/+$/, "");
     },
     realmHost() {
-      return new URL(h.realmUrl()).hostname;
+      // Asked for every user formatted: parse the URL only when it changed.
+      const url = h.realmUrl();
+      if (url !== parsedHost.url) parsedHost = { url, host: new URL(url).hostname };
+      return parsedHost.host;
     },
   };
   h.events.attach(h.queues);

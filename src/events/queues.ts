@@ -1,3 +1,4 @@
+import { REALM_DEFAULTS } from "../views/realm-settings";
 import { envNumber } from "../lib/env";
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
@@ -196,6 +197,8 @@ const SAVE_FORMAT = 1;
 export class QueueManager implements EventSink {
   private readonly queues = new Map<string, EventQueue>();
   private readonly byUser = new Map<number, Set<EventQueue>>();
+  /** Queues registered with all_public_streams: every public-channel message goes to them too. */
+  private readonly allPublicStreamsQueues = new Set<EventQueue>();
   private totalEvents = 0;
   private gcTimer: ReturnType<typeof setInterval> | null = null;
   private closing = false;
@@ -203,7 +206,7 @@ export class QueueManager implements EventSink {
   constructor(
     readonly limits: QueueLimits = queueLimitsFromEnv(),
     /** The realm's display name for the empty topic, for clients without empty_topic_name. */
-    private readonly emptyTopicDisplayName: () => string = () => "general chat",
+    private readonly emptyTopicDisplayName: () => string = () => String(REALM_DEFAULTS.empty_topic_display_name),
   ) {}
 
   startGc(): void {
@@ -225,6 +228,7 @@ export class QueueManager implements EventSink {
     while (this.queues.size >= this.limits.maxQueues) this.remove(leastRecentlyUsed(this.queues.values())!);
     const queue = new EventQueue(id, settings);
     this.queues.set(id, queue);
+    if (settings.allPublicStreams) this.allPublicStreamsQueues.add(queue);
     let set = this.byUser.get(settings.userId);
     if (!set) this.byUser.set(settings.userId, (set = new Set()));
     set.add(queue);
@@ -254,6 +258,7 @@ export class QueueManager implements EventSink {
   remove(queue: EventQueue): void {
     if (this.queues.get(queue.id) !== queue) return;
     this.queues.delete(queue.id);
+    this.allPublicStreamsQueues.delete(queue);
     this.byUser.get(queue.userId)?.delete(queue);
     if (this.byUser.get(queue.userId)?.size === 0) this.byUser.delete(queue.userId);
     this.totalEvents -= queue.events.length;
@@ -296,7 +301,9 @@ export class QueueManager implements EventSink {
   }
 
   deliver(event: ApiEvent, userIds: readonly number[], options: PublishOptions): void {
-    const seen = new Set<EventQueue>();
+    const toAllPublic = options.toAllPublicStreamsQueues === true && event.type === "message" && this.allPublicStreamsQueues.size > 0;
+    // Only needed to skip recipients among the all_public_streams queues.
+    const seen = toAllPublic ? new Set<EventQueue>() : null;
     // One finalized message per content form, shared by every queue that gets it:
     // a channel message to 1,000 users must not be copied 1,000 times.
     const messages = new Map<boolean, Record<string, unknown>>();
@@ -305,14 +312,13 @@ export class QueueManager implements EventSink {
       if (!queues) continue;
       const userFields = options.perUser?.get(userId);
       for (const queue of [...queues]) {
-        seen.add(queue);
+        seen?.add(queue);
         this.enqueue(queue, event, options, messages, userFields);
       }
     }
-    if (options.toAllPublicStreamsQueues && event.type === "message") {
-      for (const queue of [...this.queues.values()]) {
-        if (seen.has(queue) || !queue.settings.allPublicStreams) continue;
-        this.enqueue(queue, event, options, messages, { flags: [] });
+    if (seen) {
+      for (const queue of [...this.allPublicStreamsQueues]) {
+        if (!seen.has(queue)) this.enqueue(queue, event, options, messages, { flags: [] });
       }
     }
   }

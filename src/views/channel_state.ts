@@ -1,3 +1,4 @@
+import { getUser } from "../store/users";
 /**
  * The channel parts of POST /register's initial state, as plain functions the
  * register code calls (one per state key). Each reads what the user may see now.
@@ -27,7 +28,7 @@ function subscriberFields(h: Hearth, channel: ChannelRecord, mode: boolean | "pa
   const ids = activeSubscriberIds(h, channel.id);
   if (mode === true || ids.length < PARTIAL_SUBSCRIBERS_THRESHOLD) return { subscribers: ids };
   // Hearth has no activity data to pick "recently active" users, so the partial list is its documented minimum: the bots.
-  return { partialSubscribers: ids.filter((id) => h.store.dbs.users.get(id)?.is_bot) };
+  return { partialSubscribers: ids.filter((id) => getUser(h.store, id)?.is_bot) };
 }
 
 function visibleArchived(channel: ChannelRecord, options: ChannelStateOptions): boolean {

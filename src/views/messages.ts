@@ -1,7 +1,7 @@
 import type { Hearth } from "../context";
 import { getUser, type UserRecord } from "../store/users";
 import { getRealm } from "../store/realm";
-import { REALM_DEFAULTS } from "./realm-settings";
+import { REALM_DEFAULTS, realmSetting as realmSettingOrDefault } from "./realm-settings";
 import {
   flagList,
   getMessage,
@@ -20,14 +20,10 @@ export function maxMessageIdFor(h: Hearth, user: UserRecord): number {
   return newestMessageIdOf(h.store, user.id);
 }
 
-/** Zulip's display name of the empty topic for clients that cannot show it. */
-export const EMPTY_TOPIC_DISPLAY_NAME = "general chat";
-
 /** An organization setting: the stored value, else the realm default, else `fallback`. */
 export function realmSetting<T>(h: Hearth, name: string, fallback: T): T {
-  const value = getRealm(h.store)?.settings?.[name];
-  if (value !== undefined) return value as T;
-  return (name in REALM_DEFAULTS ? REALM_DEFAULTS[name] : fallback) as T;
+  const value = realmSettingOrDefault(getRealm(h.store)?.settings ?? {}, name);
+  return (value === undefined ? fallback : value) as T;
 }
 
 export interface MessageViewOptions {
@@ -73,7 +69,7 @@ export function formatReactions(h: Hearth, m: MessageRecord): Record<string, unk
 /** The topic as a client sees it: "" becomes `realm_empty_topic_display_name` for clients without FL 334 support. */
 export function topicDisplayName(h: Hearth, topic: string, options: MessageViewOptions): string {
   if (topic !== "" || options.allowEmptyTopicName) return topic;
-  return realmSetting(h, "empty_topic_display_name", EMPTY_TOPIC_DISPLAY_NAME);
+  return realmSetting(h, "empty_topic_display_name", String(REALM_DEFAULTS.empty_topic_display_name));
 }
 
 /** A message as the API shows it to `viewer` (the OpenAPI message object). */
