@@ -11,7 +11,7 @@ import { ApiError, badRequest } from "../errors";
 import { allUsers, getUser, type UserRecord } from "../store/users";
 import { findUserByLoginEmail } from "../auth/basic";
 import { getChannel, putChannel } from "../store/channels";
-import { channelViewerIds } from "../access/channels";
+import { accessChannel, channelViewerIds } from "../access/channels";
 import {
   conversationKey,
   MAX_DM_PARTICIPANTS,
@@ -541,7 +541,13 @@ export function unreadFromSender(h: Hearth, user: UserRecord, senderId: number):
   return ids;
 }
 
-export async function doMarkChannelAsRead(h: Hearth, user: UserRecord, channelId: number, topic?: string): Promise<void> {
+/** `POST /mark_stream_as_read` and `/mark_topic_as_read`: a channel whose messages the user may read. */
+export async function checkMarkChannelAsRead(h: Hearth, user: UserRecord, channelId: number, topic?: string): Promise<void> {
+  accessChannel(h, user, channelId, { requireContentAccess: true, allowArchived: true });
+  await doMarkChannelAsRead(h, user, channelId, topic);
+}
+
+async function doMarkChannelAsRead(h: Hearth, user: UserRecord, channelId: number, topic?: string): Promise<void> {
   const key = topic === undefined ? null : topicKey(topic);
   const ids = unreadIds(h, user, (loc) => Array.isArray(loc) && loc[0] === channelId && (key === null || topicKey(loc[1]) === key));
   await doUpdateFlags(h, user, ids, "add", "read");

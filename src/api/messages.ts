@@ -5,8 +5,6 @@ import type { Hearth } from "../context";
 import { badRequest } from "../errors";
 import { ApiRoutes } from "../http/route";
 import { param } from "../http/params";
-import type { UserRecord } from "../store/users";
-import { getUserFlags, idsInRange, topicKey, topicsOfChannel } from "../store/messages";
 import {
   accessMessage,
   checkDeleteMessage,
@@ -17,7 +15,7 @@ import {
   checkSendMessage,
   checkUpdateFlags,
   doMarkAllAsRead,
-  doMarkChannelAsRead,
+  checkMarkChannelAsRead,
   doTypingChannel,
   doTypingDirect,
   doTypingEditMessage,
@@ -27,9 +25,9 @@ import {
   renderMessageContent,
   resolveTarget,
 } from "../actions/messages";
-import { formatMessage, readableMessage, realmSetting, topicDisplayName, type MessageViewOptions } from "../views/messages";
+import { formatMessage, readableMessage, realmSetting, topicDisplayName, topicsForUser, type MessageViewOptions } from "../views/messages";
 import { compileNarrow, fetchRange, highlightHtml, highlightTopic, parseAnchor, parseNarrow } from "../views/narrow";
-import { canReadChannel, channelById, isSubscribedTo } from "../views/message_channels";
+import { isSubscribedTo } from "../views/message_channels";
 
 const messageIdOf = (raw: string) => pathId(raw, "message ID");
 
@@ -57,12 +55,6 @@ const anchorParam = param.jsonOrString(t.Union([t.Integer(), t.Number(), t.Strin
 const TypingOp = param.oneOf(["start", "stop"] as const);
 
 export function messagesRoutes(h: Hearth) {
-  const readChannelParam = (user: UserRecord, id: number) => {
-    const channel = channelById(h, id);
-    if (!channel || !canReadChannel(h, user, channel)) throw badRequest("Invalid channel ID");
-    return channel;
-  };
-
   return new ApiRoutes(h)
     .post(
       "/messages",
@@ -275,13 +267,11 @@ export function messagesRoutes(h: Hearth) {
       return { complete: true };
     })
     .post("/mark_stream_as_read", { params: { stream_id: param.int() } }, async ({ user, params }) => {
-      readChannelParam(user, params.stream_id);
-      await doMarkChannelAsRead(h, user, params.stream_id);
+      await checkMarkChannelAsRead(h, user, params.stream_id);
       return {};
     })
     .post("/mark_topic_as_read", { params: { stream_id: param.int(), topic_name: param.string() } }, async ({ user, params }) => {
-      readChannelParam(user, params.stream_id);
-      await doMarkChannelAsRead(h, user, params.stream_id, params.topic_name.trim());
+      await checkMarkChannelAsRead(h, user, params.stream_id, params.topic_name.trim());
       return {};
     })
     .post(
@@ -316,19 +306,8 @@ export function messagesRoutes(h: Hearth) {
       return {};
     })
     .get("/users/me/:stream_id/topics", { params: { allow_empty_topic_name: param.bool().default(false) } }, ({ user, params, path }) => {
-      const channel = readChannelParam(user, pathId(path.stream_id, "channel ID"));
       const options = { applyMarkdown: true, clientGravatar: false, allowEmptyTopicName: params.allow_empty_topic_name };
-      let topics = topicsOfChannel(h.store, channel.id);
-      if (channel.invite_only && !channel.history_public_to_subscribers) {
-        // Protected history: only topics with messages the user received, up to the newest of those.
-        topics = topics.flatMap((topic) => {
-          for (const id of idsInRange(h.store, "topicMessages", [channel.id, topicKey(topic.name)], topic.max_id, "older")) {
-            if (getUserFlags(h.store, user.id, id) !== undefined) return [{ name: topic.name, max_id: id }];
-          }
-          return [];
-        });
-      }
-      return { topics: topics.map((topic) => ({ name: topicDisplayName(h, topic.name, options), max_id: topic.max_id })) };
+      return { topics: topicsForUser(h, user, pathId(path.stream_id, "channel ID"), options) };
     })
     .post("/streams/:stream_id/delete_topic", { params: { topic_name: param.string() } }, async ({ user, params, path }) => {
       await checkDeleteTopic(h, user, pathId(path.stream_id, "channel ID"), params.topic_name);

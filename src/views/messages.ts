@@ -6,10 +6,14 @@ import {
   flagList,
   getMessage,
   getUserFlags,
+  idsInRange,
   MessageFlag,
   newestMessageIdOf,
+  topicKey,
+  topicsOfChannel,
   type MessageRecord,
 } from "../store/messages";
+import { accessChannel } from "../access/channels";
 import { apiEmail } from "./users";
 import { avatarUrl } from "./avatars";
 import { channelById, canReadChannel } from "./message_channels";
@@ -131,4 +135,23 @@ export function readableMessage(h: Hearth, user: UserRecord, id: number): { mess
   if (!message) return undefined;
   const flags = visibleFlags(h, user, message);
   return flags === undefined ? undefined : { message, flags };
+}
+
+/**
+ * `GET /users/me/{stream_id}/topics`: a channel's topics, newest first. Where
+ * history is protected, only topics with messages the user received, up to the
+ * newest of those.
+ */
+export function topicsForUser(h: Hearth, user: UserRecord, channelId: number, options: MessageViewOptions): { name: string; max_id: number }[] {
+  const channel = accessChannel(h, user, channelId, { requireContentAccess: true, allowArchived: true });
+  let topics = topicsOfChannel(h.store, channel.id);
+  if (channel.invite_only && !channel.history_public_to_subscribers) {
+    topics = topics.flatMap((topic) => {
+      for (const id of idsInRange(h.store, "topicMessages", [channel.id, topicKey(topic.name)], topic.max_id, "older")) {
+        if (getUserFlags(h.store, user.id, id) !== undefined) return [{ name: topic.name, max_id: id }];
+      }
+      return [];
+    });
+  }
+  return topics.map((topic) => ({ name: topicDisplayName(h, topic.name, options), max_id: topic.max_id }));
 }
