@@ -1,3 +1,4 @@
+import { isPermutationOf } from "../lib/collections";
 import type { Hearth } from "../context";
 import { assertAdmin } from "../access/roles";
 import { badRequest } from "../errors";
@@ -106,7 +107,7 @@ export async function doReorderChannelFolders(h: Hearth, user: UserRecord, order
   assertAdmin(user);
   await h.store.commit(() => {
     const ids = new Set(getChannelFolders(h).map((f) => f.id));
-    if (order.length !== ids.size || new Set(order).size !== order.length || !order.every((id) => ids.has(id))) {
+    if (!isPermutationOf(order, ids)) {
       throw badRequest("Invalid order mapping");
     }
     order.forEach((id, index) => h.store.dbs.channelFolders.put(id, { ...getChannelFolder(h, id)!, order: index }));

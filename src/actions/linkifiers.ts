@@ -1,3 +1,4 @@
+import { isPermutationOf } from "../lib/collections";
 import type { Hearth } from "../context";
 import { assertAdmin } from "../access/roles";
 import { badRequest } from "../errors";
@@ -124,7 +125,7 @@ export async function doReorderLinkifiers(h: Hearth, user: UserRecord, order: nu
   assertAdmin(user);
   await writeLinkifiers(h, (list) => {
     const ids = new Set(list.map((l) => l.id));
-    if (order.length !== ids.size || new Set(order).size !== order.length || !order.every((id) => ids.has(id))) {
+    if (!isPermutationOf(order, ids)) {
       throw badRequest("You must pass all the linkifiers in the new order.");
     }
     return order.map((id) => list.find((l) => l.id === id)!);

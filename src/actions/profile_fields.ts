@@ -1,3 +1,4 @@
+import { isPermutationOf } from "../lib/collections";
 import type { Hearth } from "../context";
 import { assertAdmin } from "../access/roles";
 import { badRequest, mustBeAdmin } from "../errors";
@@ -163,7 +164,7 @@ export async function doReorderProfileFields(h: Hearth, actor: UserRecord, order
   await h.store.commit(() => {
     const fields = getProfileFields(h.store);
     const ids = new Set(fields.map((f) => f.id));
-    if (order.length !== ids.size || !order.every((id) => ids.has(id)) || new Set(order).size !== order.length) {
+    if (!isPermutationOf(order, ids)) {
       throw badRequest("Invalid order mapping.");
     }
     order.forEach((id, i) => h.store.dbs.profileFields.put(id, { ...getProfileField(h.store, id)!, order: i + 1 }));

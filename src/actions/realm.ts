@@ -92,9 +92,8 @@ export async function doReactivateRealm(store: Store): Promise<boolean> {
   });
 }
 
-/** The bounds register advertises (`server_min/max_deactivated_realm_deletion_days`). */
+/** The lower bound register advertises (`server_min_deactivated_realm_deletion_days`; there is no upper bound). */
 export const MIN_DEACTIVATED_REALM_DELETION_DAYS = 14;
-export const MAX_DEACTIVATED_REALM_DELETION_DAYS: number | null = null;
 
 /**
  * `POST /realm/deactivate` (owners): everyone is logged out at once (every API key is
@@ -103,16 +102,8 @@ export const MAX_DEACTIVATED_REALM_DELETION_DAYS: number | null = null;
  */
 export async function doDeactivateRealm(h: Hearth, actor: UserRecord, deletionDelayDays: number | null): Promise<void> {
   assertOwner(actor);
-  if (deletionDelayDays === null && MAX_DEACTIVATED_REALM_DELETION_DAYS !== null) {
-    throw badRequest("Data deletion time must be specified.");
-  }
-  if (deletionDelayDays !== null) {
-    if (deletionDelayDays < MIN_DEACTIVATED_REALM_DELETION_DAYS) {
-      throw badRequest(`Data deletion time must be at least ${MIN_DEACTIVATED_REALM_DELETION_DAYS} days in the future.`);
-    }
-    if (MAX_DEACTIVATED_REALM_DELETION_DAYS !== null && deletionDelayDays > MAX_DEACTIVATED_REALM_DELETION_DAYS) {
-      throw badRequest(`Data deletion time must be at most ${MAX_DEACTIVATED_REALM_DELETION_DAYS} days in the future.`);
-    }
+  if (deletionDelayDays !== null && deletionDelayDays < MIN_DEACTIVATED_REALM_DELETION_DAYS) {
+    throw badRequest(`Data deletion time must be at least ${MIN_DEACTIVATED_REALM_DELETION_DAYS} days in the future.`);
   }
   const recipients = activeUserIds(h);
   const realm = await h.store.commit(() => {

@@ -1,6 +1,6 @@
 import type { Store } from "../store/db";
 import type { Hearth } from "../context";
-import { allUsers, getUser, Role, type UserRecord } from "../store/users";
+import { getUser, Role, type UserRecord } from "../store/users";
 import {
   accessUserGroupForRead,
   accessUserGroupForUpdate,
@@ -119,8 +119,7 @@ function directSystemGroups(h: Hearth, user: UserRecord | null): Set<number> {
 export function notifySystemGroupMembership(h: Hearth, before: UserRecord | null, after: UserRecord): void {
   const was = directSystemGroups(h, before);
   const now = directSystemGroups(h, after);
-  const everyone: number[] = [];
-  for (const u of allUsers(h.store)) if (u.is_active && !u.is_system_bot) everyone.push(u.id);
+  const everyone = activeUserIds(h);
   for (const id of was) {
     if (!now.has(id)) h.events.publish({ type: "user_group", op: "remove_members", group_id: id, user_ids: [after.id] }, everyone);
   }
