@@ -76,6 +76,13 @@ describe("fetch_api_key", () => {
     expectSuccess(await s.anonymous().post("/fetch_api_key", { username: s.users.hamlet.email, password: PASSWORD }));
   });
 
+  test("an account's email and its user{id}@host name share one failure limit", async () => {
+    const host = new URL(s.url).hostname;
+    const names = [s.users.cordelia.email, s.users.cordelia.email.toUpperCase(), `user${s.users.cordelia.id}@${host}`];
+    for (const username of names) expectError(await s.anonymous().post("/fetch_api_key", { username, password: "wrong" }), 401, "AUTHENTICATION_FAILED");
+    expectError(await s.anonymous().post("/fetch_api_key", { username: names[2], password: "wrong" }), 429, "RATE_LIMIT_HIT");
+  });
+
   test("missing argument → REQUEST_VARIABLE_MISSING with var_name", async () => {
     const body = expectError(await s.anonymous().post("/fetch_api_key", { username: "a" }), 400, "REQUEST_VARIABLE_MISSING", "Missing 'password' argument");
     expect(body.var_name).toBe("password");

@@ -1,0 +1,30 @@
+import type { Hearth } from "../context";
+import { ApiError, realmDeactivated, userDeactivated } from "../errors";
+import { getRealm } from "../store/realm";
+import type { UserRecord } from "../store/users";
+import { verifyPassword } from "./credentials";
+import { findUserByLoginEmail } from "./basic";
+
+const authenticationFailed = () => new ApiError("Your username or password is incorrect", "AUTHENTICATION_FAILED", 401);
+
+/**
+ * `POST /fetch_api_key`: email (or `user{id}@host`) and password, with failed
+ * attempts limited per account and per address. An account's counter is keyed by
+ * its ID, so its two login names share one limit.
+ */
+export async function checkPasswordLogin(h: Hearth, username: string, password: string, ip: string): Promise<UserRecord> {
+  const user = findUserByLoginEmail(h, username);
+  const userKey = user ? `user:${user.id}` : `name:${username.trim().toLowerCase()}`;
+  const ipKey = `ip:${ip}`;
+  h.limits.loginByUser.assertAllowed(userKey);
+  h.limits.loginByIp.assertAllowed(ipKey);
+  const ok = await verifyPassword(password, user?.password_hash ?? null);
+  if (!user || !ok || user.is_bot) {
+    h.limits.loginByUser.recordFailure(userKey);
+    h.limits.loginByIp.recordFailure(ipKey);
+    throw authenticationFailed();
+  }
+  if (getRealm(h.store)?.deactivated) throw realmDeactivated();
+  if (!user.is_active) throw userDeactivated();
+  return user;
+}
