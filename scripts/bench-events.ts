@@ -14,7 +14,7 @@
  *
  * Everything is bounded (clients, rate, duration) and binds to 127.0.0.1 only.
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -40,12 +40,17 @@ if (!process.env.BUN_CONFIG_MAX_HTTP_REQUESTS) {
 // ---------------------------------------------------------------- server processes
 
 const role = process.argv[2];
-if (role === "--serve-hearth") await serveHearth();
+if (role === "--setup-hearth") await setupHearth();
+else if (role === "--serve-hearth") await serveHearth();
 else if (role === "--serve-bare") serveBare();
 else await main();
 
-/** Child process: a Hearth server on a temp data folder with CLIENTS users. */
-async function serveHearth() {
+/**
+ * Child process: fills a temp data folder with CLIENTS users in one channel, then
+ * exits. A separate process serves it, so the server measured is one that started on
+ * an existing folder, as in production, not one still holding the set-up's garbage.
+ */
+async function setupHearth() {
   const { startServer } = await import("../src/server");
   const { Store } = await import("../src/store/db");
   const { doInitRealm } = await import("../src/actions/realm");
@@ -75,6 +80,16 @@ async function serveHearth() {
     });
     if (res.status !== 200) throw new Error(await res.text());
   }
+  await server.stop();
+  writeFileSync(join(dataDir, "bench-users.json"), JSON.stringify(users));
+}
+
+/** Child process: a Hearth server on the folder `setupHearth` filled. */
+async function serveHearth() {
+  const { startServer } = await import("../src/server");
+  const dataDir = process.env.BENCH_DATA!;
+  const users = JSON.parse(readFileSync(join(dataDir, "bench-users.json"), "utf8"));
+  const server = await startServer({ dataDir, host: "127.0.0.1", port: 0, externalUrl: null });
   console.log(JSON.stringify({ url: server.url, users }));
   process.on("SIGTERM", async () => {
     await server.stop();
@@ -157,6 +172,13 @@ function rssMiB(pid: number): { total: number; file: number } {
   return { total: kib("VmRSS") / 1024, file: kib("RssFile") / 1024 };
 }
 
+/** CPU seconds (user + system) the process has used so far. */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+  // utime and stime are fields 14 and 15 of stat, counted from the state field (3) here.
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
@@ -170,6 +192,14 @@ interface Target {
 
 async function startChild(kind: "--serve-hearth" | "--serve-bare") {
   const dataDir = mkdtempSync(join(tmpdir(), "hearth-bench-"));
+  if (kind === "--serve-hearth") {
+    const setup = Bun.spawn([process.execPath, import.meta.path, "--setup-hearth", "--clients", String(CLIENTS)], {
+      env: { ...process.env, BENCH_DATA: dataDir },
+      stdout: "inherit",
+      stderr: "inherit",
+    });
+    if ((await setup.exited) !== 0) throw new Error("setting up the Hearth data folder failed");
+  }
   // BENCH_PROFILE=dir writes a CPU profile of the server (markdown) into that folder.
   const profile = process.env.BENCH_PROFILE ? ["--cpu-prof-md", `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
   const proc = Bun.spawn([process.execPath, ...profile, import.meta.path, kind, "--clients", String(CLIENTS)], {
@@ -266,6 +296,7 @@ async function run(target: Target, pid: number) {
   await Bun.sleep(500); // every client parked
   const total = RATE * SECONDS;
   const t0 = performance.now();
+  const cpu0 = cpuSeconds(pid);
   let sent = 0;
   // Open loop: each send starts on schedule whether or not the previous one finished,
   // so a slow server shows up as latency, not as a lower offered rate.
@@ -279,6 +310,7 @@ async function run(target: Target, pid: number) {
   }
   await Promise.all(sends);
   const sendSeconds = (performance.now() - t0) / 1000;
+  const serverCpu = (cpuSeconds(pid) - cpu0) / sendSeconds;
   const rss = rssMiB(pid);
   // Let the last deliveries arrive (bounded wait).
   const deadline = performance.now() + 5000;
@@ -294,6 +326,7 @@ async function run(target: Target, pid: number) {
     p99_ms: +percentile(latencies, 99).toFixed(1),
     max_ms: +latencies[latencies.length - 1].toFixed(1),
     sends_per_s: +(sent / sendSeconds).toFixed(1),
+    server_cpu_pct: +(serverCpu * 100).toFixed(0),
     server_rss_mib: +rss.total.toFixed(0),
     of_which_file_mib: +rss.file.toFixed(0),
   };

@@ -70,10 +70,14 @@ export const KEYSPACES = {
   // Messages (Zulip's Message + UserMessage split: content once, flags per user).
   /** messageId → MessageRecord (content, rendered HTML, reactions, edit history; stored once) */
   messages: "messages",
-  /** [userId, messageId] → flags bitmask (see MessageFlag); a row means the user received the message */
+  /**
+   * [userId, messageId] → flags bitmask (see MessageFlag): the user received the
+   * message. Flags 0 (unread, nothing else) are not written here: the "unread" row
+   * of `userMessageIndex` already says so (see getUserFlags).
+   */
   userMessages: "user_messages",
-  /** [messageId, userId] → flags bitmask; mirror of `userMessages` listing a message's recipients (edits, reactions, deletion) */
-  messageRecipients: "message_recipients",
+  /** messageId → the sorted IDs of the users holding a flags row (edits, reactions, moves, deletion) */
+  messageRecipientLists: "message_recipient_lists",
   /** [userId, index, messageId] → location ([channelId, topic] or DM conversation key) for index "unread" and "dm"; true for "starred", "mentioned", "alerted" */
   userMessageIndex: "user_message_index",
   /** [channelId, messageId] → true */

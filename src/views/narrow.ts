@@ -13,6 +13,7 @@ import {
   MENTION_BITS,
   searchWords,
   topicKey,
+  userMessageIds,
   type MessageRecord,
 } from "../store/messages";
 import { channelById, channelByName, canReadChannel, type MessageChannel } from "./message_channels";
@@ -289,7 +290,7 @@ export function compileNarrow(h: Hearth, viewer: UserRecord, terms: NarrowTerm[]
     source = (from, dir) => idsInRange(store, "userMessageIndex", [viewer.id, "dm"], from, dir);
   } else {
     // No narrowing index: the user's own messages (Zulip's combined feed reads UserMessage).
-    source = (from, dir) => idsInRange(store, "userMessages", [viewer.id], from, dir);
+    source = (from, dir) => userMessageIds(store, viewer.id, from, dir);
   }
   return {
     source,

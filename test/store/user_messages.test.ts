@@ -1,0 +1,111 @@
+/**
+ * The per-recipient rows of a message (src/store/messages.ts): flags 0 are kept only
+ * as the "unread" index row, and each message lists its recipients in one row. These
+ * check that the compact form reads back exactly like one flags row per recipient.
+ */
+import { afterAll, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Store } from "../../src/store/db";
+import {
+  deleteMessageRows,
+  getUserFlags,
+  insertMessage,
+  MessageFlag,
+  messageRecipientFlags,
+  newestMessageIdOf,
+  removeUserRow,
+  setUserFlags,
+  userMessageIds,
+  type MessageRecord,
+} from "../../src/store/messages";
+
+const dir = mkdtempSync(join(tmpdir(), "hearth-user-messages-"));
+const store = new Store(dir);
+afterAll(async () => {
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function channelMessage(id: number): MessageRecord {
+  return {
+    id,
+    sender_id: 1,
+    type: "stream",
+    channel_id: 5,
+    topic: "t",
+    dm_user_ids: null,
+    recipient_id: 9,
+    content: `message ${id}`,
+    rendered_content: `<p>message ${id}</p>`,
+    timestamp: 1,
+    client: "test",
+    is_me_message: false,
+    has_link: false,
+    has_image: false,
+    has_attachment: false,
+    reactions: [],
+    submessages: [],
+    edit_history: [],
+    last_edit_timestamp: null,
+    last_moved_timestamp: null,
+  };
+}
+
+const noCandidates = () => {
+  throw new Error("recipient list missing");
+};
+
+test("flags 0 are stored as the unread row alone and read back as 0", async () => {
+  const m = channelMessage(10);
+  await store.commit(() => insertMessage(store, m, new Map([[1, MessageFlag.read], [2, 0], [3, MessageFlag.mentioned]])));
+  expect(store.dbs.userMessages.get([2, 10])).toBeUndefined();
+  expect(getUserFlags(store, 2, 10)).toBe(0);
+  expect(getUserFlags(store, 1, 10)).toBe(MessageFlag.read);
+  expect(getUserFlags(store, 3, 10)).toBe(MessageFlag.mentioned);
+  expect(getUserFlags(store, 4, 10)).toBeUndefined();
+  expect(messageRecipientFlags(store, m, noCandidates)).toEqual(new Map([[1, MessageFlag.read], [2, 0], [3, MessageFlag.mentioned]]));
+
+  // Read, then unread again: back to the unread row alone.
+  await store.commit(() => setUserFlags(store, 2, m, 0, MessageFlag.read));
+  expect(store.dbs.userMessages.get([2, 10])).toBe(MessageFlag.read);
+  expect(getUserFlags(store, 2, 10)).toBe(MessageFlag.read);
+  await store.commit(() => setUserFlags(store, 2, m, MessageFlag.read, 0));
+  expect(store.dbs.userMessages.get([2, 10])).toBeUndefined();
+  expect(getUserFlags(store, 2, 10)).toBe(0);
+});
+
+test("rows added and removed later keep the recipient list exact", async () => {
+  const m = channelMessage(20);
+  await store.commit(() => insertMessage(store, m, new Map([[1, MessageFlag.read], [2, 0]])));
+  await store.commit(() => setUserFlags(store, 4, m, undefined, MessageFlag.read | MessageFlag.historical));
+  expect(messageRecipientFlags(store, m, noCandidates)).toEqual(
+    new Map([[1, MessageFlag.read], [2, 0], [4, MessageFlag.read | MessageFlag.historical]]),
+  );
+  await store.commit(() => removeUserRow(store, 2, m, 0));
+  expect(getUserFlags(store, 2, 20)).toBeUndefined();
+  expect(messageRecipientFlags(store, m, noCandidates)).toEqual(new Map([[1, MessageFlag.read], [4, MessageFlag.read | MessageFlag.historical]]));
+
+  await store.commit(() => deleteMessageRows(store, m, messageRecipientFlags(store, m, noCandidates)));
+  expect(store.dbs.messageRecipientLists.get(20)).toBeUndefined();
+  expect(getUserFlags(store, 1, 20)).toBeUndefined();
+  expect(getUserFlags(store, 4, 20)).toBeUndefined();
+});
+
+test("a user's messages merge flags rows and unread rows in order, each once", async () => {
+  const ids = [30, 31, 32, 33];
+  await store.commit(() => {
+    insertMessage(store, channelMessage(30), new Map([[7, 0]]));
+    insertMessage(store, channelMessage(31), new Map([[7, MessageFlag.read]]));
+    insertMessage(store, channelMessage(32), new Map([[7, MessageFlag.starred]]));
+    insertMessage(store, channelMessage(33), new Map([[7, 0]]));
+    // A flags row of 0 beside its unread row, as stores written before the compact form hold.
+    store.dbs.userMessages.put([7, 33], 0);
+  });
+  expect([...userMessageIds(store, 7, 0, "newer")]).toEqual(ids);
+  expect([...userMessageIds(store, 7, Number.MAX_SAFE_INTEGER, "older")]).toEqual([...ids].reverse());
+  expect([...userMessageIds(store, 7, 32, "older")]).toEqual([32, 31, 30]);
+  expect(newestMessageIdOf(store, 7)).toBe(33);
+  expect(newestMessageIdOf(store, 8)).toBe(-1);
+});
