@@ -421,8 +421,14 @@ function notifyNewMessage(h: Hearth, sender: UserRecord, m: MessageRecord, flags
   const message = formatMessage(h, sender, m, 0, { applyMarkdown: false, clientGravatar: false, allowEmptyTopicName: true });
   delete message.flags;
   message.rendered_content = m.rendered_content;
+  // One fields object per flags value: the queues share each (and its JSON).
+  const fieldsByBits = new Map<number, Record<string, unknown>>();
   const perUser = new Map<number, Record<string, unknown>>();
-  for (const [userId, bits] of flagsByUser) perUser.set(userId, { flags: flagList(bits) });
+  for (const [userId, bits] of flagsByUser) {
+    let fields = fieldsByBits.get(bits);
+    if (!fields) fieldsByBits.set(bits, (fields = { flags: flagList(bits) }));
+    perUser.set(userId, fields);
+  }
   const perQueue = new Map<string, Record<string, unknown>>();
   // Only the sender's own queue: another user's queue ID must not reach that client's outbox matching.
   if (req.localId !== undefined && req.queueId !== undefined && h.queues.isOwnQueue(req.queueId, sender.id)) {

@@ -87,6 +87,8 @@ export class EventQueue {
 
   push(event: ApiEvent): QueuedEvent {
     const queued = { ...event, id: ++this.lastEventId } as QueuedEvent;
+    // Queues given the same event object share its JSON (see serialize.ts).
+    queuedFrom.set(queued, event);
     this.events.push(queued);
     // One action often publishes several events at once (a user and their bots):
     // answering in a microtask hands them to the client in one response.
@@ -123,6 +125,23 @@ export class EventQueue {
     return this.waiter === null && now - this.lastAccess > this.settings.idleTimeoutSecs * 1000;
   }
 }
+
+/** Objects one delivery shares between queues: a channel message to 1,000 users must not be copied 1,000 times. */
+interface SharedPayloads {
+  /** The finalized message per content form. */
+  messages: Map<boolean, Record<string, unknown>>;
+  /** The whole event per recipient-fields object and content form. */
+  payloads: Map<object, Map<boolean, ApiEvent>>;
+}
+
+function sharedMessage(shared: SharedPayloads, form: boolean, payload: ApiEvent): Record<string, unknown> {
+  let message = shared.messages.get(form);
+  if (!message) shared.messages.set(form, (message = finalizeMessage(form, payload.message as Record<string, unknown>)));
+  return message;
+}
+
+/** Each queued event's source: events pushed from one object serialize it once. */
+export const queuedFrom = new WeakMap<object, ApiEvent>();
 
 /** Content per apply_markdown: HTML or the raw Markdown (Zulip's finalize_payload). */
 function finalizeMessage(applyMarkdown: boolean, original: Record<string, unknown>): Record<string, unknown> {
@@ -304,32 +323,25 @@ export class QueueManager implements EventSink {
     const toAllPublic = options.toAllPublicStreamsQueues === true && event.type === "message" && this.allPublicStreamsQueues.size > 0;
     // Only needed to skip recipients among the all_public_streams queues.
     const seen = toAllPublic ? new Set<EventQueue>() : null;
-    // One finalized message per content form, shared by every queue that gets it:
-    // a channel message to 1,000 users must not be copied 1,000 times.
-    const messages = new Map<boolean, Record<string, unknown>>();
+    const shared: SharedPayloads = { messages: new Map(), payloads: new Map() };
     for (const userId of userIds) {
       const queues = this.byUser.get(userId);
       if (!queues) continue;
       const userFields = options.perUser?.get(userId);
       for (const queue of [...queues]) {
         seen?.add(queue);
-        this.enqueue(queue, event, options, messages, userFields);
+        this.enqueue(queue, event, options, shared, userFields);
       }
     }
     if (seen) {
+      const noFlags = { flags: [] };
       for (const queue of [...this.allPublicStreamsQueues]) {
-        if (!seen.has(queue)) this.enqueue(queue, event, options, messages, { flags: [] });
+        if (!seen.has(queue)) this.enqueue(queue, event, options, shared, noFlags);
       }
     }
   }
 
-  private enqueue(
-    queue: EventQueue,
-    published: ApiEvent,
-    options: PublishOptions,
-    messages: Map<boolean, Record<string, unknown>>,
-    userFields?: Record<string, unknown>,
-  ): void {
+  private enqueue(queue: EventQueue, published: ApiEvent, options: PublishOptions, shared: SharedPayloads, userFields?: Record<string, unknown>): void {
     let variants: ApiEvent[] = [published];
     if (options.forCapabilities) {
       const chosen = options.forCapabilities(queue.settings.capabilities);
@@ -342,9 +354,18 @@ export class QueueManager implements EventSink {
       if (!this.accepts(queue, payload)) continue;
       if (payload.type === "message" && payload.message) {
         const form = queue.settings.applyMarkdown;
-        let message = messages.get(form);
-        if (!message) messages.set(form, (message = finalizeMessage(form, payload.message as Record<string, unknown>)));
-        payload = { ...payload, message };
+        if (queueFields === undefined && variants.length === 1) {
+          // Recipients with the same fields (publishers share one object per flags
+          // value) and content form get one payload object, so its JSON is built
+          // once for all of them rather than once per queue.
+          let byForm = shared.payloads.get(userFields ?? published);
+          if (!byForm) shared.payloads.set(userFields ?? published, (byForm = new Map()));
+          const cached = byForm.get(form);
+          if (cached) payload = cached;
+          else byForm.set(form, (payload = { ...payload, message: sharedMessage(shared, form, payload) }));
+        } else {
+          payload = { ...payload, message: sharedMessage(shared, form, payload) };
+        }
       }
       for (const e of this.shape(queue.settings, payload)) {
         queue.push(e);

@@ -1,5 +1,6 @@
 import { SerializedFields } from "../http/route";
 import type { ApiEvent } from "./hub";
+import { queuedFrom } from "./queues";
 
 /**
  * The JSON of each message object, computed once: a channel message's event carries
@@ -8,6 +9,22 @@ import type { ApiEvent } from "./hub";
  * Keyed weakly: it goes with the last queue that holds the message.
  */
 const messageJson = new WeakMap<object, string>();
+
+/** Each shared source event's JSON without its queue-local `id`. */
+const sourceJson = new WeakMap<object, string>();
+
+/**
+ * A queued message event's JSON: its source's, computed once for every queue that
+ * got it, with this queue's `id`. Only message events: their sources are objects the
+ * queue manager made for one delivery, which nothing changes afterwards.
+ */
+function queuedEventJson(event: ApiEvent & { id: number }): string {
+  const source = event.type === "message" ? queuedFrom.get(event) : undefined;
+  if (source === undefined || "id" in source) return eventJson(event);
+  let json = sourceJson.get(source);
+  if (json === undefined) sourceJson.set(source, (json = eventJson(source)));
+  return json === "{}" ? `{"id":${event.id}}` : `{"id":${event.id},${json.slice(1)}`;
+}
 
 function eventJson(event: ApiEvent): string {
   const message = event.message;
@@ -20,6 +37,6 @@ function eventJson(event: ApiEvent): string {
 }
 
 /** The fields of a GET /events answer. */
-export function eventsResponseFields(events: readonly ApiEvent[], queueId: string): SerializedFields {
-  return new SerializedFields(`"events":[${events.map(eventJson).join(",")}],"queue_id":${JSON.stringify(queueId)}`);
+export function eventsResponseFields(events: readonly (ApiEvent & { id: number })[], queueId: string): SerializedFields {
+  return new SerializedFields(`"events":[${events.map(queuedEventJson).join(",")}],"queue_id":${JSON.stringify(queueId)}`);
 }

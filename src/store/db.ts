@@ -1,5 +1,6 @@
 import { open, type Database, type RootDatabase } from "lmdb";
 import { chmodSync, mkdirSync } from "node:fs";
+import { arch } from "node:os";
 import { join } from "node:path";
 import { KEYSPACES, type KeyspaceName } from "./keyspaces";
 
@@ -14,12 +15,19 @@ import { KEYSPACES, type KeyspaceName } from "./keyspaces";
  * - Each action runs in a child transaction: a check that throws halfway rolls back
  *   that action's writes alone, never leaving a half-written record, while lmdb-js
  *   still groups concurrent actions into one commit.
- * - The map grows on demand (lmdb-js resizes), so no size has to be guessed.
+ * - The map is reserved at 16 GiB of address space up front on 64-bit systems (no
+ *   memory or disk is taken until data is written). lmdb-js otherwise starts at
+ *   128 KB and remaps as the file grows, keeping each outgrown mapping alive, so the
+ *   same pages showed up resident several times: 7 mappings and ~90 MiB of RSS for a
+ *   35 MB file in scripts/bench-events.ts. A store that outgrows it still grows
+ *   (lmdb-js resizes on demand).
  * - msgpack record structures are shared per key space (stored once in the database)
  *   instead of written inline in every value: decoding a user record drops from
  *   ~4 µs to ~1 µs, which is what an event fan-out to every user spends its time on
  *   (scripts/bench-events.ts). Values written before this setting stay readable.
  */
+const is64Bit = arch().endsWith("64");
+
 export class Store {
   readonly root: RootDatabase;
   readonly dbs: { [K in KeyspaceName]: Database<any, any> };
@@ -28,7 +36,7 @@ export class Store {
     const dir = join(dataDir, "db");
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     chmodSync(dir, 0o700);
-    this.root = open({ path: dir, maxDbs: 64 });
+    this.root = open({ path: dir, maxDbs: 64, ...(is64Bit ? { mapSize: 16 * 2 ** 30 } : {}) });
     const dbs = {} as { [K in KeyspaceName]: Database<any, any> };
     for (const [key, name] of Object.entries(KEYSPACES) as [KeyspaceName, string][]) {
       dbs[key] = this.root.openDB(name, { sharedStructuresKey: Symbol.for("structures") });

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { EventHub } from "../../src/events/hub";
-import { parseCapabilities, QueueManager, type QueueSettings } from "../../src/events/queues";
+import { parseCapabilities, QueueManager, queuedFrom, type QueueSettings } from "../../src/events/queues";
+import { eventsResponseFields } from "../../src/events/serialize";
 import { parseNarrow } from "../../src/events/narrow";
 
 /** Filtering and per-capability shaping, on a queue manager without HTTP. */
@@ -183,5 +184,40 @@ describe("message payloads per client", () => {
     hub.publish({ type: "typing", op: "start", message_type: "direct", sender: { user_id: 2, email: "x" }, recipients: [] }, [1]);
     expect(modern.events.length).toBe(2);
     expect(legacy.events.map((e) => e.message_type)).toEqual(["direct"]);
+  });
+});
+
+describe("one message delivered to many queues", () => {
+  test("queues with the same flags and content form share one payload; the JSON of each has its own id, flags and content", () => {
+    const { hub, queue } = setup();
+    const a = queue(1);
+    const b = queue(2);
+    const html = queue(3, { applyMarkdown: true });
+    const starred = queue(4);
+    const sender = queue(5);
+    a.push({ type: "heartbeat" }); // a's next event ID is 1, b's is 0
+    const noFlags = { flags: [] };
+    const message = { id: 9, type: "stream", subject: "t", content: "**hi**", rendered_content: "<p><strong>hi</strong></p>" };
+    hub.publish({ type: "message", message, flags: [] }, [1, 2, 3, 4, 5], {
+      perUser: new Map<number, Record<string, unknown>>([
+        [1, noFlags],
+        [2, noFlags],
+        [3, noFlags],
+        [4, { flags: ["starred"] }],
+        [5, { flags: ["read"] }],
+      ]),
+      perQueue: new Map([[sender.id, { local_message_id: "1.5" }]]),
+    });
+    const body = (q: typeof a) => JSON.parse(`{${eventsResponseFields(q.events, q.id).json}}`).events.at(-1);
+    const markdown = { id: 9, type: "stream", subject: "t", content: "**hi**", content_type: "text/x-markdown" };
+    expect(body(a)).toEqual({ type: "message", id: 1, flags: [], message: markdown });
+    expect(body(b)).toEqual({ type: "message", id: 0, flags: [], message: markdown });
+    expect(queuedFrom.get(a.events[1])).toBe(queuedFrom.get(b.events[0])!);
+    expect(body(html)).toEqual({ type: "message", id: 0, flags: [], message: { ...markdown, content: "<p><strong>hi</strong></p>", content_type: "text/html" } });
+    expect(body(starred)).toEqual({ type: "message", id: 0, flags: ["starred"], message: markdown });
+    expect(body(sender)).toEqual({ type: "message", id: 0, flags: ["read"], local_message_id: "1.5", message: markdown });
+    // The published objects are left as they were.
+    expect(message.content).toBe("**hi**");
+    expect(noFlags).toEqual({ flags: [] });
   });
 });
