@@ -23,7 +23,8 @@ import {
   indexRows,
   insertMessage,
   relocateUnreadRows,
-  removeUserRow,
+  removeUserRows,
+  addUserRows,
   messageRecipientFlags,
   messageLocation,
   type MessageLocation,
@@ -792,23 +793,25 @@ export async function checkEditMessage(h: Hearth, user: UserRecord, messageId: n
     const lostAccess = new Map<number, number[]>();
     if (newChannel) {
       for (const { after } of changes) {
+        const lost = new Map<number, number>();
         for (const [userId, bits] of rowHolders(h, after)) {
           const u = getUser(h.store, userId);
           if (u && canReadChannel(h, u, newChannel)) continue;
-          removeUserRow(h.store, userId, after, bits);
+          lost.set(userId, bits);
           appendTo(lostAccess, userId, after.id);
           holders.delete(userId);
         }
+        removeUserRows(h.store, after, lost);
       }
     }
     // A move into another channel gives its subscribers rows (read), as Zulip does.
     if (newChannel) {
-      for (const userId of channelSubscriberIds(h, newChannel.id)) {
-        for (const { after } of changes) {
-          if (getUserFlags(h.store, userId, after.id) === undefined) setUserFlags(h.store, userId, after, undefined, MessageFlag.read);
-        }
-        if (!holders.has(userId)) holders.set(userId, MessageFlag.read);
+      const subscribers = [...channelSubscriberIds(h, newChannel.id)];
+      for (const { after } of changes) {
+        const missing = subscribers.filter((userId) => getUserFlags(h.store, userId, after.id) === undefined);
+        addUserRows(h.store, after, missing, MessageFlag.read);
       }
+      for (const userId of subscribers) if (!holders.has(userId)) holders.set(userId, MessageFlag.read);
     }
     const firstIdChanges = newChannel ? refreshFirstMessageIds(h, [message.channel_id!, newChannel.id]) : [];
     return { changes, holders, firstIdChanges, lostAccess };

@@ -218,10 +218,15 @@ function indexValue(index: string, m: MessageRecord): unknown {
 
 /** Sets one user's flags for a message (a new row when `before` is undefined), keeping the index rows in step. */
 export function setUserFlags(store: Store, userId: number, m: MessageRecord, before: number | undefined, after: number): void {
-  writeFlags(store, userId, m, before, after);
-  if (before === undefined) {
-    updateRecipientList(store, m.id, (ids) => (ids.includes(userId) ? ids : [...ids, userId].sort((a, b) => a - b)));
-  }
+  if (before === undefined) addUserRows(store, m, [userId], after);
+  else writeFlags(store, userId, m, before, after);
+}
+
+/** Gives users who hold no row for a message one with these flags; the recipient list is rewritten once. */
+export function addUserRows(store: Store, m: MessageRecord, userIds: readonly number[], bits: number): void {
+  if (userIds.length === 0) return;
+  for (const userId of userIds) writeFlags(store, userId, m, undefined, bits);
+  updateRecipientList(store, m.id, (ids) => [...new Set([...ids, ...userIds])].sort((a, b) => a - b));
 }
 
 /** A flags row and its index rows, leaving the recipient list alone. */
@@ -280,10 +285,11 @@ export function replaceMessage(store: Store, before: MessageRecord, after: Messa
   if (moved) putLocation(store, after);
 }
 
-/** Removes one user's flags row (and its index rows) for a message they can no longer see. */
-export function removeUserRow(store: Store, userId: number, m: MessageRecord, bits: number): void {
-  removeFlags(store, userId, m, bits);
-  updateRecipientList(store, m.id, (ids) => ids.filter((id) => id !== userId));
+/** Removes users' flags rows (and index rows) for a message they can no longer see (user → their flags); the recipient list is rewritten once. */
+export function removeUserRows(store: Store, m: MessageRecord, rows: ReadonlyMap<number, number>): void {
+  if (rows.size === 0) return;
+  for (const [userId, bits] of rows) removeFlags(store, userId, m, bits);
+  updateRecipientList(store, m.id, (ids) => ids.filter((id) => !rows.has(id)));
 }
 
 function removeFlags(store: Store, userId: number, m: MessageRecord, bits: number): void {
