@@ -276,7 +276,7 @@ export async function checkUpdateUser(
  */
 function notifyBotListChanged(h: Hearth, user: UserRecord, nowAdmin: boolean): void {
   for (const bot of allUsers(h.store)) {
-    if (!bot.is_bot || bot.is_system_bot || !bot.is_active || bot.bot_owner_id === user.id) continue;
+    if (!bot.is_bot || bot.is_system_bot || bot.bot_owner_id === user.id) continue;
     const event = nowAdmin ? { type: "realm_bot", op: "add", bot: botView(h, bot) } : { type: "realm_bot", op: "delete", bot: { user_id: bot.id } };
     h.events.publish(event, [user.id]);
   }
@@ -305,7 +305,8 @@ export async function doSetActive(h: Hearth, actor: UserRecord, userId: number, 
   });
   for (const u of changed) {
     notifyRealmUser(h, "update", u, { is_active: active });
-    if (u.is_bot) notifyRealmBot(h, active ? "add" : "delete", u, active ? undefined : {});
+    // Zulip keeps deactivated bots in realm_bots (with is_active) and updates them in place.
+    if (u.is_bot) notifyRealmBot(h, "update", u, { is_active: active });
     notifySystemGroupMembership(h, { ...u, is_active: !active }, u);
     notifySubscriberActivityChanged(h, u, active);
   }

@@ -146,7 +146,8 @@ defineStatePart("realm_bot", ["realm_bot"], ({ h, user }) => {
   const bots: Record<string, unknown>[] = [];
   if (user) {
     for (const u of allUsers(h.store)) {
-      if (!u.is_bot || u.is_system_bot || !u.is_active) continue;
+      // Deactivated bots too, with is_active false, as Zulip lists them (reactivation is an update).
+      if (!u.is_bot || u.is_system_bot) continue;
       if (u.bot_owner_id === user.id || isAdmin(user)) bots.push(botView(h, u));
     }
   }

@@ -77,7 +77,7 @@ describe("queues, lookups and listings respect each viewer", () => {
     await h.store.commit(() => putUser(h.store, { ...getUser(h.store, owner.id)!, email_address_visibility: 4 }));
     expectError(await s.as("othello").get(`/users/${owner.email}/presence`), 400, "BAD_REQUEST", "No such user");
     expectSuccess(await s.as(owner).post("/bots", { full_name: "Quiet bot", short_name: "quietbot" }));
-    const bots = expectSuccess(await s.as("iago").get("/bots")).bots;
+    const bots = expectSuccess(await s.as(owner).get("/bots")).bots;
     const quiet = bots.find((b: any) => b.full_name === "Quiet bot");
     expect(quiet.owner).toBe(`user${owner.id}@${new URL(s.url).hostname}`);
   });

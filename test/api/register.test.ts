@@ -176,17 +176,19 @@ describe("state + events stay consistent (verifyAction)", () => {
     }
   });
 
-  test("bot deactivation: realm_bot delete to owner and admins", async () => {
+  test("bot deactivation: realm_bot update (is_active false) to owner and admins; the bot stays in realm_bots", async () => {
     const bot = expectSuccess(await s.as("othello").post("/bots", { full_name: "Gone bot", short_name: "gonebot" }));
     const r = await verifyAction(s, async () => {
       expectSuccess(await s.as("othello").delete(`/bots/${bot.user_id}`));
     });
     const groups = ["user_group/remove_members", "user_group/remove_members"];
-    expect(r.types.othello).toEqual(["realm_user/update", "realm_bot/delete", ...groups]);
+    expect(r.types.othello).toEqual(["realm_user/update", "realm_bot/update", ...groups]);
     expect(r.types.hamlet).toEqual(["realm_user/update", ...groups]);
+    const listed = (await register(s.as("othello"))).realm_bots.find((b: any) => b.user_id === bot.user_id);
+    expect(listed.is_active).toBe(false);
   });
 
-  test("bot reactivation: realm_user update to everyone, realm_bot add to owner and admins", async () => {
+  test("bot reactivation: realm_user update to everyone, realm_bot update (is_active true) to owner and admins", async () => {
     const bot = expectSuccess(await s.as("othello").post("/bots", { full_name: "Back bot", short_name: "backbot" }));
     expectSuccess(await s.as("othello").delete(`/bots/${bot.user_id}`));
     const r = await verifyAction(s, async () => {
@@ -194,8 +196,8 @@ describe("state + events stay consistent (verifyAction)", () => {
     });
     // Back in role:everyone and role:members: two group membership events, as on deactivation.
     const groups = ["user_group/add_members", "user_group/add_members"];
-    expect(r.types.othello).toEqual(["realm_user/update", "realm_bot/add", ...groups]);
-    expect(r.types.iago).toEqual(["realm_user/update", "realm_bot/add", ...groups]);
+    expect(r.types.othello).toEqual(["realm_user/update", "realm_bot/update", ...groups]);
+    expect(r.types.iago).toEqual(["realm_user/update", "realm_bot/update", ...groups]);
     expect(r.types.hamlet).toEqual(["realm_user/update", ...groups]);
   });
 
