@@ -147,25 +147,26 @@ function check(schema: TSchema, value: unknown): boolean {
   return compiled(value);
 }
 
-/** Every name (and alias) an endpoint accepts, computed once per endpoint's specs. */
-const knownNames = new WeakMap<ParamSpecs, Set<string>>();
-function namesOf(specs: ParamSpecs): Set<string> {
-  let names = knownNames.get(specs);
-  if (!names) {
-    names = new Set<string>();
-    for (const [name, spec] of Object.entries(specs)) {
+/** An endpoint's specs as a list, and every name (and alias) it accepts: computed once per endpoint, since every request (long-polls many times a second) walks them. */
+const compiledSpecs = new WeakMap<ParamSpecs, { entries: [string, Param<any, any>][]; names: Set<string> }>();
+function specsOf(specs: ParamSpecs): { entries: [string, Param<any, any>][]; names: Set<string> } {
+  let compiled = compiledSpecs.get(specs);
+  if (!compiled) {
+    const entries = Object.entries(specs) as [string, Param<any, any>][];
+    const names = new Set<string>();
+    for (const [name, spec] of entries) {
       names.add(name);
       for (const a of spec.aliases) names.add(a);
     }
-    knownNames.set(specs, names);
+    compiledSpecs.set(specs, (compiled = { entries, names }));
   }
-  return names;
+  return compiled;
 }
 
 export function parseParams<P extends ParamSpecs>(specs: P, raw: RawParams, pathParams: string[] = []): ParsedParams<P> {
   const values: Record<string, unknown> = {};
-  const known = namesOf(specs);
-  for (const [name, spec] of Object.entries(specs)) {
+  const { entries, names: known } = specsOf(specs);
+  for (const [name, spec] of entries) {
     let wireName = name;
     let text = raw.fields.get(name);
     for (const a of spec.aliases) {
@@ -189,6 +190,8 @@ export function parseParams<P extends ParamSpecs>(specs: P, raw: RawParams, path
     spec.validate?.(value as never, wireName);
     values[name] = value;
   }
-  const ignored = [...raw.fields.keys(), ...raw.files.keys()].filter((n) => !known.has(n) && !pathParams.includes(n));
+  const ignored: string[] = [];
+  for (const n of raw.fields.keys()) if (!known.has(n) && !pathParams.includes(n)) ignored.push(n);
+  for (const n of raw.files.keys()) if (!known.has(n) && !pathParams.includes(n)) ignored.push(n);
   return { values: values as ParamValues<P>, ignored };
 }
