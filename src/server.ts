@@ -82,7 +82,6 @@ export function createHearth(store: Store, config: ServerConfig): Hearth {
 
 /** Assembles the HTTP application: every resource's routes plus JSON 404s. */
 export function buildApp(h: Hearth) {
-  const app = new Elysia();
   const resources = [
     ...avatarRoutes(h),
     ...emojiRoutes(h),
@@ -108,6 +107,17 @@ export function buildApp(h: Hearth) {
     settingsRoutes(h),
     presenceRoutes(h),
   ];
+  // GET /events goes to Bun's router directly, past Elysia's per-request context: it
+  // is the request every client repeats after every event (1,000 of them per message
+  // to a 1,000-member channel). Measured over loopback, a poll round trip took ~17.2 µs
+  // through Elysia and ~16.2 µs direct (a bare Bun.serve: ~12 µs). Elysia keeps the
+  // route too (DELETE /events, 404s, and app.handle in tests), with the same handler.
+  const native: Record<string, Record<string, (request: Request, server: import("bun").Server<unknown>) => Promise<Response>>> = {};
+  for (const routes of resources) {
+    const events = routes instanceof ApiRoutes ? routes.handlers.get("GET /api/v1/events") : undefined;
+    if (events) native["/api/v1/events"] = { GET: events };
+  }
+  const app = new Elysia({ serve: { routes: native } as any });
   for (const routes of resources) app.use(routes instanceof ApiRoutes ? routes.app : routes);
   return app
     .onError(({ code, error }) => {

@@ -75,49 +75,47 @@ export class ApiRoutes {
     const auth = spec.auth ?? "required";
     const specs = (spec.params ?? {}) as P;
     const pathNames = [...path.matchAll(/:(\w+)/g)].map((m) => m[1]);
-    this.app.route(
-      method,
-      this.prefix + path,
-      async (ctx: any) => {
-        try {
-          const request: Request = ctx.request;
-          const server = (ctx.server ?? null) as ApiRequest<unknown>["server"];
-          // Looked up only when needed (rate limits after a failed login): it costs a
-          // system call, and every long-poll would otherwise pay it.
-          let address: string | undefined;
-          const ip = () => (address ??= server?.requestIP(request)?.address ?? "unknown");
-          let user: UserRecord | null = null;
-          if (auth !== "none") user = await authenticateRequest(h, request, ip, auth === "required");
-          const raw = await readRawParams(request);
-          const { values, ignored } = parseParams(specs, raw, pathNames);
-          const result = await handler({
-            h,
-            user: user as any,
-            params: values,
-            path: ctx.params ?? {},
-            files: raw.files,
-            request,
-            get ip() {
-              return ip();
-            },
-            server,
-          });
-          if (result instanceof Response) return result;
-          if (result instanceof SerializedFields) {
-            const ignoredJson = ignored.length > 0 ? `,"ignored_parameters_unsupported":${JSON.stringify(ignored)}` : "";
-            return new Response(`{"result":"success","msg":"",${result.json}${ignoredJson}}`, { headers: JSON_HEADERS });
-          }
-          const body: Record<string, unknown> = { result: "success", msg: "", ...result };
-          if (ignored.length > 0) body.ignored_parameters_unsupported = ignored;
-          return jsonResponse(body);
-        } catch (error) {
-          return errorResponse(error);
+    const handle = async (request: Request, server: ApiRequest<unknown>["server"], pathValues: Record<string, string>): Promise<Response> => {
+      try {
+        // Looked up only when needed (rate limits after a failed login): it costs a
+        // system call, and every long-poll would otherwise pay it.
+        let address: string | undefined;
+        const ip = () => (address ??= server?.requestIP(request)?.address ?? "unknown");
+        let user: UserRecord | null = null;
+        if (auth !== "none") user = await authenticateRequest(h, request, ip, auth === "required");
+        const raw = await readRawParams(request);
+        const { values, ignored } = parseParams(specs, raw, pathNames);
+        const result = await handler({
+          h,
+          user: user as any,
+          params: values,
+          path: pathValues,
+          files: raw.files,
+          request,
+          get ip() {
+            return ip();
+          },
+          server,
+        });
+        if (result instanceof Response) return result;
+        if (result instanceof SerializedFields) {
+          const ignoredJson = ignored.length > 0 ? `,"ignored_parameters_unsupported":${JSON.stringify(ignored)}` : "";
+          return new Response(`{"result":"success","msg":"",${result.json}${ignoredJson}}`, { headers: JSON_HEADERS });
         }
-      },
-      { parse: "none" } as any,
-    );
+        const body: Record<string, unknown> = { result: "success", msg: "", ...result };
+        if (ignored.length > 0) body.ignored_parameters_unsupported = ignored;
+        return jsonResponse(body);
+      } catch (error) {
+        return errorResponse(error);
+      }
+    };
+    this.app.route(method, this.prefix + path, (ctx: any) => handle(ctx.request, ctx.server ?? null, ctx.params ?? {}), { parse: "none" } as any);
+    if (pathNames.length === 0) this.handlers.set(`${method} ${this.prefix + path}`, (request, server) => handle(request, server, {}));
     return this;
   }
+
+  /** Handlers of routes without path parameters, by "METHOD /path", for mounting on Bun's router directly (see nativeRoutes). */
+  readonly handlers = new Map<string, (request: Request, server: import("bun").Server<unknown>) => Promise<Response>>();
 
   get<P extends ParamSpecs, A extends AuthMode = "required">(path: string, spec: EndpointSpec<P, A>, handler: Handler<P, A>) {
     return this.add("GET", path, spec, handler);
