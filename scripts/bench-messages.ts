@@ -8,14 +8,14 @@
  *
  * Bounded: a temp data folder, removed afterwards; loading stops at the count given.
  *
- * Measured on the shared 2-core development machine (niced, other work running),
- * 1,000,000 messages, 7 subscribers per channel:
- *   send throughput 2,298 messages/s (durable commits, 512 concurrent sends)
- *   newest 50 in a topic   p50 2.37 ms  p99 20.45 ms
- *   is:unread              p50 1.44 ms  p99  8.03 ms
- *   search a rare word     p50 1.93 ms  p99  6.25 ms
- *   search a common word   p50 1.85 ms  p99  6.15 ms
- * POST /register with 50,000 unread messages (unread_msgs from index rows): p50 76 ms (60,000-message run).
+ * Measured 2026-11-22 on the 2-core development machine, 1,000,000 messages,
+ * 7 subscribers per channel (`bun scripts/bench-messages.ts 1000000 300`):
+ *   send throughput 7,087 messages/s (durable commits, 1,024 concurrent sends)
+ *   newest 50 in a topic   p50 1.20 ms  p99 5.00 ms
+ *   is:unread              p50 1.06 ms  p99 3.99 ms
+ *   search a rare word     p50 1.71 ms  p99 6.04 ms
+ *   search a common word   p50 1.46 ms  p99 5.37 ms
+ *   POST /register (unread_msgs) p50 60 ms
  */
 import { rmSync } from "node:fs";
 import { startTestServer, expectSuccess } from "../test/kit";
