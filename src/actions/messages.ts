@@ -10,7 +10,8 @@ import { realmEmojiPath } from "../views/realm_emoji";
 import { ApiError, badRequest } from "../errors";
 import { allUsers, getUser, type UserRecord } from "../store/users";
 import { findUserByLoginEmail } from "../auth/basic";
-import { getChannel, putChannel } from "../store/channels";
+import { getChannel, getSubscription, putChannel } from "../store/channels";
+import { visibilityPolicyOf, VisibilityPolicy } from "../store/user_topics";
 import { accessChannel, channelViewerIds } from "../access/channels";
 import {
   conversationKey,
@@ -467,7 +468,11 @@ function messageDetails(h: Hearth, userId: number, ids: number[]): Record<string
     if (m.type === "stream") {
       d.stream_id = m.channel_id;
       d.topic = m.topic;
-      d.unmuted_stream_msg = true;
+      // Zulip: a muted channel's message counts only in a topic unmuted or followed there; elsewhere a muted topic does not count.
+      const policy = visibilityPolicyOf(h.store, userId, m.channel_id!, m.topic);
+      d.unmuted_stream_msg = getSubscription(h.store, m.channel_id!, userId)?.is_muted
+        ? policy === VisibilityPolicy.UNMUTED || policy === VisibilityPolicy.FOLLOWED
+        : policy !== VisibilityPolicy.MUTED;
     } else d.user_ids = m.dm_user_ids!.filter((x) => x !== userId);
     details[String(id)] = d;
   }

@@ -173,3 +173,28 @@ describe("details found in review", () => {
     expect(sent.automatic_new_visibility_policy).toBe(3);
   });
 });
+
+describe("unread details in flag events", () => {
+  test("marking unread: unmuted_stream_msg follows channel muting and topic visibility, as in Zulip", async () => {
+    const channel = await s.createChannel("iago", "Elsinore", ["iago", "othello"]);
+    const inTopic = async (topic: string) => expectSuccess(await s.as("iago").post("/messages", { type: "stream", to: channel, topic, content: "news" })).id;
+    const plain = await inTopic("plain");
+    const quiet = await inTopic("quiet");
+    const loud = await inTopic("loud");
+    expectSuccess(await s.as("othello").post("/user_topics", { stream_id: channel, topic: "quiet", visibility_policy: 1 }));
+    expectSuccess(await s.as("othello").post("/user_topics", { stream_id: channel, topic: "loud", visibility_policy: 2 }));
+    const ids = [plain, quiet, loud];
+    const unmutedAfterMarkingUnread = async () => {
+      expectSuccess(await s.as("othello").post("/messages/flags", { messages: ids, op: "add", flag: "read" }));
+      const r = await verifyAction(s, async () => {
+        expectSuccess(await s.as("othello").post("/messages/flags", { messages: ids, op: "remove", flag: "read" }));
+      });
+      const [event] = r.events.othello.filter((e: any) => e.type === "update_message_flags");
+      return ids.map((id) => event.message_details[String(id)].unmuted_stream_msg);
+    };
+    expect(await unmutedAfterMarkingUnread()).toEqual([true, false, true]);
+    // A muted channel counts only in topics unmuted (or followed) there.
+    expectSuccess(await s.as("othello").post("/users/me/subscriptions/properties", { subscription_data: [{ stream_id: channel, property: "is_muted", value: true }] }));
+    expect(await unmutedAfterMarkingUnread()).toEqual([false, false, true]);
+  });
+});
