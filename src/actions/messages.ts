@@ -10,7 +10,7 @@ import { realmEmojiPath } from "../views/realm_emoji";
 import { ApiError, badRequest } from "../errors";
 import { allUsers, getUser, type UserRecord } from "../store/users";
 import { findUserByLoginEmail } from "../auth/basic";
-import { getChannel, getSubscription, putChannel } from "../store/channels";
+import { everSubscribedIds, getChannel, getSubscription, putChannel } from "../store/channels";
 import { visibilityPolicyOf, VisibilityPolicy } from "../store/user_topics";
 import { accessChannel, channelViewerIds } from "../access/channels";
 import {
@@ -42,7 +42,7 @@ import {
 } from "../store/messages";
 import { linkProperties, renderMarkdown, topicLinks, type RenderContext, type RenderResult } from "../markdown";
 import { emojiCodeFor, emojiNameFor } from "../markdown/emoji";
-import { apiEmail, isModerator } from "../views/users";
+import { apiEmail, isGuest, isModerator } from "../views/users";
 import {
   canDeleteAnyMessage,
   canDeleteOwnMessage,
@@ -794,37 +794,43 @@ export async function checkEditMessage(h: Hearth, user: UserRecord, messageId: n
         }
       }
     }
-    // Recipients who cannot read the destination lose the messages (rows and all), as in Zulip.
-    const lostAccess = new Map<number, number[]>();
+    // A move to another channel, by Zulip's rules. Everyone ever subscribed to the old
+    // channel who is not subscribed to the new one (deactivated accounts included)
+    // loses their rows. A private destination takes the messages away from all of
+    // them, a public one from guests only: those get delete_message; the others still
+    // read them there (public history) and hear of the move. A destination with
+    // protected history gives its subscribers rows (read), so they can see them.
+    const lostAccess = new Set<number>();
     if (newChannel) {
+      const newSubscribers = new Set(channelSubscriberIds(h, newChannel.id));
+      const losingRows = new Set(everSubscribedIds(h.store, message.channel_id!).filter((id) => !newSubscribers.has(id)));
+      for (const userId of losingRows) {
+        const u = getUser(h.store, userId);
+        if (newChannel.invite_only || !u || isGuest(u)) lostAccess.add(userId);
+      }
       for (const { after } of changes) {
-        const lost = new Map<number, number>();
-        for (const [userId, bits] of rowHolders(h, after)) {
-          const u = getUser(h.store, userId);
-          if (u && canReadChannel(h, u, newChannel)) continue;
-          lost.set(userId, bits);
-          appendTo(lostAccess, userId, after.id);
-          holders.delete(userId);
-        }
+        const lost = new Map([...rowHolders(h, after)].filter(([userId]) => losingRows.has(userId)));
         removeUserRows(h.store, after, lost);
+        for (const userId of lost.keys()) holders.delete(userId);
       }
-    }
-    // A move into another channel gives its subscribers rows (read), as Zulip does.
-    if (newChannel) {
-      const subscribers = [...channelSubscriberIds(h, newChannel.id)];
-      for (const { after } of changes) {
-        const missing = subscribers.filter((userId) => getUserFlags(h.store, userId, after.id) === undefined);
-        addUserRows(h.store, after, missing, MessageFlag.read);
+      if (!newChannel.history_public_to_subscribers) {
+        for (const { after } of changes) {
+          addUserRows(h.store, after, [...newSubscribers].filter((userId) => getUserFlags(h.store, userId, after.id) === undefined), MessageFlag.read);
+        }
+        for (const userId of newSubscribers) if (!holders.has(userId)) holders.set(userId, MessageFlag.read);
       }
-      for (const userId of subscribers) if (!holders.has(userId)) holders.set(userId, MessageFlag.read);
+      // Old-channel subscribers who keep access without rows see the messages leave.
+      for (const userId of channelSubscriberIds(h, message.channel_id!)) {
+        if (!holders.has(userId) && !lostAccess.has(userId)) holders.set(userId, MessageFlag.read);
+      }
     }
     const firstIdChanges = newChannel ? refreshFirstMessageIds(h, [message.channel_id!, newChannel.id]) : [];
     return { changes, holders, firstIdChanges, lostAccess };
   });
-  for (const [userId, ids] of result.lostAccess) {
+  if (result.lostAccess.size > 0) {
     h.events.publish(
-      { type: "delete_message", message_type: "stream", message_ids: ids.sort((a, b) => a - b), stream_id: message.channel_id, topic: message.topic },
-      [userId],
+      { type: "delete_message", message_type: "stream", message_ids: result.changes.map((c) => c.after.id).sort((a, b) => a - b), stream_id: message.channel_id, topic: message.topic },
+      result.lostAccess,
     );
   }
   notifyUpdateMessage(h, user, message, result.changes, result.holders, req, now);
@@ -912,7 +918,8 @@ function notifyUpdateMessage(
     }
   }
   const audience = new Map(holders);
-  for (const id of audienceOf(h, target.after)) if (!audience.has(id)) audience.set(id, MessageFlag.read | MessageFlag.historical);
+  // Subscribers without a row get flags ["read"], as Zulip's subscriber_info gives them.
+  for (const id of audienceOf(h, target.after)) if (!audience.has(id)) audience.set(id, MessageFlag.read);
   publishPerFlags(h, audience, (flags, userIds) => h.events.publish({ ...base, type: "update_message", flags }, userIds));
 }
 

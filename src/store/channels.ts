@@ -113,6 +113,11 @@ export function putSubscription(store: Store, sub: SubscriptionRecord): void {
   store.dbs.userSubscriptions.put([sub.user_id, sub.channel_id], sub.active);
 }
 
+/** Everyone with a subscription row for the channel, current or past (Zulip's Subscription rows, active or not). */
+export function everSubscribedIds(store: Store, channelId: number): number[] {
+  return [...store.dbs.subscriptions.getKeys({ start: [channelId], end: [channelId, Infinity] })].map((key) => (key as unknown as [number, number])[1]);
+}
+
 /** Every channel message reads its channel's subscribers: decoding each row every time was costly. */
 const subscriberCache = new StoreCache<number, readonly number[]>();
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { expectError, expectSchema, expectSuccess, recordPublished, startTestServer, type TestServer } from "../kit";
 import { GetMessagesResponse, SendMessageResponse, TopicsResponse } from "../../src/schemas/messages";
-import { getMessage } from "../../src/store/messages";
+import { getMessage, getUserFlags, MessageFlag } from "../../src/store/messages";
 import { getRealm, putRealm } from "../../src/store/realm";
 import { getChannel, putChannel } from "../../src/store/channels";
 import { doExpireMessages } from "../../src/actions/retention";
@@ -330,5 +330,38 @@ describe("channel messages", () => {
     expect(deletes[0].event).toMatchObject({ message_ids: [id], stream_id: denmark });
     expect(ofType("update_message").flatMap((e) => e.userIds)).not.toContain(s.users.othello.id);
     expect(expectSuccess(await s.as("hamlet").get(`/messages/${id}`)).message.stream_id).toBe(secret);
+  });
+
+  test("a move to another channel follows Zulip's rules for rows and events", async () => {
+    const { hamlet, othello, polonius, cordelia, iago } = s.users;
+    const store = s.server.h.store;
+    const north = await s.createChannel("iago", "Far north", ["iago", "hamlet", "cordelia"]);
+    const id = await send("hamlet", denmark, "travel", "going north");
+    recorded.clear();
+    expectSuccess(await s.as("hamlet").patch(`/messages/${id}`, { stream_id: north, propagate_mode: "change_one", send_notification_to_new_thread: false, send_notification_to_old_thread: false }));
+    // Othello, not subscribed to the public destination, loses his row but still reads it there and hears of the move.
+    expect(getUserFlags(store, othello.id, id)).toBeUndefined();
+    expect(expectSuccess(await s.as("othello").get(`/messages/${id}`)).message.stream_id).toBe(north);
+    const updates = ofType("update_message");
+    expect(updates.find((e) => e.userIds.includes(othello.id))?.event.flags).toEqual(["read"]);
+    // Polonius is a guest: the messages leave his view.
+    const deletes = ofType("delete_message");
+    expect(deletes.flatMap((e) => e.userIds).sort()).toEqual([polonius.id]);
+    expect(deletes[0].event).toMatchObject({ message_ids: [id], stream_id: denmark, topic: "travel" });
+    // The destination's history is public: its subscribers get no rows, only the event.
+    expect(getUserFlags(store, cordelia.id, id)).toBeUndefined();
+    expect(updates.find((e) => e.userIds.includes(cordelia.id))?.event.flags).toEqual(["read"]);
+    expect(getUserFlags(store, hamlet.id, id)).toBeDefined();
+    expect(getUserFlags(store, iago.id, id)).toBeDefined();
+
+    // Protected history: the destination's subscribers get (read) rows; everyone else loses access.
+    const vault = await s.createChannel("iago", "Strong room", ["iago", "hamlet", "cordelia"], { invite_only: true, history_public_to_subscribers: false });
+    const other = await send("hamlet", denmark, "travel", "into the vault");
+    recorded.clear();
+    expectSuccess(await s.as("hamlet").patch(`/messages/${other}`, { stream_id: vault, propagate_mode: "change_one", send_notification_to_new_thread: false, send_notification_to_old_thread: false }));
+    expect(getUserFlags(store, cordelia.id, other)).toBe(MessageFlag.read);
+    expect(getUserFlags(store, othello.id, other)).toBeUndefined();
+    expect(ofType("delete_message").flatMap((e) => e.userIds).sort((a, b) => a - b)).toEqual([othello.id, polonius.id].sort((a, b) => a - b));
+    expectError(await s.as("othello").get(`/messages/${other}`), 400, "BAD_REQUEST", "Invalid message(s)");
   });
 });
