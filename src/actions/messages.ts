@@ -3,7 +3,7 @@ import type { Hearth } from "../context";
 import { appendTo } from "../lib/collections";
 import { isSystemGroupSetting, isUserInGroupSetting } from "../access/groups";
 import { getUserGroup } from "../store/user_groups";
-import { getAlertWords } from "../store/personal";
+import { alertWordsByUser } from "../store/personal";
 import { doAutomaticTopicPolicies } from "./user_topics";
 import { activeRealmEmojiByName, getRealmEmoji } from "../store/realm_emoji";
 import { realmEmojiPath } from "../views/realm_emoji";
@@ -233,16 +233,23 @@ const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
  * insensitive, standing alone between Zulip's separators (spaces, quotes, brackets,
  * punctuation). Never for one's own messages.
  */
-function alertWordBit(h: Hearth, userId: number, senderId: number, content: string): number {
-  if (userId === senderId) return 0;
-  const words = getAlertWords(h.store, userId);
-  if (words.length === 0) return 0;
-  const lower = content.toLowerCase();
-  for (const word of words) {
-    const re = new RegExp(`(?<![^\\s'"(,:<])${escapeRegExp(word.toLowerCase())}(?![^\\s'"),.:;?!>])`, "u");
-    if (re.test(lower)) return MessageFlag.has_alert_word;
-  }
-  return 0;
+/**
+ * The `has_alert_word` bit of each recipient, for one message: only users who have
+ * alert words are checked (a message to 1,000 users usually checks a few).
+ */
+function alertWordBits(h: Hearth, senderId: number, content: string): (userId: number) => number {
+  const byUser = alertWordsByUser(h.store);
+  let lower: string | undefined;
+  return (userId) => {
+    const words = userId === senderId ? undefined : byUser.get(userId);
+    if (!words) return 0;
+    lower ??= content.toLowerCase();
+    for (const word of words) {
+      const re = new RegExp(`(?<![^\\s'"(,:<])${escapeRegExp(word.toLowerCase())}(?![^\\s'"),.:;?!>])`, "u");
+      if (re.test(lower)) return MessageFlag.has_alert_word;
+    }
+    return 0;
+  };
 }
 
 /** Members of the groups a message mentions: they get the `mentioned` flag. */
@@ -349,8 +356,9 @@ export async function doSendMessage(h: Hearth, sender: UserRecord, req: SendRequ
   const recipientIds = recipientsOf(h, target);
   const topicUsers = target.type === "stream" && rendered.topicWildcard ? topicParticipants(h, target.channel.id, target.topic) : new Set<number>();
   const flagsByUser = new Map<number, number>();
+  const alertWordBit = alertWordBits(h, sender.id, content);
   for (const userId of recipientIds) {
-    flagsByUser.set(userId, mentionBitsFor(userId, sender.id, rendered, groupMembers, topicUsers) | alertWordBit(h, userId, sender.id, content));
+    flagsByUser.set(userId, mentionBitsFor(userId, sender.id, rendered, groupMembers, topicUsers) | alertWordBit(userId));
   }
   // The sender always gets a row, so they see what they sent even without subscribing.
   flagsByUser.set(sender.id, (flagsByUser.get(sender.id) ?? mentionBitsFor(sender.id, sender.id, rendered, groupMembers, topicUsers)) | (req.readBySender ? MessageFlag.read : 0));
@@ -783,11 +791,12 @@ export async function checkEditMessage(h: Hearth, user: UserRecord, messageId: n
     if (rendered) {
       const groupMembers = mentionedGroupMembers(h, rendered);
       const topicUsers = rendered.topicWildcard && message.type === "stream" ? topicParticipants(h, message.channel_id!, message.topic) : new Set<number>();
+      const alertWordBit = alertWordBits(h, message.sender_id, edited.content);
       for (const [userId, bits] of holders) {
         const next =
           (bits & ~MENTION_BITS & ~MessageFlag.has_alert_word) |
           mentionBitsFor(userId, message.sender_id, rendered, groupMembers, topicUsers) |
-          alertWordBit(h, userId, message.sender_id, edited.content);
+          alertWordBit(userId);
         if (next !== bits) {
           setUserFlags(h.store, userId, edited, bits, next);
           holders.set(userId, next);

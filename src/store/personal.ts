@@ -10,6 +10,15 @@ export function getAlertWords(store: Store, userId: number): string[] {
   return [...alertWordCache.get(store, userId, () => (store.dbs.alertWords.get(userId) as string[] | undefined) ?? [])];
 }
 
+/** Users who have alert words, with their words: a message checks only these recipients. */
+export function alertWordsByUser(store: Store): ReadonlyMap<number, readonly string[]> {
+  return store.memo("alertWordsByUser", () => {
+    const out = new Map<number, readonly string[]>();
+    for (const { key, value } of store.dbs.alertWords.getRange({})) out.set(key as number, value as string[]);
+    return out;
+  });
+}
+
 export function putAlertWords(store: Store, userId: number, words: string[]): void {
   alertWordCache.invalidate(store);
   if (words.length === 0) store.dbs.alertWords.remove(userId);
