@@ -46,7 +46,7 @@ export function tusRoutes(h: Hearth) {
         const request: Request = ctx.request;
         try {
           const ip = (): string => ctx.server?.requestIP(request)?.address ?? "unknown";
-          const user = (await authenticateRequest(h, request, ip, true))!;
+          const user = authenticateRequest(h, request, ip, true)!;
           if (request.headers.get("tus-resumable") !== TUS_VERSION) throw tusError(412, "Unsupported tus version");
           return await run(request, user, ctx.params?.id ?? "");
         } catch (error) {

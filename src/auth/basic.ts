@@ -64,7 +64,7 @@ function authCacheFor(h: Hearth): AuthCache {
  * The only place API credentials are checked: constant-time key comparison, failed
  * attempts rate limited per client IP, then deactivation checks.
  */
-export async function authenticateRequest(h: Hearth, request: Request, ip: () => string, required: boolean): Promise<UserRecord | null> {
+export function authenticateRequest(h: Hearth, request: Request, ip: () => string, required: boolean): UserRecord | null {
   const header = request.headers.get("authorization");
   const cache = header ? authCacheFor(h) : null;
   const known = header ? cache!.users.get(header) : undefined;

@@ -82,7 +82,7 @@ export class ApiRoutes {
         let address: string | undefined;
         const ip = () => (address ??= server?.requestIP(request)?.address ?? "unknown");
         let user: UserRecord | null = null;
-        if (auth !== "none") user = await authenticateRequest(h, request, ip, auth === "required");
+        if (auth !== "none") user = authenticateRequest(h, request, ip, auth === "required");
         const raw = await readRawParams(request);
         const { values, ignored } = parseParams(specs, raw, pathNames);
         const result = await handler({
