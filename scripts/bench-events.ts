@@ -393,6 +393,7 @@ async function run(target: Target, pid: number) {
   const total = RATE * SECONDS;
   const t0 = performance.now();
   const cpu0 = cpuSeconds(pid);
+  const clientCpu0 = process.cpuUsage();
   let sent = 0;
   // Open loop: each send starts on schedule whether or not the previous one finished,
   // so a slow server shows up as latency, not as a lower offered rate.
@@ -409,6 +410,9 @@ async function run(target: Target, pid: number) {
   await Promise.all(sends);
   const sendSeconds = (performance.now() - t0) / 1000;
   const serverCpu = (cpuSeconds(pid) - cpu0) / sendSeconds;
+  const clientCpuUsage = process.cpuUsage(clientCpu0);
+  // The clients share the machine: together with the server's, this says how close to saturated it was.
+  const clientCpu = (clientCpuUsage.user + clientCpuUsage.system) / 1e6 / sendSeconds;
   const rss = rssMiB(pid);
   if (process.env.BENCH_SMAPS) console.log(`${target.name}:\n${largestMappings(pid)}`);
   // Let the last deliveries arrive (bounded wait).
@@ -427,6 +431,7 @@ async function run(target: Target, pid: number) {
     sends_per_s: +(sent / sendSeconds).toFixed(1),
     send_p50_ms: +percentile(sendLatencies.sort((a, b) => a - b), 50).toFixed(1),
     server_cpu_pct: +(serverCpu * 100).toFixed(0),
+    clients_cpu_pct: +(clientCpu * 100).toFixed(0),
     server_rss_mib: +rss.total.toFixed(0),
     of_which_file_mib: +rss.file.toFixed(0),
   };
