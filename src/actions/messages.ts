@@ -828,9 +828,13 @@ export async function checkEditMessage(h: Hearth, user: UserRecord, messageId: n
         }
         for (const userId of newSubscribers) if (!holders.has(userId)) holders.set(userId, MessageFlag.read);
       }
-      // Old-channel subscribers who keep access without rows see the messages leave.
-      for (const userId of channelSubscriberIds(h, message.channel_id!)) {
-        if (!holders.has(userId) && !lostAccess.has(userId)) holders.set(userId, MessageFlag.read);
+      // Old-channel subscribers who keep access without rows see the messages leave,
+      // where that channel's history was theirs to read (as in Zulip).
+      const oldChannel = channelById(h, message.channel_id!);
+      if (oldChannel && (!oldChannel.invite_only || oldChannel.history_public_to_subscribers)) {
+        for (const userId of channelSubscriberIds(h, oldChannel.id)) {
+          if (!holders.has(userId) && !lostAccess.has(userId)) holders.set(userId, MessageFlag.read);
+        }
       }
     }
     const firstIdChanges = newChannel ? refreshFirstMessageIds(h, [message.channel_id!, newChannel.id]) : [];

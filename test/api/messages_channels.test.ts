@@ -364,4 +364,17 @@ describe("channel messages", () => {
     expect(ofType("delete_message").flatMap((e) => e.userIds).sort((a, b) => a - b)).toEqual([othello.id, polonius.id].sort((a, b) => a - b));
     expectError(await s.as("othello").get(`/messages/${other}`), 400, "BAD_REQUEST", "Invalid message(s)");
   });
+
+  test("a move out of a channel with protected history tells nobody who could not read the messages there", async () => {
+    const { othello } = s.users;
+    const crypt = await s.createChannel("iago", "Crypt", ["iago", "hamlet"], { invite_only: true, history_public_to_subscribers: false });
+    const daylight = await s.createChannel("iago", "Daylight", ["iago", "hamlet"]);
+    const id = await send("hamlet", crypt, "old secrets", "from before othello joined");
+    expectSuccess(await s.as("iago").post("/users/me/subscriptions", { subscriptions: [{ name: "Crypt" }], principals: [othello.id] }));
+    recorded.clear();
+    expectSuccess(await s.as("hamlet").patch(`/messages/${id}`, { stream_id: daylight, propagate_mode: "change_one", send_notification_to_new_thread: false, send_notification_to_old_thread: false }));
+    const told = [...ofType("update_message"), ...ofType("delete_message")].flatMap((e) => e.userIds);
+    expect(told).toContain(s.users.hamlet.id);
+    expect(told).not.toContain(othello.id);
+  });
 });
