@@ -321,11 +321,16 @@ export function accessBot(h: Hearth, botId: number, options: { allowDeactivated?
   return bot;
 }
 
-/** A new key for a bot: its owner or an administrator (Zulip's can_admin_user); others are told there is no such bot. */
-export async function checkRegenerateBotApiKey(h: Hearth, actor: UserRecord, botId: number): Promise<string> {
+/** A bot its owner or an administrator may manage (Zulip's can_admin_user); others are told there is no such bot. */
+export function accessManagedBot(h: Hearth, actor: UserRecord, botId: number): UserRecord {
   const bot = accessBot(h, botId);
   if (bot.bot_owner_id !== actor.id && !isAdmin(actor)) throw badRequest("No such bot");
-  return doRegenerateApiKey(h, actor, bot.id);
+  return bot;
+}
+
+/** A new key for a bot its owner or an administrator manages. */
+export async function checkRegenerateBotApiKey(h: Hearth, actor: UserRecord, botId: number): Promise<string> {
+  return doRegenerateApiKey(h, actor, accessManagedBot(h, actor, botId).id);
 }
 
 export async function doRegenerateApiKey(h: Hearth, user: UserRecord, targetId = user.id): Promise<string> {

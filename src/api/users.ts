@@ -12,6 +12,7 @@ import {
   checkCreateUser,
   checkSetUserActive,
   checkUpdateUser,
+  accessManagedBot,
   checkRegenerateBotApiKey,
   doRegenerateApiKey,
   doSetActive,
@@ -155,6 +156,8 @@ export function usersRoutes(h: Hearth) {
       await doSetActive(h, user, bot.id, false);
       return {};
     })
+    // FL 463: the key of a bot the caller manages (owner or administrator).
+    .get("/bots/:bot_id/api_key", {}, ({ user, path }) => ({ api_key: accessManagedBot(h, user, pathUserId(path.bot_id)).api_key }))
     .post("/bots/:bot_id/api_key/regenerate", {}, async ({ user, path }) => {
       return { api_key: await checkRegenerateBotApiKey(h, user, pathUserId(path.bot_id)) };
     });

@@ -152,8 +152,13 @@ describe("bots", () => {
     const created = expectSuccess(await s.as("cordelia").post("/bots", { full_name: "Cordelia bot", short_name: "cbot" }));
     expectError(await s.as("othello").patch(`/bots/${created.user_id}`, { full_name: "Mine now" }), 400, "UNAUTHORIZED_PRINCIPAL");
     expectSuccess(await s.as("cordelia").patch(`/bots/${created.user_id}`, { full_name: "Renamed bot" }));
+    expect(expectSuccess(await s.as("cordelia").get(`/bots/${created.user_id}/api_key`)).api_key).toBe(created.api_key);
+    expect(expectSuccess(await s.as("iago").get(`/bots/${created.user_id}/api_key`)).api_key).toBe(created.api_key);
+    expectError(await s.as("othello").get(`/bots/${created.user_id}/api_key`), 400, "BAD_REQUEST", "No such bot");
+    expectError(await s.as("cordelia").get(`/bots/${s.users.hamlet.id}/api_key`), 400, "BAD_REQUEST", "No such bot");
     const key = expectSuccess(await s.as("cordelia").post(`/bots/${created.user_id}/api_key/regenerate`)).api_key;
     expect(key).not.toBe(created.api_key);
+    expect(expectSuccess(await s.as("cordelia").get(`/bots/${created.user_id}/api_key`)).api_key).toBe(key);
     expectSuccess(await s.as("cordelia").delete(`/bots/${created.user_id}`));
     expect(expectSuccess(await s.as("cordelia").get(`/users/${created.user_id}`)).user).toMatchObject({ full_name: "Renamed bot", is_active: false });
   });
