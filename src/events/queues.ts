@@ -130,8 +130,8 @@ export class EventQueue {
 interface SharedPayloads {
   /** The finalized message per content form. */
   messages: Map<boolean, Record<string, unknown>>;
-  /** The whole event per recipient-fields object and content form. */
-  payloads: Map<object, Map<boolean, ApiEvent>>;
+  /** Per recipient-fields object: the event with those fields, and its finalized form per content form. */
+  payloads: Map<object, { merged: ApiEvent; byForm: Map<boolean, ApiEvent> }>;
 }
 
 function sharedMessage(shared: SharedPayloads, form: boolean, payload: ApiEvent): Record<string, unknown> {
@@ -349,22 +349,22 @@ export class QueueManager implements EventSink {
     }
     for (const event of variants) {
       const queueFields = options.perQueue?.get(queue.id);
-      let payload = userFields || queueFields ? { ...event, ...userFields, ...queueFields } : event;
+      // Recipients with the same fields (publishers share one object per flags value)
+      // share one merged event and, per content form, one finalized payload, so a
+      // message to 1,000 users is copied and serialized once, not once per queue.
+      const sharable = queueFields === undefined && variants.length === 1 && event.type === "message";
+      let entry = sharable ? shared.payloads.get(userFields ?? published) : undefined;
+      if (sharable && !entry) shared.payloads.set(userFields ?? published, (entry = { merged: userFields ? { ...event, ...userFields } : event, byForm: new Map() }));
+      let payload = entry ? entry.merged : userFields || queueFields ? { ...event, ...userFields, ...queueFields } : event;
       // Judged with the recipient's own fields: a narrow like is:mentioned reads their flags.
       if (!this.accepts(queue, payload)) continue;
       if (payload.type === "message" && payload.message) {
         const form = queue.settings.applyMarkdown;
-        if (queueFields === undefined && variants.length === 1) {
-          // Recipients with the same fields (publishers share one object per flags
-          // value) and content form get one payload object, so its JSON is built
-          // once for all of them rather than once per queue.
-          let byForm = shared.payloads.get(userFields ?? published);
-          if (!byForm) shared.payloads.set(userFields ?? published, (byForm = new Map()));
-          const cached = byForm.get(form);
-          if (cached) payload = cached;
-          else byForm.set(form, (payload = { ...payload, message: sharedMessage(shared, form, payload) }));
-        } else {
+        const cached = entry?.byForm.get(form);
+        if (cached) payload = cached;
+        else {
           payload = { ...payload, message: sharedMessage(shared, form, payload) };
+          entry?.byForm.set(form, payload);
         }
       }
       for (const e of this.shape(queue.settings, payload)) {
