@@ -87,8 +87,9 @@ export class EventQueue {
 
   push(event: ApiEvent): QueuedEvent {
     const queued = { ...event, id: ++this.lastEventId } as QueuedEvent;
-    // Queues given the same event object share its JSON (see serialize.ts).
-    queuedFrom.set(queued, event);
+    // Queues given the same event object share its JSON (see serialize.ts). Not
+    // enumerable: it is no part of the event (JSON, saved queues, comparisons).
+    Object.defineProperty(queued, QUEUED_FROM, { value: event });
     this.events.push(queued);
     // One action often publishes several events at once (a user and their bots):
     // answering in a microtask hands them to the client in one response.
@@ -140,8 +141,12 @@ function sharedMessage(shared: SharedPayloads, form: boolean, payload: ApiEvent)
   return message;
 }
 
-/** Each queued event's source: events pushed from one object serialize it once. */
-export const queuedFrom = new WeakMap<object, ApiEvent>();
+const QUEUED_FROM = Symbol("queuedFrom");
+
+/** The object a queued event was pushed from: events pushed from one object serialize it once. */
+export function queuedFrom(queued: object): ApiEvent | undefined {
+  return (queued as { [QUEUED_FROM]?: ApiEvent })[QUEUED_FROM];
+}
 
 /** Content per apply_markdown: HTML or the raw Markdown (Zulip's finalize_payload). */
 function finalizeMessage(applyMarkdown: boolean, original: Record<string, unknown>): Record<string, unknown> {

@@ -19,7 +19,7 @@ const sourceJson = new WeakMap<object, string>();
  * queue manager made for one delivery, which nothing changes afterwards.
  */
 function queuedEventJson(event: ApiEvent & { id: number }): string {
-  const source = event.type === "message" ? queuedFrom.get(event) : undefined;
+  const source = event.type === "message" ? queuedFrom(event) : undefined;
   if (source === undefined || "id" in source) return eventJson(event);
   let json = sourceJson.get(source);
   if (json === undefined) sourceJson.set(source, (json = eventJson(source)));
