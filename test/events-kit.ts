@@ -251,6 +251,13 @@ function applyCoreEvent(state: State, event: ApiEventJson): void {
       list.sort((a, b) => (a.domain < b.domain ? -1 : 1));
       return;
     }
+    case "realm": {
+      // Zulip's apply_event: `update` sets realm_<property>; `update_dict` sets realm_<key> for each key of data.
+      if (event.op === "update") state[`realm_${event.property}`] = event.value;
+      else if (event.op === "update_dict") for (const [key, value] of Object.entries(event.data)) state[`realm_${key}`] = value;
+      else throw new Error(`unexpected realm op ${event.op}`);
+      return;
+    }
     case "realm_user_settings_defaults":
       state.realm_user_settings_defaults[event.property] = event.value;
       return;

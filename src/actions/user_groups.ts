@@ -1,6 +1,6 @@
 import type { Store } from "../store/db";
 import type { Hearth } from "../context";
-import { getUser, Role, type UserRecord } from "../store/users";
+import { allUsers, getUser, Role, type UserRecord } from "../store/users";
 import {
   accessUserGroupForRead,
   accessUserGroupForUpdate,
@@ -134,6 +134,24 @@ export function notifySystemGroupMembership(h: Hearth, before: UserRecord | null
       publishGroupEvent(h, group, { type: "user_group", op, group_id: group.id, user_ids: [after.id] });
     }
   }
+}
+
+/** The users now in role:fullmembers directly (members past the waiting period). */
+export function fullMemberIds(h: Hearth): Set<number> {
+  const ids = new Set<number>();
+  for (const u of allUsers(h.store)) if (u.is_active && !u.is_system_bot && u.role === Role.MEMBER && isFullMember(h, u)) ids.add(u.id);
+  return ids;
+}
+
+/** After the waiting period changed: role:fullmembers gains and loses members (Zulip's update_users_in_full_members_system_group). */
+export function notifyFullMembersChanged(h: Hearth, before: ReadonlySet<number>): void {
+  const after = fullMemberIds(h);
+  const groupId = systemGroupId(h.store, "role:fullmembers");
+  const everyone = activeUserIds(h);
+  const removed = [...before].filter((id) => !after.has(id));
+  const added = [...after].filter((id) => !before.has(id));
+  if (removed.length > 0) h.events.publish({ type: "user_group", op: "remove_members", group_id: groupId, user_ids: removed.sort((a, b) => a - b) }, everyone);
+  if (added.length > 0) h.events.publish({ type: "user_group", op: "add_members", group_id: groupId, user_ids: added.sort((a, b) => a - b) }, everyone);
 }
 
 // ---------------------------------------------------------------------------

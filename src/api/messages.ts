@@ -28,6 +28,7 @@ import {
 import { formatMessage, readableMessage, realmSetting, topicDisplayName, topicsForUser, type MessageViewOptions } from "../views/messages";
 import { compileNarrow, fetchRange, highlightHtml, highlightTopic, parseAnchor, parseNarrow } from "../views/narrow";
 import { isSubscribedTo } from "../views/message_channels";
+import { checkReportMessage } from "../actions/message_reports";
 
 const messageIdOf = (raw: string) => pathId(raw, "message ID");
 
@@ -301,6 +302,10 @@ export function messagesRoutes(h: Hearth) {
         return {};
       },
     )
+    .post("/messages/:message_id/report", { params: { report_type: param.string(), description: param.string().default("") } }, async ({ user, params, path }) => {
+      await checkReportMessage(h, user, messageIdOf(path.message_id), params.report_type, params.description);
+      return {};
+    })
     .post("/messages/:message_id/typing", { params: { op: TypingOp } }, ({ user, params, path }) => {
       doTypingEditMessage(h, user, params.op, messageIdOf(path.message_id));
       return {};

@@ -4,9 +4,35 @@ import { ApiRoutes } from "../http/route";
 import { param } from "../http/params";
 import { doDeactivateRealm } from "../actions/realm";
 import { doAddRealmDomain, doChangeRealmDomain, doRemoveRealmDomain, getRealmDomains, realmDomainView } from "../actions/realm_domains";
+import {
+  checkUpdateRealm,
+  REALM_BOOLEAN_SETTINGS,
+  REALM_CHANNEL_SETTINGS,
+  REALM_GROUP_SETTINGS,
+  REALM_TIME_LIMIT_SETTINGS,
+} from "../actions/realm_settings";
+import { GroupSettingUpdate } from "../http/group_params";
+
+/** PATCH /realm's parameters: each optional; the JSON-valued ones as Zulip declares them. */
+const realmSettingParams = {
+  name: param.string().optional(),
+  description: param.string().optional(),
+  waiting_period_threshold: param.int().optional(),
+  message_edit_history_visibility_policy: param.int().optional(),
+  empty_topic_display_name: param.string().optional(),
+  topics_policy: param.string().optional(),
+  ...Object.fromEntries(REALM_BOOLEAN_SETTINGS.map((name) => [name, param.bool().optional()])),
+  ...Object.fromEntries(REALM_TIME_LIMIT_SETTINGS.map((name) => [name, param.json(t.Union([t.Integer(), t.Literal("unlimited")])).optional()])),
+  ...Object.fromEntries(REALM_CHANNEL_SETTINGS.map((name) => [name, param.int().optional()])),
+  ...Object.fromEntries(REALM_GROUP_SETTINGS.map((name) => [name, param.json(GroupSettingUpdate).optional()])),
+};
 
 export function realmRoutes(h: Hearth) {
   return new ApiRoutes(h)
+    .patch("/realm", { params: realmSettingParams }, async ({ user, params }) => {
+      const { name, description, waiting_period_threshold, message_edit_history_visibility_policy, empty_topic_display_name, topics_policy, ...settings } = params as Record<string, any>;
+      return checkUpdateRealm(h, user, { name, description, waiting_period_threshold, message_edit_history_visibility_policy, empty_topic_display_name, topics_policy, settings });
+    })
     .get("/realm/domains", {}, () => ({ domains: getRealmDomains(h).map(realmDomainView) }))
     .post("/realm/domains", { params: { domain: param.string(), allow_subdomains: param.bool() } }, async ({ user, params }) => {
       const added = await doAddRealmDomain(h, user, params.domain, params.allow_subdomains);

@@ -230,6 +230,11 @@ export const EventSchemas: Record<string, TSchema> = {
   scheduled_messages: ScheduledMessagesEvent,
   reminders: RemindersEvent,
   heartbeat: t.Object({ id: Int(), type: t.Literal("heartbeat") }),
+  realm: t.Union([
+    t.Object({ id: Int(), type: t.Literal("realm"), op: t.Literal("update"), property: Str(), value: t.Unknown() }),
+    t.Object({ id: Int(), type: t.Literal("realm"), op: t.Literal("update_dict"), property: t.Literal("default"), data: t.Record(Str(), t.Unknown()) }),
+    t.Object({ id: Int(), type: t.Literal("realm"), op: t.Literal("deactivated"), realm_id: Int() }),
+  ]),
   realm_user: t.Union([
     t.Object({ id: Int(), type: t.Literal("realm_user"), op: t.Literal("add"), person: User }),
     t.Object({ id: Int(), type: t.Literal("realm_user"), op: t.Literal("update"), person: t.Object({ user_id: Int() }) }),
