@@ -1,4 +1,5 @@
 import { createHmac, randomBytes } from "node:crypto";
+import { silentMention } from "../markdown/syntax";
 import type { Hearth } from "../context";
 import { badRequest, mustBeAdmin, mustBeOwner } from "../errors";
 import { allUsers, getUser, type UserRecord } from "../store/users";
@@ -340,7 +341,7 @@ async function announceNewChannels(h: Hearth, actor: UserRecord, created: Channe
   const bot = getSystemBot(h.store, "notification");
   if (announced.length === 0 || !target || target.is_archived || !bot) return;
   const links = announced.map((c) => `#**${c.name}**`).join(", ");
-  const who = `@_**${actor.full_name}|${actor.id}**`;
+  const who = silentMention(actor);
   const content = announced.length === 1 ? `${who} created a new channel ${links}.` : `${who} created the following channels: ${links}.`;
   try {
     await doSendMessage(h, bot, { target: { type: "stream", channel: target, topic: "new channels" }, content, client: "Internal", readBySender: true });
@@ -373,7 +374,7 @@ async function sendNewSubscriptionMessages(h: Hearth, actor: UserRecord, added: 
       (namesByUser.get(id) ?? namesByUser.set(id, []).get(id)!).push(channel.name);
     }
   }
-  const who = `@_**${actor.full_name}|${actor.id}**`;
+  const who = silentMention(actor);
   for (const [userId, names] of namesByUser) {
     const content =
       names.length === 1

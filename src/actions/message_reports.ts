@@ -1,4 +1,5 @@
 import type { Hearth } from "../context";
+import { silentMention, truncateContent } from "../markdown/syntax";
 import { badRequest } from "../errors";
 import { getSystemBot } from "../store/system_bots";
 import { getUser, type UserRecord } from "../store/users";
@@ -11,8 +12,6 @@ export const REPORT_TYPES = ["spam", "harassment", "inappropriate", "norms", "ot
 export const MAX_REPORT_DESCRIPTION_LENGTH = 1000;
 /** The reported message is quoted up to this length, so the report fits in one message (Zulip's rule). */
 const MAX_REPORT_SNIPPET_LENGTH = MAX_MESSAGE_LENGTH - MAX_REPORT_DESCRIPTION_LENGTH - 500;
-
-const silentMention = (u: UserRecord) => `@_**${u.full_name}|${u.id}**`;
 
 /** A code fence longer than any fence inside `content` (Zulip's get_unused_fence). */
 function unusedFence(content: string): string {
@@ -49,7 +48,7 @@ export async function checkReportMessage(h: Hearth, reporter: UserRecord, messag
     const last = members.pop();
     header = `${silentMention(reporter)} reported a DM sent by ${silentMention(sender)} to ${members.join(", ")}, and ${last}.`;
   }
-  const snippet = [...message.content].length > MAX_REPORT_SNIPPET_LENGTH ? [...message.content].slice(0, MAX_REPORT_SNIPPET_LENGTH - 20).join("") + "\n[message truncated]" : message.content;
+  const snippet = truncateContent(message.content, MAX_REPORT_SNIPPET_LENGTH);
   const fence = unusedFence(snippet);
   const content = `${header}\n- Reason: **${reportType}**\n- Notes:\n\`\`\`quote\n${description}\n\`\`\`\n${fence} spoiler **Message sent by ${silentMention(sender)}**\n${snippet}\n${fence}`;
   await doSendMessage(h, bot, {

@@ -1,4 +1,5 @@
 import { getSystemBot } from "../store/system_bots";
+import { silentMention, truncateContent } from "../markdown/syntax";
 import type { Hearth } from "../context";
 import { appendTo } from "../lib/collections";
 import { isSystemGroupSetting, isUserInGroupSetting } from "../access/groups";
@@ -127,8 +128,7 @@ export type MessageTarget =
 export function normalizeContent(content: string): string {
   const trimmed = content.replace(/\s+$/, "");
   if (trimmed.trim() === "") throw badRequest("Message must not be empty");
-  if (trimmed.length > MAX_MESSAGE_LENGTH) return trimmed.slice(0, MAX_MESSAGE_LENGTH - 20) + "\n[message truncated]";
-  return trimmed;
+  return truncateContent(trimmed, MAX_MESSAGE_LENGTH);
 }
 
 /** Topic rules: trimmed, `(no topic)` is the empty topic, no control characters, 60 characters (truncated like Zulip). */
@@ -874,7 +874,7 @@ async function sendMoveNotifications(
   if (!oldChannel) return;
   const toChannel = newChannel ?? oldChannel;
   const toTopic = newTopic ?? original.topic;
-  const actor = `@_**${user.full_name}|${user.id}**`;
+  const actor = silentMention(user);
   const send = (channel: MessageChannel, topic: string, content: string) =>
     doSendMessage(h, bot, { target: { type: "stream", channel, topic }, content, client: "Internal", readBySender: true });
   const strip = (t: string) => (t.startsWith(RESOLVED_TOPIC_PREFIX) ? t.slice(RESOLVED_TOPIC_PREFIX.length) : t);

@@ -1,4 +1,5 @@
 import { getSystemBot } from "../store/system_bots";
+import { silentMention, truncateContent } from "../markdown/syntax";
 import type { Hearth } from "../context";
 import { ApiError, badRequest } from "../errors";
 import { getUser, type UserRecord } from "../store/users";
@@ -232,12 +233,9 @@ function reminderContent(h: Hearth, message: ReturnType<typeof accessMessage>["m
     intro = "You requested a reminder for the following direct message";
   }
   const head = note ? `${intro}. Note:\n> ${note.split("\n").join("\n> ")}` : `${intro}.`;
-  const quote = (text: string) => `${head}\n\n@_**${sender?.full_name ?? "Unknown user"}|${message.sender_id}** [said](${narrow}):\n\`\`\`quote\n${text}\n\`\`\``;
-  const full = quote(message.content);
-  if (full.length <= MAX_MESSAGE_LENGTH) return full;
-  const marker = "\n[message truncated]";
-  const room = MAX_MESSAGE_LENGTH - quote(marker).length;
-  return quote(message.content.slice(0, Math.max(0, room)) + marker);
+  const author = silentMention({ id: message.sender_id, full_name: sender?.full_name ?? "Unknown user" });
+  const quote = (text: string) => `${head}\n\n${author} [said](${narrow}):\n\`\`\`quote\n${text}\n\`\`\``;
+  return quote(truncateContent(message.content, MAX_MESSAGE_LENGTH - quote("").length));
 }
 
 export interface ScheduleReminderRequest {
