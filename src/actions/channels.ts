@@ -39,8 +39,8 @@ import {
 import { checkGroupSettingValue, isSystemGroupSetting, isUserInGroupSetting, realmGroupSetting, sameGroupSettingValue, type GroupSettingRules } from "../access/groups";
 import { renderDescription } from "../markdown/description";
 import { activeSubscriberIds, formatChannel, formatSubscription, pickChannelColor, streamPostPolicyGroupId } from "../views/channels";
-import { findUserByLoginEmail } from "../auth/basic";
 import { isAdmin, isGuest, isOwner } from "../views/users";
+import { visibleUserByEmail } from "./users";
 import { getSystemBot } from "../store/system_bots";
 import { checkFolderForChannel } from "./channel_folders";
 import { doSendMessage } from "./messages";
@@ -133,11 +133,15 @@ function defaultChannelGroups(h: Hearth, creator: UserRecord): Record<ChannelGro
   };
 }
 
-/** Principals as user IDs or API emails; unknown and deactivated users are a 400 (FL 208). */
-export function resolvePrincipals(h: Hearth, principals: readonly (string | number)[]): UserRecord[] {
+/**
+ * Principals as user IDs or emails; unknown and deactivated users are a 400 (FL 208).
+ * A real address counts only where the actor may see it, so the answer never
+ * confirms a hidden email (Zulip looks principals up with access_user_by_email).
+ */
+export function resolvePrincipals(h: Hearth, actor: UserRecord, principals: readonly (string | number)[]): UserRecord[] {
   const users = new Map<number, UserRecord>();
   for (const principal of principals) {
-    const user = typeof principal === "number" ? getUser(h.store, principal) : findUserByLoginEmail(h, principal);
+    const user = typeof principal === "number" ? getUser(h.store, principal) : visibleUserByEmail(h, actor, principal);
     if (!user || !user.is_active || user.is_system_bot) {
       throw badRequest(`User not authorized to execute queries on behalf of '${principal}'`);
     }
@@ -247,7 +251,7 @@ function newSubscriptionRecord(h: Hearth, channel: ChannelRecord, userId: number
 
 /** POST /users/me/subscriptions. */
 export async function checkSubscribe(h: Hearth, actor: UserRecord, input: SubscribeInput): Promise<SubscribeResult> {
-  const principals = input.principals && input.principals.length > 0 ? resolvePrincipals(h, input.principals) : [actor];
+  const principals = input.principals && input.principals.length > 0 ? resolvePrincipals(h, actor, input.principals) : [actor];
   const addingOthers = principals.some((u) => u.id !== actor.id);
 
   const planned = new Map<string, PlannedChannel>();
@@ -460,7 +464,7 @@ interface UnsubscribePlan {
 
 /** Every check of an unsubscribe, nothing written: afterwards only the writes remain. */
 function planUnsubscribe(h: Hearth, actor: UserRecord, names: string[], principalsInput?: (string | number)[]): UnsubscribePlan {
-  const principals = principalsInput && principalsInput.length > 0 ? resolvePrincipals(h, principalsInput) : [actor];
+  const principals = principalsInput && principalsInput.length > 0 ? resolvePrincipals(h, actor, principalsInput) : [actor];
   const channels: ChannelRecord[] = [];
   for (const raw of names) {
     const channel = getChannelByName(h.store, raw);

@@ -223,12 +223,18 @@ export function accessUser(h: Hearth, userId: number, options: { allowDeactivate
  */
 export function accessUserByIdOrEmail(h: Hearth, viewer: UserRecord, raw: string, options: { allowDeactivated?: boolean } = {}): UserRecord {
   if (/^\d+$/.test(raw)) return accessUser(h, pathId(raw, "user ID"), options);
-  const target = findUserByLoginEmail(h, raw);
+  const target = visibleUserByEmail(h, viewer, raw);
   if (!target || target.is_system_bot) throw badRequest("No such user");
-  const byPlaceholder = /^user\d+@/i.test(raw) && target.email.toLowerCase() !== raw.toLowerCase();
-  if (!byPlaceholder && !canSeeRealEmail(viewer, target)) throw badRequest("No such user");
   if (!target.is_active && !options.allowDeactivated) throw badRequest("User is deactivated");
   return target;
+}
+
+/** The account an email names, for `viewer`: the placeholder always works, a real address only where they may see it. */
+export function visibleUserByEmail(h: Hearth, viewer: UserRecord, email: string): UserRecord | undefined {
+  const target = findUserByLoginEmail(h, email);
+  if (!target) return undefined;
+  const byPlaceholder = /^user\d+@/i.test(email.trim()) && target.email.toLowerCase() !== email.trim().toLowerCase();
+  return byPlaceholder || canSeeRealEmail(viewer, target) ? target : undefined;
 }
 
 export async function checkUpdateUser(

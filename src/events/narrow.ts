@@ -26,9 +26,14 @@ export function parseNarrow(raw: unknown): NarrowTerm[] {
     throw badRequest("Invalid narrow");
   }).map((term) => {
     if (!SUPPORTED.has(term.operator)) throw badRequest(`Invalid narrow operator: unknown operator ${term.operator}`);
+    // Zulip's operands: a string or an integer, or a list of them for the DM operators.
+    // Anything else would reach matchesTerm (on every delivery) as an object.
+    if (!isOperand(term.operand) && !(Array.isArray(term.operand) && term.operand.every(isOperand))) throw badRequest("Invalid narrow");
     return term;
   });
 }
+
+const isOperand = (value: unknown) => typeof value === "string" || (typeof value === "number" && Number.isSafeInteger(value));
 
 type Message = Record<string, any>;
 

@@ -336,14 +336,28 @@ export class QueueManager implements EventSink {
       const userFields = options.perUser?.get(userId);
       for (const queue of [...queues]) {
         seen?.add(queue);
-        this.enqueue(queue, event, options, shared, userFields);
+        this.enqueueGuarded(queue, event, options, shared, userFields);
       }
     }
     if (seen) {
       const noFlags = { flags: [] };
       for (const queue of [...this.allPublicStreamsQueues]) {
-        if (!seen.has(queue)) this.enqueue(queue, event, options, shared, noFlags);
+        if (!seen.has(queue)) this.enqueueGuarded(queue, event, options, shared, noFlags);
       }
+    }
+  }
+
+  /**
+   * The change was committed before delivery: a queue whose filter fails (a bad
+   * saved narrow, say) is dropped, so its client re-registers, and the rest of the
+   * recipients still get the event.
+   */
+  private enqueueGuarded(queue: EventQueue, published: ApiEvent, options: PublishOptions, shared: SharedPayloads, userFields?: Record<string, unknown>): void {
+    try {
+      this.enqueue(queue, published, options, shared, userFields);
+    } catch (error) {
+      console.error(`Dropping event queue ${queue.id}: delivering to it failed:`, error);
+      this.remove(queue);
     }
   }
 
@@ -520,7 +534,9 @@ export class QueueManager implements EventSink {
         const downtime = Math.max(0, Date.now() - saved.savedAt);
         for (const s of saved.queues) {
           // A damaged entry is skipped: a queue without its events would break every later delivery.
-          if (typeof s?.id !== "string" || typeof s.settings !== "object" || !Array.isArray(s.events) || !Number.isInteger(s.lastEventId)) continue;
+          const settings = s?.settings;
+          const settingsOk = settings && typeof settings === "object" && typeof settings.userId === "number" && Array.isArray(settings.narrow) && settings.capabilities && typeof settings.capabilities === "object";
+          if (typeof s?.id !== "string" || !settingsOk || !Array.isArray(s.events) || !Number.isInteger(s.lastEventId)) continue;
           const q = this.create(s.settings, s.id);
           q.events = s.events;
           q.lastEventId = s.lastEventId;

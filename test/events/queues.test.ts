@@ -221,3 +221,29 @@ describe("one message delivered to many queues", () => {
     expect(noFlags).toEqual({ flags: [] });
   });
 });
+
+describe("one bad queue does not stop a delivery", () => {
+  test("register refuses narrow operands that are not strings or integers", () => {
+    expect(() => parseNarrow([["stream", { toString: 1 }]])).toThrow("Invalid narrow");
+    expect(() => parseNarrow([{ operator: "is", operand: {} }])).toThrow("Invalid narrow");
+    expect(parseNarrow([["dm", [1, 2]], ["stream", "Denmark"], ["id", 7]])).toHaveLength(3);
+  });
+
+  test("a queue whose filter throws is dropped; the queues after it still get the event", () => {
+    const { manager, hub, queue } = setup();
+    const first = queue(1);
+    // As a damaged saved queue could hold: a narrow operand that cannot become a string.
+    const broken = queue(1, { narrow: [{ operator: "stream", operand: { toString: 1 }, negated: false }] });
+    const last = queue(1);
+    const errors = console.error;
+    console.error = () => {};
+    try {
+      hub.publish(streamMessage("t"), [1]);
+    } finally {
+      console.error = errors;
+    }
+    expect(first.events).toHaveLength(1);
+    expect(last.events).toHaveLength(1);
+    expect(() => manager.access(broken.id, 1)).toThrow("Bad event queue ID");
+  });
+});
