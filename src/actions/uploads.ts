@@ -33,7 +33,12 @@ export function sanitizeFileName(name: string): string {
   let value = name.normalize("NFKC").replace(/[^\p{L}\p{N}_\s.-]/gu, "").trim();
   value = value.replace(/[-\s]+/g, "-");
   // Long names would exceed the file system's 255-byte limit for one path segment.
-  while (Buffer.byteLength(value) > 200) value = value.slice(0, -1);
+  // Cut whole characters: half a surrogate pair makes the name unencodable in a URL.
+  if (Buffer.byteLength(value) > 200) {
+    const chars = [...value];
+    while (Buffer.byteLength(chars.join("")) > 200) chars.pop();
+    value = chars.join("");
+  }
   if (value === "" || /^\.+$/.test(value)) return "uploaded-file";
   return value;
 }
@@ -159,7 +164,8 @@ async function doCreateAttachment(
   if (input.size > MAX_UPLOAD_BYTES) throw fileTooLarge();
   const realm = getRealm(h.store);
   if (!realm) throw badRequest("No organization");
-  const name = input.name.trim() === "" ? "uploaded-file" : input.name.trim();
+  // A multipart part sent with `filename=` arrives without a name.
+  const name = input.name?.trim() || "uploaded-file";
   const pathId = `${realm.id}/${randomBytes(18).toString("base64url")}/${sanitizeFileName(name)}`;
   const file = uploadFilePath(h.store, pathId);
   ensureUploadDir(h, dirname(file));
@@ -213,8 +219,13 @@ export async function doAdoptPartialFile(
 }
 
 export async function checkDeleteAttachment(h: Hearth, user: UserRecord, id: number): Promise<void> {
-  const a = accessOwnAttachment(h, user, id);
-  await h.store.commit(() => removeAttachment(h.store, a));
+  // Looked up inside the commit: a message claiming the file may commit just before,
+  // and removing an older copy would leave that message's link to a deleted record.
+  const a = await h.store.commit(() => {
+    const current = accessOwnAttachment(h, user, id);
+    removeAttachment(h.store, current);
+    return current;
+  });
   await notifyAttachmentChanges(h, { updated: [], removed: [a] });
 }
 

@@ -74,8 +74,7 @@ export function tusRoutes(h: Hearth) {
     const metadata = parseMetadata(request.headers.get("upload-metadata"));
     const upload = await doCreateTusUpload(h, user, {
       length,
-      // Zulip stores a nameless upload as "uploaded-file".
-      filename: metadata.get("filename") || "uploaded-file",
+      filename: metadata.get("filename") ?? "",
       filetype: metadata.get("filetype") ?? "",
     });
     // An empty file is complete at creation.

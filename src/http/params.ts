@@ -54,7 +54,8 @@ export class Param<S extends TSchema = TSchema, Required extends boolean = boole
 
 export const param = {
   string: (options?: Parameters<typeof t.String>[0]) => new Param(t.String(options), "string", true),
-  int: () => new Param(t.Integer(), "json", true),
+  // Safe integers only: `1e300` is an integer to JSON, but no client can read it back as one.
+  int: () => new Param(t.Integer({ minimum: Number.MIN_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER }), "json", true),
   bool: () => new Param(t.Boolean(), "json", true),
   json: <S extends TSchema>(schema: S) => new Param(schema, "json", true),
   jsonOrString: <S extends TSchema>(schema: S) => new Param(schema, "jsonOrString", true),

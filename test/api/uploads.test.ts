@@ -335,3 +335,18 @@ describe("housekeeping", () => {
     }
   });
 });
+
+describe("file names found in review", () => {
+  test("a part sent with an empty filename, and a long name of astral characters, both upload and serve", async () => {
+    const body = new FormData();
+    body.append("f", new Blob(["x"]), "");
+    const res = await fetch(`${s.url}/api/v1/user_uploads`, { method: "POST", headers: auth("hamlet"), body });
+    const nameless = (await res.json()) as any;
+    expect(nameless.result).toBe("success");
+    expect(nameless.url).toEndWith("/uploaded-file");
+
+    const long = await upload("hamlet", "a" + "𠀀".repeat(60) + ".txt", "y");
+    expect(decodeURIComponent(long.url.split("/").pop())).toMatch(/^a𠀀+$/u);
+    expect((await fetchAs("hamlet", long.url)).status).toBe(200);
+  });
+});

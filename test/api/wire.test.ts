@@ -44,6 +44,8 @@ describe("Zulip wire rules", () => {
   test("a wrongly typed value → 400 with Zulip's wording", async () => {
     expectError(await s.as("hamlet").get("/users", { client_gravatar: 5 }), 400, "BAD_REQUEST", "client_gravatar is not a boolean");
     expectError(await s.as("iago").patch(`/users/${s.users.hamlet.id}`, { role: "\"x\"" }), 400, "BAD_REQUEST", "role is not an integer");
+    // An integer to JSON, but not one any client can read back.
+    expectError(await s.as("hamlet").post("/scheduled_messages", { type: "stream", to: 1, topic: "t", content: "x", scheduled_delivery_timestamp: "1e300" }), 400, "BAD_REQUEST");
   });
 
   test("non-UTF-8 bytes → 400, not a crash", async () => {
