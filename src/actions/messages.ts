@@ -126,8 +126,10 @@ export type MessageTarget =
 
 /** Zulip truncates over-long content instead of refusing it. */
 export function normalizeContent(content: string): string {
-  const trimmed = content.replace(/\s+$/, "");
+  // Zulip's normalize_body: trailing whitespace and leading blank lines go; NUL is refused.
+  const trimmed = content.replace(/\s+$/, "").replace(/^\n+/, "");
   if (trimmed.trim() === "") throw badRequest("Message must not be empty");
+  if (trimmed.includes("\0")) throw badRequest("Message must not contain null bytes");
   return truncateContent(trimmed, MAX_MESSAGE_LENGTH);
 }
 

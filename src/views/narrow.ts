@@ -208,30 +208,25 @@ export function compileNarrow(h: Hearth, viewer: UserRecord, terms: NarrowTerm[]
         break;
       }
       case "has": {
-        const prop = { link: "has_link", links: "has_link", image: "has_image", images: "has_image", attachment: "has_attachment", attachments: "has_attachment" }[
-          String(operand)
-        ] as keyof MessageRecord | undefined;
+        const prop = HAS_OPERANDS.get(String(operand));
         if (operand === "reaction" || operand === "reactions") add(term, (m) => m.reactions.length > 0);
         else if (prop) add(term, (m) => m[prop] === true);
         else throw badNarrow(`unknown 'has' operand ${String(operand)}`);
         break;
       }
       case "id": {
-        const id = Number(operand);
-        if (!Number.isInteger(id)) throw badNarrow("invalid message ID");
+        const id = messageIdOperand(operand);
         if (!negated) idSource = id;
         add(term, (m) => m.id === id);
         break;
       }
       case "near": {
-        const id = Number(operand);
-        if (!Number.isInteger(id)) throw badNarrow("invalid message ID");
-        nearId = id;
+        nearId = messageIdOperand(operand);
         break;
       }
       case "with": {
         // FL 271: the conversation that contains the message, wherever it moved.
-        const m = getMessage(h.store, Number(operand));
+        const m = getMessage(h.store, messageIdOperand(operand));
         const target = m && visibleFlags(h, viewer, m) !== undefined ? m : undefined;
         if (!target) throw badNarrow("invalid message ID");
         if (target.type === "stream") {
@@ -363,6 +358,22 @@ export function highlightTopic(topic: string, words: string[]): string {
   return highlightText(escapeHtml(topic), words);
 }
 
+const HAS_OPERANDS = new Map<string, keyof MessageRecord>([
+  ["link", "has_link"],
+  ["links", "has_link"],
+  ["image", "has_image"],
+  ["images", "has_image"],
+  ["attachment", "has_attachment"],
+  ["attachments", "has_attachment"],
+]);
+
+/** A message ID operand: an integer, or a string of digits (`id:""` or `with:[1]` are not IDs). */
+function messageIdOperand(operand: unknown): number {
+  const id = typeof operand === "number" ? operand : typeof operand === "string" && /^\d+$/.test(operand) ? Number(operand) : NaN;
+  if (!Number.isSafeInteger(id)) throw badNarrow("invalid message ID");
+  return id;
+}
+
 export type AnchorSpec = number | "newest" | "oldest" | "first_unread";
 
 export function parseAnchor(raw: unknown, useFirstUnread: boolean): AnchorSpec {
@@ -396,20 +407,15 @@ export function fetchRange(
 ): FetchResult {
   if (numBefore < 0 || numAfter < 0) throw badRequest("Invalid num_before or num_after");
   if (numBefore + numAfter > MAX_MESSAGES_PER_FETCH) throw badRequest(`Too many messages requested (maximum ${MAX_MESSAGES_PER_FETCH}).`);
-  let anchor: number;
-  let anchoredToLeft = false;
-  let anchoredToRight = false;
-  if (anchorSpec === "oldest") {
-    anchor = 0;
-    anchoredToLeft = true;
-  } else if (anchorSpec === "newest") {
-    anchor = LARGER_THAN_MAX_MESSAGE_ID;
-    anchoredToRight = true;
-  } else if (anchorSpec === "first_unread") {
-    const first = firstUnreadId(h, viewer, narrow);
-    anchor = first ?? LARGER_THAN_MAX_MESSAGE_ID;
-    anchoredToRight = first === null;
-  } else anchor = anchorSpec;
+  const anchor =
+    anchorSpec === "oldest" ? 0
+    : anchorSpec === "newest" ? LARGER_THAN_MAX_MESSAGE_ID
+    : anchorSpec === "first_unread" ? (firstUnreadId(h, viewer, narrow) ?? LARGER_THAN_MAX_MESSAGE_ID)
+    : anchorSpec;
+  // From the anchor's value, as Zulip's fetch_messages does: an anchor of 0 or past
+  // every ID reaches that end whatever way it was given.
+  const anchoredToLeft = anchor === 0;
+  const anchoredToRight = anchor >= LARGER_THAN_MAX_MESSAGE_ID;
   const before = anchor > 0 ? walkNarrow(h, viewer, narrow, Math.min(anchor - 1, Number.MAX_SAFE_INTEGER), "older", numBefore).reverse() : [];
   const atAnchor = includeAnchor && anchor > 0 && anchor < LARGER_THAN_MAX_MESSAGE_ID ? matchOne(h, viewer, narrow, anchor) : [];
   const after = anchor < LARGER_THAN_MAX_MESSAGE_ID ? walkNarrow(h, viewer, narrow, anchor + 1, "newer", numAfter) : [];

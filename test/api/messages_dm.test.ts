@@ -417,3 +417,20 @@ describe("direct messages", () => {
     expect(await flags(fromHamlet)).not.toContain("read");
   });
 });
+
+describe("input found in review", () => {
+  test("content with a NUL byte is refused; leading blank lines are dropped", async () => {
+    const { othello } = s.users;
+    expectError(await s.as("hamlet").post("/messages", { type: "direct", to: [othello.id], content: "a\0b" }), 400, "BAD_REQUEST", "Message must not contain null bytes");
+    const id = expectSuccess(await s.as("hamlet").post("/messages", { type: "direct", to: [othello.id], content: "\n\nhello" })).id;
+    expect(expectSuccess(await s.as("hamlet").get(`/messages/${id}`)).raw_content).toBe("hello");
+  });
+
+  test("narrow operands: has:constructor and non-numeric IDs are BAD_NARROW; anchors at either end report found_oldest/found_newest", async () => {
+    for (const narrow of [[{ operator: "has", operand: "constructor" }], [{ operator: "id", operand: "" }], [{ operator: "with", operand: [1] }]]) {
+      expectError(await s.as("hamlet").get("/messages", { anchor: "newest", num_before: 1, num_after: 0, narrow }), 400, "BAD_NARROW");
+    }
+    expect(expectSuccess(await s.as("hamlet").get("/messages", { anchor: 0, num_before: 0, num_after: 1 })).found_oldest).toBe(true);
+    expect(expectSuccess(await s.as("hamlet").get("/messages", { anchor: "10000000000000000", num_before: 1, num_after: 0 })).found_newest).toBe(true);
+  });
+});
