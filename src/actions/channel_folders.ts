@@ -6,6 +6,7 @@ import { renderDescription } from "../markdown/description";
 import type { UserRecord } from "../store/users";
 import { SERVER_LIMITS } from "../views/realm-settings";
 import { activeUserIds } from "./users";
+import { allChannels } from "../store/channels";
 
 /** A folder grouping channels in the sidebar (FL 389; `order` FL 414). */
 export interface ChannelFolder {
@@ -97,7 +98,13 @@ export async function doUpdateChannelFolder(
       data.description = next.description = checkDescription(changes.description);
       data.rendered_description = next.rendered_description = renderDescription(next.description);
     }
-    if (changes.is_archived !== undefined && changes.is_archived !== current.is_archived) data.is_archived = next.is_archived = changes.is_archived;
+    if (changes.is_archived !== undefined && changes.is_archived !== current.is_archived) {
+      // Zulip's check_channel_folder_in_use: no live channel may point at an archived folder.
+      if (changes.is_archived && [...allChannels(h.store)].some((c) => c.folder_id === id && !c.is_archived)) {
+        throw badRequest("You need to remove all the channels from this folder to archive it.");
+      }
+      data.is_archived = next.is_archived = changes.is_archived;
+    }
     h.store.dbs.channelFolders.put(id, next);
   });
   if (Object.keys(data).length > 0) h.events.publish({ type: "channel_folder", op: "update", channel_folder_id: id, data }, activeUserIds(h));

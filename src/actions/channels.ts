@@ -211,8 +211,11 @@ function planNewChannel(h: Hearth, actor: UserRecord, name: string, description:
     is_web_public: false,
     // Public channels always share their history (Zulip has no public channel without it).
     history_public_to_subscribers: settings.invite_only ? (settings.history_public_to_subscribers ?? false) : true,
+    // At creation "realm_default" is what Zulip's list_to_streams parses to None: no owner needed.
     message_retention_days:
-      settings.message_retention_days === undefined ? null : checkMessageRetentionDays(actor, settings.message_retention_days),
+      settings.message_retention_days === undefined || settings.message_retention_days === "realm_default"
+        ? null
+        : checkMessageRetentionDays(actor, settings.message_retention_days),
     default_push_notifications: settings.default_push_notifications ?? false,
     topics_policy: settings.topics_policy,
     folder_id: settings.folder_id ?? null,
@@ -271,8 +274,9 @@ export async function checkSubscribe(h: Hearth, actor: UserRecord, input: Subscr
       targets.push({ channel: null, plan, newRecord: planNewChannel(h, actor, plan.name, plan.description, input.creation) });
       continue;
     }
-    // A private channel the caller cannot reach is reported under its requested name without confirming it exists.
-    if (!canSubscribeSelf(h, actor, channel)) {
+    // A private channel the caller cannot reach is reported under its requested name
+    // without confirming it exists; an archived channel takes no subscribers.
+    if (channel.is_archived || !canSubscribeSelf(h, actor, channel)) {
       if (input.authorizationErrorsFatal) throw badRequest(`Unable to access channel (${plan.name}).`);
       unauthorized.push(plan.name);
       continue;
@@ -926,6 +930,11 @@ export async function checkUpdateOwnSubscriptions(
   add: { name: string; description?: string; color?: string }[],
 ): Promise<SubscribeResult & UnsubscribeResult> {
   for (const a of add) if (a.color !== undefined && !isHexColor(a.color)) throw badRequest("Invalid color");
+  // Checked before anything is written: adding and removing one channel in one call
+  // would otherwise fail after the first of the writes.
+  const removing = new Set(remove.map((name) => name.trim().toLowerCase()));
+  const both = add.find((a) => removing.has(a.name.trim().toLowerCase()));
+  if (both) throw badRequest(`Cannot both subscribe to and unsubscribe from ${both.name.trim()}`);
   const removal = remove.length > 0 ? planUnsubscribe(h, actor, remove) : null;
   const addition: SubscribeResult =
     add.length > 0

@@ -56,6 +56,10 @@ describe("channel folders (FL 389)", () => {
     await verifyAction(s, () => s.as("iago").patch(`/streams/${id}`, { folder_id: folder }), { viewers: ["hamlet"] });
     expect(expectSuccess(await s.as("hamlet").get(`/streams/${id}`)).stream.folder_id).toBe(folder);
     expectError(await s.as("iago").patch(`/streams/${id}`, { folder_id: 9999 }), 400, "BAD_REQUEST", "Invalid channel folder ID");
+    // A folder with a live channel in it cannot be archived (Zulip's check_channel_folder_in_use).
+    expectError(await s.as("iago").patch(`/channel_folders/${folder}`, { is_archived: true }), 400, "BAD_REQUEST", "You need to remove all the channels from this folder to archive it.");
+    expectSuccess(await s.as("iago").patch(`/streams/${id}`, { folder_id: null }));
+    expectSuccess(await s.as("iago").patch(`/channel_folders/${folder}`, { is_archived: true }));
   });
 
   test("errors", async () => {

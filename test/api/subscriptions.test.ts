@@ -535,3 +535,26 @@ describe("principals by email", () => {
     expect(expectSuccess(await s.as("hamlet").post("/users/me/subscriptions", { subscriptions: [{ name: "Denmark" }], principals: [placeholder] })).subscribed).toHaveProperty(String(hidden.id));
   });
 });
+
+describe("subscription edges found in review", () => {
+  test("an archived channel takes no subscribers; adding and removing one channel in one call is refused before any write", async () => {
+    const archived = fresh("Gone");
+    expectSuccess(await subscribe("iago", [archived]));
+    const id = await channelId("iago", archived);
+    expectSuccess(await s.as("iago").delete(`/streams/${id}`));
+    expectError(await s.as("hamlet").post("/users/me/subscriptions", { subscriptions: [{ name: archived }] }), 400, "BAD_REQUEST", `Unable to access channel (${archived}).`);
+    const res = expectSuccess(await s.as("hamlet").post("/users/me/subscriptions", { subscriptions: [{ name: archived }], authorization_errors_fatal: false }));
+    expect(res.subscribed).toEqual({});
+    expect(res.unauthorized).toEqual([archived]);
+
+    const both = fresh("Both");
+    expectSuccess(await subscribe("hamlet", [both]));
+    expectError(await s.as("hamlet").patch("/users/me/subscriptions", { add: [{ name: both }], delete: [both] }), 400, "BAD_REQUEST");
+    const subs = expectSuccess(await s.as("hamlet").get("/users/me/subscriptions")).subscriptions.map((x: any) => x.name);
+    expect(subs).toContain(both);
+  });
+
+  test("a member may create a channel with message_retention_days=realm_default", async () => {
+    expectSuccess(await s.as("hamlet").post("/users/me/subscriptions", { subscriptions: [{ name: fresh("Default keep") }], message_retention_days: JSON.stringify("realm_default") }));
+  });
+});
