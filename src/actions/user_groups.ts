@@ -286,16 +286,11 @@ export async function checkUpdateUserGroup(h: Hearth, actor: UserRecord, groupId
     throw badRequest("No new data supplied");
   }
   const group = accessUserGroupForUpdate(h, actor, groupId, "can_manage_group");
-  const next: UserGroupRecord = { ...group, settings: { ...group.settings } };
+  const changes: Partial<Pick<UserGroupRecord, "name" | "description">> = {};
+  const settingChanges: Partial<UserGroupRecord["settings"]> = {};
   const data: Record<string, unknown> = {};
-  if (input.name !== undefined && input.name !== group.name) {
-    next.name = checkUserGroupName(h, input.name, group.id);
-    data.name = next.name;
-  }
-  if (input.description !== undefined && input.description !== group.description) {
-    next.description = input.description;
-    data.description = next.description;
-  }
+  if (input.name !== undefined && input.name !== group.name) data.name = changes.name = checkUserGroupName(h, input.name, group.id);
+  if (input.description !== undefined && input.description !== group.description) data.description = changes.description = input.description;
   for (const setting of settingsGiven) {
     const update = input.settings[setting]!;
     if (update.old !== undefined && !sameGroupSettingValue(update.old, group.settings[setting])) {
@@ -303,18 +298,19 @@ export async function checkUpdateUserGroup(h: Hearth, actor: UserRecord, groupId
     }
     const value = checkUserGroupSetting(h, setting, update.new);
     if (sameGroupSettingValue(value, group.settings[setting])) continue;
-    next.settings[setting] = value;
-    data[setting] = value;
+    data[setting] = settingChanges[setting] = value;
   }
   // `deactivated=true` does nothing (deactivation has its own endpoint); `false` reactivates (FL 386).
   const reactivate = input.deactivated === false && group.deactivated;
-  if (reactivate) next.deactivated = false;
   if (Object.keys(data).length === 0 && !reactivate) return;
 
   await h.store.commit(() => {
+    // Only this request's changes go onto the stored record: a deactivation or
+    // membership change committed meanwhile stays as it is.
     const current = getUserGroup(h.store, group.id)!;
-    if (next.name !== current.name) checkUserGroupName(h, next.name, group.id);
-    putUserGroup(h.store, { ...current, ...next, direct_subgroup_ids: current.direct_subgroup_ids }, current.name);
+    if (changes.name !== undefined && changes.name !== current.name) checkUserGroupName(h, changes.name, group.id);
+    const next = { ...current, ...changes, settings: { ...current.settings, ...settingChanges }, deactivated: reactivate ? false : current.deactivated };
+    putUserGroup(h.store, next, current.name);
   });
   const after = getUserGroup(h.store, group.id)!;
   if (Object.keys(data).length > 0) {

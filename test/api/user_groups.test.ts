@@ -407,3 +407,19 @@ describe("zulip-js (under Node, as its users run it)", () => {
     expect((await groupView(gid)).deactivated).toBe(true);
   });
 });
+
+describe("concurrent changes found in review", () => {
+  test("a rename racing a deactivation keeps the group deactivated", async () => {
+    for (let i = 0; i < 6; i++) {
+      const id = await createGroup("iago");
+      const [renamed, deactivated] = await Promise.all([
+        s.as("iago").patch(`/user_groups/${id}`, { name: fresh("renamed") }),
+        s.as("iago").post(`/user_groups/${id}/deactivate`),
+      ]);
+      expectSuccess(renamed);
+      expectSuccess(deactivated);
+      const group = expectSuccess(await s.as("iago").get("/user_groups", { include_deactivated_groups: true })).user_groups.find((g: any) => g.id === id);
+      expect(group.deactivated).toBe(true);
+    }
+  });
+});
