@@ -30,7 +30,9 @@ export type RealmGroupSettingName =
   | "can_move_messages_between_topics_group"
   | "can_move_messages_between_channels_group"
   | "can_delete_any_message_group"
-  | "can_delete_own_message_group";
+  | "can_delete_own_message_group"
+  | "can_create_bots_group"
+  | "can_create_write_only_bots_group";
 
 function realmSettings(h: Hearth): Record<string, unknown> {
   return getRealm(h.store)?.settings ?? {};

@@ -7,6 +7,7 @@ import { badRequest, insufficientPermission, mustBeAdmin, mustBeOwner } from "..
 import { generateApiKey, hashPassword } from "../auth/credentials";
 import { allUsers, BotType, EmailVisibility, getUser, getUserByEmail, putUser, Role, ROLES, type UserRecord } from "../store/users";
 import { notifySystemGroupMembership } from "./user_groups";
+import { isUserInGroupSetting, realmGroupSetting } from "../access/groups";
 import {
   notifyDefaultChannelsJoined,
   notifySubscriberActivityChanged,
@@ -188,6 +189,12 @@ export async function checkCreateBot(
 ): Promise<UserRecord> {
   if (owner.is_bot) throw badRequest("Bots cannot create bots");
   if (!BOT_TYPES_SUPPORTED.includes(input.bot_type)) throw badRequest("Invalid bot type");
+  // Zulip's check_bot_creation_policy: can_create_bots_group for any bot, and
+  // can_create_write_only_bots_group for incoming webhooks too.
+  const mayCreate =
+    isUserInGroupSetting(h, owner, realmGroupSetting(h, "can_create_bots_group")) ||
+    (input.bot_type === BotType.INCOMING_WEBHOOK && isUserInGroupSetting(h, owner, realmGroupSetting(h, "can_create_write_only_bots_group")));
+  if (!mayCreate) throw insufficientPermission();
   const short = input.short_name.trim().toLowerCase();
   if (!/^[a-z0-9._-]+$/.test(short)) throw badRequest("Bad name or username");
   const email = `${short}-bot@${h.realmHost()}`;
@@ -366,8 +373,10 @@ export async function doRecordFirstLogin(h: Hearth, user: UserRecord): Promise<v
 
 /** `DELETE /users/{id}` and `POST /users/{id}/reactivate`: administrators only (bots go through /bots). */
 export async function checkSetUserActive(h: Hearth, actor: UserRecord, userId: number, active: boolean): Promise<void> {
-  accessUser(h, userId, { allowDeactivated: true });
+  // As Zulip's deactivate_user_backend: bots are deactivated through /bots, and only an owner deactivates an owner.
+  const target = accessUser(h, userId, { allowDeactivated: true, allowBots: active });
   assertAdmin(actor);
+  if (!active && isOwner(target) && !isOwner(actor)) throw mustBeOwner();
   await doSetActive(h, actor, userId, active);
 }
 

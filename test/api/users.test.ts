@@ -181,3 +181,19 @@ describe("email visibility", () => {
     expect(expectSuccess(await s.as("iago").get(`/users/${u.email}`)).user.user_id).toBe(u.id);
   });
 });
+
+describe("permissions found in review", () => {
+  test("guests cannot create bots (can_create_bots_group); an administrator cannot deactivate an owner; bots are deactivated through /bots", async () => {
+    expectError(await s.as("polonius").post("/bots", { full_name: "Guest bot", short_name: "gbot" }), 400, "UNAUTHORIZED_PRINCIPAL", "Insufficient permission");
+    const owner = await s.createUser("secondowner");
+    const { getUser, putUser, Role } = await import("../../src/store/users");
+    const h = s.server.h;
+    await h.store.commit(() => putUser(h.store, { ...getUser(h.store, owner.id)!, role: Role.OWNER }));
+    expectError(await s.as("iago").delete(`/users/${owner.id}`), 400, "UNAUTHORIZED_PRINCIPAL", "Must be an organization owner");
+    expect(expectSuccess(await s.as("iago").get(`/users/${owner.id}`)).user.is_active).toBe(true);
+    const bot = expectSuccess(await s.as("hamlet").post("/bots", { full_name: "Managed bot", short_name: "mbot" }));
+    expectError(await s.as("iago").delete(`/users/${bot.user_id}`), 400, "BAD_REQUEST", "No such user");
+    expectSuccess(await s.as("iago").delete(`/bots/${bot.user_id}`));
+    expectSuccess(await s.as("iago").post(`/users/${bot.user_id}/reactivate`));
+  });
+});
