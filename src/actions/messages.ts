@@ -351,7 +351,9 @@ export interface SentMessage {
 
 export async function doSendMessage(h: Hearth, sender: UserRecord, req: SendRequest): Promise<SentMessage> {
   const content = normalizeContent(req.content);
-  const { target } = req;
+  // Topics the server composes (moderation reports, notices) get the same length and
+  // character rules as a client's; for a client's own topic this changes nothing.
+  const target = req.target.type === "stream" ? { ...req.target, topic: normalizeTopic(req.target.topic) } : req.target;
   const rendered = renderMessageContent(h, sender, content);
   const groupMembers = mentionedGroupMembers(h, rendered);
   const now = Math.floor(Date.now() / 1000);

@@ -110,6 +110,17 @@ describe("POST /messages/{message_id}/report", () => {
     expectError(await s.as("hamlet").get(`/messages/${(await newest(mods)).id}`), 400, "BAD_REQUEST", "Invalid message(s)");
   });
 
+  test("a report about a user with a long name goes to a topic of at most 60 characters", async () => {
+    const longName = await s.createUser("longname");
+    expectSuccess(await s.as("iago").patch(`/users/${longName.id}`, { full_name: "L".repeat(90) }));
+    expectSuccess(await s.as("iago").post("/users/me/subscriptions", { subscriptions: [{ name: "Lobby" }], principals: [longName.id] }));
+    const id = expectSuccess(await s.as(longName).post("/messages", { type: "stream", to: lobby, topic: "t", content: "spam spam" })).id;
+    expectSuccess(await s.as("hamlet").post(`/messages/${id}/report`, { report_type: "spam" }));
+    const report = await newest(mods);
+    expect([...report.subject].length).toBeLessThanOrEqual(60);
+    expect(report.subject.startsWith("LLLL")).toBe(true);
+  });
+
   test("bad reports are refused", async () => {
     const id = expectSuccess(await s.as("othello").post("/messages", { type: "stream", to: lobby, topic: "t", content: "hello" })).id;
     expectError(await s.as("hamlet").post(`/messages/${id}/report`, { report_type: "boring" }), 400, "BAD_REQUEST", "Invalid report_type");
