@@ -8,6 +8,7 @@ import { allUsers, type UserRecord } from "../store/users";
 import { getRealm } from "../store/realm";
 import { botView } from "../actions/users";
 import { formatUser, isAdmin, isGuest, isModerator, isOwner } from "./users";
+import { inRealmGroup } from "./message_channels";
 import { avatarUrl } from "./avatars";
 import { maxMessageIdFor } from "./messages";
 import { REALM_ICON_PATH, requireRealm } from "./realm";
@@ -117,7 +118,8 @@ defineStatePart("realm_user", ["realm_user"], (ctx) => {
     cross_realm_bots: crossRealmBots,
   };
   if (user) {
-
+    const canCreatePublic = inRealmGroup(h, user, "can_create_public_channel_group");
+    const canCreatePrivate = inRealmGroup(h, user, "can_create_private_channel_group");
     Object.assign(state, {
       user_id: user.id,
       email: formatUser(h, user, user, { clientGravatar: false, includeCustomProfileFields: false }).email,
@@ -131,11 +133,12 @@ defineStatePart("realm_user", ["realm_user"], (ctx) => {
       is_moderator: isModerator(user),
       is_guest: isGuest(user),
       is_billing_admin: false,
-      can_create_streams: !isGuest(user),
-      can_create_public_streams: !isGuest(user),
-      can_create_private_streams: !isGuest(user),
+      // From the organization's permission groups, which PATCH /realm changes.
+      can_create_streams: canCreatePublic || canCreatePrivate,
+      can_create_public_streams: canCreatePublic,
+      can_create_private_streams: canCreatePrivate,
       can_create_web_public_streams: isOwner(user),
-      can_subscribe_other_users: !isGuest(user),
+      can_subscribe_other_users: inRealmGroup(h, user, "can_add_subscribers_group"),
       can_invite_others_to_realm: !isGuest(user),
     });
   }

@@ -53,6 +53,15 @@ describe("PATCH /realm", () => {
     expectSuccess(await s.as("iago").patch("/realm", { allow_message_editing: true, mandatory_topics: false }));
   });
 
+  test("register's can_create_*_streams follow the permission groups", async () => {
+    expectSuccess(await s.as("iago").patch("/realm", { can_create_public_channel_group: JSON.stringify({ new: 6 }) }));
+    const member = await register(s.as("hamlet"));
+    expect(member).toMatchObject({ can_create_public_streams: false, can_create_private_streams: true, can_create_streams: true });
+    expectError(await s.as("hamlet").post("/users/me/subscriptions", { subscriptions: [{ name: "Hamlet's public" }] }), 400, "BAD_REQUEST", "Insufficient permission");
+    expect((await register(s.as("iago"))).can_create_public_streams).toBe(true);
+    expectSuccess(await s.as("iago").patch("/realm", { can_create_public_channel_group: JSON.stringify({ new: 3 }) }));
+  });
+
   test("members cannot; bad values are rejected and nothing is written", async () => {
     expectError(await s.as("hamlet").patch("/realm", { name: "Mine" }), 400, "UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator");
     expectError(await s.as("iago").patch("/realm", { name: "x".repeat(41) }), 400, "BAD_REQUEST", "Organization name is too long.");
