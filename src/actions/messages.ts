@@ -59,7 +59,7 @@ import {
   inRealmGroup,
   type MessageChannel,
 } from "../views/message_channels";
-import { formatMessage, readableMessage, realmSetting, visibleFlags } from "../views/messages";
+import { editHistoryPolicy, formatMessage, readableMessage, realmSetting, visibleFlags } from "../views/messages";
 import { attachmentView, notifyAttachmentChanges, releaseDeletedMessages, setMessageAttachments, type AttachmentChanges } from "./uploads";
 
 export const MAX_MESSAGE_LENGTH = 10000;
@@ -1087,8 +1087,8 @@ export function doTypingEditMessage(h: Hearth, sender: UserRecord, op: "start" |
 /** GET /messages/{id}/history: oldest first, each entry the state after that change. */
 export function messageHistory(h: Hearth, user: UserRecord, messageId: number): Record<string, unknown>[] {
   const { message } = accessMessage(h, user, messageId);
-  const policy = realmSetting<number>(h, "message_edit_history_visibility_policy", 1);
-  if (!realmSetting<boolean>(h, "allow_edit_history", true) || policy === 3) throw badRequest("Message edit history is disabled in this organization");
+  const policy = editHistoryPolicy(h);
+  if (policy === "none") throw badRequest("Message edit history is disabled in this organization");
   const entries: Record<string, unknown>[] = [];
   let content = message.content;
   let rendered = message.rendered_content;
@@ -1097,7 +1097,7 @@ export function messageHistory(h: Hearth, user: UserRecord, messageId: number): 
   // Walk back from the current state; edit_history is newest first.
   for (const e of message.edit_history) {
     const snapshot: Record<string, unknown> = { user_id: e.user_id, timestamp: e.timestamp, topic, content, rendered_content: rendered };
-    if (e.prev_content !== undefined && policy === 1) {
+    if (e.prev_content !== undefined && policy === "all") {
       snapshot.prev_content = e.prev_content;
       snapshot.prev_rendered_content = e.prev_rendered_content;
       content = e.prev_content;

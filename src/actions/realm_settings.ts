@@ -19,7 +19,6 @@ import { fullMemberIds, notifyFullMembersChanged } from "./user_groups";
  */
 
 export const REALM_BOOLEAN_SETTINGS = [
-  "allow_edit_history",
   "allow_message_editing",
   "enable_read_receipts",
   "mandatory_topics",
@@ -63,7 +62,9 @@ export interface RealmSettingsInput {
   name?: string;
   description?: string;
   waiting_period_threshold?: number;
-  message_edit_history_visibility_policy?: number;
+  message_edit_history_visibility_policy?: "all" | "moves" | "none";
+  /** Before FL 358: true is "all", false is "none". */
+  allow_edit_history?: boolean;
   empty_topic_display_name?: string;
   topics_policy?: string;
   /** The other settings by name (booleans, time limits as number | "unlimited", channel IDs, group {new, old}). */
@@ -90,10 +91,8 @@ export async function checkUpdateRealm(h: Hearth, actor: UserRecord, input: Real
     if (input.waiting_period_threshold < 0) throw badRequest("Invalid waiting_period_threshold");
     wanted.waiting_period_threshold = input.waiting_period_threshold;
   }
-  if (input.message_edit_history_visibility_policy !== undefined) {
-    if (![1, 2, 3].includes(input.message_edit_history_visibility_policy)) throw badRequest("Invalid message_edit_history_visibility_policy");
-    wanted.message_edit_history_visibility_policy = input.message_edit_history_visibility_policy;
-  }
+  const historyPolicy = input.message_edit_history_visibility_policy ?? (input.allow_edit_history === undefined ? undefined : input.allow_edit_history ? "all" : "none");
+  if (historyPolicy !== undefined) wanted.message_edit_history_visibility_policy = historyPolicy;
   if (input.empty_topic_display_name !== undefined) {
     const display = input.empty_topic_display_name.trim();
     if (display === "" || [...display].length > 60) throw badRequest("Invalid empty_topic_display_name");

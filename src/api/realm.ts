@@ -18,7 +18,8 @@ const realmSettingParams = {
   name: param.string().optional(),
   description: param.string().optional(),
   waiting_period_threshold: param.int().optional(),
-  message_edit_history_visibility_policy: param.int().optional(),
+  message_edit_history_visibility_policy: param.oneOf(["all", "moves", "none"] as const).optional(),
+  allow_edit_history: param.bool().optional(),
   empty_topic_display_name: param.string().optional(),
   topics_policy: param.string().optional(),
   ...Object.fromEntries(REALM_BOOLEAN_SETTINGS.map((name) => [name, param.bool().optional()])),
@@ -30,8 +31,17 @@ const realmSettingParams = {
 export function realmRoutes(h: Hearth) {
   return new ApiRoutes(h)
     .patch("/realm", { params: realmSettingParams }, async ({ user, params }) => {
-      const { name, description, waiting_period_threshold, message_edit_history_visibility_policy, empty_topic_display_name, topics_policy, ...settings } = params as Record<string, any>;
-      return checkUpdateRealm(h, user, { name, description, waiting_period_threshold, message_edit_history_visibility_policy, empty_topic_display_name, topics_policy, settings });
+      const { name, description, waiting_period_threshold, message_edit_history_visibility_policy, allow_edit_history, empty_topic_display_name, topics_policy, ...settings } = params as Record<string, any>;
+      return checkUpdateRealm(h, user, {
+        name,
+        description,
+        waiting_period_threshold,
+        message_edit_history_visibility_policy,
+        allow_edit_history,
+        empty_topic_display_name,
+        topics_policy,
+        settings,
+      });
     })
     .get("/realm/domains", {}, () => ({ domains: getRealmDomains(h).map(realmDomainView) }))
     .post("/realm/domains", { params: { domain: param.string(), allow_subdomains: param.bool() } }, async ({ user, params }) => {

@@ -159,6 +159,8 @@ export const RegisterResponse = success({
   realm_url: AbsoluteUrl(),
   realm_uri: AbsoluteUrl(),
   realm_description: Str(),
+  realm_message_edit_history_visibility_policy: t.Union([t.Literal("all"), t.Literal("moves"), t.Literal("none")]),
+  realm_allow_edit_history: Bool(),
   realm_date_created: Int(),
   realm_authentication_methods: t.Record(Str(), t.Object({ enabled: Bool(), available: Bool() })),
   realm_user_settings_defaults: t.Record(Str(), t.Unknown()),

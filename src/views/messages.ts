@@ -115,15 +115,17 @@ export function formatMessage(
   return out;
 }
 
-/**
- * Edit history as the organization lets members see it
- * (`message_edit_history_visibility_policy`: 1 all, 2 moves only, 3 none).
- */
+/** `message_edit_history_visibility_policy` (FL 358): "all", "moves" (moves only) or "none". */
+export function editHistoryPolicy(h: Hearth): "all" | "moves" | "none" {
+  return realmSetting<"all" | "moves" | "none">(h, "message_edit_history_visibility_policy", "all");
+}
+
+/** Edit history as the organization lets members see it. */
 export function visibleEditHistory(h: Hearth, m: MessageRecord): MessageRecord["edit_history"] {
   if (m.edit_history.length === 0) return m.edit_history;
-  const policy = realmSetting<number>(h, "message_edit_history_visibility_policy", 1);
-  if (policy === 3 || realmSetting<boolean>(h, "allow_edit_history", true) === false) return [];
-  if (policy === 1) return m.edit_history;
+  const policy = editHistoryPolicy(h);
+  if (policy === "none") return [];
+  if (policy === "all") return m.edit_history;
   return m.edit_history
     .filter((e) => e.prev_topic !== undefined || e.prev_stream !== undefined)
     .map(({ prev_content, prev_rendered_content, prev_rendered_content_version, ...move }) => move);

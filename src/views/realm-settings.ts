@@ -23,8 +23,8 @@ const g = SYSTEM_GROUP_IDS;
 
 export const REALM_DEFAULTS: Record<string, unknown> = {
   default_language: "en",
-  allow_edit_history: true,
-  message_edit_history_visibility_policy: 1,
+  // FL 358: "all", "moves" or "none" (it replaced the allow_edit_history boolean).
+  message_edit_history_visibility_policy: "all",
   add_custom_emoji_policy: 1,
   delete_own_message_policy: 5,
   bot_creation_policy: 1,

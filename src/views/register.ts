@@ -39,6 +39,8 @@ defineStatePart("realm", ["realm"], ({ h }) => {
   Object.assign(state, SERVER_LIMITS, {
     realm_name: realm.name,
     realm_description: realm.description,
+    // For clients from before FL 358.
+    realm_allow_edit_history: realmSetting(realm.settings, "message_edit_history_visibility_policy") !== "none",
     realm_date_created: realm.date_created,
     realm_url: url,
     realm_uri: url,

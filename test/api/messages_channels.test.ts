@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { expectError, expectSchema, expectSuccess, recordPublished, startTestServer, type TestServer } from "../kit";
 import { GetMessagesResponse, SendMessageResponse, TopicsResponse } from "../../src/schemas/messages";
 import { getMessage, getUserFlags, MessageFlag } from "../../src/store/messages";
-import { getRealm, putRealm } from "../../src/store/realm";
+import { register } from "../events-kit";
 import { getChannel, putChannel } from "../../src/store/channels";
 import { doExpireMessages } from "../../src/actions/retention";
 import { putUserGroup, systemGroupId, USER_GROUP_SETTINGS } from "../../src/store/user_groups";
@@ -289,25 +289,26 @@ describe("channel messages", () => {
   });
 
   test("edit history visibility follows message_edit_history_visibility_policy", async () => {
-    const h = s.server.h;
     const id = await send("hamlet", denmark, "history policy", "v1");
     expectSuccess(await s.as("hamlet").patch(`/messages/${id}`, { content: "v2" }));
     expectSuccess(await s.as("hamlet").patch(`/messages/${id}`, { topic: "history policy moved" }));
-    const setPolicy = (value: number) =>
-      h.store.commit(() => {
-        const realm = getRealm(h.store)!;
-        putRealm(h.store, { ...realm, settings: { ...realm.settings, message_edit_history_visibility_policy: value } });
-      });
-    await setPolicy(2);
+    // Through PATCH /realm, in the FL 358 form ("all", "moves", "none").
+    const setPolicy = async (value: "all" | "moves" | "none") => expectSuccess(await s.as("iago").patch("/realm", { message_edit_history_visibility_policy: value }));
+    await setPolicy("moves");
     const movesOnly = expectSuccess(await s.as("othello").get(`/messages/${id}`)).message.edit_history;
     expect(movesOnly).toHaveLength(1);
     expect(movesOnly[0].prev_content).toBeUndefined();
     expect(movesOnly[0].prev_topic).toBe("history policy");
-    await setPolicy(3);
+    await setPolicy("none");
     expect(expectSuccess(await s.as("othello").get(`/messages/${id}`)).message.edit_history).toBeUndefined();
     expectError(await s.as("othello").get(`/messages/${id}/history`), 400, "BAD_REQUEST");
-    await setPolicy(1);
+    await setPolicy("all");
     expect(expectSuccess(await s.as("othello").get(`/messages/${id}`)).message.edit_history).toHaveLength(2);
+    // Clients from before FL 358 still set it with allow_edit_history.
+    expectSuccess(await s.as("iago").patch("/realm", { allow_edit_history: false }));
+    expect(expectSuccess(await s.as("othello").get(`/messages/${id}`)).message.edit_history).toBeUndefined();
+    expect((await register(s.as("othello"))).realm_message_edit_history_visibility_policy).toBe("none");
+    expectSuccess(await s.as("iago").patch("/realm", { allow_edit_history: true }));
   });
 
   test("@**all** in a channel of more than 15 subscribers needs can_mention_many_users_group", async () => {
