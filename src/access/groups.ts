@@ -213,6 +213,23 @@ export function checkGroupSettingValue(h: Hearth, name: string, value: GroupSett
   return { direct_members: members, direct_subgroups: subgroups };
 }
 
+/**
+ * A group setting's `{new, old}` update (channels, user groups, the organization):
+ * the new canonical value, or undefined when it names what is already set. A stale
+ * `old` is a 400, so two admins editing at once cannot overwrite each other unseen.
+ */
+export function applyGroupSettingUpdate(
+  h: Hearth,
+  name: string,
+  update: { new: GroupSettingValue; old?: GroupSettingValue },
+  current: GroupSettingValue,
+  rules: GroupSettingRules,
+): GroupSettingValue | undefined {
+  if (update.old !== undefined && !sameGroupSettingValue(update.old, current)) throw badRequest("'old' value does not match the expected value.");
+  const value = checkGroupSettingValue(h, name, update.new, rules);
+  return sameGroupSettingValue(value, current) ? undefined : value;
+}
+
 /** Whether two group-setting values name the same set (member and subgroup order does not matter). */
 export function sameGroupSettingValue(a: GroupSettingValue, b: GroupSettingValue): boolean {
   // A client's `old` may spell a stored group ID as an anonymous group of that one subgroup.

@@ -36,7 +36,7 @@ import {
   hasContentAccess,
   hasMetadataAccess,
 } from "../access/channels";
-import { checkGroupSettingValue, isSystemGroupSetting, isUserInGroupSetting, realmGroupSetting, sameGroupSettingValue, type GroupSettingRules } from "../access/groups";
+import { applyGroupSettingUpdate, checkGroupSettingValue, isSystemGroupSetting, isUserInGroupSetting, realmGroupSetting, type GroupSettingRules } from "../access/groups";
 import { renderDescription } from "../markdown/description";
 import { activeSubscriberIds, formatChannel, formatSubscription, pickChannelColor, streamPostPolicyGroupId } from "../views/channels";
 import { isAdmin, isGuest, isOwner } from "../views/users";
@@ -692,11 +692,8 @@ export async function checkUpdateChannel(h: Hearth, actor: UserRecord, channelId
   for (const name of CHANNEL_GROUP_SETTINGS) {
     const update = input.groups[name];
     if (!update) continue;
-    if (update.old !== undefined && !sameGroupSettingValue(update.old, channel.groups[name])) {
-      throw badRequest("'old' value does not match the expected value.");
-    }
-    const value = checkChannelGroupSetting(h, name, update.new);
-    if (sameGroupSettingValue(value, channel.groups[name])) continue;
+    const value = applyGroupSettingUpdate(h, name, update, channel.groups[name], CHANNEL_GROUP_RULES[name]);
+    if (value === undefined) continue;
     needsContent(name);
     next.groups[name] = value;
     changed.push(name);

@@ -1,6 +1,6 @@
 import type { Hearth } from "../context";
 import { assertAdmin } from "../access/roles";
-import { checkGroupSettingValue, sameGroupSettingValue, type GroupSettingRules, type RealmGroupSettingName } from "../access/groups";
+import { applyGroupSettingUpdate, type GroupSettingRules, type RealmGroupSettingName } from "../access/groups";
 import { badRequest } from "../errors";
 import { getChannel } from "../store/channels";
 import { getRealm, putRealm } from "../store/realm";
@@ -144,10 +144,8 @@ export async function checkUpdateRealm(h: Hearth, actor: UserRecord, input: Real
     }
     const groupsChanged: Record<string, GroupSettingValue> = {};
     for (const [key, update] of groupUpdates) {
-      const current = realmSetting(settings, key) as GroupSettingValue;
-      if (update.old !== undefined && !sameGroupSettingValue(update.old, current)) throw badRequest("'old' value does not match the expected value.");
-      const next = checkGroupSettingValue(h, key, update.new, REALM_GROUP_RULES[key]!);
-      if (!sameGroupSettingValue(next, current)) settings[key] = groupsChanged[key] = next;
+      const next = applyGroupSettingUpdate(h, key, update, realmSetting(settings, key) as GroupSettingValue, REALM_GROUP_RULES[key]!);
+      if (next !== undefined) settings[key] = groupsChanged[key] = next;
     }
     if (Object.keys(changed).length > 0 || Object.keys(groupsChanged).length > 0) putRealm(h.store, { ...realm, name, description, settings });
     return { changed, groupsChanged };

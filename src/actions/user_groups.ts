@@ -4,6 +4,7 @@ import { allUsers, getUser, Role, type UserRecord } from "../store/users";
 import {
   accessUserGroupForRead,
   accessUserGroupForUpdate,
+  applyGroupSettingUpdate,
   checkGroupSettingValue,
   checkMayChangeGroups,
   groupInUse,
@@ -13,7 +14,6 @@ import {
   isUserInGroupSetting,
   realmGroupSetting,
   recursiveSubgroupIds,
-  sameGroupSettingValue,
   usersInGroupSetting,
   type GroupChangePermission,
   type GroupSettingRules,
@@ -292,12 +292,8 @@ export async function checkUpdateUserGroup(h: Hearth, actor: UserRecord, groupId
   if (input.name !== undefined && input.name !== group.name) data.name = changes.name = checkUserGroupName(h, input.name, group.id);
   if (input.description !== undefined && input.description !== group.description) data.description = changes.description = input.description;
   for (const setting of settingsGiven) {
-    const update = input.settings[setting]!;
-    if (update.old !== undefined && !sameGroupSettingValue(update.old, group.settings[setting])) {
-      throw badRequest("'old' value does not match the expected value.");
-    }
-    const value = checkUserGroupSetting(h, setting, update.new);
-    if (sameGroupSettingValue(value, group.settings[setting])) continue;
+    const value = applyGroupSettingUpdate(h, setting, input.settings[setting]!, group.settings[setting], GROUP_PERMISSION_RULES[setting]);
+    if (value === undefined) continue;
     data[setting] = settingChanges[setting] = value;
   }
   // `deactivated=true` does nothing (deactivation has its own endpoint); `false` reactivates (FL 386).

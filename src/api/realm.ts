@@ -11,7 +11,7 @@ import {
   REALM_GROUP_SETTINGS,
   REALM_TIME_LIMIT_SETTINGS,
 } from "../actions/realm_settings";
-import { GroupSettingUpdate } from "../http/group_params";
+import { groupSettingParams } from "../http/group_params";
 
 /** PATCH /realm's parameters: each optional; the JSON-valued ones as Zulip declares them. */
 const realmSettingParams = {
@@ -25,7 +25,7 @@ const realmSettingParams = {
   ...Object.fromEntries(REALM_BOOLEAN_SETTINGS.map((name) => [name, param.bool().optional()])),
   ...Object.fromEntries(REALM_TIME_LIMIT_SETTINGS.map((name) => [name, param.json(t.Union([t.Integer(), t.Literal("unlimited")])).optional()])),
   ...Object.fromEntries(REALM_CHANNEL_SETTINGS.map((name) => [name, param.int().optional()])),
-  ...Object.fromEntries(REALM_GROUP_SETTINGS.map((name) => [name, param.json(GroupSettingUpdate).optional()])),
+  ...groupSettingParams(REALM_GROUP_SETTINGS).update,
 };
 
 export function realmRoutes(h: Hearth) {
