@@ -5,7 +5,7 @@ import { findUserByLoginEmail } from "../auth/basic";
 import { checkProfileData, doSetProfileData, notifyProfileData, writeProfileData } from "./profile_fields";
 import { badRequest, insufficientPermission, mustBeAdmin, mustBeOwner } from "../errors";
 import { generateApiKey, hashPassword } from "../auth/credentials";
-import { allUsers, BotType, EmailVisibility, getUser, getUserByEmail, putUser, Role, ROLES, type UserRecord } from "../store/users";
+import { activeUserIdsOf, allUsers, BotType, EmailVisibility, getUser, getUserByEmail, putUser, Role, ROLES, type UserRecord } from "../store/users";
 import { notifySystemGroupMembership } from "./user_groups";
 import { isUserInGroupSetting, realmGroupSetting } from "../access/groups";
 import {
@@ -40,11 +40,7 @@ export function checkEmailAddress(email: string): string {
 
 /** Every active human and bot account (not system bots): the audience of realm-wide events. */
 export function activeUserIds(h: Hearth): readonly number[] {
-  return h.store.memo("activeUserIds", () => {
-    const ids: number[] = [];
-    for (const u of allUsers(h.store)) if (u.is_active && !u.is_system_bot) ids.push(u.id);
-    return ids;
-  });
+  return activeUserIdsOf(h.store);
 }
 
 function adminIds(h: Hearth): number[] {

@@ -11,8 +11,11 @@ export function getAlertWords(store: Store, userId: number): string[] {
 }
 
 /** Users who have alert words, with their words: a message checks only these recipients. */
+const alertWordsByUserCache = new StoreCache<"all", ReadonlyMap<number, readonly string[]>>();
+
 export function alertWordsByUser(store: Store): ReadonlyMap<number, readonly string[]> {
-  return store.memo("alertWordsByUser", () => {
+  // Recomputed only after alert words change (every message send reads it).
+  return alertWordsByUserCache.get(store, "all", () => {
     const out = new Map<number, readonly string[]>();
     for (const { key, value } of store.dbs.alertWords.getRange({})) out.set(key as number, value as string[]);
     return out;
@@ -21,6 +24,7 @@ export function alertWordsByUser(store: Store): ReadonlyMap<number, readonly str
 
 export function putAlertWords(store: Store, userId: number, words: string[]): void {
   alertWordCache.invalidate(store);
+  alertWordsByUserCache.invalidate(store);
   if (words.length === 0) store.dbs.alertWords.remove(userId);
   else store.dbs.alertWords.put(userId, words);
 }

@@ -58,9 +58,21 @@ export function getUserByEmail(store: Store, email: string): UserRecord | undefi
 /** Moves whenever a user record is written (see StoreCache): caches of users check it. */
 export const userWriteVersion = () => userCache.version;
 
+/** The active accounts (system bots excepted): recomputed only after a user is written, not after every commit. */
+const activeIdsCache = new StoreCache<"active", readonly number[]>();
+
+export function activeUserIdsOf(store: Store): readonly number[] {
+  return activeIdsCache.get(store, "active", () => {
+    const ids: number[] = [];
+    for (const u of allUsers(store)) if (u.is_active && !u.is_system_bot) ids.push(u.id);
+    return ids;
+  });
+}
+
 /** Writes a user and keeps the email index in step; call only inside `commit`. */
 export function putUser(store: Store, user: UserRecord, previousEmail?: string): void {
   userCache.invalidate(store);
+  activeIdsCache.invalidate(store);
   if (previousEmail !== undefined && previousEmail.toLowerCase() !== user.email.toLowerCase()) {
     store.dbs.usersByEmail.remove(previousEmail.toLowerCase());
   }
