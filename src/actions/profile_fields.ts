@@ -133,7 +133,17 @@ export async function doUpdateProfileField(h: Hearth, actor: UserRecord, id: num
       next.hint = input.hint.trim();
       if (next.hint.length > MAX_FIELD_HINT_LENGTH) throw badRequest(`hint is too long (limit: ${MAX_FIELD_HINT_LENGTH} characters)`);
     }
-    if (input.field_data !== undefined) next.field_data = checkFieldData(field.type, input.field_data);
+    if (input.field_data !== undefined) {
+      next.field_data = checkFieldData(field.type, input.field_data);
+      // Zulip's remove_custom_profile_field_value_if_required: a removed choice leaves nobody holding it.
+      if (field.type === ProfileFieldType.SELECT) {
+        const kept = new Set(Object.keys(JSON.parse(next.field_data) as Record<string, unknown>));
+        for (const u of allUsers(h.store)) {
+          const held = h.store.dbs.profileData.get([u.id, id]) as { value: string } | undefined;
+          if (held && !kept.has(held.value)) h.store.dbs.profileData.remove([u.id, id]);
+        }
+      }
+    }
     if (input.display_in_profile_summary !== undefined) {
       checkSummaryFlag(h, field.type, input.display_in_profile_summary, id);
       next.display_in_profile_summary = input.display_in_profile_summary;
@@ -172,8 +182,9 @@ export async function doReorderProfileFields(h: Hearth, actor: UserRecord, order
   notifyFields(h);
 }
 
-/** Validates one value and returns its stored text ("" means remove the value). */
+/** Validates one value and returns its stored text ("" means remove the value; null asks for that of any field type). */
 function checkValue(h: Hearth, field: CustomProfileField, value: unknown): string {
+  if (value === null) return "";
   const fail = (msg: string) => badRequest(msg);
   if (field.type === ProfileFieldType.USER) {
     if (!Array.isArray(value) || !value.every((v) => Number.isInteger(v))) throw fail(`${field.name} is not a list`);

@@ -50,7 +50,7 @@ export function profileFieldRoutes(h: Hearth) {
       return {};
     })
     .delete("/users/me/profile_data", { params: { data: param.json(t.Array(t.Integer())) } }, async ({ user, params }) => {
-      await doSetProfileData(h, user, checkProfileData(h, user, user, params.data.map((id) => ({ id, value: "" }))));
+      await doSetProfileData(h, user, checkProfileData(h, user, user, params.data.map((id) => ({ id, value: null }))));
       return {};
     });
 }

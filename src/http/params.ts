@@ -191,8 +191,9 @@ export function parseParams<P extends ParamSpecs>(specs: P, raw: RawParams, path
     spec.validate?.(value as never, wireName);
     values[name] = value;
   }
+  // Form fields only: uploaded files are read by the endpoints that take them, and
+  // Zulip never lists a file here.
   const ignored: string[] = [];
   for (const n of raw.fields.keys()) if (!known.has(n) && !pathParams.includes(n)) ignored.push(n);
-  for (const n of raw.files.keys()) if (!known.has(n) && !pathParams.includes(n)) ignored.push(n);
   return { values: values as ParamValues<P>, ignored };
 }

@@ -74,6 +74,15 @@ describe("custom profile fields", () => {
     expectSuccess(await s.as("hamlet").delete("/users/me/profile_data", { data: [byName.Phone.id] }));
     const after = expectSuccess(await s.as("othello").get(`/users/${s.users.hamlet.id}`, { include_custom_profile_fields: true })).user;
     expect(after.profile_data[byName.Phone.id]).toBeUndefined();
+    // A user-type value is cleared the same way.
+    expectSuccess(await s.as("hamlet").delete("/users/me/profile_data", { data: [byName.Mentor.id] }));
+    expect(expectSuccess(await s.as("othello").get(`/users/${s.users.hamlet.id}`, { include_custom_profile_fields: true })).user.profile_data[byName.Mentor.id]).toBeUndefined();
+    // A choice taken away from a select field leaves nobody holding it.
+    const team = byName.Team;
+    const choices = JSON.parse(team.field_data);
+    delete choices.b;
+    expectSuccess(await s.as("iago").patch(`/realm/profile_fields/${team.id}`, { field_data: JSON.stringify(choices) }));
+    expect(expectSuccess(await s.as("othello").get(`/users/${s.users.hamlet.id}`, { include_custom_profile_fields: true })).user.profile_data[team.id]).toBeUndefined();
   });
 
   test("bad values are rejected and nothing is written", async () => {

@@ -344,6 +344,8 @@ describe("file names found in review", () => {
     const nameless = (await res.json()) as any;
     expect(nameless.result).toBe("success");
     expect(nameless.url).toEndWith("/uploaded-file");
+    // The file is the upload, not an unknown parameter.
+    expect(nameless.ignored_parameters_unsupported).toBeUndefined();
 
     const long = await upload("hamlet", "a" + "𠀀".repeat(60) + ".txt", "y");
     expect(decodeURIComponent(long.url.split("/").pop())).toMatch(/^a𠀀+$/u);
