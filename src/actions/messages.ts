@@ -6,7 +6,8 @@ import { isSystemGroupSetting, isUserInGroupSetting } from "../access/groups";
 import { getUserGroup } from "../store/user_groups";
 import { alertWordsByUser } from "../store/personal";
 import { doAutomaticTopicPolicies } from "./user_topics";
-import { activeRealmEmojiByName, getRealmEmoji } from "../store/realm_emoji";
+import { activeRealmEmojiByName } from "../store/realm_emoji";
+import { checkEmojiRequest, type ReactionInput } from "./realm_emoji";
 import { realmEmojiPath } from "../views/realm_emoji";
 import { ApiError, badRequest } from "../errors";
 import { allUsers, getUser, type UserRecord } from "../store/users";
@@ -580,32 +581,6 @@ async function doMarkChannelAsRead(h: Hearth, user: UserRecord, channelId: numbe
 // ---------------------------------------------------------------------------
 // Reactions
 
-export interface ReactionInput {
-  emoji_name: string;
-  emoji_code?: string;
-  reaction_type?: string;
-}
-
-function resolveReaction(h: Hearth, input: ReactionInput): Omit<Reaction, "user_id"> {
-  const type = input.reaction_type ?? "unicode_emoji";
-  if (type !== "unicode_emoji" && type !== "realm_emoji" && type !== "zulip_extra_emoji") throw badRequest("Invalid emoji type.");
-  if (type === "unicode_emoji") {
-    const byName = emojiCodeFor(input.emoji_name);
-    const code = input.emoji_code ?? byName;
-    if (!code || !/^[0-9a-f]+(-[0-9a-f]+)*$/.test(code)) throw badRequest(`Emoji '${input.emoji_name}' does not exist`);
-    if (byName === undefined && input.emoji_code === undefined) throw badRequest(`Emoji '${input.emoji_name}' does not exist`);
-    return { emoji_name: input.emoji_name, emoji_code: code, reaction_type: type };
-  }
-  if (type === "zulip_extra_emoji") {
-    if (input.emoji_name !== "zulip") throw badRequest(`Emoji '${input.emoji_name}' does not exist`);
-    return { emoji_name: "zulip", emoji_code: "zulip", reaction_type: type };
-  }
-  // Custom emoji: the code is the emoji's ID; a name alone names the active one.
-  const custom = input.emoji_code !== undefined ? getRealmEmoji(h.store, Number(input.emoji_code)) : activeRealmEmojiByName(h.store, input.emoji_name);
-  if (!custom || custom.deactivated || custom.name !== input.emoji_name) throw badRequest(`Emoji '${input.emoji_name}' does not exist`);
-  return { emoji_name: custom.name, emoji_code: String(custom.id), reaction_type: "realm_emoji" };
-}
-
 /** Users holding a flags row for the message (its recipients), with their flags. */
 function rowHolders(h: Hearth, m: MessageRecord): Map<number, number> {
   return messageRecipientFlags(h.store, m, () => (m.type === "private" ? m.dm_user_ids! : [...allUsers(h.store)].map((u) => u.id)));
@@ -630,7 +605,7 @@ function audienceOf(h: Hearth, m: MessageRecord): number[] {
 export async function checkReaction(h: Hearth, user: UserRecord, messageId: number, op: "add" | "remove", input: ReactionInput): Promise<void> {
   accessMessage(h, user, messageId);
   let reaction: Omit<Reaction, "user_id">;
-  if (op === "add") reaction = resolveReaction(h, input);
+  if (op === "add") reaction = checkEmojiRequest(h, input);
   else {
     const name = input.emoji_name ?? (input.emoji_code ? emojiNameFor(input.emoji_code) : undefined);
     reaction = { emoji_name: name ?? "", emoji_code: input.emoji_code ?? emojiCodeFor(name ?? "") ?? "", reaction_type: (input.reaction_type ?? "unicode_emoji") as Reaction["reaction_type"] };

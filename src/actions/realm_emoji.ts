@@ -1,7 +1,9 @@
 import type { Hearth } from "../context";
 import { badRequest, insufficientPermission } from "../errors";
 import { isUserInGroupSetting, realmGroupSetting } from "../access/groups";
-import { activeRealmEmojiByName, type RealmEmoji } from "../store/realm_emoji";
+import { activeRealmEmojiByName, getRealmEmoji, type RealmEmoji } from "../store/realm_emoji";
+import { emojiCodeFor } from "../markdown/emoji";
+import type { Reaction } from "../store/messages";
 import type { UserRecord } from "../store/users";
 import { isAdmin } from "../views/users";
 import { realmEmojiDict, realmEmojiView } from "../views/realm_emoji";
@@ -62,5 +64,39 @@ export async function doDeactivateRealmEmoji(h: Hearth, user: UserRecord, name: 
     return next;
   });
   notifyRealmEmoji(h, { op: "update_one", emoji, data: { deactivated: true } });
+}
+
+
+// ---------------------------------------------------------------------------
+// Emoji named in requests (reactions, statuses)
+
+export interface ReactionInput {
+  emoji_name: string;
+  emoji_code?: string;
+  reaction_type?: string;
+}
+
+/**
+ * An emoji a client names (Zulip's check_emoji_request), for reactions and statuses:
+ * Unicode by name or code, custom emoji by ID or active name, and Zulip's own extra emoji.
+ */
+export function checkEmojiRequest(h: Hearth, input: ReactionInput): Omit<Reaction, "user_id"> {
+  const type = input.reaction_type ?? "unicode_emoji";
+  if (type !== "unicode_emoji" && type !== "realm_emoji" && type !== "zulip_extra_emoji") throw badRequest("Invalid emoji type.");
+  if (type === "unicode_emoji") {
+    const byName = emojiCodeFor(input.emoji_name);
+    const code = input.emoji_code ?? byName;
+    if (!code || !/^[0-9a-f]+(-[0-9a-f]+)*$/.test(code)) throw badRequest(`Emoji '${input.emoji_name}' does not exist`);
+    if (byName === undefined && input.emoji_code === undefined) throw badRequest(`Emoji '${input.emoji_name}' does not exist`);
+    return { emoji_name: input.emoji_name, emoji_code: code, reaction_type: type };
+  }
+  if (type === "zulip_extra_emoji") {
+    if (input.emoji_name !== "zulip") throw badRequest(`Emoji '${input.emoji_name}' does not exist`);
+    return { emoji_name: "zulip", emoji_code: "zulip", reaction_type: type };
+  }
+  // Custom emoji: the code is the emoji's ID; a name alone names the active one.
+  const custom = input.emoji_code !== undefined ? getRealmEmoji(h.store, Number(input.emoji_code)) : activeRealmEmojiByName(h.store, input.emoji_name);
+  if (!custom || custom.deactivated || custom.name !== input.emoji_name) throw badRequest(`Emoji '${input.emoji_name}' does not exist`);
+  return { emoji_name: custom.name, emoji_code: String(custom.id), reaction_type: "realm_emoji" };
 }
 

@@ -6,9 +6,9 @@ import { getUser, putUser, type UserRecord } from "../store/users";
 import { userSetting } from "../views/settings";
 import { applySettings, publishSettingChanges } from "./settings";
 import { activeUserIds } from "./users";
+import { checkEmojiRequest } from "./realm_emoji";
 
 export const MAX_STATUS_TEXT_LENGTH = 60;
-const REACTION_TYPES = ["unicode_emoji", "realm_emoji", "zulip_extra_emoji"];
 
 export interface StatusChanges {
   status_text?: string;
@@ -21,7 +21,7 @@ export interface StatusChanges {
 const EMPTY: UserStatus = { status_text: "", emoji_name: "", emoji_code: "", reaction_type: "" };
 
 /** Resolves and validates the emoji triple; an empty name clears the emoji. */
-function checkEmoji(changes: StatusChanges): Pick<UserStatus, "emoji_name" | "emoji_code" | "reaction_type"> | undefined {
+function checkEmoji(h: Hearth, changes: StatusChanges): Pick<UserStatus, "emoji_name" | "emoji_code" | "reaction_type"> | undefined {
   if (changes.emoji_name === undefined) {
     if (changes.emoji_code !== undefined || changes.reaction_type !== undefined) {
       throw badRequest("Client must pass emoji_name if they pass either emoji_code or reaction_type.");
@@ -31,17 +31,9 @@ function checkEmoji(changes: StatusChanges): Pick<UserStatus, "emoji_name" | "em
   const name = changes.emoji_name.trim();
   if (name === "") return { emoji_name: "", emoji_code: "", reaction_type: "" };
   // The spec's name for Zulip's own extra emoji is service_extra_emoji; clients know zulip_extra_emoji.
-  let type = changes.reaction_type === "service_extra_emoji" ? "zulip_extra_emoji" : (changes.reaction_type ?? "unicode_emoji");
-  if (!REACTION_TYPES.includes(type)) throw badRequest("Invalid emoji type.");
-  if (type === "realm_emoji") throw badRequest("Invalid custom emoji.");
-  if (type === "zulip_extra_emoji") {
-    if (name !== "zulip") throw badRequest(`Emoji '${name}' does not exist`);
-    return { emoji_name: "zulip", emoji_code: "zulip", reaction_type: type };
-  }
-  const code = emojiCodeFor(name);
-  if (code === undefined) throw badRequest(`Emoji '${name}' does not exist`);
-  if (changes.emoji_code !== undefined && changes.emoji_code !== code) throw badRequest("Invalid emoji code.");
-  return { emoji_name: name, emoji_code: code, reaction_type: type };
+  const type = changes.reaction_type === "service_extra_emoji" ? "zulip_extra_emoji" : (changes.reaction_type ?? "unicode_emoji");
+  if (type === "unicode_emoji" && changes.emoji_code !== undefined && changes.emoji_code !== emojiCodeFor(name)) throw badRequest("Invalid emoji code.");
+  return checkEmojiRequest(h, { emoji_name: name, emoji_code: changes.emoji_code, reaction_type: type });
 }
 
 /**
@@ -54,7 +46,7 @@ export async function checkUpdateUserStatus(h: Hearth, user: UserRecord, changes
   if (text !== undefined && [...text].length > MAX_STATUS_TEXT_LENGTH) {
     throw badRequest(`status_text is too long (limit: ${MAX_STATUS_TEXT_LENGTH} characters)`);
   }
-  const emoji = checkEmoji(changes);
+  const emoji = checkEmoji(h, changes);
   const { account, settingChanges } = await h.store.commit(() => {
     const current = getUserStatus(h.store, user.id) ?? EMPTY;
     const next: UserStatus = { ...current, ...(text !== undefined ? { status_text: text } : {}), ...(emoji ?? {}) };

@@ -79,3 +79,14 @@ describe("realm emoji", () => {
     expect(body.code_to_names["1f44d"]).toEqual(expect.arrayContaining(["thumbs_up", "+1"]));
   });
 });
+
+describe("custom emoji in a user status", () => {
+  test("a status takes a custom emoji by name, as reactions do (one emoji check for both)", async () => {
+    const id = expectSuccess(await s.as("hamlet").post("/realm/emoji/status_star", { file: png() }, { multipart: true }));
+    expect(id).toBeDefined();
+    expectSuccess(await s.as("hamlet").post("/users/me/status", { status_text: "shining", emoji_name: "status_star", reaction_type: "realm_emoji" }));
+    const status = expectSuccess(await s.as("othello").get(`/users/${s.users.hamlet.id}/status`)).status;
+    expect(status).toMatchObject({ status_text: "shining", emoji_name: "status_star", reaction_type: "realm_emoji" });
+    expectError(await s.as("hamlet").post("/users/me/status", { emoji_name: "no_such_emoji", reaction_type: "realm_emoji" }), 400, "BAD_REQUEST", "Emoji 'no_such_emoji' does not exist");
+  });
+});
