@@ -9,7 +9,7 @@ import { doAutomaticTopicPolicies } from "./user_topics";
 import { activeRealmEmojiByName } from "../store/realm_emoji";
 import { checkEmojiRequest, type ReactionInput } from "./realm_emoji";
 import { realmEmojiPath } from "../views/realm_emoji";
-import { ApiError, badRequest } from "../errors";
+import { ApiError, badRequest, mustBeAdmin } from "../errors";
 import { allUsers, getUser, type UserRecord } from "../store/users";
 import { findUserByLoginEmail } from "../auth/basic";
 import { everSubscribedIds, getChannel, getSubscription, putChannel } from "../store/channels";
@@ -44,7 +44,7 @@ import {
 } from "../store/messages";
 import { linkProperties, renderMarkdown, topicLinks, type RenderContext, type RenderResult } from "../markdown";
 import { emojiCodeFor, emojiNameFor } from "../markdown/emoji";
-import { apiEmail, isGuest, isModerator } from "../views/users";
+import { apiEmail, isAdmin, isGuest, isModerator } from "../views/users";
 import {
   canDeleteAnyMessage,
   canDeleteOwnMessage,
@@ -999,9 +999,8 @@ function notifyFirstMessageIds(h: Hearth, changes: FirstIdChange[]): void {
 }
 
 export async function checkDeleteTopic(h: Hearth, user: UserRecord, channelId: number, topic: string): Promise<void> {
-  const channel = channelById(h, channelId);
-  if (!channel || !canReadChannel(h, user, channel)) throw badRequest("Invalid channel ID");
-  if (user.role > 200) throw new ApiError("Must be an organization administrator", "UNAUTHORIZED_PRINCIPAL");
+  accessChannel(h, user, channelId, { requireContentAccess: true, allowArchived: true });
+  if (!isAdmin(user)) throw mustBeAdmin();
   const ids = topicMessageIds(h, channelId, topic);
   // Batches keep each transaction small, as Zulip's delete_in_topic does.
   for (let i = 0; i < ids.length; i += 1000) await doDeleteMessages(h, ids.slice(i, i + 1000));
@@ -1036,8 +1035,7 @@ export function doTypingDirect(h: Hearth, sender: UserRecord, op: "start" | "sto
 }
 
 export function doTypingChannel(h: Hearth, sender: UserRecord, op: "start" | "stop", channelId: number, topic: string): void {
-  const channel = channelById(h, channelId);
-  if (!channel || !canReadChannel(h, sender, channel)) throw badRequest("Invalid channel ID");
+  accessChannel(h, sender, channelId, { requireContentAccess: true, allowArchived: true });
   if (sender.settings.send_stream_typing_notifications === false) return;
   const recipients = channelSubscriberIds(h, channelId).filter((id) => id !== sender.id);
   h.events.publish(

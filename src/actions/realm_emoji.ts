@@ -94,9 +94,16 @@ export function checkEmojiRequest(h: Hearth, input: ReactionInput): Omit<Reactio
     if (input.emoji_name !== "zulip") throw badRequest(`Emoji '${input.emoji_name}' does not exist`);
     return { emoji_name: "zulip", emoji_code: "zulip", reaction_type: type };
   }
-  // Custom emoji: the code is the emoji's ID; a name alone names the active one.
-  const custom = input.emoji_code !== undefined ? getRealmEmoji(h.store, Number(input.emoji_code)) : activeRealmEmojiByName(h.store, input.emoji_name);
-  if (!custom || custom.deactivated || custom.name !== input.emoji_name) throw badRequest(`Emoji '${input.emoji_name}' does not exist`);
+  // Custom emoji: the code is the emoji's ID, checked with Zulip's errors; a name alone names the active one.
+  if (input.emoji_code === undefined) {
+    const byName = activeRealmEmojiByName(h.store, input.emoji_name);
+    if (!byName) throw badRequest(`Emoji '${input.emoji_name}' does not exist`);
+    return { emoji_name: byName.name, emoji_code: String(byName.id), reaction_type: "realm_emoji" };
+  }
+  const custom = /^\d+$/.test(input.emoji_code) ? getRealmEmoji(h.store, Number(input.emoji_code)) : undefined;
+  if (!custom) throw badRequest("Invalid custom emoji.");
+  if (custom.name !== input.emoji_name) throw badRequest("Invalid custom emoji name.");
+  if (custom.deactivated) throw badRequest("This custom emoji has been deactivated.");
   return { emoji_name: custom.name, emoji_code: String(custom.id), reaction_type: "realm_emoji" };
 }
 

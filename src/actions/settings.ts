@@ -17,7 +17,7 @@ import {
 import { getRealm, putRealm } from "../store/realm";
 import { requireRealm } from "../views/realm";
 import { realmSetting, SERVER_LIMITS } from "../views/realm-settings";
-import { activeUserIds, checkFullName, notifyRealmBot, notifyRealmUser } from "./users";
+import { activeUserIds, checkFullName, notifyFullNameChanged, notifyRealmUser } from "./users";
 
 export interface SettingsChanges {
   settings: Record<string, unknown>;
@@ -143,18 +143,13 @@ export async function checkUpdateSettings(
   // The deprecated user_status `away` mirrors presence_enabled (FL 148): everyone hears of it.
   const presenceChange = changed.find(([property]) => property === "presence_enabled");
   if (presenceChange) h.events.publish({ type: "user_status", user_id: after.id, away: presenceChange[1] === false }, activeUserIds(h));
-  if (after.full_name !== before.full_name) {
-    notifyRealmUser(h, "update", after, { full_name: after.full_name });
-    if (after.is_bot) notifyRealmBot(h, "update", after, { full_name: after.full_name });
-  }
-  if (after.timezone !== before.timezone) {
-    h.events.publish({ type: "realm_user", op: "update", person: { user_id: after.id, timezone: after.timezone } }, activeUserIds(h));
-  }
+  if (after.full_name !== before.full_name) notifyFullNameChanged(h, after);
+  if (after.timezone !== before.timezone) notifyRealmUser(h, "update", after, { timezone: after.timezone });
   if (after.email_address_visibility !== before.email_address_visibility) {
     // Who may see the real address changed: everyone learns the new API email, and
     // each viewer the delivery_email they may now see (or null).
     if (apiEmail(h, after) !== apiEmail(h, before)) {
-      h.events.publish({ type: "realm_user", op: "update", person: { user_id: after.id, email: apiEmail(h, after) } }, activeUserIds(h));
+      notifyRealmUser(h, "update", after, { email: apiEmail(h, after) });
     }
     notifyRealmUser(h, "update", after, { delivery_email: after.email });
   }

@@ -108,6 +108,12 @@ export function notifyRealmBot(h: Hearth, op: "add" | "update" | "delete", bot: 
   h.events.publish({ type: "realm_bot", op, bot: payload }, recipients);
 }
 
+/** A new name reaches realm_users, and realm_bots where the account is a bot. */
+export function notifyFullNameChanged(h: Hearth, user: UserRecord): void {
+  notifyRealmUser(h, "update", user, { full_name: user.full_name });
+  if (user.is_bot) notifyRealmBot(h, "update", user, { full_name: user.full_name });
+}
+
 export interface NewUser {
   email: string;
   full_name: string;
@@ -267,10 +273,7 @@ export async function checkUpdateUser(
     alsoInCommit();
     return { before: current, after: next };
   });
-  if (after.full_name !== before.full_name) {
-    notifyRealmUser(h, "update", after, { full_name: after.full_name });
-    if (after.is_bot) notifyRealmBot(h, "update", after, { full_name: after.full_name });
-  }
+  if (after.full_name !== before.full_name) notifyFullNameChanged(h, after);
   if (after.role !== before.role) {
     notifyRealmUser(h, "update", after, { role: after.role });
     notifySystemGroupMembership(h, before, after);

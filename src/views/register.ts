@@ -7,7 +7,8 @@ import { defineStatePart, type StateContext } from "../events/state";
 import { allUsers, type UserRecord } from "../store/users";
 import { getRealm } from "../store/realm";
 import { botView } from "../actions/users";
-import { formatUser, isAdmin, isGuest, isModerator, isOwner } from "./users";
+import { apiEmail, formatUser, isAdmin, isGuest, isModerator, isOwner } from "./users";
+import { MIN_DEACTIVATED_REALM_DELETION_DAYS } from "../actions/realm";
 import { inRealmGroup } from "./message_channels";
 import { avatarUrl } from "./avatars";
 import { maxMessageIdFor } from "./messages";
@@ -81,7 +82,7 @@ defineStatePart("realm", ["realm"], ({ h }) => {
     server_can_summarize_topics: false,
     server_emoji_data_url: url + EMOJI_DATA_PATH,
     server_thumbnail_formats: [],
-    server_min_deactivated_realm_deletion_days: 14,
+    server_min_deactivated_realm_deletion_days: MIN_DEACTIVATED_REALM_DELETION_DAYS,
     server_max_deactivated_realm_deletion_days: null,
     server_presence_ping_interval_seconds: PRESENCE_PING_INTERVAL_SECS,
     server_presence_offline_threshold_seconds: PRESENCE_OFFLINE_THRESHOLD_SECS,
@@ -124,7 +125,7 @@ defineStatePart("realm_user", ["realm_user"], (ctx) => {
     const canCreatePrivate = inRealmGroup(h, user, "can_create_private_channel_group");
     Object.assign(state, {
       user_id: user.id,
-      email: formatUser(h, user, user, { clientGravatar: false, includeCustomProfileFields: false }).email,
+      email: apiEmail(h, user),
       delivery_email: user.email,
       full_name: user.full_name,
       avatar_source: user.avatar_source,
