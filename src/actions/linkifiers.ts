@@ -1,4 +1,5 @@
 import { isPermutationOf } from "../lib/collections";
+import { pythonPatternToJs } from "../lib/text";
 import type { Hearth } from "../context";
 import { assertAdmin } from "../access/roles";
 import { badRequest } from "../errors";
@@ -38,8 +39,8 @@ export function getLinkifiers(h: Hearth): Linkifier[] {
 function patternGroups(pattern: string): Set<string> {
   if (pattern.trim() === "" || pattern.length > MAX_PATTERN_LENGTH) throw badRequest("Invalid linkifier pattern.");
   try {
-    // Compiled as the renderer will (Python's `(?P<name>` becomes JavaScript's `(?<name>`).
-    new RegExp(pattern.replace(/\(\?P</g, "(?<"), "u");
+    // Compiled as the renderer will.
+    new RegExp(pythonPatternToJs(pattern), "u");
   } catch (e) {
     throw badRequest(`Bad regular expression: ${(e as Error).message}`);
   }

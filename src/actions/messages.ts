@@ -1,4 +1,5 @@
 import { getSystemBot } from "../store/system_bots";
+import { escapeRegExp } from "../lib/text";
 import { silentMention, truncateContent } from "../markdown/syntax";
 import type { Hearth } from "../context";
 import { appendTo } from "../lib/collections";
@@ -229,7 +230,6 @@ function mentionBitsFor(userId: number, senderId: number, rendered: RenderResult
   return userId === senderId ? bits & ~MessageFlag.stream_wildcard_mentioned & ~MessageFlag.topic_wildcard_mentioned : bits;
 }
 
-const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 /**
  * `has_alert_word` for one recipient: any of their alert words in the message, case

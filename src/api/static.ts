@@ -1,4 +1,5 @@
 import { staticPlugin } from "@elysiajs/static";
+import { escapeRegExp } from "../lib/text";
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, sep } from "node:path";
 import type { Hearth } from "../context";
@@ -69,7 +70,6 @@ function writeAssets(assets: Readonly<Record<string, string>>, parent: string, f
   }
 }
 
-const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 /**
  * Serves the admin-ui assets under /static/. `alwaysStatic` makes the plugin add one

@@ -1,4 +1,5 @@
 import MarkdownIt, { type MarkdownIt as MarkdownItInstance, type StateCore, type StateInline, type Token } from "markdown-it";
+import { escapeHtml, pythonPatternToJs } from "../lib/text";
 import { emojiCodeFor } from "./emoji";
 
 /**
@@ -47,8 +48,6 @@ interface Env {
   result: RenderResult;
 }
 
-const escapeHtml = (s: string) =>
-  s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;");
 
 /** Zulip's URL-hash encoding of a narrow component (`%` becomes `.`). */
 export function encodeHashComponent(s: string): string {
@@ -168,8 +167,7 @@ function compileLinkifier(l: Linkifier): RegExp | null {
   let re = compiledLinkifiers.get(l.pattern);
   if (re === undefined) {
     try {
-      // Zulip patterns use Python's named groups `(?P<name>…)`.
-      re = new RegExp(l.pattern.replace(/\(\?P</g, "(?<"), "gu");
+      re = new RegExp(pythonPatternToJs(l.pattern), "gu");
     } catch {
       re = null;
     }

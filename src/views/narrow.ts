@@ -1,4 +1,5 @@
 import type { Hearth } from "../context";
+import { escapeHtml, escapeRegExp } from "../lib/text";
 import { ApiError, badRequest } from "../errors";
 import { getUser, getUserByEmail, type UserRecord } from "../store/users";
 import { findUserByLoginEmail } from "../auth/basic";
@@ -337,11 +338,10 @@ export function firstUnreadId(h: Hearth, viewer: UserRecord, narrow: CompiledNar
   return walkNarrow(h, viewer, narrow.unreadOnly(), 0, "newer", 1)[0]?.message.id ?? null;
 }
 
-const escapeHtml = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 
 function highlightText(text: string, words: string[]): string {
   if (words.length === 0) return text;
-  const escaped = words.map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+  const escaped = words.map(escapeRegExp);
   const re = new RegExp(`(?<![\\p{L}\\p{N}_])(${escaped.join("|")})[\\p{L}\\p{N}_]*`, "giu");
   return text.replace(re, (m) => `<span class="highlight">${m}</span>`);
 }

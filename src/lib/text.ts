@@ -1,0 +1,9 @@
+/** Text escaping shared by the renderer, search highlighting and pattern builders. */
+
+export const escapeHtml = (s: string) =>
+  s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;");
+
+export const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+/** A Zulip (Python-syntax) pattern as JavaScript reads it: `(?P<name>…)` becomes `(?<name>…)`. */
+export const pythonPatternToJs = (pattern: string) => pattern.replace(/\(\?P</g, "(?<");
