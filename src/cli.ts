@@ -181,28 +181,18 @@ async function cmdServe(args: string[]) {
   const host = (flags.host as string | undefined) ?? process.env.HEARTH_HOST ?? "127.0.0.1";
   const externalUrl = parseExternalUrl((flags["external-url"] as string | undefined) ?? process.env.HEARTH_EXTERNAL_URL);
 
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  let firstRun: { email: string; password: string; api_key: string } | null = null;
-  {
-    const lock = DataFolderLock.acquire(dataDir);
-    const store = new Store(dataDir);
-    try {
-      if (!getRealm(store)) {
-        const password = randomPassword();
-        const email = process.env.HEARTH_OWNER_EMAIL ?? "owner@hearth.local";
-        const { owner } = await doInitRealm(store, {
-          realmName: process.env.HEARTH_REALM_NAME ?? "Hearth",
-          ownerEmail: email,
-          ownerPassword: password,
-          ownerFullName: "Owner",
-        });
-        firstRun = { email: owner.email, password, api_key: owner.api_key };
-      }
-    } finally {
-      await store.close();
-      lock.release();
-    }
-  }
+  const firstRun = await withStore(dataDir, async (store) => {
+    if (getRealm(store)) return null;
+    const password = randomPassword();
+    const email = process.env.HEARTH_OWNER_EMAIL ?? "owner@hearth.local";
+    const { owner } = await doInitRealm(store, {
+      realmName: process.env.HEARTH_REALM_NAME ?? "Hearth",
+      ownerEmail: email,
+      ownerPassword: password,
+      ownerFullName: "Owner",
+    });
+    return { email: owner.email, password, api_key: owner.api_key };
+  });
 
   const server = await startServer({ dataDir, host, port, externalUrl });
   if (firstRun) {

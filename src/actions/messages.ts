@@ -433,7 +433,7 @@ export async function doSendMessage(h: Hearth, sender: UserRecord, req: SendRequ
  * gets what its client registered for (apply_markdown, client_gravatar).
  */
 function notifyNewMessage(h: Hearth, sender: UserRecord, m: MessageRecord, flagsByUser: Map<number, number>, req: SendRequest): void {
-  const message = formatMessage(h, sender, m, 0, { applyMarkdown: false, clientGravatar: false, allowEmptyTopicName: true });
+  const message = formatMessage(h, sender, m, 0, { applyMarkdown: false, allowEmptyTopicName: true });
   delete message.flags;
   message.rendered_content = m.rendered_content;
   // One fields object per flags value: the queues share each (and its JSON).

@@ -51,11 +51,14 @@ function newAccount(store: Store, fields: Partial<UserRecord> & Pick<UserRecord,
  * Runs before the server listens (init command, or serve on an empty folder), so
  * there is nobody to notify.
  */
+/** Zulip's Realm.MAX_REALM_NAME_LENGTH, in characters. */
+export const MAX_REALM_NAME_LENGTH = 40;
+
 export async function doInitRealm(store: Store, options: InitOptions): Promise<{ realm: Realm; owner: UserRecord }> {
   const email = checkEmailAddress(options.ownerEmail);
   const fullName = checkFullName(options.ownerFullName ?? email.split("@")[0]);
   const realmName = options.realmName.trim();
-  if (realmName === "" || realmName.length > 40) throw new Error("The organization name must be 1 to 40 characters long.");
+  if (realmName === "" || [...realmName].length > MAX_REALM_NAME_LENGTH) throw new Error(`The organization name must be 1 to ${MAX_REALM_NAME_LENGTH} characters long.`);
   if (options.ownerPassword.length < 6) throw new Error("The owner password must be at least 6 characters long.");
   const passwordHash = hashPasswordSync(options.ownerPassword);
   return store.commit(() => {

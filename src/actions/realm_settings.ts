@@ -8,6 +8,7 @@ import type { UserRecord } from "../store/users";
 import { realmSetting } from "../views/realm-settings";
 import type { GroupSettingValue } from "../store/user_groups";
 import { activeUserIds } from "./users";
+import { MAX_REALM_NAME_LENGTH } from "./realm";
 import { fullMemberIds, notifyFullMembersChanged } from "./user_groups";
 
 /**
@@ -55,7 +56,6 @@ export const REALM_GROUP_SETTINGS = Object.keys(REALM_GROUP_RULES) as RealmGroup
 
 const UPDATE_DICT_SETTINGS = new Set(["allow_message_editing", "message_content_edit_limit_seconds"]);
 
-export const MAX_REALM_NAME_LENGTH = 40;
 export const MAX_REALM_DESCRIPTION_LENGTH = 1000;
 
 export interface RealmSettingsInput {

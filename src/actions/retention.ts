@@ -36,7 +36,7 @@ export async function doExpireMessages(h: Hearth, now = Date.now() / 1000): Prom
   const realmDays = realmMessageRetentionDays(h);
   for (const channel of [...allChannels(h.store)]) {
     const days = channel.message_retention_days ?? realmDays;
-    if (days === null || days < 0) continue;
+    if (days < 0) continue;
     const cutoff = now - days * DAY;
     for (;;) {
       const ids = expiredIds(h, "channelMessages", [channel.id], cutoff, BATCH);

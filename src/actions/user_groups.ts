@@ -45,10 +45,17 @@ import {
  * Creates whichever of Zulip's role-based system groups are missing; call only inside
  * `commit`. Runs in realm init's transaction and again at every server start, so a
  * data folder initialised before groups existed gets them (idempotent).
- * Returns how many groups were created.
  */
-export function createMissingSystemGroups(store: Store): number {
-  let created = 0;
+export function createMissingSystemGroups(store: Store): void {
+  // Zulip's defaults for system groups' own settings: only administrators manage them.
+  const settings: Record<UserGroupSettingName, GroupSettingValue> = {
+    can_add_members_group: SYSTEM_GROUP_IDS["role:nobody"],
+    can_join_group: SYSTEM_GROUP_IDS["role:nobody"],
+    can_leave_group: SYSTEM_GROUP_IDS["role:nobody"],
+    can_manage_group: SYSTEM_GROUP_IDS["role:nobody"],
+    can_mention_group: SYSTEM_GROUP_IDS["role:everyone"],
+    can_remove_members_group: SYSTEM_GROUP_IDS["role:nobody"],
+  };
   for (const spec of SYSTEM_GROUPS) {
     if (getUserGroupByName(store, spec.name)) continue;
     putUserGroup(store, {
@@ -60,32 +67,14 @@ export function createMissingSystemGroups(store: Store): number {
       creator_id: null,
       date_created: null,
       deactivated: false,
-      settings: {} as Record<UserGroupSettingName, GroupSettingValue>,
+      settings: { ...settings },
     });
-    created++;
   }
   // Organization settings name system groups by fixed IDs (SYSTEM_GROUP_IDS); they are the
   // first groups of every data folder, so the counter hands out exactly those IDs.
   for (const [name, id] of Object.entries(SYSTEM_GROUP_IDS)) {
     if (getUserGroupByName(store, name)?.id !== id) throw new Error(`System group ${name} does not have ID ${id}`);
   }
-  // Zulip's defaults for system groups' own settings: only administrators manage them.
-  const nobody = getUserGroupByName(store, "role:nobody")!.id;
-  const everyone = getUserGroupByName(store, "role:everyone")!.id;
-  for (const spec of SYSTEM_GROUPS) {
-    const group = getUserGroupByName(store, spec.name)!;
-    if (USER_GROUP_SETTINGS.every((k) => group.settings[k] !== undefined)) continue;
-    const settings: Record<UserGroupSettingName, GroupSettingValue> = {
-      can_add_members_group: nobody,
-      can_join_group: nobody,
-      can_leave_group: nobody,
-      can_manage_group: nobody,
-      can_mention_group: everyone,
-      can_remove_members_group: nobody,
-    };
-    putUserGroup(store, { ...group, settings } satisfies UserGroupRecord);
-  }
-  return created;
 }
 
 /** At server start: adds the system groups to a data folder that predates them. */

@@ -105,7 +105,6 @@ export function messagesRoutes(h: Hearth) {
         const range = fetchRange(h, user, narrow, anchor, params.include_anchor, params.num_before, params.num_after);
         const options: MessageViewOptions = {
           applyMarkdown: params.apply_markdown,
-          clientGravatar: params.client_gravatar,
           allowEmptyTopicName: params.allow_empty_topic_name,
           linkifiers: realmSetting(h, "linkifiers", []),
         };
@@ -154,7 +153,6 @@ export function messagesRoutes(h: Hearth) {
           raw_content: message.content,
           message: formatMessage(h, user, message, flags, {
             applyMarkdown: params.apply_markdown,
-            clientGravatar: false,
             allowEmptyTopicName: params.allow_empty_topic_name,
           }),
         };
@@ -311,7 +309,7 @@ export function messagesRoutes(h: Hearth) {
       return {};
     })
     .get("/users/me/:stream_id/topics", { params: { allow_empty_topic_name: param.bool().default(false) } }, ({ user, params, path }) => {
-      const options = { applyMarkdown: true, clientGravatar: false, allowEmptyTopicName: params.allow_empty_topic_name };
+      const options = { applyMarkdown: true, allowEmptyTopicName: params.allow_empty_topic_name };
       return { topics: topicsForUser(h, user, pathId(path.stream_id, "channel ID"), options) };
     })
     .post("/streams/:stream_id/delete_topic", { params: { topic_name: param.string() } }, async ({ user, params, path }) => {

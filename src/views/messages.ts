@@ -32,14 +32,13 @@ export function realmSetting<T>(h: Hearth, name: string, fallback: T): T {
 
 export interface MessageViewOptions {
   applyMarkdown: boolean;
-  clientGravatar: boolean;
   /** FL 334: clients that can show the empty topic ask for it; others get "general chat". */
   allowEmptyTopicName: boolean;
   /** The realm's linkifiers, read once per request rather than once per message. */
   linkifiers?: Linkifier[];
 }
 
-export const DEFAULT_VIEW: MessageViewOptions = { applyMarkdown: true, clientGravatar: false, allowEmptyTopicName: true };
+export const DEFAULT_VIEW: MessageViewOptions = { applyMarkdown: true, allowEmptyTopicName: true };
 
 /**
  * The flags a user sees on a message: their row, or — for a channel message they
