@@ -75,15 +75,19 @@ export async function doAppendTusUpload(h: Hearth, owner: UserRecord, upload: Tu
     const handle = await open(partialFilePath(h, upload.id), "a", 0o600);
     try {
       if (body) {
-        try {
-          for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
-            if (written + chunk.length > upload.length) throw tusError(413, "Body exceeds the upload's declared length");
-            await handle.write(chunk);
-            written += chunk.length;
+        const chunks = (body as unknown as AsyncIterable<Uint8Array>)[Symbol.asyncIterator]();
+        for (;;) {
+          let next: IteratorResult<Uint8Array>;
+          try {
+            next = await chunks.next();
+          } catch {
+            break; // A dropped connection keeps what arrived; the client resumes from HEAD's offset.
           }
-        } catch (e) {
-          // A dropped connection keeps what arrived; an over-long body is refused.
-          if (e instanceof ApiError) throw e;
+          if (next.done) break;
+          if (written + next.value.length > upload.length) throw tusError(413, "Body exceeds the upload's declared length");
+          // A failing disk (full, I/O error) is an error, not a short success the client would retry forever.
+          await handle.write(next.value);
+          written += next.value.length;
         }
       }
       await handle.sync();
