@@ -684,11 +684,12 @@ export async function checkEditMessage(h: Hearth, user: UserRecord, messageId: n
   let ids = [message.id];
   if (moving) {
     if (message.type !== "stream") throw badRequest("Invalid propagate_mode for a direct message");
-    if (newTopic !== undefined && !canMoveBetweenTopics(h, user) && message.sender_id !== user.id) {
+    const fromChannel = channelById(h, message.channel_id!)!;
+    if (newTopic !== undefined && !canMoveBetweenTopics(h, user, fromChannel) && message.sender_id !== user.id) {
       throw badRequest("You don't have permission to edit this message");
     }
     if (newChannel) {
-      if (!canMoveBetweenChannels(h, user)) throw badRequest("You don't have permission to move this message");
+      if (!canMoveBetweenChannels(h, user, fromChannel)) throw badRequest("You don't have permission to move this message");
       if (!canPostToChannel(h, user, newChannel)) throw badRequest("You do not have permission to post in this channel.");
     }
     const target = newChannel ?? channelById(h, message.channel_id!)!;
@@ -917,8 +918,9 @@ function notifyUpdateMessage(
 
 export async function checkDeleteMessage(h: Hearth, user: UserRecord, messageId: number): Promise<void> {
   const { message } = accessMessage(h, user, messageId);
-  if (!canDeleteAnyMessage(h, user)) {
-    if (message.sender_id !== user.id || !canDeleteOwnMessage(h, user)) throw badRequest("You don't have permission to delete this message");
+  const channel = message.type === "stream" ? channelById(h, message.channel_id!) : undefined;
+  if (!canDeleteAnyMessage(h, user, channel)) {
+    if (message.sender_id !== user.id || !canDeleteOwnMessage(h, user, channel)) throw badRequest("You don't have permission to delete this message");
     const limit = realmSetting<number | null>(h, "message_content_delete_limit_seconds", null);
     if (limit !== null && Date.now() / 1000 - message.timestamp > limit) throw badRequest("The time limit for deleting this message has passed");
   }

@@ -55,15 +55,22 @@ export function inRealmGroup(h: Hearth, user: UserRecord, name: RealmGroupSettin
   return isUserInGroupSetting(h, user, realmGroupSetting(h, name));
 }
 
-export function canMoveBetweenTopics(h: Hearth, user: UserRecord): boolean {
-  return inRealmGroup(h, user, "can_move_messages_between_topics_group");
+/*
+ * Message permissions, as Zulip grants them: the organization's group, or the
+ * channel's own group for messages in that channel (DMs have only the former).
+ */
+const inChannelGroup = (h: Hearth, user: UserRecord, channel: MessageChannel | undefined, name: keyof MessageChannel["groups"]) =>
+  channel !== undefined && isUserInGroupSetting(h, user, channel.groups[name]);
+
+export function canMoveBetweenTopics(h: Hearth, user: UserRecord, channel: MessageChannel): boolean {
+  return inRealmGroup(h, user, "can_move_messages_between_topics_group") || inChannelGroup(h, user, channel, "can_move_messages_within_channel_group");
 }
-export function canMoveBetweenChannels(h: Hearth, user: UserRecord): boolean {
-  return inRealmGroup(h, user, "can_move_messages_between_channels_group");
+export function canMoveBetweenChannels(h: Hearth, user: UserRecord, from: MessageChannel): boolean {
+  return inRealmGroup(h, user, "can_move_messages_between_channels_group") || inChannelGroup(h, user, from, "can_move_messages_out_of_channel_group");
 }
-export function canDeleteAnyMessage(h: Hearth, user: UserRecord): boolean {
-  return inRealmGroup(h, user, "can_delete_any_message_group");
+export function canDeleteAnyMessage(h: Hearth, user: UserRecord, channel: MessageChannel | undefined): boolean {
+  return inRealmGroup(h, user, "can_delete_any_message_group") || inChannelGroup(h, user, channel, "can_delete_any_message_group");
 }
-export function canDeleteOwnMessage(h: Hearth, user: UserRecord): boolean {
-  return inRealmGroup(h, user, "can_delete_own_message_group");
+export function canDeleteOwnMessage(h: Hearth, user: UserRecord, channel: MessageChannel | undefined): boolean {
+  return inRealmGroup(h, user, "can_delete_own_message_group") || inChannelGroup(h, user, channel, "can_delete_own_message_group");
 }

@@ -378,4 +378,19 @@ describe("channel messages", () => {
     expect(told).toContain(s.users.hamlet.id);
     expect(told).not.toContain(othello.id);
   });
+
+  test("a channel's own message permissions add to the organization's (delete any, move within)", async () => {
+    const { othello } = s.users;
+    const room = await s.createChannel("iago", "Permission room", ["iago", "hamlet", "othello"]);
+    const id = await send("hamlet", room, "mine", "hamlet's words");
+    expectError(await s.as("othello").delete(`/messages/${id}`), 400, "BAD_REQUEST", "You don't have permission to delete this message");
+    const onlyOthello = JSON.stringify({ new: { direct_members: [othello.id], direct_subgroups: [] } });
+    expectSuccess(await s.as("iago").patch(`/streams/${room}`, { can_delete_any_message_group: onlyOthello, can_move_messages_within_channel_group: onlyOthello }));
+    const other = await send("hamlet", room, "mine", "more words");
+    expectSuccess(await s.as("othello").patch(`/messages/${other}`, { topic: "moved by othello", propagate_mode: "change_one", send_notification_to_old_thread: false, send_notification_to_new_thread: false }));
+    expectSuccess(await s.as("othello").delete(`/messages/${id}`));
+    // Only in that channel.
+    const elsewhere = await send("hamlet", denmark, "mine", "in Denmark");
+    expectError(await s.as("othello").delete(`/messages/${elsewhere}`), 400, "BAD_REQUEST", "You don't have permission to delete this message");
+  });
 });
