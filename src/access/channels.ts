@@ -1,6 +1,6 @@
 import type { Hearth } from "../context";
 import { ApiError, badRequest } from "../errors";
-import { allUsers, type UserRecord } from "../store/users";
+import { activeUserIdsOf, getUser, type UserRecord } from "../store/users";
 import { getChannel, getChannelByName, isSubscribed, type ChannelRecord } from "../store/channels";
 import { isUserInGroupSetting, realmGroupSetting } from "./groups";
 import { isAdmin, isGuest } from "../views/users";
@@ -18,10 +18,11 @@ import { isAdmin, isGuest } from "../views/users";
  */
 export function hasContentAccess(h: Hearth, user: UserRecord, channel: ChannelRecord): boolean {
   if (!user.is_active) return false;
+  // A public channel needs no subscription read for anyone but guests (the common case, checked first).
+  if (!channel.invite_only && !isGuest(user)) return true;
   if (isSubscribed(h.store, channel.id, user.id)) return true;
   // Guests reach only what they are subscribed to, whatever groups name them (Zulip).
   if (isGuest(user)) return false;
-  if (!channel.invite_only) return true;
   return (
     isUserInGroupSetting(h, user, channel.groups.can_add_subscribers_group) ||
     isUserInGroupSetting(h, user, channel.groups.can_subscribe_group)
@@ -115,6 +116,7 @@ export function channelDoesNotExist(name: string): ApiError {
 /** Active users (system bots excluded) who may see the channel: the recipients of its `stream` events. */
 export function channelViewerIds(h: Hearth, channel: ChannelRecord): number[] {
   const ids: number[] = [];
-  for (const u of allUsers(h.store)) if (u.is_active && !u.is_system_bot && hasMetadataAccess(h, u, channel)) ids.push(u.id);
+  // From the cached active IDs and user records, not a decode of every account.
+  for (const id of activeUserIdsOf(h.store)) if (hasMetadataAccess(h, getUser(h.store, id)!, channel)) ids.push(id);
   return ids;
 }
