@@ -209,6 +209,8 @@ export interface SendRequest {
   queueId?: string;
   /** Writes that must commit with the message or not at all (a scheduled message marked delivered). */
   alsoInTransaction?: (messageId: number) => void;
+  /** The content's rendering when the checks already made it (rendering scans users; once per send is enough). */
+  rendered?: RenderResult;
 }
 
 /** Users mentioned by `@topic`: those who posted in the topic. */
@@ -275,27 +277,30 @@ function publishPerFlags(h: Hearth, flagsByUser: Map<number, number>, build: (fl
 }
 
 export async function checkSendMessage(h: Hearth, sender: UserRecord, req: SendRequest): Promise<SentMessage> {
-  checkMayPost(h, sender, req.target, req.content);
-  return doSendMessage(h, sender, req);
+  const content = normalizeContent(req.content);
+  const rendered = renderMessageContent(h, sender, content);
+  checkMayPost(h, sender, req.target, content, rendered);
+  return doSendMessage(h, sender, { ...req, content, rendered });
 }
 
-/** The sender's permissions for a message (also checked when a message is scheduled). */
-export function checkMayPost(h: Hearth, sender: UserRecord, target: MessageTarget, content: string): void {
+/** The sender's permissions for a message (also checked when a message is scheduled); `rendered` if already at hand. */
+export function checkMayPost(h: Hearth, sender: UserRecord, target: MessageTarget, content: string, rendered?: RenderResult): void {
   if (target.type === "stream" && !canPostToChannel(h, sender, target.channel)) {
     throw badRequest("You do not have permission to post in this channel.");
   }
   if (target.type === "private") checkDirectMessagePermission(h, sender, target.userIds);
-  checkWildcardPermission(h, sender, target, content);
-  checkGroupMentionPermission(h, sender, content);
+  const render = () => (rendered ??= renderMessageContent(h, sender, content));
+  checkWildcardPermission(h, sender, target, content, render);
+  checkGroupMentionPermission(h, sender, content, render);
 }
 
 /**
  * Zulip's `check_user_group_mention_allowed`: a (non-silent) `@*group*` mention needs
  * the group's `can_mention_group`; `role:everyone` lets anyone, even the server's bots.
  */
-function checkGroupMentionPermission(h: Hearth, sender: UserRecord, content: string): void {
+function checkGroupMentionPermission(h: Hearth, sender: UserRecord, content: string, render: () => RenderResult): void {
   if (!content.includes("@*")) return;
-  for (const id of renderMessageContent(h, sender, content).mentionedGroupIds) {
+  for (const id of render().mentionedGroupIds) {
     const group = getUserGroup(h.store, id);
     if (!group) continue;
     const setting = group.settings.can_mention_group;
@@ -331,10 +336,10 @@ function checkDirectMessagePermission(h: Hearth, sender: UserRecord, userIds: nu
 /** Mentioning many users at once (`@**all**` in a channel of more than 15 subscribers) needs `can_mention_many_users_group`. */
 const WILDCARD_MENTION_THRESHOLD = 15;
 
-function checkWildcardPermission(h: Hearth, sender: UserRecord, target: MessageTarget, content: string): void {
+function checkWildcardPermission(h: Hearth, sender: UserRecord, target: MessageTarget, content: string, render: () => RenderResult): void {
   if (target.type !== "stream" || !/@\*\*(all|everyone|channel|stream|topic)\*\*/.test(content)) return;
   if (inRealmGroup(h, sender, "can_mention_many_users_group")) return;
-  const rendered = renderMessageContent(h, sender, content);
+  const rendered = render();
   if (rendered.channelWildcard && channelSubscriberIds(h, target.channel.id).length > WILDCARD_MENTION_THRESHOLD) {
     throw badRequest("You do not have permission to use channel wildcard mentions in this channel.");
   }
@@ -355,7 +360,7 @@ export async function doSendMessage(h: Hearth, sender: UserRecord, req: SendRequ
   // Topics the server composes (moderation reports, notices) get the same length and
   // character rules as a client's; for a client's own topic this changes nothing.
   const target = req.target.type === "stream" ? { ...req.target, topic: normalizeTopic(req.target.topic) } : req.target;
-  const rendered = renderMessageContent(h, sender, content);
+  const rendered = req.rendered ?? renderMessageContent(h, sender, content);
   const groupMembers = mentionedGroupMembers(h, rendered);
   const now = Math.floor(Date.now() / 1000);
   const recipientIds = recipientsOf(h, target);
@@ -718,14 +723,16 @@ export async function checkEditMessage(h: Hearth, user: UserRecord, messageId: n
     }
   }
   const content = contentChange ? normalizeContent(req.content!) : undefined;
+  let renderedContent: RenderResult | undefined;
+  const render = () => (renderedContent ??= renderMessageContent(h, user, content!));
   if (content !== undefined) {
-    checkGroupMentionPermission(h, user, content);
+    checkGroupMentionPermission(h, user, content, render);
     if (message.type === "stream") {
       const channel = channelById(h, message.channel_id!)!;
-      checkWildcardPermission(h, user, { type: "stream", channel, topic: newTopic ?? message.topic }, content);
+      checkWildcardPermission(h, user, { type: "stream", channel, topic: newTopic ?? message.topic }, content, render);
     }
   }
-  const rendered = content !== undefined ? renderMessageContent(h, user, content) : undefined;
+  const rendered = content !== undefined ? render() : undefined;
 
   let attachmentChanges: ReturnType<typeof setMessageAttachments> = { updated: [], removed: [], detached: [] };
   const result = await h.store.commit(() => {

@@ -109,13 +109,14 @@ function recipientsView(owner: UserRecord, target: MessageTarget): number | numb
 function checkedMessageFields(h: Hearth, owner: UserRecord, type: string, to: unknown, topic: string | undefined, content: string) {
   const target = resolveScheduledTarget(h, owner, type, to, topic);
   const normalized = normalizeContent(content);
-  checkMayPost(h, owner, target, normalized);
+  const rendered = renderMessageContent(h, owner, normalized);
+  checkMayPost(h, owner, target, normalized, rendered);
   return {
     type: target.type,
     to: recipientsView(owner, target),
     topic: target.type === "stream" ? target.topic : "",
     content: normalized,
-    rendered_content: renderMessageContent(h, owner, normalized).html,
+    rendered_content: rendered.html,
   };
 }
 
