@@ -59,8 +59,10 @@ import {
   groupForMention,
   groupMemberIds,
   inRealmGroup,
+  isSubscribedTo,
   type MessageChannel,
 } from "../views/message_channels";
+import { fetchRange, type AnchorSpec, type CompiledNarrow } from "../views/narrow";
 import { editHistoryPolicy, formatMessage, readableMessage, realmSetting, visibleFlags } from "../views/messages";
 import { attachmentView, notifyAttachmentChanges, releaseDeletedMessages, setMessageAttachments, type AttachmentChanges } from "./uploads";
 
@@ -551,6 +553,40 @@ function unreadIds(h: Hearth, user: UserRecord, test: (location: MessageLocation
     if (test(m ? messageLocation(m) : (value as MessageLocation))) ids.push(id);
   }
   return ids;
+}
+
+/** `POST /messages/flags/narrow`: the flag change over one window of a narrow, with Zulip's counts. */
+export async function checkUpdateFlagsForNarrow(
+  h: Hearth,
+  user: UserRecord,
+  req: { narrow: CompiledNarrow; anchor: AnchorSpec; includeAnchor: boolean; numBefore: number; numAfter: number; op: "add" | "remove"; flag: string },
+): Promise<Record<string, unknown>> {
+  const flag = checkFlagName(req.flag);
+  const range = fetchRange(h, user, req.narrow, req.anchor, req.includeAnchor, req.numBefore, req.numAfter);
+  const processed = range.matches.map((m) => m.message.id);
+  // Marking unread in channels one is not subscribed to would create unreads nobody
+  // can clear from the channel list; Zulip skips those and names the channels.
+  const markingUnread = flag === "read" && req.op === "remove";
+  const ignoredChannels = new Set<number>();
+  const ids = markingUnread
+    ? range.matches
+        .filter(({ message }) => {
+          if (message.type !== "stream" || isSubscribedTo(h, message.channel_id!, user.id)) return true;
+          ignoredChannels.add(message.channel_id!);
+          return false;
+        })
+        .map((m) => m.message.id)
+    : processed;
+  const changed = await doUpdateFlags(h, user, ids, req.op, flag);
+  return {
+    processed_count: processed.length,
+    updated_count: changed.length,
+    first_processed_id: processed[0] ?? null,
+    last_processed_id: processed[processed.length - 1] ?? null,
+    found_oldest: range.found_oldest,
+    found_newest: range.found_newest,
+    ...(markingUnread ? { ignored_because_not_subscribed_channels: [...ignoredChannels].sort((a, b) => a - b) } : {}),
+  };
 }
 
 export async function doMarkAllAsRead(h: Hearth, user: UserRecord): Promise<void> {

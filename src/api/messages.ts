@@ -10,16 +10,15 @@ import {
   checkDeleteMessage,
   checkDeleteTopic,
   checkEditMessage,
-  checkFlagName,
   checkReaction,
   checkSendMessage,
   checkUpdateFlags,
+  checkUpdateFlagsForNarrow,
   doMarkAllAsRead,
   checkMarkChannelAsRead,
   doTypingChannel,
   doTypingDirect,
   doTypingEditMessage,
-  doUpdateFlags,
   messageHistory,
   readReceipts,
   renderMessageContent,
@@ -27,7 +26,6 @@ import {
 } from "../actions/messages";
 import { formatMessage, readableMessage, realmSetting, topicDisplayName, topicsForUser, type MessageViewOptions } from "../views/messages";
 import { compileNarrow, fetchRange, highlightHtml, highlightTopic, parseAnchor, parseNarrow } from "../views/narrow";
-import { isSubscribedTo } from "../views/message_channels";
 import { checkReportMessage } from "../actions/message_reports";
 
 const messageIdOf = (raw: string) => pathId(raw, "message ID");
@@ -231,35 +229,16 @@ export function messagesRoutes(h: Hearth) {
           flag: param.string(),
         },
       },
-      async ({ user, params }) => {
-        const flag = checkFlagName(params.flag);
-        const narrow = compileNarrow(h, user, parseNarrow(params.narrow));
-        const range = fetchRange(h, user, narrow, parseAnchor(params.anchor, false), params.include_anchor, params.num_before, params.num_after);
-        const processed = range.matches.map((m) => m.message.id);
-        // Marking unread in channels one is not subscribed to would create unreads nobody
-        // can clear from the channel list; Zulip skips those and names the channels.
-        const ignoredChannels = new Set<number>();
-        let ids = processed;
-        if (flag === "read" && params.op === "remove") {
-          ids = range.matches
-            .filter(({ message }) => {
-              if (message.type !== "stream" || isSubscribedTo(h, message.channel_id!, user.id)) return true;
-              ignoredChannels.add(message.channel_id!);
-              return false;
-            })
-            .map((m) => m.message.id);
-        }
-        const changed = await doUpdateFlags(h, user, ids, params.op, flag);
-        return {
-          processed_count: processed.length,
-          updated_count: changed.length,
-          first_processed_id: processed[0] ?? null,
-          last_processed_id: processed[processed.length - 1] ?? null,
-          found_oldest: range.found_oldest,
-          found_newest: range.found_newest,
-          ...(flag === "read" && params.op === "remove" ? { ignored_because_not_subscribed_channels: [...ignoredChannels].sort((a, b) => a - b) } : {}),
-        };
-      },
+      ({ user, params }) =>
+        checkUpdateFlagsForNarrow(h, user, {
+          narrow: compileNarrow(h, user, parseNarrow(params.narrow)),
+          anchor: parseAnchor(params.anchor, false),
+          includeAnchor: params.include_anchor,
+          numBefore: params.num_before,
+          numAfter: params.num_after,
+          op: params.op,
+          flag: params.flag,
+        }),
     )
     .post("/mark_all_as_read", {}, async ({ user }) => {
       await doMarkAllAsRead(h, user);
