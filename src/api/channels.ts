@@ -1,7 +1,6 @@
 import { pathId } from "../http/path";
 import { Type as t } from "@sinclair/typebox";
 import type { Hearth } from "../context";
-import { badRequest } from "../errors";
 import { ApiRoutes } from "../http/route";
 import { param } from "../http/params";
 import {
@@ -16,21 +15,18 @@ import {
   type RetentionInput,
 } from "../actions/channels";
 import { accessUser } from "../actions/users";
-import { accessChannel, accessChannelByName, hasMetadataAccess } from "../access/channels";
+import { accessChannel, accessChannelByName } from "../access/channels";
 import {
-  allChannels,
   CHANNEL_GROUP_SETTINGS,
   isSubscribed,
-  subscribedChannelIds,
   TOPICS_POLICIES,
   type TopicsPolicy,
 } from "../store/channels";
 import type { GroupSettingValue } from "../store/user_groups";
 import { groupSettingParams } from "../http/group_params";
-import { activeSubscriberIds, formatChannel, formatChannelWithDefault, streamPostPolicyGroupId } from "../views/channels";
+import { activeSubscriberIds, formatChannel, streamPostPolicyGroupId } from "../views/channels";
 // Also registers the channel parts of POST /register.
-import { subscriptionsState } from "../views/channel_state";
-import { isAdmin, isGuest } from "../views/users";
+import { listChannels, subscriptionsState } from "../views/channel_state";
 
 /** `{stream_id}` path segments. */
 export const pathChannelId = (raw: string): number => pathId(raw, "channel ID");
@@ -155,26 +151,7 @@ export function channelsRoutes(h: Hearth) {
           exclude_archived: param.bool().default(true),
         },
       },
-      ({ user, params }) => {
-        if (params.include_all_active && !isAdmin(user)) throw badRequest("User not authorized for this query");
-        const subscribed = new Set(params.include_subscribed ? subscribedChannelIds(h.store, user.id) : []);
-        if (params.include_owner_subscribed && user.is_bot && user.bot_owner_id !== null) {
-          for (const id of subscribedChannelIds(h.store, user.bot_owner_id)) subscribed.add(id);
-        }
-        const streams: Record<string, unknown>[] = [];
-        for (const channel of allChannels(h.store)) {
-          if (channel.is_archived && params.exclude_archived) continue;
-          if (!hasMetadataAccess(h, user, channel) && !subscribed.has(channel.id)) continue;
-          const wanted =
-            params.include_all ||
-            params.include_all_active ||
-            subscribed.has(channel.id) ||
-            (params.include_public && !channel.invite_only && !isGuest(user));
-          if (!wanted) continue;
-          streams.push(params.include_default ? formatChannelWithDefault(h, channel) : formatChannel(h, channel));
-        }
-        return { streams };
-      },
+      ({ user, params }) => ({ streams: listChannels(h, user, params) }),
     )
     .get("/streams/:stream_id", {}, ({ user, path }) => ({
       stream: formatChannel(h, accessChannel(h, user, pathChannelId(path.stream_id), { allowArchived: true })),

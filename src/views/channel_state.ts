@@ -5,9 +5,11 @@ import { getUser } from "../store/users";
  */
 import type { Hearth } from "../context";
 import { Role, type UserRecord } from "../store/users";
-import { allChannels, defaultChannelIds, getChannel, getSubscription, userSubscriptionRows, type ChannelRecord } from "../store/channels";
+import { allChannels, defaultChannelIds, getChannel, getSubscription, subscribedChannelIds, userSubscriptionRows, type ChannelRecord } from "../store/channels";
+import { badRequest } from "../errors";
+import { isAdmin, isGuest } from "./users";
 import { hasMetadataAccess } from "../access/channels";
-import { activeSubscriberIds, formatChannel, formatSubscription } from "./channels";
+import { activeSubscriberIds, formatChannel, formatChannelWithDefault, formatSubscription } from "./channels";
 import { listUserGroups } from "./user_groups";
 import { defineStatePart } from "../events/state";
 
@@ -95,6 +97,35 @@ export function streamsState(h: Hearth, user: UserRecord, options: Pick<ChannelS
     if (hasMetadataAccess(h, user, channel)) out.push(formatChannel(h, channel));
   }
   return out;
+}
+
+/** `GET /streams` with its include_* and exclude_archived filters. */
+export function listChannels(
+  h: Hearth,
+  user: UserRecord,
+  q: {
+    include_public: boolean;
+    include_subscribed: boolean;
+    include_all_active: boolean;
+    include_all: boolean;
+    include_default: boolean;
+    include_owner_subscribed: boolean;
+    exclude_archived: boolean;
+  },
+): Record<string, unknown>[] {
+  if (q.include_all_active && !isAdmin(user)) throw badRequest("User not authorized for this query");
+  const subscribed = new Set(q.include_subscribed ? subscribedChannelIds(h.store, user.id) : []);
+  if (q.include_owner_subscribed && user.is_bot && user.bot_owner_id !== null) {
+    for (const id of subscribedChannelIds(h.store, user.bot_owner_id)) subscribed.add(id);
+  }
+  const streams: Record<string, unknown>[] = [];
+  for (const channel of allChannels(h.store)) {
+    if (channel.is_archived && q.exclude_archived) continue;
+    if (!hasMetadataAccess(h, user, channel) && !subscribed.has(channel.id)) continue;
+    const wanted = q.include_all || q.include_all_active || subscribed.has(channel.id) || (q.include_public && !channel.invite_only && !isGuest(user));
+    if (wanted) streams.push(q.include_default ? formatChannelWithDefault(h, channel) : formatChannel(h, channel));
+  }
+  return streams;
 }
 
 /** `realm_default_streams`: IDs of the default channels (FL 330 sends IDs). */
