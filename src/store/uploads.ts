@@ -1,4 +1,5 @@
 import { join, resolve, sep } from "node:path";
+import { StoreCache } from "./cache";
 import type { Store } from "./db";
 
 /** An uploaded file's metadata (Zulip's Attachment). The bytes live at `uploadFilePath(path_id)`. */
@@ -72,6 +73,7 @@ export function messageAttachmentIds(store: Store, messageId: number): number[] 
 
 /** Writes the record and its index rows; call inside `commit`. */
 export function putAttachment(store: Store, a: AttachmentRecord, before?: AttachmentRecord): void {
+  if (!before || before.size !== a.size) spaceUsedCache.invalidate(store);
   store.dbs.attachments.put(a.id, a);
   if (!before) {
     store.dbs.attachmentsByPath.put(a.path_id, a.id);
@@ -83,15 +85,19 @@ export function putAttachment(store: Store, a: AttachmentRecord, before?: Attach
 
 /** Removes the record and its index rows (not the file); call inside `commit`. */
 export function removeAttachment(store: Store, a: AttachmentRecord): void {
+  spaceUsedCache.invalidate(store);
   store.dbs.attachments.remove(a.id);
   store.dbs.attachmentsByPath.remove(a.path_id);
   store.dbs.userAttachments.remove([a.owner_id, a.id]);
   for (const id of a.message_ids) store.dbs.messageAttachments.remove([id, a.id]);
 }
 
+/** Kept until an attachment is added or removed: a message that links a file does not empty it. */
+const spaceUsedCache = new StoreCache<"total", number>();
+
 /** Zulip's `upload_space_used`: bytes of every file in the organization. */
 export function uploadSpaceUsed(store: Store): number {
-  return store.memo("upload_space_used", () => {
+  return spaceUsedCache.get(store, "total", () => {
     let total = 0;
     for (const { value } of store.dbs.attachments.getRange({})) total += (value as AttachmentRecord).size;
     return total;
