@@ -632,8 +632,8 @@ function rowHolders(h: Hearth, m: MessageRecord): Map<number, number> {
  * channel's subscribers when they may read its history. Where history is
  * protected, a later subscriber cannot see the message and hears nothing.
  */
-function audienceOf(h: Hearth, m: MessageRecord): number[] {
-  const ids = new Set(rowHolders(h, m).keys());
+function audienceOf(h: Hearth, m: MessageRecord, holders: ReadonlyMap<number, number> = rowHolders(h, m)): number[] {
+  const ids = new Set(holders.keys());
   if (m.type === "stream") {
     const channel = channelById(h, m.channel_id!);
     if (channel && (!channel.invite_only || channel.history_public_to_subscribers)) {
@@ -955,7 +955,7 @@ function notifyUpdateMessage(
   }
   const audience = new Map(holders);
   // Subscribers without a row get flags ["read"], as Zulip's subscriber_info gives them.
-  for (const id of audienceOf(h, target.after)) if (!audience.has(id)) audience.set(id, MessageFlag.read);
+  for (const id of audienceOf(h, target.after, holders)) if (!audience.has(id)) audience.set(id, MessageFlag.read);
   publishPerFlags(h, audience, (flags, userIds) => h.events.publish({ ...base, type: "update_message", flags }, userIds));
 }
 
@@ -979,7 +979,7 @@ export async function doDeleteMessages(h: Hearth, ids: number[]): Promise<void> 
       const m = getMessage(h.store, id);
       if (!m) continue;
       const holders = rowHolders(h, m);
-      out.push({ message: m, audience: [...new Set([...holders.keys(), ...audienceOf(h, m)])] });
+      out.push({ message: m, audience: audienceOf(h, m, holders) });
       deleteMessageRows(h.store, m, holders);
     }
     attachmentChanges = releaseDeletedMessages(h, out.map((d) => d.message.id));

@@ -2,7 +2,7 @@ import { defineStatePart } from "../events/state";
 import type { Hearth } from "../context";
 import { appendTo } from "../lib/collections";
 import type { UserRecord } from "../store/users";
-import { getMessage, getUserFlags, idsInRange, indexRows, MessageFlag, messageLocation, type MessageLocation } from "../store/messages";
+import { getMessage, idsInRange, indexRows, messageLocation, type MessageLocation } from "../store/messages";
 
 /**
  * The message parts of POST /register's initial state. All read per-user index
@@ -26,6 +26,7 @@ export function unreadMessagesState(h: Hearth, user: UserRecord): Record<string,
   const huddles = new Map<string, number[]>();
   const streams = new Map<string, { stream_id: number; topic: string; unread_message_ids: number[] }>();
   const mentions = new Set<number>();
+  const unreadIds = new Set<number>();
   let count = 0;
   let missing = false;
   // Unread rows carry each message's location, so no message content is read here.
@@ -37,6 +38,7 @@ export function unreadMessagesState(h: Hearth, user: UserRecord): Record<string,
     const location = locationOf(h, id, value);
     if (location === undefined) continue;
     count++;
+    unreadIds.add(id);
     if (Array.isArray(location)) {
       const [streamId, topic] = location;
       const key = `${streamId}\u0000${topic}`;
@@ -51,10 +53,10 @@ export function unreadMessagesState(h: Hearth, user: UserRecord): Record<string,
       } else appendTo(huddles, location, id);
     }
   }
-  // Mentions are their own (small) index; Zulip lists only unread ones.
+  // Mentions are their own (small) index; Zulip lists only the unread ones, which
+  // are the unread rows just walked (no flags read per mention).
   for (const { id } of indexRows(h.store, user.id, "mentioned", Number.MAX_SAFE_INTEGER, "older")) {
-    if (mentions.size >= MAX_UNREAD_MESSAGES) break;
-    if (!((getUserFlags(h.store, user.id, id) ?? MessageFlag.read) & MessageFlag.read)) mentions.add(id);
+    if (unreadIds.has(id)) mentions.add(id);
   }
   const asc = (ids: number[]) => ids.sort((a, b) => a - b);
   // Buckets in a stable order (Zulip's order is unspecified; clients index them).
