@@ -25,7 +25,7 @@ import {
   resolveTarget,
 } from "../actions/messages";
 import { formatMessage, readableMessage, realmSetting, topicDisplayName, topicsForUser, type MessageViewOptions } from "../views/messages";
-import { compileNarrow, fetchRange, highlightHtml, highlightTopic, parseAnchor, parseNarrow } from "../views/narrow";
+import { compileNarrow, fetchRange, highlightHtml, highlightTopic, matchesNarrow, parseAnchor, parseNarrow } from "../views/narrow";
 import { checkReportMessage } from "../actions/message_reports";
 
 const messageIdOf = (raw: string) => pathId(raw, "message ID");
@@ -132,8 +132,8 @@ export function messagesRoutes(h: Hearth) {
         const narrow = compileNarrow(h, user, parseNarrow(params.narrow));
         const messages: Record<string, { match_content: string; match_subject: string }> = {};
         for (const id of params.msg_ids) {
-          const found = readableMessage(h, user, id);
-          if (!found || !narrow.filters.every((f) => f(found.message, found.flags))) continue;
+          const found = matchesNarrow(h, user, narrow, id);
+          if (!found) continue;
           messages[String(id)] = {
             match_content: highlightHtml(found.message.rendered_content, narrow.searchWords),
             match_subject: highlightTopic(found.message.topic, narrow.searchWords),

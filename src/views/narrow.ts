@@ -319,12 +319,18 @@ export function walkNarrow(h: Hearth, viewer: UserRecord, narrow: CompiledNarrow
   return out;
 }
 
-function matchOne(h: Hearth, viewer: UserRecord, narrow: CompiledNarrow, id: number): Match[] {
+/** The message with `viewer`'s flags if they may see it and it matches the narrow. */
+export function matchesNarrow(h: Hearth, viewer: UserRecord, narrow: CompiledNarrow, id: number): Match | undefined {
   const message = getMessage(h.store, id);
-  if (!message) return [];
+  if (!message) return undefined;
   const flags = visibleFlags(h, viewer, message);
-  if (flags === undefined || !narrow.filters.every((f) => f(message, flags))) return [];
-  return [{ message, flags }];
+  if (flags === undefined || !narrow.filters.every((f) => f(message, flags))) return undefined;
+  return { message, flags };
+}
+
+function matchOne(h: Hearth, viewer: UserRecord, narrow: CompiledNarrow, id: number): Match[] {
+  const match = matchesNarrow(h, viewer, narrow, id);
+  return match ? [match] : [];
 }
 
 /** Zulip's anchor for "newest" and for a first_unread with no unread message. */
