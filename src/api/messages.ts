@@ -24,7 +24,7 @@ import {
   renderMessageContent,
   resolveTarget,
 } from "../actions/messages";
-import { formatMessage, readableMessage, realmSetting, topicDisplayName, topicsForUser, type MessageViewOptions } from "../views/messages";
+import { formatMessage, realmSetting, topicDisplayName, topicsForUser, type MessageViewOptions } from "../views/messages";
 import { compileNarrow, fetchRange, highlightHtml, highlightTopic, matchesNarrow, parseAnchor, parseNarrow } from "../views/narrow";
 import { checkReportMessage } from "../actions/message_reports";
 
