@@ -1079,8 +1079,11 @@ export function doTypingDirect(h: Hearth, sender: UserRecord, op: "start" | "sto
   );
 }
 
-export function doTypingChannel(h: Hearth, sender: UserRecord, op: "start" | "stop", channelId: number, topic: string): void {
+export function doTypingChannel(h: Hearth, sender: UserRecord, op: "start" | "stop", channelId: number, rawTopic: string): void {
   accessChannel(h, sender, channelId, { requireContentAccess: true, allowArchived: true });
+  // The topic as a message to it would be stored: one that long cannot be typed into, and
+  // an unbounded one would be copied into every subscriber's queue.
+  const topic = normalizeTopic(rawTopic);
   if (sender.settings.send_stream_typing_notifications === false) return;
   const recipients = channelSubscriberIds(h, channelId).filter((id) => id !== sender.id);
   h.events.publish(

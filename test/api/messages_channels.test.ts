@@ -209,6 +209,10 @@ describe("channel messages", () => {
     expect(t.userIds).toContain(othello.id);
     expect(t.userIds).not.toContain(hamlet.id);
     expect(t.userIds).not.toContain(cordelia.id);
+    // A topic is cut as a message's would be, not broadcast at any length.
+    recorded.clear();
+    expectSuccess(await s.as("hamlet").post("/typing", { op: "start", type: "channel", stream_id: denmark, topic: "x".repeat(100_000) }));
+    expect([...(ofType("typing")[0].event.topic as string)].length).toBeLessThanOrEqual(60);
 
     const doomed = await send("hamlet", denmark, "doomed", "bye");
     expectError(await s.as("hamlet").post(`/streams/${denmark}/delete_topic`, { topic_name: "doomed" }), 400, "UNAUTHORIZED_PRINCIPAL");
