@@ -33,6 +33,7 @@ import { channelsRoutes } from "./api/channels";
 import { userGroupsRoutes } from "./api/user_groups";
 import { messagesRoutes } from "./api/messages";
 import { startRetentionJob } from "./actions/retention";
+import { startUnreadRowsJob, type UnreadRowsJob } from "./actions/unread_rows";
 import { startScheduledDeliveryJob } from "./actions/scheduled_messages";
 import { scheduledMessagesRoutes } from "./api/scheduled_messages";
 import { eventsRoutes } from "./api/events";
@@ -43,6 +44,8 @@ import { tusRoutes } from "./api/tus";
 
 export interface RunningServer {
   h: Hearth;
+  /** The background writer of deferred unread rows (src/actions/unread_rows.ts). */
+  unreadRows: UnreadRowsJob;
   url: string;
   port: number;
   stop(): Promise<void>;
@@ -161,6 +164,8 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     started.push(() => clearInterval(deletionTimer));
     const stopRetention = startRetentionJob(h);
     started.push(stopRetention);
+    const unreadRows = startUnreadRowsJob(h, envNumber("HEARTH_UNREAD_ROWS_INTERVAL_MS", 2000));
+    started.push(() => unreadRows.stop());
     // Messages and reminders that fell due while the server was down go out before it
     // serves, so a client's first GET /scheduled_messages no longer lists them.
     const scheduledDelivery = startScheduledDeliveryJob(h);
@@ -186,6 +191,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     let stopped: Promise<void> | null = null;
     return {
       h,
+      unreadRows,
       url: listeningUrl(config.host, server.port!),
       port: server.port!,
       stop() {
@@ -197,6 +203,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
             h.queues.close(null);
             await stopRetention();
             await scheduledDelivery.stop();
+            await unreadRows.stop();
             await server.stop(false); // stop accepting; in-flight requests finish
             h.queues.close(dataDir); // may fail (a full disk): the store still closes
           } finally {

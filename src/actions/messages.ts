@@ -26,6 +26,7 @@ import {
   idsInRange,
   indexRows,
   insertMessage,
+  unreadMessageIds,
   relocateUnreadRows,
   removeUserRows,
   addUserRows,
@@ -420,12 +421,15 @@ export async function doSendMessage(h: Hearth, sender: UserRecord, req: SendRequ
       }
     }
     return record;
+  }, {
+    onCommitted: (message) => {
+      if (firstInChannel && target.type === "stream") {
+        // Zulip announces a channel's first message ID (clients show "no older messages").
+        notifyFirstMessageIds(h, [{ channel: target.channel, first: message.id }]);
+      }
+      notifyNewMessage(h, sender, message, flagsByUser, req);
+    },
   });
-  if (firstInChannel && target.type === "stream") {
-    // Zulip announces a channel's first message ID (clients show "no older messages").
-    notifyFirstMessageIds(h, [{ channel: target.channel, first: message.id }]);
-  }
-  notifyNewMessage(h, sender, message, flagsByUser, req);
   await notifyAttachmentChanges(h, attachmentChanges);
   if (target.type !== "stream" || sender.is_system_bot) return { id: message.id };
   const mentioned = [...flagsByUser].filter(([id, bits]) => id !== sender.id && (bits & MessageFlag.mentioned) !== 0).map(([id]) => id);
@@ -601,7 +605,7 @@ export async function doMarkSenderAsRead(h: Hearth, user: UserRecord, senderId: 
 
 export function unreadFromSender(h: Hearth, user: UserRecord, senderId: number): number[] {
   const ids: number[] = [];
-  for (const id of idsInRange(h.store, "userMessageIndex", [user.id, "unread"], 0, "newer")) {
+  for (const id of unreadMessageIds(h.store, user.id, 0, "newer")) {
     if (getMessage(h.store, id)?.sender_id === senderId) ids.push(id);
   }
   return ids;

@@ -11,7 +11,9 @@ import { KEYSPACES, type KeyspaceName } from "./keyspaces";
  * - Default sync behaviour (never `noSync`), with lmdb-js's `overlappingSync` left on:
  *   the fsync runs outside the writer lock so concurrent writes keep batching, and
  *   `commit()` waits for `flushed` before it resolves, so a write that returned
- *   success survives `kill -9` and power loss.
+ *   success survives `kill -9` and power loss. A "sync" commit (see `run`) is
+ *   `transactionSync` without flags: its transaction is not MDB_NOSYNC, so LMDB
+ *   fsyncs the data pages before it writes the meta page, inside the call.
  * - Each action runs in a child transaction: a check that throws halfway rolls back
  *   that action's writes alone, never leaving a half-written record, while lmdb-js
  *   still groups concurrent actions into one commit.
@@ -27,6 +29,20 @@ import { KEYSPACES, type KeyspaceName } from "./keyspaces";
  *   (scripts/bench-events.ts). Values written before this setting stay readable.
  */
 const is64Bit = arch().endsWith("64");
+/** See commitInfallible: at most one sync commit per this many ms; writes closer together batch. */
+const MIN_SYNC_COMMIT_GAP_MS = 2;
+
+export interface CommitOptions<T> {
+  /**
+   * Runs once the transaction is committed, before it is on disk: every reader of the
+   * store already sees the change then, so events published here tell clients nothing
+   * a read could not. The commit still resolves only once the data is durable, so the
+   * caller's success answer waits for the disk. Message sends publish here: the disk
+   * flush (an fsync on lmdb-js's write thread, then a wake-up of the main thread behind
+   * whatever requests are queued) is then no part of delivery latency.
+   */
+  onCommitted?: (result: T) => void;
+}
 
 export class Store {
   readonly root: RootDatabase;
@@ -49,23 +65,38 @@ export class Store {
    * the data is durable. If `fn` throws, none of its writes happen and the error
    * propagates.
    */
-  async commit<T>(fn: () => T): Promise<T> {
-    return this.run(fn, true);
+  async commit<T>(fn: () => T, options?: CommitOptions<T>): Promise<T> {
+    return this.run(fn, "nested", options);
   }
 
   /**
    * Like `commit`, for a write phase that cannot fail once its checks are done (a
-   * message insert: every check ran before). It runs in the shared batch transaction
-   * instead of a nested one: concurrent sends then dirty each per-user index page
-   * once per batch instead of once each, about 40% less work for a message to a
-   * 1,000-member channel. A throw after a write would commit that partial write, so
-   * `fn` must do its checks before its first write.
+   * message insert: every check ran before). Alone, it commits synchronously (see
+   * `run`); alongside other commits, it runs in the shared batch transaction instead
+   * of a nested one, so concurrent sends share their page writes. There a throw after
+   * a write would commit that partial write, so `fn` must do its checks before its
+   * first write.
    */
-  async commitInfallible<T>(fn: () => T): Promise<T> {
-    return this.run(fn, false);
+  async commitInfallible<T>(fn: () => T, options?: CommitOptions<T>): Promise<T> {
+    // Sync commits one after another would each pay an fsync; a burst batches instead.
+    const alone = this.uncommittedTransactions === 0 && performance.now() - this.lastSyncCommitAt >= MIN_SYNC_COMMIT_GAP_MS;
+    return this.run(fn, alone ? "sync" : "batch", options);
   }
 
-  private async run<T>(fn: () => T, nested: boolean): Promise<T> {
+  /**
+   * - "nested": a child transaction inside lmdb-js's batch (a throw undoes this action's writes only).
+   * - "batch": straight in the batch transaction (see commitInfallible).
+   * - "sync": an LMDB transaction of its own, committed and fsynced before this returns,
+   *   on the main thread. A write that finds no other commit in flight takes it: the
+   *   async path costs two wake-ups of the main thread (to run the callback, then to
+   *   learn of the commit), and under a long-poll flood each waits behind every queued
+   *   request (~15 ms each at 1,000 clients), while a sync commit of a message (a few
+   *   pages, see src/store/messages.ts) blocks ~3 ms. Writes that overlap an
+   *   uncommitted one, or come right after a sync commit, still batch: a burst of
+   *   sends (scripts/bench-messages.ts) would otherwise pay one fsync each. An earlier
+   *   commit's pending flush does not count: the sync commit's fsync covers it too.
+   */
+  private async run<T>(fn: () => T, mode: "nested" | "batch" | "sync", options?: CommitOptions<T>): Promise<T> {
     this.writes++;
     this.inflightCommits++;
     const hooks: (() => void)[] = [];
@@ -78,8 +109,24 @@ export class Store {
       }
     };
     try {
-      const result = (await (nested ? this.root.childTransaction(inTransaction as () => any) : this.root.transaction(inTransaction as () => any))) as T;
-      await this.root.flushed;
+      if (mode === "sync") {
+        const result = this.root.transactionSync(inTransaction as () => any) as T;
+        this.lastSyncCommitAt = performance.now();
+        options?.onCommitted?.(result);
+        return result;
+      }
+      this.uncommittedTransactions++;
+      let result: T;
+      try {
+        result = (await (mode === "nested" ? this.root.childTransaction(inTransaction as () => any) : this.root.transaction(inTransaction as () => any))) as T;
+      } finally {
+        this.uncommittedTransactions--;
+      }
+      try {
+        options?.onCommitted?.(result);
+      } finally {
+        await this.root.flushed;
+      }
       return result;
     } finally {
       this.inflightCommits--;
@@ -107,6 +154,9 @@ export class Store {
 
   private writes = 0;
   private inflightCommits = 0;
+  /** Async transactions queued or running, not yet committed (their flush may still be pending). */
+  private uncommittedTransactions = 0;
+  private lastSyncCommitAt = -Infinity;
   private readonly memos = new Map<string, { writes: number; value: unknown }>();
 
   /**

@@ -76,9 +76,13 @@ export const KEYSPACES = {
    * of `userMessageIndex` already says so (see getUserFlags).
    */
   userMessages: "user_messages",
-  /** messageId → the sorted IDs of the users holding a flags row (edits, reactions, moves, deletion) */
+  /**
+   * messageId → the sorted IDs of the users holding a flags row (edits, reactions,
+   * moves, deletion); past the unread watermark it also stands for the "unread" rows
+   * not yet written (see src/store/messages.ts)
+   */
   messageRecipientLists: "message_recipient_lists",
-  /** [userId, index, messageId] → location ([channelId, topic] or DM conversation key) for index "unread" and "dm"; true for "starred", "mentioned", "alerted" */
+  /** [userId, index, messageId] → location ([channelId, topic] or DM conversation key) for index "unread" and "dm"; true for "starred", "mentioned", "alerted". "unread" rows of recent channel messages may be implicit (see src/store/messages.ts). */
   userMessageIndex: "user_message_index",
   /** [channelId, messageId] → true */
   channelMessages: "channel_messages",

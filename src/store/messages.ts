@@ -6,11 +6,18 @@ import type { Store } from "./db";
  * scan ending in the message ID. All writers here run inside `store.commit`.
  *
  * A message's per-recipient rows are what a send costs: each lands on a different
- * page of a per-user B-tree, and LMDB copies and writes every page a transaction
- * touches. So a new message writes one row per recipient, not three: the common
- * flags value 0 (unread, nothing else) lives only in the "unread" index row, and the
- * list of recipients is one row per message (measured in isolation: a message to
- * 1,000 recipients went from ~13.6 to ~7.6 ms of CPU, commit included).
+ * page of a per-user B-tree, and LMDB copies, writes and fsyncs every page a
+ * transaction touches (a message to 1,000 recipients: ~4 MB and ~15 ms per commit).
+ * So a channel message writes no row per recipient at all when it is sent:
+ * - the flags value 0 (unread, nothing else) lives only in the "unread" index row;
+ * - the recipients are one list per message (`messageRecipientLists`);
+ * - recipients with flags 0 of a message newer than the unread watermark hold their
+ *   "unread" row implicitly, through that list; `writeDeferredUnreadRows` (run in the
+ *   background, see src/actions/unread_rows.ts) later writes those rows for many
+ *   messages at once, user by user, so each user's page is written once per batch
+ *   instead of once per message, and then advances the watermark.
+ * Readers of the "unread" index merge both (`unreadRows`, `getUserFlags`,
+ * `userMessageIds`); a row that exists in both forms is one row.
  */
 
 /** Zulip's UserMessage flag bits (the names are the API's flag strings). */
@@ -127,7 +134,118 @@ export function getMessage(store: Store, id: number): MessageRecord | undefined 
 export function getUserFlags(store: Store, userId: number, messageId: number): number | undefined {
   const bits = store.dbs.userMessages.get([userId, messageId]) as number | undefined;
   if (bits !== undefined) return bits;
-  return store.dbs.userMessageIndex.doesExist([userId, "unread", messageId]) ? 0 : undefined;
+  if (store.dbs.userMessageIndex.doesExist([userId, "unread", messageId])) return 0;
+  return messageId > unreadWatermark(store) && listHolds(recipientList(store, messageId), userId) ? 0 : undefined;
+}
+
+const UNREAD_WATERMARK = ["unreadRowsWrittenUpTo"];
+
+/**
+ * Every message up to this ID has its "unread" rows written; newer channel messages
+ * may hold them implicitly (see the top of this file). Data folders from before
+ * implicit rows have no watermark: all their messages have their rows.
+ */
+export function unreadWatermark(store: Store): number {
+  const stored = store.dbs.meta.get(UNREAD_WATERMARK) as number | undefined;
+  return stored ?? ((store.dbs.meta.get(["counter", "message"]) as number | undefined) ?? 0);
+}
+
+/** Binary search in a sorted recipient list. */
+function listHolds(list: readonly number[] | undefined, userId: number): boolean {
+  if (!list) return false;
+  let lo = 0;
+  let hi = list.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if (list[mid] === userId) return true;
+    if (list[mid] < userId) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return false;
+}
+
+/**
+ * Messages past the watermark that the user holds a row for through the recipient
+ * list alone, walking from `from` (inclusive); with `unreadOnly`, those they have not read.
+ */
+function* implicitRowIds(store: Store, userId: number, from: number, direction: "older" | "newer", unreadOnly: boolean): Generator<number> {
+  const watermark = unreadWatermark(store);
+  const range =
+    direction === "older"
+      ? { start: from, end: watermark, reverse: true }
+      : { start: Math.max(from, watermark + 1), end: Number.MAX_SAFE_INTEGER };
+  if (direction === "older" && from <= watermark) return;
+  for (const { key, value } of store.dbs.messageRecipientLists.getRange(range)) {
+    const id = key as number;
+    if (!listHolds(value as number[], userId)) continue;
+    if (unreadOnly && ((store.dbs.userMessages.get([userId, id]) as number | undefined) ?? 0) & MessageFlag.read) continue;
+    yield id;
+  }
+}
+
+/**
+ * The "unread" index rows of a user with their locations, written and implicit
+ * merged, walking from `from` (inclusive) in the given direction.
+ */
+function* unreadRows(store: Store, userId: number, from: number, direction: "older" | "newer"): Generator<{ id: number; value: unknown }> {
+  const written = writtenIndexRows(store, userId, "unread", from, direction);
+  const implicit = implicitRowIds(store, userId, from, direction, true);
+  let a = written.next();
+  let b = implicit.next();
+  const before = (x: number, y: number) => (direction === "older" ? x > y : x < y);
+  while (!a.done || !b.done) {
+    if (b.done || (!a.done && before(a.value.id, b.value))) {
+      yield a.value;
+      a = written.next();
+    } else if (a.done || before(b.value, a.value.id)) {
+      const m = getMessage(store, b.value);
+      if (m) yield { id: b.value, value: messageLocation(m) };
+      b = implicit.next();
+    } else {
+      yield a.value;
+      a = written.next();
+      b = implicit.next();
+    }
+  }
+}
+
+/** IDs of the user's unread messages from `from` (inclusive), written and implicit rows merged. */
+export function* unreadMessageIds(store: Store, userId: number, from: number, direction: "older" | "newer"): Generator<number> {
+  yield* mergeIds([idsInRange(store, "userMessageIndex", [userId, "unread"], from, direction), implicitRowIds(store, userId, from, direction, true)], direction);
+}
+
+/**
+ * Writes the implicit "unread" rows of messages up to `target` for these users (one
+ * batch of the background job) and, with `advanceTo`, moves the watermark there. Call
+ * inside `store.commit`. Each row is checked again here: the user may have read the
+ * message, lost it, or it may have moved or gone since the batch was planned.
+ */
+export function writeDeferredUnreadRows(store: Store, idsByUser: ReadonlyMap<number, readonly number[]>, advanceTo: number | null): void {
+  const lists = new Map<number, number[] | undefined>();
+  const locations = new Map<number, MessageLocation | undefined>();
+  for (const [userId, ids] of idsByUser) {
+    for (const id of ids) {
+      if (!lists.has(id)) lists.set(id, recipientList(store, id));
+      if (!listHolds(lists.get(id), userId)) continue;
+      if (((store.dbs.userMessages.get([userId, id]) as number | undefined) ?? 0) & MessageFlag.read) continue;
+      if (!locations.has(id)) {
+        const m = getMessage(store, id);
+        locations.set(id, m && messageLocation(m));
+      }
+      const location = locations.get(id);
+      if (location !== undefined) store.dbs.userMessageIndex.put([userId, "unread", id], location);
+    }
+  }
+  if (advanceTo !== null && advanceTo > unreadWatermark(store)) store.dbs.meta.put(UNREAD_WATERMARK, advanceTo);
+}
+
+/** The recipient lists of the first `limit` messages past the watermark: what the next batch of deferred rows covers. */
+export function messagesPastUnreadWatermark(store: Store, limit: number): { id: number; recipients: number[] }[] {
+  const out: { id: number; recipients: number[] }[] = [];
+  for (const { key, value } of store.dbs.messageRecipientLists.getRange({ start: unreadWatermark(store) + 1, end: Number.MAX_SAFE_INTEGER, limit })) {
+    out.push({ id: key as number, recipients: value as number[] });
+  }
+  return out;
 }
 
 /** Stable recipient IDs, allocated on first use (Zulip's Recipient table). */
@@ -183,13 +301,22 @@ function removeTerms(store: Store, m: MessageRecord): void {
   for (const term of indexTerms(m)) store.dbs.searchTerms.remove([term, m.id]);
 }
 
-/** Writes a new message: content once, then a flags row and its index rows per recipient. */
+/**
+ * Writes a new message: content once, the recipient list, and rows for the
+ * recipients whose flags are not 0 (the sender, mentioned users). Channel
+ * recipients with flags 0 hold their "unread" row implicitly until the background
+ * job writes it; direct messages (a handful of recipients) get theirs at once.
+ */
 export function insertMessage(store: Store, m: MessageRecord, flagsByUser: Map<number, number>): void {
+  // The first message written this way: everything before it has its rows.
+  if (store.dbs.meta.get(UNREAD_WATERMARK) === undefined) store.dbs.meta.put(UNREAD_WATERMARK, m.id - 1);
   store.dbs.messages.put(m.id, m);
   putLocation(store, m);
   store.dbs.senderMessages.put([m.sender_id, m.id], true);
   putTerms(store, m);
-  for (const [userId, bits] of flagsByUser) writeFlags(store, userId, m, undefined, bits);
+  for (const [userId, bits] of flagsByUser) {
+    if (bits !== 0 || m.type !== "stream") writeFlags(store, userId, m, undefined, bits);
+  }
   store.dbs.messageRecipientLists.put(m.id, [...flagsByUser.keys()].sort((a, b) => a - b));
 }
 
@@ -267,8 +394,12 @@ export function relocateUnreadRows(store: Store, m: MessageRecord, holders: Map<
   }
 }
 
-/** Index rows with their values, walking from `from` (inclusive) in the given direction. */
-export function* indexRows(store: Store, userId: number, index: string, from: number, direction: "older" | "newer"): Generator<{ id: number; value: unknown }> {
+/** A user's index rows with their values ("unread" ones written or implicit), walking from `from` (inclusive) in the given direction. */
+export function indexRows(store: Store, userId: number, index: string, from: number, direction: "older" | "newer"): Generator<{ id: number; value: unknown }> {
+  return index === "unread" ? unreadRows(store, userId, from, direction) : writtenIndexRows(store, userId, index, from, direction);
+}
+
+function* writtenIndexRows(store: Store, userId: number, index: string, from: number, direction: "older" | "newer"): Generator<{ id: number; value: unknown }> {
   const range =
     direction === "older"
       ? { start: [userId, index, from], end: [userId, index, -1], reverse: true }
@@ -373,10 +504,17 @@ export function newestMessageIdOf(store: Store, userId: number): number {
 
 /**
  * The IDs of the messages a user holds a row for, from `from` (inclusive): the
- * flags rows merged with the "unread" rows that stand for flags 0.
+ * flags rows merged with the "unread" rows that stand for flags 0, written or implicit.
  */
 export function* userMessageIds(store: Store, userId: number, from: number, direction: "older" | "newer"): Generator<number> {
-  yield* mergeIds([idsInRange(store, "userMessages", [userId], from, direction), idsInRange(store, "userMessageIndex", [userId, "unread"], from, direction)], direction);
+  yield* mergeIds(
+    [
+      idsInRange(store, "userMessages", [userId], from, direction),
+      idsInRange(store, "userMessageIndex", [userId, "unread"], from, direction),
+      implicitRowIds(store, userId, from, direction, false),
+    ],
+    direction,
+  );
 }
 
 /** The union of ID streams that each run in `direction`, in that order, without repeats. */

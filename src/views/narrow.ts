@@ -14,6 +14,7 @@ import {
   MENTION_BITS,
   searchWords,
   topicKey,
+  unreadMessageIds,
   userMessageIds,
   type MessageRecord,
 } from "../store/messages";
@@ -271,7 +272,7 @@ export function compileNarrow(h: Hearth, viewer: UserRecord, terms: NarrowTerm[]
     source = (from, dir) => idsInRange(store, "dmMessages", [k], from, dir);
   } else if (userIndex !== null && userIndex !== "dm") {
     const index = userIndex;
-    source = (from, dir) => idsInRange(store, "userMessageIndex", [viewer.id, index], from, dir);
+    source = (from, dir) => (index === "unread" ? unreadMessageIds(store, viewer.id, from, dir) : idsInRange(store, "userMessageIndex", [viewer.id, index], from, dir));
   } else if (words.length > 0) {
     // The longest word is usually the rarest; its words' rows, merged in ID order, give the candidates.
     const pivot = [...words].sort((a, b) => b.length - a.length)[0];

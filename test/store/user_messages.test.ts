@@ -1,7 +1,8 @@
 /**
  * The per-recipient rows of a message (src/store/messages.ts): flags 0 are kept only
- * as the "unread" index row, and each message lists its recipients in one row. These
- * check that the compact form reads back exactly like one flags row per recipient.
+ * as the "unread" index row (implicit, through the recipient list, for recent channel
+ * messages), and each message lists its recipients in one row. These check that the
+ * compact form reads back exactly like one flags row per recipient.
  */
 import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";

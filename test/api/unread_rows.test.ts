@@ -1,0 +1,128 @@
+/**
+ * Channel messages' "unread" rows are implicit when sent and written later by the
+ * background job (src/actions/unread_rows.ts). Everything a client reads must be the
+ * same before and after the job ran, whatever happened to the messages in between.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { expectSuccess, startTestServer, type TestServer } from "../kit";
+import { register } from "../events-kit";
+import { getUserFlags, unreadWatermark, writeDeferredUnreadRows } from "../../src/store/messages";
+
+let s: TestServer;
+let denmark: number;
+let verona: number;
+
+beforeAll(async () => {
+  // The job waits for the test to run it.
+  s = await startTestServer({ env: { HEARTH_UNREAD_ROWS_INTERVAL_MS: String(3600_000) } });
+  denmark = await s.createChannel("iago", "Denmark", ["hamlet", "othello", "polonius"]);
+  verona = await s.createChannel("iago", "Verona", ["hamlet", "othello"]);
+});
+afterAll(() => s.stop());
+
+const send = async (who: "othello" | "iago" | "hamlet", to: number, topic: string, content: string) =>
+  expectSuccess(await s.as(who).post("/messages", { type: "stream", to, topic, content })).id as number;
+
+/** What clients read about unread messages and flags, per user. */
+async function readable(who: "hamlet" | "polonius" | "iago") {
+  const state = await register(s.as(who), { event_types: ["message", "update_message_flags"] });
+  const narrow = (n: unknown[]) => s.as(who).get("/messages", { anchor: "newest", num_before: 100, num_after: 0, narrow: JSON.stringify(n) });
+  const all = expectSuccess(await narrow([]));
+  const unread = expectSuccess(await narrow([{ operator: "is", operand: "unread" }]));
+  const firstUnread = expectSuccess(await s.as(who).get("/messages", { anchor: "first_unread", num_before: 0, num_after: 1 }));
+  return {
+    unread_msgs: state.unread_msgs,
+    max_message_id: state.max_message_id,
+    all: all.messages.map((m: any) => [m.id, m.flags]),
+    unread: unread.messages.map((m: any) => m.id),
+    anchor: firstUnread.anchor,
+  };
+}
+
+describe("deferred unread rows", () => {
+  test("reads are the same before and after the job writes the rows", async () => {
+    const ids = [];
+    for (let i = 0; i < 6; i++) ids.push(await send("othello", denmark, `topic ${i % 2}`, `message ${i}`));
+    const mention = await send("othello", denmark, "topic 0", "@**King Hamlet** look");
+    const other = await send("othello", verona, "elsewhere", "not for polonius");
+    // Before the job: reading, starring, moving, deleting and unsubscribing change implicit rows.
+    expectSuccess(await s.as("hamlet").post("/messages/flags", { messages: [ids[0], ids[1]], op: "add", flag: "read" }));
+    expectSuccess(await s.as("hamlet").post("/messages/flags", { messages: [ids[2]], op: "add", flag: "starred" }));
+    expectSuccess(await s.as("hamlet").post("/messages/flags", { messages: [ids[0]], op: "remove", flag: "read" }));
+    expectSuccess(await s.as("iago").patch(`/messages/${ids[3]}`, { topic: "moved", propagate_mode: "change_one" }));
+    expectSuccess(await s.as("iago").delete(`/messages/${ids[4]}`));
+    expectSuccess(await s.as("polonius").post("/mark_topic_as_read", { stream_id: denmark, topic_name: "topic 1" }));
+
+    const store = s.server.h.store;
+    // The rows really are implicit at this point.
+    expect(unreadWatermark(store)).toBeLessThan(ids[0]);
+    expect(store.dbs.userMessageIndex.doesExist([s.users.polonius.id, "unread", ids[2]])).toBe(false);
+
+    const before = { hamlet: await readable("hamlet"), polonius: await readable("polonius"), iago: await readable("iago") };
+    // The move's notice (a Notification Bot message) is theirs too; these are the test's own.
+    const own = new Set([...ids, mention, other]);
+    const mine = (list: number[]) => list.filter((id) => own.has(id));
+    expect(mine(before.hamlet.unread)).toEqual([ids[0], ids[2], ids[3], ids[5], mention, other]);
+    expect(before.hamlet.anchor).toBe(ids[0]);
+    // Polonius read "topic 1" (messages 1, 3 moved away first, 5); message 4 is gone.
+    expect(mine(before.polonius.unread)).toEqual([ids[0], ids[2], ids[3], mention]);
+    expect(mine(before.polonius.all.map(([id]: [number]) => id))).toEqual([ids[0], ids[1], ids[2], ids[3], ids[5], mention]);
+    const moved = (before.hamlet.unread_msgs as any).streams.find((x: any) => x.topic === "moved");
+    expect(mine(moved.unread_message_ids)).toEqual([ids[3]]);
+
+    await s.server.unreadRows.drain();
+    expect(unreadWatermark(store)).toBeGreaterThanOrEqual(other);
+    expect(store.dbs.userMessageIndex.doesExist([s.users.polonius.id, "unread", ids[2]])).toBe(true);
+    // Nothing read, deleted or moved away came back as a written row.
+    expect(store.dbs.userMessageIndex.doesExist([s.users.hamlet.id, "unread", ids[1]])).toBe(false);
+    expect(store.dbs.userMessageIndex.doesExist([s.users.hamlet.id, "unread", ids[4]])).toBe(false);
+    expect(store.dbs.userMessageIndex.get([s.users.hamlet.id, "unread", ids[3]])).toEqual([denmark, "moved"]);
+
+    const after = { hamlet: await readable("hamlet"), polonius: await readable("polonius"), iago: await readable("iago") };
+    expect(after).toEqual(before);
+
+    // After the job, flags change as before.
+    expectSuccess(await s.as("polonius").post("/mark_all_as_read"));
+    expect((await readable("polonius")).unread).toEqual([]);
+  });
+
+  test("a batch planned before a change checks each row again when it writes", async () => {
+    const id = await send("othello", denmark, "race", "planned");
+    const store = s.server.h.store;
+    const { hamlet, polonius, cordelia } = s.users;
+    // Planned while both had it unread; then Hamlet reads it.
+    const plan = new Map([
+      [hamlet.id, [id]],
+      [polonius.id, [id]],
+      [cordelia.id, [id]],
+    ]);
+    expectSuccess(await s.as("hamlet").post("/messages/flags", { messages: [id], op: "add", flag: "read" }));
+    await store.commit(() => writeDeferredUnreadRows(store, plan, id));
+    expect(store.dbs.userMessageIndex.doesExist([hamlet.id, "unread", id])).toBe(false);
+    expect(store.dbs.userMessageIndex.doesExist([polonius.id, "unread", id])).toBe(true);
+    // Cordelia was never a recipient: no row is invented for her.
+    expect(getUserFlags(store, cordelia.id, id)).toBeUndefined();
+    expect(getUserFlags(store, hamlet.id, id)).toBe(1);
+    expect(getUserFlags(store, polonius.id, id)).toBe(0);
+  });
+
+  test("implicit rows survive a restart, and the job finishes them there", async () => {
+    const id = await send("othello", denmark, "restart", "before the restart");
+    const before = await readable("polonius");
+    expect(before.unread).toContain(id);
+    // Stopped without running the job; the first server's stop (afterAll) removes the folder.
+    await s.server.stop();
+    const again = await startTestServer({ dataDir: s.dataDir, env: { HEARTH_UNREAD_ROWS_INTERVAL_MS: String(3600_000) } });
+    const first = s;
+    s = { ...again, users: first.users, as: (who) => again.as(typeof who === "string" ? first.users[who] : who), stop: first.stop };
+    try {
+      expect(unreadWatermark(again.server.h.store)).toBeLessThan(id);
+      expect(await readable("polonius")).toEqual(before);
+      await again.server.unreadRows.drain();
+      expect(unreadWatermark(again.server.h.store)).toBe(id);
+      expect(await readable("polonius")).toEqual(before);
+    } finally {
+      await again.stop();
+    }
+  });
+});
