@@ -2,7 +2,8 @@ import { Type as t } from "@sinclair/typebox";
 import type { Hearth } from "../context";
 import { badRequest, missingArgument, unauthorized } from "../errors";
 import { eventsResponseFields } from "../events/serialize";
-import { ApiRoutes } from "../http/route";
+import { ApiRoutes, errorResponse, serializedResponse } from "../http/route";
+import { authenticateRequest } from "../auth/basic";
 import { param, type ParamValues } from "../http/params";
 import type { UserRecord } from "../store/users";
 import { isGuest } from "../views/users";
@@ -151,7 +152,7 @@ export function eventsRoutes(h: Hearth) {
         // Bun closes idle connections (10 s by default, 30 s as Elysia sets it up); a
         // parked poll must outlive the heartbeat.
         if (!params.dont_block) server?.timeout(request, Math.ceil(h.queues.limits.heartbeatSecs) + 30);
-        const events = await h.queues.poll(queue, params.last_event_id, params.dont_block, request.signal);
+        const events = await h.queues.poll(queue, params.last_event_id, params.dont_block, () => request.signal);
         return eventsResponseFields(events, queue.id);
       },
     )
@@ -161,3 +162,42 @@ export function eventsRoutes(h: Hearth) {
     });
 }
 
+
+/**
+ * GET /events as every client repeats it after every event: `queue_id`,
+ * `last_event_id` and `dont_block` in the query string, nothing else. Such a poll
+ * skips the generic route's body reading and parameter tables (a poll cost ~14.5 µs of
+ * server CPU through them, against ~10 µs for a bare Bun.serve answer); any other
+ * form of the request (another parameter, an encoded or unusual value) goes to
+ * `general`, the route every endpoint uses, so both answer alike.
+ */
+export function fastPollRoute(h: Hearth, general: (request: Request, server: import("bun").Server<unknown>) => Promise<Response>) {
+  return (request: Request, server: import("bun").Server<unknown>): Response | Promise<Response> => {
+    const url = request.url;
+    const q = url.indexOf("?");
+    if (q === -1 || url.indexOf("#", q) !== -1) return general(request, server);
+    let queueId: string | undefined;
+    let lastEventId: number | undefined;
+    let dontBlock = false;
+    for (const pair of url.slice(q + 1).split("&")) {
+      const eq = pair.indexOf("=");
+      const name = pair.slice(0, eq);
+      const value = pair.slice(eq + 1);
+      if (eq === -1 || value.indexOf("%") !== -1 || value.indexOf("+") !== -1) return general(request, server);
+      if (name === "queue_id" && queueId === undefined) queueId = value;
+      else if (name === "last_event_id" && lastEventId === undefined && /^-?\d{1,15}$/.test(value)) lastEventId = Number(value);
+      else if (name === "dont_block" && (value === "true" || value === "false")) dontBlock = value === "true";
+      else return general(request, server);
+    }
+    if (queueId === undefined || request.body !== null) return general(request, server);
+    try {
+      const user = authenticateRequest(h, request, () => server.requestIP(request)?.address ?? "unknown", true)!;
+      const queue = h.queues.access(queueId, user.id);
+      if (!dontBlock) server.timeout(request, Math.ceil(h.queues.limits.heartbeatSecs) + 30);
+      const id = queue.id;
+      return h.queues.poll(queue, lastEventId, dontBlock, () => request.signal).then((events) => serializedResponse(eventsResponseFields(events, id)));
+    } catch (error) {
+      return errorResponse(error);
+    }
+  };
+}

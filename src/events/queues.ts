@@ -64,7 +64,11 @@ type QueuedEvent = ApiEvent & { id: number };
 
 interface Waiter {
   resolve(events: QueuedEvent[]): void;
-  timer: ReturnType<typeof setTimeout>;
+  /** When the poll parked (ms): its heartbeat is due `heartbeatSecs` later. */
+  parkedAt: number;
+  /** The request's abort signal, asked for only once the poll has been parked a while (see QueueManager.sweepParked). */
+  hangUpSignal?: () => AbortSignal;
+  listening: boolean;
 }
 
 export class EventQueue {
@@ -117,7 +121,6 @@ export class EventQueue {
     if (!waiter) return;
     if (extra) this.push(extra);
     this.waiter = null;
-    clearTimeout(waiter.timer);
     this.lastAccess = Date.now();
     waiter.resolve(this.events.slice());
   }
@@ -300,29 +303,70 @@ export class QueueManager implements EventSink {
    * `GET /events`: acknowledges up to `lastEventId`, then answers at once with the
    * pending events, or parks until one arrives or the heartbeat is due. A second
    * poll on the same queue replaces a parked one, which answers with no events.
+   * `hangUpSignal` gives the request's abort signal, so that a client that hangs up
+   * stops holding its queue.
    */
-  poll(queue: EventQueue, lastEventId: number | undefined, dontBlock: boolean, signal?: AbortSignal): Promise<QueuedEvent[]> {
-    queue.lastAccess = Date.now();
+  poll(queue: EventQueue, lastEventId: number | undefined, dontBlock: boolean, hangUpSignal?: () => AbortSignal): Promise<QueuedEvent[]> {
+    const now = Date.now();
+    queue.lastAccess = now;
     if (lastEventId !== undefined) this.totalEvents -= queue.acknowledge(lastEventId);
     if (queue.waiter) queue.answerWaiter();
-    if (queue.events.length > 0 || dontBlock || this.closing || signal?.aborted) return Promise.resolve(queue.events.slice());
+    if (queue.events.length > 0 || dontBlock || this.closing) return Promise.resolve(queue.events.slice());
     return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        if (queue.waiter?.timer !== timer) return;
+      queue.waiter = { resolve, parkedAt: now, hangUpSignal, listening: false };
+      this.parked.add(queue);
+      if (!this.sweepTimer) {
+        this.sweepTimer = setInterval(() => this.sweepParked(), this.sweepIntervalMs());
+        (this.sweepTimer as any).unref?.();
+      }
+    });
+  }
+
+  /** Queues whose poll may be parked (a queue leaves at the next sweep after its poll answered). */
+  private readonly parked = new Set<EventQueue>();
+  private sweepTimer: ReturnType<typeof setInterval> | null = null;
+
+  private sweepIntervalMs(): number {
+    return Math.min(1000, (this.limits.heartbeatSecs * 1000) / 4);
+  }
+
+  /**
+   * One timer for every parked poll instead of a timer and an abort listener per poll:
+   * sends the heartbeats that are due, and watches for hang-ups only on polls parked
+   * longer than a sweep. Asking Bun for a request's abort signal cost ~3 µs of a
+   * ~15 µs poll (measured with 50 clients polling without pause), and under a message
+   * flood polls are answered long before a sweep comes. A client that hangs up is
+   * noticed within two sweeps (at most 2 s).
+   */
+  sweepParked(now = Date.now()): void {
+    const heartbeatMs = this.limits.heartbeatSecs * 1000;
+    const watchAfterMs = this.sweepIntervalMs();
+    for (const queue of this.parked) {
+      const waiter = queue.waiter;
+      if (!waiter) {
+        this.parked.delete(queue);
+      } else if (now - waiter.parkedAt >= heartbeatMs) {
         this.totalEvents++;
         queue.answerWaiter({ type: "heartbeat" });
-      }, this.limits.heartbeatSecs * 1000);
-      const waiter: Waiter = { resolve, timer };
-      queue.waiter = waiter;
-      // A client that hung up stops holding the queue (idle expiry starts from now).
-      signal?.addEventListener("abort", () => {
-        if (queue.waiter !== waiter) return;
-        queue.waiter = null;
-        clearTimeout(timer);
-        queue.lastAccess = Date.now();
-        resolve([]);
-      }, { once: true });
-    });
+        this.parked.delete(queue);
+      } else if (!waiter.listening && waiter.hangUpSignal && now - waiter.parkedAt >= watchAfterMs) {
+        waiter.listening = true;
+        const signal = waiter.hangUpSignal();
+        const hangUp = () => {
+          if (queue.waiter !== waiter) return;
+          // Idle expiry starts from now.
+          queue.waiter = null;
+          queue.lastAccess = Date.now();
+          waiter.resolve([]);
+        };
+        if (signal.aborted) hangUp();
+        else signal.addEventListener("abort", hangUp, { once: true });
+      }
+    }
+    if (this.parked.size === 0 && this.sweepTimer) {
+      clearInterval(this.sweepTimer);
+      this.sweepTimer = null;
+    }
   }
 
   deliver(event: ApiEvent, userIds: readonly number[], options: PublishOptions): void {
@@ -501,6 +545,8 @@ export class QueueManager implements EventSink {
     this.closing = true;
     if (this.gcTimer) clearInterval(this.gcTimer);
     this.gcTimer = null;
+    if (this.sweepTimer) clearInterval(this.sweepTimer);
+    this.sweepTimer = null;
     for (const q of this.queues.values()) q.answerWaiter();
     if (dataDir === null) return;
     const saved = {

@@ -40,6 +40,11 @@ export class SerializedFields {
   constructor(readonly json: string) {}
 }
 
+/** A success answer from fields already serialized (see SerializedFields). */
+export function serializedResponse(fields: SerializedFields): Response {
+  return new Response(`{"result":"success","msg":"",${fields.json}}`, { headers: JSON_HEADERS });
+}
+
 export function jsonResponse(body: unknown, status = 200, headers: Record<string, string> = {}): Response {
   return new Response(JSON.stringify(body), { status, headers: { ...JSON_HEADERS, ...headers } });
 }

@@ -116,6 +116,35 @@ describe("GET /events long-poll", () => {
     expect((await drainEvents(s.as("hamlet"), queue_id)).map((e) => e.person.full_name)).toEqual(["Othello (after hang-up)"]);
   });
 
+  test("a poll answers alike in every form it may take (the short path and the general one)", async () => {
+    const { queue_id } = await register(s.as("hamlet"), { event_types: ["realm_user"] });
+    expectSuccess(await rename("Othello (forms)"));
+    const auth = (key = s.users.hamlet.apiKey) => ({ authorization: "Basic " + Buffer.from(`${s.users.hamlet.email}:${key}`).toString("base64") });
+    const poll = async (query: string, key?: string) => {
+      const res = await fetch(`${s.url}/api/v1/events?${query}`, { headers: auth(key) });
+      return { status: res.status, body: await res.json() };
+    };
+    // The short path: exactly queue_id, last_event_id and dont_block, unencoded.
+    const plain = await poll(`queue_id=${queue_id}&last_event_id=-1&dont_block=true`);
+    expect(plain.status).toBe(200);
+    expect(plain.body.events.map((e: any) => e.person.full_name)).toEqual(["Othello (forms)"]);
+    // Encoded values, other spellings and extra parameters take the general path.
+    expect(await poll(`queue_id=${queue_id}&last_event_id=%2D1&dont_block=true`)).toEqual(plain);
+    expect(await poll(`dont_block=true&last_event_id=-1&queue_id=${queue_id}`)).toEqual(plain);
+    const extra = await poll(`queue_id=${queue_id}&last_event_id=-1&dont_block=true&client=test`);
+    expect(extra.body).toEqual({ ...plain.body, ignored_parameters_unsupported: ["client"] });
+    // Errors are the same on both paths.
+    const badKey = await poll(`queue_id=${queue_id}&last_event_id=-1&dont_block=true`, "wrong");
+    expect(badKey.status).toBe(401);
+    expect(await poll(`queue_id=${queue_id}&last_event_id=%2D1&dont_block=true`, "wrong")).toEqual(badKey);
+    const badQueue = await poll(`queue_id=nope&last_event_id=-1&dont_block=true`);
+    expect(badQueue).toEqual({ status: 400, body: { result: "error", msg: "Bad event queue ID: nope", code: "BAD_EVENT_QUEUE_ID", queue_id: "nope" } });
+    expect(await poll(`queue_id=%6Eope&last_event_id=-1&dont_block=true`)).toEqual(badQueue);
+    const badId = await poll(`queue_id=${queue_id}&last_event_id=1.5&dont_block=true`);
+    expect(badId.status).toBe(400);
+    expect(badId.body.code).toBe("BAD_REQUEST");
+  });
+
   test("queues belong to their user", async () => {
     const { queue_id } = await register(s.as("hamlet"));
     expectError(await s.as("othello").get("/events", { queue_id, dont_block: true }), 400, "BAD_REQUEST");
