@@ -113,9 +113,9 @@ export function buildApp(h: Hearth) {
   // GET /events goes to Bun's router directly, past Elysia's per-request context: it
   // is the request every client repeats after every event (1,000 of them per message
   // to a 1,000-member channel). Measured over loopback, a poll round trip took ~17.2 µs
-  // through Elysia and ~16.2 µs direct (a bare Bun.serve: ~12 µs). Elysia keeps the
-  // route too (DELETE /events, 404s, and app.handle in tests), with the general handler;
-  // the usual poll takes a shorter path still (fastPollRoute).
+  // through Elysia and ~16.2 µs direct; the usual poll now takes a shorter path still
+  // (fastPollRoute). Elysia keeps the route too (DELETE /events, 404s, and app.handle
+  // in tests), with the general handler.
   const native: Record<string, Record<string, (request: Request, server: import("bun").Server<unknown>) => Response | Promise<Response>>> = {};
   for (const routes of resources) {
     const events = routes instanceof ApiRoutes ? routes.handlers.get("GET /api/v1/events") : undefined;
