@@ -122,6 +122,7 @@ export function applyMessageEvent(state: State, event: Record<string, any>): boo
       return true;
     }
     case "reaction":
+    case "submessage":
     case "typing":
     case "typing_edit_message":
       return true;

@@ -6,7 +6,7 @@ import { appendTo } from "../lib/collections";
 import { isSystemGroupSetting, isUserInGroupSetting } from "../access/groups";
 import { getUserGroup } from "../store/user_groups";
 import { alertWordsByUser } from "../store/personal";
-import { doAutomaticTopicPolicies } from "./user_topics";
+import { doAutomaticTopicPolicies, doParticipationTopicPolicy } from "./user_topics";
 import { activeRealmEmojiByName } from "../store/realm_emoji";
 import { checkEmojiRequest, type ReactionInput } from "./realm_emoji";
 import { realmEmojiPath } from "../views/realm_emoji";
@@ -45,6 +45,7 @@ import {
   type Reaction,
 } from "../store/messages";
 import { linkProperties, renderMarkdown, topicLinks, type RenderContext, type RenderResult } from "../markdown";
+import { widgetFromContent, type WidgetContent } from "../markdown/widgets";
 import { emojiCodeFor, emojiNameFor } from "../markdown/emoji";
 import { apiEmail, isAdmin, isGuest, isModerator } from "../views/users";
 import {
@@ -214,6 +215,8 @@ export interface SendRequest {
   alsoInTransaction?: (messageId: number) => void;
   /** The content's rendering when the checks already made it (rendering scans users; once per send is enough). */
   rendered?: RenderResult;
+  /** A bot's widget (POST /messages `widget_content`, checked); otherwise `/poll` and `/todo` content starts one. */
+  widget?: WidgetContent;
 }
 
 /** Users mentioned by `@topic`: those who posted in the topic. */
@@ -408,6 +411,13 @@ export async function doSendMessage(h: Hearth, sender: UserRecord, req: SendRequ
       last_edit_timestamp: null,
       last_moved_timestamp: null,
     };
+    // Zulip's do_widget_post_save_actions: the widget's first submessage, from the sender, goes out with the message.
+    const widget = req.widget ?? widgetFromContent(content);
+    if (widget) {
+      record.submessages = [
+        { id: h.store.nextId("submessage"), message_id: id, sender_id: sender.id, msg_type: "widget", content: JSON.stringify({ widget_type: widget.widget_type, extra_data: widget.extra_data }) },
+      ];
+    }
     insertMessage(h.store, record, flagsByUser);
     req.alsoInTransaction?.(id);
     if (record.has_attachment) attachmentChanges = setMessageAttachments(h, sender, id, rendered.linkUrls);
@@ -627,7 +637,7 @@ async function doMarkChannelAsRead(h: Hearth, user: UserRecord, channelId: numbe
 // Reactions
 
 /** Users holding a flags row for the message (its recipients), with their flags. */
-function rowHolders(h: Hearth, m: MessageRecord): Map<number, number> {
+export function rowHolders(h: Hearth, m: MessageRecord): Map<number, number> {
   return messageRecipientFlags(h.store, m, () => (m.type === "private" ? m.dm_user_ids! : [...allUsers(h.store)].map((u) => u.id)));
 }
 
@@ -681,6 +691,7 @@ export async function checkReaction(h: Hearth, user: UserRecord, messageId: numb
     },
     audienceOf(h, stored.message),
   );
+  if (op === "add" && stored.message.type === "stream") await doParticipationTopicPolicy(h, user, stored.message.channel_id!, stored.message.topic);
 }
 
 // ---------------------------------------------------------------------------
@@ -724,6 +735,8 @@ export async function checkEditMessage(h: Hearth, user: UserRecord, messageId: n
     if (!realmSetting(h, "allow_message_editing", true)) throw badRequest("Your organization has turned off message editing");
     const limit = realmSetting<number | null>(h, "message_content_edit_limit_seconds", DEFAULT_CONTENT_EDIT_LIMIT);
     if (limit !== null && now - message.timestamp > limit) throw badRequest("The time limit for editing this message has passed");
+    // Its submessages are the widget's state; new content could not keep them consistent.
+    if (message.submessages.length > 0) throw badRequest("Widgets cannot be edited.");
   }
   const moving = newTopic !== undefined || newChannel !== undefined;
   let ids = [message.id];

@@ -102,3 +102,23 @@ export async function doAutomaticTopicPolicies(
   if (changes.length > 0) await applyTopicPolicies(h, channelId, topic, changes);
   return senderPolicy;
 }
+
+/**
+ * Zulip's rule for taking part in a topic without posting (a reaction, a poll vote):
+ * a subscriber whose policy is "on participation" follows the topic, or in a muted
+ * channel unmutes it. These policies only ever raise a topic's visibility.
+ */
+export async function doParticipationTopicPolicy(h: Hearth, user: UserRecord, channelId: number, topic: string): Promise<void> {
+  if (user.is_bot) return;
+  const subscription = getSubscription(h.store, channelId, user.id);
+  if (!subscription) return;
+  let policy: number | undefined;
+  if (userSetting(user, "automatically_follow_topics_policy") === AutomaticPolicy.ON_PARTICIPATION) policy = VisibilityPolicy.FOLLOWED;
+  if (subscription.is_muted && userSetting(user, "automatically_unmute_topics_in_muted_streams_policy") === AutomaticPolicy.ON_PARTICIPATION) {
+    policy = VisibilityPolicy.UNMUTED;
+  }
+  if (policy === undefined) return;
+  const current = getUserTopic(h.store, user.id, channelId, topic)?.visibility_policy;
+  if (current === policy || (policy === VisibilityPolicy.UNMUTED && current === VisibilityPolicy.FOLLOWED)) return;
+  await applyTopicPolicies(h, channelId, topic, [{ user, policy }]);
+}

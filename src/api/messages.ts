@@ -27,6 +27,8 @@ import {
 import { formatMessage, realmSetting, topicDisplayName, topicsForUser, type MessageViewOptions } from "../views/messages";
 import { compileNarrow, fetchRange, highlightHtml, highlightTopic, matchesNarrow, parseAnchor, parseNarrow } from "../views/narrow";
 import { checkReportMessage } from "../actions/message_reports";
+import { checkAddSubmessage } from "../actions/submessages";
+import { checkWidgetContent } from "../markdown/widgets";
 
 const messageIdOf = (raw: string) => pathId(raw, "message ID");
 
@@ -66,6 +68,7 @@ export function messagesRoutes(h: Hearth) {
           local_id: param.string().optional(),
           queue_id: param.string().optional(),
           read_by_sender: param.bool().optional(),
+          widget_content: param.string().optional(),
         },
       },
       async ({ user, params, request }) => {
@@ -77,6 +80,8 @@ export function messagesRoutes(h: Hearth) {
           readBySender: params.read_by_sender ?? isHumanClient(clientName(request)),
           localId: params.local_id,
           queueId: params.queue_id,
+          // The Python bindings send `widget_content=null` with every bot reply: no widget.
+          widget: params.widget_content === undefined || params.widget_content === "null" ? undefined : checkWidgetContent(params.widget_content),
         });
         return { ...sent };
       },
@@ -204,6 +209,10 @@ export function messagesRoutes(h: Hearth) {
         return {};
       },
     )
+    .post("/submessage", { params: { message_id: param.int(), msg_type: param.string(), content: param.string() } }, async ({ user, params }) => {
+      await checkAddSubmessage(h, user, params.message_id, params.msg_type, params.content);
+      return {};
+    })
     .post("/messages/render", { params: { content: param.string() } }, ({ user, params }) => ({
       rendered: renderMessageContent(h, user, params.content).html,
     }))

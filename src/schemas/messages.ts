@@ -36,7 +36,7 @@ export const Message = t.Object({
   topic_links: t.Array(t.Object({ text: t.String(), url: t.String() })),
   is_me_message: t.Boolean(),
   reactions: t.Array(Reaction),
-  submessages: t.Array(t.Unknown()),
+  submessages: t.Array(t.Object({ id: t.Integer(), message_id: t.Integer(), sender_id: t.Integer(), msg_type: t.String(), content: t.String() })),
   sender_full_name: t.String(),
   sender_email: t.String(),
   sender_realm_str: t.String(),

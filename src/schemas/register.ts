@@ -260,6 +260,7 @@ export const EventSchemas: Record<string, TSchema> = {
     }),
   ]),
   alert_words: t.Object({ id: Int(), type: t.Literal("alert_words"), alert_words: List(Str()) }),
+  submessage: t.Object({ id: Int(), type: t.Literal("submessage"), msg_type: Str(), content: Str(), message_id: Int(), sender_id: Int(), submessage_id: Int() }),
   muted_users: t.Object({ id: Int(), type: t.Literal("muted_users"), muted_users: List(t.Object({ id: Int(), timestamp: Int() })) }),
   saved_snippets: t.Union([
     t.Object({ id: Int(), type: t.Literal("saved_snippets"), op: t.Union([t.Literal("add"), t.Literal("update")]), saved_snippet: SavedSnippet }),

@@ -67,6 +67,16 @@ export interface EditHistoryEntry {
   stream?: number;
 }
 
+/** Zulip's SubMessage: widget state attached to a message (the first one, from the sender, says which widget). */
+export interface Submessage {
+  id: number;
+  message_id: number;
+  sender_id: number;
+  msg_type: string;
+  /** JSON text, kept exactly as sent. */
+  content: string;
+}
+
 export interface MessageRecord {
   id: number;
   sender_id: number;
@@ -87,7 +97,8 @@ export interface MessageRecord {
   has_image: boolean;
   has_attachment: boolean;
   reactions: Reaction[];
-  submessages: unknown[];
+  /** In ID order. */
+  submessages: Submessage[];
   /** Most recent first, as the API lists it. */
   edit_history: EditHistoryEntry[];
   last_edit_timestamp: number | null;

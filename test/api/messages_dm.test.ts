@@ -121,11 +121,12 @@ describe("direct messages", () => {
     expect(got.raw_content.endsWith("[message truncated]")).toBe(true);
   });
 
-  test("raw HTML is escaped; widget_content ignored", async () => {
+  test("raw HTML is escaped; widget_content=null (what the Python bots send) is no widget", async () => {
     const res = await s.as("hamlet").post("/messages", { type: "private", to: JSON.stringify([s.users.othello.id]), content: "<script>alert(1)</script> [x](javascript:alert(1))", widget_content: "null" });
     const body = expectSuccess(res);
-    expect(body.ignored_parameters_unsupported).toEqual(["widget_content"]);
+    expect(body.ignored_parameters_unsupported).toBeUndefined();
     const got = expectSuccess(await s.as("othello").get(`/messages/${body.id}`));
+    expect(got.message.submessages).toEqual([]);
     expect(got.message.content).not.toContain("<script");
     expect(got.message.content).not.toContain('href="javascript');
     expect(got.message.content).toContain("&lt;script&gt;");

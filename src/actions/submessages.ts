@@ -1,0 +1,60 @@
+import type { Hearth } from "../context";
+import { badRequest } from "../errors";
+import { checkWidgetEvent } from "../markdown/widgets";
+import { getMessage, type MessageRecord } from "../store/messages";
+import type { UserRecord } from "../store/users";
+import { accessMessage, invalidMessage, rowHolders } from "./messages";
+import { doParticipationTopicPolicy } from "./user_topics";
+
+/** The widget a message carries: the `widget_type` of its first "widget" submessage. */
+function widgetTypeOf(m: MessageRecord): string | null {
+  const first = m.submessages.find((s) => s.msg_type === "widget");
+  if (!first) return null;
+  try {
+    const type = (JSON.parse(first.content) as { widget_type?: unknown }).widget_type;
+    return typeof type === "string" ? type : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * `POST /submessage` (Zulip's process_submessage): a reader adds to a message's widget
+ * state, e.g. a poll vote. The sender attaches the first submessage; after that anyone
+ * who can read the message may add one. Poll and todo changes are checked as Zulip
+ * checks them. The `submessage` event goes to the users holding the message.
+ */
+export async function checkAddSubmessage(h: Hearth, user: UserRecord, messageId: number, msgType: string, content: string): Promise<void> {
+  const { message } = accessMessage(h, user, messageId);
+  if (message.sender_id !== user.id && !message.submessages.some((s) => s.sender_id === message.sender_id)) {
+    throw badRequest("You cannot attach a submessage to this message.");
+  }
+  let data: unknown;
+  try {
+    data = JSON.parse(content);
+  } catch {
+    throw badRequest("Invalid json for submessage");
+  }
+  const widgetType = widgetTypeOf(message);
+  if (widgetType !== null) {
+    try {
+      checkWidgetEvent(widgetType, data, message.sender_id === user.id);
+    } catch (e) {
+      throw badRequest((e as Error).message);
+    }
+  }
+  const added = await h.store.commit(() => {
+    // Read again in the transaction: two votes at once must both be kept.
+    const m = getMessage(h.store, messageId);
+    if (!m) throw invalidMessage();
+    const submessage = { id: h.store.nextId("submessage"), message_id: m.id, sender_id: user.id, msg_type: msgType, content };
+    h.store.dbs.messages.put(m.id, { ...m, submessages: [...m.submessages, submessage] });
+    return { message: m, submessage };
+  });
+  const { submessage } = added;
+  h.events.publish(
+    { type: "submessage", msg_type: msgType, message_id: messageId, submessage_id: submessage.id, sender_id: user.id, content },
+    rowHolders(h, added.message).keys(),
+  );
+  if (added.message.type === "stream") await doParticipationTopicPolicy(h, user, added.message.channel_id!, added.message.topic);
+}

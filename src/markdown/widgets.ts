@@ -1,0 +1,121 @@
+import { badRequest } from "../errors";
+
+/**
+ * Zulip's message widgets (`/poll`, `/todo`, and bots' `widget_content`): the first
+ * submessage of a widget message says what the widget is; readers' later submessages
+ * (votes, new options, tasks) are its state, which clients fold up themselves.
+ */
+export interface WidgetContent {
+  widget_type: string;
+  extra_data: Record<string, unknown>;
+}
+
+/** Python's str.splitlines separators; a trailing empty line is no line. */
+function splitLines(text: string): string[] {
+  const lines = text.split(/\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]/);
+  if (lines.length > 0 && lines[lines.length - 1] === "") lines.pop();
+  return lines;
+}
+
+/** A line without its list marker (`- ` or `* `), as Zulip reads poll options and tasks. */
+const withoutListMarker = (line: string) => line.trim().replace(/^\s*[-*]?\s*/, "");
+
+/**
+ * The widget a message's content starts: `/poll Question` with one option per line,
+ * or `/todo Title` with one `task: description` per line. Anything else is no widget
+ * (`/me`, `/bogus`, "use /poll").
+ */
+export function widgetFromContent(content: string): WidgetContent | null {
+  const command = content.split(/\s+/)[0];
+  if (command !== "/poll" && command !== "/todo") return null;
+  const lines = splitLines(content.replace(command, ""));
+  const heading = lines.length > 0 && lines[0] !== "" ? lines.shift()!.trim() : "";
+  const items = lines.map(withoutListMarker).filter((line) => line.length > 0);
+  if (command === "/poll") return { widget_type: "poll", extra_data: { question: heading, options: items } };
+  const tasks = items.map((item) => {
+    const [task, desc] = splitOnce(item, ": ");
+    return { task: task.trim(), desc: desc === undefined ? "" : desc.trim() };
+  });
+  return { widget_type: "todo", extra_data: { task_list_title: heading, tasks } };
+}
+
+function splitOnce(text: string, separator: string): [string, string | undefined] {
+  const at = text.indexOf(separator);
+  return at === -1 ? [text, undefined] : [text.slice(0, at), text.slice(at + separator.length)];
+}
+
+/** POST /messages `widget_content`: what a bot may attach (Zulip's check_widget_content: `zform` choices). */
+export function checkWidgetContent(raw: string): WidgetContent {
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    throw badRequest("Widgets: API programmer sent invalid JSON content");
+  }
+  const fail = (why: string) => badRequest(`Widgets: ${why}`);
+  if (!isObject(value)) throw fail("widget_content is not a dict");
+  if (!("widget_type" in value)) throw fail("widget_type is not in widget_content");
+  if (!("extra_data" in value)) throw fail("extra_data is not in widget_content");
+  const { widget_type: type, extra_data: extra } = value;
+  if (!isObject(extra)) throw fail("extra_data is not a dict");
+  if (type !== "zform") throw fail(`unknown widget type: ${String(type)}`);
+  if (!("type" in extra)) throw fail("zform is missing type field");
+  if (extra.type !== "choices") throw fail(`unknown zform type: ${String(extra.type)}`);
+  try {
+    checkFields("extra_data", extra, { type: isString, heading: isString, choices: Array.isArray }, false);
+    (extra.choices as unknown[]).forEach((choice, i) =>
+      checkFields(`extra_data["choices"][${i}]`, choice, { short_name: isString, long_name: isString, reply: isString }, false),
+    );
+  } catch (e) {
+    throw fail((e as Error).message);
+  }
+  return { widget_type: "zform", extra_data: extra };
+}
+
+/** Zulip caps option and task indexes (MAX_IDX in its widgets). */
+const MAX_IDX = 1000;
+
+/**
+ * POST /submessage `content` for a poll or todo widget, as Zulip validates it: each
+ * kind of change has exactly its fields, and only the widget's author may rename it.
+ * Throws an Error whose message is Zulip's.
+ */
+export function checkWidgetEvent(widgetType: string, data: unknown, isWidgetAuthor: boolean): void {
+  const name = widgetType === "poll" ? "poll data" : "todo data";
+  if (widgetType !== "poll" && widgetType !== "todo") return;
+  checkFields(name, data, { type: isString }, true);
+  const kind = (data as { type: string }).type;
+  const index = (v: unknown) => Number.isInteger(v) && (v as number) >= 0 && (v as number) <= MAX_IDX;
+  if (widgetType === "poll") {
+    if (kind === "vote") return checkFields(name, data, { type: isString, key: isString, vote: (v) => v === 1 || v === -1 }, false);
+    if (kind === "question") {
+      if (!isWidgetAuthor) throw new Error("You can't edit a question unless you are the author.");
+      return checkFields(name, data, { type: isString, question: isString }, false);
+    }
+    if (kind === "new_option") return checkFields(name, data, { type: isString, option: isString, idx: index }, false);
+    throw new Error(`Unknown type for poll data: ${kind}`);
+  }
+  if (kind === "new_task") return checkFields(name, data, { type: isString, key: index, task: isString, desc: isString, completed: (v) => typeof v === "boolean" }, false);
+  if (kind === "strike") return checkFields(name, data, { type: isString, key: isString }, false);
+  if (kind === "new_task_list_title") {
+    if (!isWidgetAuthor) throw new Error("You can't edit the task list title unless you are the author.");
+    return checkFields(name, data, { type: isString, title: isString }, false);
+  }
+  throw new Error(`Unknown type for todo data: ${kind}`);
+}
+
+const isString = (v: unknown) => typeof v === "string";
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** Zulip's check_dict (`extraAllowed`) and check_dict_only: the keys given, each passing its test. */
+function checkFields(name: string, value: unknown, fields: Record<string, (v: unknown) => boolean>, extraAllowed: boolean): void {
+  if (!isObject(value)) throw new Error(`${name} is not a dict`);
+  for (const [key, test] of Object.entries(fields)) {
+    if (!(key in value)) throw new Error(`${key} key is missing from ${name}`);
+    if (!test(value[key])) throw new Error(`Invalid ${name}["${key}"]`);
+  }
+  if (!extraAllowed) {
+    const extra = Object.keys(value).filter((key) => !(key in fields));
+    if (extra.length > 0) throw new Error(`Unexpected arguments: ${extra.join(", ")}`);
+  }
+}
