@@ -8,7 +8,7 @@ import { getUserGroup } from "../store/user_groups";
 import { alertWordsByUser } from "../store/personal";
 import { doAutomaticTopicPolicies, doParticipationTopicPolicy } from "./user_topics";
 import { activeRealmEmojiByName } from "../store/realm_emoji";
-import { checkEmojiRequest, type ReactionInput } from "./realm_emoji";
+import { checkEmojiRequest, emojiCodeByName, emojiTypeByName, type ReactionInput } from "./realm_emoji";
 import { realmEmojiPath } from "../views/realm_emoji";
 import { ApiError, badRequest, mustBeAdmin } from "../errors";
 import { allUsers, getUser, type UserRecord } from "../store/users";
@@ -658,10 +658,17 @@ function audienceOf(h: Hearth, m: MessageRecord, holders: ReadonlyMap<number, nu
 }
 
 export async function checkReaction(h: Hearth, user: UserRecord, messageId: number, op: "add" | "remove", input: ReactionInput): Promise<void> {
-  accessMessage(h, user, messageId);
+  const { message } = accessMessage(h, user, messageId);
   let reaction: Omit<Reaction, "user_id">;
-  if (op === "add") reaction = checkEmojiRequest(h, input);
-  else {
+  if (op === "add") {
+    // Zulip: adding an emoji someone already reacted with is a vote for that reaction,
+    // under its name and without checking the emoji again (it may be a custom emoji
+    // deactivated since).
+    const type = input.reaction_type ?? emojiTypeByName(h, input.emoji_name);
+    const code = input.emoji_code ?? emojiCodeByName(h, input.emoji_name, type);
+    const voted = message.reactions.find((r) => r.emoji_code === code && r.reaction_type === type);
+    reaction = voted ? { emoji_name: voted.emoji_name, emoji_code: voted.emoji_code, reaction_type: voted.reaction_type } : checkEmojiRequest(h, input);
+  } else {
     const name = input.emoji_name ?? (input.emoji_code ? emojiNameFor(input.emoji_code) : undefined);
     reaction = { emoji_name: name ?? "", emoji_code: input.emoji_code ?? emojiCodeFor(name ?? "") ?? "", reaction_type: (input.reaction_type ?? "unicode_emoji") as Reaction["reaction_type"] };
   }

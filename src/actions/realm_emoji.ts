@@ -77,11 +77,30 @@ export interface ReactionInput {
 }
 
 /**
+ * The kind of emoji a bare name means (Zulip's get_emoji_data): an active custom emoji
+ * of that name first, then Zulip's own `zulip`, else Unicode.
+ */
+export function emojiTypeByName(h: Hearth, name: string): Reaction["reaction_type"] {
+  if (activeRealmEmojiByName(h.store, name)) return "realm_emoji";
+  return name === "zulip" ? "zulip_extra_emoji" : "unicode_emoji";
+}
+
+/** The code a name stands for in a kind of emoji, when there is one. */
+export function emojiCodeByName(h: Hearth, name: string, type: string): string | undefined {
+  if (type === "realm_emoji") {
+    const custom = activeRealmEmojiByName(h.store, name);
+    return custom && String(custom.id);
+  }
+  if (type === "zulip_extra_emoji") return name === "zulip" ? "zulip" : undefined;
+  return emojiCodeFor(name);
+}
+
+/**
  * An emoji a client names (Zulip's check_emoji_request), for reactions and statuses:
  * Unicode by name or code, custom emoji by ID or active name, and Zulip's own extra emoji.
  */
 export function checkEmojiRequest(h: Hearth, input: ReactionInput): Omit<Reaction, "user_id"> {
-  const type = input.reaction_type ?? "unicode_emoji";
+  const type = input.reaction_type ?? emojiTypeByName(h, input.emoji_name);
   if (type !== "unicode_emoji" && type !== "realm_emoji" && type !== "zulip_extra_emoji") throw badRequest("Invalid emoji type.");
   if (type === "unicode_emoji") {
     const byName = emojiCodeFor(input.emoji_name);

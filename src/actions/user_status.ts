@@ -6,7 +6,7 @@ import { getUser, putUser, type UserRecord } from "../store/users";
 import { userSetting } from "../views/settings";
 import { applySettings, publishSettingChanges } from "./settings";
 import { activeUserIds } from "./users";
-import { checkEmojiRequest } from "./realm_emoji";
+import { checkEmojiRequest, emojiTypeByName } from "./realm_emoji";
 
 export const MAX_STATUS_TEXT_LENGTH = 60;
 
@@ -31,7 +31,7 @@ function checkEmoji(h: Hearth, changes: StatusChanges): Pick<UserStatus, "emoji_
   const name = changes.emoji_name.trim();
   if (name === "") return { emoji_name: "", emoji_code: "", reaction_type: "" };
   // The spec's name for Zulip's own extra emoji is service_extra_emoji; clients know zulip_extra_emoji.
-  const type = changes.reaction_type === "service_extra_emoji" ? "zulip_extra_emoji" : (changes.reaction_type ?? "unicode_emoji");
+  const type = changes.reaction_type === "service_extra_emoji" ? "zulip_extra_emoji" : (changes.reaction_type ?? emojiTypeByName(h, name));
   if (type === "unicode_emoji" && changes.emoji_code !== undefined && changes.emoji_code !== emojiCodeFor(name)) throw badRequest("Invalid emoji code.");
   return checkEmojiRequest(h, { emoji_name: name, emoji_code: changes.emoji_code, reaction_type: type });
 }

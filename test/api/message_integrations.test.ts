@@ -89,6 +89,29 @@ describe("custom emoji in messages", () => {
     expectError(await s.as("hamlet").post(`/messages/${id}/reactions`, { emoji_name: "nope", reaction_type: "realm_emoji" }), 400, "BAD_REQUEST", "Emoji 'nope' does not exist");
     expectSuccess(await s.as("hamlet").delete(`/messages/${id}/reactions`, { emoji_name: "parrot", reaction_type: "realm_emoji" }));
   });
+
+  test("a bare name means the custom emoji first (Zulip's get_emoji_data); a deactivated one can still get votes", async () => {
+    const file = new File([identiconPng("owl", 32) as BlobPart], "o.png", { type: "image/png" });
+    expectSuccess(await s.as("iago").post("/realm/emoji/owl", { file }, { multipart: true }));
+    const owl = Object.values(expectSuccess(await s.as("hamlet").get("/realm/emoji")).emoji).find((e: any) => e.name === "owl") as any;
+    const id = await send("othello", "night");
+    // No reaction_type: the name picks the custom emoji, and "zulip" Zulip's own.
+    expectSuccess(await s.as("hamlet").post(`/messages/${id}/reactions`, { emoji_name: "owl" }));
+    expectSuccess(await s.as("hamlet").post(`/messages/${id}/reactions`, { emoji_name: "zulip" }));
+    expectSuccess(await s.as("iago").delete(`/realm/emoji/owl`));
+    // Deactivated: a new reaction with it is refused, a vote for the existing one counts.
+    const other = await send("othello", "day");
+    expectError(await s.as("cordelia").post(`/messages/${other}/reactions`, { emoji_name: "owl", emoji_code: owl.id, reaction_type: "realm_emoji" }), 400, "BAD_REQUEST", "This custom emoji has been deactivated.");
+    expectSuccess(await s.as("cordelia").post(`/messages/${id}/reactions`, { emoji_name: "owl", emoji_code: owl.id, reaction_type: "realm_emoji" }));
+    // A vote takes the existing reaction's name, whatever name the client sent.
+    expectSuccess(await s.as("othello").post(`/messages/${id}/reactions`, { emoji_name: "not_the_name", emoji_code: owl.id, reaction_type: "realm_emoji" }));
+    expect((await fetchOne("hamlet", id)).reactions.map((r: any) => [r.emoji_name, r.emoji_code, r.reaction_type, r.user_id])).toEqual([
+      ["owl", owl.id, "realm_emoji", s.users.hamlet.id],
+      ["zulip", "zulip", "zulip_extra_emoji", s.users.hamlet.id],
+      ["owl", owl.id, "realm_emoji", s.users.cordelia.id],
+      ["owl", owl.id, "realm_emoji", s.users.othello.id],
+    ]);
+  });
 });
 
 describe("muting a user", () => {
