@@ -7,8 +7,8 @@
  * long-poll server (events in memory, no auth, no store) as the baseline.
  *
  * The "send" is POST /messages to a channel every client is subscribed to: a durable
- * write of the message and one flags row per subscriber, then one message event to
- * every queue.
+ * write of the message and its recipient list (the subscribers' "unread" rows follow
+ * in background batches, see docs/events.md), then one message event to every queue.
  *
  *   bun scripts/bench-events.ts [--clients 1000] [--rate 50] [--seconds 5] [--rounds 1]
  *

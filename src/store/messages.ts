@@ -1,9 +1,10 @@
 import type { Store } from "./db";
 
 /**
- * Messages are stored once (`messages`); each recipient gets a flags row
- * (`userMessages`, Zulip's UserMessage) and index rows that make every narrow a range
- * scan ending in the message ID. All writers here run inside `store.commit`.
+ * Messages are stored once (`messages`); each recipient holds a flags row
+ * (`userMessages`, Zulip's UserMessage, in the compact forms below) and index rows
+ * that make every narrow a range scan ending in the message ID. All writers here run
+ * inside `store.commit`.
  *
  * A message's per-recipient rows are what a send costs: each lands on a different
  * page of a per-user B-tree, and LMDB copies, writes and fsyncs every page a
