@@ -29,6 +29,7 @@ export type RealmGroupSettingName =
   | "can_mention_many_users_group"
   | "can_move_messages_between_topics_group"
   | "can_move_messages_between_channels_group"
+  | "can_resolve_topics_group"
   | "can_delete_any_message_group"
   | "can_delete_own_message_group"
   | "can_create_bots_group"

@@ -53,6 +53,7 @@ import {
   canDeleteOwnMessage,
   canMoveBetweenChannels,
   canMoveBetweenTopics,
+  canResolveTopics,
   canPostToChannel,
   canReadChannel,
   channelById,
@@ -294,10 +295,25 @@ export function checkMayPost(h: Hearth, sender: UserRecord, target: MessageTarge
   if (target.type === "stream" && !canPostToChannel(h, sender, target.channel)) {
     throw badRequest("You do not have permission to post in this channel.");
   }
+  if (target.type === "stream") checkMayCreateTopic(h, sender, target.channel, target.topic);
   if (target.type === "private") checkDirectMessagePermission(h, sender, target.userIds);
   const render = () => (rendered ??= renderMessageContent(h, sender, content));
   checkWildcardPermission(h, sender, target, content, render);
   checkGroupMentionPermission(h, sender, content, render);
+}
+
+/**
+ * A topic with no message yet in the channel needs the channel's `can_create_topic_group`
+ * (FL 441); role:nobody means nobody, administrators included. A bot may also use its
+ * owner's permission; the server's own bots are exempt.
+ */
+function checkMayCreateTopic(h: Hearth, user: UserRecord, channel: MessageChannel, topic: string): void {
+  const setting = channel.groups.can_create_topic_group;
+  if (user.is_system_bot || setting === undefined || isSystemGroupSetting(h, setting, "role:everyone")) return;
+  if (h.store.dbs.topics.get([channel.id, topicKey(topic)]) !== undefined) return;
+  const may = (u: UserRecord | undefined) => u !== undefined && !isSystemGroupSetting(h, setting, "role:nobody") && isUserInGroupSetting(h, u, setting);
+  const owner = user.is_bot && user.bot_owner_id !== null ? getUser(h.store, user.bot_owner_id) : undefined;
+  if (!may(user) && !may(owner)) throw badRequest("You do not have permission to create new topics in this channel.");
 }
 
 /**
@@ -722,6 +738,15 @@ function topicMessageIds(h: Hearth, channelId: number, topic: string): number[] 
   return [...idsInRange(h.store, "topicMessages", [channelId, topicKey(topic)], 0, "newer")];
 }
 
+/** Whether renaming a topic only adds or removes the resolved mark (Zulip strips every leading "✔" and space). */
+function togglesResolved(from: string, to: string): boolean {
+  const bare = (topic: string) => topic.replace(/^[✔ ]+/u, "");
+  const resolved = (topic: string) => topic.startsWith(RESOLVED_TOPIC_PREFIX);
+  if (resolved(to) && !resolved(from)) return bare(to) === from;
+  if (!resolved(to) && resolved(from)) return bare(from) === to;
+  return false;
+}
+
 export async function checkEditMessage(h: Hearth, user: UserRecord, messageId: number, req: EditRequest): Promise<{ detached_uploads: unknown[] }> {
   const { message } = accessMessage(h, user, messageId);
   // Archived channels are read-only (accessChannel refuses editing them too).
@@ -750,7 +775,13 @@ export async function checkEditMessage(h: Hearth, user: UserRecord, messageId: n
   if (moving) {
     if (message.type !== "stream") throw badRequest("Invalid propagate_mode for a direct message");
     const fromChannel = channelById(h, message.channel_id!)!;
-    if (newTopic !== undefined && !canMoveBetweenTopics(h, user, fromChannel) && message.sender_id !== user.id) {
+    // Marking a topic resolved or unresolved is its own permission (Zulip FL 367/402),
+    // with no time limit on it.
+    const resolving = newTopic !== undefined && togglesResolved(message.topic, newTopic);
+    if (resolving && !canResolveTopics(h, user, fromChannel, newChannel ?? fromChannel)) {
+      throw badRequest("You don't have permission to resolve topics in this channel.");
+    }
+    if (newTopic !== undefined && !resolving && !canMoveBetweenTopics(h, user, fromChannel) && message.sender_id !== user.id) {
       throw badRequest("You don't have permission to edit this message");
     }
     if (newChannel) {
@@ -759,10 +790,11 @@ export async function checkEditMessage(h: Hearth, user: UserRecord, messageId: n
     }
     const target = newChannel ?? channelById(h, message.channel_id!)!;
     checkTopicPolicy(h, target, newTopic ?? message.topic);
+    if (!resolving) checkMayCreateTopic(h, user, target, newTopic ?? message.topic);
     if (req.propagateMode !== "change_one") {
       ids = topicMessageIds(h, message.channel_id!, message.topic).filter((id) => req.propagateMode === "change_all" || id >= message.id);
     }
-    if (!isModerator(user)) {
+    if (!isModerator(user) && !(resolving && !newChannel)) {
       const limit = realmSetting<number | null>(h, newChannel ? "move_messages_between_streams_limit_seconds" : "move_messages_within_stream_limit_seconds", DEFAULT_MOVE_LIMIT);
       if (limit !== null) {
         const allowed = ids.filter((id) => {
@@ -924,8 +956,7 @@ async function sendMoveNotifications(
   const actor = silentMention(user);
   const send = (channel: MessageChannel, topic: string, content: string) =>
     doSendMessage(h, bot, { target: { type: "stream", channel, topic }, content, client: "Internal", readBySender: true });
-  const strip = (t: string) => (t.startsWith(RESOLVED_TOPIC_PREFIX) ? t.slice(RESOLVED_TOPIC_PREFIX.length) : t);
-  if (!newChannel && newTopic !== undefined && strip(newTopic) === strip(original.topic) && newTopic !== original.topic) {
+  if (!newChannel && newTopic !== undefined && togglesResolved(original.topic, newTopic)) {
     const resolved = newTopic.startsWith(RESOLVED_TOPIC_PREFIX);
     await send(toChannel, toTopic, `${actor} has marked this topic as ${resolved ? "resolved" : "unresolved"}.`);
     return;

@@ -49,6 +49,7 @@ const REALM_GROUP_RULES: Partial<Record<RealmGroupSettingName, GroupSettingRules
   can_mention_many_users_group: { allowEveryone: true },
   can_move_messages_between_channels_group: { allowEveryone: false },
   can_move_messages_between_topics_group: { allowEveryone: true },
+  can_resolve_topics_group: { allowEveryone: true },
   direct_message_initiator_group: { allowEveryone: true },
   direct_message_permission_group: { allowEveryone: true },
 };

@@ -65,6 +65,14 @@ const inChannelGroup = (h: Hearth, user: UserRecord, channel: MessageChannel | u
 export function canMoveBetweenTopics(h: Hearth, user: UserRecord, channel: MessageChannel): boolean {
   return inRealmGroup(h, user, "can_move_messages_between_topics_group") || inChannelGroup(h, user, channel, "can_move_messages_within_channel_group");
 }
+/** Zulip's can_resolve_topics: the organization's group, or either channel's own. */
+export function canResolveTopics(h: Hearth, user: UserRecord, from: MessageChannel, to: MessageChannel): boolean {
+  return (
+    inRealmGroup(h, user, "can_resolve_topics_group") ||
+    inChannelGroup(h, user, from, "can_resolve_topics_group") ||
+    (to.id !== from.id && inChannelGroup(h, user, to, "can_resolve_topics_group"))
+  );
+}
 export function canMoveBetweenChannels(h: Hearth, user: UserRecord, from: MessageChannel): boolean {
   return inRealmGroup(h, user, "can_move_messages_between_channels_group") || inChannelGroup(h, user, from, "can_move_messages_out_of_channel_group");
 }

@@ -177,6 +177,58 @@ describe("channel messages", () => {
     expect(resolved.at(-1).content).toBe(`<p><span class="user-mention silent" data-user-id="${s.users.hamlet.id}">King Hamlet</span> has marked this topic as resolved.</p>`);
   });
 
+  test("resolving a topic follows can_resolve_topics_group (organization or channel), with no time limit", async () => {
+    const groups = expectSuccess(await s.as("iago").get("/user_groups")).user_groups;
+    const groupId = (name: string) => groups.find((g: any) => g.name === name).id;
+    const a = await send("othello", denmark, "to resolve", "a question");
+    try {
+      expectSuccess(await s.as("iago").patch("/realm", { can_resolve_topics_group: JSON.stringify({ new: groupId("role:administrators") }) }));
+      expectError(await s.as("othello").patch(`/messages/${a}`, { topic: "✔ to resolve" }), 400, "BAD_REQUEST", "You don't have permission to resolve topics in this channel.");
+      // Renaming is still the moving permission's business.
+      expectSuccess(await s.as("othello").patch(`/messages/${a}`, { topic: "renamed" }));
+      // The channel's own group can grant it.
+      expectSuccess(await s.as("iago").patch(`/streams/${denmark}`, { can_resolve_topics_group: JSON.stringify({ new: groupId("role:members") }) }));
+      expectSuccess(await s.as("othello").patch(`/messages/${a}`, { topic: "✔ renamed" }));
+      // Past the time limit for moving, resolving still works; renaming does not.
+      const old = await send("othello", denmark, "old topic", "long ago");
+      await s.server.h.store.commit(() => s.server.h.store.dbs.messages.put(old, { ...s.server.h.store.dbs.messages.get(old), timestamp: Math.floor(Date.now() / 1000) - 30 * 86400 }));
+      expectError(await s.as("othello").patch(`/messages/${old}`, { topic: "older topic" }), 400, "BAD_REQUEST", "The time limit for editing this message's topic has passed.");
+      expectSuccess(await s.as("othello").patch(`/messages/${old}`, { topic: "✔ old topic" }));
+      expectSuccess(await s.as("othello").patch(`/messages/${old}`, { topic: "old topic" }));
+    } finally {
+      expectSuccess(await s.as("iago").patch("/realm", { can_resolve_topics_group: JSON.stringify({ new: groupId("role:everyone") }) }));
+      expectSuccess(await s.as("iago").patch(`/streams/${denmark}`, { can_resolve_topics_group: JSON.stringify({ new: groupId("role:nobody") }) }));
+    }
+  });
+
+  test("new topics follow can_create_topic_group; a bot may use its owner's permission", async () => {
+    const groups = expectSuccess(await s.as("iago").get("/user_groups")).user_groups;
+    const groupId = (name: string) => groups.find((g: any) => g.name === name).id;
+    await send("othello", denmark, "existing", "already here");
+    const bot = expectSuccess(await s.as("iago").post("/bots", { full_name: "Topic bot", short_name: "topicbot" }));
+    const botClient = s.as({ id: bot.user_id, email: `topicbot-bot@${new URL(s.url).hostname}`, apiKey: bot.api_key, name: "topicbot" } as any);
+    const denied = "You do not have permission to create new topics in this channel.";
+    try {
+      expectSuccess(await s.as("iago").patch(`/streams/${denmark}`, { can_create_topic_group: JSON.stringify({ new: groupId("role:administrators") }) }));
+      // An existing topic (in any case) is fine; a new one is not.
+      await send("othello", denmark, "EXISTING", "reply");
+      expectError(await s.as("othello").post("/messages", { type: "stream", to: denmark, topic: "brand new", content: "x" }), 400, "BAD_REQUEST", denied);
+      const moved = await send("othello", denmark, "existing", "move me");
+      expectError(await s.as("othello").patch(`/messages/${moved}`, { topic: "brand new" }), 400, "BAD_REQUEST", denied);
+      // Resolving is not creating a topic.
+      expectSuccess(await s.as("othello").patch(`/messages/${moved}`, { topic: "✔ existing", propagate_mode: "change_all" }));
+      // Administrators may, and so may a bot whose owner may.
+      expectSuccess(await botClient.post("/messages", { type: "stream", to: denmark, topic: "bot topic", content: "beep" }));
+      expectSuccess(await s.as("iago").post("/messages", { type: "stream", to: denmark, topic: "admin topic", content: "x" }));
+      // role:nobody: nobody at all.
+      expectSuccess(await s.as("iago").patch(`/streams/${denmark}`, { can_create_topic_group: JSON.stringify({ new: groupId("role:nobody") }) }));
+      expectError(await s.as("iago").post("/messages", { type: "stream", to: denmark, topic: "another", content: "x" }), 400, "BAD_REQUEST", denied);
+      await send("iago", denmark, "admin topic", "still fine");
+    } finally {
+      expectSuccess(await s.as("iago").patch(`/streams/${denmark}`, { can_create_topic_group: JSON.stringify({ new: groupId("role:everyone") }) }));
+    }
+  });
+
   test("mark_stream_as_read, mark_topic_as_read, first_unread in a channel", async () => {
     const x = await send("hamlet", denmark, "reading", "r1");
     const y = await send("hamlet", denmark, "other", "r2");
