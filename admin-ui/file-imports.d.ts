@@ -3,3 +3,7 @@ declare module "*.svg" {
   const path: string;
   export default path;
 }
+declare module "*.css" {
+  const path: string;
+  export default path;
+}

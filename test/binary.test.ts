@@ -200,6 +200,11 @@ describe("dist/hearth (linux x64)", () => {
     expect(icon.headers.get("content-type")).toStartWith("image/svg+xml");
     expect(await icon.text()).toBe(ICON);
     expect(readFileSync(join(dataDir, "assets", "0.1.0", "hearth-icon.svg"), "utf8")).toBe(ICON);
+    // The administration page and its script are embedded too (test/admin-ui.test.ts drives them).
+    const admin = await fetch(`${server.url}/admin`);
+    expect(admin.url).toBe(`${server.url}/static/admin.html`);
+    expect(await admin.text()).toBe(readFileSync(join(ROOT, "admin-ui", "admin.html"), "utf8"));
+    expect(await (await fetch(`${server.url}/static/admin.js`)).text()).toBe(readFileSync(join(ROOT, "admin-ui", "admin.js"), "utf8"));
     for (const path of ["/static/../db/data.mdb", "/static/../../db/data.mdb", "/static/..%2f..%2fdb%2fdata.mdb", "/static/%2e%2e/%2e%2e/hearth.pid"]) {
       expect({ path, status: (await rawGet(server.url, path)).status }).toEqual({ path, status: 404 });
     }

@@ -1,4 +1,5 @@
 import { staticPlugin } from "@elysiajs/static";
+import { Elysia } from "elysia";
 import { escapeRegExp } from "../lib/text";
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, sep } from "node:path";
@@ -86,7 +87,7 @@ export function staticAssetRoutes(h: Hearth) {
   const folder = resolveAssetFolder(ADMIN_UI_ASSETS, h.config.dataDir);
   const published = Object.keys(ADMIN_UI_ASSETS).map((name) => escapeRegExp(join(folder, name)));
   const unpublished = new RegExp(`^(?!(?:${published.join("|")})$)`);
-  return staticPlugin({
+  const files = staticPlugin({
     assets: folder,
     prefix: STATIC_PREFIX,
     alwaysStatic: true,
@@ -94,4 +95,9 @@ export function staticAssetRoutes(h: Hearth) {
     indexHTML: false,
     headers: { "X-Content-Type-Options": "nosniff" },
   });
+  // The administration page (admin-ui/admin.html) is a static page that talks to the API.
+  const toAdminPage = () => new Response(null, { status: 302, headers: { location: ADMIN_PAGE_PATH } });
+  return new Elysia({ name: "static-assets" }).use(files).get("/admin", toAdminPage).get("/admin/", toAdminPage);
 }
+
+export const ADMIN_PAGE_PATH = `${STATIC_PREFIX}/admin.html`;

@@ -49,8 +49,17 @@ export function jsonResponse(body: unknown, status = 200, headers: Record<string
   return new Response(JSON.stringify(body), { status, headers: { ...JSON_HEADERS, ...headers } });
 }
 
-export function errorResponse(error: unknown): Response {
-  if (error instanceof ApiError) return jsonResponse(error.body(), error.httpStatus, error.headers);
+export function errorResponse(error: unknown, request?: Request): Response {
+  if (error instanceof ApiError) {
+    let headers = error.headers;
+    // A Basic challenge makes a browser pop up its own login dialog over a page's
+    // fetch (the admin page's, which says so with X-Requested-With). Zulip answers its
+    // web app with a Session challenge for the same reason.
+    if (headers["WWW-Authenticate"] && request?.headers.get("x-requested-with") === "XMLHttpRequest") {
+      headers = { ...headers, "WWW-Authenticate": 'Session realm="zulip"' };
+    }
+    return jsonResponse(error.body(), error.httpStatus, headers);
+  }
   console.error("Internal server error:", error);
   return jsonResponse({ result: "error", msg: "Internal server error", code: "INTERNAL_SERVER_ERROR" }, 500);
 }
@@ -111,7 +120,7 @@ export class ApiRoutes {
         if (ignored.length > 0) body.ignored_parameters_unsupported = ignored;
         return jsonResponse(body);
       } catch (error) {
-        return errorResponse(error);
+        return errorResponse(error, request);
       }
     };
     this.app.route(method, this.prefix + path, (ctx: any) => handle(ctx.request, ctx.server ?? null, ctx.params ?? {}), { parse: "none" } as any);

@@ -29,6 +29,15 @@ describe("HTTP Basic authentication", () => {
     expect(res.headers.get("www-authenticate")).toContain("Basic");
   });
 
+  test("a page's fetch (X-Requested-With) is challenged with Session, so no browser login dialog opens", async () => {
+    const wrong = "Basic " + Buffer.from(`${s.users.hamlet.email}:wrong-key`).toString("base64");
+    const fromPage = await fetch(s.url + "/api/v1/users/me", { headers: { authorization: wrong, "x-requested-with": "XMLHttpRequest" } });
+    expect(fromPage.status).toBe(401);
+    expect(fromPage.headers.get("www-authenticate")).toBe('Session realm="zulip"');
+    const fromClient = await fetch(s.url + "/api/v1/users/me", { headers: { authorization: wrong } });
+    expect(fromClient.headers.get("www-authenticate")).toBe('Basic realm="zulip"');
+  });
+
   test("a non-Basic scheme → 401 UNAUTHORIZED", async () => {
     const res = await fetch(s.url + "/api/v1/users/me", { headers: { authorization: "Bearer abc" } });
     expect(res.status).toBe(401);

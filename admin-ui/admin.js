@@ -1,0 +1,199 @@
+// Hearth's administration page: organization settings and user (de)activation,
+// through the same Zulip API every client uses (HTTP Basic with the API key that
+// POST /fetch_api_key returns for the administrator's password). The key lives in
+// sessionStorage, so closing the tab logs out. Text from the server is only ever
+// set with textContent, never parsed as HTML.
+"use strict";
+
+const ROLES = [
+  [100, "Owner"],
+  [200, "Administrator"],
+  [300, "Moderator"],
+  [400, "Member"],
+  [600, "Guest"],
+];
+const SETTINGS = ["allow_message_editing", "mandatory_topics", "enable_read_receipts", "name_changes_disabled", "presence_disabled"];
+const STORAGE_KEY = "hearth-admin";
+
+const $ = (id) => document.getElementById(id);
+let credentials = JSON.parse(sessionStorage.getItem(STORAGE_KEY) || "null");
+let me = null;
+
+function base64(text) {
+  return btoa(String.fromCharCode(...new TextEncoder().encode(text)));
+}
+
+function show(message, isError = false) {
+  $("status").textContent = message;
+  $("status").className = isError ? "error" : "";
+}
+
+/** One API call; resolves with the success body, rejects with Zulip's `msg`. */
+async function api(method, path, params = {}, auth = credentials) {
+  const body = new URLSearchParams();
+  for (const [name, value] of Object.entries(params)) body.set(name, typeof value === "string" ? value : JSON.stringify(value));
+  const query = method === "GET" && body.size > 0 ? `?${body}` : "";
+  // Without it, a 401's Basic challenge would open the browser's own login dialog.
+  const headers = { "x-requested-with": "XMLHttpRequest" };
+  if (auth) headers.authorization = `Basic ${base64(`${auth.email}:${auth.key}`)}`;
+  if (method !== "GET") headers["content-type"] = "application/x-www-form-urlencoded";
+  const res = await fetch(`/api/v1${path}${query}`, { method, headers, body: method === "GET" ? undefined : body });
+  const data = await res.json().catch(() => ({ result: "error", msg: `HTTP ${res.status}` }));
+  if (data.result !== "success") {
+    if (res.status === 401 && auth) logOut();
+    throw new Error(data.msg || `HTTP ${res.status}`);
+  }
+  return data;
+}
+
+async function run(action, done) {
+  try {
+    await action();
+    if (done !== undefined) show(done);
+  } catch (e) {
+    show(e.message, true);
+  }
+}
+
+function logOut() {
+  credentials = null;
+  me = null;
+  sessionStorage.removeItem(STORAGE_KEY);
+  $("admin").hidden = true;
+  $("danger").hidden = true;
+  $("deactivate-realm").dataset.armed = "false";
+  $("deactivate-realm").textContent = "Deactivate the organization";
+  $("logout").hidden = true;
+  $("login-section").hidden = false;
+  $("who").textContent = "";
+}
+
+async function logIn(email, password) {
+  const key = await api("POST", "/fetch_api_key", { username: email, password }, null);
+  const attempt = { email: key.email, key: key.api_key };
+  const self = await api("GET", "/users/me", {}, attempt);
+  if (self.role > 200) throw new Error("This page is for organization owners and administrators.");
+  credentials = attempt;
+  sessionStorage.setItem(STORAGE_KEY, JSON.stringify(credentials));
+}
+
+async function loadAll() {
+  me = await api("GET", "/users/me");
+  $("login-section").hidden = true;
+  $("admin").hidden = false;
+  $("logout").hidden = false;
+  $("danger").hidden = me.role !== 100;
+  $("who").textContent = me.full_name;
+  await Promise.all([loadSettings(), loadUsers()]);
+}
+
+async function loadSettings() {
+  const state = await api("POST", "/register", { fetch_event_types: ["realm"], event_types: ["realm"] });
+  // Only the state was wanted: the queue goes at once.
+  await api("DELETE", "/events", { queue_id: state.queue_id }).catch(() => {});
+  const form = $("settings");
+  form.elements.name.value = state.realm_name;
+  form.elements.description.value = state.realm_description;
+  for (const name of SETTINGS) form.elements[name].checked = state[`realm_${name}`] === true;
+  form.dataset.loaded = JSON.stringify(currentSettings());
+}
+
+function currentSettings() {
+  const form = $("settings");
+  const values = { name: form.elements.name.value, description: form.elements.description.value };
+  for (const name of SETTINGS) values[name] = form.elements[name].checked;
+  return values;
+}
+
+async function saveSettings() {
+  const form = $("settings");
+  const before = JSON.parse(form.dataset.loaded || "{}");
+  const changed = {};
+  for (const [name, value] of Object.entries(currentSettings())) if (before[name] !== value) changed[name] = value;
+  if (Object.keys(changed).length === 0) return show("Nothing to save.");
+  await api("PATCH", "/realm", changed);
+  await loadSettings();
+  show("Organization settings saved.");
+}
+
+async function loadUsers() {
+  const { members } = await api("GET", "/users");
+  const rows = members
+    .filter((u) => !u.is_bot)
+    .sort((a, b) => Number(b.is_active) - Number(a.is_active) || a.full_name.localeCompare(b.full_name))
+    .map(userRow);
+  $("users").replaceChildren(...rows);
+}
+
+function userRow(user) {
+  const row = document.createElement("tr");
+  row.dataset.userId = String(user.user_id);
+  if (!user.is_active) row.className = "inactive";
+  const cell = (text) => {
+    const td = document.createElement("td");
+    td.textContent = text;
+    row.append(td);
+    return td;
+  };
+  cell(user.full_name);
+  cell(user.delivery_email || user.email);
+  const roleCell = cell("");
+  const role = document.createElement("select");
+  role.name = "role";
+  role.disabled = user.user_id === me.user_id || !user.is_active;
+  for (const [value, label] of ROLES) role.append(new Option(label, String(value), false, value === user.role));
+  role.addEventListener("change", () => run(async () => {
+    await api("PATCH", `/users/${user.user_id}`, { role: Number(role.value) });
+    await loadUsers();
+  }, `${user.full_name} is now ${role.selectedOptions[0].text.toLowerCase()}.`));
+  roleCell.append(role);
+  cell(user.is_active ? "Active" : "Deactivated");
+  const actions = cell("");
+  if (user.user_id !== me.user_id) {
+    const button = document.createElement("button");
+    button.type = "button";
+    button.className = user.is_active ? "deactivate" : "reactivate";
+    button.textContent = user.is_active ? "Deactivate" : "Reactivate";
+    button.addEventListener("click", () => run(async () => {
+      if (user.is_active) await api("DELETE", `/users/${user.user_id}`);
+      else await api("POST", `/users/${user.user_id}/reactivate`);
+      await loadUsers();
+    }, `${user.full_name} ${user.is_active ? "deactivated" : "reactivated"}.`));
+    actions.append(button);
+  }
+  return row;
+}
+
+// Two clicks, no dialog: the first arms the button, the second deactivates.
+function armRealmDeactivation(button) {
+  if (button.dataset.armed !== "true") {
+    button.dataset.armed = "true";
+    button.textContent = "Click again to deactivate the organization";
+    return;
+  }
+  run(async () => {
+    await api("POST", "/realm/deactivate");
+    logOut();
+  }, "The organization is deactivated.");
+}
+
+$("login").addEventListener("submit", (event) => {
+  event.preventDefault();
+  const form = event.target;
+  run(async () => {
+    await logIn(form.elements.email.value.trim(), form.elements.password.value);
+    form.reset();
+    await loadAll();
+  }, "");
+});
+$("settings").addEventListener("submit", (event) => {
+  event.preventDefault();
+  run(saveSettings);
+});
+$("logout").addEventListener("click", () => {
+  logOut();
+  show("Logged out.");
+});
+$("deactivate-realm").addEventListener("click", (event) => armRealmDeactivation(event.target));
+
+if (credentials) run(loadAll);

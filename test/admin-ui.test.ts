@@ -1,0 +1,121 @@
+/**
+ * The administration page (admin-ui/), in headless Chromium against a real server:
+ * an owner logs in with their password, changes organization settings, deactivates,
+ * reactivates and promotes users, and finally deactivates the organization; each
+ * change is checked through the API as any client would see it.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { expectSuccess, PASSWORD, startTestServer, type TestServer } from "./kit";
+import { launchChromium, type Browser, type Page } from "./browser";
+
+let s: TestServer;
+let browser: Browser;
+let page: Page;
+
+beforeAll(async () => {
+  s = await startTestServer();
+  browser = await launchChromium();
+  page = await browser.newPage();
+}, 120_000);
+afterAll(async () => {
+  await browser?.close();
+  await s?.stop();
+});
+
+const status = () => page.evaluate<string>(`document.getElementById("status").textContent`);
+const waitForStatus = (text: string) => page.waitFor(`document.getElementById("status").textContent === ${JSON.stringify(text)}`);
+const logIn = async (email: string, password: string) => {
+  await page.evaluate(`(() => {
+    const form = document.getElementById("login");
+    form.elements.email.value = ${JSON.stringify(email)};
+    form.elements.password.value = ${JSON.stringify(password)};
+    form.requestSubmit();
+  })()`);
+};
+const rowOf = (userId: number) => `document.querySelector('#users tr[data-user-id="${userId}"]')`;
+
+describe("administration page", () => {
+  test("/admin leads to the page; only owners and administrators get in", async () => {
+    const redirect = await fetch(`${s.url}/admin`, { redirect: "manual" });
+    expect(redirect.status).toBe(302);
+    await page.goto(`${s.url}/admin`);
+    expect(await page.evaluate(`location.pathname`)).toBe("/static/admin.html");
+    expect(await page.evaluate(`document.getElementById("admin").hidden`)).toBe(true);
+
+    await logIn(s.users.hamlet.email, "wrong password");
+    await page.waitFor(`document.getElementById("status").className === "error"`);
+    expect(await status()).not.toBe("");
+    await logIn(s.users.hamlet.email, PASSWORD);
+    await waitForStatus("This page is for organization owners and administrators.");
+    expect(await page.evaluate(`document.getElementById("admin").hidden`)).toBe(true);
+
+    await logIn(s.users.desdemona.email, PASSWORD);
+    await page.waitFor(`!document.getElementById("admin").hidden && document.querySelectorAll("#users tr").length > 0`);
+    await page.waitFor(`document.getElementById("settings").elements.name.value === "Zulip Dev"`);
+    expect(await status()).toBe("");
+  });
+
+  test("organization settings are saved through PATCH /realm", async () => {
+    await page.evaluate(`(() => {
+      const form = document.getElementById("settings");
+      form.elements.name.value = "Elsinore <Castle>";
+      form.elements.description.value = "Something is rotten.";
+      form.elements.mandatory_topics.checked = true;
+      form.requestSubmit();
+    })()`);
+    await waitForStatus("Organization settings saved.");
+    const settings = expectSuccess(await s.anonymous().get("/server_settings"));
+    expect(settings.realm_name).toBe("Elsinore <Castle>");
+    const state = expectSuccess(await s.as("hamlet").post("/register", { fetch_event_types: JSON.stringify(["realm"]) }));
+    expect(state.realm_description).toBe("Something is rotten.");
+    expect(state.realm_mandatory_topics).toBe(true);
+    // What the page shows came back from the server.
+    expect(await page.evaluate(`document.getElementById("settings").elements.mandatory_topics.checked`)).toBe(true);
+  });
+
+  test("users are deactivated, reactivated and given roles; names are shown as text", async () => {
+    const hamlet = s.users.hamlet;
+    await page.evaluate(`${rowOf(hamlet.id)}.querySelector("button.deactivate").click()`);
+    await waitForStatus("King Hamlet deactivated.");
+    expect(expectSuccess(await s.as("desdemona").get(`/users/${hamlet.id}`)).user.is_active).toBe(false);
+    expect((await s.as("hamlet").get("/users/me")).status).toBe(401);
+    await page.waitFor(`${rowOf(hamlet.id)}?.querySelector("button.reactivate")`);
+    await page.evaluate(`${rowOf(hamlet.id)}.querySelector("button.reactivate").click()`);
+    await waitForStatus("King Hamlet reactivated.");
+    expect(expectSuccess(await s.as("hamlet").get("/users/me")).is_active).toBe(true);
+
+    const othello = s.users.othello;
+    await page.evaluate(`(() => {
+      const select = ${rowOf(othello.id)}.querySelector("select");
+      select.value = "300";
+      select.dispatchEvent(new Event("change"));
+    })()`);
+    await waitForStatus("Othello, the Moor of Venice is now moderator.");
+    expect(expectSuccess(await s.as("desdemona").get(`/users/${othello.id}`)).user.role).toBe(300);
+
+    // As HTML this would read "Ophelia <b>"; as text it stays as typed.
+    const trickyName = "Ophelia &lt;b&gt;";
+    const tricky = { id: expectSuccess(await s.as("desdemona").post("/users", { email: "tricky@zulip.test", password: "pw-tricky-1", full_name: trickyName })).user_id };
+    await page.goto(`${s.url}/admin`);
+    await page.waitFor(rowOf(tricky.id));
+    expect(await page.evaluate(`${rowOf(tricky.id)}.cells[0].textContent`)).toBe(trickyName);
+    expect(await page.evaluate(`document.querySelectorAll("#users b").length`)).toBe(0);
+  });
+
+  test("logging out forgets the key; deactivating the organization takes two clicks", async () => {
+    await page.evaluate(`document.getElementById("logout").click()`);
+    expect(await page.evaluate(`sessionStorage.getItem("hearth-admin")`)).toBeNull();
+    expect(await page.evaluate(`document.getElementById("admin").hidden`)).toBe(true);
+
+    await logIn(s.users.desdemona.email, PASSWORD);
+    await page.waitFor(`!document.getElementById("danger").hidden && document.getElementById("settings").elements.name.value !== ""`);
+    await page.evaluate(`document.getElementById("deactivate-realm").click()`);
+    expect(expectSuccess(await s.anonymous().get("/server_settings")).realm_name).toBe("Elsinore <Castle>");
+    expect((await s.as("hamlet").get("/users/me")).status).toBe(200);
+    await page.evaluate(`document.getElementById("deactivate-realm").click()`);
+    await waitForStatus("The organization is deactivated.");
+    const res = await s.as("hamlet").get("/users/me");
+    expect(res.status).toBe(401);
+    expect(res.body.code).toBe("REALM_DEACTIVATED");
+  });
+});

@@ -1,0 +1,142 @@
+/**
+ * Headless Chromium for the administration page's tests, driven over the DevTools
+ * protocol on its WebSocket (Bun has the client built in, so no driver package).
+ * Debian's `chromium` is installed with apt-get when missing and the tests run as
+ * root, as the arm64 binary test does with qemu; otherwise the test fails with how
+ * to install it.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+function chromiumPath(): string {
+  const found = Bun.which("chromium") ?? Bun.which("chromium-browser");
+  if (found) return found;
+  if (!Bun.which("apt-get") || process.getuid?.() !== 0) {
+    throw new Error("The administration page tests need Chromium; install it as root: apt-get install chromium");
+  }
+  console.log("Installing chromium for the administration page tests (apt-get)…");
+  const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
+  for (const cmd of [["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "chromium"]]) {
+    const res = Bun.spawnSync(cmd, { env, stdout: "pipe", stderr: "pipe" });
+    if (res.exitCode !== 0) throw new Error(`'${cmd.join(" ")}' failed: ${res.stderr.toString().trim()}`);
+  }
+  const installed = Bun.which("chromium");
+  if (!installed) throw new Error("chromium is still missing after apt-get install chromium");
+  return installed;
+}
+
+type Message = { id?: number; method?: string; params?: any; result?: any; error?: { message: string }; sessionId?: string };
+
+export interface Page {
+  goto(url: string): Promise<void>;
+  /** Evaluates an expression in the page (promises awaited); returns its JSON value. */
+  evaluate<T = unknown>(expression: string): Promise<T>;
+  /** Polls an expression until it is truthy; returns its value. */
+  waitFor<T = unknown>(expression: string, timeoutMs?: number): Promise<T>;
+}
+
+export interface Browser {
+  newPage(): Promise<Page>;
+  close(): Promise<void>;
+}
+
+export async function launchChromium(): Promise<Browser> {
+  const profile = mkdtempSync(join(tmpdir(), "hearth-chromium-"));
+  const proc = Bun.spawn(
+    [chromiumPath(), "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--remote-debugging-port=0", `--user-data-dir=${profile}`, "about:blank"],
+    { stdout: "ignore", stderr: "pipe" },
+  );
+  const endpoint = await (async () => {
+    const reader = proc.stderr.getReader();
+    const decoder = new TextDecoder();
+    let text = "";
+    const deadline = Date.now() + 30_000;
+    while (Date.now() < deadline) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      text += decoder.decode(value, { stream: true });
+      const match = /DevTools listening on (ws:\/\/\S+)/.exec(text);
+      if (match) {
+        reader.releaseLock();
+        return match[1];
+      }
+    }
+    proc.kill();
+    throw new Error(`Chromium did not start: ${text}`);
+  })();
+
+  const socket = new WebSocket(endpoint);
+  await new Promise<void>((resolve, reject) => {
+    socket.onopen = () => resolve();
+    socket.onerror = () => reject(new Error("Could not connect to Chromium's DevTools endpoint"));
+  });
+  let nextId = 1;
+  const pending = new Map<number, { resolve(result: any): void; reject(error: Error): void }>();
+  const listeners = new Set<(message: Message) => void>();
+  socket.onmessage = (event) => {
+    const message = JSON.parse(String(event.data)) as Message;
+    if (message.id !== undefined) {
+      const waiter = pending.get(message.id);
+      pending.delete(message.id);
+      if (message.error) waiter?.reject(new Error(message.error.message));
+      else waiter?.resolve(message.result);
+    } else for (const listener of listeners) listener(message);
+  };
+  const send = (method: string, params: object = {}, sessionId?: string): Promise<any> => {
+    const id = nextId++;
+    socket.send(JSON.stringify({ id, method, params, ...(sessionId ? { sessionId } : {}) }));
+    return new Promise((resolve, reject) => pending.set(id, { resolve, reject }));
+  };
+  const nextEvent = (method: string, sessionId: string, timeoutMs = 15_000) =>
+    new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        listeners.delete(listener);
+        reject(new Error(`Timed out waiting for ${method}`));
+      }, timeoutMs);
+      const listener = (message: Message) => {
+        if (message.method !== method || message.sessionId !== sessionId) return;
+        clearTimeout(timer);
+        listeners.delete(listener);
+        resolve();
+      };
+      listeners.add(listener);
+    });
+
+  return {
+    async newPage(): Promise<Page> {
+      const { targetId } = await send("Target.createTarget", { url: "about:blank" });
+      const { sessionId } = await send("Target.attachToTarget", { targetId, flatten: true });
+      await send("Page.enable", {}, sessionId);
+      const evaluate = async <T>(expression: string): Promise<T> => {
+        const { result, exceptionDetails } = await send("Runtime.evaluate", { expression, awaitPromise: true, returnByValue: true }, sessionId);
+        if (exceptionDetails) throw new Error(`In the page: ${exceptionDetails.exception?.description ?? exceptionDetails.text}`);
+        return result.value as T;
+      };
+      return {
+        async goto(url) {
+          const loaded = nextEvent("Page.loadEventFired", sessionId);
+          await send("Page.navigate", { url }, sessionId);
+          await loaded;
+        },
+        evaluate,
+        async waitFor<T>(expression: string, timeoutMs = 10_000): Promise<T> {
+          const deadline = Date.now() + timeoutMs;
+          for (;;) {
+            const value = await evaluate<T>(expression);
+            if (value) return value;
+            if (Date.now() > deadline) throw new Error(`Timed out waiting for: ${expression}`);
+            await Bun.sleep(25);
+          }
+        },
+      };
+    },
+    async close() {
+      await send("Browser.close").catch(() => {});
+      socket.close();
+      proc.kill();
+      await proc.exited;
+      rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}
