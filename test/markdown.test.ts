@@ -41,6 +41,18 @@ describe("Zulip-flavoured Markdown", () => {
       '<p><a class="stream-topic" data-stream-id="9" href="/#narrow/channel/9-Denmark/topic/bug.201.2E2">#Denmark &gt; bug 1.2</a></p>',
     );
     expect(render("#**Nowhere**").html).toBe("<p>#<strong>Nowhere</strong></p>");
+    // The first ">" ends the channel name; a topic may hold more of them.
+    expect(render("#**Denmark>a > b**").html).toBe(
+      '<p><a class="stream-topic" data-stream-id="9" href="/#narrow/channel/9-Denmark/topic/a.20.3E.20b">#Denmark &gt; a &gt; b</a></p>',
+    );
+  });
+
+  test("message links: #**channel>topic@id**", () => {
+    expect(render("#**Denmark>castle@42**").html).toBe(
+      '<p><a class="message-link" href="/#narrow/channel/9-Denmark/topic/castle/near/42">#Denmark &gt; castle @ 💬</a></p>',
+    );
+    // Not a message ID: part of the topic.
+    expect(render("#**Denmark>mail@home**").html).toContain('class="stream-topic"');
   });
 
   test("emoji", () => {

@@ -29,9 +29,9 @@ export async function checkReportMessage(h: Hearth, reporter: UserRecord, messag
   const channelId = realmSetting<number>(h, "moderation_request_channel_id", -1);
   const channel = channelId === -1 ? undefined : channelById(h, channelId);
   if (!channel || channel.is_archived) throw badRequest("Moderation request channel must be specified to enable message reporting.");
-  if (!(REPORT_TYPES as readonly string[]).includes(reportType)) throw badRequest("Invalid report_type");
+  if (!(REPORT_TYPES as readonly string[]).includes(reportType)) throw badRequest("Invalid report_type: Value error, Not in the list of possible values");
   if ([...description].length > MAX_REPORT_DESCRIPTION_LENGTH) throw badRequest(`description is too long (limit: ${MAX_REPORT_DESCRIPTION_LENGTH} characters)`);
-  if (reportType === "other" && description.trim() === "") throw badRequest("For report_type=other, a description must be provided.");
+  if (reportType === "other" && description.trim() === "") throw badRequest("An explanation is required.");
   const { message } = accessMessage(h, reporter, messageId);
   const sender = getUser(h.store, message.sender_id)!;
   const bot = getSystemBot(h.store, "notification");

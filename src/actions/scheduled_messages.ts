@@ -214,28 +214,40 @@ export async function doDeleteScheduledMessage(h: Hearth, owner: UserRecord, id:
 // ---------------------------------------------------------------------------
 // Reminders
 
+/** Zulip's get_unused_fence: one backtick more than the longest fence opening a line of `text` (at least three). */
+function unusedFence(text: string): string {
+  let length = 3;
+  for (const match of text.matchAll(/^ {0,3}(`{3,})/gm)) length = Math.max(length, match[1].length + 1);
+  return "`".repeat(length);
+}
+
 /**
- * Zulip's reminder text: what the message is, the note quoted, then the message
- * quoted with a `[said](…/near/<id>)` link. The quote is shortened so the whole text
+ * Zulip's reminder text (get_reminder_formatted_content): which message, the note
+ * quoted, then who wrote it with a `[said](…/near/<id>)` link and the message quoted
+ * (a poll or todo list is named instead). The quote is shortened so the whole text
  * fits the message length limit (else truncation would cut the closing fence).
  */
 function reminderContent(h: Hearth, message: ReturnType<typeof accessMessage>["message"], note: string): string {
   const base = h.realmUrl();
   const sender = getUser(h.store, message.sender_id);
   let narrow: string;
-  let intro: string;
+  let content: string;
   if (message.type === "stream") {
     const channel = channelById(h, message.channel_id!);
-    const channelPath = `${base}/#narrow/channel/${channelNarrowSlug(message.channel_id!, channel?.name ?? "")}/topic/${encodeHashComponent(message.topic)}`;
-    narrow = `${channelPath}/near/${message.id}`;
-    intro = `You requested a reminder for the following message sent to [${channel?.name ?? "unknown"} > ${message.topic}](${channelPath})`;
+    narrow = `${base}/#narrow/channel/${channelNarrowSlug(message.channel_id!, channel?.name ?? "")}/topic/${encodeHashComponent(message.topic)}/near/${message.id}`;
+    const link = `#**${channel?.name ?? "unknown"}>${message.topic}@${message.id}**`;
+    content = note ? `You requested a reminder for ${link}. Note:\n > ${note}` : `You requested a reminder for ${link}.`;
   } else {
     narrow = `${base}/#narrow/dm/${message.dm_user_ids!.join(",")}/near/${message.id}`;
-    intro = "You requested a reminder for the following direct message";
+    content = note ? `You requested a reminder for the following direct message. Note:\n > ${note}` : "You requested a reminder for the following direct message.";
   }
-  const head = note ? `${intro}. Note:\n> ${note.split("\n").join("\n> ")}` : `${intro}.`;
   const author = silentMention({ id: message.sender_id, full_name: sender?.full_name ?? "Unknown user" });
-  const quote = (text: string) => `${head}\n\n${author} [said](${narrow}):\n\`\`\`quote\n${text}\n\`\`\``;
+  content += "\n\n";
+  if (message.content.startsWith("/poll")) return `${content}${author} [sent](${narrow}) a poll.`;
+  if (message.content.startsWith("/todo")) return `${content}${author} [sent](${narrow}) a todo list.`;
+  content += `${author} [said](${narrow}):\n`;
+  const fence = unusedFence(content);
+  const quote = (text: string) => `${content}${fence}quote\n${text}\n${fence}`;
   return quote(truncateContent(message.content, MAX_MESSAGE_LENGTH - quote("").length));
 }
 
@@ -249,7 +261,8 @@ export interface ScheduleReminderRequest {
 export async function checkScheduleReminder(h: Hearth, owner: UserRecord, req: ScheduleReminderRequest): Promise<number> {
   checkFutureTimestamp(req.deliverAt);
   const { message } = accessMessage(h, owner, req.messageId);
-  const note = (req.note ?? "").trim();
+  // Zulip's normalize_note_text: trailing whitespace and leading blank lines go.
+  const note = (req.note ?? "").trimEnd().replace(/^\n+/, "");
   if ([...note].length > MAX_REMINDER_NOTE_LENGTH) throw badRequest(`Maximum reminder note length: ${MAX_REMINDER_NOTE_LENGTH} characters`);
   const content = reminderContent(h, message, note);
   const renderer = getSystemBot(h.store, "notification") ?? owner;
@@ -356,7 +369,7 @@ async function doMarkFailed(h: Hearth, ownerId: number, id: number, reason: stri
   const bot = getSystemBot(h.store, "notification");
   if (!owner?.is_active || !bot) return;
   const when = new Date(failed.deliver_at * 1000).toISOString().replace(/\.000Z$/, "Z");
-  const content = `The message you scheduled for <time:${when}> was not sent because of the following error:\n> ${reason}\n\n[View scheduled messages](#scheduled)`;
+  const content = `The message you scheduled for <time:${when}> was not sent because of the following error:\n\n> ${reason}\n\n[View scheduled messages](#scheduled)`;
   try {
     const userIds = [bot.id, owner.id].sort((a, b) => a - b);
     await doSendMessage(h, bot, { target: { type: "private", userIds }, content, client: "Internal", readBySender: true });

@@ -426,7 +426,7 @@ function planSubgroupChange(h: Hearth, actor: UserRecord, group: UserGroupRecord
     if (group.direct_subgroup_ids.includes(id)) throw badRequest(`User group ${id} is already a subgroup of this group.`);
     // A cycle would make membership infinite: the new subgroup must not contain this group.
     if (id === group.id || recursiveSubgroupIds(h, getUserGroup(h.store, id)!).includes(group.id)) {
-      throw badRequest(`User group ${id} is already a supergroup of this group.`);
+      throw badRequest(`User group ${group.id} is already a subgroup of one of the passed subgroups.`);
     }
   }
   for (const id of removeIds) if (!group.direct_subgroup_ids.includes(id)) throw badRequest(`User group ${id} is not a subgroup of this group.`);

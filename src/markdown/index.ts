@@ -120,17 +120,22 @@ function channelLinkRule(state: StateInline, silent: boolean): boolean {
   const m = /^#\*\*([^*\n]+?)\*\*/.exec(state.src.slice(state.pos));
   if (!m) return false;
   const env = state.env as unknown as Env;
-  const gt = m[1].lastIndexOf(">");
+  // Channel names cannot hold ">": the first one separates the topic (Zulip's STREAM_TOPIC_LINK_REGEX).
+  const gt = m[1].indexOf(">");
   const channelName = gt === -1 ? m[1] : m[1].slice(0, gt);
   const topic = gt === -1 ? null : m[1].slice(gt + 1);
   const channel = env.ctx.channelByName(channelName);
   if (!channel) return false;
   if (!silent) {
     const base = `/#narrow/channel/${channelNarrowSlug(channel.id, channel.name)}`;
+    // `#**channel>topic@123**` links one message (FL 319).
+    const message = topic === null ? null : /^([^]*)@(\d+)$/.exec(topic);
     state.push("html_inline", "", 0).content =
       topic === null
         ? `<a class="stream" data-stream-id="${channel.id}" href="${escapeHtml(base)}">#${escapeHtml(channel.name)}</a>`
-        : `<a class="stream-topic" data-stream-id="${channel.id}" href="${escapeHtml(`${base}/topic/${encodeHashComponent(topic)}`)}">#${escapeHtml(channel.name)} &gt; ${escapeHtml(topic)}</a>`;
+        : message
+          ? `<a class="message-link" href="${escapeHtml(`${base}/topic/${encodeHashComponent(message[1])}/near/${message[2]}`)}">#${escapeHtml(channel.name)} &gt; ${escapeHtml(message[1])} @ 💬</a>`
+          : `<a class="stream-topic" data-stream-id="${channel.id}" href="${escapeHtml(`${base}/topic/${encodeHashComponent(topic)}`)}">#${escapeHtml(channel.name)} &gt; ${escapeHtml(topic)}</a>`;
   }
   state.pos += m[0].length;
   return true;

@@ -25,7 +25,7 @@ export interface ChannelStateOptions {
 /** Zulip sends full subscriber lists in "partial" mode below this size. */
 const PARTIAL_SUBSCRIBERS_THRESHOLD = 250;
 
-function subscriberFields(h: Hearth, channel: ChannelRecord, mode: boolean | "partial"): { subscribers?: number[]; partialSubscribers?: number[] } {
+function subscriberFields(h: Hearth, channel: ChannelRecord, mode: boolean | "partial"): { subscribers?: readonly number[]; partialSubscribers?: readonly number[] } {
   if (mode === false) return {};
   const ids = activeSubscriberIds(h, channel.id);
   if (mode === true || ids.length < PARTIAL_SUBSCRIBERS_THRESHOLD) return { subscribers: ids };

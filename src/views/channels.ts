@@ -51,9 +51,12 @@ export function streamPostPolicyGroupId(h: Hearth, policy: number): number {
   return systemGroupId(h.store, STREAM_POST_POLICY_GROUPS[policy]);
 }
 
-/** Active, non-deactivated subscribers (Zulip's `subscriber_count`, bots included). */
-export function activeSubscriberIds(h: Hearth, channelId: number): number[] {
-  return subscriberIds(h.store, channelId).filter((id) => getUser(h.store, id)?.is_active);
+/**
+ * Active, non-deactivated subscribers (Zulip's `subscriber_count`, bots included).
+ * Kept until the next write: a register asks for each channel's list, then its count.
+ */
+export function activeSubscriberIds(h: Hearth, channelId: number): readonly number[] {
+  return h.store.memo(`activeSubscribers:${channelId}`, () => subscriberIds(h.store, channelId).filter((id) => getUser(h.store, id)?.is_active));
 }
 
 function groupValueForApi(value: GroupSettingValue): GroupSettingValue {
@@ -109,9 +112,9 @@ const NOTIFICATION_DEFAULT_SETTING: Record<(typeof SUBSCRIPTION_NOTIFICATION_PRO
 
 export interface SubscriptionViewOptions {
   /** The active subscriber IDs to include (`include_subscribers`); omitted when undefined. */
-  subscribers?: number[];
+  subscribers?: readonly number[];
   /** register's `include_subscribers=partial` field instead of `subscribers`. */
-  partialSubscribers?: number[];
+  partialSubscribers?: readonly number[];
   /** Clients without `notification_settings_null` get the user defaults instead of null. */
   resolveNullNotificationSettings?: UserRecord;
 }

@@ -132,8 +132,8 @@ describe("POST /messages/{message_id}/report", () => {
 
   test("bad reports are refused", async () => {
     const id = expectSuccess(await s.as("othello").post("/messages", { type: "stream", to: lobby, topic: "t", content: "hello" })).id;
-    expectError(await s.as("hamlet").post(`/messages/${id}/report`, { report_type: "boring" }), 400, "BAD_REQUEST", "Invalid report_type");
-    expectError(await s.as("hamlet").post(`/messages/${id}/report`, { report_type: "other" }), 400, "BAD_REQUEST", "For report_type=other, a description must be provided.");
+    expectError(await s.as("hamlet").post(`/messages/${id}/report`, { report_type: "boring" }), 400, "BAD_REQUEST", "Invalid report_type: Value error, Not in the list of possible values");
+    expectError(await s.as("hamlet").post(`/messages/${id}/report`, { report_type: "other" }), 400, "BAD_REQUEST", "An explanation is required.");
     expectError(await s.as("hamlet").post(`/messages/${id}/report`, { report_type: "spam", description: "x".repeat(1001) }), 400, "BAD_REQUEST");
     // A message the reporter cannot read.
     const hidden = expectSuccess(await s.as("iago").post("/messages", { type: "stream", to: mods, topic: "t", content: "secret" })).id;

@@ -41,7 +41,7 @@ describe("POST and GET /reminders", () => {
     const channelPath = `${s.url}/#narrow/channel/${denmark}-Denmark/topic/castle`;
     expect(reminder).toMatchObject({ reminder_id: id, type: "private", to: [s.users.hamlet.id], scheduled_delivery_timestamp: at, failed: false, reminder_target_message_id: target });
     expect(reminder.content).toBe(
-      `You requested a reminder for the following message sent to [Denmark > castle](${channelPath}). Note:\n> bring a torch\n\n` +
+      `You requested a reminder for #**Denmark>castle@${target}**. Note:\n > bring a torch\n\n` +
         `@_**Othello, the Moor of Venice|${s.users.othello.id}** [said](${channelPath}/near/${target}):\n\`\`\`quote\nMeet at the gate\n\`\`\``,
     );
     expect(reminder.rendered_content).toContain(`href="${channelPath}/near/${target}"`);

@@ -153,7 +153,7 @@ describe("delivery", () => {
     expect(failed).toMatchObject({ scheduled_message_id: id, failed: true });
     const notice = await newest("hamlet");
     expect(notice.sender_email).toBe("notification-bot@zulip.com");
-    expect(notice.content).toContain("was not sent because of the following error:\n> Channel with ID");
+    expect(notice.content).toContain("was not sent because of the following error:\n\n> Channel with ID");
     expect(notice.content).toContain("[View scheduled messages](#scheduled)");
     // Failed ones are not retried on their own.
     expect(await tickLater()).toBe(0);

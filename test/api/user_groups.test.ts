@@ -320,8 +320,8 @@ describe("members and subgroups", () => {
     });
     sameForAll(r, ["user_group/add_subgroups", "user_group/remove_subgroups"]);
     expect(r.events.shiva[0].direct_subgroup_ids).toEqual([inner, systemGroup("role:owners")].sort((a, b) => a - b));
-    expectError(await s.as("hamlet").post(`/user_groups/${inner}/subgroups`, { add: [outer] }), 400, "BAD_REQUEST", `User group ${outer} is already a supergroup of this group.`);
-    expectError(await s.as("hamlet").post(`/user_groups/${outer}/subgroups`, { add: [outer] }), 400, "BAD_REQUEST", `User group ${outer} is already a supergroup of this group.`);
+    expectError(await s.as("hamlet").post(`/user_groups/${inner}/subgroups`, { add: [outer] }), 400, "BAD_REQUEST", `User group ${inner} is already a subgroup of one of the passed subgroups.`);
+    expectError(await s.as("hamlet").post(`/user_groups/${outer}/subgroups`, { add: [outer] }), 400, "BAD_REQUEST", `User group ${outer} is already a subgroup of one of the passed subgroups.`);
     expectError(await s.as("hamlet").post(`/user_groups/${outer}/subgroups`, { add: [inner] }), 400, "BAD_REQUEST", `User group ${inner} is already a subgroup of this group.`);
     expectError(await s.as("hamlet").post(`/user_groups/${outer}/subgroups`, { delete: [systemGroup("role:owners")] }), 400, "BAD_REQUEST", `User group ${systemGroup("role:owners")} is not a subgroup of this group.`);
     expectError(await s.as("othello").post(`/user_groups/${outer}/subgroups`, { delete: [inner] }), 400, "BAD_REQUEST", "Insufficient permission");
