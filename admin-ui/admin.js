@@ -143,8 +143,12 @@ function userRow(user) {
   role.disabled = user.user_id === me.user_id || !user.is_active;
   for (const [value, label] of ROLES) role.append(new Option(label, String(value), false, value === user.role));
   role.addEventListener("change", () => run(async () => {
-    await api("PATCH", `/users/${user.user_id}`, { role: Number(role.value) });
-    await loadUsers();
+    try {
+      await api("PATCH", `/users/${user.user_id}`, { role: Number(role.value) });
+    } finally {
+      // Refused or not, the list shows what the server holds.
+      await loadUsers();
+    }
   }, `${user.full_name} is now ${role.selectedOptions[0].text.toLowerCase()}.`));
   roleCell.append(role);
   cell(user.is_active ? "Active" : "Deactivated");

@@ -93,13 +93,12 @@ describe("administration page", () => {
     await waitForStatus("Othello, the Moor of Venice is now moderator.");
     expect(expectSuccess(await s.as("desdemona").get(`/users/${othello.id}`)).user.role).toBe(300);
 
-    // As HTML this would read "Ophelia <b>"; as text it stays as typed.
+    // Names cannot hold "<" or ">", but entities: as HTML this would read "Ophelia <b>".
     const trickyName = "Ophelia &lt;b&gt;";
     const tricky = { id: expectSuccess(await s.as("desdemona").post("/users", { email: "tricky@zulip.test", password: "pw-tricky-1", full_name: trickyName })).user_id };
     await page.goto(`${s.url}/admin`);
     await page.waitFor(rowOf(tricky.id));
     expect(await page.evaluate(`${rowOf(tricky.id)}.cells[0].textContent`)).toBe(trickyName);
-    expect(await page.evaluate(`document.querySelectorAll("#users b").length`)).toBe(0);
   });
 
   test("logging out forgets the key; deactivating the organization takes two clicks", async () => {
@@ -110,6 +109,9 @@ describe("administration page", () => {
     await logIn(s.users.desdemona.email, PASSWORD);
     await page.waitFor(`!document.getElementById("danger").hidden && document.getElementById("settings").elements.name.value !== ""`);
     await page.evaluate(`document.getElementById("deactivate-realm").click()`);
+    // One click only arms the button; give any request it might have sent time to land.
+    expect(await page.evaluate(`document.getElementById("deactivate-realm").textContent`)).toBe("Click again to deactivate the organization");
+    await Bun.sleep(300);
     expect(expectSuccess(await s.anonymous().get("/server_settings")).realm_name).toBe("Elsinore <Castle>");
     expect((await s.as("hamlet").get("/users/me")).status).toBe(200);
     await page.evaluate(`document.getElementById("deactivate-realm").click()`);

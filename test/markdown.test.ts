@@ -5,7 +5,7 @@ const ctx: RenderContext = {
   userById: (id) => (id === 5 ? { id: 5, full_name: "King Hamlet" } : id === 6 ? { id: 6, full_name: "King Hamlet" } : undefined),
   usersByName: (name) => (name.toLowerCase() === "king hamlet" ? [{ id: 5, full_name: "King Hamlet" }] : name === "Twin" ? [{ id: 8, full_name: "Twin" }, { id: 9, full_name: "Twin" }] : []),
   groupByName: (name) => (name === "support" ? { id: 3, name: "support" } : undefined),
-  channelByName: (name) => (name.toLowerCase() === "denmark" ? { id: 9, name: "Denmark" } : undefined),
+  channelByName: (name) => (name.toLowerCase() === "denmark" ? { id: 9, name: "Denmark" } : name === "A>B" ? { id: 12, name: "A>B" } : undefined),
   linkifiers: [{ pattern: "#(?P<id>[0-9]+)", url_template: "https://github.com/zulip/zulip/issues/{id}" }],
 };
 const render = (s: string) => renderMarkdown(s, ctx);
@@ -53,6 +53,8 @@ describe("Zulip-flavoured Markdown", () => {
     );
     // Not a message ID: part of the topic.
     expect(render("#**Denmark>mail@home**").html).toContain('class="stream-topic"');
+    // No channel "A", but one named "A>B": a channel link, as in Zulip.
+    expect(render("#**A>B**").html).toBe('<p><a class="stream" data-stream-id="12" href="/#narrow/channel/12-A.3EB">#A&gt;B</a></p>');
   });
 
   test("emoji", () => {

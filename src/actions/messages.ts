@@ -738,12 +738,15 @@ function topicMessageIds(h: Hearth, channelId: number, topic: string): number[] 
   return [...idsInRange(h.store, "topicMessages", [channelId, topicKey(topic)], 0, "newer")];
 }
 
-/** Whether renaming a topic only adds or removes the resolved mark (Zulip strips every leading "✔" and space). */
-function togglesResolved(from: string, to: string): boolean {
-  const bare = (topic: string) => topic.replace(/^[✔ ]+/u, "");
+/**
+ * Whether renaming a topic only adds or removes the resolved mark, by Zulip's rules:
+ * resolving is exactly the mark plus the old name (as the client sent it, before the
+ * new name is cut to the length limit); unresolving strips every leading mark and space.
+ */
+function togglesResolved(from: string, to: string, toAsSent: string): boolean {
   const resolved = (topic: string) => topic.startsWith(RESOLVED_TOPIC_PREFIX);
-  if (resolved(to) && !resolved(from)) return bare(to) === from;
-  if (!resolved(to) && resolved(from)) return bare(from) === to;
+  if (resolved(to) && !resolved(from)) return toAsSent.trim().slice(RESOLVED_TOPIC_PREFIX.length) === from;
+  if (!resolved(to) && resolved(from)) return from.replace(/^[✔ ]+/u, "") === to;
   return false;
 }
 
@@ -777,7 +780,7 @@ export async function checkEditMessage(h: Hearth, user: UserRecord, messageId: n
     const fromChannel = channelById(h, message.channel_id!)!;
     // Marking a topic resolved or unresolved is its own permission (Zulip FL 367/402),
     // with no time limit on it.
-    const resolving = newTopic !== undefined && togglesResolved(message.topic, newTopic);
+    const resolving = newTopic !== undefined && togglesResolved(message.topic, newTopic, req.topic!);
     if (resolving && !canResolveTopics(h, user, fromChannel, newChannel ?? fromChannel)) {
       throw badRequest("You don't have permission to resolve topics in this channel.");
     }
@@ -956,7 +959,7 @@ async function sendMoveNotifications(
   const actor = silentMention(user);
   const send = (channel: MessageChannel, topic: string, content: string) =>
     doSendMessage(h, bot, { target: { type: "stream", channel, topic }, content, client: "Internal", readBySender: true });
-  if (!newChannel && newTopic !== undefined && togglesResolved(original.topic, newTopic)) {
+  if (!newChannel && newTopic !== undefined && togglesResolved(original.topic, newTopic, req.topic ?? newTopic)) {
     const resolved = newTopic.startsWith(RESOLVED_TOPIC_PREFIX);
     await send(toChannel, toTopic, `${actor} has marked this topic as ${resolved ? "resolved" : "unresolved"}.`);
     return;

@@ -6,6 +6,9 @@ import type { UserRecord } from "../store/users";
 import { accessMessage, invalidMessage, rowHolders } from "./messages";
 import { doParticipationTopicPolicy } from "./user_topics";
 
+/** A poll vote or a task is tens of characters; this leaves room for any widget's state. */
+const MAX_SUBMESSAGE_LENGTH = 10_000;
+
 /** The widget a message carries: the `widget_type` of its first "widget" submessage. */
 function widgetTypeOf(m: MessageRecord): string | null {
   const first = m.submessages.find((s) => s.msg_type === "widget");
@@ -29,6 +32,8 @@ export async function checkAddSubmessage(h: Hearth, user: UserRecord, messageId:
   if (message.sender_id !== user.id && !message.submessages.some((s) => s.sender_id === message.sender_id)) {
     throw badRequest("You cannot attach a submessage to this message.");
   }
+  // Zulip sets no limit, but each submessage is kept in (and rewrites) the message record.
+  if (content.length > MAX_SUBMESSAGE_LENGTH) throw badRequest(`Submessage content is too long (limit: ${MAX_SUBMESSAGE_LENGTH} characters)`);
   let data: unknown;
   try {
     data = JSON.parse(content);

@@ -83,11 +83,13 @@ export async function doAutomaticTopicPolicies(
 ): Promise<number | undefined> {
   let senderPolicy: number | undefined;
   const current = getUserTopic(h.store, sender.id, channelId, topic)?.visibility_policy ?? VisibilityPolicy.INHERIT;
+  const subscription = getSubscription(h.store, channelId, sender.id);
   if (current !== VisibilityPolicy.FOLLOWED && appliesOnSend(userSetting(sender, "automatically_follow_topics_policy"), startsTopic)) {
     senderPolicy = VisibilityPolicy.FOLLOWED;
   } else if (
     current === VisibilityPolicy.INHERIT &&
-    getSubscription(h.store, channelId, sender.id)?.is_muted === true &&
+    subscription?.active === true &&
+    subscription.is_muted &&
     appliesOnSend(userSetting(sender, "automatically_unmute_topics_in_muted_streams_policy"), startsTopic)
   ) {
     senderPolicy = VisibilityPolicy.UNMUTED;
@@ -110,8 +112,9 @@ export async function doAutomaticTopicPolicies(
  */
 export async function doParticipationTopicPolicy(h: Hearth, user: UserRecord, channelId: number, topic: string): Promise<void> {
   if (user.is_bot) return;
+  // Zulip's access_stream_by_id: a subscription still held (rows stay after unsubscribing).
   const subscription = getSubscription(h.store, channelId, user.id);
-  if (!subscription) return;
+  if (!subscription?.active) return;
   let policy: number | undefined;
   if (userSetting(user, "automatically_follow_topics_policy") === AutomaticPolicy.ON_PARTICIPATION) policy = VisibilityPolicy.FOLLOWED;
   if (subscription.is_muted && userSetting(user, "automatically_unmute_topics_in_muted_streams_policy") === AutomaticPolicy.ON_PARTICIPATION) {

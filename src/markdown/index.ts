@@ -120,11 +120,15 @@ function channelLinkRule(state: StateInline, silent: boolean): boolean {
   const m = /^#\*\*([^*\n]+?)\*\*/.exec(state.src.slice(state.pos));
   if (!m) return false;
   const env = state.env as unknown as Env;
-  // Channel names cannot hold ">": the first one separates the topic (Zulip's STREAM_TOPIC_LINK_REGEX).
+  // The first ">" separates the topic (Zulip's STREAM_TOPIC_LINK_REGEX); when no channel
+  // has the name before it, the whole text may still name a channel (names may hold ">").
   const gt = m[1].indexOf(">");
-  const channelName = gt === -1 ? m[1] : m[1].slice(0, gt);
-  const topic = gt === -1 ? null : m[1].slice(gt + 1);
-  const channel = env.ctx.channelByName(channelName);
+  let channel = env.ctx.channelByName(gt === -1 ? m[1] : m[1].slice(0, gt));
+  let topic = gt === -1 ? null : m[1].slice(gt + 1);
+  if (!channel && gt !== -1) {
+    channel = env.ctx.channelByName(m[1]);
+    topic = null;
+  }
   if (!channel) return false;
   if (!silent) {
     const base = `/#narrow/channel/${channelNarrowSlug(channel.id, channel.name)}`;

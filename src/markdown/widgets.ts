@@ -62,9 +62,10 @@ export function checkWidgetContent(raw: string): WidgetContent {
   if (!("type" in extra)) throw fail("zform is missing type field");
   if (extra.type !== "choices") throw fail(`unknown zform type: ${String(extra.type)}`);
   try {
-    checkFields("extra_data", extra, { type: isString, heading: isString, choices: Array.isArray }, false);
+    // Zulip's check_dict: these keys, others allowed (its trivia bot adds a "type" to each choice).
+    checkFields("extra_data", extra, { type: isString, heading: isString, choices: isList }, true);
     (extra.choices as unknown[]).forEach((choice, i) =>
-      checkFields(`extra_data["choices"][${i}]`, choice, { short_name: isString, long_name: isString, reply: isString }, false),
+      checkFields(`extra_data["choices"][${i}]`, choice, { short_name: isString, long_name: isString, reply: isString }, true),
     );
   } catch (e) {
     throw fail((e as Error).message);
@@ -85,9 +86,9 @@ export function checkWidgetEvent(widgetType: string, data: unknown, isWidgetAuth
   if (widgetType !== "poll" && widgetType !== "todo") return;
   checkFields(name, data, { type: isString }, true);
   const kind = (data as { type: string }).type;
-  const index = (v: unknown) => Number.isInteger(v) && (v as number) >= 0 && (v as number) <= MAX_IDX;
+  const index = intRange(0, MAX_IDX);
   if (widgetType === "poll") {
-    if (kind === "vote") return checkFields(name, data, { type: isString, key: isString, vote: (v) => v === 1 || v === -1 }, false);
+    if (kind === "vote") return checkFields(name, data, { type: isString, key: isString, vote: intIn([1, -1]) }, false);
     if (kind === "question") {
       if (!isWidgetAuthor) throw new Error("You can't edit a question unless you are the author.");
       return checkFields(name, data, { type: isString, question: isString }, false);
@@ -95,7 +96,7 @@ export function checkWidgetEvent(widgetType: string, data: unknown, isWidgetAuth
     if (kind === "new_option") return checkFields(name, data, { type: isString, option: isString, idx: index }, false);
     throw new Error(`Unknown type for poll data: ${kind}`);
   }
-  if (kind === "new_task") return checkFields(name, data, { type: isString, key: index, task: isString, desc: isString, completed: (v) => typeof v === "boolean" }, false);
+  if (kind === "new_task") return checkFields(name, data, { type: isString, key: index, task: isString, desc: isString, completed: isBool }, false);
   if (kind === "strike") return checkFields(name, data, { type: isString, key: isString }, false);
   if (kind === "new_task_list_title") {
     if (!isWidgetAuthor) throw new Error("You can't edit the task list title unless you are the author.");
@@ -104,15 +105,40 @@ export function checkWidgetEvent(widgetType: string, data: unknown, isWidgetAuth
   throw new Error(`Unknown type for todo data: ${kind}`);
 }
 
-const isString = (v: unknown) => typeof v === "string";
+/**
+ * Zulip's validators (zerver/lib/validator.py): each throws that module's message for
+ * the value's name, e.g. `poll data["key"] is not a string`.
+ */
+type Check = (name: string, value: unknown) => void;
+const isString: Check = (name, v) => {
+  if (typeof v !== "string") throw new Error(`${name} is not a string`);
+};
+const isBool: Check = (name, v) => {
+  if (typeof v !== "boolean") throw new Error(`${name} is not a boolean`);
+};
+const isList: Check = (name, v) => {
+  if (!Array.isArray(v)) throw new Error(`${name} is not a list`);
+};
+const isInt: Check = (name, v) => {
+  if (!Number.isInteger(v)) throw new Error(`${name} is not an integer`);
+};
+const intIn = (allowed: number[]): Check => (name, v) => {
+  isInt(name, v);
+  if (!allowed.includes(v as number)) throw new Error(`Invalid ${name}`);
+};
+const intRange = (low: number, high: number): Check => (name, v) => {
+  isInt(name, v);
+  if ((v as number) < low) throw new Error(`${name} is too small`);
+  if ((v as number) > high) throw new Error(`${name} is too large`);
+};
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
-/** Zulip's check_dict (`extraAllowed`) and check_dict_only: the keys given, each passing its test. */
-function checkFields(name: string, value: unknown, fields: Record<string, (v: unknown) => boolean>, extraAllowed: boolean): void {
+/** Zulip's check_dict (`extraAllowed`) and check_dict_only: the keys given, each passing its check. */
+function checkFields(name: string, value: unknown, fields: Record<string, Check>, extraAllowed: boolean): void {
   if (!isObject(value)) throw new Error(`${name} is not a dict`);
-  for (const [key, test] of Object.entries(fields)) {
+  for (const [key, check] of Object.entries(fields)) {
     if (!(key in value)) throw new Error(`${key} key is missing from ${name}`);
-    if (!test(value[key])) throw new Error(`Invalid ${name}["${key}"]`);
+    check(`${name}["${key}"]`, value[key]);
   }
   if (!extraAllowed) {
     const extra = Object.keys(value).filter((key) => !(key in fields));

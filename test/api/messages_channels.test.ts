@@ -190,11 +190,22 @@ describe("channel messages", () => {
       expectSuccess(await s.as("iago").patch(`/streams/${denmark}`, { can_resolve_topics_group: JSON.stringify({ new: groupId("role:members") }) }));
       expectSuccess(await s.as("othello").patch(`/messages/${a}`, { topic: "✔ renamed" }));
       // Past the time limit for moving, resolving still works; renaming does not.
+      const ageMessage = (id: number) =>
+        s.server.h.store.commit(() => s.server.h.store.dbs.messages.put(id, { ...s.server.h.store.dbs.messages.get(id), timestamp: Math.floor(Date.now() / 1000) - 30 * 86400 }));
       const old = await send("othello", denmark, "old topic", "long ago");
-      await s.server.h.store.commit(() => s.server.h.store.dbs.messages.put(old, { ...s.server.h.store.dbs.messages.get(old), timestamp: Math.floor(Date.now() / 1000) - 30 * 86400 }));
-      expectError(await s.as("othello").patch(`/messages/${old}`, { topic: "older topic" }), 400, "BAD_REQUEST", "The time limit for editing this message's topic has passed.");
+      await ageMessage(old);
+      const tooLate = "The time limit for editing this message's topic has passed.";
+      expectError(await s.as("othello").patch(`/messages/${old}`, { topic: "older topic" }), 400, "BAD_REQUEST", tooLate);
+      // Resolving is exactly the mark before the old name; a second mark is a rename.
+      expectError(await s.as("othello").patch(`/messages/${old}`, { topic: "✔ ✔ old topic" }), 400, "BAD_REQUEST", tooLate);
       expectSuccess(await s.as("othello").patch(`/messages/${old}`, { topic: "✔ old topic" }));
       expectSuccess(await s.as("othello").patch(`/messages/${old}`, { topic: "old topic" }));
+      // A name at the length limit is resolved too: the mark is judged before the cut.
+      const long = "l".repeat(60);
+      const longId = await send("othello", denmark, long, "x");
+      await ageMessage(longId);
+      expectSuccess(await s.as("othello").patch(`/messages/${longId}`, { topic: `✔ ${long}` }));
+      expect(expectSuccess(await s.as("othello").get(`/messages/${longId}`)).message.subject).toStartWith("✔ lll");
     } finally {
       expectSuccess(await s.as("iago").patch("/realm", { can_resolve_topics_group: JSON.stringify({ new: groupId("role:everyone") }) }));
       expectSuccess(await s.as("iago").patch(`/streams/${denmark}`, { can_resolve_topics_group: JSON.stringify({ new: groupId("role:nobody") }) }));

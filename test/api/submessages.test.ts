@@ -57,9 +57,11 @@ describe("widgets", () => {
       extra_data: { task_list_title: "Before the play", tasks: [{ task: "Actors", desc: "find them" }, { task: "Stage", desc: "" }] },
     });
     // Not widgets: other commands, and a command anywhere but at the start.
-    for (const content of ["/me waves", "/bogus", "use /poll", " /polling"]) {
+    for (const content of ["/me waves", "/bogus", "use /poll", "/polling", "x\n/poll Q"]) {
       expect((await fetchMessage("hamlet", await send(content))).submessages).toEqual([]);
     }
+    // Leading blank lines go before the content is read (Zulip's normalize_body).
+    expect((await fetchMessage("hamlet", await send("\n\n/poll Q"))).submessages).toHaveLength(1);
   });
 
   test("readers vote; each vote reaches every holder of the message and is kept in order", async () => {
@@ -107,7 +109,10 @@ describe("widgets", () => {
     expectError(await submit("othello", poll, { type: "vote", key: "k", vote: 1, extra: true }), 400, "BAD_REQUEST", "Unexpected arguments: extra");
     expectError(await submit("othello", poll, { type: "vote", vote: 1 }), 400, "BAD_REQUEST", "key key is missing from poll data");
     expectError(await submit("othello", poll, { type: "question", question: "Mine now?" }), 400, "BAD_REQUEST", "You can't edit a question unless you are the author.");
-    expectError(await submit("othello", poll, { type: "new_option", idx: 1001, option: "x" }), 400, "BAD_REQUEST", 'Invalid poll data["idx"]');
+    expectError(await submit("othello", poll, { type: "new_option", idx: 1001, option: "x" }), 400, "BAD_REQUEST", 'poll data["idx"] is too large');
+    expectError(await submit("othello", poll, { type: "vote", key: 7, vote: 1 }), 400, "BAD_REQUEST", 'poll data["key"] is not a string');
+    expectError(await submit("othello", todo, { type: "new_task", key: 0, task: "t", desc: "", completed: "no" }), 400, "BAD_REQUEST", 'todo data["completed"] is not a boolean');
+    expectError(await submit("othello", poll, { type: "vote", key: "k".repeat(10_001), vote: 1 }), 400, "BAD_REQUEST", "Submessage content is too long (limit: 10000 characters)");
     expectError(await submit("othello", poll, { type: "rename" }), 400, "BAD_REQUEST", "Unknown type for poll data: rename");
     expectError(await submit("othello", poll, [1, 2]), 400, "BAD_REQUEST", "poll data is not a dict");
     expectError(await submit("othello", todo, { type: "new_task_list_title", title: "Mine" }), 400, "BAD_REQUEST", "You can't edit the task list title unless you are the author.");
@@ -137,6 +142,10 @@ describe("widgets", () => {
     expect(JSON.parse((await fetchMessage("othello", id)).submessages[0].content)).toEqual(zform);
     const bad = async (widget: string, msg: string) =>
       expectError(await s.as("hamlet").post("/messages", { type: "stream", to: denmark, topic: "widgets", content: "x", widget_content: widget }), 400, "BAD_REQUEST", msg);
+    // Other keys are allowed, as Zulip's trivia bot sends them.
+    const trivia = { ...zform, extra_data: { ...zform.extra_data, choices: [{ type: "multiple_choice", short_name: "A", long_name: "Apple", reply: "apple" }] } };
+    const quiz = await send("Quiz:", { widget_content: JSON.stringify(trivia) });
+    expect(JSON.parse((await fetchMessage("othello", quiz)).submessages[0].content)).toEqual(trivia);
     await bad("{{{", "Widgets: API programmer sent invalid JSON content");
     await bad(JSON.stringify({ color: "red" }), "Widgets: widget_type is not in widget_content");
     await bad(JSON.stringify({ widget_type: "poll", extra_data: {} }), "Widgets: unknown widget type: poll");
@@ -161,5 +170,12 @@ describe("widgets", () => {
       expectSuccess(await s.as(who).post("/register", { fetch_event_types: JSON.stringify(["user_topic"]) })).user_topics.find((t: any) => t.topic_name === "reactions")?.visibility_policy;
     expect(await policyOf("iago")).toBe(3);
     expect(await policyOf("othello")).toBeUndefined();
+    // Someone who left the channel follows nothing by taking part.
+    expectSuccess(await s.as("iago").delete("/users/me/subscriptions", { subscriptions: JSON.stringify(["Denmark"]) }));
+    const third = expectSuccess(await s.as("hamlet").post("/messages", { type: "stream", to: denmark, topic: "after leaving", content: "x" })).id;
+    expectSuccess(await s.as("iago").post(`/messages/${third}/reactions`, { emoji_name: "smile" }));
+    expect(
+      expectSuccess(await s.as("iago").post("/register", { fetch_event_types: JSON.stringify(["user_topic"]) })).user_topics.find((t: any) => t.topic_name === "after leaving"),
+    ).toBeUndefined();
   });
 });
