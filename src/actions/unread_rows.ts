@@ -1,6 +1,6 @@
 import type { Hearth } from "../context";
 import { appendTo } from "../lib/collections";
-import { messagesPastUnreadWatermark, writeDeferredUnreadRows } from "../store/messages";
+import { planDeferredUnreadRows, writeDeferredUnreadRows } from "../store/messages";
 
 /**
  * The background job that writes the "unread" rows channel messages' recipients hold
@@ -20,11 +20,12 @@ const MESSAGES_PER_BATCH = 500;
 
 /** Writes one batch; resolves with the number of messages it covered (0: nothing was pending). */
 export async function doWriteDeferredUnreadRows(h: Hearth): Promise<number> {
-  const pending = messagesPastUnreadWatermark(h.store, MESSAGES_PER_BATCH);
-  if (pending.length === 0) return 0;
-  const target = pending[pending.length - 1].id;
+  const batch = planDeferredUnreadRows(h.store, MESSAGES_PER_BATCH);
+  if (!batch) return 0;
   const idsByUser = new Map<number, number[]>();
-  for (const { id, recipients } of pending) for (const userId of recipients) appendTo(idsByUser, userId, id);
+  for (const [id, recipients] of batch.lists) {
+    if (batch.locations.get(id)) for (const userId of recipients) appendTo(idsByUser, userId, id);
+  }
   let chunk = new Map<number, number[]>();
   let rows = 0;
   for (const [userId, ids] of idsByUser) {
@@ -32,14 +33,14 @@ export async function doWriteDeferredUnreadRows(h: Hearth): Promise<number> {
     rows += ids.length;
     if (rows >= ROWS_PER_COMMIT) {
       const full = chunk;
-      await h.store.commitInfallible(() => writeDeferredUnreadRows(h.store, full, null));
+      await h.store.commitInfallible(() => writeDeferredUnreadRows(h.store, batch, full, false));
       chunk = new Map();
       rows = 0;
       await Bun.sleep(PAUSE_MS);
     }
   }
-  await h.store.commitInfallible(() => writeDeferredUnreadRows(h.store, chunk, target));
-  return pending.length;
+  await h.store.commitInfallible(() => writeDeferredUnreadRows(h.store, batch, chunk, true));
+  return batch.lists.size;
 }
 
 export interface UnreadRowsJob {

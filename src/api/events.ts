@@ -185,7 +185,8 @@ export function fastPollRoute(h: Hearth, general: (request: Request, server: imp
       const value = pair.slice(eq + 1);
       if (eq === -1 || value.indexOf("%") !== -1 || value.indexOf("+") !== -1) return general(request, server);
       if (name === "queue_id" && queueId === undefined) queueId = value;
-      else if (name === "last_event_id" && lastEventId === undefined && /^-?\d{1,15}$/.test(value)) lastEventId = Number(value);
+      // JSON integers only (no leading zeros), as the general route parses them.
+      else if (name === "last_event_id" && lastEventId === undefined && /^-?(0|[1-9]\d{0,14})$/.test(value)) lastEventId = Number(value);
       else if (name === "dont_block" && (value === "true" || value === "false")) dontBlock = value === "true";
       else return general(request, server);
     }
@@ -195,9 +196,12 @@ export function fastPollRoute(h: Hearth, general: (request: Request, server: imp
       const queue = h.queues.access(queueId, user.id);
       if (!dontBlock) server.timeout(request, Math.ceil(h.queues.limits.heartbeatSecs) + 30);
       const id = queue.id;
-      return h.queues.poll(queue, lastEventId, dontBlock, () => request.signal).then((events) => serializedResponse(eventsResponseFields(events, id)));
+      return h.queues
+        .poll(queue, lastEventId, dontBlock, () => request.signal)
+        .then((events) => serializedResponse(eventsResponseFields(events, id)))
+        .catch((error) => errorResponse(error, request));
     } catch (error) {
-      return errorResponse(error);
+      return errorResponse(error, request);
     }
   };
 }

@@ -227,37 +227,72 @@ export function* unreadMessageIds(store: Store, userId: number, from: number, di
 }
 
 /**
- * Writes the implicit "unread" rows of messages up to `target` for these users (one
- * batch of the background job) and, with `advanceTo`, moves the watermark there. Call
- * inside `store.commit`. Each row is checked again here: the user may have read the
- * message, lost it, or it may have moved or gone since the batch was planned.
+ * What one batch of the background job covers: the channel messages past the
+ * watermark, with their recipient lists and locations read once. The job writes the
+ * batch in many small commits; `recipientsVersion` says when a commit must read them
+ * again (a list or a location changed since).
  */
-export function writeDeferredUnreadRows(store: Store, idsByUser: ReadonlyMap<number, readonly number[]>, advanceTo: number | null): void {
-  const lists = new Map<number, number[] | undefined>();
-  const locations = new Map<number, MessageLocation | undefined>();
-  for (const [userId, ids] of idsByUser) {
-    for (const id of ids) {
-      if (!lists.has(id)) lists.set(id, recipientList(store, id));
-      if (!listHolds(lists.get(id), userId)) continue;
-      if (((store.dbs.userMessages.get([userId, id]) as number | undefined) ?? 0) & MessageFlag.read) continue;
-      if (!locations.has(id)) {
-        const m = getMessage(store, id);
-        locations.set(id, m && messageLocation(m));
-      }
-      const location = locations.get(id);
-      if (location !== undefined) store.dbs.userMessageIndex.put([userId, "unread", id], location);
-    }
-  }
-  if (advanceTo !== null && advanceTo > unreadWatermark(store)) store.dbs.meta.put(UNREAD_WATERMARK, advanceTo);
+export interface DeferredUnreadBatch {
+  /** The newest message covered: where the watermark moves once all is written. */
+  target: number;
+  version: number;
+  lists: Map<number, number[]>;
+  /** null: a direct message (its rows were written when sent) or a message since deleted. */
+  locations: Map<number, MessageLocation | null>;
 }
 
-/** The recipient lists of the first `limit` messages past the watermark: what the next batch of deferred rows covers. */
-export function messagesPastUnreadWatermark(store: Store, limit: number): { id: number; recipients: number[] }[] {
-  const out: { id: number; recipients: number[] }[] = [];
+/** Moves whenever a message's recipient list or location changes (inside the transaction that changes it). */
+const recipientsVersions = new WeakMap<Store, number>();
+const recipientsVersion = (store: Store) => recipientsVersions.get(store) ?? 0;
+function recipientsChanged(store: Store): void {
+  recipientsVersions.set(store, recipientsVersion(store) + 1);
+}
+
+/** Plans the next batch (at most `limit` messages), or null when nothing is pending. */
+export function planDeferredUnreadRows(store: Store, limit: number): DeferredUnreadBatch | null {
+  const batch: DeferredUnreadBatch = { target: 0, version: recipientsVersion(store), lists: new Map(), locations: new Map() };
   for (const { key, value } of store.dbs.messageRecipientLists.getRange({ start: unreadWatermark(store) + 1, end: Number.MAX_SAFE_INTEGER, limit })) {
-    out.push({ id: key as number, recipients: value as number[] });
+    batch.lists.set(key as number, value as number[]);
+    batch.target = key as number;
   }
-  return out;
+  if (batch.lists.size === 0) return null;
+  readLocations(store, batch);
+  return batch;
+}
+
+function readLocations(store: Store, batch: DeferredUnreadBatch): void {
+  for (const id of batch.lists.keys()) {
+    const m = getMessage(store, id);
+    batch.locations.set(id, m && m.type === "stream" ? messageLocation(m) : null);
+  }
+}
+
+/**
+ * Writes the implicit "unread" rows of these users for the batch's messages and, with
+ * `advance`, moves the watermark to the batch's target. Call inside `store.commit`.
+ * Each row is checked again here: the user may have read the message or lost it, it
+ * may have moved or gone, or its row may already be written (a mention's).
+ */
+export function writeDeferredUnreadRows(store: Store, batch: DeferredUnreadBatch, idsByUser: ReadonlyMap<number, readonly number[]>, advance: boolean): void {
+  if (batch.version !== recipientsVersion(store)) {
+    for (const id of batch.lists.keys()) {
+      const list = recipientList(store, id);
+      if (list) batch.lists.set(id, list);
+      else batch.lists.delete(id);
+    }
+    readLocations(store, batch);
+    batch.version = recipientsVersion(store);
+  }
+  for (const [userId, ids] of idsByUser) {
+    for (const id of ids) {
+      const location = batch.locations.get(id);
+      if (!location || !listHolds(batch.lists.get(id), userId)) continue;
+      if (((store.dbs.userMessages.get([userId, id]) as number | undefined) ?? 0) & MessageFlag.read) continue;
+      if (store.dbs.userMessageIndex.doesExist([userId, "unread", id])) continue;
+      store.dbs.userMessageIndex.put([userId, "unread", id], location);
+    }
+  }
+  if (advance && batch.target > unreadWatermark(store)) store.dbs.meta.put(UNREAD_WATERMARK, batch.target);
 }
 
 /** Stable recipient IDs, allocated on first use (Zulip's Recipient table). */
@@ -338,6 +373,7 @@ function recipientList(store: Store, messageId: number): number[] | undefined {
 
 function updateRecipientList(store: Store, messageId: number, change: (ids: number[]) => number[]): void {
   store.dbs.messageRecipientLists.put(messageId, change(recipientList(store, messageId) ?? []));
+  recipientsChanged(store);
 }
 
 /**
@@ -424,7 +460,10 @@ function* writtenIndexRows(store: Store, userId: number, index: string, from: nu
 /** Rewrites a message whose content, topic or channel changed, moving its index rows. */
 export function replaceMessage(store: Store, before: MessageRecord, after: MessageRecord): void {
   const moved = before.channel_id !== after.channel_id || before.topic !== after.topic;
-  if (moved) removeLocation(store, before);
+  if (moved) {
+    removeLocation(store, before);
+    recipientsChanged(store);
+  }
   if (before.content !== after.content || before.topic !== after.topic) {
     removeTerms(store, before);
     putTerms(store, after);
@@ -449,6 +488,7 @@ function removeFlags(store: Store, userId: number, m: MessageRecord, bits: numbe
 export function deleteMessageRows(store: Store, m: MessageRecord, recipients: Map<number, number>): void {
   for (const [userId, bits] of recipients) removeFlags(store, userId, m, bits);
   store.dbs.messageRecipientLists.remove(m.id);
+  recipientsChanged(store);
   removeTerms(store, m);
   store.dbs.senderMessages.remove([m.sender_id, m.id]);
   store.dbs.messages.remove(m.id);

@@ -143,6 +143,13 @@ describe("GET /events long-poll", () => {
     const badId = await poll(`queue_id=${queue_id}&last_event_id=1.5&dont_block=true`);
     expect(badId.status).toBe(400);
     expect(badId.body.code).toBe("BAD_REQUEST");
+    // Not JSON integers: refused like any other parameter (the short path leaves them to the general one).
+    expect(await poll(`queue_id=${queue_id}&last_event_id=007&dont_block=true`)).toEqual(await poll(`last_event_id=007&queue_id=${queue_id}&dont_block=true`));
+    expect((await poll(`queue_id=${queue_id}&last_event_id=007&dont_block=true`)).status).toBe(400);
+    // A page's request gets the Session challenge on the short path too.
+    const fromPage = await fetch(`${s.url}/api/v1/events?queue_id=${queue_id}&last_event_id=-1&dont_block=true`, { headers: { ...auth("wrong"), "x-requested-with": "XMLHttpRequest" } });
+    expect(fromPage.status).toBe(401);
+    expect(fromPage.headers.get("www-authenticate")).toBe('Session realm="zulip"');
   });
 
   test("queues belong to their user", async () => {

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { expectSuccess, startTestServer, type TestServer } from "../kit";
 import { register } from "../events-kit";
-import { getUserFlags, unreadWatermark, writeDeferredUnreadRows } from "../../src/store/messages";
+import { getUserFlags, planDeferredUnreadRows, unreadWatermark, writeDeferredUnreadRows } from "../../src/store/messages";
 
 let s: TestServer;
 let denmark: number;
@@ -88,18 +88,27 @@ describe("deferred unread rows", () => {
 
   test("a batch planned before a change checks each row again when it writes", async () => {
     const id = await send("othello", denmark, "race", "planned");
+    const moved = await send("othello", denmark, "race", "will move");
+    const gone = await send("othello", denmark, "race", "will go");
     const store = s.server.h.store;
     const { hamlet, polonius, cordelia } = s.users;
-    // Planned while both had it unread; then Hamlet reads it.
-    const plan = new Map([
-      [hamlet.id, [id]],
-      [polonius.id, [id]],
+    // Planned while everyone had them unread; then Hamlet reads one, a message moves and one is deleted.
+    const batch = planDeferredUnreadRows(store, 1000)!;
+    expect(batch.lists.has(id)).toBe(true);
+    const everyone = new Map([
+      [hamlet.id, [id, moved, gone]],
+      [polonius.id, [id, moved, gone]],
       [cordelia.id, [id]],
     ]);
     expectSuccess(await s.as("hamlet").post("/messages/flags", { messages: [id], op: "add", flag: "read" }));
-    await store.commit(() => writeDeferredUnreadRows(store, plan, id));
+    expectSuccess(await s.as("iago").patch(`/messages/${moved}`, { topic: "elsewhere", propagate_mode: "change_one" }));
+    expectSuccess(await s.as("iago").delete(`/messages/${gone}`));
+    await store.commit(() => writeDeferredUnreadRows(store, batch, everyone, true));
     expect(store.dbs.userMessageIndex.doesExist([hamlet.id, "unread", id])).toBe(false);
     expect(store.dbs.userMessageIndex.doesExist([polonius.id, "unread", id])).toBe(true);
+    // The moved message's row points at where it is now; the deleted one has none.
+    expect(store.dbs.userMessageIndex.get([polonius.id, "unread", moved])).toEqual([denmark, "elsewhere"]);
+    expect(store.dbs.userMessageIndex.doesExist([polonius.id, "unread", gone])).toBe(false);
     // Cordelia was never a recipient: no row is invented for her.
     expect(getUserFlags(store, cordelia.id, id)).toBeUndefined();
     expect(getUserFlags(store, hamlet.id, id)).toBe(1);
