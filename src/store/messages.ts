@@ -147,7 +147,11 @@ export function getUserFlags(store: Store, userId: number, messageId: number): n
   const bits = store.dbs.userMessages.get([userId, messageId]) as number | undefined;
   if (bits !== undefined) return bits;
   if (store.dbs.userMessageIndex.doesExist([userId, "unread", messageId])) return 0;
-  return messageId > unreadWatermark(store) && listHolds(recipientList(store, messageId), userId) ? 0 : undefined;
+  if (messageId <= unreadWatermark(store)) return undefined;
+  const pending = pendingIndex(store).byUser.get(userId);
+  if (!pending) return undefined;
+  const at = firstAbove(pending, messageId - 1);
+  return pending[at] === messageId && listHolds(recipientList(store, messageId), userId) ? 0 : undefined;
 }
 
 const UNREAD_WATERMARK = ["unreadRowsWrittenUpTo"];
@@ -177,21 +181,76 @@ function listHolds(list: readonly number[] | undefined, userId: number): boolean
 }
 
 /**
+ * Per store, each user's messages past the watermark that they may hold implicitly,
+ * ascending: without it, every read of a user's unread state would decode every
+ * pending recipient list, theirs or not. It may hold more than is true (a send rolled
+ * back, a user removed since): entries are checked against the list before use. It
+ * never holds less: sends add to it inside their transaction, and it is rebuilt from
+ * the lists at first use; entries leave only when the watermark passes them.
+ */
+interface PendingIndex {
+  watermark: number;
+  byUser: Map<number, number[]>;
+}
+const pendingIndexes = new WeakMap<Store, PendingIndex>();
+
+function pendingIndex(store: Store): PendingIndex {
+  const watermark = unreadWatermark(store);
+  let index = pendingIndexes.get(store);
+  if (!index) {
+    index = { watermark, byUser: new Map() };
+    for (const { key, value } of store.dbs.messageRecipientLists.getRange({ start: watermark + 1, end: Number.MAX_SAFE_INTEGER })) {
+      for (const userId of value as number[]) appendPending(index, userId, key as number);
+    }
+    pendingIndexes.set(store, index);
+  } else if (index.watermark < watermark) {
+    for (const [userId, ids] of index.byUser) {
+      const rest = ids.slice(firstAbove(ids, watermark));
+      if (rest.length === 0) index.byUser.delete(userId);
+      else index.byUser.set(userId, rest);
+    }
+    index.watermark = watermark;
+  }
+  return index;
+}
+
+function appendPending(index: PendingIndex, userId: number, messageId: number): void {
+  const ids = index.byUser.get(userId);
+  if (!ids) index.byUser.set(userId, [messageId]);
+  // IDs only grow; a rolled-back send may repeat one.
+  else if (ids[ids.length - 1] !== messageId) ids.push(messageId);
+}
+
+/** The position of the first ID above `id` in an ascending list. */
+function firstAbove(ids: readonly number[], id: number): number {
+  let lo = 0;
+  let hi = ids.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (ids[mid] <= id) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/**
  * Messages past the watermark that the user holds a row for through the recipient
  * list alone, walking from `from` (inclusive); with `unreadOnly`, those they have not read.
  */
 function* implicitRowIds(store: Store, userId: number, from: number, direction: "older" | "newer", unreadOnly: boolean): Generator<number> {
-  const watermark = unreadWatermark(store);
-  const range =
-    direction === "older"
-      ? { start: from, end: watermark, reverse: true }
-      : { start: Math.max(from, watermark + 1), end: Number.MAX_SAFE_INTEGER };
-  if (direction === "older" && from <= watermark) return;
-  for (const { key, value } of store.dbs.messageRecipientLists.getRange(range)) {
-    const id = key as number;
-    if (!listHolds(value as number[], userId)) continue;
-    if (unreadOnly && ((store.dbs.userMessages.get([userId, id]) as number | undefined) ?? 0) & MessageFlag.read) continue;
-    yield id;
+  const index = pendingIndex(store);
+  const ids = index.byUser.get(userId);
+  if (!ids) return;
+  const check = (id: number) =>
+    id > index.watermark &&
+    listHolds(recipientList(store, id), userId) &&
+    !(unreadOnly && ((store.dbs.userMessages.get([userId, id]) as number | undefined) ?? 0) & MessageFlag.read);
+  // A copy: a send during the walk must not shift it.
+  const snapshot = ids.slice();
+  if (direction === "older") {
+    for (let i = firstAbove(snapshot, from) - 1; i >= 0; i--) if (check(snapshot[i])) yield snapshot[i];
+  } else {
+    for (let i = firstAbove(snapshot, from - 1); i < snapshot.length; i++) if (check(snapshot[i])) yield snapshot[i];
   }
 }
 
@@ -361,8 +420,10 @@ export function insertMessage(store: Store, m: MessageRecord, flagsByUser: Map<n
   putLocation(store, m);
   store.dbs.senderMessages.put([m.sender_id, m.id], true);
   putTerms(store, m);
+  const index = m.type === "stream" ? pendingIndex(store) : null;
   for (const [userId, bits] of flagsByUser) {
-    if (bits !== 0 || m.type !== "stream") writeFlags(store, userId, m, undefined, bits);
+    if (bits !== 0 || !index) writeFlags(store, userId, m, undefined, bits);
+    else appendPending(index, userId, m.id);
   }
   store.dbs.messageRecipientLists.put(m.id, [...flagsByUser.keys()].sort((a, b) => a - b));
 }
