@@ -166,6 +166,9 @@ function applyCoreEvent(state: State, event: ApiEventJson): void {
     case "alert_words":
       state.alert_words = event.alert_words;
       return;
+    case "onboarding_steps":
+      state.onboarding_steps = event.onboarding_steps;
+      return;
     case "muted_users":
       state.muted_users = event.muted_users;
       return;

@@ -6,6 +6,7 @@ import { Type as t } from "@sinclair/typebox";
 import { doAddAlertWords, doRemoveAlertWords } from "../actions/alert_words";
 import { doMuteUser, doUnmuteUser } from "../actions/muted_users";
 import { doCreateSavedSnippet, doDeleteSavedSnippet, doEditSavedSnippet } from "../actions/saved_snippets";
+import { doMarkOnboardingStepSeen } from "../actions/onboarding_steps";
 import { getAlertWords, getSavedSnippets, getUserStatus } from "../store/personal";
 import { checkUpdateUserStatus, statusView } from "../actions/user_status";
 import { doPutBotStorage, doRemoveBotStorage, getBotStorage } from "../actions/bot_storage";
@@ -60,6 +61,10 @@ export function personalRoutes(h: Hearth) {
     })
     .delete("/bot_storage", { params: { keys: param.json(t.Array(t.String())).optional() } }, async ({ user, params }) => {
       await doRemoveBotStorage(h, user, params.keys);
+      return {};
+    })
+    .post("/users/me/onboarding_steps", { params: { onboarding_step: param.string() } }, async ({ user, params }) => {
+      await doMarkOnboardingStepSeen(h, user, params.onboarding_step);
       return {};
     })
     .get("/saved_snippets", {}, ({ user }) => ({ saved_snippets: getSavedSnippets(h.store, user.id) }))

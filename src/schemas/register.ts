@@ -25,6 +25,10 @@ const Bool = () => t.Boolean();
 const List = <S extends TSchema>(s: S) => t.Array(s);
 const AbsoluteUrl = () => t.String({ pattern: "^https?://" });
 
+
+/** OpenAPI `OnboardingStep` (FL 233): a one-time notice or action left to show. */
+const OnboardingStep = t.Object({ type: t.Union([t.Literal("one_time_notice"), t.Literal("one_time_action")]), name: Str() });
+
 export const UserSettings = t.Object({
   twenty_four_hour_time: Bool(),
   web_mark_read_on_scroll_policy: t.Union([t.Literal(1), t.Literal(2), t.Literal(3)]),
@@ -188,7 +192,7 @@ export const RegisterResponse = success({
   scheduled_messages: List(ScheduledMessage),
   reminders: List(Reminder),
   max_reminder_note_length: Int(),
-  onboarding_steps: List(t.Unknown()),
+  onboarding_steps: List(OnboardingStep),
   max_message_id: Int(),
   muted_users: List(t.Object({ id: Int(), timestamp: Int() })),
   presences: t.Record(Str(), t.Unknown()),
@@ -260,6 +264,7 @@ export const EventSchemas: Record<string, TSchema> = {
     }),
   ]),
   alert_words: t.Object({ id: Int(), type: t.Literal("alert_words"), alert_words: List(Str()) }),
+  onboarding_steps: t.Object({ id: Int(), type: t.Literal("onboarding_steps"), onboarding_steps: List(OnboardingStep) }),
   submessage: t.Object({ id: Int(), type: t.Literal("submessage"), msg_type: Str(), content: Str(), message_id: Int(), sender_id: Int(), submessage_id: Int() }),
   muted_users: t.Object({ id: Int(), type: t.Literal("muted_users"), muted_users: List(t.Object({ id: Int(), timestamp: Int() })) }),
   saved_snippets: t.Union([

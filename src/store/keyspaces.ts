@@ -22,6 +22,8 @@ export const KEYSPACES = {
   mutedUsers: "muted_users",
   /** [userId, snippetId] → SavedSnippet */
   savedSnippets: "saved_snippets",
+  /** [userId, onboarding step name] → unix seconds when the user marked it seen */
+  onboardingSteps: "onboarding_steps",
   /** [userId, "apns" | "fcm", sha256(token)] → { token, appid, registered } (push delivery is off; tokens are kept for when it exists) */
   pushDevices: "push_devices",
   /** [userId, key] → value: a bot's key-value storage (Zulip's BotStorageData) */

@@ -1,3 +1,4 @@
+import { nextOnboardingSteps } from "../actions/onboarding_steps";
 import { defineStatePart } from "../events/state";
 import { allUserStatuses, getAlertWords, getMutedUsers, getSavedSnippets } from "../store/personal";
 import { allUsers } from "../store/users";
@@ -56,6 +57,10 @@ defineStatePart("muted_topics", (ctx) => ctx.want("muted_topics") && !ctx.want("
 }));
 
 // Drafts are only synchronized for users who allow it (enable_drafts_synchronization).
+defineStatePart("onboarding_steps", ["onboarding_steps"], ({ h, user }) => ({
+  onboarding_steps: user ? nextOnboardingSteps(h.store, user.id) : [],
+}));
+
 defineStatePart("drafts", ["drafts"], ({ h, user }) => ({
   drafts: user && userSetting(user, "enable_drafts_synchronization") !== false ? getDrafts(h, user.id) : [],
 }));

@@ -188,7 +188,6 @@ defineStatePart("presences", ["presence"], ({ h, slimPresence, presenceHistoryLi
 // Documented empty values of capabilities that do not exist yet: truthful, since no
 // such data can exist until the capability lands and replaces its part.
 const placeholders: [string, string[] | ((ctx: StateContext) => boolean), () => Record<string, unknown>][] = [
-  ["onboarding_steps", ["onboarding_steps"], () => ({ onboarding_steps: [] })],
   ["realm_filters", ["realm_filters"], () => ({ realm_filters: [] })],
   ["realm_embedded_bots", ["realm_embedded_bots"], () => ({ realm_embedded_bots: [] })],
   ["realm_incoming_webhook_bots", ["realm_incoming_webhook_bots"], () => ({ realm_incoming_webhook_bots: [] })],

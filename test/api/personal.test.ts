@@ -2,6 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:tes
 import { expectError, expectSchema, expectSuccess, recordPublished, startTestServer, type TestServer } from "../kit";
 import { Type as t } from "@sinclair/typebox";
 import { success } from "../../src/schemas/common";
+import { verifyAction } from "../events-kit";
 
 let s: TestServer;
 let published: ReturnType<typeof recordPublished>;
@@ -105,5 +106,29 @@ describe("bot storage (zulip_bots' StateHandler)", () => {
     expect(expectSuccess(await client.get("/bot_storage")).storage).toEqual({});
     expectError(await client.put("/bot_storage", { storage: { big: "x".repeat(10_000_000) } }), 400, "BAD_REQUEST", "Request exceeds storage limit by 3 characters. The limit is 10000000 characters.");
     expect(expectSuccess(await client.get("/bot_storage")).storage).toEqual({});
+  });
+});
+
+describe("onboarding steps", () => {
+  test("register lists the steps left; marking one seen tells the user's clients (state and events agree)", async () => {
+    const state = expectSuccess(await s.as("cordelia").post("/register", { fetch_event_types: JSON.stringify(["onboarding_steps"]) }));
+    const names = state.onboarding_steps.map((step: any) => step.name);
+    expect(names).toContain("intro_inbox_view_modal");
+    expect(names).not.toContain("navigation_tour_video"); // no video on this server
+    expect(state.onboarding_steps.find((step: any) => step.name === "narrow_to_dm_with_welcome_bot_new_user")).toEqual({ type: "one_time_action", name: "narrow_to_dm_with_welcome_bot_new_user" });
+    const r = await verifyAction(
+      s,
+      async () => {
+        expectSuccess(await s.as("cordelia").post("/users/me/onboarding_steps", { onboarding_step: "intro_inbox_view_modal" }));
+        // Again: nothing changes, the list is sent again.
+        expectSuccess(await s.as("cordelia").post("/users/me/onboarding_steps", { onboarding_step: "intro_inbox_view_modal" }));
+      },
+      { viewers: ["cordelia", "hamlet"], registerParams: { event_types: ["onboarding_steps"] } },
+    );
+    expect(r.types.cordelia).toEqual(["onboarding_steps", "onboarding_steps"]);
+    expect(r.types.hamlet).toEqual([]);
+    const after = expectSuccess(await s.as("cordelia").post("/register", { fetch_event_types: JSON.stringify(["onboarding_steps"]) }));
+    expect(after.onboarding_steps.map((step: any) => step.name)).toEqual(names.filter((n: string) => n !== "intro_inbox_view_modal"));
+    expectError(await s.as("cordelia").post("/users/me/onboarding_steps", { onboarding_step: "nope" }), 400, "BAD_REQUEST", "Unknown onboarding_step: nope");
   });
 });
