@@ -33,6 +33,7 @@ import { channelsRoutes } from "./api/channels";
 import { userGroupsRoutes } from "./api/user_groups";
 import { messagesRoutes } from "./api/messages";
 import { startRetentionJob } from "./actions/retention";
+import { loadPendingUnreadIndex } from "./store/messages";
 import { startUnreadRowsJob, type UnreadRowsJob } from "./actions/unread_rows";
 import { startScheduledDeliveryJob } from "./actions/scheduled_messages";
 import { scheduledMessagesRoutes } from "./api/scheduled_messages";
@@ -153,6 +154,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
       await ensureSystemGroups(store);
       await ensureChannelEmailSecret(store);
     }
+    loadPendingUnreadIndex(store);
     const h = createHearth(store, { ...config, dataDir });
     // Queues saved by the last graceful shutdown come back before any client can poll.
     h.queues.load(dataDir);

@@ -203,7 +203,9 @@ function pendingIndex(store: Store): PendingIndex {
       for (const userId of value as number[]) appendPending(index, userId, key as number);
     }
     pendingIndexes.set(store, index);
-  } else if (index.watermark < watermark) {
+  } else if (index.watermark < watermark && !store.inTransaction) {
+    // Pruned only on committed data: inside a transaction the watermark read may be
+    // the batch's own uncommitted move, and a rollback would leave the index short.
     for (const [userId, ids] of index.byUser) {
       const rest = ids.slice(firstAbove(ids, watermark));
       if (rest.length === 0) index.byUser.delete(userId);
@@ -212,6 +214,14 @@ function pendingIndex(store: Store): PendingIndex {
     index.watermark = watermark;
   }
   return index;
+}
+
+/**
+ * Builds the index from committed data: called at start, outside any transaction, so a
+ * watermark moved by a batch that later rolls back can never shape it.
+ */
+export function loadPendingUnreadIndex(store: Store): void {
+  pendingIndex(store);
 }
 
 function appendPending(index: PendingIndex, userId: number, messageId: number): void {
