@@ -1,4 +1,4 @@
-// Hearth's administration page: organization settings and user (de)activation,
+// Hearth's administration page: organization settings, adding and (de)activating users,
 // through the same Zulip API every client uses (HTTP Basic with the API key that
 // POST /fetch_api_key returns for the administrator's password). The key lives in
 // sessionStorage, so closing the tab logs out. Text from the server is only ever
@@ -189,6 +189,16 @@ $("login").addEventListener("submit", (event) => {
     form.reset();
     await loadAll();
   }, "");
+});
+$("add-user").addEventListener("submit", (event) => {
+  event.preventDefault();
+  const form = event.target;
+  const name = form.elements.full_name.value.trim();
+  run(async () => {
+    await api("POST", "/users", { full_name: name, email: form.elements.email.value.trim(), password: form.elements.password.value });
+    form.reset();
+    await loadUsers();
+  }, `${name} added.`);
 });
 $("settings").addEventListener("submit", (event) => {
   event.preventDefault();

@@ -1,7 +1,7 @@
 /**
  * The administration page (admin-ui/), in headless Chromium against a real server:
- * an owner logs in with their password, changes organization settings, deactivates,
- * reactivates and promotes users, and finally deactivates the organization; each
+ * an owner logs in with their password, changes organization settings, adds,
+ * deactivates, reactivates and promotes users, and finally deactivates the organization; each
  * change is checked through the API as any client would see it.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -32,6 +32,14 @@ const logIn = async (email: string, password: string) => {
     form.requestSubmit();
   })()`);
 };
+const addUser = (fullName: string, email: string, password: string) =>
+  page.evaluate(`(() => {
+    const form = document.getElementById("add-user");
+    form.elements.full_name.value = ${JSON.stringify(fullName)};
+    form.elements.email.value = ${JSON.stringify(email)};
+    form.elements.password.value = ${JSON.stringify(password)};
+    form.requestSubmit();
+  })()`);
 const rowOf = (userId: number) => `document.querySelector('#users tr[data-user-id="${userId}"]')`;
 
 describe("administration page", () => {
@@ -92,6 +100,17 @@ describe("administration page", () => {
     })()`);
     await waitForStatus("Othello, the Moor of Venice is now moderator.");
     expect(expectSuccess(await s.as("desdemona").get(`/users/${othello.id}`)).user.role).toBe(300);
+
+    // Adding a user: they can then log in with the password given.
+    await addUser("Horatio", "horatio@zulip.test", "friend-of-hamlet");
+    await waitForStatus("Horatio added.");
+    const key = await fetch(`${s.url}/api/v1/fetch_api_key`, { method: "POST", body: new URLSearchParams({ username: "horatio@zulip.test", password: "friend-of-hamlet" }) });
+    expect(key.status).toBe(200);
+    await page.waitFor(`[...document.querySelectorAll("#users tr")].some((row) => row.cells[0].textContent === "Horatio")`);
+    // A refused addition says why and keeps the form.
+    await addUser("Horatio again", "horatio@zulip.test", "whatever-1");
+    await page.waitFor(`document.getElementById("status").className === "error"`);
+    expect(await page.evaluate(`document.getElementById("add-user").elements.full_name.value`)).toBe("Horatio again");
 
     // Names cannot hold "<" or ">", but entities: as HTML this would read "Ophelia <b>".
     const trickyName = "Ophelia &lt;b&gt;";
