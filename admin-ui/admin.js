@@ -1,4 +1,4 @@
-// Hearth's administration page: organization settings, adding and (de)activating users,
+// Hearth's administration page: organization settings, default channels, adding and (de)activating users,
 // through the same Zulip API every client uses (HTTP Basic with the API key that
 // POST /fetch_api_key returns for the administrator's password). The key lives in
 // sessionStorage, so closing the tab logs out. Text from the server is only ever
@@ -84,7 +84,7 @@ async function loadAll() {
   $("logout").hidden = false;
   $("danger").hidden = me.role !== 100;
   $("who").textContent = me.full_name;
-  await Promise.all([loadSettings(), loadUsers()]);
+  await Promise.all([loadSettings(), loadUsers(), loadChannels()]);
 }
 
 async function loadSettings() {
@@ -166,6 +166,37 @@ function userRow(user) {
     actions.append(button);
   }
   return row;
+}
+
+async function loadChannels() {
+  const { streams } = await api("GET", "/streams", { include_all: true, include_default: true, exclude_archived: true });
+  const rows = streams
+    .sort((a, b) => a.name.localeCompare(b.name))
+    .map((channel) => {
+      const row = document.createElement("tr");
+      row.dataset.channelId = String(channel.stream_id);
+      const name = document.createElement("td");
+      name.textContent = channel.name;
+      const access = document.createElement("td");
+      access.textContent = channel.invite_only ? "Private" : "Public";
+      const cell = document.createElement("td");
+      const box = document.createElement("input");
+      box.type = "checkbox";
+      box.checked = channel.is_default === true;
+      // Zulip: a private channel cannot be a default one.
+      box.disabled = channel.invite_only && !box.checked;
+      box.addEventListener("change", () => run(async () => {
+        try {
+          await api(box.checked ? "POST" : "DELETE", "/default_streams", { stream_id: channel.stream_id });
+        } finally {
+          await loadChannels();
+        }
+      }, `#${channel.name} is ${box.checked ? "now" : "no longer"} a default channel.`));
+      cell.append(box);
+      row.append(name, access, cell);
+      return row;
+    });
+  $("channels").replaceChildren(...rows);
 }
 
 // Two clicks, no dialog: the first arms the button, the second deactivates.

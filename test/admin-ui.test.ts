@@ -120,6 +120,24 @@ describe("administration page", () => {
     expect(await page.evaluate(`${rowOf(tricky.id)}.cells[0].textContent`)).toBe(trickyName);
   });
 
+  test("default channels for new users are set and unset; a private channel cannot be one", async () => {
+    const denmark = await s.createChannel("iago", "Denmark", ["hamlet"]);
+    const vault = await s.createChannel("iago", "Vault", ["iago"], { invite_only: true });
+    await page.goto(`${s.url}/admin`);
+    const box = (id: number) => `document.querySelector('#channels tr[data-channel-id="${id}"] input')`;
+    await page.waitFor(box(denmark));
+    expect(await page.evaluate(`${box(vault)}.disabled`)).toBe(true);
+    const defaults = async () => expectSuccess(await s.as("hamlet").post("/register", { fetch_event_types: JSON.stringify(["default_streams"]) })).realm_default_streams;
+    expect(await defaults()).not.toContain(denmark);
+    await page.evaluate(`${box(denmark)}.click()`);
+    await waitForStatus("#Denmark is now a default channel.");
+    expect(await defaults()).toContain(denmark);
+    await page.waitFor(`${box(denmark)}?.checked === true`);
+    await page.evaluate(`${box(denmark)}.click()`);
+    await waitForStatus("#Denmark is no longer a default channel.");
+    expect(await defaults()).not.toContain(denmark);
+  });
+
   test("logging out forgets the key; deactivating the organization takes two clicks", async () => {
     await page.evaluate(`document.getElementById("logout").click()`);
     expect(await page.evaluate(`sessionStorage.getItem("hearth-admin")`)).toBeNull();
