@@ -38,6 +38,7 @@ import { startUnreadRowsJob, type UnreadRowsJob } from "./actions/unread_rows";
 import { startScheduledDeliveryJob } from "./actions/scheduled_messages";
 import { scheduledMessagesRoutes } from "./api/scheduled_messages";
 import { eventsRoutes, fastPollRoute } from "./api/events";
+import { webhookRoutes } from "./api/webhooks";
 import { settingsRoutes } from "./api/settings";
 import { presenceRoutes } from "./api/presence";
 import { uploadsRoutes } from "./api/uploads";
@@ -108,6 +109,7 @@ export function buildApp(h: Hearth) {
     messagesRoutes(h),
     scheduledMessagesRoutes(h),
     eventsRoutes(h),
+    webhookRoutes(h),
     settingsRoutes(h),
     presenceRoutes(h),
   ];

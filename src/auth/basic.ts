@@ -1,7 +1,7 @@
 import type { Hearth } from "../context";
 import { invalidApiKey, realmDeactivated, unauthorized, userDeactivated } from "../errors";
 import { getRealm, realmWriteVersion } from "../store/realm";
-import { getUser, getUserByEmail, userWriteVersion, type UserRecord } from "../store/users";
+import { allUsers, getUser, getUserByEmail, userWriteVersion, type UserRecord } from "../store/users";
 import { secretsEqual } from "./credentials";
 
 /** Splits `Authorization: Basic base64(email:api_key)`; null when absent or not Basic. */
@@ -86,4 +86,22 @@ export function authenticateRequest(h: Hearth, request: Request, ip: () => strin
   if (cache!.users.size >= MAX_CACHED_CREDENTIALS) cache!.users.clear();
   cache!.users.set(header!, user);
   return user;
+}
+
+/**
+ * A webhook's `api_key` URL parameter (Zulip's webhook URLs carry the key alone):
+ * compared in constant time with every account's key, failures rate limited per client
+ * IP as with Basic credentials, then the same deactivation checks.
+ */
+export function authenticateApiKey(h: Hearth, key: string, ip: () => string): UserRecord {
+  h.limits.loginByIp.assertAllowed(`ip:${ip()}`);
+  let found: UserRecord | undefined;
+  for (const user of allUsers(h.store)) if (secretsEqual(key, user.api_key) && !found) found = user;
+  if (!found) {
+    h.limits.loginByIp.recordFailure(`ip:${ip()}`);
+    throw invalidApiKey();
+  }
+  if (getRealm(h.store)?.deactivated) throw realmDeactivated();
+  if (!found.is_active) throw userDeactivated();
+  return found;
 }

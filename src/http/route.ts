@@ -24,6 +24,8 @@ export interface ApiRequest<V, U extends UserRecord | null = UserRecord> {
 export interface EndpointSpec<P extends ParamSpecs, A extends AuthMode> {
   auth?: A;
   params?: P;
+  /** The body is the handler's to read (a webhook's payload): parameters come from the query string only. */
+  rawBody?: boolean;
 }
 
 type Handler<P extends ParamSpecs, A extends AuthMode> = (
@@ -97,7 +99,7 @@ export class ApiRoutes {
         const ip = () => (address ??= server?.requestIP(request)?.address ?? "unknown");
         let user: UserRecord | null = null;
         if (auth !== "none") user = authenticateRequest(h, request, ip, auth === "required");
-        const raw = await readRawParams(request);
+        const raw = await readRawParams(request, spec.rawBody !== true);
         const { values, ignored } = parseParams(specs, raw, pathNames);
         const result = await handler({
           h,

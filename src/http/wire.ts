@@ -39,13 +39,13 @@ export function parseUrlEncoded(text: string, into: Map<string, string>): void {
  * Merges query-string and body parameters on every method (zulip-js sends PATCH and
  * DELETE parameters in the query string, other clients in the body).
  */
-export async function readRawParams(request: Request): Promise<RawParams> {
+export async function readRawParams(request: Request, fromBody = true): Promise<RawParams> {
   const params: RawParams = { fields: new Map(), files: new Map() };
   const url = request.url;
   const q = url.indexOf("?");
   if (q !== -1) parseUrlEncoded(url.slice(q + 1).split("#")[0], params.fields);
 
-  if (request.body === null) return params;
+  if (request.body === null || !fromBody) return params;
   const contentType = (request.headers.get("content-type") ?? "").toLowerCase();
   if (contentType.startsWith("multipart/form-data")) {
     let form: FormData;

@@ -204,7 +204,15 @@ export const RegisterResponse = success({
   realm_playgrounds: List(t.Unknown()),
   realm_user_groups: List(UserGroup),
   realm_embedded_bots: List(t.Unknown()),
-  realm_incoming_webhook_bots: List(t.Unknown()),
+  realm_incoming_webhook_bots: List(
+    t.Object({
+      name: Str(),
+      display_name: Str(),
+      all_event_types: t.Union([List(Str()), t.Null()]),
+      config_options: List(t.Object({ key: Str(), label: Str(), validator: Str() })),
+      url_options: List(t.Object({ key: Str(), label: Str(), input_type: Str() })),
+    }),
+  ),
   recent_private_conversations: List(t.Object({ max_message_id: Int(), user_ids: List(Int()) })),
   subscriptions: List(t.Object({ stream_id: Int(), name: Str(), color: Str(), pin_to_top: Bool(), is_muted: Bool() })),
   unsubscribed: List(t.Unknown()),

@@ -1,0 +1,72 @@
+/**
+ * Incoming webhooks: Zulip's JSON formatter at /api/v1/external/json, called the way
+ * services call Zulip's webhook URLs (the bot's key in the URL, the payload as the body).
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { expectError, expectSchema, expectSuccess, startTestServer, type TestServer } from "../kit";
+import { RegisterResponse } from "../../src/schemas/register";
+
+let s: TestServer;
+let denmark: number;
+let bot: { user_id: number; api_key: string };
+
+beforeAll(async () => {
+  s = await startTestServer();
+  denmark = await s.createChannel("iago", "Denmark", ["hamlet"]);
+  bot = expectSuccess(await s.as("hamlet").post("/bots", { full_name: "Hook", short_name: "hook", bot_type: 2 }));
+});
+afterAll(() => s.stop());
+
+const hook = (query: string, body: string, contentType = "application/json") =>
+  fetch(`${s.url}/api/v1/external/json?${query}`, { method: "POST", headers: { "content-type": contentType }, body });
+const newest = async (who: "hamlet" | "iago", narrow: unknown[]) =>
+  expectSuccess(await s.as(who).get("/messages", { anchor: "newest", num_before: 1, num_after: 0, narrow, apply_markdown: "false" })).messages[0];
+
+describe("JSON formatter webhook", () => {
+  test("posts the payload as a code block to the channel and topic in the URL", async () => {
+    const res = await hook(`api_key=${bot.api_key}&stream=Denmark&topic=alerts`, JSON.stringify({ status: "down", host: "élsinore", checks: [1, 2] }));
+    expect(res.status).toBe(200);
+    expect((await res.json()).result).toBe("success");
+    const m = await newest("hamlet", [{ operator: "channel", operand: denmark }]);
+    expect(m).toMatchObject({ sender_id: bot.user_id, subject: "alerts", client: "ZulipJSONWebhook" });
+    expect(m.content).toBe('```json\n{\n  "status": "down",\n  "host": "\\u00e9lsinore",\n  "checks": [\n    1,\n    2\n  ]\n}\n```');
+  });
+
+  test("the topic defaults to JSON; a channel ID works; curl's form-encoded body is still the payload", async () => {
+    expectSuccess({ status: 200, body: await (await hook(`api_key=${bot.api_key}&stream=${denmark}`, '{"a":1}', "application/x-www-form-urlencoded")).json() } as any);
+    const m = await newest("hamlet", [{ operator: "channel", operand: denmark }]);
+    expect(m.subject).toBe("JSON");
+    expect(m.content).toBe('```json\n{\n  "a": 1\n}\n```');
+  });
+
+  test("without a channel, the bot's owner gets a direct message", async () => {
+    expect((await hook(`api_key=${bot.api_key}`, "[true]")).status).toBe(200);
+    const m = await newest("hamlet", [{ operator: "dm", operand: [bot.user_id] }]);
+    expect(m).toMatchObject({ sender_id: bot.user_id, type: "private", content: "```json\n[\n  true\n]\n```" });
+  });
+
+  test("errors: bad key, malformed JSON, unknown channel (accepted, as in Zulip)", async () => {
+    const bad = await hook("api_key=wrong&stream=Denmark", "{}");
+    expect(bad.status).toBe(401);
+    expect((await bad.json()).code).toBe("INVALID_API_KEY");
+    const malformed = await hook(`api_key=${bot.api_key}&stream=Denmark`, "{nope");
+    expect(malformed.status).toBe(400);
+    expect((await malformed.json()).msg).toBe("Malformed JSON");
+    expect((await hook(`api_key=${bot.api_key}&stream=Nowhere`, "{}")).status).toBe(200);
+    expect((await hook("stream=Denmark", "{}")).status).toBe(401);
+    // Basic credentials work too.
+    const basic = await fetch(`${s.url}/api/v1/external/json?stream=Denmark`, {
+      method: "POST",
+      headers: { authorization: "Basic " + Buffer.from(`${s.users.hamlet.email}:${s.users.hamlet.apiKey}`).toString("base64"), "content-type": "application/json" },
+      body: "{}",
+    });
+    expect(basic.status).toBe(200);
+    expectError({ status: 404, body: await (await fetch(`${s.url}/api/v1/external/nope?api_key=${bot.api_key}`, { method: "POST", body: "{}" })).json() } as any, 404, "NOT_FOUND");
+  });
+
+  test("register lists the integration", async () => {
+    const state = expectSuccess(await s.as("hamlet").post("/register", {}));
+    expect(state.realm_incoming_webhook_bots).toEqual([{ name: "json", display_name: "JSON formatter", all_event_types: null, config_options: [], url_options: [] }]);
+    expectSchema(RegisterResponse, state);
+  });
+});
