@@ -2,7 +2,7 @@ import { Type as t } from "@sinclair/typebox";
 import type { Hearth } from "../context";
 import { badRequest, missingArgument, unauthorized } from "../errors";
 import { eventsResponseFields } from "../events/serialize";
-import { ApiRoutes, errorResponse, serializedResponse } from "../http/route";
+import { ApiRoutes, errorResponse, refuseIncomingWebhookBot, serializedResponse } from "../http/route";
 import { authenticateRequest } from "../auth/basic";
 import { param, type ParamValues } from "../http/params";
 import type { UserRecord } from "../store/users";
@@ -193,6 +193,7 @@ export function fastPollRoute(h: Hearth, general: (request: Request, server: imp
     if (queueId === undefined || request.body !== null) return general(request, server);
     try {
       const user = authenticateRequest(h, request, () => server.requestIP(request)?.address ?? "unknown", true)!;
+      refuseIncomingWebhookBot(user);
       const queue = h.queues.access(queueId, user.id);
       if (!dontBlock) server.timeout(request, Math.ceil(h.queues.limits.heartbeatSecs) + 30);
       const id = queue.id;

@@ -60,6 +60,7 @@ export function messagesRoutes(h: Hearth) {
     .post(
       "/messages",
       {
+        allowIncomingWebhookBots: true,
         params: {
           type: param.oneOf(["stream", "channel", "private", "direct"] as const),
           to: param.jsonOrString(t.Union([t.Integer(), t.String(), t.Array(t.Union([t.Integer(), t.String()]))])),

@@ -18,7 +18,7 @@ defineStatePart("realm_incoming_webhook_bots", ["realm_incoming_webhook_bots"], 
 export function webhookRoutes(h: Hearth) {
   return new ApiRoutes(h).post(
     "/external/json",
-    { auth: "optional", rawBody: true, params: { api_key: param.string().optional(), stream: param.string().optional(), topic: param.string().optional() } },
+    { auth: "optional", rawBody: true, allowIncomingWebhookBots: true, params: { api_key: param.string().optional(), stream: param.string().optional(), topic: param.string().optional() } },
     async ({ user, params, request, ip }) => {
       const bot = user ?? (params.api_key !== undefined ? authenticateApiKey(h, params.api_key, () => ip) : null);
       if (!bot) throw unauthorized();

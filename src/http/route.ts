@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
 import { ApiError } from "../errors";
 import type { Hearth } from "../context";
-import type { UserRecord } from "../store/users";
+import { BotType, type UserRecord } from "../store/users";
 import { authenticateRequest } from "../auth/basic";
 import { parseParams, type ParamSpecs, type ParamValues } from "./params";
 import { readRawParams } from "./wire";
@@ -26,6 +26,13 @@ export interface EndpointSpec<P extends ParamSpecs, A extends AuthMode> {
   params?: P;
   /** The body is the handler's to read (a webhook's payload): parameters come from the query string only. */
   rawBody?: boolean;
+  /** Incoming-webhook bots may call it (sending messages, webhooks); every other endpoint refuses them, as Zulip does. */
+  allowIncomingWebhookBots?: boolean;
+}
+
+/** Zulip's refusal of an incoming-webhook bot's key anywhere but where it may post (a leaked webhook URL must not read). */
+export function refuseIncomingWebhookBot(user: UserRecord | null): void {
+  if (user?.bot_type === BotType.INCOMING_WEBHOOK) throw new ApiError("This API is not available to incoming webhook bots.", "UNAUTHORIZED", 401);
 }
 
 type Handler<P extends ParamSpecs, A extends AuthMode> = (
@@ -99,6 +106,7 @@ export class ApiRoutes {
         const ip = () => (address ??= server?.requestIP(request)?.address ?? "unknown");
         let user: UserRecord | null = null;
         if (auth !== "none") user = authenticateRequest(h, request, ip, auth === "required");
+        if (!spec.allowIncomingWebhookBots) refuseIncomingWebhookBot(user);
         const raw = await readRawParams(request, spec.rawBody !== true);
         const { values, ignored } = parseParams(specs, raw, pathNames);
         const result = await handler({

@@ -132,8 +132,10 @@ describe("bots", () => {
     const host = new URL(s.url).hostname;
     const bot = expectSuccess(await s.as("othello").get(`/users/${created.user_id}`)).user;
     expect(bot).toMatchObject({ is_bot: true, bot_type: 2, bot_owner_id: s.users.hamlet.id, email: `helper-bot@${host}`, delivery_email: `helper-bot@${host}` });
-    const me = expectSuccess(await s.as({ id: created.user_id, email: bot.email, apiKey: created.api_key, name: "helper" }).get("/users/me"));
-    expect(me.user_id).toBe(created.user_id);
+    // Its key is its own; as an incoming-webhook bot it may only post (Zulip's rule).
+    const asBot = s.as({ id: created.user_id, email: bot.email, apiKey: created.api_key, name: "helper" });
+    expectError(await asBot.get("/users/me"), 401, "UNAUTHORIZED", "This API is not available to incoming webhook bots.");
+    expectError(await s.as({ id: created.user_id, email: bot.email, apiKey: "wrong", name: "helper" }).get("/users/me"), 401, "INVALID_API_KEY");
     const mine = expectSuccess(await s.as("hamlet").get("/bots")).bots;
     expect(mine.map((b: any) => b.username)).toEqual([`helper-bot@${host}`]);
     expect(expectSuccess(await s.as("othello").get("/bots")).bots).toEqual([]);

@@ -64,6 +64,17 @@ describe("JSON formatter webhook", () => {
     expectError({ status: 404, body: await (await fetch(`${s.url}/api/v1/external/nope?api_key=${bot.api_key}`, { method: "POST", body: "{}" })).json() } as any, 404, "NOT_FOUND");
   });
 
+  test("an incoming-webhook bot's key may post, but reads nothing (a leaked webhook URL must not)", async () => {
+    const client = s.as({ id: bot.user_id, email: `hook-bot@${new URL(s.url).hostname}`, apiKey: bot.api_key, name: "hook" } as any);
+    expectSuccess(await client.post("/messages", { type: "stream", to: denmark, topic: "t", content: "posted by the hook" }));
+    for (const res of [await client.get("/messages", { anchor: "newest", num_before: 1, num_after: 0 }), await client.get("/users"), await client.post("/register", {})]) {
+      expectError(res, 401, "UNAUTHORIZED", "This API is not available to incoming webhook bots.");
+    }
+    // The poll short path refuses it too.
+    const poll = await fetch(`${s.url}/api/v1/events?queue_id=x&last_event_id=-1`, { headers: { authorization: "Basic " + Buffer.from(`hook-bot@${new URL(s.url).hostname}:${bot.api_key}`).toString("base64") } });
+    expect(poll.status).toBe(401);
+  });
+
   test("register lists the integration", async () => {
     const state = expectSuccess(await s.as("hamlet").post("/register", {}));
     expect(state.realm_incoming_webhook_bots).toEqual([{ name: "json", display_name: "JSON formatter", all_event_types: null, config_options: [], url_options: [] }]);
