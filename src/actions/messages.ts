@@ -190,12 +190,14 @@ export function resolveTarget(h: Hearth, sender: UserRecord, type: string, to: u
   if (type !== "stream" && type !== "channel") throw badRequest("Invalid type");
   let operand = Array.isArray(to) && to.length === 1 ? to[0] : to;
   let channel: MessageChannel | undefined;
+  // Zulip's access_stream_for_send_message: a bot may post wherever its owner is subscribed.
+  const mayUse = (c: MessageChannel) => canReadChannel(h, sender, c) || (sender.is_bot && sender.bot_owner_id !== null && isSubscribedTo(h, c.id, sender.bot_owner_id));
   if (typeof operand === "number") {
     channel = channelById(h, operand);
-    if (!channel || !canReadChannel(h, sender, channel)) throw badRequest(`Channel with ID '${operand}' does not exist`);
+    if (!channel || !mayUse(channel)) throw badRequest(`Channel with ID '${operand}' does not exist`);
   } else if (typeof operand === "string") {
     channel = channelByName(h, operand);
-    if (!channel || !canReadChannel(h, sender, channel)) {
+    if (!channel || !mayUse(channel)) {
       throw new ApiError(`Channel '${operand}' does not exist`, "STREAM_DOES_NOT_EXIST", 400, { stream: operand });
     }
   } else throw badRequest("Invalid 'to' parameter");

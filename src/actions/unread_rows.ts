@@ -1,6 +1,6 @@
 import type { Hearth } from "../context";
 import { appendTo } from "../lib/collections";
-import { planDeferredUnreadRows, writeDeferredUnreadRows } from "../store/messages";
+import { loadPendingUnreadIndex, planDeferredUnreadRows, writeDeferredUnreadRows } from "../store/messages";
 
 /**
  * The background job that writes the "unread" rows channel messages' recipients hold
@@ -40,6 +40,7 @@ export async function doWriteDeferredUnreadRows(h: Hearth): Promise<number> {
     }
   }
   await h.store.commitInfallible(() => writeDeferredUnreadRows(h.store, batch, chunk, true));
+  loadPendingUnreadIndex(h.store);
   return batch.lists.size;
 }
 

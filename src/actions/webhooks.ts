@@ -1,6 +1,6 @@
 import type { Hearth } from "../context";
 import { badRequest } from "../errors";
-import { getUser, type UserRecord } from "../store/users";
+import type { UserRecord } from "../store/users";
 import { ApiError } from "../errors";
 import { checkSendMessage, resolveTarget } from "./messages";
 
@@ -27,6 +27,22 @@ function pythonJson(value: unknown): string {
   return JSON.stringify(value, null, 2).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
+/** orjson's nesting limit: deeper payloads are malformed to Zulip too (and pretty-printing them grows with the square of the depth). */
+const MAX_JSON_DEPTH = 1024;
+
+function depthOf(value: unknown): number {
+  let deepest = 0;
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (typeof v !== "object" || v === null) continue;
+    deepest = Math.max(deepest, depth);
+    if (deepest > MAX_JSON_DEPTH) return deepest;
+    for (const child of Object.values(v)) stack.push([child, depth + 1]);
+  }
+  return deepest;
+}
+
 /** Zulip's JSON formatter (zerver/webhooks/json): the payload, pretty-printed, under the topic "JSON". */
 export function jsonWebhookMessage(body: string): { topic: string; content: string } {
   let payload: unknown;
@@ -35,6 +51,7 @@ export function jsonWebhookMessage(body: string): { topic: string; content: stri
   } catch {
     throw badRequest("Malformed JSON");
   }
+  if (depthOf(payload) > MAX_JSON_DEPTH) throw badRequest("Malformed JSON");
   return { topic: "JSON", content: "```json\n" + pythonJson(payload) + "\n```" };
 }
 
@@ -53,8 +70,8 @@ export async function doSendWebhookMessage(
   client: string,
 ): Promise<void> {
   if (where.stream === undefined) {
-    const owner = bot.bot_owner_id !== null ? getUser(h.store, bot.bot_owner_id) : undefined;
-    const target = resolveTarget(h, bot, "private", [owner?.is_active ? owner.id : bot.id], undefined);
+    // To the owner even when deactivated: the send then fails as Zulip's would.
+    const target = resolveTarget(h, bot, "private", [bot.bot_owner_id ?? bot.id], undefined);
     await checkSendMessage(h, bot, { target, content: message.content, client, readBySender: false });
     return;
   }

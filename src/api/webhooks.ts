@@ -20,7 +20,8 @@ export function webhookRoutes(h: Hearth) {
     "/external/json",
     { auth: "optional", rawBody: true, allowIncomingWebhookBots: true, params: { api_key: param.string().optional(), stream: param.string().optional(), topic: param.string().optional() } },
     async ({ user, params, request, ip }) => {
-      const bot = user ?? (params.api_key !== undefined ? authenticateApiKey(h, params.api_key, () => ip) : null);
+      // Zulip strips the key: services' URL templates often add a stray space or newline.
+      const bot = user ?? (params.api_key !== undefined ? authenticateApiKey(h, params.api_key.trim(), () => ip) : null);
       if (!bot) throw unauthorized();
       const message = jsonWebhookMessage(await request.text());
       await doSendWebhookMessage(h, bot, message, { stream: params.stream, topic: params.topic }, "ZulipJSONWebhook");

@@ -2,6 +2,7 @@ import type { Hearth } from "../context";
 import { invalidApiKey, realmDeactivated, unauthorized, userDeactivated } from "../errors";
 import { getRealm, realmWriteVersion } from "../store/realm";
 import { allUsers, getUser, getUserByEmail, userWriteVersion, type UserRecord } from "../store/users";
+import { createHash } from "node:crypto";
 import { secretsEqual } from "./credentials";
 
 /** Splits `Authorization: Basic base64(email:api_key)`; null when absent or not Basic. */
@@ -88,16 +89,29 @@ export function authenticateRequest(h: Hearth, request: Request, ip: () => strin
   return user;
 }
 
+/** Each account's key by its SHA-256, rebuilt after any user write: a webhook's key is found with one hash, not one per account. */
+const keyIndexes = new WeakMap<Hearth, { version: number; byHash: Map<string, number> }>();
+
+function accountByKeyHash(h: Hearth, hash: string): UserRecord | undefined {
+  let index = keyIndexes.get(h);
+  if (!index || index.version !== userWriteVersion()) {
+    index = { version: userWriteVersion(), byHash: new Map() };
+    for (const user of allUsers(h.store)) index.byHash.set(createHash("sha256").update(user.api_key).digest("hex"), user.id);
+    keyIndexes.set(h, index);
+  }
+  const id = index.byHash.get(hash);
+  return id === undefined ? undefined : getUser(h.store, id);
+}
+
 /**
- * A webhook's `api_key` URL parameter (Zulip's webhook URLs carry the key alone):
- * compared in constant time with every account's key, failures rate limited per client
- * IP as with Basic credentials, then the same deactivation checks.
+ * A webhook's `api_key` URL parameter (Zulip's webhook URLs carry the key alone): found
+ * by its hash, then compared in constant time; failures rate limited per client IP as
+ * with Basic credentials, then the same deactivation checks.
  */
 export function authenticateApiKey(h: Hearth, key: string, ip: () => string): UserRecord {
   h.limits.loginByIp.assertAllowed(`ip:${ip()}`);
-  let found: UserRecord | undefined;
-  for (const user of allUsers(h.store)) if (secretsEqual(key, user.api_key) && !found) found = user;
-  if (!found) {
+  const found = accountByKeyHash(h, createHash("sha256").update(key).digest("hex"));
+  if (!found || !secretsEqual(key, found.api_key)) {
     h.limits.loginByIp.recordFailure(`ip:${ip()}`);
     throw invalidApiKey();
   }

@@ -202,7 +202,9 @@ function pendingIndex(store: Store): PendingIndex {
     for (const { key, value } of store.dbs.messageRecipientLists.getRange({ start: watermark + 1, end: Number.MAX_SAFE_INTEGER })) {
       for (const userId of value as number[]) appendPending(index, userId, key as number);
     }
-    pendingIndexes.set(store, index);
+    // Kept only when built from committed data (see loadPendingUnreadIndex); built inside
+    // a transaction, it serves that read alone, and the next one outside builds it again.
+    if (!store.inTransaction) pendingIndexes.set(store, index);
   } else if (index.watermark < watermark && !store.inTransaction) {
     // Pruned only on committed data: inside a transaction the watermark read may be
     // the batch's own uncommitted move, and a rollback would leave the index short.
@@ -217,8 +219,10 @@ function pendingIndex(store: Store): PendingIndex {
 }
 
 /**
- * Builds the index from committed data: called at start, outside any transaction, so a
- * watermark moved by a batch that later rolls back can never shape it.
+ * Builds the index from committed data, or prunes it to the committed watermark: called
+ * at start and after each batch of the background job, outside any transaction, so a
+ * watermark moved by a batch that later rolls back can never shape it, and a server
+ * nobody reads from does not grow it without bound.
  */
 export function loadPendingUnreadIndex(store: Store): void {
   pendingIndex(store);
@@ -227,8 +231,12 @@ export function loadPendingUnreadIndex(store: Store): void {
 function appendPending(index: PendingIndex, userId: number, messageId: number): void {
   const ids = index.byUser.get(userId);
   if (!ids) index.byUser.set(userId, [messageId]);
-  // IDs only grow; a rolled-back send may repeat one.
-  else if (ids[ids.length - 1] !== messageId) ids.push(messageId);
+  else if (ids[ids.length - 1] < messageId) ids.push(messageId);
+  else {
+    // IDs a rolled-back batch gave out come again: keep the list sorted and without repeats.
+    const at = firstAbove(ids, messageId - 1);
+    if (ids[at] !== messageId) ids.splice(at, 0, messageId);
+  }
 }
 
 /** The position of the first ID above `id` in an ascending list. */

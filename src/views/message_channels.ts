@@ -1,5 +1,5 @@
 import type { Hearth } from "../context";
-import type { UserRecord } from "../store/users";
+import { getUser, type UserRecord } from "../store/users";
 import { getChannel, getChannelByName, isSubscribed, subscriberIds, type ChannelRecord } from "../store/channels";
 import { getUserGroupByName } from "../store/user_groups";
 import { canPostInChannel, hasContentAccess } from "../access/channels";
@@ -33,9 +33,18 @@ export function canReadChannel(h: Hearth, user: UserRecord, channel: MessageChan
   return hasContentAccess(h, user, channel);
 }
 
-/** Content access plus `can_send_message_group`; never archived channels. */
+/**
+ * Content access plus `can_send_message_group`; never archived channels. A bot may also
+ * use its owner's: Zulip's access_stream_for_send_message lets bots post wherever their
+ * owner is subscribed, and falls back to the owner's `can_send_message_group`.
+ */
 export function canPostToChannel(h: Hearth, user: UserRecord, channel: MessageChannel): boolean {
-  return canPostInChannel(h, user, channel);
+  if (canPostInChannel(h, user, channel)) return true;
+  const owner = user.is_bot && user.bot_owner_id !== null ? getUser(h.store, user.bot_owner_id) : undefined;
+  if (!owner || channel.is_archived) return false;
+  const group = channel.groups.can_send_message_group;
+  const mayPost = isUserInGroupSetting(h, user, group) || isUserInGroupSetting(h, owner, group);
+  return mayPost && (hasContentAccess(h, user, channel) || isSubscribedTo(h, channel.id, owner.id));
 }
 
 /** A user group by name for `@*group*` mentions (system groups cannot be mentioned). */

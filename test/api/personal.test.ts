@@ -130,5 +130,9 @@ describe("onboarding steps", () => {
     const after = expectSuccess(await s.as("cordelia").post("/register", { fetch_event_types: JSON.stringify(["onboarding_steps"]) }));
     expect(after.onboarding_steps.map((step: any) => step.name)).toEqual(names.filter((n: string) => n !== "intro_inbox_view_modal"));
     expectError(await s.as("cordelia").post("/users/me/onboarding_steps", { onboarding_step: "nope" }), 400, "BAD_REQUEST", "Unknown onboarding_step: nope");
+    // Zulip's @human_users_only.
+    const bot = expectSuccess(await s.as("cordelia").post("/bots", { full_name: "Steps bot", short_name: "stepsbot" }));
+    const asBot = s.as({ id: bot.user_id, email: `stepsbot-bot@${new URL(s.url).hostname}`, apiKey: bot.api_key, name: "stepsbot" } as any);
+    expectError(await asBot.post("/users/me/onboarding_steps", { onboarding_step: "intro_inbox_view_modal" }), 400, "BAD_REQUEST", "This endpoint does not accept bot requests.");
   });
 });

@@ -75,6 +75,30 @@ describe("JSON formatter webhook", () => {
     expect(poll.status).toBe(401);
   });
 
+  test("a bot posts where its owner is subscribed, private channels included; deep payloads are refused at once", async () => {
+    const secret = await s.createChannel("hamlet", "Secret", ["hamlet"], { invite_only: true });
+    expect((await hook(`api_key=${bot.api_key}%20&stream=Secret&topic=inside`, '{"ok":true}')).status).toBe(200);
+    expect((await newest("hamlet", [{ operator: "channel", operand: secret }])).content).toBe('```json\n{\n  "ok": true\n}\n```');
+    const started = performance.now();
+    const deep = await hook(`api_key=${bot.api_key}&stream=Denmark`, "[".repeat(20_000) + "]".repeat(20_000));
+    expect(deep.status).toBe(400);
+    expect((await deep.json()).msg).toBe("Malformed JSON");
+    expect(performance.now() - started).toBeLessThan(2_000);
+  });
+
+  test("an incoming-webhook bot cannot upload through tus either", async () => {
+    const res = await fetch(`${s.url}/api/v1/tus`, {
+      method: "POST",
+      headers: {
+        authorization: "Basic " + Buffer.from(`hook-bot@${new URL(s.url).hostname}:${bot.api_key}`).toString("base64"),
+        "tus-resumable": "1.0.0",
+        "upload-length": "4",
+        "upload-metadata": `filename ${Buffer.from("a.txt").toString("base64")}`,
+      },
+    });
+    expect(res.status).toBe(401);
+  });
+
   test("register lists the integration", async () => {
     const state = expectSuccess(await s.as("hamlet").post("/register", {}));
     expect(state.realm_incoming_webhook_bots).toEqual([{ name: "json", display_name: "JSON formatter", all_event_types: null, config_options: [], url_options: [] }]);

@@ -13,6 +13,7 @@ import {
   deleteMessageRows,
   getUserFlags,
   insertMessage,
+  loadPendingUnreadIndex,
   MessageFlag,
   messageRecipientFlags,
   newestMessageIdOf,
@@ -116,4 +117,22 @@ test("a user's messages merge flags rows and unread rows in order, each once", a
   expect([...userMessageIds(store, 7, 32, "older")]).toEqual([32, 31, 30]);
   expect(newestMessageIdOf(store, 7)).toBe(33);
   expect(newestMessageIdOf(store, 8)).toBe(-1);
+});
+
+test("IDs given out again after a rollback keep each user's pending list sorted and without repeats", async () => {
+  // The server builds the index at start, from committed data; then sends add to it.
+  loadPendingUnreadIndex(store);
+  // A batch that rolled back gave out 61 and 62; the next sends get them again.
+  await store.commit(() => {
+    insertMessage(store, channelMessage(60), new Map([[9, 0]]));
+    insertMessage(store, channelMessage(63), new Map([[9, 0]]));
+  });
+  await store.commit(() => {
+    insertMessage(store, channelMessage(61), new Map([[9, 0]]));
+    insertMessage(store, channelMessage(62), new Map([[9, 0]]));
+    insertMessage(store, channelMessage(62), new Map([[9, 0]]));
+  });
+  expect([...userMessageIds(store, 9, 0, "newer")]).toEqual([60, 61, 62, 63]);
+  expect([...userMessageIds(store, 9, Number.MAX_SAFE_INTEGER, "older")]).toEqual([63, 62, 61, 60]);
+  expect([...userMessageIds(store, 9, 61, "older")]).toEqual([61, 60]);
 });
