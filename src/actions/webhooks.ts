@@ -20,6 +20,8 @@ export interface WebhookIntegration {
 export const WEBHOOK_INTEGRATIONS: readonly WebhookIntegration[] = [
   // Zulip's JSON formatter: any JSON payload, shown as a code block.
   { name: "json", display_name: "JSON formatter", all_event_types: null, config_options: [], url_options: [] },
+  // Zulip's slack_incoming: Slack's incoming-webhook format, from the many tools that speak it.
+  { name: "slack_incoming", display_name: "Slack-compatible webhook", all_event_types: null, config_options: [], url_options: [] },
 ];
 
 /** Python's json.dumps(indent=2): non-ASCII characters escaped, as Zulip's message shows them. */
@@ -45,14 +47,19 @@ function depthOf(value: unknown): number {
 
 /** Zulip's JSON formatter (zerver/webhooks/json): the payload, pretty-printed, under the topic "JSON". */
 export function jsonWebhookMessage(body: string): { topic: string; content: string } {
+  return { topic: "JSON", content: "```json\n" + pythonJson(parsePayload(body)) + "\n```" };
+}
+
+/** A webhook's JSON payload, refused as Zulip refuses it when malformed or nested too deep. */
+function parsePayload(raw: string): unknown {
   let payload: unknown;
   try {
-    payload = JSON.parse(body);
+    payload = JSON.parse(raw);
   } catch {
     throw badRequest("Malformed JSON");
   }
   if (depthOf(payload) > MAX_JSON_DEPTH) throw badRequest("Malformed JSON");
-  return { topic: "JSON", content: "```json\n" + pythonJson(payload) + "\n```" };
+  return payload;
 }
 
 /**
@@ -83,4 +90,148 @@ export async function doSendWebhookMessage(
     if (error instanceof ApiError && error.code === "STREAM_DOES_NOT_EXIST") return;
     throw error;
   }
+}
+
+// ---------------------------------------------------------------------------
+// Slack-compatible webhook (Zulip's slack_incoming): services that post Slack's format.
+
+type Json = unknown;
+const isRecord = (v: Json): v is Record<string, Json> => typeof v === "object" && v !== null && !Array.isArray(v);
+/** Python's truthiness, as Zulip's checks read the payload (`[]`, `{}`, `0` and `""` are false). */
+const truthy = (v: Json) =>
+  v !== null && v !== undefined && v !== false && v !== 0 && v !== "" && !(Array.isArray(v) && v.length === 0) && !(isRecord(v) && Object.keys(v).length === 0);
+const has = (o: Record<string, Json>, key: string) => key in o && truthy(o[key]);
+
+function str(value: Json, name: string): string {
+  if (typeof value !== "string") throw badRequest(`${name} is not a string`);
+  return value;
+}
+function oneOf(value: Json, name: string, allowed: string[]): string {
+  if (!allowed.includes(str(value, name))) throw badRequest(`Invalid ${name}`);
+  return value as string;
+}
+function list(value: Json, name: string): Json[] {
+  if (!Array.isArray(value)) throw badRequest(`${name} is not a list`);
+  return value;
+}
+function dict(value: Json, name: string): Record<string, Json> {
+  if (!isRecord(value)) throw badRequest(`${name} is not a dict`);
+  return value;
+}
+function field(o: Record<string, Json>, key: string, name: string): Json {
+  if (!(key in o)) throw badRequest(`${key} key is missing from ${name}`);
+  return o[key];
+}
+/** Slack's text object: plain_text or mrkdwn (plain_text only where Slack allows no more). */
+function textObject(value: Json, name: string, plainOnly = false): string {
+  const o = dict(value, name);
+  oneOf(field(o, "type", name), `${name}["type"]`, plainOnly ? ["plain_text"] : ["plain_text", "mrkdwn"]);
+  return str(field(o, "text", name), `${name}["text"]`);
+}
+const joinPieces = (pieces: string[]) => pieces.map((p) => p.trim()).filter((p) => p !== "").join("\n\n");
+
+function renderElement(value: Json, name: string): string {
+  const element = dict(value, name);
+  if (str(field(element, "type", name), `${name}["type"]`) !== "image") return "";
+  return `[${str(field(element, "alt_text", name), `${name}["alt_text"]`)}](${str(field(element, "image_url", name), `${name}["image_url"]`)})`;
+}
+
+function renderBlock(value: Json, name: string): string {
+  const block = dict(value, name);
+  const type = oneOf(field(block, "type", name), `${name}["type"]`, ["actions", "context", "divider", "header", "image", "input", "section"]);
+  if (type === "context" && has(block, "elements")) {
+    return joinPieces(
+      list(block.elements, `${name}["elements"]`).map((element, i) => {
+        const at = `${name}["elements"][${i}]`;
+        const kind = oneOf(field(dict(element, at), "type", at), `${at}["type"]`, ["image", "plain_text", "mrkdwn"]);
+        return kind === "image" ? renderElement(element, at) : textObject(element, at);
+      }),
+    );
+  }
+  if (type === "divider") return "----";
+  if (type === "header") return "## " + textObject(field(block, "text", name), `${name}["text"]`, true);
+  if (type === "image") {
+    const url = str(field(block, "image_url", name), `${name}["image_url"]`);
+    let alt = str(field(block, "alt_text", name), `${name}["alt_text"]`);
+    if ("title" in block) alt = textObject(block.title, `${name}["title"]`, true);
+    return `[${alt}](${url})`;
+  }
+  if (type === "section") {
+    const pieces: string[] = [];
+    if ("text" in block) pieces.push(textObject(block.text, `${name}["text"]`));
+    if ("accessory" in block) pieces.push(renderElement(block.accessory, `${name}["accessory"]`));
+    if ("fields" in block) {
+      const fields = list(block.fields, `${name}["fields"]`).map((f, i) => textObject(f, `${name}["fields"][${i}]`));
+      if (fields.length === 1) pieces.push(fields[0]);
+      else {
+        // Two columns as a table with a blank header; cells can hold neither newlines nor pipes.
+        const cells = fields.map((f) => f.replace(/\n/g, " ").replace(/\|/g, " "));
+        let table = "| | |\n|-|-|\n";
+        for (let i = 0; i < cells.length; i += 2) table += `| ${cells[i]} | ${cells[i + 1] ?? ""} |\n`;
+        pieces.push(table);
+      }
+    }
+    return joinPieces(pieces);
+  }
+  return ""; // actions, input: interactive, not shown
+}
+
+function renderAttachment(value: Json, name: string): string {
+  const a = dict(value, name);
+  const pieces: string[] = [];
+  if (has(a, "title")) {
+    const title = str(a.title, `${name}["title"]`);
+    pieces.push(has(a, "title_link") ? `## [${title}](${str(a.title_link, `${name}["title_link"]`)})` : `## ${title}`);
+  }
+  if (has(a, "pretext")) pieces.push(str(a.pretext, `${name}["pretext"]`));
+  if (has(a, "text")) pieces.push(str(a.text, `${name}["text"]`));
+  if ("fields" in a) {
+    const lines: string[] = [];
+    list(a.fields, `${name}["fields"]`).forEach((value, i) => {
+      const f = dict(value, `${name}["fields"][${i}]`);
+      const title = has(f, "title") ? str(f.title, `${name}["fields"][${i}]["title"]`) : null;
+      const text = has(f, "value") ? str(f.value, `${name}["fields"][${i}]["value"]`) : null;
+      if (title !== null && text !== null) lines.push(`*${title}*: ${text}`);
+      else if (title !== null) lines.push(`*${title}*`);
+      else if (text !== null) lines.push(text);
+    });
+    pieces.push(lines.join("\n"));
+  }
+  if (has(a, "blocks")) list(a.blocks, `${name}["blocks"]`).forEach((b, i) => pieces.push(renderBlock(b, `${name}["blocks"][${i}]`)));
+  if (has(a, "image_url")) pieces.push(`[](${str(a.image_url, `${name}["image_url"]`)})`);
+  if (has(a, "footer")) pieces.push(str(a.footer, `${name}["footer"]`));
+  if (has(a, "ts")) {
+    if (!Number.isInteger(a.ts)) throw badRequest(`${name}["ts"] is not an integer`);
+    pieces.push(`<time:${a.ts}>`);
+  }
+  return joinPieces(pieces);
+}
+
+/** Slack's `<url|text>` links and `*bold*` / `_italic_` in Zulip's Markdown. */
+function slackToMarkdown(text: string): string {
+  const linked = text.replace(/<(\w+?:\/\/.*?)\|(.*?)>/g, "[$2]($1)").trim();
+  return linked
+    .replace(/([^\w]|^)\*(?!\s+)([^*\n]+)(?<!\s)\*((?=[^\w])|$)/g, "$1**$2**$3")
+    .replace(/([^\w]|^)_(?!\s+)([^_\n]+)(?<!\s)_((?=[^\w])|$)/g, "$1*$2*$3");
+}
+
+/**
+ * A Slack webhook payload as Zulip renders it: blocks and attachments, else the text
+ * (after `icon_emoji`); the topic is the `topic` URL parameter, else the payload's
+ * `channel` without its `#`/`@`. null: nothing to post (Zulip answers success).
+ */
+export function slackWebhookMessage(raw: string, topic: string | undefined): { topic: string; content: string } | null {
+  const payload = dict(parsePayload(raw), "payload");
+  let where = topic;
+  if (where === undefined && "channel" in payload) where = str(payload.channel, `payload["channel"]`).replace(/^[@#]/, "");
+  const pieces: string[] = [];
+  if (has(payload, "blocks")) list(payload.blocks, `payload["blocks"]`).forEach((b, i) => pieces.push(renderBlock(b, `payload["blocks"][${i}]`)));
+  if (has(payload, "attachments")) list(payload.attachments, `payload["attachments"]`).forEach((a, i) => pieces.push(renderAttachment(a, `payload["attachments"][${i}]`)));
+  let body = joinPieces(pieces);
+  if (body === "" && has(payload, "text")) {
+    body = (has(payload, "icon_emoji") ? str(payload.icon_emoji, `payload["icon_emoji"]`) + " " : "") + str(payload.text, `payload["text"]`);
+    body = body.trim();
+  }
+  if (body === "") return null;
+  return { topic: where ?? "(no topic)", content: slackToMarkdown(body) };
 }

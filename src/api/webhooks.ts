@@ -1,9 +1,11 @@
 import type { Hearth } from "../context";
 import { authenticateApiKey } from "../auth/basic";
-import { unauthorized } from "../errors";
+import { missingArgument, unauthorized } from "../errors";
+import { parseUrlEncoded } from "../http/wire";
+import type { UserRecord } from "../store/users";
 import { ApiRoutes } from "../http/route";
 import { param } from "../http/params";
-import { doSendWebhookMessage, jsonWebhookMessage, WEBHOOK_INTEGRATIONS } from "../actions/webhooks";
+import { doSendWebhookMessage, jsonWebhookMessage, slackWebhookMessage, WEBHOOK_INTEGRATIONS } from "../actions/webhooks";
 import { defineStatePart } from "../events/state";
 
 defineStatePart("realm_incoming_webhook_bots", ["realm_incoming_webhook_bots"], () => ({
@@ -15,17 +17,53 @@ defineStatePart("realm_incoming_webhook_bots", ["realm_incoming_webhook_bots"], 
  * webhook URLs Zulip hands out, as the `api_key` URL parameter. The body is the
  * service's payload, whatever its content type (curl's `-d` sends form-encoded).
  */
+const webhookParams = { api_key: param.string().optional(), stream: param.string().optional(), topic: param.string().optional() };
+
+function webhookUser(h: Hearth, user: UserRecord | null, apiKey: string | undefined, ip: string): UserRecord {
+  // Zulip strips the key: services' URL templates often add a stray space or newline.
+  const bot = user ?? (apiKey !== undefined ? authenticateApiKey(h, apiKey.trim(), () => ip) : null);
+  if (!bot) throw unauthorized();
+  return bot;
+}
+
+/** Slack's webhooks send JSON, or a form with the JSON in its `payload` field. */
+async function slackPayload(request: Request, fromQuery: string | undefined): Promise<string> {
+  const type = (request.headers.get("content-type") ?? "").toLowerCase();
+  if (type.startsWith("application/json")) return request.text();
+  let payload: string | undefined;
+  if (type.startsWith("multipart/form-data")) {
+    const value = (await request.formData().catch(() => null))?.get("payload");
+    if (typeof value === "string") payload = value;
+  } else if (request.body !== null) {
+    const fields = new Map<string, string>();
+    parseUrlEncoded(await request.text(), fields);
+    payload = fields.get("payload");
+  }
+  payload ??= fromQuery;
+  if (payload === undefined) throw missingArgument("payload");
+  return payload;
+}
+
 export function webhookRoutes(h: Hearth) {
-  return new ApiRoutes(h).post(
-    "/external/json",
-    { auth: "optional", rawBody: true, allowIncomingWebhookBots: true, params: { api_key: param.string().optional(), stream: param.string().optional(), topic: param.string().optional() } },
-    async ({ user, params, request, ip }) => {
-      // Zulip strips the key: services' URL templates often add a stray space or newline.
-      const bot = user ?? (params.api_key !== undefined ? authenticateApiKey(h, params.api_key.trim(), () => ip) : null);
-      if (!bot) throw unauthorized();
-      const message = jsonWebhookMessage(await request.text());
-      await doSendWebhookMessage(h, bot, message, { stream: params.stream, topic: params.topic }, "ZulipJSONWebhook");
-      return {};
-    },
-  );
+  return new ApiRoutes(h)
+    .post(
+      "/external/json",
+      { auth: "optional", rawBody: true, allowIncomingWebhookBots: true, params: webhookParams },
+      async ({ user, params, request, ip }) => {
+        const bot = webhookUser(h, user, params.api_key, ip);
+        const message = jsonWebhookMessage(await request.text());
+        await doSendWebhookMessage(h, bot, message, { stream: params.stream, topic: params.topic }, "ZulipJSONWebhook");
+        return {};
+      },
+    )
+    .post(
+      "/external/slack_incoming",
+      { auth: "optional", rawBody: true, allowIncomingWebhookBots: true, params: { ...webhookParams, payload: param.string().optional() } },
+      async ({ user, params, request, ip }) => {
+        const bot = webhookUser(h, user, params.api_key, ip);
+        const message = slackWebhookMessage(await slackPayload(request, params.payload), params.topic);
+        if (message) await doSendWebhookMessage(h, bot, message, { stream: params.stream, topic: params.topic }, "ZulipSlackIncomingWebhook");
+        return {};
+      },
+    );
 }

@@ -99,9 +99,56 @@ describe("JSON formatter webhook", () => {
     expect(res.status).toBe(401);
   });
 
-  test("register lists the integration", async () => {
+  test("register lists the integrations", async () => {
     const state = expectSuccess(await s.as("hamlet").post("/register", {}));
-    expect(state.realm_incoming_webhook_bots).toEqual([{ name: "json", display_name: "JSON formatter", all_event_types: null, config_options: [], url_options: [] }]);
+    expect(state.realm_incoming_webhook_bots).toEqual([
+      { name: "json", display_name: "JSON formatter", all_event_types: null, config_options: [], url_options: [] },
+      { name: "slack_incoming", display_name: "Slack-compatible webhook", all_event_types: null, config_options: [], url_options: [] },
+    ]);
     expectSchema(RegisterResponse, state);
+  });
+});
+
+describe("Slack-compatible webhook", () => {
+  const slack = (query: string, body: string, contentType = "application/json") =>
+    fetch(`${s.url}/api/v1/external/slack_incoming?api_key=${bot.api_key}&stream=Denmark&${query}`, { method: "POST", headers: { "content-type": contentType }, body });
+  const last = () => newest("hamlet", [{ operator: "channel", operand: denmark }]);
+
+  test("text: Slack's links and emphasis become Zulip's Markdown; the channel names the topic", async () => {
+    expect((await slack("", JSON.stringify({ channel: "#deploys", icon_emoji: ":rocket:", text: "*Deployed* _v2_ to <https://example.com/app|production>" }))).status).toBe(200);
+    expect(await last()).toMatchObject({ subject: "deploys", content: ":rocket: **Deployed** *v2* to [production](https://example.com/app)" });
+    // The form Slack's own clients post: the JSON in a `payload` field; `topic` wins over the channel.
+    const form = new URLSearchParams({ payload: JSON.stringify({ channel: "@someone", text: "from a form" }) }).toString();
+    expect((await slack("topic=forms", form, "application/x-www-form-urlencoded")).status).toBe(200);
+    expect(await last()).toMatchObject({ subject: "forms", content: "from a form" });
+  });
+
+  test("blocks and attachments render as Zulip renders them", async () => {
+    const payload = {
+      blocks: [
+        { type: "header", text: { type: "plain_text", text: "Build 42" } },
+        { type: "section", text: { type: "mrkdwn", text: "All *green*" }, fields: [{ type: "mrkdwn", text: "a" }, { type: "mrkdwn", text: "b|c" }, { type: "plain_text", text: "d" }] },
+        { type: "divider" },
+        { type: "actions", elements: [] },
+      ],
+      attachments: [{ title: "Logs", title_link: "https://ci.example/42", fields: [{ title: "Took", value: "3 min" }, { title: "Runner" }], footer: "CI", ts: 1700000000 }],
+    };
+    expect((await slack("topic=ci", JSON.stringify(payload))).status).toBe(200);
+    expect((await last()).content).toBe(
+      "## Build 42\n\nAll **green**\n\n| | |\n|-|-|\n| a | b c |\n| d |  |\n\n----\n\n## [Logs](https://ci.example/42)\n\n**Took**: 3 min\n**Runner**\n\nCI\n\n<time:1700000000>",
+    );
+  });
+
+  test("nothing to say posts nothing; bad payloads get clear errors", async () => {
+    const before = (await last()).id;
+    expect((await slack("", JSON.stringify({ text: "" }))).status).toBe(200);
+    expect((await last()).id).toBe(before);
+    const missing = await slack("", "", "application/x-www-form-urlencoded");
+    expect(missing.status).toBe(400);
+    expect((await missing.json()).code).toBe("REQUEST_VARIABLE_MISSING");
+    const badType = await slack("", JSON.stringify({ blocks: [{ type: "video" }] }));
+    expect(badType.status).toBe(400);
+    expect((await badType.json()).msg).toBe('Invalid payload["blocks"][0]["type"]');
+    expect((await slack("", "{oops")).status).toBe(400);
   });
 });
