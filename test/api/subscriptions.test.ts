@@ -522,9 +522,7 @@ describe("PATCH /users/me/subscriptions (the older add-and-remove call)", () => 
 describe("principals by email", () => {
   test("a hidden real address is not found (the answer confirms nothing); the placeholder works", async () => {
     const hidden = await s.createUser("hiddenprincipal");
-    const { getUser, putUser } = await import("../../src/store/users");
-    const h = s.server.h;
-    await h.store.commit(() => putUser(h.store, { ...getUser(h.store, hidden.id)!, email_address_visibility: 4 }));
+    expectSuccess(await s.as(hidden).patch("/settings", { email_address_visibility: 4 }));
     expectError(
       await s.as("hamlet").post("/users/me/subscriptions", { subscriptions: [{ name: "Denmark" }], principals: [hidden.email] }),
       400,

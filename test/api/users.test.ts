@@ -169,10 +169,7 @@ describe("bots", () => {
 describe("email visibility", () => {
   test("hidden emails show the placeholder and a null delivery_email to those who may not see them", async () => {
     const u = await s.createUser("secretive");
-    // Until PATCH /settings exists, change the setting through the store as an administrator's tool would.
-    const { getUser, putUser } = await import("../../src/store/users");
-    const h = s.server.h;
-    await h.store.commit(() => putUser(h.store, { ...getUser(h.store, u.id)!, email_address_visibility: 3 }));
+    expectSuccess(await s.as(u).patch("/settings", { email_address_visibility: 3 }));
     const host = new URL(s.url).hostname;
     const seenByMember = expectSuccess(await s.as("hamlet").get(`/users/${u.id}`)).user;
     expect(seenByMember).toMatchObject({ email: `user${u.id}@${host}`, delivery_email: null });
