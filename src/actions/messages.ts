@@ -31,6 +31,7 @@ import {
   removeUserRows,
   addUserRows,
   messageRecipientFlags,
+  messageRecipientIds,
   messageLocation,
   type MessageLocation,
   MENTION_BITS,
@@ -656,7 +657,7 @@ async function doMarkChannelAsRead(h: Hearth, user: UserRecord, channelId: numbe
 
 /** Users holding a flags row for the message (its recipients), with their flags. */
 export function rowHolders(h: Hearth, m: MessageRecord): Map<number, number> {
-  return messageRecipientFlags(h.store, m, () => (m.type === "private" ? m.dm_user_ids! : [...allUsers(h.store)].map((u) => u.id)));
+  return messageRecipientFlags(h.store, m);
 }
 
 /**
@@ -664,8 +665,8 @@ export function rowHolders(h: Hearth, m: MessageRecord): Map<number, number> {
  * channel's subscribers when they may read its history. Where history is
  * protected, a later subscriber cannot see the message and hears nothing.
  */
-function audienceOf(h: Hearth, m: MessageRecord, holders: ReadonlyMap<number, number> = rowHolders(h, m)): number[] {
-  const ids = new Set(holders.keys());
+function audienceOf(h: Hearth, m: MessageRecord, holders: Iterable<number> = messageRecipientIds(h.store, m)): number[] {
+  const ids = new Set(holders);
   if (m.type === "stream") {
     const channel = channelById(h, m.channel_id!);
     if (channel && (!channel.invite_only || channel.history_public_to_subscribers)) {
@@ -1015,7 +1016,7 @@ function notifyUpdateMessage(
   }
   const audience = new Map(holders);
   // Subscribers without a row get flags ["read"], as Zulip's subscriber_info gives them.
-  for (const id of audienceOf(h, target.after, holders)) if (!audience.has(id)) audience.set(id, MessageFlag.read);
+  for (const id of audienceOf(h, target.after, holders.keys())) if (!audience.has(id)) audience.set(id, MessageFlag.read);
   publishPerFlags(h, audience, (flags, userIds) => h.events.publish({ ...base, type: "update_message", flags }, userIds));
 }
 
@@ -1039,7 +1040,7 @@ export async function doDeleteMessages(h: Hearth, ids: number[]): Promise<void> 
       const m = getMessage(h.store, id);
       if (!m) continue;
       const holders = rowHolders(h, m);
-      out.push({ message: m, audience: audienceOf(h, m, holders) });
+      out.push({ message: m, audience: audienceOf(h, m, holders.keys()) });
       deleteMessageRows(h.store, m, holders);
     }
     attachmentChanges = releaseDeletedMessages(h, out.map((d) => d.message.id));

@@ -1,9 +1,9 @@
 import type { Hearth } from "../context";
 import { badRequest } from "../errors";
 import { checkWidgetEvent } from "../markdown/widgets";
-import { getMessage, type MessageRecord } from "../store/messages";
+import { getMessage, messageRecipientIds, type MessageRecord } from "../store/messages";
 import type { UserRecord } from "../store/users";
-import { accessMessage, invalidMessage, rowHolders } from "./messages";
+import { accessMessage, invalidMessage } from "./messages";
 import { doParticipationTopicPolicy } from "./user_topics";
 
 /** A poll vote or a task is tens of characters; this leaves room for any widget's state. */
@@ -59,7 +59,7 @@ export async function checkAddSubmessage(h: Hearth, user: UserRecord, messageId:
   const { submessage } = added;
   h.events.publish(
     { type: "submessage", msg_type: msgType, message_id: messageId, submessage_id: submessage.id, sender_id: user.id, content },
-    rowHolders(h, added.message).keys(),
+    messageRecipientIds(h.store, added.message),
   );
   if (added.message.type === "stream") await doParticipationTopicPolicy(h, user, added.message.channel_id!, added.message.topic);
 }

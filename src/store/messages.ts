@@ -1,4 +1,5 @@
 import type { Store } from "./db";
+import { allUsers } from "./users";
 
 /**
  * Messages are stored once (`messages`); each recipient holds a flags row
@@ -450,8 +451,8 @@ function recipientList(store: Store, messageId: number): number[] | undefined {
   return store.dbs.messageRecipientLists.get(messageId) as number[] | undefined;
 }
 
-function updateRecipientList(store: Store, messageId: number, change: (ids: number[]) => number[]): void {
-  store.dbs.messageRecipientLists.put(messageId, change(recipientList(store, messageId) ?? []));
+function updateRecipientList(store: Store, m: MessageRecord, change: (ids: readonly number[]) => number[]): void {
+  store.dbs.messageRecipientLists.put(m.id, change(messageRecipientIds(store, m)));
   recipientsChanged(store);
 }
 
@@ -480,7 +481,7 @@ export function setUserFlags(store: Store, userId: number, m: MessageRecord, bef
 export function addUserRows(store: Store, m: MessageRecord, userIds: readonly number[], bits: number): void {
   if (userIds.length === 0) return;
   for (const userId of userIds) writeFlags(store, userId, m, undefined, bits);
-  updateRecipientList(store, m.id, (ids) => [...new Set([...ids, ...userIds])].sort((a, b) => a - b));
+  updateRecipientList(store, m, (ids) => [...new Set([...ids, ...userIds])].sort((a, b) => a - b));
 }
 
 /** A flags row and its index rows, leaving the recipient list alone. */
@@ -496,28 +497,30 @@ function writeFlags(store: Store, userId: number, m: MessageRecord, before: numb
 }
 
 /**
- * The users holding a flags row for a message, with their flags. Messages stored
- * before recipient lists existed fall back to checking each candidate user.
+ * The users holding a row for a message (its recipients). Messages stored before
+ * recipient lists existed have none: their holders are found by checking each user
+ * who could hold one.
  */
-export function messageRecipientFlags(store: Store, m: MessageRecord, fallbackCandidates: () => Iterable<number>): Map<number, number> {
-  const out = new Map<number, number>();
+export function messageRecipientIds(store: Store, m: MessageRecord): readonly number[] {
   const listed = recipientList(store, m.id);
-  if (listed) {
-    // Listed users hold a row: a flags row, or flags 0 (the unread row).
-    for (const id of listed) out.set(id, (store.dbs.userMessages.get([id, m.id]) as number | undefined) ?? 0);
-    return out;
-  }
-  for (const id of fallbackCandidates()) {
-    const bits = getUserFlags(store, id, m.id);
-    if (bits !== undefined) out.set(id, bits);
-  }
-  return out;
+  if (listed) return listed;
+  const candidates = m.type === "private" ? m.dm_user_ids! : [...allUsers(store)].map((u) => u.id);
+  return candidates.filter((id) => getUserFlags(store, id, m.id) !== undefined).sort((a, b) => a - b);
+}
+
+/** The users holding a row for a message, with their flags (0 for a bare "unread" row). */
+export function messageRecipientFlags(store: Store, m: MessageRecord): Map<number, number> {
+  // A holder without a flags row has flags 0 (the "unread" row alone).
+  return new Map(messageRecipientIds(store, m).map((id) => [id, (store.dbs.userMessages.get([id, m.id]) as number | undefined) ?? 0]));
 }
 
 /** After a move: the unread rows of the message's recipients point at its new place. */
 export function relocateUnreadRows(store: Store, m: MessageRecord, holders: Map<number, number>): void {
   for (const [userId, bits] of holders) {
-    if (!(bits & MessageFlag.read)) store.dbs.userMessageIndex.put([userId, "unread", m.id], messageLocation(m));
+    // Implicit rows (not yet written) need nothing: they read the message's current place.
+    if (!(bits & MessageFlag.read) && store.dbs.userMessageIndex.doesExist([userId, "unread", m.id])) {
+      store.dbs.userMessageIndex.put([userId, "unread", m.id], messageLocation(m));
+    }
   }
 }
 
@@ -555,7 +558,7 @@ export function replaceMessage(store: Store, before: MessageRecord, after: Messa
 export function removeUserRows(store: Store, m: MessageRecord, rows: ReadonlyMap<number, number>): void {
   if (rows.size === 0) return;
   for (const [userId, bits] of rows) removeFlags(store, userId, m, bits);
-  updateRecipientList(store, m.id, (ids) => ids.filter((id) => !rows.has(id)));
+  updateRecipientList(store, m, (ids) => ids.filter((id) => !rows.has(id)));
 }
 
 function removeFlags(store: Store, userId: number, m: MessageRecord, bits: number): void {

@@ -56,10 +56,6 @@ function channelMessage(id: number): MessageRecord {
   };
 }
 
-const noCandidates = () => {
-  throw new Error("recipient list missing");
-};
-
 test("flags 0 are stored as the unread row alone and read back as 0", async () => {
   const m = channelMessage(10);
   await store.commit(() => insertMessage(store, m, new Map([[1, MessageFlag.read], [2, 0], [3, MessageFlag.mentioned]])));
@@ -68,7 +64,7 @@ test("flags 0 are stored as the unread row alone and read back as 0", async () =
   expect(getUserFlags(store, 1, 10)).toBe(MessageFlag.read);
   expect(getUserFlags(store, 3, 10)).toBe(MessageFlag.mentioned);
   expect(getUserFlags(store, 4, 10)).toBeUndefined();
-  expect(messageRecipientFlags(store, m, noCandidates)).toEqual(new Map([[1, MessageFlag.read], [2, 0], [3, MessageFlag.mentioned]]));
+  expect(messageRecipientFlags(store, m)).toEqual(new Map([[1, MessageFlag.read], [2, 0], [3, MessageFlag.mentioned]]));
 
   // Read, then unread again: back to the unread row alone.
   await store.commit(() => setUserFlags(store, 2, m, 0, MessageFlag.read));
@@ -83,23 +79,37 @@ test("rows added and removed later keep the recipient list exact", async () => {
   const m = channelMessage(20);
   await store.commit(() => insertMessage(store, m, new Map([[1, MessageFlag.read], [2, 0]])));
   await store.commit(() => setUserFlags(store, 4, m, undefined, MessageFlag.read | MessageFlag.historical));
-  expect(messageRecipientFlags(store, m, noCandidates)).toEqual(
+  expect(messageRecipientFlags(store, m)).toEqual(
     new Map([[1, MessageFlag.read], [2, 0], [4, MessageFlag.read | MessageFlag.historical]]),
   );
   await store.commit(() => removeUserRows(store, m, new Map([[2, 0]])));
   expect(getUserFlags(store, 2, 20)).toBeUndefined();
-  expect(messageRecipientFlags(store, m, noCandidates)).toEqual(new Map([[1, MessageFlag.read], [4, MessageFlag.read | MessageFlag.historical]]));
+  expect(messageRecipientFlags(store, m)).toEqual(new Map([[1, MessageFlag.read], [4, MessageFlag.read | MessageFlag.historical]]));
   // Several at once (a move into another channel).
   await store.commit(() => addUserRows(store, m, [6, 5], MessageFlag.read));
-  expect([...messageRecipientFlags(store, m, noCandidates).keys()]).toEqual([1, 4, 5, 6]);
+  expect([...messageRecipientFlags(store, m).keys()]).toEqual([1, 4, 5, 6]);
   expect(getUserFlags(store, 5, 20)).toBe(MessageFlag.read);
   await store.commit(() => removeUserRows(store, m, new Map([[5, MessageFlag.read], [6, MessageFlag.read]])));
-  expect([...messageRecipientFlags(store, m, noCandidates).keys()]).toEqual([1, 4]);
+  expect([...messageRecipientFlags(store, m).keys()]).toEqual([1, 4]);
 
-  await store.commit(() => deleteMessageRows(store, m, messageRecipientFlags(store, m, noCandidates)));
+  await store.commit(() => deleteMessageRows(store, m, messageRecipientFlags(store, m)));
   expect(store.dbs.messageRecipientLists.get(20)).toBeUndefined();
   expect(getUserFlags(store, 1, 20)).toBeUndefined();
   expect(getUserFlags(store, 4, 20)).toBeUndefined();
+});
+
+test("a message stored before recipient lists existed keeps every holder when one is added", async () => {
+  // Older data folders: flags rows only, no recipient list.
+  const m: MessageRecord = { ...channelMessage(25), type: "private", channel_id: null, topic: "", dm_user_ids: [1, 2, 3] };
+  await store.commit(() => {
+    store.dbs.messages.put(m.id, m);
+    store.dbs.userMessages.put([1, m.id], MessageFlag.read);
+    store.dbs.userMessages.put([2, m.id], MessageFlag.starred);
+  });
+  expect(messageRecipientFlags(store, m)).toEqual(new Map([[1, MessageFlag.read], [2, MessageFlag.starred]]));
+  await store.commit(() => addUserRows(store, m, [3], MessageFlag.read));
+  expect(store.dbs.messageRecipientLists.get(m.id)).toEqual([1, 2, 3]);
+  expect(messageRecipientFlags(store, m)).toEqual(new Map([[1, MessageFlag.read], [2, MessageFlag.starred], [3, MessageFlag.read]]));
 });
 
 test("a user's messages merge flags rows and unread rows in order, each once", async () => {
