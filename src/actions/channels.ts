@@ -835,10 +835,10 @@ export function notifyUserChannelAccessChanged(h: Hearth, before: UserRecord, af
   notifyVisibleChannelsChanged(h, after.id, visibleChannelIds(h, before), visibleChannelIds(h, after));
 }
 
-/** The live channels `user` may see, to compare before and after a change of role or group membership. */
-export function visibleChannelIds(h: Hearth, user: UserRecord): Set<number> {
+/** The live channels (of `among`) `user` may see, to compare before and after a change of role or group membership. */
+export function visibleChannelIds(h: Hearth, user: UserRecord, among: Iterable<ChannelRecord> = allChannels(h.store)): Set<number> {
   const ids = new Set<number>();
-  for (const channel of allChannels(h.store)) if (!channel.is_archived && hasMetadataAccess(h, user, channel)) ids.add(channel.id);
+  for (const channel of among) if (!channel.is_archived && hasMetadataAccess(h, user, channel)) ids.add(channel.id);
   return ids;
 }
 

@@ -21,7 +21,7 @@ import {
 import { badRequest } from "../errors";
 import type { ApiEvent } from "../events/hub";
 import { getRealm } from "../store/realm";
-import { allChannels, CHANNEL_GROUP_SETTINGS } from "../store/channels";
+import { allChannels, CHANNEL_GROUP_SETTINGS, type ChannelRecord } from "../store/channels";
 import { formatUserGroup } from "../views/user_groups";
 import { activeUserIds } from "./users";
 import { notifyVisibleChannelsChanged, visibleChannelIds } from "./channels";
@@ -370,11 +370,12 @@ export async function checkUpdateUserGroupMembership(h: Hearth, actor: UserRecor
       ? planSubgroupChange(h, actor, group, change.add_subgroups ?? [], change.delete_subgroups ?? [])
       : { add: [], remove: [] };
   if (members.add.length + members.remove.length + subgroups.add.length + subgroups.remove.length === 0) return;
-  // Membership can grant or take away sight of private channels (`can_administer_channel_group`):
-  // what each affected user saw before is compared with what they see after.
-  const affected = new Set([...members.add, ...members.remove]);
-  for (const id of [...subgroups.add, ...subgroups.remove]) for (const userId of usersInGroupSetting(h, id)) affected.add(userId);
-  const seenBefore = new Map([...affected].map((id) => [id, visibleChannelIds(h, getUser(h.store, id)!)]));
+  // Membership can grant or take away sight of private channels whose settings reach the
+  // group: what each affected user saw of those before is compared with what they see after.
+  const channels = privateChannelsReachingGroup(h, group.id);
+  const affected = new Set(channels.length === 0 ? [] : [...members.add, ...members.remove]);
+  if (channels.length > 0) for (const id of [...subgroups.add, ...subgroups.remove]) for (const userId of usersInGroupSetting(h, id)) affected.add(userId);
+  const seenBefore = new Map([...affected].map((id) => [id, visibleChannelIds(h, getUser(h.store, id)!, channels)]));
   await h.store.commit(() => {
     for (const id of members.add) h.store.dbs.userGroupMembers.put([group.id, id], true);
     for (const id of members.remove) h.store.dbs.userGroupMembers.remove([group.id, id]);
@@ -394,8 +395,17 @@ export async function checkUpdateUserGroupMembership(h: Hearth, actor: UserRecor
   publish("remove_subgroups", "direct_subgroup_ids", subgroups.remove);
   for (const [id, before] of seenBefore) {
     const user = getUser(h.store, id);
-    if (user?.is_active) notifyVisibleChannelsChanged(h, id, before, visibleChannelIds(h, user));
+    if (user?.is_active) notifyVisibleChannelsChanged(h, id, before, visibleChannelIds(h, user, channels));
   }
+}
+
+/** Private channels with a group setting naming this group or a group that contains it. */
+function privateChannelsReachingGroup(h: Hearth, groupId: number): ChannelRecord[] {
+  const containing = [...allUserGroups(h.store)].filter((g) => g.id === groupId || recursiveSubgroupIds(h, g).includes(groupId)).map((g) => g.id);
+  return [...allChannels(h.store)].filter(
+    (channel) =>
+      channel.invite_only && !channel.is_archived && CHANNEL_GROUP_SETTINGS.some((name) => containing.some((id) => groupSettingUsesGroup(channel.groups[name], id))),
+  );
 }
 
 /** POST /user_groups/{id}/subgroups (`add`/`delete`): needs `can_manage_group`. */

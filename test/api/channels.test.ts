@@ -334,6 +334,17 @@ describe("role changes (events verified)", () => {
     expect(left.events.othello.some((e) => e.type === "stream" && e.op === "delete")).toBe(true);
   });
 
+  test("joining a group nested in a private channel's administering group shows the channel", async () => {
+    const outer = expectSuccess(await s.as("hamlet").post("/user_groups/create", { name: fresh("Wardens"), description: "", members: [s.users.hamlet.id] }));
+    const inner = expectSuccess(await s.as("hamlet").post("/user_groups/create", { name: fresh("Deputies"), description: "", members: [s.users.hamlet.id] }));
+    expectSuccess(await s.as("hamlet").post(`/user_groups/${outer.group_id}/subgroups`, { add: [inner.group_id] }));
+    const priv = await create("hamlet", fresh("Warded"), { invite_only: true, can_administer_channel_group: outer.group_id });
+    const joined = await verifyAction(s, async () => {
+      expectSuccess(await s.as("hamlet").post(`/user_groups/${inner.group_id}/members`, { add: [s.users.othello.id] }));
+    }, { viewers: ["othello"], registerParams: { include_subscribers: true } });
+    expect(joined.events.othello.some((e) => e.type === "stream" && e.op === "create" && e.streams[0].stream_id === priv)).toBe(true);
+  });
+
   test("deactivating a subscriber: peer_remove to the channel's viewers; reactivating: peer_add", async () => {
     const u = await s.createUser("gravedigger");
     await create("hamlet", fresh("Graveyard"), { principals: [s.users.hamlet.id, u.id] });
