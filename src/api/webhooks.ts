@@ -1,7 +1,7 @@
 import type { Hearth } from "../context";
 import { authenticateApiKey } from "../auth/basic";
 import { missingArgument, unauthorized } from "../errors";
-import { parseUrlEncoded } from "../http/wire";
+import { readRawParams } from "../http/wire";
 import type { UserRecord } from "../store/users";
 import { ApiRoutes } from "../http/route";
 import { param } from "../http/params";
@@ -27,19 +27,9 @@ function webhookUser(h: Hearth, user: UserRecord | null, apiKey: string | undefi
 }
 
 /** Slack's webhooks send JSON, or a form with the JSON in its `payload` field. */
-async function slackPayload(request: Request, fromQuery: string | undefined): Promise<string> {
-  const type = (request.headers.get("content-type") ?? "").toLowerCase();
-  if (type.startsWith("application/json")) return request.text();
-  let payload: string | undefined;
-  if (type.startsWith("multipart/form-data")) {
-    const value = (await request.formData().catch(() => null))?.get("payload");
-    if (typeof value === "string") payload = value;
-  } else if (request.body !== null) {
-    const fields = new Map<string, string>();
-    parseUrlEncoded(await request.text(), fields);
-    payload = fields.get("payload");
-  }
-  payload ??= fromQuery;
+async function slackPayload(request: Request): Promise<string> {
+  if ((request.headers.get("content-type") ?? "").toLowerCase().startsWith("application/json")) return request.text();
+  const payload = (await readRawParams(request)).fields.get("payload");
   if (payload === undefined) throw missingArgument("payload");
   return payload;
 }
@@ -58,10 +48,10 @@ export function webhookRoutes(h: Hearth) {
     )
     .post(
       "/external/slack_incoming",
-      { auth: "optional", rawBody: true, allowIncomingWebhookBots: true, params: { ...webhookParams, payload: param.string().optional() } },
+      { auth: "optional", rawBody: true, allowIncomingWebhookBots: true, params: webhookParams },
       async ({ user, params, request, ip }) => {
         const bot = webhookUser(h, user, params.api_key, ip);
-        const message = slackWebhookMessage(await slackPayload(request, params.payload), params.topic);
+        const message = slackWebhookMessage(await slackPayload(request), params.topic);
         if (message) await doSendWebhookMessage(h, bot, message, { stream: params.stream, topic: params.topic }, "ZulipSlackIncomingWebhook");
         return {};
       },
