@@ -14,7 +14,9 @@
  *
  * Diagnostics: BENCH_PROFILE=dir (CPU profile of the Hearth server), BENCH_SMAPS=1
  * (the mappings holding its resident memory), BENCH_DU=1 (size of its data folder),
- * BENCH_BUN_FLAGS="--smol" (flags for the server processes).
+ * BENCH_BUN_FLAGS="--smol" (flags for the server processes), BENCH_GC=1 (the Hearth
+ * server calls Bun.gc(false) every second, not waiting for the collection; BENCH_GC=full
+ * calls Bun.gc(true), which collects synchronously).
  *
  * Everything is bounded (clients, rate, duration) and binds to 127.0.0.1 only.
  */

@@ -84,6 +84,8 @@ describe("custom emoji in a user status", () => {
   test("a status takes a custom emoji by name, as reactions do (one emoji check for both)", async () => {
     const id = expectSuccess(await s.as("hamlet").post("/realm/emoji/status_star", { file: png() }, { multipart: true }));
     expect(id).toBeDefined();
+    const listed = Object.values(expectSuccess(await s.as("othello").get("/realm/emoji")).emoji) as any[];
+    expect(listed.find((e) => e.name === "status_star")).toMatchObject({ name: "status_star", deactivated: false, author_id: s.users.hamlet.id });
     expectSuccess(await s.as("hamlet").post("/users/me/status", { status_text: "shining", emoji_name: "status_star", reaction_type: "realm_emoji" }));
     const status = expectSuccess(await s.as("othello").get(`/users/${s.users.hamlet.id}/status`)).status;
     expect(status).toMatchObject({ status_text: "shining", emoji_name: "status_star", reaction_type: "realm_emoji" });

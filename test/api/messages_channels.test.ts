@@ -178,16 +178,14 @@ describe("channel messages", () => {
   });
 
   test("resolving a topic follows can_resolve_topics_group (organization or channel), with no time limit", async () => {
-    const groups = expectSuccess(await s.as("iago").get("/user_groups")).user_groups;
-    const groupId = (name: string) => groups.find((g: any) => g.name === name).id;
     const a = await send("othello", denmark, "to resolve", "a question");
     try {
-      expectSuccess(await s.as("iago").patch("/realm", { can_resolve_topics_group: JSON.stringify({ new: groupId("role:administrators") }) }));
+      expectSuccess(await s.as("iago").patch("/realm", { can_resolve_topics_group: JSON.stringify({ new: systemGroupId(s.server.h.store, "role:administrators") }) }));
       expectError(await s.as("othello").patch(`/messages/${a}`, { topic: "✔ to resolve" }), 400, "BAD_REQUEST", "You don't have permission to resolve topics in this channel.");
       // Renaming is still the moving permission's business.
       expectSuccess(await s.as("othello").patch(`/messages/${a}`, { topic: "renamed" }));
       // The channel's own group can grant it.
-      expectSuccess(await s.as("iago").patch(`/streams/${denmark}`, { can_resolve_topics_group: JSON.stringify({ new: groupId("role:members") }) }));
+      expectSuccess(await s.as("iago").patch(`/streams/${denmark}`, { can_resolve_topics_group: JSON.stringify({ new: systemGroupId(s.server.h.store, "role:members") }) }));
       expectSuccess(await s.as("othello").patch(`/messages/${a}`, { topic: "✔ renamed" }));
       // Past the time limit for moving, resolving still works; renaming does not.
       const ageMessage = (id: number) =>
@@ -207,20 +205,18 @@ describe("channel messages", () => {
       expectSuccess(await s.as("othello").patch(`/messages/${longId}`, { topic: `✔ ${long}` }));
       expect(expectSuccess(await s.as("othello").get(`/messages/${longId}`)).message.subject).toStartWith("✔ lll");
     } finally {
-      expectSuccess(await s.as("iago").patch("/realm", { can_resolve_topics_group: JSON.stringify({ new: groupId("role:everyone") }) }));
-      expectSuccess(await s.as("iago").patch(`/streams/${denmark}`, { can_resolve_topics_group: JSON.stringify({ new: groupId("role:nobody") }) }));
+      expectSuccess(await s.as("iago").patch("/realm", { can_resolve_topics_group: JSON.stringify({ new: systemGroupId(s.server.h.store, "role:everyone") }) }));
+      expectSuccess(await s.as("iago").patch(`/streams/${denmark}`, { can_resolve_topics_group: JSON.stringify({ new: systemGroupId(s.server.h.store, "role:nobody") }) }));
     }
   });
 
   test("new topics follow can_create_topic_group; a bot may use its owner's permission", async () => {
-    const groups = expectSuccess(await s.as("iago").get("/user_groups")).user_groups;
-    const groupId = (name: string) => groups.find((g: any) => g.name === name).id;
     await send("othello", denmark, "existing", "already here");
     const bot = expectSuccess(await s.as("iago").post("/bots", { full_name: "Topic bot", short_name: "topicbot" }));
     const botClient = s.as({ id: bot.user_id, email: `topicbot-bot@${new URL(s.url).hostname}`, apiKey: bot.api_key, name: "topicbot" } as any);
     const denied = "You do not have permission to create new topics in this channel.";
     try {
-      expectSuccess(await s.as("iago").patch(`/streams/${denmark}`, { can_create_topic_group: JSON.stringify({ new: groupId("role:administrators") }) }));
+      expectSuccess(await s.as("iago").patch(`/streams/${denmark}`, { can_create_topic_group: JSON.stringify({ new: systemGroupId(s.server.h.store, "role:administrators") }) }));
       // An existing topic (in any case) is fine; a new one is not.
       await send("othello", denmark, "EXISTING", "reply");
       expectError(await s.as("othello").post("/messages", { type: "stream", to: denmark, topic: "brand new", content: "x" }), 400, "BAD_REQUEST", denied);
@@ -232,11 +228,11 @@ describe("channel messages", () => {
       expectSuccess(await botClient.post("/messages", { type: "stream", to: denmark, topic: "bot topic", content: "beep" }));
       expectSuccess(await s.as("iago").post("/messages", { type: "stream", to: denmark, topic: "admin topic", content: "x" }));
       // role:nobody: nobody at all.
-      expectSuccess(await s.as("iago").patch(`/streams/${denmark}`, { can_create_topic_group: JSON.stringify({ new: groupId("role:nobody") }) }));
+      expectSuccess(await s.as("iago").patch(`/streams/${denmark}`, { can_create_topic_group: JSON.stringify({ new: systemGroupId(s.server.h.store, "role:nobody") }) }));
       expectError(await s.as("iago").post("/messages", { type: "stream", to: denmark, topic: "another", content: "x" }), 400, "BAD_REQUEST", denied);
       await send("iago", denmark, "admin topic", "still fine");
     } finally {
-      expectSuccess(await s.as("iago").patch(`/streams/${denmark}`, { can_create_topic_group: JSON.stringify({ new: groupId("role:everyone") }) }));
+      expectSuccess(await s.as("iago").patch(`/streams/${denmark}`, { can_create_topic_group: JSON.stringify({ new: systemGroupId(s.server.h.store, "role:everyone") }) }));
     }
   });
 

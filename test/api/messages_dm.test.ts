@@ -4,6 +4,7 @@ import { getRealm, putRealm } from "../../src/store/realm";
 import { systemGroupId } from "../../src/store/user_groups";
 import { getUser } from "../../src/store/users";
 import { doMarkSenderAsRead } from "../../src/actions/messages";
+import { register } from "../events-kit";
 import {
   GetMessageResponse,
   GetMessagesResponse,
@@ -46,8 +47,8 @@ describe("direct messages", () => {
   test("send to user IDs, fetch, flags per recipient, events per flag set", async () => {
     recorded.clear();
     const { hamlet, othello, cordelia } = s.users;
-    const q1 = expectSuccess(await s.as("hamlet").post("/register", { event_types: ["message"] })).queue_id;
-    const othellosQueue = expectSuccess(await s.as("othello").post("/register", { event_types: ["message"] })).queue_id;
+    const q1 = (await register(s.as("hamlet"), { event_types: ["message"] })).queue_id;
+    const othellosQueue = (await register(s.as("othello"), { event_types: ["message"] })).queue_id;
     const id = await sendDm("hamlet", [othello.id], "Hello @**Othello, the Moor of Venice** :smile:", { local_id: "1.01", queue_id: q1, read_by_sender: true });
     const msgEvents = eventsOfType("message");
     // Othello (mentioned, unread) and Hamlet (read, with local id) get different events.

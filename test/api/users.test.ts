@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { expectError, expectSchema, expectSuccess, startTestServer, type TestServer } from "../kit";
 import { CreateBotResponse, CreateUserResponse, GetOwnUserResponse, GetUserResponse, GetUsersResponse } from "../../src/schemas/users";
+import { Role } from "../../src/store/users";
 
 let s: TestServer;
 beforeAll(async () => {
@@ -184,10 +185,8 @@ describe("email visibility", () => {
 describe("permissions found in review", () => {
   test("guests cannot create bots (can_create_bots_group); an administrator cannot deactivate an owner; bots are deactivated through /bots", async () => {
     expectError(await s.as("polonius").post("/bots", { full_name: "Guest bot", short_name: "gbot" }), 400, "UNAUTHORIZED_PRINCIPAL", "Insufficient permission");
-    const owner = await s.createUser("secondowner");
-    const { getUser, putUser, Role } = await import("../../src/store/users");
-    const h = s.server.h;
-    await h.store.commit(() => putUser(h.store, { ...getUser(h.store, owner.id)!, role: Role.OWNER }));
+    const owner = await s.createUser("secondowner", Role.OWNER);
+    expect(expectSuccess(await s.as("iago").get(`/users/${owner.id}`)).user).toMatchObject({ role: Role.OWNER, is_owner: true });
     expectError(await s.as("iago").delete(`/users/${owner.id}`), 400, "UNAUTHORIZED_PRINCIPAL", "Must be an organization owner");
     expect(expectSuccess(await s.as("iago").get(`/users/${owner.id}`)).user.is_active).toBe(true);
     const bot = expectSuccess(await s.as("hamlet").post("/bots", { full_name: "Managed bot", short_name: "mbot" }));

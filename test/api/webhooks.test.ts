@@ -3,7 +3,8 @@
  * services call Zulip's webhook URLs (the bot's key in the URL, the payload as the body).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { expectError, expectSchema, expectSuccess, startTestServer, type TestServer } from "../kit";
+import { type ApiResponse, expectError, expectSchema, expectSuccess, startTestServer, type TestServer } from "../kit";
+import { auth } from "../process";
 import { RegisterResponse } from "../../src/schemas/register";
 
 let s: TestServer;
@@ -19,6 +20,8 @@ afterAll(() => s.stop());
 
 const hook = (query: string, body: string, contentType = "application/json") =>
   fetch(`${s.url}/api/v1/external/json?${query}`, { method: "POST", headers: { "content-type": contentType }, body });
+/** A raw fetch's response in the shape expectSuccess/expectError check, with its real HTTP status. */
+const api = async (r: Response): Promise<ApiResponse> => ({ status: r.status, body: await r.json(), headers: r.headers });
 const newest = async (who: "hamlet" | "iago", narrow: unknown[]) =>
   expectSuccess(await s.as(who).get("/messages", { anchor: "newest", num_before: 1, num_after: 0, narrow, apply_markdown: "false" })).messages[0];
 
@@ -33,7 +36,7 @@ describe("JSON formatter webhook", () => {
   });
 
   test("the topic defaults to JSON; a channel ID works; curl's form-encoded body is still the payload", async () => {
-    expectSuccess({ status: 200, body: await (await hook(`api_key=${bot.api_key}&stream=${denmark}`, '{"a":1}', "application/x-www-form-urlencoded")).json() } as any);
+    expectSuccess(await api(await hook(`api_key=${bot.api_key}&stream=${denmark}`, '{"a":1}', "application/x-www-form-urlencoded")));
     const m = await newest("hamlet", [{ operator: "channel", operand: denmark }]);
     expect(m.subject).toBe("JSON");
     expect(m.content).toBe('```json\n{\n  "a": 1\n}\n```');
@@ -57,11 +60,11 @@ describe("JSON formatter webhook", () => {
     // Basic credentials work too.
     const basic = await fetch(`${s.url}/api/v1/external/json?stream=Denmark`, {
       method: "POST",
-      headers: { authorization: "Basic " + Buffer.from(`${s.users.hamlet.email}:${s.users.hamlet.apiKey}`).toString("base64"), "content-type": "application/json" },
+      headers: { ...auth(s.users.hamlet.email, s.users.hamlet.apiKey), "content-type": "application/json" },
       body: "{}",
     });
     expect(basic.status).toBe(200);
-    expectError({ status: 404, body: await (await fetch(`${s.url}/api/v1/external/nope?api_key=${bot.api_key}`, { method: "POST", body: "{}" })).json() } as any, 404, "NOT_FOUND");
+    expectError(await api(await fetch(`${s.url}/api/v1/external/nope?api_key=${bot.api_key}`, { method: "POST", body: "{}" })), 404, "NOT_FOUND");
   });
 
   test("an incoming-webhook bot's key may post, but reads nothing (a leaked webhook URL must not)", async () => {
@@ -71,8 +74,9 @@ describe("JSON formatter webhook", () => {
       expectError(res, 401, "UNAUTHORIZED", "This API is not available to incoming webhook bots.");
     }
     // The poll short path refuses it too.
-    const poll = await fetch(`${s.url}/api/v1/events?queue_id=x&last_event_id=-1`, { headers: { authorization: "Basic " + Buffer.from(`hook-bot@${new URL(s.url).hostname}:${bot.api_key}`).toString("base64") } });
+    const poll = await client.get("/events", { queue_id: "x", last_event_id: -1 });
     expect(poll.status).toBe(401);
+    expectError(poll, 401, "UNAUTHORIZED", "This API is not available to incoming webhook bots.");
   });
 
   test("a bot posts where its owner is subscribed, private channels included; deep payloads are refused at once", async () => {
@@ -90,7 +94,7 @@ describe("JSON formatter webhook", () => {
     const res = await fetch(`${s.url}/api/v1/tus`, {
       method: "POST",
       headers: {
-        authorization: "Basic " + Buffer.from(`hook-bot@${new URL(s.url).hostname}:${bot.api_key}`).toString("base64"),
+        ...auth(`hook-bot@${new URL(s.url).hostname}`, bot.api_key),
         "tus-resumable": "1.0.0",
         "upload-length": "4",
         "upload-metadata": `filename ${Buffer.from("a.txt").toString("base64")}`,
@@ -136,6 +140,49 @@ describe("Slack-compatible webhook", () => {
     expect((await slack("topic=ci", JSON.stringify(payload))).status).toBe(200);
     expect((await last()).content).toBe(
       "## Build 42\n\nAll **green**\n\n| | |\n|-|-|\n| a | b c |\n| d |  |\n\n----\n\n## [Logs](https://ci.example/42)\n\n**Took**: 3 min\n**Runner**\n\nCI\n\n<time:1700000000>",
+    );
+  });
+
+  // Expected output worked out from Zulip's render_block (zerver/webhooks/slack_incoming).
+  test("context and image blocks render as Zulip renders them", async () => {
+    const payload = {
+      blocks: [
+        // Context: each element on its own paragraph (Slack packs them on one line); blank ones dropped.
+        {
+          type: "context",
+          elements: [
+            { type: "mrkdwn", text: "Deployed by *ci*" },
+            { type: "image", image_url: "https://ci.example/avatar.png", alt_text: "ci avatar" },
+            { type: "plain_text", text: "  " },
+            { type: "plain_text", text: "in 3 min" },
+          ],
+        },
+        // A context block without elements says nothing.
+        { type: "context", elements: [] },
+        // Image: a link named by the alt text, or by the title when there is one.
+        { type: "image", image_url: "https://ci.example/graph.png", alt_text: "graph" },
+        { type: "image", image_url: "https://ci.example/map.png", alt_text: "map", title: { type: "plain_text", text: "Coverage map" } },
+      ],
+    };
+    expect((await slack("topic=ci", JSON.stringify(payload))).status).toBe(200);
+    expect((await last()).content).toBe(
+      "Deployed by **ci**\n\n[ci avatar](https://ci.example/avatar.png)\n\nin 3 min\n\n[graph](https://ci.example/graph.png)\n\n[Coverage map](https://ci.example/map.png)",
+    );
+  });
+
+  // Expected output worked out from Zulip's render_attachment (zerver/webhooks/slack_incoming).
+  test("attachments: pretext after the title, the image as an unnamed link before the footer", async () => {
+    const payload = {
+      attachments: [
+        { pretext: "Nightly run", text: "3 failures", image_url: "https://ci.example/chart.png" },
+        { footer: "CI", image_url: "https://ci.example/report.png", pretext: "See below", title: "Report", title_link: "https://ci.example/report" },
+        // Empty pieces are left out, as Zulip leaves out every falsy field.
+        { pretext: "", image_url: "", title: "Quiet" },
+      ],
+    };
+    expect((await slack("topic=ci", JSON.stringify(payload))).status).toBe(200);
+    expect((await last()).content).toBe(
+      "Nightly run\n\n3 failures\n\n[](https://ci.example/chart.png)\n\n## [Report](https://ci.example/report)\n\nSee below\n\n[](https://ci.example/report.png)\n\nCI\n\n## Quiet",
     );
   });
 
