@@ -1,5 +1,6 @@
 import type { Hearth } from "../context";
 import { badRequest } from "../errors";
+import { checkDictValue, checkInt, checkList, checkString, checkStringIn, isDict, requiredKey, ValidationError } from "../lib/validator";
 import type { UserRecord } from "../store/users";
 import { ApiError } from "../errors";
 import { checkSendMessage, resolveTarget } from "./messages";
@@ -96,63 +97,44 @@ export async function doSendWebhookMessage(
 // Slack-compatible webhook (Zulip's slack_incoming): services that post Slack's format.
 
 type Json = unknown;
-const isRecord = (v: Json): v is Record<string, Json> => typeof v === "object" && v !== null && !Array.isArray(v);
 /** Python's truthiness, as Zulip's checks read the payload (`[]`, `{}`, `0` and `""` are false). */
 const truthy = (v: Json) =>
-  v !== null && v !== undefined && v !== false && v !== 0 && v !== "" && !(Array.isArray(v) && v.length === 0) && !(isRecord(v) && Object.keys(v).length === 0);
+  v !== null && v !== undefined && v !== false && v !== 0 && v !== "" && !(Array.isArray(v) && v.length === 0) && !(isDict(v) && Object.keys(v).length === 0);
 const has = (o: Record<string, Json>, key: string) => key in o && truthy(o[key]);
 
-function str(value: Json, name: string): string {
-  if (typeof value !== "string") throw badRequest(`${name} is not a string`);
-  return value;
-}
-function oneOf(value: Json, name: string, allowed: string[]): string {
-  if (!allowed.includes(str(value, name))) throw badRequest(`Invalid ${name}`);
-  return value as string;
-}
-function list(value: Json, name: string): Json[] {
-  if (!Array.isArray(value)) throw badRequest(`${name} is not a list`);
-  return value;
-}
-function dict(value: Json, name: string): Record<string, Json> {
-  if (!isRecord(value)) throw badRequest(`${name} is not a dict`);
-  return value;
-}
-function field(o: Record<string, Json>, key: string, name: string): Json {
-  if (!(key in o)) throw badRequest(`${key} key is missing from ${name}`);
-  return o[key];
-}
 /** Slack's text object: plain_text or mrkdwn (plain_text only where Slack allows no more). */
 function textObject(value: Json, name: string, plainOnly = false): string {
-  const o = dict(value, name);
-  oneOf(field(o, "type", name), `${name}["type"]`, plainOnly ? ["plain_text"] : ["plain_text", "mrkdwn"]);
-  return str(field(o, "text", name), `${name}["text"]`);
+  const o = checkDictValue(value, name);
+  checkStringIn(plainOnly ? ["plain_text"] : ["plain_text", "mrkdwn"])(requiredKey(o, "type", name), `${name}["type"]`);
+  return checkString(requiredKey(o, "text", name), `${name}["text"]`);
 }
 const joinPieces = (pieces: string[]) => pieces.map((p) => p.trim()).filter((p) => p !== "").join("\n\n");
 
 function renderElement(value: Json, name: string): string {
-  const element = dict(value, name);
-  if (str(field(element, "type", name), `${name}["type"]`) !== "image") return "";
-  return `[${str(field(element, "alt_text", name), `${name}["alt_text"]`)}](${str(field(element, "image_url", name), `${name}["image_url"]`)})`;
+  const element = checkDictValue(value, name);
+  if (checkString(requiredKey(element, "type", name), `${name}["type"]`) !== "image") return "";
+  return `[${checkString(requiredKey(element, "alt_text", name), `${name}["alt_text"]`)}](${checkString(requiredKey(element, "image_url", name), `${name}["image_url"]`)})`;
 }
 
+const BLOCK_TYPES = ["actions", "context", "divider", "header", "image", "input", "section"];
+
 function renderBlock(value: Json, name: string): string {
-  const block = dict(value, name);
-  const type = oneOf(field(block, "type", name), `${name}["type"]`, ["actions", "context", "divider", "header", "image", "input", "section"]);
+  const block = checkDictValue(value, name);
+  const type = checkStringIn(BLOCK_TYPES)(requiredKey(block, "type", name), `${name}["type"]`);
   if (type === "context" && has(block, "elements")) {
     return joinPieces(
-      list(block.elements, `${name}["elements"]`).map((element, i) => {
+      checkList(block.elements, `${name}["elements"]`).map((element, i) => {
         const at = `${name}["elements"][${i}]`;
-        const kind = oneOf(field(dict(element, at), "type", at), `${at}["type"]`, ["image", "plain_text", "mrkdwn"]);
+        const kind = checkStringIn(["image", "plain_text", "mrkdwn"])(requiredKey(checkDictValue(element, at), "type", at), `${at}["type"]`);
         return kind === "image" ? renderElement(element, at) : textObject(element, at);
       }),
     );
   }
   if (type === "divider") return "----";
-  if (type === "header") return "## " + textObject(field(block, "text", name), `${name}["text"]`, true);
+  if (type === "header") return "## " + textObject(requiredKey(block, "text", name), `${name}["text"]`, true);
   if (type === "image") {
-    const url = str(field(block, "image_url", name), `${name}["image_url"]`);
-    let alt = str(field(block, "alt_text", name), `${name}["alt_text"]`);
+    const url = checkString(requiredKey(block, "image_url", name), `${name}["image_url"]`);
+    let alt = checkString(requiredKey(block, "alt_text", name), `${name}["alt_text"]`);
     if ("title" in block) alt = textObject(block.title, `${name}["title"]`, true);
     return `[${alt}](${url})`;
   }
@@ -161,7 +143,7 @@ function renderBlock(value: Json, name: string): string {
     if ("text" in block) pieces.push(textObject(block.text, `${name}["text"]`));
     if ("accessory" in block) pieces.push(renderElement(block.accessory, `${name}["accessory"]`));
     if ("fields" in block) {
-      const fields = list(block.fields, `${name}["fields"]`).map((f, i) => textObject(f, `${name}["fields"][${i}]`));
+      const fields = checkList(block.fields, `${name}["fields"]`).map((f, i) => textObject(f, `${name}["fields"][${i}]`));
       if (fields.length === 1) pieces.push(fields[0]);
       else {
         // Two columns as a table with a blank header; cells can hold neither newlines nor pipes.
@@ -177,32 +159,31 @@ function renderBlock(value: Json, name: string): string {
 }
 
 function renderAttachment(value: Json, name: string): string {
-  const a = dict(value, name);
+  const a = checkDictValue(value, name);
   const pieces: string[] = [];
   if (has(a, "title")) {
-    const title = str(a.title, `${name}["title"]`);
-    pieces.push(has(a, "title_link") ? `## [${title}](${str(a.title_link, `${name}["title_link"]`)})` : `## ${title}`);
+    const title = checkString(a.title, `${name}["title"]`);
+    pieces.push(has(a, "title_link") ? `## [${title}](${checkString(a.title_link, `${name}["title_link"]`)})` : `## ${title}`);
   }
-  if (has(a, "pretext")) pieces.push(str(a.pretext, `${name}["pretext"]`));
-  if (has(a, "text")) pieces.push(str(a.text, `${name}["text"]`));
+  if (has(a, "pretext")) pieces.push(checkString(a.pretext, `${name}["pretext"]`));
+  if (has(a, "text")) pieces.push(checkString(a.text, `${name}["text"]`));
   if ("fields" in a) {
     const lines: string[] = [];
-    list(a.fields, `${name}["fields"]`).forEach((value, i) => {
-      const f = dict(value, `${name}["fields"][${i}]`);
-      const title = has(f, "title") ? str(f.title, `${name}["fields"][${i}]["title"]`) : null;
-      const text = has(f, "value") ? str(f.value, `${name}["fields"][${i}]["value"]`) : null;
+    checkList(a.fields, `${name}["fields"]`).forEach((value, i) => {
+      const f = checkDictValue(value, `${name}["fields"][${i}]`);
+      const title = has(f, "title") ? checkString(f.title, `${name}["fields"][${i}]["title"]`) : null;
+      const text = has(f, "value") ? checkString(f.value, `${name}["fields"][${i}]["value"]`) : null;
       if (title !== null && text !== null) lines.push(`*${title}*: ${text}`);
       else if (title !== null) lines.push(`*${title}*`);
       else if (text !== null) lines.push(text);
     });
     pieces.push(lines.join("\n"));
   }
-  if (has(a, "blocks")) list(a.blocks, `${name}["blocks"]`).forEach((b, i) => pieces.push(renderBlock(b, `${name}["blocks"][${i}]`)));
-  if (has(a, "image_url")) pieces.push(`[](${str(a.image_url, `${name}["image_url"]`)})`);
-  if (has(a, "footer")) pieces.push(str(a.footer, `${name}["footer"]`));
+  if (has(a, "blocks")) checkList(a.blocks, `${name}["blocks"]`).forEach((b, i) => pieces.push(renderBlock(b, `${name}["blocks"][${i}]`)));
+  if (has(a, "image_url")) pieces.push(`[](${checkString(a.image_url, `${name}["image_url"]`)})`);
+  if (has(a, "footer")) pieces.push(checkString(a.footer, `${name}["footer"]`));
   if (has(a, "ts")) {
-    if (!Number.isInteger(a.ts)) throw badRequest(`${name}["ts"] is not an integer`);
-    pieces.push(`<time:${a.ts}>`);
+    pieces.push(`<time:${checkInt(a.ts, `${name}["ts"]`)}>`);
   }
   return joinPieces(pieces);
 }
@@ -221,15 +202,25 @@ function slackToMarkdown(text: string): string {
  * `channel` without its `#`/`@`. null: nothing to post (Zulip answers success).
  */
 export function slackWebhookMessage(raw: string, topic: string | undefined): { topic: string; content: string } | null {
-  const payload = dict(parsePayload(raw), "payload");
+  const payload = parsePayload(raw);
+  try {
+    return renderSlackPayload(payload, topic);
+  } catch (e) {
+    if (e instanceof ValidationError) throw badRequest(e.message);
+    throw e;
+  }
+}
+
+function renderSlackPayload(value: Json, topic: string | undefined): { topic: string; content: string } | null {
+  const payload = checkDictValue(value, "payload");
   let where = topic;
-  if (where === undefined && "channel" in payload) where = str(payload.channel, `payload["channel"]`).replace(/^[@#]/, "");
+  if (where === undefined && "channel" in payload) where = checkString(payload.channel, `payload["channel"]`).replace(/^[@#]/, "");
   const pieces: string[] = [];
-  if (has(payload, "blocks")) list(payload.blocks, `payload["blocks"]`).forEach((b, i) => pieces.push(renderBlock(b, `payload["blocks"][${i}]`)));
-  if (has(payload, "attachments")) list(payload.attachments, `payload["attachments"]`).forEach((a, i) => pieces.push(renderAttachment(a, `payload["attachments"][${i}]`)));
+  if (has(payload, "blocks")) checkList(payload.blocks, `payload["blocks"]`).forEach((b, i) => pieces.push(renderBlock(b, `payload["blocks"][${i}]`)));
+  if (has(payload, "attachments")) checkList(payload.attachments, `payload["attachments"]`).forEach((a, i) => pieces.push(renderAttachment(a, `payload["attachments"][${i}]`)));
   let body = joinPieces(pieces);
   if (body === "" && has(payload, "text")) {
-    body = (has(payload, "icon_emoji") ? str(payload.icon_emoji, `payload["icon_emoji"]`) + " " : "") + str(payload.text, `payload["text"]`);
+    body = (has(payload, "icon_emoji") ? checkString(payload.icon_emoji, `payload["icon_emoji"]`) + " " : "") + checkString(payload.text, `payload["text"]`);
     body = body.trim();
   }
   if (body === "") return null;

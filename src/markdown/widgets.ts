@@ -1,4 +1,5 @@
 import { badRequest } from "../errors";
+import { checkBool, checkDict, checkIntIn, checkIntRange, checkList, checkString, isDict } from "../lib/validator";
 
 /**
  * Zulip's message widgets (`/poll`, `/todo`, and bots' `widget_content`): the first
@@ -53,19 +54,19 @@ export function checkWidgetContent(raw: string): WidgetContent {
     throw badRequest("Widgets: API programmer sent invalid JSON content");
   }
   const fail = (why: string) => badRequest(`Widgets: ${why}`);
-  if (!isObject(value)) throw fail("widget_content is not a dict");
+  if (!isDict(value)) throw fail("widget_content is not a dict");
   if (!("widget_type" in value)) throw fail("widget_type is not in widget_content");
   if (!("extra_data" in value)) throw fail("extra_data is not in widget_content");
   const { widget_type: type, extra_data: extra } = value;
-  if (!isObject(extra)) throw fail("extra_data is not a dict");
+  if (!isDict(extra)) throw fail("extra_data is not a dict");
   if (type !== "zform") throw fail(`unknown widget type: ${String(type)}`);
   if (!("type" in extra)) throw fail("zform is missing type field");
   if (extra.type !== "choices") throw fail(`unknown zform type: ${String(extra.type)}`);
   try {
     // Zulip's check_dict: these keys, others allowed (its trivia bot adds a "type" to each choice).
-    checkFields("extra_data", extra, { type: isString, heading: isString, choices: isList }, true);
+    checkDict(extra, "extra_data", { type: checkString, heading: checkString, choices: checkList }, true);
     (extra.choices as unknown[]).forEach((choice, i) =>
-      checkFields(`extra_data["choices"][${i}]`, choice, { short_name: isString, long_name: isString, reply: isString }, true),
+      checkDict(choice, `extra_data["choices"][${i}]`, { short_name: checkString, long_name: checkString, reply: checkString }, true),
     );
   } catch (e) {
     throw fail((e as Error).message);
@@ -79,69 +80,27 @@ const MAX_IDX = 1000;
 /**
  * POST /submessage `content` for a poll or todo widget, as Zulip validates it: each
  * kind of change has exactly its fields, and only the widget's author may rename it.
- * Throws an Error whose message is Zulip's.
+ * Returns the data checked (undefined for other widgets); throws an Error whose message is Zulip's.
  */
-export function checkWidgetEvent(widgetType: string, data: unknown, isWidgetAuthor: boolean): void {
+export function checkWidgetEvent(widgetType: string, data: unknown, isWidgetAuthor: boolean): Record<string, unknown> | undefined {
   const name = widgetType === "poll" ? "poll data" : "todo data";
   if (widgetType !== "poll" && widgetType !== "todo") return;
-  checkFields(name, data, { type: isString }, true);
-  const kind = (data as { type: string }).type;
-  const index = intRange(0, MAX_IDX);
+  const kind = checkDict(data, name, { type: checkString }, true).type;
+  const index = checkIntRange(0, MAX_IDX);
   if (widgetType === "poll") {
-    if (kind === "vote") return checkFields(name, data, { type: isString, key: isString, vote: intIn([1, -1]) }, false);
+    if (kind === "vote") return checkDict(data, name, { type: checkString, key: checkString, vote: checkIntIn([1, -1]) }, false);
     if (kind === "question") {
       if (!isWidgetAuthor) throw new Error("You can't edit a question unless you are the author.");
-      return checkFields(name, data, { type: isString, question: isString }, false);
+      return checkDict(data, name, { type: checkString, question: checkString }, false);
     }
-    if (kind === "new_option") return checkFields(name, data, { type: isString, option: isString, idx: index }, false);
+    if (kind === "new_option") return checkDict(data, name, { type: checkString, option: checkString, idx: index }, false);
     throw new Error(`Unknown type for poll data: ${kind}`);
   }
-  if (kind === "new_task") return checkFields(name, data, { type: isString, key: index, task: isString, desc: isString, completed: isBool }, false);
-  if (kind === "strike") return checkFields(name, data, { type: isString, key: isString }, false);
+  if (kind === "new_task") return checkDict(data, name, { type: checkString, key: index, task: checkString, desc: checkString, completed: checkBool }, false);
+  if (kind === "strike") return checkDict(data, name, { type: checkString, key: checkString }, false);
   if (kind === "new_task_list_title") {
     if (!isWidgetAuthor) throw new Error("You can't edit the task list title unless you are the author.");
-    return checkFields(name, data, { type: isString, title: isString }, false);
+    return checkDict(data, name, { type: checkString, title: checkString }, false);
   }
   throw new Error(`Unknown type for todo data: ${kind}`);
-}
-
-/**
- * Zulip's validators (zerver/lib/validator.py): each throws that module's message for
- * the value's name, e.g. `poll data["key"] is not a string`.
- */
-type Check = (name: string, value: unknown) => void;
-const isString: Check = (name, v) => {
-  if (typeof v !== "string") throw new Error(`${name} is not a string`);
-};
-const isBool: Check = (name, v) => {
-  if (typeof v !== "boolean") throw new Error(`${name} is not a boolean`);
-};
-const isList: Check = (name, v) => {
-  if (!Array.isArray(v)) throw new Error(`${name} is not a list`);
-};
-const isInt: Check = (name, v) => {
-  if (!Number.isInteger(v)) throw new Error(`${name} is not an integer`);
-};
-const intIn = (allowed: number[]): Check => (name, v) => {
-  isInt(name, v);
-  if (!allowed.includes(v as number)) throw new Error(`Invalid ${name}`);
-};
-const intRange = (low: number, high: number): Check => (name, v) => {
-  isInt(name, v);
-  if ((v as number) < low) throw new Error(`${name} is too small`);
-  if ((v as number) > high) throw new Error(`${name} is too large`);
-};
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
-
-/** Zulip's check_dict (`extraAllowed`) and check_dict_only: the keys given, each passing its check. */
-function checkFields(name: string, value: unknown, fields: Record<string, Check>, extraAllowed: boolean): void {
-  if (!isObject(value)) throw new Error(`${name} is not a dict`);
-  for (const [key, check] of Object.entries(fields)) {
-    if (!(key in value)) throw new Error(`${key} key is missing from ${name}`);
-    check(`${name}["${key}"]`, value[key]);
-  }
-  if (!extraAllowed) {
-    const extra = Object.keys(value).filter((key) => !(key in fields));
-    if (extra.length > 0) throw new Error(`Unexpected arguments: ${extra.join(", ")}`);
-  }
 }
