@@ -1,9 +1,11 @@
 import type { Hearth } from "../context";
 import { badRequest } from "../errors";
 import { checkDictValue, checkInt, checkList, checkString, checkStringIn, isDict, requiredKey, ValidationError } from "../lib/validator";
-import type { UserRecord } from "../store/users";
-import { ApiError } from "../errors";
-import { checkSendMessage, resolveTarget } from "./messages";
+import { getSystemBot } from "../store/system_bots";
+import { getUser, type UserRecord } from "../store/users";
+import { channelById, channelByName, channelSubscriberIds } from "../views/message_channels";
+import { checkChannelName } from "./channels";
+import { checkSendMessage, doSendMessage, resolveTarget } from "./messages";
 
 /**
  * Incoming webhook integrations: third-party services post to
@@ -67,8 +69,8 @@ function parsePayload(raw: string): unknown {
  * Zulip's check_send_webhook_message: to the channel named by `stream` (a name or an
  * ID), under the caller's `topic` or the integration's own; without `stream`, a direct
  * message to the bot's owner (or to the caller, if not a bot). A channel name that does
- * not exist is not an error for the service calling, as in Zulip (which also tells the
- * bot's owner by direct message; Hearth does not yet).
+ * not exist is not an error for the service calling, as in Zulip: the bot's owner hears
+ * of it from the Notification Bot instead (as also when the channel has no subscribers).
  */
 export async function doSendWebhookMessage(
   h: Hearth,
@@ -83,14 +85,43 @@ export async function doSendWebhookMessage(
     await checkSendMessage(h, bot, { target, content: message.content, client, readBySender: false });
     return;
   }
-  const to = /^\d+$/.test(where.stream) ? Number(where.stream) : where.stream;
-  try {
-    const target = resolveTarget(h, bot, "stream", to, where.topic ?? message.topic);
-    await checkSendMessage(h, bot, { target, content: message.content, client, readBySender: false });
-  } catch (error) {
-    if (error instanceof ApiError && error.code === "STREAM_DOES_NOT_EXIST") return;
-    throw error;
+  const byId = /^\d+$/.test(where.stream);
+  const name = byId ? where.stream : checkChannelName(where.stream);
+  const channel = byId ? channelById(h, Number(name)) : channelByName(h, name);
+  if (!channel) {
+    await warnBotOwner(h, bot, byId
+      ? `tried to send a message to channel ID ${name}, but there is no channel with that ID.`
+      : `tried to send a message to channel #**${name}**, but that channel does not exist. Click [here](#channels/new) to create it.`);
+    if (byId) throw badRequest(`Channel with ID '${name}' does not exist`);
+    return;
   }
+  const target = resolveTarget(h, bot, "stream", byId ? channel.id : channel.name, where.topic ?? message.topic);
+  if (channelSubscriberIds(h, channel.id).length === 0) {
+    await warnBotOwner(h, bot, `tried to send a message to channel #**${channel.name}**. The channel exists but does not have any subscribers.`);
+  }
+  await checkSendMessage(h, bot, { target, content: message.content, client, readBySender: false });
+}
+
+/** Zulip's wait between two such warnings to one bot's owner: a misconfigured integration must not flood them. */
+const BOT_OWNER_WARNING_INTERVAL_MS = 5 * 60 * 1000;
+const lastBotOwnerWarning = new WeakMap<Hearth, Map<number, number>>();
+
+/** Zulip's send_rate_limited_pm_notification_to_bot_owner: a direct message from the Notification Bot. */
+async function warnBotOwner(h: Hearth, bot: UserRecord, what: string): Promise<void> {
+  const owner = bot.bot_owner_id === null ? undefined : getUser(h.store, bot.bot_owner_id);
+  const notifier = getSystemBot(h.store, "notification");
+  if (!owner?.is_active || !notifier) return;
+  const sent = lastBotOwnerWarning.get(h) ?? new Map<number, number>();
+  lastBotOwnerWarning.set(h, sent);
+  const now = Date.now();
+  if (now - (sent.get(bot.id) ?? -Infinity) <= BOT_OWNER_WARNING_INTERVAL_MS) return;
+  sent.set(bot.id, now);
+  await doSendMessage(h, notifier, {
+    target: { type: "private", userIds: [notifier.id, owner.id].sort((a, b) => a - b) },
+    content: `Your bot \`${bot.email}\` ${what}`,
+    client: "Internal",
+    readBySender: true,
+  });
 }
 
 // ---------------------------------------------------------------------------

@@ -67,6 +67,38 @@ describe("JSON formatter webhook", () => {
     expectError(await api(await fetch(`${s.url}/api/v1/external/nope?api_key=${bot.api_key}`, { method: "POST", body: "{}" })), 404, "NOT_FOUND");
   });
 
+  test("the owner hears from the Notification Bot of a missing or empty channel, at most once per five minutes", async () => {
+    const watcher = expectSuccess(await s.as("hamlet").post("/bots", { full_name: "Watcher", short_name: "watcher", bot_type: 2 }));
+    const watcherEmail = expectSuccess(await s.as("hamlet").get(`/users/${watcher.user_id}`)).user.email;
+    const lastDm = () => newest("hamlet", [{ operator: "is", operand: "dm" }]);
+    expectSuccess(await api(await hook(`api_key=${watcher.api_key}&stream=Atlantis`, "{}")));
+    const warning = await lastDm();
+    expect(warning.sender_email).toContain("notification-bot");
+    expect(warning.content).toBe(
+      `Your bot \`${watcherEmail}\` tried to send a message to channel #**Atlantis**, but that channel does not exist. Click [here](#channels/new) to create it.`,
+    );
+    // Again at once: accepted, and no second warning.
+    expectSuccess(await api(await hook(`api_key=${watcher.api_key}&stream=Atlantis`, "{}")));
+    expect((await lastDm()).id).toBe(warning.id);
+    // A channel ID that does not exist is an error for the service.
+    expectError(await api(await hook(`api_key=${watcher.api_key}&stream=999999`, "{}")), 400, "BAD_REQUEST", "Channel with ID '999999' does not exist");
+    // So is a private channel that neither the bot nor its owner is in: never silently dropped.
+    await s.createChannel("iago", "Vault", ["iago"], { invite_only: true });
+    expectError(await api(await hook(`api_key=${watcher.api_key}&stream=Vault`, "{}")), 400, "STREAM_DOES_NOT_EXIST");
+    expectError(await api(await hook(`api_key=${watcher.api_key}&stream=%20`, "{}")), 400, "BAD_REQUEST", "Channel name can't be empty.");
+
+    // A channel without subscribers gets the message, and the owner a warning.
+    const lonely = expectSuccess(await s.as("hamlet").post("/bots", { full_name: "Lonely", short_name: "lonely", bot_type: 2 }));
+    const lonelyEmail = expectSuccess(await s.as("hamlet").get(`/users/${lonely.user_id}`)).user.email;
+    const empty = await s.createChannel("iago", "Empty", ["iago"]);
+    expectSuccess(await s.as("iago").delete("/users/me/subscriptions", { subscriptions: ["Empty"] }));
+    expectSuccess(await api(await hook(`api_key=${lonely.api_key}&stream=Empty&topic=echo`, '{"x":1}')));
+    expect(await newest("iago", [{ operator: "channel", operand: empty }])).toMatchObject({ sender_id: lonely.user_id, subject: "echo" });
+    expect((await lastDm()).content).toBe(
+      `Your bot \`${lonelyEmail}\` tried to send a message to channel #**Empty**. The channel exists but does not have any subscribers.`,
+    );
+  });
+
   test("an incoming-webhook bot's key may post, but reads nothing (a leaked webhook URL must not)", async () => {
     const client = s.as({ id: bot.user_id, email: `hook-bot@${new URL(s.url).hostname}`, apiKey: bot.api_key, name: "hook" } as any);
     expectSuccess(await client.post("/messages", { type: "stream", to: denmark, topic: "t", content: "posted by the hook" }));
