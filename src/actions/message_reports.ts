@@ -1,5 +1,5 @@
 import type { Hearth } from "../context";
-import { silentMention, truncateContent } from "../markdown/syntax";
+import { silentMention, truncateContent, unusedFence } from "../markdown/syntax";
 import { badRequest } from "../errors";
 import { getSystemBot } from "../store/system_bots";
 import { getUser, type UserRecord } from "../store/users";
@@ -13,12 +13,6 @@ export const MAX_REPORT_DESCRIPTION_LENGTH = 1000;
 /** The reported message is quoted up to this length, so the report fits in one message (Zulip's rule). */
 const MAX_REPORT_SNIPPET_LENGTH = MAX_MESSAGE_LENGTH - MAX_REPORT_DESCRIPTION_LENGTH - 500;
 
-/** A code fence longer than any fence inside `content` (Zulip's get_unused_fence). */
-function unusedFence(content: string): string {
-  let length = 3;
-  for (const match of content.matchAll(/^\s*(`{3,})/gm)) length = Math.max(length, match[1].length + 1);
-  return "`".repeat(length);
-}
 
 /**
  * `POST /messages/{message_id}/report` (FL 382): the Notification Bot posts the report

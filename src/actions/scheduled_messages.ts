@@ -1,5 +1,5 @@
 import { getSystemBot } from "../store/system_bots";
-import { silentMention, truncateContent } from "../markdown/syntax";
+import { silentMention, truncateContent, unusedFence } from "../markdown/syntax";
 import type { Hearth } from "../context";
 import { ApiError, badRequest } from "../errors";
 import { getUser, type UserRecord } from "../store/users";
@@ -214,12 +214,6 @@ export async function doDeleteScheduledMessage(h: Hearth, owner: UserRecord, id:
 // ---------------------------------------------------------------------------
 // Reminders
 
-/** Zulip's get_unused_fence: one backtick more than the longest fence opening a line of `text` (at least three). */
-function unusedFence(text: string): string {
-  let length = 3;
-  for (const match of text.matchAll(/^ {0,3}(`{3,})/gm)) length = Math.max(length, match[1].length + 1);
-  return "`".repeat(length);
-}
 
 /**
  * Zulip's reminder text (get_reminder_formatted_content): which message, the note

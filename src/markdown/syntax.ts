@@ -12,3 +12,10 @@ export function truncateContent(content: string, maxLength: number): string {
   if (content.length <= maxLength) return content;
   return content.slice(0, Math.max(0, maxLength - TRUNCATION_MARKER.length)) + TRUNCATION_MARKER;
 }
+
+/** Zulip's get_unused_fence: one backtick more than the longest fence opening a line of `text` (at least three). */
+export function unusedFence(text: string): string {
+  let length = 3;
+  for (const match of text.matchAll(/^ {0,3}(`{3,})/gm)) length = Math.max(length, match[1].length + 1);
+  return "`".repeat(length);
+}
