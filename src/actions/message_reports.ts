@@ -5,11 +5,10 @@ import { getSystemBot } from "../store/system_bots";
 import { getUser, type UserRecord } from "../store/users";
 import { channelById } from "../views/message_channels";
 import { realmSetting } from "../views/messages";
+import { REPORT_MESSAGE_TYPES } from "../views/realm-settings";
 import { accessMessage, doSendMessage, MAX_MESSAGE_LENGTH } from "./messages";
 
-/** Zulip's report types (`server_report_message_types` from FL 435). */
-export const REPORT_TYPES = ["spam", "harassment", "inappropriate", "norms", "other"] as const;
-export const MAX_REPORT_DESCRIPTION_LENGTH = 1000;
+const MAX_REPORT_DESCRIPTION_LENGTH = 1000;
 /** The reported message is quoted up to this length, so the report fits in one message (Zulip's rule). */
 const MAX_REPORT_SNIPPET_LENGTH = MAX_MESSAGE_LENGTH - MAX_REPORT_DESCRIPTION_LENGTH - 500;
 
@@ -23,7 +22,7 @@ export async function checkReportMessage(h: Hearth, reporter: UserRecord, messag
   const channelId = realmSetting<number>(h, "moderation_request_channel_id", -1);
   const channel = channelId === -1 ? undefined : channelById(h, channelId);
   if (!channel || channel.is_archived) throw badRequest("Moderation request channel must be specified to enable message reporting.");
-  if (!(REPORT_TYPES as readonly string[]).includes(reportType)) throw badRequest("Invalid report_type: Value error, Not in the list of possible values");
+  if (!Object.hasOwn(REPORT_MESSAGE_TYPES, reportType)) throw badRequest("Invalid report_type: Value error, Not in the list of possible values");
   if ([...description].length > MAX_REPORT_DESCRIPTION_LENGTH) throw badRequest(`description is too long (limit: ${MAX_REPORT_DESCRIPTION_LENGTH} characters)`);
   if (reportType === "other" && description.trim() === "") throw badRequest("An explanation is required.");
   const { message } = accessMessage(h, reporter, messageId);

@@ -138,6 +138,7 @@ export const RegisterResponse = success({
   realm_topics_policy: t.Union([t.Literal("allow_empty_topic"), t.Literal("disable_empty_topic")]),
   event_queue_longpoll_timeout_seconds: Int(),
   server_presence_ping_interval_seconds: Int(),
+  server_report_message_types: t.Array(t.Object({ key: Str(), name: Str() })),
   server_presence_offline_threshold_seconds: Int(),
   server_typing_started_expiry_period_milliseconds: Int(),
   server_typing_stopped_wait_period_milliseconds: Int(),

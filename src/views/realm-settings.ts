@@ -118,6 +118,15 @@ export const DEFAULT_EXTERNAL_ACCOUNTS = {
   twitter: { name: "Twitter", text: "Twitter", hint: "Enter your Twitter username", url_pattern: "https://twitter.com/%(username)s" },
 };
 
+/** Zulip's message report types (`Realm.REPORT_MESSAGE_REASONS`), key → name; register's `server_report_message_types` (FL 435). */
+export const REPORT_MESSAGE_TYPES: Readonly<Record<string, string>> = {
+  spam: "Spam",
+  harassment: "Harassment",
+  inappropriate: "Inappropriate content",
+  norms: "Violates community norms",
+  other: "Other reason",
+};
+
 /** Server-wide limits clients read from register. */
 export const SERVER_LIMITS = {
   max_message_length: 10000,

@@ -17,6 +17,7 @@ import {
   DEFAULT_EXTERNAL_ACCOUNTS,
   REALM_DEFAULTS,
   realmSetting,
+  REPORT_MESSAGE_TYPES,
   SERVER_LIMITS,
 } from "./realm-settings";
 import { getRealmPresences, PRESENCE_OFFLINE_THRESHOLD_SECS, PRESENCE_PING_INTERVAL_SECS } from "./presence";
@@ -90,6 +91,7 @@ defineStatePart("realm", ["realm"], ({ h }) => {
     server_typing_stopped_wait_period_milliseconds: 5000,
     server_typing_started_wait_period_milliseconds: 10000,
     server_supported_permission_settings: { realm: {}, stream: {}, group: {} },
+    server_report_message_types: Object.entries(REPORT_MESSAGE_TYPES).map(([key, name]) => ({ key, name })),
     // Clients abort a poll after this long; it must exceed the heartbeat interval.
     event_queue_longpoll_timeout_seconds: Math.ceil(h.queues.limits.heartbeatSecs) + 35,
     navigation_tour_video_url: null,

@@ -138,5 +138,22 @@ describe("POST /messages/{message_id}/report", () => {
     // A message the reporter cannot read.
     const hidden = expectSuccess(await s.as("iago").post("/messages", { type: "stream", to: mods, topic: "t", content: "secret" })).id;
     expectError(await s.as("hamlet").post(`/messages/${hidden}/report`, { report_type: "spam" }), 400, "BAD_REQUEST", "Invalid message(s)");
+    // Not a key of the register's list, though an object's own property in JavaScript.
+    expectError(await s.as("hamlet").post(`/messages/${id}/report`, { report_type: "constructor" }), 400, "BAD_REQUEST");
+  });
+
+  test("register lists the report types the endpoint accepts (FL 435)", async () => {
+    const state = expectSuccess(await s.as("hamlet").post("/register", { fetch_event_types: JSON.stringify(["realm"]) }));
+    expect(state.server_report_message_types).toEqual([
+      { key: "spam", name: "Spam" },
+      { key: "harassment", name: "Harassment" },
+      { key: "inappropriate", name: "Inappropriate content" },
+      { key: "norms", name: "Violates community norms" },
+      { key: "other", name: "Other reason" },
+    ]);
+    const id = expectSuccess(await s.as("othello").post("/messages", { type: "stream", to: lobby, topic: "t", content: "each type" })).id;
+    for (const { key } of state.server_report_message_types) {
+      expectSuccess(await s.as("hamlet").post(`/messages/${id}/report`, { report_type: key, description: "Because." }));
+    }
   });
 });
