@@ -87,6 +87,7 @@ export function createHearth(store: Store, config: ServerConfig): Hearth {
 
 /** Assembles the HTTP application: every resource's routes plus JSON 404s. */
 export function buildApp(h: Hearth) {
+  const events = eventsRoutes(h);
   const resources = [
     ...avatarRoutes(h),
     ...emojiRoutes(h),
@@ -108,7 +109,7 @@ export function buildApp(h: Hearth) {
     userGroupsRoutes(h),
     messagesRoutes(h),
     scheduledMessagesRoutes(h),
-    eventsRoutes(h),
+    events,
     webhookRoutes(h),
     settingsRoutes(h),
     presenceRoutes(h),
@@ -119,11 +120,7 @@ export function buildApp(h: Hearth) {
   // through Elysia and ~16.2 µs direct; the usual poll now takes a shorter path still
   // (fastPollRoute). Elysia keeps the route too (DELETE /events, 404s, and app.handle
   // in tests), with the general handler.
-  const native: Record<string, Record<string, (request: Request, server: import("bun").Server<unknown>) => Response | Promise<Response>>> = {};
-  for (const routes of resources) {
-    const events = routes instanceof ApiRoutes ? routes.handlers.get("GET /api/v1/events") : undefined;
-    if (events) native["/api/v1/events"] = { GET: fastPollRoute(h, events) };
-  }
+  const native = { "/api/v1/events": { GET: fastPollRoute(h, events.handlers.get("GET /api/v1/events")!) } };
   const app = new Elysia({ serve: { routes: native } as any });
   for (const routes of resources) app.use(routes instanceof ApiRoutes ? routes.app : routes);
   return app

@@ -2,8 +2,7 @@ import { Type as t } from "@sinclair/typebox";
 import type { Hearth } from "../context";
 import { badRequest, missingArgument, unauthorized } from "../errors";
 import { eventsResponseFields } from "../events/serialize";
-import { ApiRoutes, errorResponse, refuseIncomingWebhookBot, serializedResponse } from "../http/route";
-import { authenticateRequest } from "../auth/basic";
+import { ApiRoutes, authenticateEndpoint, errorResponse, serializedResponse, type SerializedFields } from "../http/route";
 import { param, type ParamValues } from "../http/params";
 import type { UserRecord } from "../store/users";
 import { isGuest } from "../views/users";
@@ -148,12 +147,7 @@ export function eventsRoutes(h: Hearth) {
           );
           queueId = h.queues.create(settings).id;
         }
-        const queue = h.queues.access(queueId, user.id);
-        // Bun closes idle connections (10 s by default, 30 s as Elysia sets it up); a
-        // parked poll must outlive the heartbeat.
-        if (!params.dont_block) server?.timeout(request, Math.ceil(h.queues.limits.heartbeatSecs) + 30);
-        const events = await h.queues.poll(queue, params.last_event_id, params.dont_block, () => request.signal);
-        return eventsResponseFields(events, queue.id);
+        return pollQueue(h, user, queueId, params.last_event_id, params.dont_block, request, server);
       },
     )
     .delete("/events", { params: { queue_id: param.string() } }, ({ user, params }) => {
@@ -162,6 +156,23 @@ export function eventsRoutes(h: Hearth) {
     });
 }
 
+/** One poll of a queue the user owns, as both GET /events routes answer it. */
+async function pollQueue(
+  h: Hearth,
+  user: UserRecord,
+  queueId: string,
+  lastEventId: number | undefined,
+  dontBlock: boolean,
+  request: Request,
+  server: import("bun").Server<unknown> | null | undefined,
+): Promise<SerializedFields> {
+  const queue = h.queues.access(queueId, user.id);
+  // Bun closes idle connections (10 s by default, 30 s as Elysia sets it up); a
+  // parked poll must outlive the heartbeat.
+  if (!dontBlock) server?.timeout(request, Math.ceil(h.queues.limits.heartbeatSecs) + 30);
+  const events = await h.queues.poll(queue, lastEventId, dontBlock, () => request.signal);
+  return eventsResponseFields(events, queue.id);
+}
 
 /**
  * GET /events as every client repeats it after every event: `queue_id`,
@@ -192,14 +203,9 @@ export function fastPollRoute(h: Hearth, general: (request: Request, server: imp
     }
     if (queueId === undefined || request.body !== null) return general(request, server);
     try {
-      const user = authenticateRequest(h, request, () => server.requestIP(request)?.address ?? "unknown", true)!;
-      refuseIncomingWebhookBot(user);
-      const queue = h.queues.access(queueId, user.id);
-      if (!dontBlock) server.timeout(request, Math.ceil(h.queues.limits.heartbeatSecs) + 30);
-      const id = queue.id;
-      return h.queues
-        .poll(queue, lastEventId, dontBlock, () => request.signal)
-        .then((events) => serializedResponse(eventsResponseFields(events, id)))
+      const user = authenticateEndpoint(h, request, () => server.requestIP(request)?.address ?? "unknown", "required", false)!;
+      return pollQueue(h, user, queueId, lastEventId, dontBlock, request, server)
+        .then((fields) => serializedResponse(fields))
         .catch((error) => errorResponse(error, request));
     } catch (error) {
       return errorResponse(error, request);

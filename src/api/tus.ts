@@ -1,8 +1,7 @@
 import { Elysia } from "elysia";
 import type { Hearth } from "../context";
 import { ApiError } from "../errors";
-import { authenticateRequest } from "../auth/basic";
-import { refuseIncomingWebhookBot } from "../http/route";
+import { authenticateEndpoint } from "../http/route";
 import { errorResponse, jsonResponse } from "../http/route";
 import { accessTusUpload, doAppendTusUpload, doCreateTusUpload, doTerminateTusUpload, tusError, tusOffset } from "../actions/tus";
 import { MAX_UPLOAD_BYTES, uploadUrl } from "../actions/uploads";
@@ -47,8 +46,7 @@ export function tusRoutes(h: Hearth) {
         const request: Request = ctx.request;
         try {
           const ip = (): string => ctx.server?.requestIP(request)?.address ?? "unknown";
-          const user = authenticateRequest(h, request, ip, true)!;
-          refuseIncomingWebhookBot(user);
+          const user = authenticateEndpoint(h, request, ip, "required", false)!;
           if (request.headers.get("tus-resumable") !== TUS_VERSION) throw tusError(412, "Unsupported tus version");
           return await run(request, user, ctx.params?.id ?? "");
         } catch (error) {

@@ -30,9 +30,16 @@ export interface EndpointSpec<P extends ParamSpecs, A extends AuthMode> {
   allowIncomingWebhookBots?: boolean;
 }
 
-/** Zulip's refusal of an incoming-webhook bot's key anywhere but where it may post (a leaked webhook URL must not read). */
-export function refuseIncomingWebhookBot(user: UserRecord | null): void {
-  if (user?.bot_type === BotType.INCOMING_WEBHOOK) throw new ApiError("This API is not available to incoming webhook bots.", "UNAUTHORIZED", 401);
+/**
+ * The caller of an endpoint, by its auth mode; an incoming-webhook bot's key is refused
+ * anywhere but where it may post, as in Zulip (a leaked webhook URL must not read).
+ */
+export function authenticateEndpoint(h: Hearth, request: Request, ip: () => string, auth: AuthMode, allowIncomingWebhookBots: boolean): UserRecord | null {
+  const user = auth === "none" ? null : authenticateRequest(h, request, ip, auth === "required");
+  if (!allowIncomingWebhookBots && user?.bot_type === BotType.INCOMING_WEBHOOK) {
+    throw new ApiError("This API is not available to incoming webhook bots.", "UNAUTHORIZED", 401);
+  }
+  return user;
 }
 
 type Handler<P extends ParamSpecs, A extends AuthMode> = (
@@ -50,8 +57,9 @@ export class SerializedFields {
 }
 
 /** A success answer from fields already serialized (see SerializedFields). */
-export function serializedResponse(fields: SerializedFields): Response {
-  return new Response(`{"result":"success","msg":"",${fields.json}}`, { headers: JSON_HEADERS });
+export function serializedResponse(fields: SerializedFields, ignored: readonly string[] = []): Response {
+  const ignoredJson = ignored.length > 0 ? `,"ignored_parameters_unsupported":${JSON.stringify(ignored)}` : "";
+  return new Response(`{"result":"success","msg":"",${fields.json}${ignoredJson}}`, { headers: JSON_HEADERS });
 }
 
 export function jsonResponse(body: unknown, status = 200, headers: Record<string, string> = {}): Response {
@@ -104,9 +112,7 @@ export class ApiRoutes {
         // system call, and every long-poll would otherwise pay it.
         let address: string | undefined;
         const ip = () => (address ??= server?.requestIP(request)?.address ?? "unknown");
-        let user: UserRecord | null = null;
-        if (auth !== "none") user = authenticateRequest(h, request, ip, auth === "required");
-        if (!spec.allowIncomingWebhookBots) refuseIncomingWebhookBot(user);
+        const user = authenticateEndpoint(h, request, ip, auth, spec.allowIncomingWebhookBots === true);
         const raw = await readRawParams(request, spec.rawBody !== true);
         const { values, ignored } = parseParams(specs, raw, pathNames);
         const result = await handler({
@@ -122,10 +128,7 @@ export class ApiRoutes {
           server,
         });
         if (result instanceof Response) return result;
-        if (result instanceof SerializedFields) {
-          const ignoredJson = ignored.length > 0 ? `,"ignored_parameters_unsupported":${JSON.stringify(ignored)}` : "";
-          return new Response(`{"result":"success","msg":"",${result.json}${ignoredJson}}`, { headers: JSON_HEADERS });
-        }
+        if (result instanceof SerializedFields) return serializedResponse(result, ignored);
         const body: Record<string, unknown> = { result: "success", msg: "", ...result };
         if (ignored.length > 0) body.ignored_parameters_unsupported = ignored;
         return jsonResponse(body);
