@@ -62,9 +62,24 @@ function authCacheFor(h: Hearth): AuthCache {
 }
 
 /**
- * The only place API credentials are checked: constant-time key comparison, failed
- * attempts rate limited per client IP, then deactivation checks.
+ * Every credential passes here: failed attempts rate limited per client IP, the key
+ * compared in constant time (against a decoy when no account was found), then the
+ * deactivation checks.
  */
+function checkCredentials(h: Hearth, ip: () => string, key: string, findAccount: () => UserRecord | undefined): UserRecord {
+  h.limits.loginByIp.assertAllowed(`ip:${ip()}`);
+  const user = findAccount();
+  const keyMatches = secretsEqual(key, user?.api_key ?? DECOY_KEY);
+  if (!user || !keyMatches) {
+    h.limits.loginByIp.recordFailure(`ip:${ip()}`);
+    throw invalidApiKey();
+  }
+  if (getRealm(h.store)?.deactivated) throw realmDeactivated();
+  if (!user.is_active) throw userDeactivated();
+  return user;
+}
+
+/** HTTP Basic `email:api_key`, with known headers remembered until a user or the realm is written. */
 export function authenticateRequest(h: Hearth, request: Request, ip: () => string, required: boolean): UserRecord | null {
   const header = request.headers.get("authorization");
   const cache = header ? authCacheFor(h) : null;
@@ -75,15 +90,7 @@ export function authenticateRequest(h: Hearth, request: Request, ip: () => strin
     if (!required && !header) return null;
     throw unauthorized();
   }
-  h.limits.loginByIp.assertAllowed(`ip:${ip()}`);
-  const user = findUserByLoginEmail(h, credentials.email);
-  const keyMatches = secretsEqual(credentials.key, user?.api_key ?? DECOY_KEY);
-  if (!user || !keyMatches) {
-    h.limits.loginByIp.recordFailure(`ip:${ip()}`);
-    throw invalidApiKey();
-  }
-  if (getRealm(h.store)?.deactivated) throw realmDeactivated();
-  if (!user.is_active) throw userDeactivated();
+  const user = checkCredentials(h, ip, credentials.key, () => findUserByLoginEmail(h, credentials.email));
   if (cache!.users.size >= MAX_CACHED_CREDENTIALS) cache!.users.clear();
   cache!.users.set(header!, user);
   return user;
@@ -103,19 +110,7 @@ function accountByKeyHash(h: Hearth, hash: string): UserRecord | undefined {
   return id === undefined ? undefined : getUser(h.store, id);
 }
 
-/**
- * A webhook's `api_key` URL parameter (Zulip's webhook URLs carry the key alone): found
- * by its hash, then compared in constant time; failures rate limited per client IP as
- * with Basic credentials, then the same deactivation checks.
- */
+/** A webhook's `api_key` URL parameter (Zulip's webhook URLs carry the key alone): the account found by the key's hash. */
 export function authenticateApiKey(h: Hearth, key: string, ip: () => string): UserRecord {
-  h.limits.loginByIp.assertAllowed(`ip:${ip()}`);
-  const found = accountByKeyHash(h, createHash("sha256").update(key).digest("hex"));
-  if (!found || !secretsEqual(key, found.api_key)) {
-    h.limits.loginByIp.recordFailure(`ip:${ip()}`);
-    throw invalidApiKey();
-  }
-  if (getRealm(h.store)?.deactivated) throw realmDeactivated();
-  if (!found.is_active) throw userDeactivated();
-  return found;
+  return checkCredentials(h, ip, key, () => accountByKeyHash(h, createHash("sha256").update(key).digest("hex")));
 }
