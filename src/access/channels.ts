@@ -2,7 +2,7 @@ import type { Hearth } from "../context";
 import { ApiError, badRequest } from "../errors";
 import { activeUserIdsOf, getUser, type UserRecord } from "../store/users";
 import { getChannel, getChannelByName, isSubscribed, type ChannelRecord } from "../store/channels";
-import { isUserInGroupSetting, realmGroupSetting } from "./groups";
+import { inRealmGroup, isUserInGroupSetting } from "./groups";
 import { isAdmin, isGuest } from "../views/users";
 
 /**
@@ -56,7 +56,7 @@ export function canAddSubscribers(h: Hearth, user: UserRecord, channel: ChannelR
   if (!user.is_active) return false;
   if (isUserInGroupSetting(h, user, channel.groups.can_add_subscribers_group)) return true;
   if (canAdministerChannel(h, user, channel)) return true;
-  return hasContentAccess(h, user, channel) && isUserInGroupSetting(h, user, realmGroupSetting(h, "can_add_subscribers_group"));
+  return hasContentAccess(h, user, channel) && inRealmGroup(h, user, "can_add_subscribers_group");
 }
 
 /**

@@ -43,6 +43,11 @@ export function realmGroupSetting(h: Hearth, name: RealmGroupSettingName): Group
   return realmSetting(realmSettings(h), name) as GroupSettingValue;
 }
 
+/** Whether `user` is in an organization group setting (defaults in realm-settings). */
+export function inRealmGroup(h: Hearth, user: UserRecord, name: RealmGroupSettingName): boolean {
+  return isUserInGroupSetting(h, user, realmGroupSetting(h, name));
+}
+
 /** Days before a new member becomes a full member (`waiting_period_threshold`). */
 export function realmWaitingPeriodDays(h: Hearth): number {
   const value = realmSetting(realmSettings(h), "waiting_period_threshold");
@@ -272,7 +277,7 @@ export type GroupChangePermission = "can_manage_group" | "can_add_members_group"
  */
 export function hasUserGroupAccessForUpdate(h: Hearth, user: UserRecord, group: UserGroupRecord, permission: GroupChangePermission): boolean {
   if (group.is_system_group) return false;
-  if (isUserInGroupSetting(h, user, realmGroupSetting(h, "can_manage_all_groups"))) return true;
+  if (inRealmGroup(h, user, "can_manage_all_groups")) return true;
   if (isUserInGroupSetting(h, user, group.settings.can_manage_group)) return true;
   return permission !== "can_manage_group" && isUserInGroupSetting(h, user, group.settings[permission]);
 }

@@ -3,7 +3,7 @@ import { escapeRegExp } from "../lib/text";
 import { silentMention, truncateContent } from "../markdown/syntax";
 import type { Hearth } from "../context";
 import { appendTo } from "../lib/collections";
-import { isSystemGroupSetting, isUserInGroupSetting } from "../access/groups";
+import { inRealmGroup, isSystemGroupSetting, isUserInGroupSetting } from "../access/groups";
 import { getUserGroup } from "../store/user_groups";
 import { alertWordsByUser } from "../store/personal";
 import { doAutomaticTopicPolicies, doParticipationTopicPolicy } from "./user_topics";
@@ -62,8 +62,8 @@ import {
   channelSubscriberIds,
   groupForMention,
   groupMemberIds,
-  inRealmGroup,
   isSubscribedTo,
+  botOwner,
   type MessageChannel,
 } from "../views/message_channels";
 import { fetchRange, type AnchorSpec, type CompiledNarrow } from "../views/narrow";
@@ -192,7 +192,8 @@ export function resolveTarget(h: Hearth, sender: UserRecord, type: string, to: u
   let operand = Array.isArray(to) && to.length === 1 ? to[0] : to;
   let channel: MessageChannel | undefined;
   // Zulip's access_stream_for_send_message: a bot may post wherever its owner is subscribed.
-  const mayUse = (c: MessageChannel) => canReadChannel(h, sender, c) || (sender.is_bot && sender.bot_owner_id !== null && isSubscribedTo(h, c.id, sender.bot_owner_id));
+  const owner = botOwner(h, sender);
+  const mayUse = (c: MessageChannel) => canReadChannel(h, sender, c) || (owner !== undefined && isSubscribedTo(h, c.id, owner.id));
   if (typeof operand === "number") {
     channel = channelById(h, operand);
     if (!channel || !mayUse(channel)) throw badRequest(`Channel with ID '${operand}' does not exist`);
@@ -315,8 +316,7 @@ function checkMayCreateTopic(h: Hearth, user: UserRecord, channel: MessageChanne
   if (user.is_system_bot || setting === undefined || isSystemGroupSetting(h, setting, "role:everyone")) return;
   if (h.store.dbs.topics.get([channel.id, topicKey(topic)]) !== undefined) return;
   const may = (u: UserRecord | undefined) => u !== undefined && !isSystemGroupSetting(h, setting, "role:nobody") && isUserInGroupSetting(h, u, setting);
-  const owner = user.is_bot && user.bot_owner_id !== null ? getUser(h.store, user.bot_owner_id) : undefined;
-  if (!may(user) && !may(owner)) throw badRequest("You do not have permission to create new topics in this channel.");
+  if (!may(user) && !may(botOwner(h, user))) throw badRequest("You do not have permission to create new topics in this channel.");
 }
 
 /**

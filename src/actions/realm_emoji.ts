@@ -1,6 +1,6 @@
 import type { Hearth } from "../context";
 import { badRequest, insufficientPermission } from "../errors";
-import { isUserInGroupSetting, realmGroupSetting } from "../access/groups";
+import { inRealmGroup } from "../access/groups";
 import { activeRealmEmojiByName, getRealmEmoji, type RealmEmoji } from "../store/realm_emoji";
 import { emojiCodeFor } from "../markdown/emoji";
 import type { Reaction } from "../store/messages";
@@ -37,7 +37,7 @@ function notifyRealmEmoji(h: Hearth, change: EmojiChange): void {
 }
 
 export async function doAddRealmEmoji(h: Hearth, user: UserRecord, rawName: string, file: File): Promise<RealmEmoji> {
-  if (!isUserInGroupSetting(h, user, realmGroupSetting(h, "can_add_custom_emoji_group"))) {
+  if (!inRealmGroup(h, user, "can_add_custom_emoji_group")) {
     throw insufficientPermission();
   }
   const name = checkEmojiName(rawName);

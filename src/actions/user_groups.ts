@@ -11,8 +11,7 @@ import {
   groupSettingUsesGroup,
   hasUserGroupAccessForUpdate,
   isFullMember,
-  isUserInGroupSetting,
-  realmGroupSetting,
+  inRealmGroup,
   recursiveSubgroupIds,
   usersInGroupSetting,
   type GroupChangePermission,
@@ -223,7 +222,7 @@ function checkSubgroupIds(h: Hearth, ids: number[]): number[] {
 
 export async function checkCreateUserGroup(h: Hearth, actor: UserRecord, input: CreateUserGroupInput): Promise<number> {
   checkMayChangeGroups(actor);
-  if (!isUserInGroupSetting(h, actor, realmGroupSetting(h, "can_create_groups"))) throw badRequest("Insufficient permission");
+  if (!inRealmGroup(h, actor, "can_create_groups")) throw badRequest("Insufficient permission");
   const name = checkUserGroupName(h, input.name);
   const members = checkActiveUserIds(h, input.members);
   // FL 311: the creator may add any subgroups, whatever the new group's own permissions.

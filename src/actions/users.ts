@@ -7,7 +7,7 @@ import { badRequest, insufficientPermission, mustBeAdmin, mustBeOwner } from "..
 import { generateApiKey, hashPassword } from "../auth/credentials";
 import { activeUserIdsOf, allUsers, BotType, EmailVisibility, getUser, getUserByEmail, putUser, Role, ROLES, type UserRecord } from "../store/users";
 import { notifySystemGroupMembership } from "./user_groups";
-import { isUserInGroupSetting, realmGroupSetting } from "../access/groups";
+import { inRealmGroup } from "../access/groups";
 import {
   notifyDefaultChannelsJoined,
   notifySubscriberActivityChanged,
@@ -194,8 +194,8 @@ export async function checkCreateBot(
   // Zulip's check_bot_creation_policy: can_create_bots_group for any bot, and
   // can_create_write_only_bots_group for incoming webhooks too.
   const mayCreate =
-    isUserInGroupSetting(h, owner, realmGroupSetting(h, "can_create_bots_group")) ||
-    (input.bot_type === BotType.INCOMING_WEBHOOK && isUserInGroupSetting(h, owner, realmGroupSetting(h, "can_create_write_only_bots_group")));
+    inRealmGroup(h, owner, "can_create_bots_group") ||
+    (input.bot_type === BotType.INCOMING_WEBHOOK && inRealmGroup(h, owner, "can_create_write_only_bots_group"));
   if (!mayCreate) throw insufficientPermission();
   const short = input.short_name.trim().toLowerCase();
   if (!/^[a-z0-9._-]+$/.test(short)) throw badRequest("Bad name or username");

@@ -3,7 +3,7 @@ import { getUser, type UserRecord } from "../store/users";
 import { getChannel, getChannelByName, isSubscribed, subscriberIds, type ChannelRecord } from "../store/channels";
 import { getUserGroupByName } from "../store/user_groups";
 import { canPostInChannel, hasContentAccess } from "../access/channels";
-import { isUserInGroupSetting, realmGroupSetting, usersInGroupSetting, type RealmGroupSettingName } from "../access/groups";
+import { inRealmGroup, isUserInGroupSetting, usersInGroupSetting } from "../access/groups";
 
 /**
  * What the messages layer needs to know about channels, subscriptions and user
@@ -33,6 +33,11 @@ export function canReadChannel(h: Hearth, user: UserRecord, channel: MessageChan
   return hasContentAccess(h, user, channel);
 }
 
+/** A bot's owner: Zulip lets a bot post, and start topics, with its owner's permission where its own falls short. */
+export function botOwner(h: Hearth, user: UserRecord): UserRecord | undefined {
+  return user.is_bot && user.bot_owner_id !== null ? getUser(h.store, user.bot_owner_id) : undefined;
+}
+
 /**
  * Content access plus `can_send_message_group`; never archived channels. A bot may also
  * use its owner's: Zulip's access_stream_for_send_message lets bots post wherever their
@@ -40,7 +45,7 @@ export function canReadChannel(h: Hearth, user: UserRecord, channel: MessageChan
  */
 export function canPostToChannel(h: Hearth, user: UserRecord, channel: MessageChannel): boolean {
   if (canPostInChannel(h, user, channel)) return true;
-  const owner = user.is_bot && user.bot_owner_id !== null ? getUser(h.store, user.bot_owner_id) : undefined;
+  const owner = botOwner(h, user);
   if (!owner || channel.is_archived) return false;
   const group = channel.groups.can_send_message_group;
   const mayPost = isUserInGroupSetting(h, user, group) || isUserInGroupSetting(h, owner, group);
@@ -57,11 +62,6 @@ export function groupForMention(h: Hearth, name: string): { id: number; name: st
 /** Every member of a group, through its subgroups. */
 export function groupMemberIds(h: Hearth, groupId: number): number[] {
   return usersInGroupSetting(h, groupId);
-}
-
-/** Whether `user` is in an organization group setting (defaults in realm-settings). */
-export function inRealmGroup(h: Hearth, user: UserRecord, name: RealmGroupSettingName): boolean {
-  return isUserInGroupSetting(h, user, realmGroupSetting(h, name));
 }
 
 /*

@@ -9,7 +9,7 @@ import { getRealm } from "../store/realm";
 import { botView } from "../actions/users";
 import { apiEmail, formatUser, isAdmin, isGuest, isModerator, isOwner } from "./users";
 import { MIN_DEACTIVATED_REALM_DELETION_DAYS } from "../actions/realm";
-import { inRealmGroup } from "./message_channels";
+import { inRealmGroup } from "../access/groups";
 import { avatarUrl } from "./avatars";
 import { maxMessageIdFor } from "./messages";
 import { REALM_ICON_PATH, requireRealm } from "./realm";
