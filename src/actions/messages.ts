@@ -257,15 +257,30 @@ function alertWordBits(h: Hearth, senderId: number, content: string): (userId: n
   const byUser = alertWordsByUser(h.store);
   let lower: string | undefined;
   return (userId) => {
-    const words = userId === senderId ? undefined : byUser.get(userId);
-    if (!words) return 0;
+    const pattern = userId === senderId ? undefined : alertWordPattern(byUser, userId);
+    if (!pattern) return 0;
     lower ??= content.toLowerCase();
-    for (const word of words) {
-      const re = new RegExp(`(?<![^\\s'"(,:<])${escapeRegExp(word.toLowerCase())}(?![^\\s'"),.:;?!>])`, "u");
-      if (re.test(lower)) return MessageFlag.has_alert_word;
-    }
-    return 0;
+    return pattern.test(lower) ? MessageFlag.has_alert_word : 0;
   };
+}
+
+/**
+ * A user's alert words as one pattern: any of them, standing as a word. Compiled once
+ * per version of the alert-word map (a change of anyone's words replaces the map).
+ */
+const alertWordPatterns = new WeakMap<ReadonlyMap<number, readonly string[]>, Map<number, RegExp>>();
+
+function alertWordPattern(byUser: ReadonlyMap<number, readonly string[]>, userId: number): RegExp | undefined {
+  let patterns = alertWordPatterns.get(byUser);
+  if (!patterns) alertWordPatterns.set(byUser, (patterns = new Map()));
+  let pattern = patterns.get(userId);
+  if (pattern) return pattern;
+  const words = byUser.get(userId)?.filter((word) => word !== "");
+  if (!words || words.length === 0) return undefined;
+  const alternatives = words.map((word) => escapeRegExp(word.toLowerCase())).join("|");
+  pattern = new RegExp(`(?<![^\\s'"(,:<])(?:${alternatives})(?![^\\s'"),.:;?!>])`, "u");
+  patterns.set(userId, pattern);
+  return pattern;
 }
 
 /** Members of the groups a message mentions: they get the `mentioned` flag. */
