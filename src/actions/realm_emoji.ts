@@ -1,7 +1,7 @@
 import type { Hearth } from "../context";
 import { badRequest, insufficientPermission } from "../errors";
 import { inRealmGroup } from "../access/groups";
-import { activeRealmEmojiByName, getRealmEmoji, type RealmEmoji } from "../store/realm_emoji";
+import { activeRealmEmojiByName, getRealmEmoji, putRealmEmoji, type RealmEmoji } from "../store/realm_emoji";
 import { emojiCodeFor } from "../markdown/emoji";
 import type { Reaction } from "../store/messages";
 import type { UserRecord } from "../store/users";
@@ -45,7 +45,7 @@ export async function doAddRealmEmoji(h: Hearth, user: UserRecord, rawName: stri
   const emoji = await h.store.commit(() => {
     if (activeRealmEmojiByName(h.store, name)) throw badRequest("A custom emoji with this name already exists.");
     const e: RealmEmoji = { id: h.store.nextId("realm_emoji"), name, author_id: user.id, deactivated: false, content_type: contentType };
-    h.store.dbs.realmEmoji.put(e.id, e);
+    putRealmEmoji(h.store, e);
     h.store.dbs.realmEmojiImages.put(e.id, data);
     return e;
   });
@@ -60,7 +60,7 @@ export async function doDeactivateRealmEmoji(h: Hearth, user: UserRecord, name: 
     if (!e) throw emojiMissing(name);
     if (!isAdmin(user) && e.author_id !== user.id) throw badRequest("Must be an organization administrator or emoji author");
     const next = { ...e, deactivated: true };
-    h.store.dbs.realmEmoji.put(e.id, next);
+    putRealmEmoji(h.store, next);
     return next;
   });
   notifyRealmEmoji(h, { op: "update_one", emoji, data: { deactivated: true } });
