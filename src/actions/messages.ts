@@ -642,11 +642,6 @@ export async function doMarkAllAsRead(h: Hearth, user: UserRecord): Promise<void
   await doUpdateFlags(h, user, ids, "add", "read", { all: true });
 }
 
-/** Muting a user marks their messages read for the muter (Zulip's `do_mute_user`); for the muted-users capability. */
-export async function doMarkSenderAsRead(h: Hearth, user: UserRecord, senderId: number): Promise<void> {
-  await doUpdateFlags(h, user, unreadFromSender(h, user, senderId), "add", "read");
-}
-
 export function unreadFromSender(h: Hearth, user: UserRecord, senderId: number): number[] {
   const ids: number[] = [];
   for (const id of unreadMessageIds(h.store, user.id, 0, "newer")) {

@@ -101,4 +101,4 @@ export function staticAssetRoutes(h: Hearth) {
   return new Elysia({ name: "static-assets" }).use(files).get("/admin", toAdminPage).get("/admin/", toAdminPage);
 }
 
-export const ADMIN_PAGE_PATH = `${STATIC_PREFIX}/admin.html`;
+const ADMIN_PAGE_PATH = `${STATIC_PREFIX}/admin.html`;

@@ -2,8 +2,6 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { expectError, expectSchema, expectSuccess, recordPublished, startTestServer, type TestServer } from "../kit";
 import { getRealm, putRealm } from "../../src/store/realm";
 import { systemGroupId } from "../../src/store/user_groups";
-import { getUser } from "../../src/store/users";
-import { doMarkSenderAsRead } from "../../src/actions/messages";
 import { register } from "../events-kit";
 import {
   GetMessageResponse,
@@ -408,15 +406,15 @@ describe("direct messages", () => {
     expectSuccess(await s.as("hamlet").patch("/settings", { send_private_typing_notifications: true }));
   });
 
-  test("doMarkSenderAsRead (for muting) marks one sender's unread messages read", async () => {
+  test("muting a user marks that sender's unread messages read, no one else's", async () => {
     const { othello, cordelia } = s.users;
     const fromCordelia = await sendDm("cordelia", [othello.id], "mute me");
     const fromHamlet = await sendDm("hamlet", [othello.id], "not me");
-    const othelloRecord = getUser(s.server.h.store, othello.id)!;
-    await doMarkSenderAsRead(s.server.h, othelloRecord, cordelia.id);
+    expectSuccess(await s.as("othello").post(`/users/me/muted_users/${cordelia.id}`));
     const flags = async (id: number) => expectSuccess(await s.as("othello").get(`/messages/${id}`)).message.flags;
     expect(await flags(fromCordelia)).toContain("read");
     expect(await flags(fromHamlet)).not.toContain("read");
+    expectSuccess(await s.as("othello").delete(`/users/me/muted_users/${cordelia.id}`));
   });
 });
 
