@@ -27,7 +27,8 @@ const withoutListMarker = (line: string) => line.trim().replace(/^\s*[-*]?\s*/, 
  * (`/me`, `/bogus`, "use /poll").
  */
 export function widgetFromContent(content: string): WidgetContent | null {
-  const command = content.split(/\s+/)[0];
+  // The first word alone (runs on every message sent: no splitting of the whole content).
+  const command = /^\S*/.exec(content)![0];
   if (command !== "/poll" && command !== "/todo") return null;
   const lines = splitLines(content.replace(command, ""));
   const heading = lines.length > 0 && lines[0] !== "" ? lines.shift()!.trim() : "";
