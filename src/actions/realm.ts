@@ -46,14 +46,14 @@ function newAccount(store: Store, fields: Partial<UserRecord> & Pick<UserRecord,
   };
 }
 
+/** Zulip's Realm.MAX_REALM_NAME_LENGTH, in characters. */
+export const MAX_REALM_NAME_LENGTH = 40;
+
 /**
  * Creates the organization, its system bots and the first owner in one transaction.
  * Runs before the server listens (init command, or serve on an empty folder), so
  * there is nobody to notify.
  */
-/** Zulip's Realm.MAX_REALM_NAME_LENGTH, in characters. */
-export const MAX_REALM_NAME_LENGTH = 40;
-
 export async function doInitRealm(store: Store, options: InitOptions): Promise<{ realm: Realm; owner: UserRecord }> {
   const email = checkEmailAddress(options.ownerEmail);
   const fullName = checkFullName(options.ownerFullName ?? email.split("@")[0]);
