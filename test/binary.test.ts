@@ -12,6 +12,7 @@ import type { Subprocess } from "bun";
 import { buildBinary, type BuiltBinary } from "../scripts/build";
 import { ApiClient, expectSuccess } from "./kit";
 import { rawGet } from "./raw-http";
+import { KEYSPACES } from "../src/store/keyspaces";
 
 const ROOT = resolve(import.meta.dir, "..");
 const ICON = readFileSync(join(ROOT, "admin-ui", "hearth-icon.svg"), "utf8");
@@ -65,9 +66,9 @@ interface Server {
 }
 
 /** Starts `serve` and waits for its "listening on URL" line (or for it to exit). */
-async function startServe(launcher: Launcher, args: string[], timeoutMs = 30_000): Promise<Server> {
+async function startServe(launcher: Launcher, args: string[], timeoutMs = 30_000, env: Record<string, string> = {}): Promise<Server> {
   const started = performance.now();
-  const proc = Bun.spawn([...launcher, "serve", ...args], { cwd: ROOT, stdout: "pipe", stderr: "pipe", env: process.env });
+  const proc = Bun.spawn([...launcher, "serve", ...args], { cwd: ROOT, stdout: "pipe", stderr: "pipe", env: { ...process.env, ...env } });
   running.add(proc);
   void proc.exited.then(() => running.delete(proc));
   let text = "";
@@ -105,6 +106,23 @@ async function serveExpectingFailure(launcher: Launcher, args: string[]): Promis
   clearTimeout(timer);
   running.delete(proc);
   return { code, stdout, stderr, ms: performance.now() - started };
+}
+
+/**
+ * What the unread-rows job wrote, read from the data folder by this process while the
+ * server runs (LMDB readers in other processes are fine): the watermark, and the
+ * reader's "unread" row for the message (its channel ID and topic).
+ */
+async function readUnreadState(dataDir: string, userId: number, messageId: number) {
+  const { open } = await import("lmdb");
+  const root = open({ path: join(dataDir, "db"), maxDbs: 64, readOnly: true });
+  try {
+    const meta = root.openDB(KEYSPACES.meta, { sharedStructuresKey: Symbol.for("structures") });
+    const index = root.openDB(KEYSPACES.userMessageIndex, { sharedStructuresKey: Symbol.for("structures") });
+    return { watermark: (meta.get(["unreadRowsWrittenUpTo"]) as number | undefined) ?? 0, row: index.get([userId, "unread", messageId]) ?? null };
+  } finally {
+    await root.close();
+  }
 }
 
 function initRealm(launcher: Launcher, dataDir: string) {
@@ -221,10 +239,23 @@ describe("dist/hearth (linux x64)", () => {
     expect(server.output()).toContain("Received SIGTERM; shutting down.");
     expect(existsSync(join(dataDir, "hearth.pid"))).toBe(false);
 
-    const restarted = await startServe(x64, ["--data", dataDir, "--port", String(await freePort())]);
-    const again = expectSuccess(await new ApiClient(restarted.url, owner.email, owner.api_key).get("/users/me"));
+    // The unread-rows job runs on a worker thread, a second entry point of the executable.
+    const restarted = await startServe(x64, ["--data", dataDir, "--port", String(await freePort())], 30_000, { HEARTH_UNREAD_ROWS_INTERVAL_MS: "50" });
+    const api = new ApiClient(restarted.url, owner.email, owner.api_key);
+    const again = expectSuccess(await api.get("/users/me"));
     expect(again.user_id).toBe(owner.user_id);
     expect(restarted.output()).not.toContain("Created a new organization");
+    const reader = expectSuccess(await api.post("/users", { email: "reader@example.com", password: "secret123", full_name: "Reader" })).user_id;
+    expectSuccess(await api.post("/users/me/subscriptions", { subscriptions: JSON.stringify([{ name: "jobs" }]), principals: JSON.stringify([owner.user_id, reader]) }));
+    const sent = expectSuccess(await api.post("/messages", { type: "stream", to: "jobs", topic: "t", content: "for the worker" })).id as number;
+    let watermark = 0;
+    for (let i = 0; i < 200 && watermark < sent; i++) {
+      await Bun.sleep(25);
+      watermark = (await readUnreadState(dataDir, reader, sent)).watermark;
+    }
+    const channelId = expectSuccess(await api.get("/get_stream_id", { stream: "jobs" })).stream_id;
+    expect(await readUnreadState(dataDir, reader, sent)).toEqual({ watermark: sent, row: [channelId, "t"] });
+    expect(restarted.output()).not.toContain("worker failed");
     expect(await terminate(restarted)).toBe(0);
     }, 60_000);
 

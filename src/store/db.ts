@@ -9,11 +9,10 @@ import { KEYSPACES, type KeyspaceName } from "./keyspaces";
  *
  * Settings and why:
  * - Default sync behaviour (never `noSync`), with lmdb-js's `overlappingSync` left on:
- *   the fsync runs outside the writer lock so concurrent writes keep batching, and
+ *   commits and their fsync run on lmdb-js's write thread, outside the writer lock, so
+ *   concurrent writes keep batching and the main thread never waits for the disk.
  *   `commit()` waits for `flushed` before it resolves, so a write that returned
- *   success survives `kill -9` and power loss. A "sync" commit (see `run`) is
- *   `transactionSync` without flags: its transaction is not MDB_NOSYNC, so LMDB
- *   fsyncs the data pages before it writes the meta page, inside the call.
+ *   success survives `kill -9` and power loss.
  * - Each action runs in a child transaction: a check that throws halfway rolls back
  *   that action's writes alone, never leaving a half-written record, while lmdb-js
  *   still groups concurrent actions into one commit.
@@ -29,17 +28,18 @@ import { KEYSPACES, type KeyspaceName } from "./keyspaces";
  *   (scripts/bench-events.ts). Values written before this setting stay readable.
  */
 const is64Bit = arch().endsWith("64");
-/** See commitInfallible: at most one sync commit per this many ms; writes closer together batch. */
-const MIN_SYNC_COMMIT_GAP_MS = 2;
+/** lmdb-js's transaction flags: abortable, synchronous commit; and LMDB's MDB_NOSYNC (see commitOnThisThread). */
+const TXN_ABORTABLE = 1;
+const TXN_SYNCHRONOUS_COMMIT = 2;
+const MDB_NOSYNC = 0x10000;
 
 export interface CommitOptions<T> {
   /**
    * Runs once the transaction is committed: every reader of the store already sees the
    * change then, so events published here tell clients nothing a read could not. The
    * commit still resolves only once the data is durable, so the caller's success answer
-   * waits for the disk. (On the sync path the commit is already on disk; on the async
-   * path lmdb-js 3.5 reports a commit after its overlapping fsync, so this saves little
-   * there.) A throw here is logged, not passed on: the write is done, and a failed
+   * waits for the disk. (lmdb-js 3.5 reports a commit after its overlapping fsync, so
+   * this saves little today.) A throw here is logged, not passed on: the write is done, and a failed
    * answer would invite the client to send it again.
    */
   onCommitted?: (result: T) => void;
@@ -80,32 +80,40 @@ export class Store {
 
   /**
    * Like `commit`, for a write phase that cannot fail once its checks are done (a
-   * message insert: every check ran before). Alone, it commits synchronously (see
-   * `run`); alongside other commits, it runs in the shared batch transaction instead
-   * of a nested one, so concurrent sends share their page writes. There a throw after
-   * a write would commit that partial write, so `fn` must do its checks before its
-   * first write.
+   * message insert: every check ran before). It runs in the shared batch transaction
+   * instead of a nested one, so concurrent sends share their page writes. There a
+   * throw after a write would commit that partial write, so `fn` must do its checks
+   * before its first write.
    */
   async commitInfallible<T>(fn: () => T, options?: CommitOptions<T>): Promise<T> {
-    // Sync commits one after another would each pay an fsync; a burst batches instead.
-    const alone = this.uncommittedTransactions === 0 && performance.now() - this.lastSyncCommitAt >= MIN_SYNC_COMMIT_GAP_MS;
-    return this.run(fn, alone ? "sync" : "batch", options);
+    return this.run(fn, "batch", options);
+  }
+
+  /**
+   * A write transaction run and committed on the calling thread, for a worker thread
+   * whose job may block (src/actions/unread_rows.ts): the main thread must never call
+   * it, its requests would wait for the disk. The commit is MDB_NOSYNC, which under
+   * lmdb-js's overlapping sync means the fsync runs after the writer lock is
+   * released, on this thread, so other writers do not wait for it; it marks the
+   * commit unsynced until then, and a power loss before that falls back to the
+   * previous commit, never to a broken file.
+   */
+  commitOnThisThread<T>(fn: () => T): T {
+    return this.root.transactionSync(fn as () => any, TXN_ABORTABLE | TXN_SYNCHRONOUS_COMMIT | MDB_NOSYNC) as T;
   }
 
   /**
    * - "nested": a child transaction inside lmdb-js's batch (a throw undoes this action's writes only).
    * - "batch": straight in the batch transaction (see commitInfallible).
-   * - "sync": an LMDB transaction of its own, committed and fsynced before this returns,
-   *   on the main thread. A write that finds no other commit in flight takes it: the
-   *   async path costs two wake-ups of the main thread (to run the callback, then to
-   *   learn of the commit), and under a long-poll flood each waits behind every queued
-   *   request (~15 ms each at 1,000 clients), while a sync commit of a message (a few
-   *   pages, see src/store/messages.ts) blocks ~3 ms. Writes that overlap an
-   *   uncommitted one, or come right after a sync commit, still batch: a burst of
-   *   sends (scripts/bench-messages.ts) would otherwise pay one fsync each. An earlier
-   *   commit's pending flush does not count: the sync commit's fsync covers it too.
+   *
+   * Both run on lmdb-js's write thread: the callback runs on the main thread when the
+   * write thread reaches it, the commit and its fsync on the write thread. An earlier
+   * version committed a lone write synchronously on the main thread to save those two
+   * wake-ups; with the unread-rows job on its worker thread, scripts/bench-events.ts
+   * measured the same p99 either way, and the inline fsync blocked every other request
+   * meanwhile.
    */
-  private async run<T>(fn: () => T, mode: "nested" | "batch" | "sync", options?: CommitOptions<T>): Promise<T> {
+  private async run<T>(fn: () => T, mode: "nested" | "batch", options?: CommitOptions<T>): Promise<T> {
     this.writes++;
     this.inflightCommits++;
     const hooks: (() => void)[] = [];
@@ -118,19 +126,7 @@ export class Store {
       }
     };
     try {
-      if (mode === "sync") {
-        const result = this.root.transactionSync(inTransaction as () => any) as T;
-        this.lastSyncCommitAt = performance.now();
-        runCommitted(options, result);
-        return result;
-      }
-      this.uncommittedTransactions++;
-      let result: T;
-      try {
-        result = (await (mode === "nested" ? this.root.childTransaction(inTransaction as () => any) : this.root.transaction(inTransaction as () => any))) as T;
-      } finally {
-        this.uncommittedTransactions--;
-      }
+      const result = (await (mode === "nested" ? this.root.childTransaction(inTransaction as () => any) : this.root.transaction(inTransaction as () => any))) as T;
       runCommitted(options, result);
       await this.root.flushed;
       return result;
@@ -160,9 +156,6 @@ export class Store {
 
   private writes = 0;
   private inflightCommits = 0;
-  /** Async transactions queued or running, not yet committed (their flush may still be pending). */
-  private uncommittedTransactions = 0;
-  private lastSyncCommitAt = -Infinity;
   private readonly memos = new Map<string, { writes: number; value: unknown }>();
 
   /**

@@ -319,11 +319,15 @@ export interface DeferredUnreadBatch {
   locations: Map<number, MessageLocation | null>;
 }
 
-/** Moves whenever a message's recipient list or location changes (inside the transaction that changes it). */
-const recipientsVersions = new WeakMap<Store, number>();
-const recipientsVersion = (store: Store) => recipientsVersions.get(store) ?? 0;
+/**
+ * Moves whenever a message's recipient list or location changes, inside the
+ * transaction that changes it. Stored, not kept in memory: the job runs on a worker
+ * thread, which sees the main thread's writes only through the store.
+ */
+const RECIPIENTS_VERSION = ["recipientsVersion"];
+const recipientsVersion = (store: Store) => (store.dbs.meta.get(RECIPIENTS_VERSION) as number | undefined) ?? 0;
 function recipientsChanged(store: Store): void {
-  recipientsVersions.set(store, recipientsVersion(store) + 1);
+  store.dbs.meta.put(RECIPIENTS_VERSION, recipientsVersion(store) + 1);
 }
 
 /** Plans the next batch (at most `limit` messages), or null when nothing is pending. */

@@ -1,0 +1,44 @@
+/**
+ * The worker thread of the unread-rows job (unread_rows.ts): it opens the data
+ * folder's LMDB environment (shared with the main thread) and writes batches when told
+ * to, so their commits never hold the main thread. Commands and reports are the types
+ * in unread_rows.ts. scripts/build.ts compiles this file into the executable as a
+ * second entry point.
+ */
+import { Store } from "../store/db";
+import { writeDeferredUnreadBatch, type UnreadRowsWorkerCommand, type UnreadRowsWorkerReport } from "./unread_rows";
+
+declare const self: Worker;
+
+let store: Store | null = null;
+let running: Promise<void> | null = null;
+let stopping = false;
+const report = (message: UnreadRowsWorkerReport) => self.postMessage(message);
+
+async function runBatches(): Promise<void> {
+  try {
+    while (!stopping && store && (await writeDeferredUnreadBatch(store)) > 0) {
+      report({ type: "batch" });
+      // A batch decodes up to 500 recipient lists, garbage once it is written: a full
+      // collection here (on this thread, not the server's) keeps the thread's heap at
+      // its ~19 MiB of code and structures between batches.
+      Bun.gc(true);
+    }
+  } catch (error) {
+    report({ type: "error", message: error instanceof Error ? (error.stack ?? error.message) : String(error) });
+  }
+  report({ type: "idle" });
+}
+
+self.onmessage = (event: MessageEvent<UnreadRowsWorkerCommand>) => {
+  const command = event.data;
+  if (command.type === "open") {
+    store = new Store(command.dataDir);
+  } else if (command.type === "run") {
+    running ??= runBatches().finally(() => (running = null));
+  } else if (command.type === "stop") {
+    stopping = true;
+    // The environment stays open: it is the main thread's too, which closes it.
+    void (running ?? Promise.resolve()).then(() => report({ type: "stopped" }));
+  }
+};
