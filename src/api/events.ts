@@ -147,7 +147,7 @@ export function eventsRoutes(h: Hearth) {
           );
           queueId = h.queues.create(settings).id;
         }
-        return pollQueue(h, user, queueId, params.last_event_id, params.dont_block, request, server);
+        return pollQueue(h, user, queueId, params.last_event_id, params.dont_block, request, server, (fields) => fields);
       },
     )
     .delete("/events", { params: { queue_id: param.string() } }, ({ user, params }) => {
@@ -156,8 +156,14 @@ export function eventsRoutes(h: Hearth) {
     });
 }
 
-/** One poll of a queue the user owns, as both GET /events routes answer it. */
-async function pollQueue(
+/**
+ * One poll of a queue the user owns, as both GET /events routes answer it: the answer
+ * at once when events are waiting (or `dont_block`), else a promise of it. `finish`
+ * turns the fields into the route's answer inside that one promise: under a message
+ * flood every client polls again after every event, and each promise layer per poll
+ * (an async function, a `.then`) showed up in scripts/bench-events.ts.
+ */
+function pollQueue<T>(
   h: Hearth,
   user: UserRecord,
   queueId: string,
@@ -165,13 +171,35 @@ async function pollQueue(
   dontBlock: boolean,
   request: Request,
   server: import("bun").Server<unknown> | null | undefined,
-): Promise<SerializedFields> {
+  finish: (fields: SerializedFields) => T,
+): T | Promise<T> {
   const queue = h.queues.access(queueId, user.id);
+  const answer = (events: Parameters<typeof eventsResponseFields>[0]) => finish(eventsResponseFields(events, queue.idJson));
+  const waiting = h.queues.poll(queue, lastEventId, dontBlock, () => request.signal);
+  if (!(waiting instanceof Promise)) return answer(waiting);
   // Bun closes idle connections (10 s by default, 30 s as Elysia sets it up); a
   // parked poll must outlive the heartbeat.
-  if (!dontBlock) server?.timeout(request, Math.ceil(h.queues.limits.heartbeatSecs) + 30);
-  const events = await h.queues.poll(queue, lastEventId, dontBlock, () => request.signal);
-  return eventsResponseFields(events, queue.id);
+  server?.timeout(request, Math.ceil(h.queues.limits.heartbeatSecs) + 30);
+  return waiting.then(answer);
+}
+
+/**
+ * The integer written in `text` from `start` to `end` as JSON writes integers (an
+ * optional minus, no leading zeros, at most 15 digits), as the general route parses
+ * `last_event_id`; undefined for anything else.
+ */
+function jsonInteger(text: string, start: number, end: number): number | undefined {
+  const negative = text.charCodeAt(start) === 45; // "-"
+  const first = negative ? start + 1 : start;
+  const digits = end - first;
+  if (digits < 1 || digits > 15 || (digits > 1 && text.charCodeAt(first) === 48)) return undefined; // "0"
+  let value = 0;
+  for (let i = first; i < end; i++) {
+    const digit = text.charCodeAt(i) - 48;
+    if (digit < 0 || digit > 9) return undefined;
+    value = value * 10 + digit;
+  }
+  return negative ? -value : value;
 }
 
 /**
@@ -189,24 +217,34 @@ export function fastPollRoute(h: Hearth, general: (request: Request, server: imp
     if (q === -1 || url.indexOf("#", q) !== -1) return general(request, server);
     let queueId: string | undefined;
     let lastEventId: number | undefined;
-    let dontBlock = false;
-    for (const pair of url.slice(q + 1).split("&")) {
-      const eq = pair.indexOf("=");
-      const name = pair.slice(0, eq);
-      const value = pair.slice(eq + 1);
-      if (eq === -1 || value.indexOf("%") !== -1 || value.indexOf("+") !== -1) return general(request, server);
-      if (name === "queue_id" && queueId === undefined) queueId = value;
-      // JSON integers only (no leading zeros), as the general route parses them.
-      else if (name === "last_event_id" && lastEventId === undefined && /^-?(0|[1-9]\d{0,14})$/.test(value)) lastEventId = Number(value);
-      else if (name === "dont_block" && (value === "true" || value === "false")) dontBlock = value === "true";
-      else return general(request, server);
+    let dontBlock: boolean | undefined;
+    // Scanned in place, without splitting: this runs for every poll of every client.
+    for (let at = q + 1; at < url.length; ) {
+      let end = url.indexOf("&", at);
+      if (end === -1) end = url.length;
+      if (queueId === undefined && url.startsWith("queue_id=", at)) {
+        queueId = url.slice(at + 9, end);
+        if (queueId.indexOf("%") !== -1 || queueId.indexOf("+") !== -1) return general(request, server);
+      } else if (lastEventId === undefined && url.startsWith("last_event_id=", at)) {
+        lastEventId = jsonInteger(url, at + 14, end);
+        if (lastEventId === undefined) return general(request, server);
+      } else if (dontBlock === undefined && url.startsWith("dont_block=", at)) {
+        if (url.startsWith("true", at + 11) && end === at + 15) dontBlock = true;
+        else if (url.startsWith("false", at + 11) && end === at + 16) dontBlock = false;
+        else return general(request, server);
+      } else return general(request, server);
+      at = end + 1;
     }
     if (queueId === undefined || request.body !== null) return general(request, server);
     try {
       const user = authenticateEndpoint(h, request, () => server.requestIP(request)?.address ?? "unknown", "required", false)!;
-      return pollQueue(h, user, queueId, lastEventId, dontBlock, request, server)
-        .then((fields) => serializedResponse(fields))
-        .catch((error) => errorResponse(error, request));
+      return pollQueue(h, user, queueId, lastEventId, dontBlock ?? false, request, server, (fields) => {
+        try {
+          return serializedResponse(fields);
+        } catch (error) {
+          return errorResponse(error, request);
+        }
+      });
     } catch (error) {
       return errorResponse(error, request);
     }

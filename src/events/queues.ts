@@ -80,10 +80,15 @@ export class EventQueue {
   waiter: Waiter | null = null;
   private flushScheduled = false;
 
+  /** The ID as JSON, for every answer to a poll. */
+  readonly idJson: string;
+
   constructor(
     readonly id: string,
     readonly settings: QueueSettings,
-  ) {}
+  ) {
+    this.idJson = JSON.stringify(id);
+  }
 
   get userId() {
     return this.settings.userId;
@@ -301,17 +306,18 @@ export class QueueManager implements EventSink {
 
   /**
    * `GET /events`: acknowledges up to `lastEventId`, then answers at once with the
-   * pending events, or parks until one arrives or the heartbeat is due. A second
-   * poll on the same queue replaces a parked one, which answers with no events.
+   * pending events (an array, not a promise), or parks until one arrives or the
+   * heartbeat is due. A second poll on the same queue replaces a parked one, which
+   * answers with no events.
    * `hangUpSignal` gives the request's abort signal, so that a client that hangs up
    * stops holding its queue.
    */
-  poll(queue: EventQueue, lastEventId: number | undefined, dontBlock: boolean, hangUpSignal?: () => AbortSignal): Promise<QueuedEvent[]> {
+  poll(queue: EventQueue, lastEventId: number | undefined, dontBlock: boolean, hangUpSignal?: () => AbortSignal): QueuedEvent[] | Promise<QueuedEvent[]> {
     const now = Date.now();
     queue.lastAccess = now;
     if (lastEventId !== undefined) this.totalEvents -= queue.acknowledge(lastEventId);
     if (queue.waiter) queue.answerWaiter();
-    if (queue.events.length > 0 || dontBlock || this.closing) return Promise.resolve(queue.events.slice());
+    if (queue.events.length > 0 || dontBlock || this.closing) return queue.events.slice();
     return new Promise((resolve) => {
       queue.waiter = { resolve, parkedAt: now, hangUpSignal, listening: false };
       this.parked.add(queue);

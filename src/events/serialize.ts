@@ -36,7 +36,7 @@ function eventJson(event: ApiEvent): string {
   return head === "{}" ? `{"message":${json}}` : `${head.slice(0, -1)},"message":${json}}`;
 }
 
-/** The fields of a GET /events answer. */
-export function eventsResponseFields(events: readonly (ApiEvent & { id: number })[], queueId: string): SerializedFields {
-  return new SerializedFields(`"events":[${events.map(queuedEventJson).join(",")}],"queue_id":${JSON.stringify(queueId)}`);
+/** The fields of a GET /events answer; `queueIdJson` is the queue's ID as JSON. */
+export function eventsResponseFields(events: readonly (ApiEvent & { id: number })[], queueIdJson: string): SerializedFields {
+  return new SerializedFields(`"events":[${events.map(queuedEventJson).join(",")}],"queue_id":${queueIdJson}`);
 }

@@ -146,6 +146,14 @@ describe("GET /events long-poll", () => {
     // Not JSON integers: refused like any other parameter (the short path leaves them to the general one).
     expect(await poll(`queue_id=${queue_id}&last_event_id=007&dont_block=true`)).toEqual(await poll(`last_event_id=007&queue_id=${queue_id}&dont_block=true`));
     expect((await poll(`queue_id=${queue_id}&last_event_id=007&dont_block=true`)).status).toBe(400);
+    // The short path's own scanning: what it does not take, the general path judges.
+    for (const bad of ["last_event_id=", "last_event_id=-", "last_event_id=0x1", "last_event_id=1-"]) {
+      expect({ bad, ...(await poll(`queue_id=${queue_id}&${bad}&dont_block=true`)).body }).toMatchObject({ bad, result: "error", code: "BAD_REQUEST" });
+    }
+    expect((await poll(`queue_id=${queue_id}&last_event_id=-1&dont_block=truex`)).status).toBe(400);
+    expect((await poll(`queue_id=${queue_id}&queue_id=${queue_id}&last_event_id=-1&dont_block=true`)).status).toBe(200);
+    expect(await poll(`queue_id=${queue_id}&last_event_id=-1&dont_block=true&`)).toEqual(plain);
+    expect(await poll(`queue_id=${queue_id}&last_event_id=-0&dont_block=true`)).toEqual(await poll(`queue_id=${queue_id}&last_event_id=%2D0&dont_block=true`));
     // A page's request gets the Session challenge on the short path too.
     const fromPage = await fetch(`${s.url}/api/v1/events?queue_id=${queue_id}&last_event_id=-1&dont_block=true`, { headers: { ...auth("wrong"), "x-requested-with": "XMLHttpRequest" } });
     expect(fromPage.status).toBe(401);

@@ -208,7 +208,7 @@ describe("one message delivered to many queues", () => {
       ]),
       perQueue: new Map([[sender.id, { local_message_id: "1.5" }]]),
     });
-    const body = (q: typeof a) => JSON.parse(`{${eventsResponseFields(q.events, q.id).json}}`).events.at(-1);
+    const body = (q: typeof a) => JSON.parse(`{${eventsResponseFields(q.events, q.idJson).json}}`).events.at(-1);
     const markdown = { id: 9, type: "stream", subject: "t", content: "**hi**", content_type: "text/x-markdown" };
     expect(body(a)).toEqual({ type: "message", id: 1, flags: [], message: markdown });
     expect(body(b)).toEqual({ type: "message", id: 0, flags: [], message: markdown });

@@ -9,8 +9,8 @@ test("GET /events bodies built from cached message JSON equal plain JSON", () =>
     { type: "heartbeat", id: 5 },
     { type: "message", message: null, id: 6 },
   ];
-  const first = JSON.parse(`{${eventsResponseFields(events, "q-1").json}}`);
+  const first = JSON.parse(`{${eventsResponseFields(events, JSON.stringify("q-1")).json}}`);
   expect(first).toEqual({ events, queue_id: "q-1" });
   // The cached message JSON serves later polls too, and stays correct.
-  expect(JSON.parse(`{${eventsResponseFields([events[1]], "q-2").json}}`)).toEqual({ events: [events[1]], queue_id: "q-2" });
+  expect(JSON.parse(`{${eventsResponseFields([events[1]], JSON.stringify("q-2")).json}}`)).toEqual({ events: [events[1]], queue_id: "q-2" });
 });
