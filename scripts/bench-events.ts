@@ -10,19 +10,23 @@
  * write of the message and its recipient list (the subscribers' "unread" rows follow
  * in background batches, see docs/events.md), then one message event to every queue.
  *
- *   bun scripts/bench-events.ts [--clients 1000] [--rate 50] [--seconds 5] [--rounds 1]
+ *   bun scripts/bench-events.ts [--clients 1000] [--rate 50] [--seconds 5] [--rounds 1] [--warmup 3]
  *
  * Diagnostics: BENCH_PROFILE=dir (CPU profile of the Hearth server), BENCH_SMAPS=1
  * (the mappings holding its resident memory), BENCH_DU=1 (size of its data folder),
  * BENCH_BUN_FLAGS="--smol" (flags for the server processes), BENCH_GC=1 (the Hearth
  * server calls Bun.gc(false) every second, not waiting for the collection; BENCH_GC=full
- * calls Bun.gc(true), which collects synchronously).
+ * calls Bun.gc(true), which collects synchronously), BENCH_THREADS=1 (CPU per thread of
+ * each server), BENCH_STALLS=1 (how long each server's main thread went without
+ * turning to its timers, and for Hearth where the slowest messages' time went: waiting
+ * to commit, the commit, the fan-out).
  *
  * Everything is bounded (clients, rate, duration) and binds to 127.0.0.1 only.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
+import { readAnnouncement } from "./bench-child";
 
 const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -33,6 +37,9 @@ const CLIENTS = Math.min(arg("clients", 1000), 5000);
 const RATE = Math.min(arg("rate", 50), 500);
 const SECONDS = Math.min(arg("seconds", 5), 60);
 const ROUNDS = Math.min(arg("rounds", 1), 10);
+// Seconds of the same load before the measured window, not measured: a server runs for
+// days, so the figure is its steady state, not its first seconds of JIT compilation.
+const WARMUP = process.argv.includes("--warmup") ? Math.min(Math.max(Number(process.argv[process.argv.indexOf("--warmup") + 1]) || 0, 0), 60) : 3;
 
 // Bun's fetch allows 256 concurrent requests unless told otherwise.
 if (!process.env.BUN_CONFIG_MAX_HTTP_REQUESTS) {
@@ -98,11 +105,78 @@ async function serveHearth() {
   const users = JSON.parse(readFileSync(join(dataDir, "bench-users.json"), "utf8"));
   const server = await startServer({ dataDir, host: "127.0.0.1", port: 0, externalUrl: null });
   if (process.env.BENCH_GC) setInterval(() => Bun.gc(process.env.BENCH_GC === "full"), 1000);
+  const stalls = process.env.BENCH_STALLS ? watchStalls() : null;
+  if (stalls) await recordTimeline(server.h, dataDir);
   console.log(JSON.stringify({ url: server.url, users }));
   process.on("SIGTERM", async () => {
+    stalls?.report();
     await server.stop();
     process.exit(0);
   });
+}
+
+/**
+ * BENCH_STALLS: when each message's commit started, when its event was published and
+ * when the last parked poll was answered (epoch ms), written to `timeline.json` in the
+ * data folder at the end for explainTimeline.
+ */
+async function recordTimeline(h: import("../src/context").Hearth, dataDir: string) {
+  const commitStarts: number[] = [];
+  const published = new Map<number, number>();
+  const answered = new Map<number, number>();
+  const parkedAtPublish: number[] = [];
+  const now = () => performance.timeOrigin + performance.now();
+  let lastSeq = -1;
+  const store = h.store as any;
+  const commitInfallible = store.commitInfallible.bind(store);
+  store.commitInfallible = (fn: unknown, options: unknown) => {
+    commitStarts.push(now());
+    return commitInfallible(fn, options);
+  };
+  const publish = h.events.publish.bind(h.events);
+  h.events.publish = (event, users, options) => {
+    if (event.type === "message") {
+      published.set((lastSeq = Number(String((event.message as any).content).split(" ").pop())), now());
+      let parked = 0;
+      for (const queue of (h.queues as any).queues.values()) if (queue.waiter) parked++;
+      parkedAtPublish.push(parked);
+    }
+    return publish(event, users, options);
+  };
+  const { EventQueue } = await import("../src/events/queues");
+  const answerWaiter = EventQueue.prototype.answerWaiter;
+  EventQueue.prototype.answerWaiter = function (this: InstanceType<typeof EventQueue>, extra) {
+    if (this.waiter) answered.set(lastSeq, now());
+    return answerWaiter.call(this, extra);
+  };
+  process.on("SIGTERM", () => {
+    const recent = parkedAtPublish.slice(-250).sort((a, b) => a - b);
+    console.error(`polls parked when a message was published (last 250 messages): min ${recent[0]}, median ${recent[recent.length >> 1]}`);
+    writeFileSync(join(dataDir, "timeline.json"), JSON.stringify({ commitStarts, published: [...published], answered: [...answered] }));
+  });
+}
+
+/**
+ * BENCH_STALLS=1: how late a 5 ms timer fires on the server's main thread, i.e. how
+ * long the thread went without turning to its queue. Printed at the end: the longest
+ * stalls (with seconds since start) and how many exceeded 10/20/40 ms.
+ */
+function watchStalls() {
+  const t0 = performance.now();
+  const lags: { at: number; ms: number }[] = [];
+  let last = performance.now();
+  setInterval(() => {
+    const now = performance.now();
+    lags.push({ at: (now - t0) / 1000, ms: now - last - 5 });
+    last = now;
+  }, 5);
+  return {
+    report() {
+      const over = (ms: number) => lags.filter((l) => l.ms > ms).length;
+      const worst = [...lags].sort((a, b) => b.ms - a.ms).slice(0, 15);
+      console.error(`stalls: >10 ms ${over(10)}, >20 ms ${over(20)}, >40 ms ${over(40)}; worst: ${worst.map((l) => `${l.ms.toFixed(0)}ms@${l.at.toFixed(2)}s`).join(" ")}`);
+    },
+  };
 }
 
 /**
@@ -142,6 +216,11 @@ function serveBare() {
       if (q.events.length) return new Response(body(q.events), { headers });
       return new Response(await new Promise<string>((resolve) => (q.waiter = resolve)), { headers });
     },
+  });
+  const stalls = process.env.BENCH_STALLS ? watchStalls() : null;
+  process.on("SIGTERM", () => {
+    stalls?.report();
+    process.exit(0);
   });
   console.log(JSON.stringify({ url: `http://127.0.0.1:${server.port}`, users: [] }));
 }
@@ -202,6 +281,22 @@ function cpuSeconds(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
   // utime and stime are fields 14 and 15 of stat, counted from the state field (3) here.
   return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** CPU seconds per thread of a process (thread name → seconds), for BENCH_THREADS. */
+function threadCpuSeconds(pid: number): Map<string, number> {
+  const result = new Map<string, number>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const name = readFileSync(`/proc/${pid}/task/${tid}/comm`, "utf8").trim();
+      const fields = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8").split(") ")[1].split(" ");
+      const key = tid === String(pid) ? "main" : `${name}#${tid}`;
+      result.set(key, (Number(fields[11]) + Number(fields[12])) / 100);
+    } catch {
+      // The thread ended meanwhile.
+    }
+  }
+  return result;
 }
 
 function percentile(sorted: number[], p: number): number {
@@ -303,15 +398,8 @@ async function startChild(kind: "--serve-hearth" | "--serve-bare") {
     stdout: "pipe",
     stderr: "inherit",
   });
-  const reader = proc.stdout.getReader();
-  let text = "";
-  while (!text.includes("\n")) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`${kind} exited early`);
-    text += new TextDecoder().decode(value);
-  }
-  const info = JSON.parse(text.slice(0, text.indexOf("\n")));
-  return { proc, dataDir, ...info } as { proc: typeof proc; dataDir: string; url: string; users: { email: string; key: string }[] };
+  const info = await readAnnouncement<{ url: string; users: { email: string; key: string }[] }>(proc.stdout, kind);
+  return { proc, dataDir, ...info };
 }
 
 function hearthTarget(url: string, users: { email: string; key: string }[]): Target {
@@ -373,6 +461,7 @@ function bareTarget(url: string): Target {
 async function run(target: Target, pid: number) {
   const lastIds = await Promise.all(Array.from({ length: CLIENTS }, (_, c) => target.prepare(c)));
   const sentAt = new Map<number, number>();
+  const receipts = new Map<number, number[]>();
   const latencies: number[] = [];
   let stopping = false;
   const pollers = lastIds.map(async (startId, client) => {
@@ -385,6 +474,7 @@ async function run(target: Target, pid: number) {
           last = Math.max(last, e.id);
           const t = sentAt.get(e.seq);
           if (t !== undefined) latencies.push(now - t);
+          if (t !== undefined && process.env.BENCH_STALLS) receipts.get(e.seq)?.push(now) ?? receipts.set(e.seq, [now]);
         }
       } catch (e) {
         if (!stopping) throw e;
@@ -392,9 +482,21 @@ async function run(target: Target, pid: number) {
     }
   });
   await Bun.sleep(500); // every client parked
+  // Warm-up sends carry sequence numbers past the measured ones and no start time, so no
+  // latency is recorded for them.
+  const warmups: Promise<void>[] = [];
+  const w0 = performance.now();
+  for (let i = 0; i < RATE * WARMUP; i++) {
+    const wait = w0 + (i * 1000) / RATE - performance.now();
+    if (wait > 0) await Bun.sleep(wait);
+    warmups.push(target.send(1_000_000 + i));
+  }
+  await Promise.all(warmups);
+  await Bun.sleep(500); // the warm-up's last deliveries
   const total = RATE * SECONDS;
   const t0 = performance.now();
   const cpu0 = cpuSeconds(pid);
+  const threads0 = process.env.BENCH_THREADS ? threadCpuSeconds(pid) : null;
   const clientCpu0 = process.cpuUsage();
   let sent = 0;
   // Open loop: each send starts on schedule whether or not the previous one finished,
@@ -412,6 +514,10 @@ async function run(target: Target, pid: number) {
   await Promise.all(sends);
   const sendSeconds = (performance.now() - t0) / 1000;
   const serverCpu = (cpuSeconds(pid) - cpu0) / sendSeconds;
+  if (threads0) {
+    const busy = [...threadCpuSeconds(pid)].map(([name, s]) => [name, (s - (threads0.get(name) ?? 0)) / sendSeconds] as const).filter(([, share]) => share >= 0.01);
+    console.log(`${target.name} threads: ${busy.map(([name, share]) => `${name} ${(share * 100).toFixed(0)}%`).join(", ")}`);
+  }
   const clientCpuUsage = process.cpuUsage(clientCpu0);
   // The clients share the machine: together with the server's, this says how close to saturated it was.
   const clientCpu = (clientCpuUsage.user + clientCpuUsage.system) / 1e6 / sendSeconds;
@@ -424,6 +530,8 @@ async function run(target: Target, pid: number) {
   target.close();
   await Promise.allSettled(pollers);
   latencies.sort((a, b) => a - b);
+  const epoch = (t: number) => performance.timeOrigin + t;
+  lastTimeline = { sentAt: new Map([...sentAt].map(([seq, t]) => [seq, epoch(t)])), receipts: new Map([...receipts].map(([seq, ts]) => [seq, ts.map(epoch)])) };
   return {
     name: target.name,
     deliveries: `${latencies.length}/${sent * CLIENTS}`,
@@ -439,8 +547,44 @@ async function run(target: Target, pid: number) {
   };
 }
 
+var lastTimeline: { sentAt: Map<number, number>; receipts: Map<number, number[]> } | null = null;
+
+/**
+ * BENCH_STALLS: where the slowest messages' time went, from the client's clock and
+ * the server's (both epoch milliseconds on one machine): from the send to the start of
+ * its commit (waiting for the main thread, parsing, rendering), the commit (until the
+ * events are published), and the fan-out (until the last client read it).
+ */
+function explainTimeline(dataDir: string) {
+  const timeline = lastTimeline;
+  if (!timeline) return;
+  const server = JSON.parse(readFileSync(join(dataDir, "timeline.json"), "utf8")) as { commitStarts: number[]; published: [number, number][]; answered: [number, number][] };
+  const published = new Map(server.published);
+  const answered = new Map(server.answered);
+  // Commits in order: the measured messages are the last ones.
+  const measured = [...timeline.sentAt.keys()].sort((a, b) => a - b);
+  const starts = server.commitStarts.slice(-measured.length);
+  const rows = measured.map((seq, i) => {
+    const sent = timeline.sentAt.get(seq)!;
+    const got = timeline.receipts.get(seq) ?? [];
+    return {
+      seq,
+      toCommit: starts[i] - sent,
+      commit: published.get(seq)! - starts[i],
+      answering: (answered.get(seq) ?? NaN) - published.get(seq)!,
+      fanout: Math.max(...got) - published.get(seq)!,
+      total: Math.max(...got) - sent,
+    };
+  });
+  rows.sort((a, b) => b.total - a.total);
+  const mean = (xs: typeof rows, k: "toCommit" | "commit" | "answering" | "fanout" | "total") => (xs.reduce((sum, r) => sum + (Number.isNaN(r[k]) ? 0 : r[k]), 0) / xs.filter((r) => !Number.isNaN(r[k])).length).toFixed(1);
+  for (const [label, xs] of [["slowest 5%", rows.slice(0, Math.ceil(rows.length / 20))], ["all", rows]] as const) {
+    console.log(`${label}: last receipt ${mean(xs, "total")} ms = to commit ${mean(xs, "toCommit")} + commit ${mean(xs, "commit")} + fan-out ${mean(xs, "fanout")} (of which the server answering every parked poll: ${mean(xs, "answering")})`);
+  }
+}
+
 async function main() {
-  console.log(`${CLIENTS} long-polling clients, ${RATE} sends/s for ${SECONDS} s, loopback, ${ROUNDS} round(s)`);
+  console.log(`${CLIENTS} long-polling clients, ${RATE} sends/s for ${SECONDS} s after ${WARMUP} s of warm-up, loopback, ${ROUNDS} round(s)`);
   // Other work on the machine skews both servers alike; say how busy it was.
   console.log(`${cpus().length} CPUs, load average before: ${loadavg().map((l) => l.toFixed(2)).join(" ")}`);
   const results = [];
@@ -459,6 +603,7 @@ async function main() {
       } finally {
         child.proc.kill("SIGTERM");
         await child.proc.exited;
+        if (process.env.BENCH_STALLS && kind === "--serve-hearth") explainTimeline(child.dataDir);
         rmSync(child.dataDir, { recursive: true, force: true });
       }
     }
