@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { resolve } from "node:path";
-import { doInitRealm, doReactivateRealm } from "./actions/realm";
+import { doInitRealm, doReactivateRealm, type InitOptions } from "./actions/realm";
+import { doCreateStarterContent } from "./actions/new_organization";
 import { createHearth, listeningUrl, startServer } from "./server";
 import { Store } from "./store/db";
 import { getRealm } from "./store/realm";
@@ -104,6 +105,16 @@ function printJson(value: unknown) {
   console.log(JSON.stringify(value));
 }
 
+/** A new organization with its owner and its starting channels and messages. */
+async function createOrganization(store: Store, realmUrl: string, options: InitOptions) {
+  const created = await doInitRealm(store, options);
+  const url = new URL(realmUrl);
+  const port = Number(url.port || (url.protocol === "https:" ? 443 : 80));
+  const h = createHearth(store, { dataDir: store.dataDir, host: url.hostname.replace(/^\[|\]$/g, ""), port, externalUrl: options.externalUrl ?? null });
+  await doCreateStarterContent(h, created.owner);
+  return created;
+}
+
 async function cmdInit(args: string[]) {
   const flags = parseFlags(args, {
     data: "string",
@@ -116,8 +127,9 @@ async function cmdInit(args: string[]) {
   });
   const dataDir = resolve(required(flags, "data"));
   const externalUrl = parseExternalUrl(flags["external-url"] as string | undefined);
+  const realmUrl = externalUrl ?? listeningUrl("127.0.0.1", 9991);
   const result = await withStore(dataDir, (store) =>
-    doInitRealm(store, {
+    createOrganization(store, realmUrl, {
       realmName: required(flags, "realm-name"),
       ownerEmail: required(flags, "owner-email"),
       ownerPassword: required(flags, "owner-password"),
@@ -125,7 +137,6 @@ async function cmdInit(args: string[]) {
       externalUrl,
     }),
   );
-  const realmUrl = externalUrl ?? listeningUrl("127.0.0.1", 9991);
   const out = { email: result.owner.email, api_key: result.owner.api_key, user_id: result.owner.id, realm_url: realmUrl };
   if (flags.json) printJson(out);
   else console.log(`Created organization "${result.realm.name}" with owner ${out.email} (user ${out.user_id}).\nAPI key: ${out.api_key}`);
@@ -185,7 +196,7 @@ async function cmdServe(args: string[]) {
     if (getRealm(store)) return null;
     const password = randomPassword();
     const email = process.env.HEARTH_OWNER_EMAIL ?? "owner@hearth.local";
-    const { owner } = await doInitRealm(store, {
+    const { owner } = await createOrganization(store, externalUrl ?? listeningUrl(host, port), {
       realmName: process.env.HEARTH_REALM_NAME ?? "Hearth",
       ownerEmail: email,
       ownerPassword: password,

@@ -5,6 +5,31 @@ import { join } from "node:path";
 
 import { auth, freePort, hearth, startServe, tempDir } from "./process";
 
+/**
+ * A new organization's starting point, as the Zulip server sets one up: three public
+ * default channels with the owner in them, #general for new-channel announcements, and
+ * a message from Welcome Bot in each, unread.
+ */
+async function expectStarterContent(url: string, email: string, key: string) {
+  const get = async (path: string) => (await fetch(`${url}/api/v1${path}`, { headers: auth(email, key) })).json();
+  const subscriptions = (await get("/users/me/subscriptions")).subscriptions.map((sub: any) => [sub.name, sub.description, sub.invite_only]);
+  expect(subscriptions.sort()).toEqual([
+    ["Zulip", "Questions and discussion about using the Zulip apps with this server", false],
+    ["general", "For team-wide conversations", false],
+    ["sandbox", "Experiment here :test_tube:", false],
+  ]);
+  const ids = Object.fromEntries((await get("/streams")).streams.map((c: any) => [c.name, c.stream_id]));
+  const state = await (await fetch(`${url}/api/v1/register`, { method: "POST", headers: auth(email, key), body: new URLSearchParams({ fetch_event_types: '["realm","default_streams"]' }) })).json();
+  expect(state.realm_new_stream_announcements_stream_id).toBe(ids.general);
+  expect([...state.realm_default_streams].sort()).toEqual([ids.general, ids.sandbox, ids.Zulip].sort());
+  const messages = (await get(`/messages?anchor=newest&num_before=10&num_after=0&narrow=[]`)).messages;
+  expect(messages.map((m: any) => [m.sender_full_name, m.display_recipient, m.subject, m.flags])).toEqual([
+    ["Welcome Bot", "general", "greetings", []],
+    ["Welcome Bot", "sandbox", "experiments", []],
+    ["Welcome Bot", "Zulip", "getting started", []],
+  ]);
+}
+
 describe("hearth CLI", () => {
   test("--help, --version, unknown commands and flags", async () => {
     const help = await hearth(["--help"]);
@@ -56,6 +81,10 @@ describe("hearth CLI", () => {
       expect(me).toMatchObject({ result: "success", role: 300, user_id: mod.user_id });
       const botMe = await (await fetch(`${url}/api/v1/users/me`, { headers: auth(bot.email, bot.api_key) })).json();
       expect(botMe).toMatchObject({ is_bot: true, bot_type: 1 });
+      await expectStarterContent(url, owner.email, owner.api_key);
+      // Users created later join the default channels.
+      const modSubscriptions = await (await fetch(`${url}/api/v1/users/me/subscriptions`, { headers: auth(mod.email, mod.api_key) })).json();
+      expect(modSubscriptions.subscriptions.map((sub: any) => sub.name).sort()).toEqual(["Zulip", "general", "sandbox"]);
 
       // While the server runs, the folder is locked for other commands and servers.
       const busy = await hearth(["create-user", "--data", data, "--email", "z@acme.test", "--full-name", "Z", "--password", "zzzzzz"]);
@@ -80,6 +109,7 @@ describe("hearth CLI", () => {
       expect(me).toMatchObject({ result: "success", role: 100 });
       const login = await (await fetch(`${url}/api/v1/fetch_api_key`, { method: "POST", body: new URLSearchParams({ username: email, password }) })).json();
       expect(login.api_key).toBe(key);
+      await expectStarterContent(url, email, key);
     } finally {
       proc.kill("SIGINT");
       expect(await proc.exited).toBe(0);
