@@ -62,49 +62,53 @@ export interface UnreadRowsJob {
 
 /**
  * Runs batches on the worker (`workerUrl`: unread_rows_worker.ts, see src/server.ts)
- * every `intervalMs` while messages are pending. A failed
- * batch is retried at the next tick. After each batch the main thread prunes its
- * in-memory index of pending messages to the new watermark.
+ * every `intervalMs` while messages are pending. A batch that fails is retried at the
+ * next tick; a worker that dies is replaced at the next tick (until then the rows stay
+ * implicit and reads stay right, but the in-memory index of pending messages grows).
+ * After each batch the main thread prunes that index to the new watermark.
  */
 export function startUnreadRowsJob(h: Hearth, intervalMs: number, workerUrl: string): UnreadRowsJob {
-  const worker = new Worker(workerUrl);
-  const send = (command: UnreadRowsWorkerCommand) => worker.postMessage(command);
+  let worker: Worker | null = null;
   let running = false;
   let stopped = false;
   /** Waiting for the current run to end (drain). */
   let onIdle: (() => void)[] = [];
   let onStopped: (() => void) | null = null;
+  const runEnded = () => {
+    running = false;
+    const waiting = onIdle;
+    onIdle = [];
+    for (const resolve of waiting) resolve();
+  };
+  const spawn = (): Worker => {
+    const spawned = new Worker(workerUrl);
+    spawned.onmessage = (event: MessageEvent<UnreadRowsWorkerReport>) => {
+      const report = event.data;
+      if (report.type === "batch") loadPendingUnreadIndex(h.store);
+      else if (report.type === "error") console.error("Writing deferred unread rows failed; it will retry:", report.message);
+      else if (report.type === "idle") runEnded();
+      else if (report.type === "stopped") onStopped?.();
+    };
+    spawned.onerror = (event) => {
+      console.error("The unread-rows worker failed; a new one starts at the next tick:", event.message);
+      spawned.terminate();
+      if (worker === spawned) worker = null;
+      onStopped?.();
+      runEnded();
+    };
+    spawned.postMessage({ type: "open", dataDir: h.store.dataDir } satisfies UnreadRowsWorkerCommand);
+    // Bun has Worker.unref (the process may exit while it idles); the DOM typings lack it.
+    (spawned as unknown as { unref(): void }).unref();
+    return spawned;
+  };
   const run = () => {
     if (running || stopped) return;
     running = true;
-    send({ type: "run" });
+    (worker ??= spawn()).postMessage({ type: "run" } satisfies UnreadRowsWorkerCommand);
   };
-  worker.onmessage = (event: MessageEvent<UnreadRowsWorkerReport>) => {
-    const report = event.data;
-    if (report.type === "batch") loadPendingUnreadIndex(h.store);
-    else if (report.type === "error") console.error("Writing deferred unread rows failed; it will retry:", report.message);
-    else if (report.type === "idle") {
-      running = false;
-      const waiting = onIdle;
-      onIdle = [];
-      for (const resolve of waiting) resolve();
-    } else if (report.type === "stopped") onStopped?.();
-  };
-  worker.onerror = (event) => {
-    // The rows stay implicit (readers merge them), so the server keeps working; reads
-    // of unread state just pay for a growing backlog.
-    console.error("The unread-rows worker failed:", event.message);
-    stopped = true;
-    clearInterval(timer);
-    onStopped?.();
-    for (const resolve of onIdle) resolve();
-    onIdle = [];
-  };
+  worker = spawn();
   const timer = setInterval(run, intervalMs);
-  send({ type: "open", dataDir: h.store.dataDir });
   timer.unref();
-  // Bun has Worker.unref (the process may exit while it idles); the DOM typings lack it.
-  (worker as unknown as { unref(): void }).unref();
   const idle = () => new Promise<void>((resolve) => onIdle.push(resolve));
   return {
     async drain() {
@@ -116,15 +120,18 @@ export function startUnreadRowsJob(h: Hearth, intervalMs: number, workerUrl: str
       await done;
     },
     async stop() {
-      if (stopped) return worker.terminate();
+      if (stopped) return;
       stopped = true;
       clearInterval(timer);
-      const acknowledged = new Promise<void>((resolve) => (onStopped = resolve));
-      send({ type: "stop" });
-      await acknowledged;
-      worker.terminate();
-      for (const resolve of onIdle) resolve();
-      onIdle = [];
+      const current = worker;
+      if (current) {
+        const acknowledged = new Promise<void>((resolve) => (onStopped = resolve));
+        current.postMessage({ type: "stop" } satisfies UnreadRowsWorkerCommand);
+        await acknowledged;
+        current.terminate();
+      }
+      worker = null;
+      runEnded();
     },
   };
 }

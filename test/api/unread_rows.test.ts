@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { expectSuccess, startTestServer, type TestServer } from "../kit";
 import { register } from "../events-kit";
 import { getUserFlags, planDeferredUnreadRows, unreadWatermark, writeDeferredUnreadRows } from "../../src/store/messages";
+import { startUnreadRowsJob } from "../../src/actions/unread_rows";
 
 let s: TestServer;
 let denmark: number;
@@ -113,6 +114,21 @@ describe("deferred unread rows", () => {
     expect(getUserFlags(store, cordelia.id, id)).toBeUndefined();
     expect(getUserFlags(store, hamlet.id, id)).toBe(1);
     expect(getUserFlags(store, polonius.id, id)).toBe(0);
+  });
+
+  test("a worker that dies is replaced at the next run, which writes the rows", async () => {
+    const id = await send("othello", denmark, "worker", "after a crash of the worker");
+    const job = startUnreadRowsJob(s.server.h, 3600_000, new URL("../fixtures/unread-rows-worker-dies-once.ts", import.meta.url).href);
+    try {
+      // The first worker dies on its run: the drain ends, nothing is written.
+      await job.drain();
+      expect(unreadWatermark(s.server.h.store)).toBeLessThan(id);
+      await job.drain();
+      expect(unreadWatermark(s.server.h.store)).toBeGreaterThanOrEqual(id);
+      expect(s.server.h.store.dbs.userMessageIndex.doesExist([s.users.polonius.id, "unread", id])).toBe(true);
+    } finally {
+      await job.stop();
+    }
   });
 
   test("implicit rows survive a restart, and the job finishes them there", async () => {
