@@ -313,5 +313,7 @@ describe("dist/hearth-linux-arm64 under qemu (Cortex-A53)", () => {
     const icon = await fetch(`${server.url}/static/hearth-icon.svg`);
     expect(await icon.text()).toBe(ICON);
     expect(await terminate(server)).toBe(0);
+    // The unread-rows worker (the executable's second entry point) started too.
+    expect(server.output()).not.toContain("worker failed");
   }, 120_000);
 });
