@@ -39,8 +39,8 @@ export interface CommitOptions<T> {
    * change then, so events published here tell clients nothing a read could not. The
    * commit still resolves only once the data is durable, so the caller's success answer
    * waits for the disk. (lmdb-js 3.5 reports a commit after its overlapping fsync, so
-   * this saves little today.) A throw here is logged, not passed on: the write is done, and a failed
-   * answer would invite the client to send it again.
+   * this saves little today.) A throw here is logged, not passed on: the write is
+   * done, and a failed answer would invite the client to send it again.
    */
   onCommitted?: (result: T) => void;
 }
@@ -110,8 +110,8 @@ export class Store {
    * write thread reaches it, the commit and its fsync on the write thread. An earlier
    * version committed a lone write synchronously on the main thread to save those two
    * wake-ups; with the unread-rows job on its worker thread, scripts/bench-events.ts
-   * measured the same p99 either way, and the inline fsync blocked every other request
-   * meanwhile.
+   * measured about the same p99 either way, and the inline fsync blocked every other
+   * request meanwhile.
    */
   private async run<T>(fn: () => T, mode: "nested" | "batch", options?: CommitOptions<T>): Promise<T> {
     this.writes++;
