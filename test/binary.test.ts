@@ -270,7 +270,11 @@ describe("dist/hearth (linux x64)", () => {
     const apiKey = /API key:\s+(\S+)/.exec(text)?.[1];
     expect({ email, password: !!password, apiKey: !!apiKey }).toEqual({ email: "owner@hearth.local", password: true, apiKey: true });
 
-    expect(expectSuccess(await new ApiClient(server.url, email!, apiKey!).get("/users/me")).email).toBe(email!);
+    const owner = new ApiClient(server.url, email!, apiKey!);
+    expect(expectSuccess(await owner.get("/users/me")).email).toBe(email!);
+    // The organization's starting channels and Welcome Bot's messages (test/cli.test.ts checks them in full).
+    expect(expectSuccess(await owner.get("/users/me/subscriptions")).subscriptions.map((sub: any) => sub.name).sort()).toEqual(["Zulip", "general", "sandbox"]);
+    expect(expectSuccess(await owner.get("/messages", { anchor: "newest", num_before: 5, num_after: 0 })).messages.map((m: any) => m.sender_full_name)).toEqual(["Welcome Bot", "Welcome Bot", "Welcome Bot"]);
     const login = await fetch(`${server.url}/api/v1/fetch_api_key`, {
       method: "POST",
       headers: { "content-type": "application/x-www-form-urlencoded" },
