@@ -1,6 +1,7 @@
 import type { Hearth } from "../context";
 import { badRequest } from "../errors";
-import { checkDictValue, checkInt, checkList, checkString, checkStringIn, isDict, requiredKey, ValidationError } from "../lib/validator";
+import { checkDictValue, checkInt, checkList, checkString, checkStringIn, checkUrl, isDict, requiredKey, ValidationError } from "../lib/validator";
+import { unusedFence } from "../markdown/syntax";
 import { getSystemBot } from "../store/system_bots";
 import { getUser, type UserRecord } from "../store/users";
 import { channelById, channelByName, channelSubscriberIds } from "../views/message_channels";
@@ -125,13 +126,58 @@ async function warnBotOwner(h: Hearth, bot: UserRecord, what: string): Promise<v
 }
 
 // ---------------------------------------------------------------------------
-// Slack-compatible webhook (Zulip's slack_incoming): services that post Slack's format.
+// Slack-compatible webhook (Zulip's slack_incoming): services that post Slack's format,
+// rendered as Zulip's newest renderer does (the one it shares with its Slack importer).
 
 type Json = unknown;
 /** Python's truthiness, as Zulip's checks read the payload (`[]`, `{}`, `0` and `""` are false). */
 const truthy = (v: Json) =>
   v !== null && v !== undefined && v !== false && v !== 0 && v !== "" && !(Array.isArray(v) && v.length === 0) && !(isDict(v) && Object.keys(v).length === 0);
 const has = (o: Record<string, Json>, key: string) => key in o && truthy(o[key]);
+
+/** Slack's emphasis, which needs a word boundary of punctuation, space or symbol on each side (Slack has no mid-word emphasis). */
+const slackEmphasis = (marker: string) =>
+  new RegExp(
+    String.raw`((?![${marker}\x60@\\\p{Pf}\p{Pe}])[\p{P}\p{Zs}\p{S}]|^)(${marker})([^${marker}]+)(${marker})((?![${marker}\x60@\\\p{Pi}\p{Ps}])(?=[\p{P}\p{Zs}\p{S}]|$))`,
+    "gmu",
+  );
+const SLACK_BOLD = slackEmphasis("\\*");
+const SLACK_STRIKE = slackEmphasis("~");
+const SLACK_ITALIC = slackEmphasis("_");
+/** `<https://example.com>` and `<https://example.com|label>` (lower-case host names only, as Zulip's pattern reads them). */
+const SLACK_LINK = /<(http:\/\/www\.|https:\/\/www\.|http:\/\/|https:\/\/|ftp:\/\/)?[a-z0-9]+([-.][a-z0-9]+)*\.[a-z]{2,63}(:[0-9]{1,5})?(\/[^>]*)?(\|)?(?:\|[^>]+)?>/g;
+const SLACK_MAILTO = /<((mailto:)?([\p{L}\p{N}_.-]+@[\p{L}\p{N}_.-]+(\.[\p{L}\p{N}_]+)+))(\|)?([\p{L}\p{N}_.-]+@[\p{L}\p{N}_.-]+(\.[\p{L}\p{N}_]+)+)?>/gu;
+
+/** Every occurrence of each match, as Python's str.replace does it, matches found in the original text. */
+function replaceEach(text: string, pattern: RegExp, convert: (match: RegExpMatchArray) => string): string {
+  let result = text;
+  for (const match of text.matchAll(pattern)) result = result.split(match[0]).join(convert(match));
+  return result;
+}
+
+/** Zulip's replace_links: `<url>` and `<url|label>` as Markdown links, `<mailto:…>` as the address. */
+function slackLinks(text: string): string {
+  const linked = replaceEach(text, SLACK_LINK, (m) => {
+    const [url, label] = splitOnce(m[0].slice(1, -1), "|");
+    return label === undefined ? url : `[${label}](${url})`;
+  });
+  return replaceEach(linked, SLACK_MAILTO, (m) => m[1]);
+}
+
+/** Zulip's convert_slack_formatting: `*bold*`, `~strike~`, `_italic_`, then the links. */
+function slackFormatting(text: string): string {
+  return slackLinks(
+    text
+      .replace(SLACK_BOLD, (_m, before: string, _o, inner: string) => `${before}**${inner}**`)
+      .replace(SLACK_STRIKE, (_m, before: string, _o, inner: string) => `${before}~~${inner}~~`)
+      .replace(SLACK_ITALIC, (_m, before: string, _o, inner: string) => `${before}*${inner}*`),
+  );
+}
+
+function splitOnce(text: string, separator: string): [string, string | undefined] {
+  const at = text.indexOf(separator);
+  return at === -1 ? [text, undefined] : [text.slice(0, at), text.slice(at + separator.length)];
+}
 
 /** Slack's text object: plain_text or mrkdwn (plain_text only where Slack allows no more). */
 function textObject(value: Json, name: string, plainOnly = false): string {
@@ -141,41 +187,55 @@ function textObject(value: Json, name: string, plainOnly = false): string {
 }
 const joinPieces = (pieces: string[]) => pieces.map((p) => p.trim()).filter((p) => p !== "").join("\n\n");
 
+/** An accessory or context element: only images show; one with a bad URL is dropped, not the message. */
 function renderElement(value: Json, name: string): string {
   const element = checkDictValue(value, name);
   if (checkString(requiredKey(element, "type", name), `${name}["type"]`) !== "image") return "";
-  return `[${checkString(requiredKey(element, "alt_text", name), `${name}["alt_text"]`)}](${checkString(requiredKey(element, "image_url", name), `${name}["image_url"]`)})`;
+  try {
+    const url = checkUrl(requiredKey(element, "image_url", name), `${name}["image_url"]`);
+    return `[${checkString(requiredKey(element, "alt_text", name), `${name}["alt_text"]`)}](${url})`;
+  } catch (e) {
+    if (e instanceof ValidationError) return "";
+    throw e;
+  }
 }
 
-const BLOCK_TYPES = ["actions", "context", "divider", "header", "image", "input", "section"];
+/** Block types Zulip knows but does not show (interactive ones, calls, files, tables). */
+const UNSHOWN_BLOCK_TYPES = ["call", "contact_card", "file", "table", "actions", "input", "condition"];
+const BLOCK_TYPES = ["context", "divider", "header", "image", "section", "rich_text", ...UNSHOWN_BLOCK_TYPES];
 
 function renderBlock(value: Json, name: string): string {
   const block = checkDictValue(value, name);
   const type = checkStringIn(BLOCK_TYPES)(requiredKey(block, "type", name), `${name}["type"]`);
+  if (type === "rich_text") {
+    // Blank pieces are left out, the others kept whole: a nested list's indent is its meaning.
+    const pieces = checkList(requiredKey(block, "elements", name), `${name}["elements"]`).map((e, i) => renderRichText(e, `${name}["elements"][${i}]`));
+    return pieces.filter((p) => p.trim() !== "").join("\n");
+  }
   if (type === "context" && has(block, "elements")) {
     return joinPieces(
       checkList(block.elements, `${name}["elements"]`).map((element, i) => {
         const at = `${name}["elements"][${i}]`;
         const kind = checkStringIn(["image", "plain_text", "mrkdwn"])(requiredKey(checkDictValue(element, at), "type", at), `${at}["type"]`);
-        return kind === "image" ? renderElement(element, at) : textObject(element, at);
+        return kind === "image" ? renderElement(element, at) : slackFormatting(textObject(element, at));
       }),
     );
   }
   if (type === "divider") return "----";
   if (type === "header") return "## " + textObject(requiredKey(block, "text", name), `${name}["text"]`, true);
   if (type === "image") {
-    const url = checkString(requiredKey(block, "image_url", name), `${name}["image_url"]`);
+    const url = checkUrl(requiredKey(block, "image_url", name), `${name}["image_url"]`);
     let alt = checkString(requiredKey(block, "alt_text", name), `${name}["alt_text"]`);
     if ("title" in block) alt = textObject(block.title, `${name}["title"]`, true);
     return `[${alt}](${url})`;
   }
   if (type === "section") {
     const pieces: string[] = [];
-    if ("text" in block) pieces.push(textObject(block.text, `${name}["text"]`));
+    if ("text" in block) pieces.push(slackFormatting(textObject(block.text, `${name}["text"]`)));
     if ("accessory" in block) pieces.push(renderElement(block.accessory, `${name}["accessory"]`));
     if ("fields" in block) {
       const fields = checkList(block.fields, `${name}["fields"]`).map((f, i) => textObject(f, `${name}["fields"][${i}]`));
-      if (fields.length === 1) pieces.push(fields[0]);
+      if (fields.length === 1) pieces.push(slackFormatting(fields[0]));
       else {
         // Two columns as a table with a blank header; cells can hold neither newlines nor pipes.
         const cells = fields.map((f) => f.replace(/\n/g, " ").replace(/\|/g, " "));
@@ -186,7 +246,82 @@ function renderBlock(value: Json, name: string): string {
     }
     return joinPieces(pieces);
   }
-  return ""; // actions, input: interactive, not shown
+  return ""; // a type Zulip does not show
+}
+
+/** Slack's inline styles on a rich-text run; the run's trailing spaces stay outside the markers. */
+function richTextStyle(element: Record<string, Json>, text: string): string {
+  if (!("style" in element)) return text;
+  const stripped = text.trimEnd();
+  const trailing = text.slice(stripped.length);
+  const style = element.style;
+  let result = stripped;
+  if (isDict(style) && result.trim() !== "") {
+    if ("code" in style) result = `\`${result}\``;
+    if ("bold" in style) result = `**${result}**`;
+    if ("italic" in style) result = `*${result}*`;
+    if ("strike" in style) result = `~~${result}~~`;
+  }
+  return result + trailing;
+}
+
+/** A rich_text element: sections, lists, quotes, code blocks and their runs (Zulip's render_rich_text_element). */
+function renderRichText(value: Json, name: string): string {
+  const element = checkDictValue(value, name);
+  const type = checkString(requiredKey(element, "type", name), `${name}["type"]`);
+  const children = () => checkList(requiredKey(element, "elements", name), `${name}["elements"]`).map((e, i) => renderRichText(e, `${name}["elements"][${i}]`));
+  switch (type) {
+    case "rich_text_section":
+      return children().join("");
+    case "rich_text_list": {
+      const marker = checkStringIn(["ordered", "bullet"])(requiredKey(element, "style", name), `${name}["style"]`) === "ordered" ? "1." : "-";
+      const depth = checkInt(requiredKey(element, "indent", name), `${name}["indent"]`);
+      const indent = depth > 0 ? " ".repeat(3 * depth) : "";
+      return children()
+        .map((piece) => `${indent}${marker} ${piece}\n`)
+        .join("")
+        .trimEnd();
+    }
+    case "rich_text_quote": {
+      const quoted = children().join("");
+      const fence = unusedFence(quoted);
+      return `${fence}quote\n${quoted}\n${fence}`;
+    }
+    case "rich_text_preformatted": {
+      const runs = checkList(requiredKey(element, "elements", name), `${name}["elements"]`);
+      if (runs.length !== 1) throw new ValidationError(`${name}["elements"] must hold exactly one element`);
+      const at = `${name}["elements"][0]`;
+      const code = checkString(requiredKey(checkDictValue(runs[0], at), "text", at), `${at}["text"]`);
+      const fence = unusedFence(code);
+      return `${fence}text\n${code}\n${fence}`;
+    }
+    case "text":
+      return richTextStyle(element, checkString(requiredKey(element, "text", name), `${name}["text"]`));
+    case "link": {
+      const text = "text" in element ? checkString(element.text, `${name}["text"]`) : "";
+      const url = checkString(requiredKey(element, "url", name), `${name}["url"]`);
+      return richTextStyle(element, text === "" ? url : `[${text}](${url})`);
+    }
+    case "emoji":
+      return `:${checkString(requiredKey(element, "name", name), `${name}["name"]`)}:`;
+    // Slack IDs mean nothing here, as they mean nothing to Zulip's webhook.
+    case "user":
+      return `@**Slack user ${checkString(requiredKey(element, "user_id", name), `${name}["user_id"]`)}**`;
+    case "channel":
+      return `#**Slack channel ${checkString(requiredKey(element, "channel_id", name), `${name}["channel_id"]`)}**`;
+    case "broadcast":
+      return ["here", "everyone", "channel"].includes(checkString(requiredKey(element, "range", name), `${name}["range"]`)) ? "@**all**" : "";
+    case "canvas":
+      return "";
+    default:
+      // Zulip fails here with an internal error; a clear refusal is better.
+      throw new ValidationError(`Unknown rich_text block: ${type}`);
+  }
+}
+
+/** Python's requests.utils.requote_uri: characters a URL may not hold, percent-encoded; what is already encoded stays. */
+function requoteUri(uri: string): string {
+  return uri.replace(/%(?![0-9A-Fa-f]{2})|[^A-Za-z0-9\-._~!#$%&'()*+,/:;=?@[\]]/gu, (c) => encodeURIComponent(c));
 }
 
 function renderAttachment(value: Json, name: string): string {
@@ -194,43 +329,52 @@ function renderAttachment(value: Json, name: string): string {
   const pieces: string[] = [];
   if (has(a, "title")) {
     const title = checkString(a.title, `${name}["title"]`);
-    pieces.push(has(a, "title_link") ? `## [${title}](${checkString(a.title_link, `${name}["title_link"]`)})` : `## ${title}`);
+    pieces.push(has(a, "title_link") ? `## [${title}](${checkUrl(a.title_link, `${name}["title_link"]`)})` : `## ${title}`);
   }
   if (has(a, "pretext")) pieces.push(checkString(a.pretext, `${name}["pretext"]`));
-  if (has(a, "text")) pieces.push(checkString(a.text, `${name}["text"]`));
+  if (has(a, "text")) pieces.push(slackFormatting(checkString(a.text, `${name}["text"]`)));
   if ("fields" in a) {
     const lines: string[] = [];
     checkList(a.fields, `${name}["fields"]`).forEach((value, i) => {
       const f = checkDictValue(value, `${name}["fields"][${i}]`);
       const title = has(f, "title") ? checkString(f.title, `${name}["fields"][${i}]["title"]`) : null;
       const text = has(f, "value") ? checkString(f.value, `${name}["fields"][${i}]["value"]`) : null;
-      if (title !== null && text !== null) lines.push(`*${title}*: ${text}`);
-      else if (title !== null) lines.push(`*${title}*`);
+      if (title !== null && text !== null) lines.push(`**${title}**: ${text}`);
+      else if (title !== null) lines.push(`**${title}**`);
       else if (text !== null) lines.push(text);
     });
     pieces.push(lines.join("\n"));
   }
   if (has(a, "blocks")) checkList(a.blocks, `${name}["blocks"]`).forEach((b, i) => pieces.push(renderBlock(b, `${name}["blocks"][${i}]`)));
-  if (has(a, "image_url")) pieces.push(`[](${checkString(a.image_url, `${name}["image_url"]`)})`);
-  if (has(a, "footer")) pieces.push(checkString(a.footer, `${name}["footer"]`));
-  if (has(a, "ts")) {
-    pieces.push(`<time:${checkInt(a.ts, `${name}["ts"]`)}>`);
+  if (has(a, "image_url")) {
+    // Not a URL by Zulip's rules: kept, with what a URL may not hold percent-encoded.
+    let url: string;
+    try {
+      url = checkUrl(a.image_url, `${name}["image_url"]`);
+    } catch (e) {
+      if (!(e instanceof ValidationError)) throw e;
+      url = requoteUri(checkString(a.image_url, `${name}["image_url"]`));
+    }
+    pieces.push(`[](${url})`);
   }
+  if (has(a, "footer")) pieces.push(checkString(a.footer, `${name}["footer"]`));
+  if (has(a, "ts")) pieces.push(`<time:${new Date(slackTimestamp(a.ts, `${name}["ts"]`) * 1000).toISOString().replace(/\.\d{3}Z$/, "+00:00")}>`);
   return joinPieces(pieces);
 }
 
-/** Slack's `<url|text>` links and `*bold*` / `_italic_` in Zulip's Markdown. */
-function slackToMarkdown(text: string): string {
-  const linked = text.replace(/<(\w+?:\/\/.*?)\|(.*?)>/g, "[$2]($1)").trim();
-  return linked
-    .replace(/([^\w]|^)\*(?!\s+)([^*\n]+)(?<!\s)\*((?=[^\w])|$)/g, "$1**$2**$3")
-    .replace(/([^\w]|^)_(?!\s+)([^_\n]+)(?<!\s)_((?=[^\w])|$)/g, "$1*$2*$3");
+/** An integer; some senders write it as a string holding a decimal number (Zulip takes its whole part). */
+function slackTimestamp(value: Json, name: string): number {
+  if (Number.isInteger(value)) return value as number;
+  const asNumber = typeof value === "string" && /^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/.test(value) ? Number(value) : NaN;
+  if (!Number.isFinite(asNumber)) checkInt(value, name);
+  return Math.trunc(asNumber);
 }
 
 /**
  * A Slack webhook payload as Zulip renders it: blocks and attachments, else the text
- * (after `icon_emoji`); the topic is the `topic` URL parameter, else the payload's
- * `channel` without its `#`/`@`. null: nothing to post (Zulip answers success).
+ * (after `icon_emoji`) with Slack's formatting converted; the topic is the `topic` URL
+ * parameter, else the payload's `channel` without its `#`/`@`. null: nothing to post
+ * (Zulip answers success).
  */
 export function slackWebhookMessage(raw: string, topic: string | undefined): { topic: string; content: string } | null {
   const payload = parsePayload(raw);
@@ -252,8 +396,9 @@ function renderSlackPayload(value: Json, topic: string | undefined): { topic: st
   let body = joinPieces(pieces);
   if (body === "" && has(payload, "text")) {
     body = (has(payload, "icon_emoji") ? checkString(payload.icon_emoji, `payload["icon_emoji"]`) + " " : "") + checkString(payload.text, `payload["text"]`);
-    body = body.trim();
+    // Links first, then the formatting pass, as Zulip does.
+    body = slackFormatting(slackLinks(body.trim()));
   }
   if (body === "") return null;
-  return { topic: where ?? "(no topic)", content: slackToMarkdown(body) };
+  return { topic: where ?? "(no topic)", content: body };
 }

@@ -1,9 +1,9 @@
 import type { Hearth } from "../context";
 import { authenticateApiKey } from "../auth/basic";
-import { missingArgument, unauthorized } from "../errors";
+import { ApiError, missingArgument, unauthorized } from "../errors";
 import { readRawParams } from "../http/wire";
 import type { UserRecord } from "../store/users";
-import { ApiRoutes } from "../http/route";
+import { ApiRoutes, jsonResponse } from "../http/route";
 import { param } from "../http/params";
 import { doSendWebhookMessage, jsonWebhookMessage, slackWebhookMessage, WEBHOOK_INTEGRATIONS } from "../actions/webhooks";
 import { defineStatePart } from "../events/state";
@@ -51,9 +51,15 @@ export function webhookRoutes(h: Hearth) {
       { auth: "optional", rawBody: true, allowIncomingWebhookBots: true, params: webhookParams },
       async ({ user, params, request, ip }) => {
         const bot = webhookUser(h, user, params.api_key, ip);
-        const message = slackWebhookMessage(await slackPayload(request), params.topic);
-        if (message) await doSendWebhookMessage(h, bot, message, { stream: params.stream, topic: params.topic }, "ZulipSlackIncomingWebhook");
-        return {};
+        // Past authentication, Zulip answers in Slack's own shape: `ok`, and `error` on failure.
+        try {
+          const message = slackWebhookMessage(await slackPayload(request), params.topic);
+          if (message) await doSendWebhookMessage(h, bot, message, { stream: params.stream, topic: params.topic }, "ZulipSlackIncomingWebhook");
+        } catch (error) {
+          if (error instanceof ApiError) return jsonResponse({ ok: false, error: error.message }, error.httpStatus);
+          throw error;
+        }
+        return { ok: true };
       },
     );
 }

@@ -35,6 +35,24 @@ export const checkDictValue: Check<Record<string, unknown>> = (v, name) => {
   return v;
 };
 
+/**
+ * Zulip's check_url (Django's URLValidator): an http, https, ftp or ftps URL whose host
+ * is a domain name with a top-level domain, `localhost`, or an IP address.
+ */
+export const checkUrl: Check<string> = (v, name) => {
+  const text = checkString(v, name);
+  let url: URL | null = null;
+  try {
+    url = /\s/.test(text) ? null : new URL(text);
+  } catch {
+    url = null;
+  }
+  const host = url?.hostname.replace(/^\[|\]$/g, "") ?? "";
+  const validHost = host === "localhost" || /^(\d{1,3}\.){3}\d{1,3}$/.test(host) || host.includes(":") || /\.([a-z]{2,63}|xn--[a-z0-9-]{1,59})\.?$/i.test(host);
+  if (!url || !["http:", "https:", "ftp:", "ftps:"].includes(url.protocol) || !validHost) throw new ValidationError(`${name} is not a URL`);
+  return text;
+};
+
 /** Zulip's check_string_in. */
 export const checkStringIn = (allowed: readonly string[]): Check<string> => (v, name) => {
   if (!allowed.includes(checkString(v, name))) throw new ValidationError(`Invalid ${name}`);

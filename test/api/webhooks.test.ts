@@ -172,7 +172,7 @@ describe("Slack-compatible webhook", () => {
     };
     expect((await slack("topic=ci", JSON.stringify(payload))).status).toBe(200);
     expect((await last()).content).toBe(
-      "## Build 42\n\nAll **green**\n\n| | |\n|-|-|\n| a | b c |\n| d |  |\n\n----\n\n## [Logs](https://ci.example/42)\n\n**Took**: 3 min\n**Runner**\n\nCI\n\n<time:1700000000>",
+      "## Build 42\n\nAll **green**\n\n| | |\n|-|-|\n| a | b c |\n| d |  |\n\n----\n\n## [Logs](https://ci.example/42)\n\n**Took**: 3 min\n**Runner**\n\nCI\n\n<time:2023-11-14T22:13:20+00:00>",
     );
   });
 
@@ -223,12 +223,69 @@ describe("Slack-compatible webhook", () => {
     const before = (await last()).id;
     expect((await slack("", JSON.stringify({ text: "" }))).status).toBe(200);
     expect((await last()).id).toBe(before);
+    // Past authentication, errors come in Slack's shape, as Zulip answers them.
     const missing = await slack("", "", "application/x-www-form-urlencoded");
-    expect(missing.status).toBe(400);
-    expect((await missing.json()).code).toBe("REQUEST_VARIABLE_MISSING");
+    expect({ status: missing.status, body: await missing.json() }).toEqual({ status: 400, body: { ok: false, error: "Missing 'payload' argument" } });
     const badType = await slack("", JSON.stringify({ blocks: [{ type: "video" }] }));
-    expect(badType.status).toBe(400);
-    expect((await badType.json()).msg).toBe('Invalid payload["blocks"][0]["type"]');
-    expect((await slack("", "{oops")).status).toBe(400);
+    expect({ status: badType.status, body: await badType.json() }).toEqual({ status: 400, body: { ok: false, error: 'Invalid payload["blocks"][0]["type"]' } });
+    const malformed = await slack("", "{oops");
+    expect({ status: malformed.status, body: await malformed.json() }).toEqual({ status: 400, body: { ok: false, error: "Malformed JSON" } });
+    const badUrl = await slack("", JSON.stringify({ blocks: [{ type: "image", image_url: "javascript:alert(1)", alt_text: "x" }] }));
+    expect(await badUrl.json()).toEqual({ ok: false, error: 'payload["blocks"][0]["image_url"] is not a URL' });
+    const badTs = await slack("", JSON.stringify({ attachments: [{ text: "x", ts: "soon" }] }));
+    expect(await badTs.json()).toEqual({ ok: false, error: 'payload["attachments"][0]["ts"] is not an integer' });
+    // A wrong key is still Zulip's own error.
+    const wrongKey = await fetch(`${s.url}/api/v1/external/slack_incoming?api_key=wrong&stream=Denmark`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+    expect((await wrongKey.json()).result).toBe("error");
+    expect((await last()).id).toBe(before);
+  });
+
+  // Expected output worked out from Zulip's newest renderer (zerver/data_import/slack_message_conversion.py).
+  test("the newest Zulip renderer: rich text, formatting per piece, URLs checked, timestamps as times, `ok`", async () => {
+    const richText = {
+      type: "rich_text",
+      elements: [
+        {
+          type: "rich_text_section",
+          elements: [
+            { type: "text", text: "Deploy ", style: { bold: true } },
+            { type: "text", text: "done", style: { italic: true, code: true } },
+            { type: "text", text: " by " },
+            { type: "user", user_id: "U123" },
+            { type: "text", text: " " },
+            { type: "emoji", name: "tada" },
+            { type: "text", text: " see " },
+            { type: "link", url: "https://ci.example/run", text: "the run" },
+            { type: "broadcast", range: "here" },
+          ],
+        },
+        { type: "rich_text_list", style: "bullet", indent: 1, elements: [{ type: "rich_text_section", elements: [{ type: "text", text: "one" }] }, { type: "rich_text_section", elements: [{ type: "text", text: "two" }] }] },
+        { type: "rich_text_quote", elements: [{ type: "text", text: "quoted" }] },
+        { type: "rich_text_preformatted", elements: [{ type: "text", text: "x = 1" }] },
+      ],
+    };
+    const payload = {
+      blocks: [
+        richText,
+        // Headers keep Slack's markers as they are; sections convert them.
+        { type: "header", text: { type: "plain_text", text: "*Release*" } },
+        { type: "section", text: { type: "mrkdwn", text: "~old~ _new_ <mailto:ops@example.com|ops@example.com>" }, accessory: { type: "image", image_url: "not a url", alt_text: "dropped" } },
+        // Types Zulip knows but does not show.
+        { type: "file", external_id: "x" },
+        { type: "table", rows: [] },
+        { type: "call", call_id: "c" },
+      ],
+      attachments: [{ text: "*attached*", image_url: "https://ci.example/a b.png", ts: "1700000000.987" }],
+    };
+    const res = await slack("topic=rich", JSON.stringify(payload));
+    expect({ status: res.status, body: await res.json() }).toEqual({ status: 200, body: { result: "success", msg: "", ok: true } });
+    expect((await last()).content).toBe(
+      [
+        "**Deploy** *`done`* by @**Slack user U123** :tada: see [the run](https://ci.example/run)@**all**\n   - one\n   - two\n```quote\nquoted\n```\n```text\nx = 1\n```",
+        "## *Release*",
+        "~~old~~ *new* mailto:ops@example.com",
+        "**attached**\n\n[](https://ci.example/a%20b.png)\n\n<time:2023-11-14T22:13:20+00:00>",
+      ].join("\n\n"),
+    );
   });
 });
