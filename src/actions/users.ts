@@ -340,6 +340,46 @@ export function accessManagedBot(h: Hearth, actor: UserRecord, botId: number): U
   return bot;
 }
 
+/** Who may own a bot: an active human of the organization (Zulip's wording for each refusal). */
+export function checkNewBotOwner(h: Hearth, ownerId: number): UserRecord {
+  const owner = getUser(h.store, ownerId);
+  if (!owner || owner.is_system_bot) throw badRequest("Failed to change owner, no such user");
+  if (!owner.is_active) throw badRequest("Failed to change owner, user is deactivated");
+  if (owner.is_bot) throw badRequest("Failed to change owner, bots can't own other bots");
+  return owner;
+}
+
+/**
+ * PATCH /bots/{bot_id} `bot_owner_id` (Zulip's do_change_bot_owner): the bot's owner or
+ * an administrator hands it to another active human. realm_bots follow: the previous
+ * owner loses it and the new one gains it (unless administrators, who see every bot
+ * and get an update instead); everyone's realm_users gets the new `bot_owner_id`.
+ */
+export async function checkChangeBotOwner(h: Hearth, actor: UserRecord, botId: number, ownerId: number): Promise<void> {
+  const bot = accessBot(h, botId, { allowDeactivated: true });
+  assertCanManage(actor, bot);
+  const owner = checkNewBotOwner(h, ownerId);
+  if (bot.bot_owner_id === owner.id) return;
+  const { before, after } = await h.store.commit(() => {
+    const current = getUser(h.store, botId)!;
+    const next = { ...current, bot_owner_id: owner.id };
+    putUser(h.store, next);
+    return { before: current, after: next };
+  });
+  const updated = new Set(adminIds(h));
+  const previous = before.bot_owner_id === null ? undefined : getUser(h.store, before.bot_owner_id);
+  if (previous && !isAdmin(previous)) {
+    h.events.publish({ type: "realm_bot", op: "delete", bot: { user_id: after.id } }, [previous.id]);
+    updated.delete(previous.id);
+  }
+  if (!isAdmin(owner)) {
+    h.events.publish({ type: "realm_bot", op: "add", bot: botView(h, after) }, [owner.id]);
+    updated.delete(owner.id);
+  }
+  h.events.publish({ type: "realm_bot", op: "update", bot: { user_id: after.id, owner_id: owner.id } }, updated);
+  notifyRealmUser(h, "update", after, { bot_owner_id: owner.id });
+}
+
 /** A new key for a bot its owner or an administrator manages. */
 export async function checkRegenerateBotApiKey(h: Hearth, actor: UserRecord, botId: number): Promise<string> {
   return doRegenerateApiKey(h, actor, accessManagedBot(h, actor, botId).id);

@@ -12,6 +12,8 @@ import {
   checkCreateUser,
   checkSetUserActive,
   checkUpdateUser,
+  checkChangeBotOwner,
+  checkNewBotOwner,
   accessManagedBot,
   checkRegenerateBotApiKey,
   doRegenerateApiKey,
@@ -146,11 +148,35 @@ export function usersRoutes(h: Hearth) {
       }
       return { bots };
     })
-    .patch("/bots/:bot_id", { params: { full_name: param.string().optional() } }, async ({ user, params, path }) => {
-      const bot = accessBot(h, pathUserId(path.bot_id), { allowDeactivated: true });
-      if (params.full_name !== undefined) await checkUpdateUser(h, user, bot.id, { full_name: params.full_name });
-      return {};
-    })
+    .patch(
+      "/bots/:bot_id",
+      { params: { full_name: param.string().optional(), role: param.int().optional(), bot_owner_id: param.int().optional() } },
+      async ({ user, params, path }) => {
+        const bot = accessBot(h, pathUserId(path.bot_id), { allowDeactivated: true });
+        // Every check before the first write: a refused owner must not leave a renamed bot.
+        if (params.bot_owner_id !== undefined) checkNewBotOwner(h, params.bot_owner_id);
+        const changes = {
+          ...(params.full_name !== undefined ? { full_name: params.full_name } : {}),
+          ...(params.role !== undefined && params.role !== bot.role ? { role: params.role } : {}),
+        };
+        if (Object.keys(changes).length > 0) await checkUpdateUser(h, user, bot.id, changes);
+        if (params.bot_owner_id !== undefined) await checkChangeBotOwner(h, user, bot.id, params.bot_owner_id);
+        const after = getUser(h.store, bot.id)!;
+        const owner = after.bot_owner_id === null ? undefined : getUser(h.store, after.bot_owner_id);
+        // Zulip's answer; Hearth has no outgoing-webhook services or default channels for bots.
+        return {
+          full_name: after.full_name,
+          avatar_url: botView(h, after).avatar_url,
+          service_interface: 1,
+          service_payload_url: null,
+          config_data: null,
+          default_sending_stream: null,
+          default_events_register_stream: null,
+          default_all_public_streams: false,
+          ...(owner ? { bot_owner: apiEmail(h, owner) } : {}),
+        };
+      },
+    )
     .delete("/bots/:bot_id", {}, async ({ user, path }) => {
       const bot = accessBot(h, pathUserId(path.bot_id), { allowDeactivated: true });
       await doSetActive(h, user, bot.id, false);

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { expectError, expectSchema, expectSuccess, startTestServer, type TestServer } from "../kit";
 import { CreateBotResponse, CreateUserResponse, GetOwnUserResponse, GetUserResponse, GetUsersResponse } from "../../src/schemas/users";
 import { Role } from "../../src/store/users";
+import { verifyAction } from "../events-kit";
 
 let s: TestServer;
 beforeAll(async () => {
@@ -164,6 +165,45 @@ describe("bots", () => {
     expect(expectSuccess(await s.as("cordelia").get(`/bots/${created.user_id}/api_key`)).api_key).toBe(key);
     expectSuccess(await s.as("cordelia").delete(`/bots/${created.user_id}`));
     expect(expectSuccess(await s.as("cordelia").get(`/users/${created.user_id}`)).user).toMatchObject({ full_name: "Renamed bot", is_active: false });
+  });
+});
+
+describe("PATCH /bots/{bot_id}", () => {
+  test("a new owner: realm_bots move from the old owner to the new one, administrators get an update, everyone the bot_owner_id", async () => {
+    const bot = expectSuccess(await s.as("hamlet").post("/bots", { full_name: "Handover bot", short_name: "handover" })).user_id as number;
+    const r = await verifyAction(s, async () => {
+      const res = expectSuccess(await s.as("hamlet").patch(`/bots/${bot}`, { bot_owner_id: s.users.othello.id }));
+      expect(res).toMatchObject({ full_name: "Handover bot", bot_owner: s.users.othello.email, default_sending_stream: null, default_all_public_streams: false });
+    });
+    expect(r.types.hamlet).toEqual(["realm_bot/delete", "realm_user/update"]);
+    expect(r.types.othello).toEqual(["realm_bot/add", "realm_user/update"]);
+    expect(r.types.iago).toEqual(["realm_bot/update", "realm_user/update"]);
+    expect(r.types.cordelia).toEqual(["realm_user/update"]);
+    // The new owner manages it now; the old one no longer does.
+    expectSuccess(await s.as("othello").patch(`/bots/${bot}`, { full_name: "Othello's bot" }));
+    expectError(await s.as("hamlet").patch(`/bots/${bot}`, { full_name: "Mine again" }), 400, "UNAUTHORIZED_PRINCIPAL");
+    expect(expectSuccess(await s.as("othello").get("/bots")).bots.map((b: any) => b.user_id)).toContain(bot);
+    expect(expectSuccess(await s.as("hamlet").get(`/users/${bot}`)).user.bot_owner_id).toBe(s.users.othello.id);
+  });
+
+  test("refused owners leave the bot as it was; administrators change a bot's role", async () => {
+    const bot = expectSuccess(await s.as("cordelia").post("/bots", { full_name: "Kept bot", short_name: "kept" })).user_id as number;
+    const deactivated = await s.createUser("gone");
+    expectSuccess(await s.as("iago").delete(`/users/${deactivated.id}`));
+    for (const [owner, msg] of [
+      [999_999, "Failed to change owner, no such user"],
+      [deactivated.id, "Failed to change owner, user is deactivated"],
+      [bot, "Failed to change owner, bots can't own other bots"],
+    ] as const) {
+      expectError(await s.as("cordelia").patch(`/bots/${bot}`, { full_name: "Renamed?", bot_owner_id: owner }), 400, "BAD_REQUEST", msg);
+    }
+    const unchanged = expectSuccess(await s.as("cordelia").get(`/users/${bot}`)).user;
+    expect({ name: unchanged.full_name, owner: unchanged.bot_owner_id }).toEqual({ name: "Kept bot", owner: s.users.cordelia.id });
+    // A role: administrators only, as for any account.
+    expectError(await s.as("cordelia").patch(`/bots/${bot}`, { role: Role.MODERATOR }), 400, "UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator");
+    const r = await verifyAction(s, () => s.as("iago").patch(`/bots/${bot}`, { role: Role.MODERATOR }), { viewers: ["cordelia", "hamlet"] });
+    expect(r.types.hamlet).toContain("realm_user/update");
+    expect(expectSuccess(await s.as("cordelia").get(`/users/${bot}`)).user.role).toBe(Role.MODERATOR);
   });
 });
 
