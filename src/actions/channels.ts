@@ -40,7 +40,7 @@ import { applyGroupSettingUpdate, checkGroupSettingValue, isSystemGroupSetting, 
 import { renderDescription } from "../markdown/description";
 import { activeSubscriberIds, formatChannel, formatSubscription, pickChannelColor, streamPostPolicyGroupId } from "../views/channels";
 import { isAdmin, isGuest, isOwner } from "../views/users";
-import { visibleUserByEmail } from "./users";
+import { notifyRealmBot, visibleUserByEmail } from "./users";
 import { getSystemBot } from "../store/system_bots";
 import { checkFolderForChannel } from "./channel_folders";
 import { doSendMessage } from "./messages";
@@ -769,6 +769,18 @@ function notifyChannelUpdated(h: Hearth, before: ChannelRecord, after: ChannelRe
     if (property === "can_send_message_group") {
       const view = formatChannel(h, after);
       h.events.publish({ ...base, property: "stream_post_policy", value: view.stream_post_policy }, stayed);
+    }
+  }
+  // Bots name their default channels: realm_bots follow a rename, as in Zulip.
+  if (changed.includes("name")) {
+    for (const bot of allUsers(h.store)) {
+      const defaults = bot.is_bot ? bot.bot_defaults : undefined;
+      if (!defaults) continue;
+      const fields = {
+        ...(defaults.sending_channel_id === after.id ? { default_sending_stream: after.name } : {}),
+        ...(defaults.events_register_channel_id === after.id ? { default_events_register_stream: after.name } : {}),
+      };
+      if (Object.keys(fields).length > 0) notifyRealmBot(h, "update", bot, fields);
     }
   }
 }

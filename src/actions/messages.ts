@@ -190,6 +190,9 @@ export function resolveTarget(h: Hearth, sender: UserRecord, type: string, to: u
   }
   if (type !== "stream" && type !== "channel") throw badRequest("Invalid type");
   let operand = Array.isArray(to) && to.length === 1 ? to[0] : to;
+  // Zulip's Addressee.legacy_build: a channel message naming no channel goes to the bot's default one.
+  const defaultChannelId = sender.bot_defaults?.sending_channel_id;
+  if (Array.isArray(to) && to.length === 0 && defaultChannelId !== undefined && defaultChannelId !== null) operand = defaultChannelId;
   let channel: MessageChannel | undefined;
   // Zulip's access_stream_for_send_message: a bot may post wherever its owner is subscribed.
   const owner = botOwner(h, sender);

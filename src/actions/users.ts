@@ -5,7 +5,9 @@ import { findUserByLoginEmail } from "../auth/basic";
 import { checkProfileData, doSetProfileData, notifyProfileData, writeProfileData } from "./profile_fields";
 import { badRequest, insufficientPermission, mustBeAdmin, mustBeOwner } from "../errors";
 import { generateApiKey, hashPassword } from "../auth/credentials";
-import { activeUserIdsOf, allUsers, BotType, EmailVisibility, getUser, getUserByEmail, putUser, Role, ROLES, type UserRecord } from "../store/users";
+import { activeUserIdsOf, allUsers, BotType, EmailVisibility, getUser, getUserByEmail, putUser, Role, ROLES, type BotDefaults, type UserRecord } from "../store/users";
+import { getChannel } from "../store/channels";
+import { accessChannelByName } from "../access/channels";
 import { notifySystemGroupMembership } from "./user_groups";
 import { inRealmGroup } from "../access/groups";
 import {
@@ -84,15 +86,23 @@ export function notifyRealmUser(h: Hearth, op: "add" | "update", target: UserRec
   }
 }
 
+/** A bot's defaults as the API names them: channels by name (null: none, or the channel is gone). */
+export function botDefaultsView(h: Hearth, bot: UserRecord): { default_sending_stream: string | null; default_events_register_stream: string | null; default_all_public_streams: boolean } {
+  const name = (id: number | null | undefined) => (id === null || id === undefined ? null : (getChannel(h.store, id)?.name ?? null));
+  return {
+    default_sending_stream: name(bot.bot_defaults?.sending_channel_id),
+    default_events_register_stream: name(bot.bot_defaults?.events_register_channel_id),
+    default_all_public_streams: bot.bot_defaults?.all_public_streams ?? false,
+  };
+}
+
 export function botView(h: Hearth, bot: UserRecord): Record<string, unknown> {
   return {
     user_id: bot.id,
     full_name: bot.full_name,
     api_key: bot.api_key,
     avatar_url: avatarUrl(h, bot),
-    default_sending_stream: null,
-    default_events_register_stream: null,
-    default_all_public_streams: false,
+    ...botDefaultsView(h, bot),
     owner_id: bot.bot_owner_id,
     is_active: bot.is_active,
     bot_type: bot.bot_type,
@@ -124,6 +134,7 @@ export interface NewUser {
   is_system_bot?: boolean;
   /** Users created by an administrator or the CLI get their date_joined at first login. */
   pending_first_login?: boolean;
+  bot_defaults?: BotDefaults;
 }
 
 /** The settings a new account starts with: Zulip's defaults overridden by the organization's. */
@@ -162,6 +173,7 @@ export async function doCreateUser(h: Hearth, input: NewUser): Promise<UserRecor
       is_imported_stub: false,
       // New accounts start from the organization's defaults (PATCH /realm/user_settings_defaults).
       ...newUserSettings(getRealm(h.store)?.settings),
+      ...(isBot && input.bot_defaults ? { bot_defaults: input.bot_defaults } : {}),
     };
     putUser(h.store, record);
     return { record, defaultChannels: subscribeToDefaultChannelsInTransaction(h, record) };
@@ -184,10 +196,50 @@ export async function checkCreateUser(h: Hearth, actor: UserRecord, input: { ema
 
 export const BOT_TYPES_SUPPORTED: readonly number[] = [BotType.GENERIC, BotType.INCOMING_WEBHOOK];
 
+/** A bot's defaults as clients send them: channel names ("" for none), checked against the caller's access. */
+export interface BotDefaultsInput {
+  default_sending_stream?: string;
+  default_events_register_stream?: string;
+  default_all_public_streams?: boolean;
+}
+
+function resolveBotDefaults(h: Hearth, actor: UserRecord, input: BotDefaultsInput, current: BotDefaults | undefined): BotDefaults {
+  // Zulip's access_stream_by_name for the caller: a channel they cannot see is an invalid name.
+  const channelId = (name: string | undefined, kept: number | null) =>
+    name === undefined ? kept : name === "" ? null : accessChannelByName(h, actor, name).id;
+  return {
+    sending_channel_id: channelId(input.default_sending_stream, current?.sending_channel_id ?? null),
+    events_register_channel_id: channelId(input.default_events_register_stream, current?.events_register_channel_id ?? null),
+    all_public_streams: input.default_all_public_streams ?? current?.all_public_streams ?? false,
+  };
+}
+
+/**
+ * PATCH /bots/{bot_id} default channels and `default_all_public_streams` (Zulip's
+ * do_change_default_*): one realm_bot update per setting that changed, to the bot's
+ * owner and administrators.
+ */
+export async function checkUpdateBotDefaults(h: Hearth, actor: UserRecord, botId: number, input: BotDefaultsInput): Promise<void> {
+  const bot = accessBot(h, botId, { allowDeactivated: true });
+  assertCanManage(actor, bot);
+  const wanted = resolveBotDefaults(h, actor, input, bot.bot_defaults);
+  const { before, after } = await h.store.commit(() => {
+    const current = getUser(h.store, botId)!;
+    const next = { ...current, bot_defaults: wanted };
+    putUser(h.store, next);
+    return { before: current, after: next };
+  });
+  const was = botDefaultsView(h, before);
+  const now = botDefaultsView(h, after);
+  for (const key of Object.keys(now) as (keyof typeof now)[]) {
+    if (was[key] !== now[key]) notifyRealmBot(h, "update", after, { [key]: now[key] });
+  }
+}
+
 export async function checkCreateBot(
   h: Hearth,
   owner: UserRecord,
-  input: { full_name: string; short_name: string; bot_type: number },
+  input: { full_name: string; short_name: string; bot_type: number } & BotDefaultsInput,
 ): Promise<UserRecord> {
   if (owner.is_bot) throw badRequest("Bots cannot create bots");
   if (!BOT_TYPES_SUPPORTED.includes(input.bot_type)) throw badRequest("Invalid bot type");
@@ -207,6 +259,7 @@ export async function checkCreateBot(
     role: Role.MEMBER,
     bot_type: input.bot_type,
     bot_owner_id: owner.id,
+    bot_defaults: resolveBotDefaults(h, owner, input, undefined),
   });
 }
 

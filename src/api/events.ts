@@ -6,6 +6,7 @@ import { ApiRoutes, authenticateEndpoint, errorResponse, serializedResponse, typ
 import { param, type ParamValues } from "../http/params";
 import type { UserRecord } from "../store/users";
 import { isGuest } from "../views/users";
+import { botDefaultsView } from "../actions/users";
 import {
   DEFAULT_IDLE_QUEUE_TIMEOUT_SECS,
   MAX_IDLE_QUEUE_TIMEOUT_SECS,
@@ -27,9 +28,10 @@ const registerParams = {
   presence_history_limit_days: param.int().optional(),
   event_types: param.json(t.Array(t.String())).optional(),
   fetch_event_types: param.json(t.Array(t.String())).optional(),
-  all_public_streams: param.bool().default(false),
+  // Both default to the bot's own defaults for a bot (PATCH /bots/{bot_id}), else false and [].
+  all_public_streams: param.bool().optional(),
   client_capabilities: param.json(t.Record(t.String(), t.Unknown())).optional(),
-  narrow: param.json(t.Array(t.Unknown())).default([]),
+  narrow: param.json(t.Array(t.Unknown())).optional(),
   // Seconds, or "mobile" (sent JSON-encoded by the mobile app; bare text accepted too).
   idle_queue_timeout: param.jsonOrString(t.Union([t.Integer({ minimum: 1 }), t.Literal("mobile")])).optional(),
   // Zulip's old `queue_lifespan_secs` spelling, still sent by some bots.
@@ -42,9 +44,14 @@ type RegisterValues = ParamValues<typeof registerParams>;
 type QueueParams = Pick<RegisterValues, "all_public_streams" | "narrow" | "apply_markdown" | "slim_presence"> &
   Partial<Pick<RegisterValues, "client_gravatar" | "event_types" | "client_capabilities" | "idle_queue_timeout" | "queue_lifespan_secs">>;
 
-function queueSettings(user: UserRecord, p: QueueParams, request: Request): QueueSettings {
+function queueSettings(h: Hearth, user: UserRecord, p: QueueParams, request: Request): QueueSettings {
+  // Zulip's _default_all_public_streams and _default_narrow: a bot's own defaults fill in.
+  const defaults = user.is_bot ? botDefaultsView(h, user) : null;
+  const allPublicStreams = p.all_public_streams ?? defaults?.default_all_public_streams ?? false;
+  let narrow = p.narrow ?? [];
+  if (narrow.length === 0 && defaults?.default_events_register_stream) narrow = [["stream", defaults.default_events_register_stream]];
   // Guests may not read every public channel's messages (Zulip's can_access_public_streams).
-  if (p.all_public_streams && isGuest(user)) throw badRequest("User not authorized for this query");
+  if (allPublicStreams && isGuest(user)) throw badRequest("User not authorized for this query");
   let idle = DEFAULT_IDLE_QUEUE_TIMEOUT_SECS;
   if (p.idle_queue_timeout === "mobile") idle = MOBILE_IDLE_QUEUE_TIMEOUT_SECS;
   else if (typeof p.idle_queue_timeout === "number") idle = p.idle_queue_timeout;
@@ -52,8 +59,8 @@ function queueSettings(user: UserRecord, p: QueueParams, request: Request): Queu
   return {
     userId: user.id,
     eventTypes: p.event_types ?? null,
-    allPublicStreams: p.all_public_streams,
-    narrow: parseNarrow(p.narrow),
+    allPublicStreams,
+    narrow: parseNarrow(narrow),
     capabilities: parseCapabilities(p.client_capabilities),
     applyMarkdown: p.apply_markdown,
     clientGravatar: p.client_gravatar ?? true,
@@ -77,7 +84,7 @@ export function registerQueue(h: Hearth, user: UserRecord | null, p: RegisterVal
     // Spectator access needs web-public channels, which this server does not offer.
     throw unauthorized();
   }
-  const settings = queueSettings(user, p, request);
+  const settings = queueSettings(h, user, p, request);
   const queue = h.queues.create(settings);
   const fetchTypes: string[] | null = p.fetch_event_types ?? p.event_types ?? null;
   const state = fetchInitialState({
@@ -134,11 +141,12 @@ export function eventsRoutes(h: Hearth) {
         if (queueId === undefined) {
           if (!params.dont_block) throw missingArgument("queue_id");
           const settings = queueSettings(
+            h,
             user,
             {
               ...params,
-              all_public_streams: params.all_public_streams ?? false,
-              narrow: params.narrow ?? [],
+              all_public_streams: params.all_public_streams,
+              narrow: params.narrow,
               apply_markdown: params.apply_markdown ?? false,
               slim_presence: params.slim_presence ?? false,
               queue_lifespan_secs: params.lifespan_secs,

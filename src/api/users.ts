@@ -14,12 +14,15 @@ import {
   checkUpdateUser,
   checkChangeBotOwner,
   checkNewBotOwner,
+  checkUpdateBotDefaults,
+  botDefaultsView,
   accessManagedBot,
   checkRegenerateBotApiKey,
   doRegenerateApiKey,
   doSetActive,
 } from "../actions/users";
 import { allUsers, getUser } from "../store/users";
+import { accessChannelByName } from "../access/channels";
 import { apiEmail, formatUser } from "../views/users";
 import { maxMessageIdFor } from "../views/messages";
 
@@ -30,6 +33,13 @@ const viewParams = {
 
 const pathUserId = (raw: string) => pathId(raw, "user ID");
 
+
+/** A bot's defaults, in POST /bots and PATCH /bots/{bot_id}: channel names, "" for none. */
+const botDefaultsParams = {
+  default_sending_stream: param.string().optional(),
+  default_events_register_stream: param.string().optional(),
+  default_all_public_streams: param.bool().optional(),
+};
 export function usersRoutes(h: Hearth) {
   return new ApiRoutes(h)
     .get("/users", { params: viewParams }, ({ user, params }) => {
@@ -108,19 +118,12 @@ export function usersRoutes(h: Hearth) {
           full_name: param.string(),
           short_name: param.string(),
           bot_type: param.int().default(1),
+          ...botDefaultsParams,
         },
       },
       async ({ user, params }) => {
         const bot = await checkCreateBot(h, user, params);
-        const view = botView(h, bot);
-        return {
-          user_id: bot.id,
-          api_key: bot.api_key,
-          avatar_url: view.avatar_url,
-          default_sending_stream: null,
-          default_events_register_stream: null,
-          default_all_public_streams: false,
-        };
+        return { user_id: bot.id, api_key: bot.api_key, avatar_url: botView(h, bot).avatar_url, ...botDefaultsView(h, bot) };
       },
     )
     .get("/bots", {}, ({ user }) => {
@@ -134,9 +137,7 @@ export function usersRoutes(h: Hearth) {
           full_name: u.full_name,
           api_key: u.api_key,
           avatar_url: botView(h, u).avatar_url,
-          default_sending_stream: null,
-          default_events_register_stream: null,
-          default_all_public_streams: false,
+          ...botDefaultsView(h, u),
           // The API email: the owner's real address only where everyone may see it.
           owner: owner ? apiEmail(h, owner) : null,
           owner_id: u.bot_owner_id,
@@ -150,29 +151,32 @@ export function usersRoutes(h: Hearth) {
     })
     .patch(
       "/bots/:bot_id",
-      { params: { full_name: param.string().optional(), role: param.int().optional(), bot_owner_id: param.int().optional() } },
+      { params: { full_name: param.string().optional(), role: param.int().optional(), bot_owner_id: param.int().optional(), ...botDefaultsParams } },
       async ({ user, params, path }) => {
         const bot = accessBot(h, pathUserId(path.bot_id), { allowDeactivated: true });
         // Every check before the first write: a refused owner must not leave a renamed bot.
         if (params.bot_owner_id !== undefined) checkNewBotOwner(h, params.bot_owner_id);
+        const defaults = { default_sending_stream: params.default_sending_stream, default_events_register_stream: params.default_events_register_stream, default_all_public_streams: params.default_all_public_streams };
+        for (const name of [defaults.default_sending_stream, defaults.default_events_register_stream]) {
+          if (name !== undefined && name !== "") accessChannelByName(h, user, name);
+        }
         const changes = {
           ...(params.full_name !== undefined ? { full_name: params.full_name } : {}),
           ...(params.role !== undefined && params.role !== bot.role ? { role: params.role } : {}),
         };
         if (Object.keys(changes).length > 0) await checkUpdateUser(h, user, bot.id, changes);
+        if (Object.values(defaults).some((v) => v !== undefined)) await checkUpdateBotDefaults(h, user, bot.id, defaults);
         if (params.bot_owner_id !== undefined) await checkChangeBotOwner(h, user, bot.id, params.bot_owner_id);
         const after = getUser(h.store, bot.id)!;
         const owner = after.bot_owner_id === null ? undefined : getUser(h.store, after.bot_owner_id);
-        // Zulip's answer; Hearth has no outgoing-webhook services or default channels for bots.
+        // Zulip's answer; Hearth has no outgoing-webhook services.
         return {
           full_name: after.full_name,
           avatar_url: botView(h, after).avatar_url,
           service_interface: 1,
           service_payload_url: null,
           config_data: null,
-          default_sending_stream: null,
-          default_events_register_stream: null,
-          default_all_public_streams: false,
+          ...botDefaultsView(h, after),
           ...(owner ? { bot_owner: apiEmail(h, owner) } : {}),
         };
       },

@@ -41,6 +41,19 @@ export interface UserRecord {
   is_imported_stub: boolean;
   /** Per-user settings changed through the API; absent keys take the defaults. */
   settings: Record<string, unknown>;
+  /** A bot's defaults (Zulip's default_sending_stream & co.); absent: none. */
+  bot_defaults?: BotDefaults;
+}
+
+/**
+ * Where a bot posts when a channel message names none, which channel its queues
+ * follow when registered without a narrow, and whether they get every public
+ * channel's messages when registered without saying.
+ */
+export interface BotDefaults {
+  sending_channel_id: number | null;
+  events_register_channel_id: number | null;
+  all_public_streams: boolean;
 }
 
 /** Every request (authentication) and every fan-out (recipients) reads users. */

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { expectError, expectSchema, expectSuccess, startTestServer, type TestServer } from "../kit";
 import { CreateBotResponse, CreateUserResponse, GetOwnUserResponse, GetUserResponse, GetUsersResponse } from "../../src/schemas/users";
 import { Role } from "../../src/store/users";
-import { verifyAction } from "../events-kit";
+import { drainEvents, register, verifyAction } from "../events-kit";
 
 let s: TestServer;
 beforeAll(async () => {
@@ -204,6 +204,63 @@ describe("PATCH /bots/{bot_id}", () => {
     const r = await verifyAction(s, () => s.as("iago").patch(`/bots/${bot}`, { role: Role.MODERATOR }), { viewers: ["cordelia", "hamlet"] });
     expect(r.types.hamlet).toContain("realm_user/update");
     expect(expectSuccess(await s.as("cordelia").get(`/users/${bot}`)).user.role).toBe(Role.MODERATOR);
+  });
+});
+
+describe("bot defaults", () => {
+  test("default channels and all_public_streams: set at creation and by PATCH, shown everywhere, with events to the owner and administrators", async () => {
+    await s.createChannel("iago", "Bot Denmark", ["hamlet"]);
+    const verona = await s.createChannel("iago", "Bot Verona", ["hamlet"]);
+    await s.createChannel("iago", "Bot Secret", ["iago"], { invite_only: true });
+    const created = expectSuccess(
+      await s.as("hamlet").post("/bots", { full_name: "Defaults bot", short_name: "defaults", default_sending_stream: "Bot Denmark", default_events_register_stream: "Bot Verona", default_all_public_streams: true }),
+    );
+    expect(created).toMatchObject({ default_sending_stream: "Bot Denmark", default_events_register_stream: "Bot Verona", default_all_public_streams: true });
+    const listed = expectSuccess(await s.as("hamlet").get("/bots")).bots.find((b: any) => b.user_id === created.user_id);
+    expect(listed).toMatchObject({ default_sending_stream: "Bot Denmark", default_events_register_stream: "Bot Verona", default_all_public_streams: true });
+    // A channel the caller cannot see is an invalid name, and nothing is written.
+    expectError(await s.as("hamlet").post("/bots", { full_name: "Nope bot", short_name: "nope", default_sending_stream: "Bot Secret" }), 400, "BAD_REQUEST", "Invalid channel name 'Bot Secret'");
+    expectError(await s.as("hamlet").patch(`/bots/${created.user_id}`, { full_name: "Renamed?", default_events_register_stream: "Missing" }), 400, "BAD_REQUEST", "Invalid channel name 'Missing'");
+    expect(expectSuccess(await s.as("hamlet").get(`/users/${created.user_id}`)).user.full_name).toBe("Defaults bot");
+    // PATCH: one realm_bot update per setting, to the owner and administrators; "" clears.
+    const r = await verifyAction(s, async () => {
+      const res = expectSuccess(await s.as("hamlet").patch(`/bots/${created.user_id}`, { default_sending_stream: "Bot Verona", default_events_register_stream: "" }));
+      expect(res).toMatchObject({ default_sending_stream: "Bot Verona", default_events_register_stream: null, default_all_public_streams: true });
+    });
+    expect(r.types.hamlet).toEqual(["realm_bot/update", "realm_bot/update"]);
+    expect(r.types.iago).toEqual(["realm_bot/update", "realm_bot/update"]);
+    expect(r.types.othello).toEqual([]);
+    // A renamed default channel: realm_bots follow.
+    const renamed = await verifyAction(s, () => s.as("iago").patch(`/streams/${verona}`, { new_name: "Bot Padua" }), { viewers: ["hamlet", "iago", "othello"] });
+    expect(renamed.types.hamlet).toContain("realm_bot/update");
+    expect(renamed.types.othello).not.toContain("realm_bot/update");
+    expect(expectSuccess(await s.as("hamlet").get("/bots")).bots.find((b: any) => b.user_id === created.user_id).default_sending_stream).toBe("Bot Padua");
+  });
+
+  test("a bot's queues follow its defaults; a channel message naming no channel goes to its default channel", async () => {
+    const quiet = await s.createChannel("iago", "Bot Quiet", ["othello"]);
+    const loud = await s.createChannel("iago", "Bot Loud", ["othello"]);
+    const created = expectSuccess(await s.as("othello").post("/bots", { full_name: "Listener bot", short_name: "listener", default_events_register_stream: "Bot Loud", default_sending_stream: "Bot Loud" }));
+    const bot = { id: created.user_id, email: `listener-bot@${new URL(s.url).hostname}`, apiKey: created.api_key, name: "listener" };
+    expectSuccess(await s.as("othello").post("/users/me/subscriptions", { subscriptions: JSON.stringify([{ name: "Bot Quiet" }, { name: "Bot Loud" }]), principals: JSON.stringify([bot.id]) }));
+    // Registered without a narrow: only the default channel's messages.
+    const narrowed = await register(s.as(bot), { event_types: ["message"] });
+    // Registered without all_public_streams, after the default turns it on: every public channel,
+    // subscribed or not; an explicit all_public_streams still wins.
+    const other = await s.createChannel("iago", "Bot Elsewhere", ["iago"]);
+    expectSuccess(await s.as("othello").patch(`/bots/${bot.id}`, { default_events_register_stream: "", default_all_public_streams: true }));
+    const everything = await register(s.as(bot), { event_types: ["message"] });
+    const explicit = await register(s.as(bot), { event_types: ["message"], all_public_streams: false });
+    const sent = [];
+    for (const to of [quiet, loud]) sent.push(expectSuccess(await s.as("othello").post("/messages", { type: "stream", to, topic: "t", content: `to ${to}` })).id);
+    sent.push(expectSuccess(await s.as("iago").post("/messages", { type: "stream", to: other, topic: "t", content: "elsewhere" })).id);
+    const ids = async (queueId: string) => (await drainEvents(s.as(bot), queueId)).filter((e: any) => e.type === "message").map((e: any) => e.message.id);
+    expect(await ids(narrowed.queue_id)).toEqual([sent[1]]);
+    expect(await ids(everything.queue_id)).toEqual(sent);
+    expect(await ids(explicit.queue_id)).toEqual([sent[0], sent[1]]);
+    // to=[]: the default sending channel.
+    const posted = expectSuccess(await s.as(bot).post("/messages", { type: "stream", to: "[]", topic: "defaults", content: "where?" })).id;
+    expect(expectSuccess(await s.as("othello").get(`/messages/${posted}`)).message.stream_id).toBe(loud);
   });
 });
 
