@@ -96,7 +96,8 @@ export class Store {
    * lmdb-js's overlapping sync means the fsync runs after the writer lock is
    * released, on this thread, so other writers do not wait for it; it marks the
    * commit unsynced until then, and a power loss before that falls back to the
-   * previous commit, never to a broken file.
+   * previous commit, never to a broken file. (Seen in a script: a process that used it
+   * on its main thread hung in process.exit until the store was closed first.)
    */
   commitOnThisThread<T>(fn: () => T): T {
     return this.root.transactionSync(fn as () => any, TXN_ABORTABLE | TXN_SYNCHRONOUS_COMMIT | MDB_NOSYNC) as T;

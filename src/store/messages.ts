@@ -366,11 +366,25 @@ export function writeDeferredUnreadRows(store: Store, batch: DeferredUnreadBatch
     batch.version = recipientsVersion(store);
   }
   for (const [userId, ids] of idsByUser) {
+    if (ids.length === 0) continue;
+    // Two range reads per user instead of two lookups per row: within a batch's span a
+    // user has few written rows (their own messages, mentions, what they read early).
+    let from = ids[0];
+    let to = ids[0] + 1;
+    for (const id of ids) {
+      if (id < from) from = id;
+      if (id >= to) to = id + 1;
+    }
+    const skip = new Set<number>();
+    for (const { key, value } of store.dbs.userMessages.getRange({ start: [userId, from], end: [userId, to] })) {
+      if ((value as number) & MessageFlag.read) skip.add((key as [number, number])[1]);
+    }
+    for (const key of store.dbs.userMessageIndex.getKeys({ start: [userId, "unread", from], end: [userId, "unread", to] })) {
+      skip.add((key as [number, string, number])[2]);
+    }
     for (const id of ids) {
       const location = batch.locations.get(id);
-      if (!location || !listHolds(batch.lists.get(id), userId)) continue;
-      if (((store.dbs.userMessages.get([userId, id]) as number | undefined) ?? 0) & MessageFlag.read) continue;
-      if (store.dbs.userMessageIndex.doesExist([userId, "unread", id])) continue;
+      if (!location || skip.has(id) || !listHolds(batch.lists.get(id), userId)) continue;
       store.dbs.userMessageIndex.put([userId, "unread", id], location);
     }
   }
