@@ -227,8 +227,9 @@ export async function buildBinary(target: BuildTarget, outfile = OUTFILE[target]
   if (!result.success) {
     throw new Error(`Building ${outfile} failed:\n${result.logs.map((l) => String(l)).join("\n")}`);
   }
-  // The executable already holds the map; the copy written beside it is clutter.
+  // The executable already holds the maps (its own and the worker's); the copies written beside it are clutter.
   rmSync(`${outfile}.map`, { force: true });
+  for (const output of result.outputs) if (output.path.endsWith(".map")) rmSync(output.path, { force: true });
   assertEmbedded(outfile, Object.values(addons));
   return { target, path: outfile, bytes: statSync(outfile).size, seconds: (performance.now() - started) / 1000 };
 }
