@@ -264,7 +264,7 @@ export async function checkCreateBot(
 }
 
 /** Who may change or deactivate `target`: administrators, and a bot's owner. */
-function assertCanManage(actor: UserRecord, target: UserRecord): void {
+export function assertCanManage(actor: UserRecord, target: UserRecord): void {
   if (isAdmin(actor) && !actor.is_bot) return;
   if (target.is_bot && target.bot_owner_id === actor.id) return;
   throw insufficientPermission();

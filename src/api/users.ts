@@ -12,6 +12,7 @@ import {
   checkCreateUser,
   checkSetUserActive,
   checkUpdateUser,
+  assertCanManage,
   checkChangeBotOwner,
   checkNewBotOwner,
   checkUpdateBotDefaults,
@@ -33,13 +34,13 @@ const viewParams = {
 
 const pathUserId = (raw: string) => pathId(raw, "user ID");
 
-
 /** A bot's defaults, in POST /bots and PATCH /bots/{bot_id}: channel names, "" for none. */
 const botDefaultsParams = {
   default_sending_stream: param.string().optional(),
   default_events_register_stream: param.string().optional(),
   default_all_public_streams: param.bool().optional(),
 };
+
 export function usersRoutes(h: Hearth) {
   return new ApiRoutes(h)
     .get("/users", { params: viewParams }, ({ user, params }) => {
@@ -154,6 +155,7 @@ export function usersRoutes(h: Hearth) {
       { params: { full_name: param.string().optional(), role: param.int().optional(), bot_owner_id: param.int().optional(), ...botDefaultsParams } },
       async ({ user, params, path }) => {
         const bot = accessBot(h, pathUserId(path.bot_id), { allowDeactivated: true });
+        assertCanManage(user, bot);
         // Every check before the first write: a refused owner must not leave a renamed bot.
         if (params.bot_owner_id !== undefined) checkNewBotOwner(h, params.bot_owner_id);
         const defaults = { default_sending_stream: params.default_sending_stream, default_events_register_stream: params.default_events_register_stream, default_all_public_streams: params.default_all_public_streams };
