@@ -32,7 +32,7 @@ function welcomeText(channel: (typeof STARTER_CHANNELS)[number]["name"], realmNa
         "Use #**sandbox** to try things out before you use them for real:",
         "",
         "* **bold**, *italics*, `code` and [links](https://zulip.com/help/format-your-message-using-markdown)",
-        "* a mention like @**Welcome Bot**, or a channel link like #**general**",
+        "* a mention (type @ and a name), or a channel link like #**general**",
         "* a new topic for each new conversation",
         "",
         "Nobody minds what happens here.",
