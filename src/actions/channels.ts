@@ -1,4 +1,5 @@
 import { createHmac, randomBytes } from "node:crypto";
+import { channelLinkSyntax } from "../markdown/links";
 import { silentMention } from "../markdown/syntax";
 import type { Hearth } from "../context";
 import { badRequest, mustBeAdmin, mustBeOwner } from "../errors";
@@ -348,7 +349,7 @@ async function announceNewChannels(h: Hearth, actor: UserRecord, created: Channe
   const target = typeof targetId === "number" ? getChannel(h.store, targetId) : undefined;
   const bot = getSystemBot(h.store, "notification");
   if (announced.length === 0 || !target || target.is_archived || !bot) return;
-  const links = announced.map((c) => `#**${c.name}**`).join(", ");
+  const links = announced.map((c) => channelLinkSyntax(c.id, c.name)).join(", ");
   const who = silentMention(actor);
   const content = announced.length === 1 ? `${who} created a new channel ${links}.` : `${who} created the following channels: ${links}.`;
   try {

@@ -1,4 +1,5 @@
 import type { Hearth } from "../context";
+import { messageLinkSyntax } from "../markdown/links";
 import { silentMention, truncateContent, unusedFence } from "../markdown/syntax";
 import { badRequest } from "../errors";
 import { getSystemBot } from "../store/system_bots";
@@ -33,7 +34,7 @@ export async function checkReportMessage(h: Hearth, reporter: UserRecord, messag
   let header: string;
   if (message.type === "stream") {
     const where = channelById(h, message.channel_id!);
-    header = `${silentMention(reporter)} reported #**${where?.name}>${message.topic}@${message.id}** sent by ${silentMention(sender)}.`;
+    header = `${silentMention(reporter)} reported ${messageLinkSyntax(message.channel_id!, where?.name ?? "unknown", message.topic, message.id)} sent by ${silentMention(sender)}.`;
   } else if (message.dm_user_ids!.length <= 2) {
     header = `${silentMention(reporter)} reported a DM sent by ${silentMention(sender)}.`;
   } else {

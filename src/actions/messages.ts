@@ -1,4 +1,5 @@
 import { getSystemBot } from "../store/system_bots";
+import { topicLinkSyntax } from "../markdown/links";
 import { escapeRegExp } from "../lib/text";
 import { silentMention, truncateContent } from "../markdown/syntax";
 import type { Hearth } from "../context";
@@ -980,7 +981,7 @@ async function sendMoveNotifications(
     await send(toChannel, toTopic, `${actor} has marked this topic as ${resolved ? "resolved" : "unresolved"}.`);
     return;
   }
-  const link = (channel: MessageChannel, topic: string) => `#**${channel.name}>${topic}**`;
+  const link = (channel: MessageChannel, topic: string) => topicLinkSyntax(channel.id, channel.name, topic);
   const what = req.propagateMode === "change_all" ? "This topic was" : count === 1 ? "A message was" : `${count} messages were`;
   if (req.sendNotificationToNewThread) await send(toChannel, toTopic, `${what} moved here from ${link(oldChannel, original.topic)} by ${actor}.`);
   if (req.sendNotificationToOldThread) await send(oldChannel, original.topic, `${what} moved to ${link(toChannel, toTopic)} by ${actor}.`);

@@ -1,4 +1,5 @@
 import { getSystemBot } from "../store/system_bots";
+import { messageLinkSyntax } from "../markdown/links";
 import { silentMention, truncateContent, unusedFence } from "../markdown/syntax";
 import type { Hearth } from "../context";
 import { ApiError, badRequest } from "../errors";
@@ -229,7 +230,7 @@ function reminderContent(h: Hearth, message: ReturnType<typeof accessMessage>["m
   if (message.type === "stream") {
     const channel = channelById(h, message.channel_id!);
     narrow = `${base}/#narrow/channel/${channelNarrowSlug(message.channel_id!, channel?.name ?? "")}/topic/${encodeHashComponent(message.topic)}/near/${message.id}`;
-    const link = `#**${channel?.name ?? "unknown"}>${message.topic}@${message.id}**`;
+    const link = messageLinkSyntax(message.channel_id!, channel?.name ?? "unknown", message.topic, message.id);
     content = note ? `You requested a reminder for ${link}. Note:\n > ${note}` : `You requested a reminder for ${link}.`;
   } else {
     narrow = `${base}/#narrow/dm/${message.dm_user_ids!.join(",")}/near/${message.id}`;

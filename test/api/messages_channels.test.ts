@@ -141,6 +141,11 @@ describe("channel messages", () => {
     expect(moved[2]).toMatchObject({ sender_email: "notification-bot@zulip.com" });
     expect(moved[2].content).toContain("This topic was moved here from");
     expect(moved[2].content).toContain('class="stream-topic"');
+    // A topic the #**…>…** syntax cannot carry gets Zulip's plain link, its characters escaped.
+    const odd = await send("hamlet", denmark, "a > b*", "odd");
+    expectSuccess(await s.as("othello").patch(`/messages/${odd}`, { topic: "plain", propagate_mode: "change_one" }));
+    const notice = expectSuccess(await s.as("hamlet").get("/messages", { anchor: "newest", num_before: 1, num_after: 0, apply_markdown: false, narrow: [["stream", "Denmark"], ["topic", "plain"]] })).messages[0];
+    expect(notice.content).toBe(`A message was moved here from [#Denmark > a &gt; b&#42;](#narrow/channel/${denmark}-Denmark/topic/a.20.3E.20b*) by @_**Othello, the Moor of Venice|${othello.id}**.`);
     expect(await fetchIds("hamlet", [["stream", "Denmark"], ["topic", "old name"]])).toEqual([]);
     const ev = ofType("update_message")[0].event as any;
     expect(ev).toMatchObject({ message_ids: [a, b], orig_subject: "old name", subject: "new name", propagate_mode: "change_all", stream_id: denmark });
