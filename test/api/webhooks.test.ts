@@ -150,6 +150,11 @@ describe("Slack-compatible webhook", () => {
   const slack = (query: string, body: string, contentType = "application/json") =>
     fetch(`${s.url}/api/v1/external/slack_incoming?api_key=${bot.api_key}&stream=Denmark&${query}`, { method: "POST", headers: { "content-type": contentType }, body });
   const last = () => newest("hamlet", [{ operator: "channel", operand: denmark }]);
+  /** Posts a payload to topic "ci" and checks the message it became. */
+  const expectRendered = async (payload: unknown, content: string) => {
+    expect((await slack("topic=ci", JSON.stringify(payload))).status).toBe(200);
+    expect((await last()).content).toBe(content);
+  };
 
   test("text: Slack's links and emphasis become Zulip's Markdown; the channel names the topic", async () => {
     expect((await slack("", JSON.stringify({ channel: "#deploys", icon_emoji: ":rocket:", text: "*Deployed* _v2_ to <https://example.com/app|production>" }))).status).toBe(200);
@@ -170,8 +175,8 @@ describe("Slack-compatible webhook", () => {
       ],
       attachments: [{ title: "Logs", title_link: "https://ci.example/42", fields: [{ title: "Took", value: "3 min" }, { title: "Runner" }], footer: "CI", ts: 1700000000 }],
     };
-    expect((await slack("topic=ci", JSON.stringify(payload))).status).toBe(200);
-    expect((await last()).content).toBe(
+    await expectRendered(
+      payload,
       "## Build 42\n\nAll **green**\n\n| | |\n|-|-|\n| a | b c |\n| d |  |\n\n----\n\n## [Logs](https://ci.example/42)\n\n**Took**: 3 min\n**Runner**\n\nCI\n\n<time:2023-11-14T22:13:20+00:00>",
     );
   });
@@ -197,8 +202,8 @@ describe("Slack-compatible webhook", () => {
         { type: "image", image_url: "https://ci.example/map.png", alt_text: "map", title: { type: "plain_text", text: "Coverage map" } },
       ],
     };
-    expect((await slack("topic=ci", JSON.stringify(payload))).status).toBe(200);
-    expect((await last()).content).toBe(
+    await expectRendered(
+      payload,
       "Deployed by **ci**\n\n[ci avatar](https://ci.example/avatar.png)\n\nin 3 min\n\n[graph](https://ci.example/graph.png)\n\n[Coverage map](https://ci.example/map.png)",
     );
   });
@@ -213,8 +218,8 @@ describe("Slack-compatible webhook", () => {
         { pretext: "", image_url: "", title: "Quiet" },
       ],
     };
-    expect((await slack("topic=ci", JSON.stringify(payload))).status).toBe(200);
-    expect((await last()).content).toBe(
+    await expectRendered(
+      payload,
       "Nightly run\n\n3 failures\n\n[](https://ci.example/chart.png)\n\n## [Report](https://ci.example/report)\n\nSee below\n\n[](https://ci.example/report.png)\n\nCI\n\n## Quiet",
     );
   });
