@@ -143,8 +143,25 @@ export interface TestServerOptions {
   dataDir?: string;
 }
 
+/**
+ * Runs `start` with these environment variables set, then puts the old values back:
+ * the server reads its limits as it starts, and test files share one process, so a
+ * setting left behind would reach every later server and spawned CLI.
+ */
+async function withEnv<T>(env: Record<string, string>, start: () => Promise<T>): Promise<T> {
+  const saved = Object.keys(env).map((k) => [k, process.env[k]] as const);
+  Object.assign(process.env, env);
+  try {
+    return await start();
+  } finally {
+    for (const [k, v] of saved) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  }
+}
+
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
-  for (const [k, v] of Object.entries(options.env ?? {})) process.env[k] = v;
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "hearth-test-"));
   const users = {} as Record<CastName, TestUser>;
   if (!options.dataDir) {
@@ -159,7 +176,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     await store.close();
     users.desdemona = { id: owner.id, email: owner.email, apiKey: owner.api_key, name: "desdemona" };
   }
-  const server = await startServer({ dataDir, host: "127.0.0.1", port: 0, externalUrl: null });
+  const server = await withEnv(options.env ?? {}, () => startServer({ dataDir, host: "127.0.0.1", port: 0, externalUrl: null }));
   const h = server.h;
   const createUser = async (name: string, role: number = Role.MEMBER): Promise<TestUser> => {
     const cast = (CAST as Record<string, { full_name: string; role: number }>)[name];
