@@ -124,6 +124,12 @@ export class ApiClient {
 export interface TestServer {
   /** Creates (or joins) a channel through the API as `owner`, subscribing `members` too; returns its ID. */
   createChannel(owner: CastName, name: string, members: CastName[], extra?: Params): Promise<number>;
+  /**
+   * Creates a bot through POST /bots as `owner` (`fields`: full_name, short_name, …);
+   * the user carries the bot's API email as GET /users/{id} gives it, and `created` the
+   * POST's answer.
+   */
+  createBot(owner: CastName, fields: Params): Promise<TestUser & { created: Record<string, any> }>;
   url: string;
   server: RunningServer;
   dataDir: string;
@@ -208,6 +214,11 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       const principals = members.map((m) => users[m].id);
       expectSuccess(await as(owner).post("/users/me/subscriptions", { subscriptions: [{ name }], principals, ...extra }));
       return expectSuccess(await as(owner).get("/get_stream_id", { stream: name })).stream_id;
+    },
+    async createBot(owner, fields) {
+      const created = expectSuccess(await as(owner).post("/bots", fields));
+      const email = expectSuccess(await as(owner).get(`/users/${created.user_id}`)).user.email as string;
+      return { id: created.user_id, email, apiKey: created.api_key, name: String(fields.short_name), created };
     },
     anonymous: () => new ApiClient(server.url, null, null),
     createUser,

@@ -80,13 +80,13 @@ describe("avatars", () => {
   });
 
   test("a bot's new avatar also reaches realm_bots of its owner and the administrators", async () => {
-    const bot = expectSuccess(await s.as("cordelia").post("/bots", { full_name: "Portrait bot", short_name: "portraitbot" }));
-    const client = s.as({ id: bot.user_id, email: `portraitbot-bot@${new URL(s.url).hostname}`, apiKey: bot.api_key, name: "portraitbot" });
+    const bot = await s.createBot("cordelia", { full_name: "Portrait bot", short_name: "portraitbot" });
+    const client = s.as(bot);
     const published = recordPublished(s);
     const image = identiconPng("bot picture", 64);
     const body = expectSuccess(await client.post("/users/me/avatar", { file: new File([image as BlobPart], "bot.png", { type: "image/png" }) }, { multipart: true }));
     const [event] = published.ofType("realm_bot");
-    expect(event.event).toEqual({ type: "realm_bot", op: "update", bot: { user_id: bot.user_id, avatar_url: body.avatar_url } });
+    expect(event.event).toEqual({ type: "realm_bot", op: "update", bot: { user_id: bot.id, avatar_url: body.avatar_url } });
     expect(event.userIds).toContain(s.users.cordelia.id);
     expect(event.userIds).toContain(s.users.iago.id);
     expect(event.userIds).not.toContain(s.users.hamlet.id);

@@ -3,6 +3,7 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ApiClient, expectError, expectSchema, expectSuccess, startTestServer, type TestServer } from "../kit";
 import { drainEvents, register } from "../events-kit";
+import { auth } from "../process";
 import { runZulipJs } from "../clients/zulip-js";
 import { BadEventQueueIdError, GetEventsResponse } from "../../src/schemas/register";
 
@@ -119,9 +120,8 @@ describe("GET /events long-poll", () => {
   test("a poll answers alike in every form it may take (the short path and the general one)", async () => {
     const { queue_id } = await register(s.as("hamlet"), { event_types: ["realm_user"] });
     expectSuccess(await rename("Othello (forms)"));
-    const auth = (key = s.users.hamlet.apiKey) => ({ authorization: "Basic " + Buffer.from(`${s.users.hamlet.email}:${key}`).toString("base64") });
-    const poll = async (query: string, key?: string) => {
-      const res = await fetch(`${s.url}/api/v1/events?${query}`, { headers: auth(key) });
+    const poll = async (query: string, key = s.users.hamlet.apiKey) => {
+      const res = await fetch(`${s.url}/api/v1/events?${query}`, { headers: auth(s.users.hamlet.email, key) });
       return { status: res.status, body: await res.json() };
     };
     // The short path: exactly queue_id, last_event_id and dont_block, unencoded.
@@ -155,7 +155,7 @@ describe("GET /events long-poll", () => {
     expect(await poll(`queue_id=${queue_id}&last_event_id=-1&dont_block=true&`)).toEqual(plain);
     expect(await poll(`queue_id=${queue_id}&last_event_id=-0&dont_block=true`)).toEqual(await poll(`queue_id=${queue_id}&last_event_id=%2D0&dont_block=true`));
     // A page's request gets the Session challenge on the short path too.
-    const fromPage = await fetch(`${s.url}/api/v1/events?queue_id=${queue_id}&last_event_id=-1&dont_block=true`, { headers: { ...auth("wrong"), "x-requested-with": "XMLHttpRequest" } });
+    const fromPage = await fetch(`${s.url}/api/v1/events?queue_id=${queue_id}&last_event_id=-1&dont_block=true`, { headers: { ...auth(s.users.hamlet.email, "wrong"), "x-requested-with": "XMLHttpRequest" } });
     expect(fromPage.status).toBe(401);
     expect(fromPage.headers.get("www-authenticate")).toBe('Session realm="zulip"');
   });

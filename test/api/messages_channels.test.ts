@@ -217,8 +217,8 @@ describe("channel messages", () => {
 
   test("new topics follow can_create_topic_group; a bot may use its owner's permission", async () => {
     await send("othello", denmark, "existing", "already here");
-    const bot = expectSuccess(await s.as("iago").post("/bots", { full_name: "Topic bot", short_name: "topicbot" }));
-    const botClient = s.as({ id: bot.user_id, email: `topicbot-bot@${new URL(s.url).hostname}`, apiKey: bot.api_key, name: "topicbot" } as any);
+    const bot = await s.createBot("iago", { full_name: "Topic bot", short_name: "topicbot" });
+    const botClient = s.as(bot);
     const denied = "You do not have permission to create new topics in this channel.";
     try {
       expectSuccess(await s.as("iago").patch(`/streams/${denmark}`, { can_create_topic_group: JSON.stringify({ new: systemGroupId(s.server.h.store, "role:administrators") }) }));

@@ -92,8 +92,8 @@ describe("saved snippets", () => {
 
 describe("bot storage (zulip_bots' StateHandler)", () => {
   test("put, get all or some keys, remove some or all; storage is per account", async () => {
-    const bot = expectSuccess(await s.as("hamlet").post("/bots", { full_name: "State bot", short_name: "statebot" }));
-    const client = s.as({ id: bot.user_id, email: `statebot-bot@${new URL(s.url).hostname}`, apiKey: bot.api_key, name: "statebot" });
+    const bot = await s.createBot("hamlet", { full_name: "State bot", short_name: "statebot" });
+    const client = s.as(bot);
     expectSuccess(await client.put("/bot_storage", { storage: { score: "10", "player name": "Ophelia" } }));
     expect(expectSuccess(await client.get("/bot_storage")).storage).toEqual({ score: "10", "player name": "Ophelia" });
     expect(expectSuccess(await client.get("/bot_storage", { keys: ["score"] })).storage).toEqual({ score: "10" });
@@ -131,8 +131,7 @@ describe("onboarding steps", () => {
     expect(after.onboarding_steps.map((step: any) => step.name)).toEqual(names.filter((n: string) => n !== "intro_inbox_view_modal"));
     expectError(await s.as("cordelia").post("/users/me/onboarding_steps", { onboarding_step: "nope" }), 400, "BAD_REQUEST", "Unknown onboarding_step: nope");
     // Zulip's @human_users_only.
-    const bot = expectSuccess(await s.as("cordelia").post("/bots", { full_name: "Steps bot", short_name: "stepsbot" }));
-    const asBot = s.as({ id: bot.user_id, email: `stepsbot-bot@${new URL(s.url).hostname}`, apiKey: bot.api_key, name: "stepsbot" } as any);
+    const asBot = s.as(await s.createBot("cordelia", { full_name: "Steps bot", short_name: "stepsbot" }));
     expectError(await asBot.post("/users/me/onboarding_steps", { onboarding_step: "intro_inbox_view_modal" }), 400, "BAD_REQUEST", "This endpoint does not accept bot requests.");
   });
 });

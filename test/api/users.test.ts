@@ -240,8 +240,7 @@ describe("bot defaults", () => {
   test("a bot's queues follow its defaults; a channel message naming no channel goes to its default channel", async () => {
     const quiet = await s.createChannel("iago", "Bot Quiet", ["othello"]);
     const loud = await s.createChannel("iago", "Bot Loud", ["othello"]);
-    const created = expectSuccess(await s.as("othello").post("/bots", { full_name: "Listener bot", short_name: "listener", default_events_register_stream: "Bot Loud", default_sending_stream: "Bot Loud" }));
-    const bot = { id: created.user_id, email: `listener-bot@${new URL(s.url).hostname}`, apiKey: created.api_key, name: "listener" };
+    const bot = await s.createBot("othello", { full_name: "Listener bot", short_name: "listener", default_events_register_stream: "Bot Loud", default_sending_stream: "Bot Loud" });
     expectSuccess(await s.as("othello").post("/users/me/subscriptions", { subscriptions: JSON.stringify([{ name: "Bot Quiet" }, { name: "Bot Loud" }]), principals: JSON.stringify([bot.id]) }));
     // Registered without a narrow: only the default channel's messages.
     const narrowed = await register(s.as(bot), { event_types: ["message"] });

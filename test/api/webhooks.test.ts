@@ -3,18 +3,18 @@
  * services call Zulip's webhook URLs (the bot's key in the URL, the payload as the body).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { type ApiResponse, expectError, expectSchema, expectSuccess, startTestServer, type TestServer } from "../kit";
+import { type ApiResponse, expectError, expectSchema, expectSuccess, startTestServer, type TestServer, type TestUser } from "../kit";
 import { auth } from "../process";
 import { RegisterResponse } from "../../src/schemas/register";
 
 let s: TestServer;
 let denmark: number;
-let bot: { user_id: number; api_key: string };
+let bot: TestUser;
 
 beforeAll(async () => {
   s = await startTestServer();
   denmark = await s.createChannel("iago", "Denmark", ["hamlet"]);
-  bot = expectSuccess(await s.as("hamlet").post("/bots", { full_name: "Hook", short_name: "hook", bot_type: 2 }));
+  bot = await s.createBot("hamlet", { full_name: "Hook", short_name: "hook", bot_type: 2 });
 });
 afterAll(() => s.stop());
 
@@ -27,35 +27,35 @@ const newest = async (who: "hamlet" | "iago", narrow: unknown[]) =>
 
 describe("JSON formatter webhook", () => {
   test("posts the payload as a code block to the channel and topic in the URL", async () => {
-    const res = await hook(`api_key=${bot.api_key}&stream=Denmark&topic=alerts`, JSON.stringify({ status: "down", host: "élsinore", checks: [1, 2] }));
+    const res = await hook(`api_key=${bot.apiKey}&stream=Denmark&topic=alerts`, JSON.stringify({ status: "down", host: "élsinore", checks: [1, 2] }));
     expect(res.status).toBe(200);
     expect((await res.json()).result).toBe("success");
     const m = await newest("hamlet", [{ operator: "channel", operand: denmark }]);
-    expect(m).toMatchObject({ sender_id: bot.user_id, subject: "alerts", client: "ZulipJSONWebhook" });
+    expect(m).toMatchObject({ sender_id: bot.id, subject: "alerts", client: "ZulipJSONWebhook" });
     expect(m.content).toBe('```json\n{\n  "status": "down",\n  "host": "\\u00e9lsinore",\n  "checks": [\n    1,\n    2\n  ]\n}\n```');
   });
 
   test("the topic defaults to JSON; a channel ID works; curl's form-encoded body is still the payload", async () => {
-    expectSuccess(await api(await hook(`api_key=${bot.api_key}&stream=${denmark}`, '{"a":1}', "application/x-www-form-urlencoded")));
+    expectSuccess(await api(await hook(`api_key=${bot.apiKey}&stream=${denmark}`, '{"a":1}', "application/x-www-form-urlencoded")));
     const m = await newest("hamlet", [{ operator: "channel", operand: denmark }]);
     expect(m.subject).toBe("JSON");
     expect(m.content).toBe('```json\n{\n  "a": 1\n}\n```');
   });
 
   test("without a channel, the bot's owner gets a direct message", async () => {
-    expect((await hook(`api_key=${bot.api_key}`, "[true]")).status).toBe(200);
-    const m = await newest("hamlet", [{ operator: "dm", operand: [bot.user_id] }]);
-    expect(m).toMatchObject({ sender_id: bot.user_id, type: "private", content: "```json\n[\n  true\n]\n```" });
+    expect((await hook(`api_key=${bot.apiKey}`, "[true]")).status).toBe(200);
+    const m = await newest("hamlet", [{ operator: "dm", operand: [bot.id] }]);
+    expect(m).toMatchObject({ sender_id: bot.id, type: "private", content: "```json\n[\n  true\n]\n```" });
   });
 
   test("errors: bad key, malformed JSON, unknown channel (accepted, as in Zulip)", async () => {
     const bad = await hook("api_key=wrong&stream=Denmark", "{}");
     expect(bad.status).toBe(401);
     expect((await bad.json()).code).toBe("INVALID_API_KEY");
-    const malformed = await hook(`api_key=${bot.api_key}&stream=Denmark`, "{nope");
+    const malformed = await hook(`api_key=${bot.apiKey}&stream=Denmark`, "{nope");
     expect(malformed.status).toBe(400);
     expect((await malformed.json()).msg).toBe("Malformed JSON");
-    expect((await hook(`api_key=${bot.api_key}&stream=Nowhere`, "{}")).status).toBe(200);
+    expect((await hook(`api_key=${bot.apiKey}&stream=Nowhere`, "{}")).status).toBe(200);
     expect((await hook("stream=Denmark", "{}")).status).toBe(401);
     // Basic credentials work too.
     const basic = await fetch(`${s.url}/api/v1/external/json?stream=Denmark`, {
@@ -64,7 +64,7 @@ describe("JSON formatter webhook", () => {
       body: "{}",
     });
     expect(basic.status).toBe(200);
-    expectError(await api(await fetch(`${s.url}/api/v1/external/nope?api_key=${bot.api_key}`, { method: "POST", body: "{}" })), 404, "NOT_FOUND");
+    expectError(await api(await fetch(`${s.url}/api/v1/external/nope?api_key=${bot.apiKey}`, { method: "POST", body: "{}" })), 404, "NOT_FOUND");
   });
 
   test("the owner hears from the Notification Bot of a missing or empty channel, at most once per five minutes", async () => {
@@ -100,7 +100,7 @@ describe("JSON formatter webhook", () => {
   });
 
   test("an incoming-webhook bot's key may post, but reads nothing (a leaked webhook URL must not)", async () => {
-    const client = s.as({ id: bot.user_id, email: `hook-bot@${new URL(s.url).hostname}`, apiKey: bot.api_key, name: "hook" } as any);
+    const client = s.as(bot);
     expectSuccess(await client.post("/messages", { type: "stream", to: denmark, topic: "t", content: "posted by the hook" }));
     for (const res of [await client.get("/messages", { anchor: "newest", num_before: 1, num_after: 0 }), await client.get("/users"), await client.post("/register", {})]) {
       expectError(res, 401, "UNAUTHORIZED", "This API is not available to incoming webhook bots.");
@@ -113,21 +113,21 @@ describe("JSON formatter webhook", () => {
 
   test("a bot posts where its owner is subscribed, private channels included; deep payloads are refused", async () => {
     const secret = await s.createChannel("hamlet", "Secret", ["hamlet"], { invite_only: true });
-    expect((await hook(`api_key=${bot.api_key}%20&stream=Secret&topic=inside`, '{"ok":true}')).status).toBe(200);
+    expect((await hook(`api_key=${bot.apiKey}%20&stream=Secret&topic=inside`, '{"ok":true}')).status).toBe(200);
     expect((await newest("hamlet", [{ operator: "channel", operand: secret }])).content).toBe('```json\n{\n  "ok": true\n}\n```');
-    const deep = await hook(`api_key=${bot.api_key}&stream=Denmark`, "[".repeat(20_000) + "]".repeat(20_000));
+    const deep = await hook(`api_key=${bot.apiKey}&stream=Denmark`, "[".repeat(20_000) + "]".repeat(20_000));
     expect(deep.status).toBe(400);
     expect((await deep.json()).msg).toBe("Malformed JSON");
     // The server is still whole: the next payload posts. (How fast the refusal is
     // belongs in a benchmark, not here.)
-    expect((await hook(`api_key=${bot.api_key}&stream=Secret&topic=after`, '{"after":1}')).status).toBe(200);
+    expect((await hook(`api_key=${bot.apiKey}&stream=Secret&topic=after`, '{"after":1}')).status).toBe(200);
   });
 
   test("an incoming-webhook bot cannot upload through tus either", async () => {
     const res = await fetch(`${s.url}/api/v1/tus`, {
       method: "POST",
       headers: {
-        ...auth(`hook-bot@${new URL(s.url).hostname}`, bot.api_key),
+        ...auth(bot.email, bot.apiKey),
         "tus-resumable": "1.0.0",
         "upload-length": "4",
         "upload-metadata": `filename ${Buffer.from("a.txt").toString("base64")}`,
@@ -148,7 +148,7 @@ describe("JSON formatter webhook", () => {
 
 describe("Slack-compatible webhook", () => {
   const slack = (query: string, body: string, contentType = "application/json") =>
-    fetch(`${s.url}/api/v1/external/slack_incoming?api_key=${bot.api_key}&stream=Denmark&${query}`, { method: "POST", headers: { "content-type": contentType }, body });
+    fetch(`${s.url}/api/v1/external/slack_incoming?api_key=${bot.apiKey}&stream=Denmark&${query}`, { method: "POST", headers: { "content-type": contentType }, body });
   const last = () => newest("hamlet", [{ operator: "channel", operand: denmark }]);
   /** Posts a payload to topic "ci" and checks the message it became. */
   const expectRendered = async (payload: unknown, content: string) => {
