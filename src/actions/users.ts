@@ -203,37 +203,30 @@ export interface BotDefaultsInput {
   default_all_public_streams?: boolean;
 }
 
-function resolveBotDefaults(h: Hearth, actor: UserRecord, input: BotDefaultsInput, current: BotDefaults | undefined): BotDefaults {
-  // Zulip's access_stream_by_name for the caller: a channel they cannot see is an invalid name.
-  const channelId = (name: string | undefined, kept: number | null) =>
-    name === undefined ? kept : name === "" ? null : accessChannelByName(h, actor, name).id;
+/** The defaults asked for, channel names turned into IDs (undefined: leave as is; null: none). */
+interface BotDefaultsChange {
+  sending_channel_id?: number | null;
+  events_register_channel_id?: number | null;
+  all_public_streams?: boolean;
+}
+
+function checkBotDefaults(h: Hearth, actor: UserRecord, input: BotDefaultsInput): BotDefaultsChange {
+  // Zulip's access_stream_by_name for the caller: a channel they cannot read is an invalid name.
+  const channelId = (name: string | undefined) =>
+    name === undefined ? undefined : name === "" ? null : accessChannelByName(h, actor, name, { requireContentAccess: true }).id;
   return {
-    sending_channel_id: channelId(input.default_sending_stream, current?.sending_channel_id ?? null),
-    events_register_channel_id: channelId(input.default_events_register_stream, current?.events_register_channel_id ?? null),
-    all_public_streams: input.default_all_public_streams ?? current?.all_public_streams ?? false,
+    sending_channel_id: channelId(input.default_sending_stream),
+    events_register_channel_id: channelId(input.default_events_register_stream),
+    all_public_streams: input.default_all_public_streams,
   };
 }
 
-/**
- * PATCH /bots/{bot_id} default channels and `default_all_public_streams` (Zulip's
- * do_change_default_*): one realm_bot update per setting that changed, to the bot's
- * owner and administrators.
- */
-export async function checkUpdateBotDefaults(h: Hearth, actor: UserRecord, botId: number, input: BotDefaultsInput): Promise<void> {
-  const bot = accessBot(h, botId, { allowDeactivated: true });
-  assertCanManage(actor, bot);
-  const wanted = resolveBotDefaults(h, actor, input, bot.bot_defaults);
-  const { before, after } = await h.store.commit(() => {
-    const current = getUser(h.store, botId)!;
-    const next = { ...current, bot_defaults: wanted };
-    putUser(h.store, next);
-    return { before: current, after: next };
-  });
-  const was = botDefaultsView(h, before);
-  const now = botDefaultsView(h, after);
-  for (const key of Object.keys(now) as (keyof typeof now)[]) {
-    if (was[key] !== now[key]) notifyRealmBot(h, "update", after, { [key]: now[key] });
-  }
+function mergeBotDefaults(current: BotDefaults | undefined, change: BotDefaultsChange): BotDefaults {
+  return {
+    sending_channel_id: change.sending_channel_id !== undefined ? change.sending_channel_id : (current?.sending_channel_id ?? null),
+    events_register_channel_id: change.events_register_channel_id !== undefined ? change.events_register_channel_id : (current?.events_register_channel_id ?? null),
+    all_public_streams: change.all_public_streams ?? current?.all_public_streams ?? false,
+  };
 }
 
 export async function checkCreateBot(
@@ -259,12 +252,12 @@ export async function checkCreateBot(
     role: Role.MEMBER,
     bot_type: input.bot_type,
     bot_owner_id: owner.id,
-    bot_defaults: resolveBotDefaults(h, owner, input, undefined),
+    bot_defaults: mergeBotDefaults(undefined, checkBotDefaults(h, owner, input)),
   });
 }
 
 /** Who may change or deactivate `target`: administrators, and a bot's owner. */
-export function assertCanManage(actor: UserRecord, target: UserRecord): void {
+function assertCanManage(actor: UserRecord, target: UserRecord): void {
   if (isAdmin(actor) && !actor.is_bot) return;
   if (target.is_bot && target.bot_owner_id === actor.id) return;
   throw insufficientPermission();
@@ -299,6 +292,25 @@ export function visibleUserByEmail(h: Hearth, viewer: UserRecord, email: string)
   return byPlaceholder || canSeeRealEmail(viewer, target) ? target : undefined;
 }
 
+/** Zulip's rules for changing `target`'s role (the only-owner rule is checked in the commit). */
+function checkRoleChange(actor: UserRecord, target: UserRecord, role: number): void {
+  if (!ROLES.includes(role)) throw badRequest("Invalid role");
+  if (!isAdmin(actor)) throw mustBeAdmin();
+  if ((role === Role.OWNER || isOwner(target)) && !isOwner(actor)) throw mustBeOwner();
+  if (target.is_bot && role === Role.OWNER) throw badRequest("Bots cannot be organization owners");
+}
+
+/** The events of a changed name or role (and, for a human, of gaining or losing the admin role). */
+function notifyAccountChanged(h: Hearth, before: UserRecord, after: UserRecord): void {
+  if (after.full_name !== before.full_name) notifyFullNameChanged(h, after);
+  if (after.role !== before.role) {
+    notifyRealmUser(h, "update", after, { role: after.role });
+    notifySystemGroupMembership(h, before, after);
+    notifyUserChannelAccessChanged(h, before, after);
+  }
+  if (!after.is_bot && isAdmin(after) !== isAdmin(before)) notifyBotListChanged(h, after, isAdmin(after));
+}
+
 export async function checkUpdateUser(
   h: Hearth,
   actor: UserRecord,
@@ -310,12 +322,7 @@ export async function checkUpdateUser(
   assertCanManage(actor, target);
   const full_name = changes.full_name === undefined ? undefined : checkFullName(changes.full_name);
   const role = changes.role;
-  if (role !== undefined) {
-    if (!ROLES.includes(role)) throw badRequest("Invalid role");
-    if (!isAdmin(actor)) throw mustBeAdmin();
-    if ((role === Role.OWNER || isOwner(target)) && !isOwner(actor)) throw mustBeOwner();
-    if (target.is_bot && role === Role.OWNER) throw badRequest("Bots cannot be organization owners");
-  }
+  if (role !== undefined) checkRoleChange(actor, target, role);
   const { before, after } = await h.store.commit(() => {
     const current = getUser(h.store, userId)!;
     if (role !== undefined && isOwner(current) && role !== Role.OWNER && current.is_active && countActiveOwners(h) <= 1) {
@@ -326,13 +333,7 @@ export async function checkUpdateUser(
     alsoInCommit();
     return { before: current, after: next };
   });
-  if (after.full_name !== before.full_name) notifyFullNameChanged(h, after);
-  if (after.role !== before.role) {
-    notifyRealmUser(h, "update", after, { role: after.role });
-    notifySystemGroupMembership(h, before, after);
-    notifyUserChannelAccessChanged(h, before, after);
-  }
-  if (!after.is_bot && isAdmin(after) !== isAdmin(before)) notifyBotListChanged(h, after, isAdmin(after));
+  notifyAccountChanged(h, before, after);
 }
 
 /**
@@ -394,7 +395,7 @@ export function accessManagedBot(h: Hearth, actor: UserRecord, botId: number): U
 }
 
 /** Who may own a bot: an active human of the organization (Zulip's wording for each refusal). */
-export function checkNewBotOwner(h: Hearth, ownerId: number): UserRecord {
+function checkNewBotOwner(h: Hearth, ownerId: number): UserRecord {
   const owner = getUser(h.store, ownerId);
   if (!owner || owner.is_system_bot) throw badRequest("Failed to change owner, no such user");
   if (!owner.is_active) throw badRequest("Failed to change owner, user is deactivated");
@@ -402,23 +403,52 @@ export function checkNewBotOwner(h: Hearth, ownerId: number): UserRecord {
   return owner;
 }
 
+export interface BotChanges extends BotDefaultsInput {
+  full_name?: string;
+  role?: number;
+  bot_owner_id?: number;
+}
+
 /**
- * PATCH /bots/{bot_id} `bot_owner_id` (Zulip's do_change_bot_owner): the bot's owner or
- * an administrator hands it to another active human. realm_bots follow: the previous
- * owner loses it and the new one gains it (unless administrators, who see every bot
- * and get an update instead); everyone's realm_users gets the new `bot_owner_id`.
+ * PATCH /bots/{bot_id} (Zulip's patch_bot_backend): the bot's owner or an administrator
+ * changes its name, role, defaults or owner. Everything is checked first and written in
+ * one commit, so a refused part leaves the bot as it was. The events are Zulip's:
+ * - defaults: one realm_bot update per setting that changed, to the owner and administrators;
+ * - owner (do_change_bot_owner): the previous owner's realm_bots lose the bot, the new
+ *   owner's gain it (administrators, who see every bot, get an update instead), and
+ *   everyone's realm_users get the new `bot_owner_id`.
  */
-export async function checkChangeBotOwner(h: Hearth, actor: UserRecord, botId: number, ownerId: number): Promise<void> {
+export async function checkUpdateBot(h: Hearth, actor: UserRecord, botId: number, changes: BotChanges): Promise<UserRecord> {
   const bot = accessBot(h, botId, { allowDeactivated: true });
   assertCanManage(actor, bot);
-  const owner = checkNewBotOwner(h, ownerId);
-  if (bot.bot_owner_id === owner.id) return;
+  const full_name = changes.full_name === undefined ? undefined : checkFullName(changes.full_name);
+  const role = changes.role !== undefined && changes.role !== bot.role ? changes.role : undefined;
+  if (role !== undefined) checkRoleChange(actor, bot, role);
+  const owner = changes.bot_owner_id === undefined ? undefined : checkNewBotOwner(h, changes.bot_owner_id);
+  const defaults = checkBotDefaults(h, actor, changes);
   const { before, after } = await h.store.commit(() => {
     const current = getUser(h.store, botId)!;
-    const next = { ...current, bot_owner_id: owner.id };
+    const next: UserRecord = {
+      ...current,
+      ...(full_name !== undefined ? { full_name } : {}),
+      ...(role !== undefined ? { role } : {}),
+      ...(owner ? { bot_owner_id: owner.id } : {}),
+      bot_defaults: mergeBotDefaults(current.bot_defaults, defaults),
+    };
     putUser(h.store, next);
     return { before: current, after: next };
   });
+  notifyAccountChanged(h, before, after);
+  const was = botDefaultsView(h, before);
+  const now = botDefaultsView(h, after);
+  for (const key of Object.keys(now) as (keyof typeof now)[]) {
+    if (was[key] !== now[key]) notifyRealmBot(h, "update", after, { [key]: now[key] });
+  }
+  if (owner && before.bot_owner_id !== owner.id) notifyBotOwnerChanged(h, before, after, owner);
+  return after;
+}
+
+function notifyBotOwnerChanged(h: Hearth, before: UserRecord, after: UserRecord, owner: UserRecord): void {
   const updated = new Set(adminIds(h));
   const previous = before.bot_owner_id === null ? undefined : getUser(h.store, before.bot_owner_id);
   if (previous && !isAdmin(previous)) {

@@ -11,11 +11,7 @@ import {
   checkAdminUpdateUser,
   checkCreateUser,
   checkSetUserActive,
-  checkUpdateUser,
-  assertCanManage,
-  checkChangeBotOwner,
-  checkNewBotOwner,
-  checkUpdateBotDefaults,
+  checkUpdateBot,
   botDefaultsView,
   accessManagedBot,
   checkRegenerateBotApiKey,
@@ -23,7 +19,6 @@ import {
   doSetActive,
 } from "../actions/users";
 import { allUsers, getUser } from "../store/users";
-import { accessChannelByName } from "../access/channels";
 import { apiEmail, formatUser } from "../views/users";
 import { maxMessageIdFor } from "../views/messages";
 
@@ -154,22 +149,7 @@ export function usersRoutes(h: Hearth) {
       "/bots/:bot_id",
       { params: { full_name: param.string().optional(), role: param.int().optional(), bot_owner_id: param.int().optional(), ...botDefaultsParams } },
       async ({ user, params, path }) => {
-        const bot = accessBot(h, pathUserId(path.bot_id), { allowDeactivated: true });
-        assertCanManage(user, bot);
-        // Every check before the first write: a refused owner must not leave a renamed bot.
-        if (params.bot_owner_id !== undefined) checkNewBotOwner(h, params.bot_owner_id);
-        const defaults = { default_sending_stream: params.default_sending_stream, default_events_register_stream: params.default_events_register_stream, default_all_public_streams: params.default_all_public_streams };
-        for (const name of [defaults.default_sending_stream, defaults.default_events_register_stream]) {
-          if (name !== undefined && name !== "") accessChannelByName(h, user, name);
-        }
-        const changes = {
-          ...(params.full_name !== undefined ? { full_name: params.full_name } : {}),
-          ...(params.role !== undefined && params.role !== bot.role ? { role: params.role } : {}),
-        };
-        if (Object.keys(changes).length > 0) await checkUpdateUser(h, user, bot.id, changes);
-        if (Object.values(defaults).some((v) => v !== undefined)) await checkUpdateBotDefaults(h, user, bot.id, defaults);
-        if (params.bot_owner_id !== undefined) await checkChangeBotOwner(h, user, bot.id, params.bot_owner_id);
-        const after = getUser(h.store, bot.id)!;
+        const after = await checkUpdateBot(h, user, pathUserId(path.bot_id), params);
         const owner = after.bot_owner_id === null ? undefined : getUser(h.store, after.bot_owner_id);
         // Zulip's answer; Hearth has no outgoing-webhook services.
         return {
