@@ -106,12 +106,14 @@ function printJson(value: unknown) {
 }
 
 /** A new organization with its owner and its starting channels and messages. */
-async function createOrganization(store: Store, realmUrl: string, options: InitOptions) {
+/**
+ * A new organization with its owner, then its starting channels and messages. The
+ * second part runs after the first has committed: should it fail, the organization
+ * still works, only without them (the owner can create channels).
+ */
+async function createOrganization(store: Store, where: { host: string; port: number; externalUrl: string | null }, options: InitOptions) {
   const created = await doInitRealm(store, options);
-  const url = new URL(realmUrl);
-  const port = Number(url.port || (url.protocol === "https:" ? 443 : 80));
-  const h = createHearth(store, { dataDir: store.dataDir, host: url.hostname.replace(/^\[|\]$/g, ""), port, externalUrl: options.externalUrl ?? null });
-  await doCreateStarterContent(h, created.owner);
+  await doCreateStarterContent(createHearth(store, { dataDir: store.dataDir, ...where }), created.owner);
   return created;
 }
 
@@ -129,7 +131,7 @@ async function cmdInit(args: string[]) {
   const externalUrl = parseExternalUrl(flags["external-url"] as string | undefined);
   const realmUrl = externalUrl ?? listeningUrl("127.0.0.1", 9991);
   const result = await withStore(dataDir, (store) =>
-    createOrganization(store, realmUrl, {
+    createOrganization(store, { host: "127.0.0.1", port: 9991, externalUrl }, {
       realmName: required(flags, "realm-name"),
       ownerEmail: required(flags, "owner-email"),
       ownerPassword: required(flags, "owner-password"),
@@ -196,7 +198,7 @@ async function cmdServe(args: string[]) {
     if (getRealm(store)) return null;
     const password = randomPassword();
     const email = process.env.HEARTH_OWNER_EMAIL ?? "owner@hearth.local";
-    const { owner } = await createOrganization(store, externalUrl ?? listeningUrl(host, port), {
+    const { owner } = await createOrganization(store, { host, port, externalUrl }, {
       realmName: process.env.HEARTH_REALM_NAME ?? "Hearth",
       ownerEmail: email,
       ownerPassword: password,

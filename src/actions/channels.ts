@@ -1,5 +1,6 @@
 import { createHmac, randomBytes } from "node:crypto";
 import { channelLinkSyntax } from "../markdown/links";
+import { appendTo } from "../lib/collections";
 import { silentMention } from "../markdown/syntax";
 import type { Hearth } from "../context";
 import { badRequest, mustBeAdmin, mustBeOwner } from "../errors";
@@ -374,23 +375,23 @@ async function sendNewSubscriptionMessages(h: Hearth, actor: UserRecord, added: 
   if (everyone.size > MAX_BULK_NEW_SUBSCRIPTION_MESSAGES) return;
   const bot = getSystemBot(h.store, "notification");
   if (!bot) return;
-  const namesByUser = new Map<number, string[]>();
+  const linksByUser = new Map<number, string[]>();
   for (const { channel, userIds } of added) {
     if (createdIds.has(channel.id)) continue;
     for (const id of userIds) {
       const user = getUser(h.store, id);
       if (id === actor.id || !user || user.is_bot) continue;
-      (namesByUser.get(id) ?? namesByUser.set(id, []).get(id)!).push(channel.name);
+      appendTo(linksByUser, id, channelLinkSyntax(channel.id, channel.name));
     }
   }
   const who = silentMention(actor);
   // Sent together, so their commits batch instead of paying an fsync each.
   await Promise.all(
-    [...namesByUser].map(async ([userId, names]) => {
+    [...linksByUser].map(async ([userId, links]) => {
       const content =
-        names.length === 1
-          ? `${who} subscribed you to the channel #**${names[0]}**.`
-          : `${who} subscribed you to the following channels:\n\n${names.map((n) => `* #**${n}**`).join("\n")}`;
+        links.length === 1
+          ? `${who} subscribed you to the channel ${links[0]}.`
+          : `${who} subscribed you to the following channels:\n\n${links.map((link) => `* ${link}`).join("\n")}`;
       try {
         const userIds = [bot.id, userId].sort((a, b) => a - b);
         await doSendMessage(h, bot, { target: { type: "private", userIds }, content, client: "Internal", readBySender: true });

@@ -669,10 +669,6 @@ async function doMarkChannelAsRead(h: Hearth, user: UserRecord, channelId: numbe
 // ---------------------------------------------------------------------------
 // Reactions
 
-/** Users holding a flags row for the message (its recipients), with their flags. */
-export function rowHolders(h: Hearth, m: MessageRecord): Map<number, number> {
-  return messageRecipientFlags(h.store, m);
-}
 
 /**
  * Who hears of a change to a message: its recipients, plus (as in Zulip) the
@@ -879,14 +875,14 @@ export async function checkEditMessage(h: Hearth, user: UserRecord, messageId: n
       if (moving) after.last_moved_timestamp = now;
       after.edit_history = [entry, ...before.edit_history];
       replaceMessage(h.store, before, after);
-      if (moving) relocateUnreadRows(h.store, after, rowHolders(h, after));
+      if (moving) relocateUnreadRows(h.store, after, messageRecipientFlags(h.store, after));
       changes.push({ before, after });
     }
     // Mention and alert-word flags follow the new content.
     // Deleted since it was checked: nothing to edit (the commit rolls back).
     const edited = changes.find((c) => c.after.id === message.id)?.after;
     if (!edited) throw invalidMessage();
-    const holders = rowHolders(h, edited);
+    const holders = messageRecipientFlags(h.store, edited);
     if (rendered) {
       const groupMembers = mentionedGroupMembers(h, rendered);
       const topicUsers = rendered.topicWildcard && message.type === "stream" ? topicParticipants(h, message.channel_id!, message.topic) : new Set<number>();
@@ -917,7 +913,7 @@ export async function checkEditMessage(h: Hearth, user: UserRecord, messageId: n
         if (newChannel.invite_only || !u || isGuest(u)) lostAccess.add(userId);
       }
       for (const { after } of changes) {
-        const lost = new Map([...rowHolders(h, after)].filter(([userId]) => losingRows.has(userId)));
+        const lost = new Map([...messageRecipientFlags(h.store, after)].filter(([userId]) => losingRows.has(userId)));
         removeUserRows(h.store, after, lost);
         for (const userId of lost.keys()) holders.delete(userId);
       }
@@ -1053,7 +1049,7 @@ export async function doDeleteMessages(h: Hearth, ids: number[]): Promise<void> 
     for (const id of ids) {
       const m = getMessage(h.store, id);
       if (!m) continue;
-      const holders = rowHolders(h, m);
+      const holders = messageRecipientFlags(h.store, m);
       out.push({ message: m, audience: audienceOf(h, m, holders.keys()) });
       deleteMessageRows(h.store, m, holders);
     }
@@ -1218,7 +1214,7 @@ export function readReceipts(h: Hearth, user: UserRecord, messageId: number): nu
   if (!realmSetting<boolean>(h, "enable_read_receipts", true)) throw badRequest("Read receipts are disabled in this organization.");
   const { message } = accessMessage(h, user, messageId);
   const ids: number[] = [];
-  for (const [userId, bits] of rowHolders(h, message)) {
+  for (const [userId, bits] of messageRecipientFlags(h.store, message)) {
     if (userId === message.sender_id || !(bits & MessageFlag.read) || bits & MessageFlag.historical) continue;
     const u = getUser(h.store, userId);
     if (!u || !u.is_active || u.settings.send_read_receipts === false) continue;
