@@ -126,15 +126,24 @@ export class Store {
         this.afterCommitHooks = null;
       }
     };
+    let settled = false;
+    const settle = () => {
+      if (settled) return;
+      settled = true;
+      this.inflightCommits--;
+      this.writes++;
+      for (const hook of hooks) hook();
+    };
     try {
       const result = (await (mode === "nested" ? this.root.childTransaction(inTransaction as () => any) : this.root.transaction(inTransaction as () => any))) as T;
+      // Caches learn of the commit before anything acts on it (onCommitted publishes
+      // events, whose recipients read right away).
+      settle();
       runCommitted(options, result);
       await this.root.flushed;
       return result;
     } finally {
-      this.inflightCommits--;
-      this.writes++;
-      for (const hook of hooks) hook();
+      settle();
     }
   }
 
