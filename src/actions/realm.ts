@@ -7,6 +7,7 @@ import { badRequest } from "../errors";
 import { getRealm, putRealm, REALM_ID, type Realm } from "../store/realm";
 import { BotType, EmailVisibility, putUser, Role, type UserRecord } from "../store/users";
 import { StoreCache } from "../store/cache";
+import { recipientsChanged } from "../store/messages";
 import { generateApiKey, hashPasswordSync } from "../auth/credentials";
 import { ensureAvatarSalt } from "../store/avatars";
 import { activeUserIds, checkEmailAddress, checkFullName } from "./users";
@@ -129,6 +130,9 @@ export async function runRealmDeletionIfDue(store: Store, now = Date.now() / 100
   if (!realm?.deactivated || realm.data_deleted || !realm.scheduled_deletion_date || now < realm.scheduled_deletion_date) return false;
   await store.commit(() => {
     for (const [name, db] of Object.entries(store.dbs)) if (name !== "meta") db.clearSync();
+    // Every recipient list just went: a batch of the unread-rows worker planned before
+    // must read them again, and so writes no rows for messages that are gone.
+    recipientsChanged(store);
     StoreCache.invalidateAll(store);
     putRealm(store, { ...realm, data_deleted: true });
   });

@@ -169,16 +169,7 @@ export function unreadWatermark(store: Store): number {
 
 /** Binary search in a sorted recipient list. */
 function listHolds(list: readonly number[] | undefined, userId: number): boolean {
-  if (!list) return false;
-  let lo = 0;
-  let hi = list.length - 1;
-  while (lo <= hi) {
-    const mid = (lo + hi) >> 1;
-    if (list[mid] === userId) return true;
-    if (list[mid] < userId) lo = mid + 1;
-    else hi = mid - 1;
-  }
-  return false;
+  return list !== undefined && list[firstAbove(list, userId - 1)] === userId;
 }
 
 /**
@@ -326,7 +317,7 @@ export interface DeferredUnreadBatch {
  */
 const RECIPIENTS_VERSION = ["recipientsVersion"];
 const recipientsVersion = (store: Store) => (store.dbs.meta.get(RECIPIENTS_VERSION) as number | undefined) ?? 0;
-function recipientsChanged(store: Store): void {
+export function recipientsChanged(store: Store): void {
   store.dbs.meta.put(RECIPIENTS_VERSION, recipientsVersion(store) + 1);
 }
 
@@ -350,7 +341,8 @@ function readLocations(store: Store, batch: DeferredUnreadBatch): void {
 }
 
 /**
- * Writes the implicit "unread" rows of these users for the batch's messages and, with
+ * Writes the implicit "unread" rows of these users for the batch's messages (each
+ * user's IDs ascending, as the batch lists them) and, with
  * `advance`, moves the watermark to the batch's target. Call inside `store.commit`.
  * Each row is checked again here: the user may have read the message or lost it, it
  * may have moved or gone, or its row may already be written (a mention's).
@@ -369,12 +361,8 @@ export function writeDeferredUnreadRows(store: Store, batch: DeferredUnreadBatch
     if (ids.length === 0) continue;
     // Two range reads per user instead of two lookups per row: within a batch's span a
     // user has few written rows (their own messages, mentions, what they read early).
-    let from = ids[0];
-    let to = ids[0] + 1;
-    for (const id of ids) {
-      if (id < from) from = id;
-      if (id >= to) to = id + 1;
-    }
+    const from = ids[0];
+    const to = ids[ids.length - 1] + 1;
     const skip = new Set<number>();
     for (const { key, value } of store.dbs.userMessages.getRange({ start: [userId, from], end: [userId, to] })) {
       if ((value as number) & MessageFlag.read) skip.add((key as [number, number])[1]);
