@@ -6,7 +6,7 @@ import { ApiRoutes, authenticateEndpoint, errorResponse, serializedResponse, typ
 import { param, type ParamValues } from "../http/params";
 import type { UserRecord } from "../store/users";
 import { isGuest } from "../views/users";
-import { botDefaultsView } from "../actions/users";
+import { getChannel } from "../store/channels";
 import {
   DEFAULT_IDLE_QUEUE_TIMEOUT_SECS,
   MAX_IDLE_QUEUE_TIMEOUT_SECS,
@@ -46,10 +46,12 @@ type QueueParams = Pick<RegisterValues, "all_public_streams" | "narrow" | "apply
 
 function queueSettings(h: Hearth, user: UserRecord, p: QueueParams, request: Request): QueueSettings {
   // Zulip's _default_all_public_streams and _default_narrow: a bot's own defaults fill in.
-  const defaults = user.is_bot ? botDefaultsView(h, user) : null;
-  const allPublicStreams = p.all_public_streams ?? defaults?.default_all_public_streams ?? false;
+  const defaults = user.is_bot ? user.bot_defaults : undefined;
+  const allPublicStreams = p.all_public_streams ?? defaults?.all_public_streams ?? false;
   let narrow = p.narrow ?? [];
-  if (narrow.length === 0 && defaults?.default_events_register_stream) narrow = [["stream", defaults.default_events_register_stream]];
+  // By ID: the narrow outlives a rename of the channel.
+  const defaultChannelId = defaults?.events_register_channel_id;
+  if (narrow.length === 0 && defaultChannelId != null && getChannel(h.store, defaultChannelId)) narrow = [["stream", defaultChannelId]];
   // Guests may not read every public channel's messages (Zulip's can_access_public_streams).
   if (allPublicStreams && isGuest(user)) throw badRequest("User not authorized for this query");
   let idle = DEFAULT_IDLE_QUEUE_TIMEOUT_SECS;
@@ -145,8 +147,6 @@ export function eventsRoutes(h: Hearth) {
             user,
             {
               ...params,
-              all_public_streams: params.all_public_streams,
-              narrow: params.narrow,
               apply_markdown: params.apply_markdown ?? false,
               slim_presence: params.slim_presence ?? false,
               queue_lifespan_secs: params.lifespan_secs,
@@ -246,13 +246,7 @@ export function fastPollRoute(h: Hearth, general: (request: Request, server: imp
     if (queueId === undefined || request.body !== null) return general(request, server);
     try {
       const user = authenticateEndpoint(h, request, () => server.requestIP(request)?.address ?? "unknown", "required", false)!;
-      return pollQueue(h, user, queueId, lastEventId, dontBlock ?? false, request, server, (fields) => {
-        try {
-          return serializedResponse(fields);
-        } catch (error) {
-          return errorResponse(error, request);
-        }
-      });
+      return pollQueue(h, user, queueId, lastEventId, dontBlock ?? false, request, server, serializedResponse);
     } catch (error) {
       return errorResponse(error, request);
     }
