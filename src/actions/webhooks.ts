@@ -1,6 +1,6 @@
 import type { Hearth } from "../context";
 import { badRequest } from "../errors";
-import { checkDictValue, checkInt, checkList, checkString, checkStringIn, checkUrl, isDict, requiredKey, ValidationError } from "../lib/validator";
+import { checkDictValue, checkIntRange, checkList, checkString, checkStringIn, checkUrl, isDict, requiredKey, ValidationError } from "../lib/validator";
 import { unusedFence } from "../markdown/syntax";
 import { getSystemBot } from "../store/system_bots";
 import { getUser, type UserRecord } from "../store/users";
@@ -144,24 +144,25 @@ const slackEmphasis = (marker: string) =>
 const SLACK_BOLD = slackEmphasis("\\*");
 const SLACK_STRIKE = slackEmphasis("~");
 const SLACK_ITALIC = slackEmphasis("_");
-/** `<https://example.com>` and `<https://example.com|label>` (lower-case host names only, as Zulip's pattern reads them). */
-const SLACK_LINK = /<(http:\/\/www\.|https:\/\/www\.|http:\/\/|https:\/\/|ftp:\/\/)?[a-z0-9]+([-.][a-z0-9]+)*\.[a-z]{2,63}(:[0-9]{1,5})?(\/[^>]*)?(\|)?(?:\|[^>]+)?>/g;
-const SLACK_MAILTO = /<((mailto:)?([\p{L}\p{N}_.-]+@[\p{L}\p{N}_.-]+(\.[\p{L}\p{N}_]+)+))(\|)?([\p{L}\p{N}_.-]+@[\p{L}\p{N}_.-]+(\.[\p{L}\p{N}_]+)+)?>/gu;
-
-/** Every occurrence of each match, as Python's str.replace does it, matches found in the original text. */
-function replaceEach(text: string, pattern: RegExp, convert: (match: RegExpMatchArray) => string): string {
-  let result = text;
-  for (const match of text.matchAll(pattern)) result = result.split(match[0]).join(convert(match));
-  return result;
-}
+/**
+ * `<https://example.com>` and `<https://example.com|label>`, lower-case host names only,
+ * as Zulip's pattern reads them. Written so that no part can match what the next one
+ * matches (the host's last label is checked by a lookbehind instead of a second pattern
+ * for the same dots) and nothing runs past a `<`: a payload that almost matches, over
+ * and over, costs linear time. Zulip's own patterns took seconds on a few kilobytes.
+ */
+const SLACK_LINK = /<(?:https?:\/\/(?:www\.)?|ftp:\/\/)?[a-z0-9]+(?:[-.][a-z0-9]+)*(?<=\.[a-z]{2,63})(?::[0-9]{1,5})?(?:\/[^<>|]*)?(?:\|[^<>]*)?>/g;
+/** `<mailto:a@b.c>` and `<a@b.c|label>`: the address (with a dot in its domain), written the same way. */
+const SLACK_MAILTO = /<((?:mailto:)?[\p{L}\p{N}_.-]+@[\p{L}\p{N}_-]+(?:\.[\p{L}\p{N}_-]+)+)(?:\|[^<>]*)?>/gu;
 
 /** Zulip's replace_links: `<url>` and `<url|label>` as Markdown links, `<mailto:…>` as the address. */
 function slackLinks(text: string): string {
-  const linked = replaceEach(text, SLACK_LINK, (m) => {
-    const [url, label] = splitOnce(m[0].slice(1, -1), "|");
-    return label === undefined ? url : `[${label}](${url})`;
-  });
-  return replaceEach(linked, SLACK_MAILTO, (m) => m[1]);
+  return text
+    .replace(SLACK_LINK, (match) => {
+      const [url, label] = splitOnce(match.slice(1, -1), "|");
+      return label === undefined ? url : `[${label}](${url})`;
+    })
+    .replace(SLACK_MAILTO, (_match, address: string) => address);
 }
 
 /** Zulip's convert_slack_formatting: `*bold*`, `~strike~`, `_italic_`, then the links. */
@@ -199,6 +200,9 @@ function renderElement(value: Json, name: string): string {
     throw e;
   }
 }
+
+/** The deepest rich-text list nesting rendered. */
+const MAX_LIST_INDENT = 20;
 
 /** Block types Zulip knows but does not show (interactive ones, calls, files, tables). */
 const UNSHOWN_BLOCK_TYPES = ["call", "contact_card", "file", "table", "actions", "input", "condition"];
@@ -275,7 +279,8 @@ function renderRichText(value: Json, name: string): string {
       return children().join("");
     case "rich_text_list": {
       const marker = checkStringIn(["ordered", "bullet"])(requiredKey(element, "style", name), `${name}["style"]`) === "ordered" ? "1." : "-";
-      const depth = checkInt(requiredKey(element, "indent", name), `${name}["indent"]`);
+      // Slack nests lists a few levels deep; a bound keeps a hostile indent from building a huge string.
+      const depth = checkIntRange(0, MAX_LIST_INDENT)(requiredKey(element, "indent", name), `${name}["indent"]`);
       const indent = depth > 0 ? " ".repeat(3 * depth) : "";
       return children()
         .map((piece) => `${indent}${marker} ${piece}\n`)
@@ -321,7 +326,8 @@ function renderRichText(value: Json, name: string): string {
 
 /** Python's requests.utils.requote_uri: characters a URL may not hold, percent-encoded; what is already encoded stays. */
 function requoteUri(uri: string): string {
-  return uri.replace(/%(?![0-9A-Fa-f]{2})|[^A-Za-z0-9\-._~!#$%&'()*+,/:;=?@[\]]/gu, (c) => encodeURIComponent(c));
+  // A lone surrogate has no UTF-8 form to percent-encode: it becomes U+FFFD first.
+  return uri.toWellFormed().replace(/%(?![0-9A-Fa-f]{2})|[^A-Za-z0-9\-._~!#$%&'()*+,/:;=?@[\]]/gu, (c) => encodeURIComponent(c));
 }
 
 function renderAttachment(value: Json, name: string): string {
@@ -358,16 +364,24 @@ function renderAttachment(value: Json, name: string): string {
     pieces.push(`[](${url})`);
   }
   if (has(a, "footer")) pieces.push(checkString(a.footer, `${name}["footer"]`));
-  if (has(a, "ts")) pieces.push(`<time:${new Date(slackTimestamp(a.ts, `${name}["ts"]`) * 1000).toISOString().replace(/\.\d{3}Z$/, "+00:00")}>`);
+  if (has(a, "ts")) pieces.push(`<time:${slackTime(a.ts, `${name}["ts"]`)}>`);
   return joinPieces(pieces);
 }
 
-/** An integer; some senders write it as a string holding a decimal number (Zulip takes its whole part). */
-function slackTimestamp(value: Json, name: string): number {
-  if (Number.isInteger(value)) return value as number;
-  const asNumber = typeof value === "string" && /^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/.test(value) ? Number(value) : NaN;
-  if (!Number.isFinite(asNumber)) checkInt(value, name);
-  return Math.trunc(asNumber);
+/**
+ * An integer number of seconds, as an ISO time; some senders write it as a string
+ * holding a decimal number (Zulip takes its whole part). Zulip fails on a time outside
+ * years 1–9999 with an internal error; here it is a clear refusal.
+ */
+function slackTime(value: Json, name: string): string {
+  let seconds: number;
+  if (Number.isInteger(value)) seconds = value as number;
+  else if (typeof value === "string" && /^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/.test(value)) seconds = Math.trunc(Number(value));
+  else throw new ValidationError(`${name} is not an integer`);
+  const date = new Date(seconds * 1000);
+  const year = date.getUTCFullYear();
+  if (!Number.isFinite(date.getTime()) || year < 1 || year > 9999) throw new ValidationError(`${name} is out of range`);
+  return date.toISOString().replace(/\.\d{3}Z$/, "+00:00");
 }
 
 /**

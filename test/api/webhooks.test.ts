@@ -245,6 +245,23 @@ describe("Slack-compatible webhook", () => {
     expect((await last()).id).toBe(before);
   });
 
+  test("hostile payloads: near-matches of Slack's link syntax stay fast, out-of-range values are refused, never a 500", async () => {
+    // Near-misses of the mailto and link patterns, many kilobytes long (Zulip's own patterns took minutes on these).
+    const nearMailto = "<a@b" + ".b".repeat(8000);
+    expect((await slack("topic=hostile", JSON.stringify({ text: nearMailto }))).status).toBe(200);
+    expect((await last()).content.length).toBeGreaterThan(0);
+    const nearLinks = "<a.co/".repeat(8000);
+    expect((await slack("topic=hostile", JSON.stringify({ text: nearLinks }))).status).toBe(200);
+    // Bounds: a list indent, a time, a URL with a lone surrogate.
+    const list = { blocks: [{ type: "rich_text", elements: [{ type: "rich_text_list", style: "bullet", indent: 1e9, elements: [] }] }] };
+    expect(await (await slack("", JSON.stringify(list))).json()).toEqual({ ok: false, error: 'payload["blocks"][0]["elements"][0]["indent"] is too large' });
+    for (const ts of [1e20, "1e300", -1e16]) {
+      expect(await (await slack("", JSON.stringify({ attachments: [{ text: "x", ts }] }))).json()).toEqual({ ok: false, error: 'payload["attachments"][0]["ts"] is out of range' });
+    }
+    expect((await slack("topic=hostile", JSON.stringify({ attachments: [{ image_url: "bad \ud800" }] }))).status).toBe(200);
+    expect((await last()).content).toBe("[](bad%20%EF%BF%BD)");
+  });
+
   // Expected output worked out from Zulip's newest renderer (zerver/data_import/slack_message_conversion.py).
   test("the newest Zulip renderer: rich text, formatting per piece, URLs checked, timestamps as times, `ok`", async () => {
     const richText = {
