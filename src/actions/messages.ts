@@ -669,13 +669,12 @@ async function doMarkChannelAsRead(h: Hearth, user: UserRecord, channelId: numbe
 // ---------------------------------------------------------------------------
 // Reactions
 
-
 /**
  * Who hears of a change to a message: its recipients, plus (as in Zulip) the
  * channel's subscribers when they may read its history. Where history is
  * protected, a later subscriber cannot see the message and hears nothing.
  */
-function audienceOf(h: Hearth, m: MessageRecord, holders: Iterable<number> = messageRecipientIds(h.store, m)): number[] {
+export function messageAudience(h: Hearth, m: MessageRecord, holders: Iterable<number> = messageRecipientIds(h.store, m)): number[] {
   const ids = new Set(holders);
   if (m.type === "stream") {
     const channel = channelById(h, m.channel_id!);
@@ -725,7 +724,7 @@ export async function checkReaction(h: Hearth, user: UserRecord, messageId: numb
       emoji_code: stored.reaction.emoji_code,
       reaction_type: stored.reaction.reaction_type,
     },
-    audienceOf(h, stored.message),
+    messageAudience(h, stored.message),
   );
   if (op === "add" && stored.message.type === "stream") await doParticipationTopicPolicy(h, user, stored.message.channel_id!, stored.message.topic);
 }
@@ -1026,7 +1025,7 @@ function notifyUpdateMessage(
   }
   const audience = new Map(holders);
   // Subscribers without a row get flags ["read"], as Zulip's subscriber_info gives them.
-  for (const id of audienceOf(h, target.after, holders.keys())) if (!audience.has(id)) audience.set(id, MessageFlag.read);
+  for (const id of messageAudience(h, target.after, holders.keys())) if (!audience.has(id)) audience.set(id, MessageFlag.read);
   publishPerFlags(h, audience, (flags, userIds) => h.events.publish({ ...base, type: "update_message", flags }, userIds));
 }
 
@@ -1050,7 +1049,7 @@ export async function doDeleteMessages(h: Hearth, ids: number[]): Promise<void> 
       const m = getMessage(h.store, id);
       if (!m) continue;
       const holders = messageRecipientFlags(h.store, m);
-      out.push({ message: m, audience: audienceOf(h, m, holders.keys()) });
+      out.push({ message: m, audience: messageAudience(h, m, holders.keys()) });
       deleteMessageRows(h.store, m, holders);
     }
     attachmentChanges = releaseDeletedMessages(h, out.map((d) => d.message.id));
@@ -1170,7 +1169,7 @@ export function doTypingEditMessage(h: Hearth, sender: UserRecord, op: "start" |
     message.type === "stream"
       ? { type: "channel", channel_id: message.channel_id, topic: message.topic }
       : { type: "direct", user_ids: message.dm_user_ids };
-  const audience = typingReceivers(h, audienceOf(h, message).filter((id) => id !== sender.id));
+  const audience = typingReceivers(h, messageAudience(h, message).filter((id) => id !== sender.id));
   h.events.publish({ type: "typing_edit_message", op, sender_id: sender.id, message_id: messageId, recipient }, audience);
 }
 

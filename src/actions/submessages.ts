@@ -1,9 +1,10 @@
 import type { Hearth } from "../context";
 import { badRequest } from "../errors";
 import { checkWidgetEvent } from "../markdown/widgets";
-import { getMessage, messageRecipientIds, type MessageRecord } from "../store/messages";
+import { getMessage, type MessageRecord } from "../store/messages";
+import { ValidationError } from "../lib/validator";
 import type { UserRecord } from "../store/users";
-import { accessMessage, invalidMessage } from "./messages";
+import { accessMessage, invalidMessage, messageAudience } from "./messages";
 import { doParticipationTopicPolicy } from "./user_topics";
 
 /** A poll vote or a task is tens of characters; this leaves room for any widget's state. */
@@ -25,7 +26,9 @@ function widgetTypeOf(m: MessageRecord): string | null {
  * `POST /submessage` (Zulip's process_submessage): a reader adds to a message's widget
  * state, e.g. a poll vote. The sender attaches the first submessage; after that anyone
  * who can read the message may add one. Poll and todo changes are checked as Zulip
- * checks them. The `submessage` event goes to the users holding the message.
+ * checks them. The `submessage` event goes to everyone who hears of changes to the
+ * message (messageAudience: its holders, and the channel's subscribers where they may
+ * read its history, as Zulip's event_recipient_ids_for_action_on_messages).
  */
 export async function checkAddSubmessage(h: Hearth, user: UserRecord, messageId: number, msgType: string, content: string): Promise<void> {
   const { message } = accessMessage(h, user, messageId);
@@ -45,7 +48,8 @@ export async function checkAddSubmessage(h: Hearth, user: UserRecord, messageId:
     try {
       checkWidgetEvent(widgetType, data, message.sender_id === user.id);
     } catch (e) {
-      throw badRequest((e as Error).message);
+      if (e instanceof ValidationError) throw badRequest(e.message);
+      throw e;
     }
   }
   const added = await h.store.commit(() => {
@@ -59,7 +63,7 @@ export async function checkAddSubmessage(h: Hearth, user: UserRecord, messageId:
   const { submessage } = added;
   h.events.publish(
     { type: "submessage", msg_type: msgType, message_id: messageId, submessage_id: submessage.id, sender_id: user.id, content },
-    messageRecipientIds(h.store, added.message),
+    messageAudience(h, added.message),
   );
   if (added.message.type === "stream") await doParticipationTopicPolicy(h, user, added.message.channel_id!, added.message.topic);
 }

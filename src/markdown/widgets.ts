@@ -1,5 +1,5 @@
 import { badRequest } from "../errors";
-import { checkBool, checkDict, checkIntIn, checkIntRange, checkList, checkString, isDict } from "../lib/validator";
+import { type Check, checkBool, checkDict, checkIntIn, checkIntRange, checkList, checkString, isDict, ValidationError } from "../lib/validator";
 
 /**
  * Zulip's message widgets (`/poll`, `/todo`, and bots' `widget_content`): the first
@@ -81,27 +81,28 @@ const MAX_IDX = 1000;
 /**
  * POST /submessage `content` for a poll or todo widget, as Zulip validates it: each
  * kind of change has exactly its fields, and only the widget's author may rename it.
- * Returns the data checked (undefined for other widgets); throws an Error whose message is Zulip's.
+ * Throws a ValidationError whose message is Zulip's.
  */
-export function checkWidgetEvent(widgetType: string, data: unknown, isWidgetAuthor: boolean): Record<string, unknown> | undefined {
+export function checkWidgetEvent(widgetType: string, data: unknown, isWidgetAuthor: boolean): void {
   const name = widgetType === "poll" ? "poll data" : "todo data";
   if (widgetType !== "poll" && widgetType !== "todo") return;
   const kind = checkDict(data, name, { type: checkString }, true).type;
   const index = checkIntRange(0, MAX_IDX);
+  const fields = (checks: Record<string, Check>) => void checkDict(data, name, { type: checkString, ...checks }, false);
   if (widgetType === "poll") {
-    if (kind === "vote") return checkDict(data, name, { type: checkString, key: checkString, vote: checkIntIn([1, -1]) }, false);
+    if (kind === "vote") return fields({ key: checkString, vote: checkIntIn([1, -1]) });
     if (kind === "question") {
-      if (!isWidgetAuthor) throw new Error("You can't edit a question unless you are the author.");
-      return checkDict(data, name, { type: checkString, question: checkString }, false);
+      if (!isWidgetAuthor) throw new ValidationError("You can't edit a question unless you are the author.");
+      return fields({ question: checkString });
     }
-    if (kind === "new_option") return checkDict(data, name, { type: checkString, option: checkString, idx: index }, false);
-    throw new Error(`Unknown type for poll data: ${kind}`);
+    if (kind === "new_option") return fields({ option: checkString, idx: index });
+    throw new ValidationError(`Unknown type for poll data: ${kind}`);
   }
-  if (kind === "new_task") return checkDict(data, name, { type: checkString, key: index, task: checkString, desc: checkString, completed: checkBool }, false);
-  if (kind === "strike") return checkDict(data, name, { type: checkString, key: checkString }, false);
+  if (kind === "new_task") return fields({ key: index, task: checkString, desc: checkString, completed: checkBool });
+  if (kind === "strike") return fields({ key: checkString });
   if (kind === "new_task_list_title") {
-    if (!isWidgetAuthor) throw new Error("You can't edit the task list title unless you are the author.");
-    return checkDict(data, name, { type: checkString, title: checkString }, false);
+    if (!isWidgetAuthor) throw new ValidationError("You can't edit the task list title unless you are the author.");
+    return fields({ title: checkString });
   }
-  throw new Error(`Unknown type for todo data: ${kind}`);
+  throw new ValidationError(`Unknown type for todo data: ${kind}`);
 }

@@ -66,8 +66,7 @@ describe("widgets", () => {
 
   test("readers vote; each vote reaches every holder of the message and is kept in order", async () => {
     const id = await send("/poll Which play?\nHamlet\nLear");
-    let result: Awaited<ReturnType<typeof verifyAction>> | undefined;
-    result = await verifyAction(
+    const result = await verifyAction(
       s,
       async () => {
         expectSuccess(await submit("othello", id, { type: "vote", key: "canned,0", vote: 1 }));
@@ -80,6 +79,7 @@ describe("widgets", () => {
     expect(result.types.hamlet).toEqual(["submessage", "submessage", "submessage"]);
     // Who hears: the message's holders (Cordelia and Iago are not subscribed).
     expect(result.types.cordelia).toEqual([]);
+    expect(result.types.iago).toEqual([]);
     expect(result.events.othello[0]).toEqual({
       type: "submessage",
       id: expect.any(Number),
@@ -97,6 +97,17 @@ describe("widgets", () => {
       [s.users.othello.id, "vote"],
     ]);
     expect(subs.map((x: any) => x.id)).toEqual([...subs.map((x: any) => x.id)].sort((a: number, b: number) => a - b));
+  });
+
+  test("a later subscriber of a channel with shared history hears of votes, as for reactions", async () => {
+    const id = await send("/poll Who joins late?\nPolonius");
+    expectSuccess(await s.as("iago").post("/users/me/subscriptions", { subscriptions: [{ name: "Denmark" }], principals: [s.users.polonius.id] }));
+    const result = await verifyAction(s, () => submit("othello", id, { type: "vote", key: "canned,0", vote: 1 }), {
+      viewers: ["polonius", "cordelia"],
+      registerParams: { event_types: ["submessage"] },
+    });
+    expect(result.types.polonius).toEqual(["submessage"]);
+    expect(result.types.cordelia).toEqual([]);
   });
 
   test("bad submessages are refused with Zulip's errors and change nothing", async () => {
