@@ -45,7 +45,7 @@ import { isAdmin, isGuest, isOwner } from "../views/users";
 import { notifyRealmBot, visibleUserByEmail } from "./users";
 import { getSystemBot } from "../store/system_bots";
 import { checkFolderForChannel } from "./channel_folders";
-import { doSendMessage } from "./messages";
+import { doSendMessage, sendSystemBotDm } from "./messages";
 import { getRealm } from "../store/realm";
 import { topicsOfChannel } from "../store/messages";
 import { realmSetting } from "../views/realm-settings";
@@ -392,12 +392,7 @@ async function sendNewSubscriptionMessages(h: Hearth, actor: UserRecord, added: 
         links.length === 1
           ? `${who} subscribed you to the channel ${links[0]}.`
           : `${who} subscribed you to the following channels:\n\n${links.map((link) => `* ${link}`).join("\n")}`;
-      try {
-        const userIds = [bot.id, userId].sort((a, b) => a - b);
-        await doSendMessage(h, bot, { target: { type: "private", userIds }, content, client: "Internal", readBySender: true });
-      } catch (error) {
-        console.error("Could not send a new-subscription message:", error);
-      }
+      await sendSystemBotDm(h, bot, userId, content, "a new-subscription message");
     }),
   );
 }

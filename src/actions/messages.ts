@@ -1221,3 +1221,16 @@ export function readReceipts(h: Hearth, user: UserRecord, messageId: number): nu
   }
   return ids.sort((a, b) => a - b);
 }
+
+/**
+ * A direct message from a system bot (Notification Bot) to one user, best effort: the
+ * change it tells of is already done, so a failure is logged, never passed on.
+ */
+export async function sendSystemBotDm(h: Hearth, bot: UserRecord, recipientId: number, content: string, what: string): Promise<void> {
+  try {
+    const userIds = [bot.id, recipientId].sort((a, b) => a - b);
+    await doSendMessage(h, bot, { target: { type: "private", userIds }, content, client: "Internal", readBySender: true });
+  } catch (error) {
+    console.error(`Could not send ${what}:`, error);
+  }
+}

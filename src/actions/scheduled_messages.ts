@@ -23,6 +23,7 @@ import {
   normalizeContent,
   renderMessageContent,
   resolveTarget,
+  sendSystemBotDm,
   type MessageTarget,
 } from "./messages";
 
@@ -365,12 +366,7 @@ async function doMarkFailed(h: Hearth, ownerId: number, id: number, reason: stri
   if (!owner?.is_active || !bot) return;
   const when = new Date(failed.deliver_at * 1000).toISOString().replace(/\.000Z$/, "Z");
   const content = `The message you scheduled for <time:${when}> was not sent because of the following error:\n\n> ${reason}\n\n[View scheduled messages](#scheduled)`;
-  try {
-    const userIds = [bot.id, owner.id].sort((a, b) => a - b);
-    await doSendMessage(h, bot, { target: { type: "private", userIds }, content, client: "Internal", readBySender: true });
-  } catch (err) {
-    console.error("Could not send a failed-scheduled-message notice:", err);
-  }
+  await sendSystemBotDm(h, bot, owner.id, content, "a failed-scheduled-message notice");
 }
 
 /**

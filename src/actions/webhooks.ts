@@ -6,7 +6,9 @@ import { getSystemBot } from "../store/system_bots";
 import { getUser, type UserRecord } from "../store/users";
 import { channelById, channelByName, channelSubscriberIds } from "../views/message_channels";
 import { checkChannelName } from "./channels";
-import { checkSendMessage, doSendMessage, resolveTarget } from "./messages";
+import { checkSendMessage, resolveTarget, sendSystemBotDm } from "./messages";
+import { channelLinkSyntax } from "../markdown/links";
+import { splitOnce } from "../lib/text";
 
 /**
  * Incoming webhook integrations: third-party services post to
@@ -98,7 +100,7 @@ export async function doSendWebhookMessage(
   }
   const target = resolveTarget(h, bot, "stream", byId ? channel.id : channel.name, where.topic ?? message.topic);
   if (channelSubscriberIds(h, channel.id).length === 0) {
-    await warnBotOwner(h, bot, `tried to send a message to channel #**${channel.name}**. The channel exists but does not have any subscribers.`);
+    await warnBotOwner(h, bot, `tried to send a message to channel ${channelLinkSyntax(channel.id, channel.name)}. The channel exists but does not have any subscribers.`);
   }
   await checkSendMessage(h, bot, { target, content: message.content, client, readBySender: false });
 }
@@ -117,12 +119,7 @@ async function warnBotOwner(h: Hearth, bot: UserRecord, what: string): Promise<v
   const now = Date.now();
   if (now - (sent.get(bot.id) ?? -Infinity) <= BOT_OWNER_WARNING_INTERVAL_MS) return;
   sent.set(bot.id, now);
-  await doSendMessage(h, notifier, {
-    target: { type: "private", userIds: [notifier.id, owner.id].sort((a, b) => a - b) },
-    content: `Your bot \`${bot.email}\` ${what}`,
-    client: "Internal",
-    readBySender: true,
-  });
+  await sendSystemBotDm(h, notifier, owner.id, `Your bot \`${bot.email}\` ${what}`, "a bot owner's webhook warning");
 }
 
 // ---------------------------------------------------------------------------
@@ -175,10 +172,6 @@ function slackFormatting(text: string): string {
   );
 }
 
-function splitOnce(text: string, separator: string): [string, string | undefined] {
-  const at = text.indexOf(separator);
-  return at === -1 ? [text, undefined] : [text.slice(0, at), text.slice(at + separator.length)];
-}
 
 /** Slack's text object: plain_text or mrkdwn (plain_text only where Slack allows no more). */
 function textObject(value: Json, name: string, plainOnly = false): string {

@@ -7,11 +7,12 @@ import { channelNarrowSlug, encodeHashComponent } from "./index";
  * `*`, `&`, `[`, `]`, `$$`), a plain Markdown link with those characters escaped.
  */
 const BREAKS_LINK_SYNTAX = /[`>*&[\]]|(\$\$)/g;
+const HAS_BREAKING_CHARACTER = new RegExp(BREAKS_LINK_SYNTAX.source);
 const ESCAPES: Record<string, string> = { "`": "&#96;", ">": "&gt;", "*": "&#42;", "&": "&amp;", $$: "&#36;&#36;", "[": "&#91;", "]": "&#93;" };
 /** What an empty topic shows as in such a link (Zulip's EMPTY_TOPIC_FALLBACK_NAME). */
 const EMPTY_TOPIC_NAME = "general chat";
 
-const breaksSyntax = (name: string) => new RegExp(BREAKS_LINK_SYNTAX.source).test(name);
+const breaksSyntax = (name: string) => HAS_BREAKING_CHARACTER.test(name);
 const escape = (text: string) => text.replace(BREAKS_LINK_SYNTAX, (c) => ESCAPES[c] ?? c);
 
 function fallbackLink(channelId: number, channelName: string, topic?: string, messageId?: number): string {

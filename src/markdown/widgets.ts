@@ -1,5 +1,6 @@
 import { badRequest } from "../errors";
 import { type Check, checkBool, checkDict, checkIntIn, checkIntRange, checkList, checkString, isDict, ValidationError } from "../lib/validator";
+import { splitOnce } from "../lib/text";
 
 /**
  * Zulip's message widgets (`/poll`, `/todo`, and bots' `widget_content`): the first
@@ -41,10 +42,7 @@ export function widgetFromContent(content: string): WidgetContent | null {
   return { widget_type: "todo", extra_data: { task_list_title: heading, tasks } };
 }
 
-function splitOnce(text: string, separator: string): [string, string | undefined] {
-  const at = text.indexOf(separator);
-  return at === -1 ? [text, undefined] : [text.slice(0, at), text.slice(at + separator.length)];
-}
+
 
 /** POST /messages `widget_content`: what a bot may attach (Zulip's check_widget_content: `zform` choices). */
 export function checkWidgetContent(raw: string): WidgetContent {
