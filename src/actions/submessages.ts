@@ -1,14 +1,14 @@
 import type { Hearth } from "../context";
 import { badRequest } from "../errors";
-import { checkWidgetEvent } from "../markdown/widgets";
+import { checkWidgetEvent, MAX_SUBMESSAGE_LENGTH } from "../markdown/widgets";
 import { getMessage, type MessageRecord } from "../store/messages";
 import { ValidationError } from "../lib/validator";
 import type { UserRecord } from "../store/users";
 import { accessMessage, invalidMessage, messageAudience } from "./messages";
 import { doParticipationTopicPolicy } from "./user_topics";
 
-/** A poll vote or a task is tens of characters; this leaves room for any widget's state. */
-const MAX_SUBMESSAGE_LENGTH = 10_000;
+/** Readers' additions to one message (votes, tasks); each rewrites the message record, which holds them all. */
+const MAX_SUBMESSAGES_PER_MESSAGE = 1000;
 
 /** The widget a message carries: the `widget_type` of its first "widget" submessage. */
 function widgetTypeOf(m: MessageRecord): string | null {
@@ -35,7 +35,6 @@ export async function checkAddSubmessage(h: Hearth, user: UserRecord, messageId:
   if (message.sender_id !== user.id && !message.submessages.some((s) => s.sender_id === message.sender_id)) {
     throw badRequest("You cannot attach a submessage to this message.");
   }
-  // Zulip sets no limit, but each submessage is kept in (and rewrites) the message record.
   if (content.length > MAX_SUBMESSAGE_LENGTH) throw badRequest(`Submessage content is too long (limit: ${MAX_SUBMESSAGE_LENGTH} characters)`);
   let data: unknown;
   try {
@@ -56,6 +55,7 @@ export async function checkAddSubmessage(h: Hearth, user: UserRecord, messageId:
     // Read again in the transaction: two votes at once must both be kept.
     const m = getMessage(h.store, messageId);
     if (!m) throw invalidMessage();
+    if (m.submessages.length >= MAX_SUBMESSAGES_PER_MESSAGE) throw badRequest(`This message has too many submessages (limit: ${MAX_SUBMESSAGES_PER_MESSAGE})`);
     const submessage = { id: h.store.nextId("submessage"), message_id: m.id, sender_id: user.id, msg_type: msgType, content };
     h.store.dbs.messages.put(m.id, { ...m, submessages: [...m.submessages, submessage] });
     return { message: m, submessage };

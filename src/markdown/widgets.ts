@@ -42,10 +42,15 @@ export function widgetFromContent(content: string): WidgetContent | null {
   return { widget_type: "todo", extra_data: { task_list_title: heading, tasks } };
 }
 
-
+/**
+ * The most a widget's submessage may hold. A poll vote or a task is tens of characters;
+ * Zulip sets no limit, but each submessage is kept in (and rewrites) the message record.
+ */
+export const MAX_SUBMESSAGE_LENGTH = 10_000;
 
 /** POST /messages `widget_content`: what a bot may attach (Zulip's check_widget_content: `zform` choices). */
 export function checkWidgetContent(raw: string): WidgetContent {
+  if (raw.length > MAX_SUBMESSAGE_LENGTH) throw badRequest(`Widgets: widget_content is too long (limit: ${MAX_SUBMESSAGE_LENGTH} characters)`);
   let value: unknown;
   try {
     value = JSON.parse(raw);

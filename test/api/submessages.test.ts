@@ -161,6 +161,18 @@ describe("widgets", () => {
     await bad(JSON.stringify({ color: "red" }), "Widgets: widget_type is not in widget_content");
     await bad(JSON.stringify({ widget_type: "poll", extra_data: {} }), "Widgets: unknown widget type: poll");
     await bad(JSON.stringify({ ...zform, extra_data: { ...zform.extra_data, choices: [{ long_name: "x", reply: "y" }] } }), 'Widgets: short_name key is missing from extra_data["choices"][0]');
+    // A widget is kept in the message record: bounded as a submessage is.
+    await bad(JSON.stringify({ ...zform, padding: "x".repeat(10_000) }), "Widgets: widget_content is too long (limit: 10000 characters)");
+  });
+
+  test("a message holds at most 1,000 submessages; the next is refused and nothing is written", async () => {
+    const id = await send("/poll Busy?\nYes");
+    for (let i = 0; i < 999; i += 111) {
+      await Promise.all(Array.from({ length: Math.min(111, 999 - i) }, () => submit("othello", id, { type: "vote", key: "canned,0", vote: 1 })).map(async (r) => expectSuccess(await r)));
+    }
+    expect((await fetchMessage("hamlet", id)).submessages).toHaveLength(1000);
+    expectError(await submit("othello", id, { type: "vote", key: "canned,0", vote: -1 }), 400, "BAD_REQUEST", "This message has too many submessages (limit: 1000)");
+    expect((await fetchMessage("hamlet", id)).submessages).toHaveLength(1000);
   });
 
   test("voting and reacting follow the topic for users whose policy is 'on participation'", async () => {
