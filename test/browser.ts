@@ -41,36 +41,56 @@ export interface Browser {
   close(): Promise<void>;
 }
 
-export async function launchChromium(): Promise<Browser> {
-  const profile = mkdtempSync(join(tmpdir(), "hearth-chromium-"));
-  const proc = Bun.spawn(
-    [chromiumPath(), "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--remote-debugging-port=0", `--user-data-dir=${profile}`, "about:blank"],
-    { stdout: "ignore", stderr: "pipe" },
-  );
-  const endpoint = await (async () => {
-    const reader = proc.stderr.getReader();
-    const decoder = new TextDecoder();
-    let text = "";
-    const deadline = Date.now() + 30_000;
-    while (Date.now() < deadline) {
-      const { done, value } = await reader.read();
-      if (done) break;
+/** Chromium's "DevTools listening on ws://…" line from its stderr, within `timeoutMs`. */
+async function devToolsEndpoint(stderr: ReadableStream<Uint8Array>, timeoutMs: number): Promise<string> {
+  const reader = stderr.getReader();
+  const decoder = new TextDecoder();
+  let text = "";
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  // The deadline races each read, so a Chromium that stays silent cannot hang the test.
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`Chromium did not start within ${timeoutMs} ms: ${text}`)), timeoutMs);
+  });
+  try {
+    for (;;) {
+      const { done, value } = await Promise.race([reader.read(), deadline]);
+      if (done) throw new Error(`Chromium did not start: ${text}`);
       text += decoder.decode(value, { stream: true });
       const match = /DevTools listening on (ws:\/\/\S+)/.exec(text);
-      if (match) {
-        reader.releaseLock();
-        return match[1];
-      }
+      if (match) return match[1];
     }
-    proc.kill();
-    throw new Error(`Chromium did not start: ${text}`);
-  })();
+  } finally {
+    clearTimeout(timer);
+    try {
+      reader.releaseLock();
+    } catch {
+      // A read still pending after the deadline; the process is killed next.
+    }
+  }
+}
 
-  const socket = new WebSocket(endpoint);
-  await new Promise<void>((resolve, reject) => {
-    socket.onopen = () => resolve();
-    socket.onerror = () => reject(new Error("Could not connect to Chromium's DevTools endpoint"));
-  });
+export async function launchChromium(): Promise<Browser> {
+  const executable = chromiumPath();
+  const profile = mkdtempSync(join(tmpdir(), "hearth-chromium-"));
+  const proc = Bun.spawn(
+    [executable, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--remote-debugging-port=0", `--user-data-dir=${profile}`, "about:blank"],
+    { stdout: "ignore", stderr: "pipe" },
+  );
+  let socket: WebSocket;
+  try {
+    const endpoint = await devToolsEndpoint(proc.stderr, 30_000);
+    socket = new WebSocket(endpoint);
+    await new Promise<void>((resolve, reject) => {
+      socket.onopen = () => resolve();
+      socket.onerror = () => reject(new Error("Could not connect to Chromium's DevTools endpoint"));
+    });
+  } catch (error) {
+    // Nothing is left behind when the start fails: no process, no profile folder.
+    proc.kill();
+    await proc.exited;
+    rmSync(profile, { recursive: true, force: true });
+    throw error;
+  }
   let nextId = 1;
   const pending = new Map<number, { resolve(result: any): void; reject(error: Error): void }>();
   const listeners = new Set<(message: Message) => void>();
@@ -82,6 +102,11 @@ export async function launchChromium(): Promise<Browser> {
       if (message.error) waiter?.reject(new Error(message.error.message));
       else waiter?.resolve(message.result);
     } else for (const listener of listeners) listener(message);
+  };
+  // A Chromium that dies must fail the calls waiting on it, not leave them hanging.
+  socket.onclose = () => {
+    for (const waiter of pending.values()) waiter.reject(new Error("Chromium's DevTools connection closed"));
+    pending.clear();
   };
   const send = (method: string, params: object = {}, sessionId?: string): Promise<any> => {
     const id = nextId++;
