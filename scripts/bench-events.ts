@@ -564,9 +564,11 @@ function explainTimeline(dataDir: string) {
   // Commits in order: the measured messages are the last ones.
   const measured = [...timeline.sentAt.keys()].sort((a, b) => a - b);
   const starts = server.commitStarts.slice(-measured.length);
-  const rows = measured.map((seq, i) => {
+  const rows = measured.flatMap((seq, i) => {
     const sent = timeline.sentAt.get(seq)!;
     const got = timeline.receipts.get(seq) ?? [];
+    // A message no client received (the run's bounded wait ran out) says nothing here.
+    if (got.length === 0) return [];
     return {
       seq,
       toCommit: starts[i] - sent,

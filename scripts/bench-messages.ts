@@ -9,17 +9,19 @@
  * Bounded: a temp data folder, removed afterwards; loading stops at the count given.
  *
  * Measured 2026-11-22 on the 2-core development machine, 200,000 messages, 7
- * subscribers per channel (`bun scripts/bench-messages.ts 200000 300`), after sends
- * stopped writing per-recipient rows (docs/events.md, "Per-recipient rows"):
- *   send throughput 8,159 messages/s (durable commits, 1,024 concurrent sends)
- *   deferred unread rows: 19,000 messages pending when the load ended; is:unread
- *   then p50 17 ms, while the background job was writing them
- *   newest 50 in a topic   p50 1.00 ms  p99 3.77 ms
- *   is:unread              p50 0.91 ms  p99 3.84 ms
- *   search a rare word     p50 1.48 ms  p99 3.78 ms
- *   search a common word   p50 1.77 ms  p99 4.48 ms
- *   POST /register (unread_msgs) p50 52 ms
- * Before that change, with 1,000,000 messages: 7,087 sends/s, narrows p50 1.1–1.7 ms.
+ * subscribers per channel (`bun scripts/bench-messages.ts 200000 300`), with the
+ * deferred unread rows written on their worker thread (docs/events.md, "Per-recipient rows"):
+ *   send throughput 10,167 messages/s (durable commits, 1,024 concurrent sends)
+ *   deferred unread rows: 12,020 messages pending when the load ended; is:unread
+ *   then p50 1.43 ms, while the worker was writing them (in 0.3 s)
+ *   newest 50 in a topic   p50 0.97 ms  p99 3.34 ms
+ *   is:unread              p50 0.90 ms  p99 2.94 ms
+ *   search a rare word     p50 1.46 ms  p99 3.80 ms
+ *   search a common word   p50 1.33 ms  p99 3.20 ms
+ *   POST /register (unread_msgs) p50 63 ms
+ * With the job on the main thread: 7,916 sends/s, and is:unread p50 18.5 ms while rows
+ * were pending. Before sends stopped writing per-recipient rows, with 1,000,000
+ * messages: 7,087 sends/s, narrows p50 1.1–1.7 ms.
  */
 import { rmSync } from "node:fs";
 import { startTestServer, expectSuccess } from "../test/kit";

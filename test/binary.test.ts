@@ -13,6 +13,8 @@ import { buildBinary, type BuiltBinary } from "../scripts/build";
 import { ApiClient, expectSuccess } from "./kit";
 import { rawGet } from "./raw-http";
 import { KEYSPACES } from "../src/store/keyspaces";
+import { KEYSPACE_OPTIONS } from "../src/store/db";
+import { UNREAD_WATERMARK } from "../src/store/messages";
 
 const ROOT = resolve(import.meta.dir, "..");
 const ICON = readFileSync(join(ROOT, "admin-ui", "hearth-icon.svg"), "utf8");
@@ -117,9 +119,9 @@ async function readUnreadState(dataDir: string, userId: number, messageId: numbe
   const { open } = await import("lmdb");
   const root = open({ path: join(dataDir, "db"), maxDbs: 64, readOnly: true });
   try {
-    const meta = root.openDB(KEYSPACES.meta, { sharedStructuresKey: Symbol.for("structures") });
-    const index = root.openDB(KEYSPACES.userMessageIndex, { sharedStructuresKey: Symbol.for("structures") });
-    return { watermark: (meta.get(["unreadRowsWrittenUpTo"]) as number | undefined) ?? 0, row: index.get([userId, "unread", messageId]) ?? null };
+    const meta = root.openDB(KEYSPACES.meta, KEYSPACE_OPTIONS);
+    const index = root.openDB(KEYSPACES.userMessageIndex, KEYSPACE_OPTIONS);
+    return { watermark: (meta.get(UNREAD_WATERMARK) as number | undefined) ?? 0, row: index.get([userId, "unread", messageId]) ?? null };
   } finally {
     await root.close();
   }

@@ -28,6 +28,8 @@ import { KEYSPACES, type KeyspaceName } from "./keyspaces";
  *   (scripts/bench-events.ts). Values written before this setting stay readable.
  */
 const is64Bit = arch().endsWith("64");
+/** How every key space is opened (see the note on shared msgpack structures above). */
+export const KEYSPACE_OPTIONS = { sharedStructuresKey: Symbol.for("structures") };
 /** lmdb-js's transaction flags: abortable, synchronous commit; and LMDB's MDB_NOSYNC (see commitOnThisThread). */
 const TXN_ABORTABLE = 1;
 const TXN_SYNCHRONOUS_COMMIT = 2;
@@ -64,7 +66,7 @@ export class Store {
     this.root = open({ path: dir, maxDbs: 64, ...(is64Bit ? { mapSize: 16 * 2 ** 30 } : {}) });
     const dbs = {} as { [K in KeyspaceName]: Database<any, any> };
     for (const [key, name] of Object.entries(KEYSPACES) as [KeyspaceName, string][]) {
-      dbs[key] = this.root.openDB(name, { sharedStructuresKey: Symbol.for("structures") });
+      dbs[key] = this.root.openDB(name, KEYSPACE_OPTIONS);
     }
     this.dbs = dbs;
   }

@@ -155,7 +155,7 @@ export function getUserFlags(store: Store, userId: number, messageId: number): n
   return pending[at] === messageId && listHolds(recipientList(store, messageId), userId) ? 0 : undefined;
 }
 
-const UNREAD_WATERMARK = ["unreadRowsWrittenUpTo"];
+export const UNREAD_WATERMARK = ["unreadRowsWrittenUpTo"];
 
 /**
  * Every message up to this ID has its "unread" rows written; newer channel messages
