@@ -14,7 +14,8 @@
  *
  * Diagnostics: BENCH_PROFILE=dir (CPU profile of the Hearth server), BENCH_SMAPS=1
  * (the mappings holding its resident memory), BENCH_DU=1 (size of its data folder),
- * BENCH_BUN_FLAGS="--smol" (flags for the server processes), BENCH_GC=1 (the Hearth
+ * BENCH_BUN_FLAGS="--smol" (flags for the server processes), BENCH_SERVER_ENV="NAME=value …"
+ * (environment variables for the server processes alone, e.g. BUN_JSC_logGC=1), BENCH_GC=1 (the Hearth
  * server calls Bun.gc(false) every second, not waiting for the collection; BENCH_GC=full
  * calls Bun.gc(true), which collects synchronously), BENCH_THREADS=1 (CPU per thread of
  * each server), BENCH_STALLS=1 (how long each server's main thread went without
@@ -133,6 +134,16 @@ async function recordTimeline(h: import("../src/context").Hearth, dataDir: strin
     commitStarts.push(now());
     return commitInfallible(fn, options);
   };
+  // lmdb-js runs a transaction's callback on this thread once its write thread holds the
+  // writer lock: the time until then is the first of the commit's two turns on this thread.
+  const callbackStarts: number[] = [];
+  const turnedAfterPublish = new Map<number, number>();
+  const transaction = store.root.transaction.bind(store.root);
+  store.root.transaction = (fn: () => unknown) =>
+    transaction(() => {
+      callbackStarts.push(now());
+      return fn();
+    });
   const publish = h.events.publish.bind(h.events);
   h.events.publish = (event, users, options) => {
     if (event.type === "message") {
@@ -141,7 +152,12 @@ async function recordTimeline(h: import("../src/context").Hearth, dataDir: strin
       for (const queue of (h.queues as any).queues.values()) if (queue.waiter) parked++;
       parkedAtPublish.push(parked);
     }
-    return publish(event, users, options);
+    const result = publish(event, users, options);
+    if (event.type === "message") {
+      const seq = lastSeq;
+      setImmediate(() => turnedAfterPublish.set(seq, now()));
+    }
+    return result;
   };
   const { EventQueue } = await import("../src/events/queues");
   const answerWaiter = EventQueue.prototype.answerWaiter;
@@ -152,7 +168,7 @@ async function recordTimeline(h: import("../src/context").Hearth, dataDir: strin
   process.on("SIGTERM", () => {
     const recent = parkedAtPublish.slice(-250).sort((a, b) => a - b);
     console.error(`polls parked when a message was published (last 250 messages): min ${recent[0]}, median ${recent[recent.length >> 1]}`);
-    writeFileSync(join(dataDir, "timeline.json"), JSON.stringify({ commitStarts, published: [...published], answered: [...answered] }));
+    writeFileSync(join(dataDir, "timeline.json"), JSON.stringify({ commitStarts, callbackStarts, turnedAfterPublish: [...turnedAfterPublish], published: [...published], answered: [...answered] }));
   });
 }
 
@@ -393,8 +409,10 @@ async function startChild(kind: "--serve-hearth" | "--serve-bare") {
   // BENCH_PROFILE=dir writes a CPU profile of the server (markdown) into that folder.
   const profile = process.env.BENCH_PROFILE ? ["--cpu-prof-md", `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
   const extra = process.env.BENCH_BUN_FLAGS ? process.env.BENCH_BUN_FLAGS.split(" ") : [];
+  // BENCH_SERVER_ENV="NAME=value …": environment for the server processes alone (e.g. JSC's BUN_JSC_logGC=1).
+  const serverEnv = Object.fromEntries((process.env.BENCH_SERVER_ENV ?? "").split(" ").filter(Boolean).map((pair) => pair.split(/=(.*)/s).slice(0, 2)));
   const proc = Bun.spawn([process.execPath, ...profile, ...extra, import.meta.path, kind, "--clients", String(CLIENTS)], {
-    env: { ...process.env, BENCH_DATA: dataDir },
+    env: { ...process.env, ...serverEnv, BENCH_DATA: dataDir },
     stdout: "pipe",
     stderr: "inherit",
   });
@@ -531,6 +549,7 @@ async function run(target: Target, pid: number) {
   await Promise.allSettled(pollers);
   latencies.sort((a, b) => a - b);
   const epoch = (t: number) => performance.timeOrigin + t;
+  if (process.env.BENCH_STALLS) console.log(`${target.name}: ${describeReceipts(sentAt, receipts)}`);
   lastTimeline = { sentAt: new Map([...sentAt].map(([seq, t]) => [seq, epoch(t)])), receipts: new Map([...receipts].map(([seq, ts]) => [seq, ts.map(epoch)])) };
   return {
     name: target.name,
@@ -555,15 +574,32 @@ var lastTimeline: { sentAt: Map<number, number>; receipts: Map<number, number[]>
  * its commit (waiting for the main thread, parsing, rendering), the commit (until the
  * events are published), and the fan-out (until the last client read it).
  */
+/**
+ * BENCH_STALLS, for either server: per message, when its first and its last client
+ * got it after the send started, on average and over the slowest 5 % of messages.
+ */
+function describeReceipts(sentAt: Map<number, number>, receipts: Map<number, number[]>): string {
+  const rows = [...receipts].flatMap(([seq, got]) => {
+    const sent = sentAt.get(seq);
+    return sent === undefined ? [] : [{ first: Math.min(...got) - sent, last: Math.max(...got) - sent }];
+  });
+  rows.sort((a, b) => b.last - a.last);
+  const mean = (xs: typeof rows, k: "first" | "last") => (xs.reduce((sum, r) => sum + r[k], 0) / xs.length).toFixed(1);
+  const slowest = rows.slice(0, Math.ceil(rows.length / 20));
+  return `first receipt ${mean(rows, "first")} ms, last ${mean(rows, "last")} ms on average; slowest 5%: first ${mean(slowest, "first")}, last ${mean(slowest, "last")}`;
+}
+
 function explainTimeline(dataDir: string) {
   const timeline = lastTimeline;
   if (!timeline) return;
-  const server = JSON.parse(readFileSync(join(dataDir, "timeline.json"), "utf8")) as { commitStarts: number[]; published: [number, number][]; answered: [number, number][] };
+  const server = JSON.parse(readFileSync(join(dataDir, "timeline.json"), "utf8")) as { commitStarts: number[]; callbackStarts: number[]; turnedAfterPublish: [number, number][]; published: [number, number][]; answered: [number, number][] };
   const published = new Map(server.published);
   const answered = new Map(server.answered);
+  const turned = new Map(server.turnedAfterPublish);
   // Commits in order: the measured messages are the last ones.
   const measured = [...timeline.sentAt.keys()].sort((a, b) => a - b);
   const starts = server.commitStarts.slice(-measured.length);
+  const callbacks = server.callbackStarts.slice(-measured.length);
   const rows = measured.flatMap((seq, i) => {
     const sent = timeline.sentAt.get(seq)!;
     const got = timeline.receipts.get(seq) ?? [];
@@ -573,15 +609,18 @@ function explainTimeline(dataDir: string) {
       seq,
       toCommit: starts[i] - sent,
       commit: published.get(seq)! - starts[i],
+      toCallback: callbacks[i] - starts[i],
+      toTurn: (turned.get(seq) ?? NaN) - published.get(seq)!,
+      toFirst: Math.min(...got) - published.get(seq)!,
       answering: (answered.get(seq) ?? NaN) - published.get(seq)!,
       fanout: Math.max(...got) - published.get(seq)!,
       total: Math.max(...got) - sent,
     };
   });
   rows.sort((a, b) => b.total - a.total);
-  const mean = (xs: typeof rows, k: "toCommit" | "commit" | "answering" | "fanout" | "total") => (xs.reduce((sum, r) => sum + (Number.isNaN(r[k]) ? 0 : r[k]), 0) / xs.filter((r) => !Number.isNaN(r[k])).length).toFixed(1);
+  const mean = (xs: typeof rows, k: "toCommit" | "commit" | "toCallback" | "toTurn" | "toFirst" | "answering" | "fanout" | "total") => (xs.reduce((sum, r) => sum + (Number.isNaN(r[k]) ? 0 : r[k]), 0) / xs.filter((r) => !Number.isNaN(r[k])).length).toFixed(1);
   for (const [label, xs] of [["slowest 5%", rows.slice(0, Math.ceil(rows.length / 20))], ["all", rows]] as const) {
-    console.log(`${label}: last receipt ${mean(xs, "total")} ms = to commit ${mean(xs, "toCommit")} + commit ${mean(xs, "commit")} + fan-out ${mean(xs, "fanout")} (of which the server answering every parked poll: ${mean(xs, "answering")})`);
+    console.log(`${label}: last receipt ${mean(xs, "total")} ms = to commit ${mean(xs, "toCommit")} + commit ${mean(xs, "commit")} (its callback ran after ${mean(xs, "toCallback")}) + fan-out ${mean(xs, "fanout")} (of which the server answering every parked poll: ${mean(xs, "answering")}, its next loop turn: ${mean(xs, "toTurn")}, the first receipt: ${mean(xs, "toFirst")})`);
   }
 }
 

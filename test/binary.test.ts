@@ -12,6 +12,7 @@ import type { Subprocess } from "bun";
 import { buildBinary, type BuiltBinary } from "../scripts/build";
 import { ApiClient, expectSuccess } from "./kit";
 import { rawGet } from "./raw-http";
+import { threadNiceValues } from "./process";
 import { KEYSPACES } from "../src/store/keyspaces";
 import { KEYSPACE_OPTIONS } from "../src/store/db";
 import { UNREAD_WATERMARK } from "../src/store/messages";
@@ -258,6 +259,11 @@ describe("dist/hearth (linux x64)", () => {
     const channelId = expectSuccess(await api.get("/get_stream_id", { stream: "jobs" })).stream_id;
     expect(await readUnreadState(dataDir, reader, sent)).toEqual({ watermark: sent, row: [channelId, "t"] });
     expect(restarted.output()).not.toContain("worker failed");
+    // The compiled worker lowered its own thread's priority (bun:ffi works in the executable).
+    const threads = threadNiceValues(restarted.proc.pid);
+    // Threads the worker starts afterwards (its collector's helpers) inherit the value.
+    expect(threads.some((t) => t.nice === 19 && t.name === "Worker")).toBe(true);
+    expect(threads.find((t) => t.main)?.nice).toBeLessThan(19);
     expect(await terminate(restarted)).toBe(0);
     }, 60_000);
 

@@ -46,3 +46,20 @@ export const freePort = () => {
 
 export const auth = (email: string, key: string) => ({ authorization: "Basic " + Buffer.from(`${email}:${key}`).toString("base64") });
 
+
+/** Each thread of a running process with its Linux nice value (from /proc; empty elsewhere). */
+export function threadNiceValues(pid: number): { name: string; main: boolean; nice: number }[] {
+  const { readdirSync, readFileSync } = require("node:fs") as typeof import("node:fs");
+  const threads = [];
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
+      // Fields after the parenthesised name start at field 3 (state); nice is field 19.
+      const fields = stat.slice(stat.lastIndexOf(") ") + 2).split(" ");
+      threads.push({ name: stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")), main: tid === String(pid), nice: Number(fields[16]) });
+    } catch {
+      // The thread ended meanwhile.
+    }
+  }
+  return threads;
+}

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { expectSuccess, startTestServer, type TestServer } from "../kit";
 import { register } from "../events-kit";
+import { threadNiceValues } from "../process";
 import { getUserFlags, planDeferredUnreadRows, unreadWatermark, writeDeferredUnreadRows } from "../../src/store/messages";
 import { startUnreadRowsJob } from "../../src/actions/unread_rows";
 
@@ -129,6 +130,17 @@ describe("deferred unread rows", () => {
     } finally {
       await job.stop();
     }
+  });
+
+  test("the worker thread runs at the lowest CPU priority, the server's own thread at its usual one", async () => {
+    if (process.platform !== "linux") return;
+    await send("othello", denmark, "priority", "for a niced worker");
+    await s.server.unreadRows.drain();
+    // Every server this process started has its worker; each lowered its own thread only.
+    const threads = threadNiceValues(process.pid);
+    expect(threads.find((t) => t.main)?.nice).toBeLessThan(19);
+    expect(threads.some((t) => t.nice === 19 && t.name === "Worker")).toBe(true);
+    expect(threads.filter((t) => t.nice === 19).every((t) => !t.main)).toBe(true);
   });
 
   test("implicit rows survive a restart, and the job finishes them there", async () => {
