@@ -18,7 +18,7 @@
  * (environment variables for the server processes alone, e.g. BUN_JSC_logGC=1), BENCH_GC=1 (the Hearth
  * server calls Bun.gc(false) every second, not waiting for the collection; BENCH_GC=full
  * calls Bun.gc(true), which collects synchronously), BENCH_THREADS=1 (CPU per thread of
- * each server), BENCH_STALLS=1 (how long each server's main thread went without
+ * each server), BENCH_HEAP=1 (the Hearth server's JavaScript heap and allocator totals), BENCH_STALLS=1 (how long each server's main thread went without
  * turning to its timers, and for Hearth where the slowest messages' time went: waiting
  * to commit, the commit, the fan-out).
  *
@@ -111,6 +111,14 @@ async function serveHearth() {
   console.log(JSON.stringify({ url: server.url, users }));
   process.on("SIGTERM", async () => {
     stalls?.report();
+    if (process.env.BENCH_HEAP) {
+      // Where the anonymous memory goes: the main thread's JavaScript heap and the allocator's totals.
+      const jsc = await import("bun:jsc");
+      const heap = jsc.heapStats();
+      const mib = (n: number) => `${(n / 2 ** 20).toFixed(1)} MiB`;
+      const usage = jsc.memoryUsage();
+      console.error(`Hearth main heap: size ${mib(heap.heapSize)}, capacity ${mib(heap.heapCapacity)}, extra ${mib(heap.extraMemorySize)}; allocator: current ${mib(usage.current)}, peak ${mib(usage.peak)}, committed ${mib(usage.currentCommit)}, peak committed ${mib(usage.peakCommit)}`);
+    }
     await server.stop();
     process.exit(0);
   });
@@ -138,6 +146,8 @@ async function recordTimeline(h: import("../src/context").Hearth, dataDir: strin
   // writer lock: the time until then is the first of the commit's two turns on this thread.
   const callbackStarts: number[] = [];
   const turnedAfterPublish = new Map<number, number>();
+  const responsesBuilt = new Map<number, number>();
+  const responsesHandedOver = new Map<number, number>();
   const transaction = store.root.transaction.bind(store.root);
   store.root.transaction = (fn: () => unknown) =>
     transaction(() => {
@@ -156,6 +166,15 @@ async function recordTimeline(h: import("../src/context").Hearth, dataDir: strin
     if (event.type === "message") {
       const seq = lastSeq;
       setImmediate(() => turnedAfterPublish.set(seq, now()));
+      // Microtasks run in order: publishing queued each parked poll's answer; each
+      // answer queues the building of its response, which queues Bun's writing of it.
+      // So a task queued behind each layer tells when that layer is done.
+      queueMicrotask(() =>
+        queueMicrotask(() => {
+          responsesBuilt.set(seq, now());
+          queueMicrotask(() => responsesHandedOver.set(seq, now()));
+        }),
+      );
     }
     return result;
   };
@@ -168,7 +187,7 @@ async function recordTimeline(h: import("../src/context").Hearth, dataDir: strin
   process.on("SIGTERM", () => {
     const recent = parkedAtPublish.slice(-250).sort((a, b) => a - b);
     console.error(`polls parked when a message was published (last 250 messages): min ${recent[0]}, median ${recent[recent.length >> 1]}`);
-    writeFileSync(join(dataDir, "timeline.json"), JSON.stringify({ commitStarts, callbackStarts, turnedAfterPublish: [...turnedAfterPublish], published: [...published], answered: [...answered] }));
+    writeFileSync(join(dataDir, "timeline.json"), JSON.stringify({ commitStarts, callbackStarts, turnedAfterPublish: [...turnedAfterPublish], responsesBuilt: [...responsesBuilt], responsesHandedOver: [...responsesHandedOver], published: [...published], answered: [...answered] }));
   });
 }
 
@@ -592,10 +611,12 @@ function describeReceipts(sentAt: Map<number, number>, receipts: Map<number, num
 function explainTimeline(dataDir: string) {
   const timeline = lastTimeline;
   if (!timeline) return;
-  const server = JSON.parse(readFileSync(join(dataDir, "timeline.json"), "utf8")) as { commitStarts: number[]; callbackStarts: number[]; turnedAfterPublish: [number, number][]; published: [number, number][]; answered: [number, number][] };
+  const server = JSON.parse(readFileSync(join(dataDir, "timeline.json"), "utf8")) as { commitStarts: number[]; callbackStarts: number[]; turnedAfterPublish: [number, number][]; responsesBuilt: [number, number][]; responsesHandedOver: [number, number][]; published: [number, number][]; answered: [number, number][] };
   const published = new Map(server.published);
   const answered = new Map(server.answered);
   const turned = new Map(server.turnedAfterPublish);
+  const built = new Map(server.responsesBuilt);
+  const handedOver = new Map(server.responsesHandedOver);
   // Commits in order: the measured messages are the last ones.
   const measured = [...timeline.sentAt.keys()].sort((a, b) => a - b);
   const starts = server.commitStarts.slice(-measured.length);
@@ -611,16 +632,24 @@ function explainTimeline(dataDir: string) {
       commit: published.get(seq)! - starts[i],
       toCallback: callbacks[i] - starts[i],
       toTurn: (turned.get(seq) ?? NaN) - published.get(seq)!,
+      toBuilt: (built.get(seq) ?? NaN) - published.get(seq)!,
+      toHandedOver: (handedOver.get(seq) ?? NaN) - published.get(seq)!,
       toFirst: Math.min(...got) - published.get(seq)!,
       answering: (answered.get(seq) ?? NaN) - published.get(seq)!,
       fanout: Math.max(...got) - published.get(seq)!,
       total: Math.max(...got) - sent,
     };
   });
+  // A message published while clients were still getting the one before queues behind it.
+  const overlapping = measured.filter((seq) => {
+    const before = timeline.receipts.get(seq - 1);
+    return before !== undefined && published.has(seq) && Math.max(...before) > published.get(seq)!;
+  }).length;
+  console.log(`messages published before the previous one had reached every client: ${overlapping} of ${measured.length}`);
   rows.sort((a, b) => b.total - a.total);
-  const mean = (xs: typeof rows, k: "toCommit" | "commit" | "toCallback" | "toTurn" | "toFirst" | "answering" | "fanout" | "total") => (xs.reduce((sum, r) => sum + (Number.isNaN(r[k]) ? 0 : r[k]), 0) / xs.filter((r) => !Number.isNaN(r[k])).length).toFixed(1);
+  const mean = (xs: typeof rows, k: "toCommit" | "commit" | "toCallback" | "toTurn" | "toBuilt" | "toHandedOver" | "toFirst" | "answering" | "fanout" | "total") => (xs.reduce((sum, r) => sum + (Number.isNaN(r[k]) ? 0 : r[k]), 0) / xs.filter((r) => !Number.isNaN(r[k])).length).toFixed(1);
   for (const [label, xs] of [["slowest 5%", rows.slice(0, Math.ceil(rows.length / 20))], ["all", rows]] as const) {
-    console.log(`${label}: last receipt ${mean(xs, "total")} ms = to commit ${mean(xs, "toCommit")} + commit ${mean(xs, "commit")} (its callback ran after ${mean(xs, "toCallback")}) + fan-out ${mean(xs, "fanout")} (of which the server answering every parked poll: ${mean(xs, "answering")}, its next loop turn: ${mean(xs, "toTurn")}, the first receipt: ${mean(xs, "toFirst")})`);
+    console.log(`${label}: last receipt ${mean(xs, "total")} ms = to commit ${mean(xs, "toCommit")} + commit ${mean(xs, "commit")} (its callback ran after ${mean(xs, "toCallback")}) + fan-out ${mean(xs, "fanout")} (of which the server answering every parked poll: ${mean(xs, "answering")}, their responses built: ${mean(xs, "toBuilt")}, handed to Bun: ${mean(xs, "toHandedOver")}, its next loop turn: ${mean(xs, "toTurn")}, the first receipt: ${mean(xs, "toFirst")})`);
   }
 }
 

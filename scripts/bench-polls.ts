@@ -71,7 +71,9 @@ function cpuMs(pid: number): number {
 }
 
 async function measure(kind: string): Promise<number[]> {
-  const proc = Bun.spawn([process.execPath, import.meta.path, kind], { stdout: "pipe", stderr: "inherit" });
+  // BENCH_PROFILE=dir writes a CPU profile of each server (markdown) into that folder.
+  const profile = process.env.BENCH_PROFILE ? ["--cpu-prof-md", `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
+  const proc = Bun.spawn([process.execPath, ...profile, import.meta.path, kind], { stdout: "pipe", stderr: "inherit" });
   try {
     const info = await readAnnouncement<ServerInfo>(proc.stdout, kind);
     const perPoll: number[] = [];
