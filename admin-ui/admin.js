@@ -1,4 +1,5 @@
 // Hearth's administration page: organization settings, default channels, adding and (de)activating users,
+// invitation links,
 // through the same Zulip API every client uses (HTTP Basic with the API key that
 // POST /fetch_api_key returns for the administrator's password). The key lives in
 // sessionStorage, so closing the tab logs out. Text from the server is only ever
@@ -84,7 +85,46 @@ async function loadAll() {
   $("logout").hidden = false;
   $("danger").hidden = me.role !== 100;
   $("who").textContent = me.full_name;
-  await Promise.all([loadSettings(), loadUsers(), loadChannels()]);
+  // Nobody invites to a role above their own (the server refuses it too).
+  const inviteRole = $("invite-link").elements.invite_as;
+  inviteRole.replaceChildren(...ROLES.filter(([value]) => value >= me.role).map(([value, label]) => new Option(label, String(value), false, value === 400)));
+  await Promise.all([loadSettings(), loadUsers(), loadChannels(), loadInvites()]);
+}
+
+const roleName = (value) => (ROLES.find(([v]) => v === value) ?? [0, String(value)])[1];
+
+async function loadInvites() {
+  const { invites } = await api("GET", "/invites");
+  const rows = invites
+    .filter((invite) => invite.is_multiuse)
+    .sort((a, b) => b.invited - a.invited)
+    .map((invite) => {
+      const row = document.createElement("tr");
+      row.dataset.inviteId = String(invite.id);
+      const link = document.createElement("input");
+      link.readOnly = true;
+      link.value = invite.link_url;
+      link.addEventListener("focus", () => link.select());
+      const cells = [link, roleName(invite.invited_as), invite.expiry_date === null ? "never" : new Date(invite.expiry_date * 1000).toLocaleString()];
+      for (const content of cells) {
+        const td = document.createElement("td");
+        td.append(content);
+        row.append(td);
+      }
+      const revoke = document.createElement("button");
+      revoke.type = "button";
+      revoke.className = "revoke";
+      revoke.textContent = "Revoke";
+      revoke.addEventListener("click", () => run(async () => {
+        await api("DELETE", `/invites/multiuse/${invite.id}`);
+        await loadInvites();
+      }, "Invitation link revoked."));
+      const actions = document.createElement("td");
+      actions.append(revoke);
+      row.append(actions);
+      return row;
+    });
+  $("invites").replaceChildren(...rows);
 }
 
 async function loadSettings() {
@@ -230,6 +270,18 @@ $("add-user").addEventListener("submit", (event) => {
     form.reset();
     await loadUsers();
   }, `${name} added.`);
+});
+$("invite-link").addEventListener("submit", (event) => {
+  event.preventDefault();
+  const form = event.target;
+  run(async () => {
+    await api("POST", "/invites/multiuse", {
+      invite_as: Number(form.elements.invite_as.value),
+      invite_expires_in_minutes: JSON.parse(form.elements.expires_in_minutes.value),
+      include_realm_default_subscriptions: true,
+    });
+    await loadInvites();
+  }, "Invitation link created.");
 });
 $("settings").addEventListener("submit", (event) => {
   event.preventDefault();

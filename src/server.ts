@@ -43,6 +43,7 @@ import { settingsRoutes } from "./api/settings";
 import { presenceRoutes } from "./api/presence";
 import { uploadsRoutes } from "./api/uploads";
 import { tusRoutes } from "./api/tus";
+import { inviteRoutes, joinPageRoutes } from "./api/invites";
 
 export interface RunningServer {
   h: Hearth;
@@ -113,6 +114,8 @@ export function buildApp(h: Hearth) {
     webhookRoutes(h),
     settingsRoutes(h),
     presenceRoutes(h),
+    inviteRoutes(h),
+    joinPageRoutes(h),
   ];
   // GET /events goes to Bun's router directly, past Elysia's per-request context: it
   // is the request every client repeats after every event (1,000 of them per message

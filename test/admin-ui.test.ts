@@ -1,7 +1,8 @@
 /**
  * The administration page (admin-ui/), in headless Chromium against a real server:
  * an owner logs in with their password, changes organization settings, adds,
- * deactivates, reactivates and promotes users, and finally deactivates the organization; each
+ * deactivates, reactivates and promotes users, creates an invitation link that a newcomer
+ * opens and joins with, revokes it, and finally deactivates the organization; each
  * change is checked through the API as any client would see it.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -136,6 +137,50 @@ describe("administration page", () => {
     await page.evaluate(`${box(denmark)}.click()`);
     await waitForStatus("#Denmark is no longer a default channel.");
     expect(await defaults()).not.toContain(denmark);
+  });
+
+  test("an invitation link is created, opened and used to join in the browser, then revoked", async () => {
+    await page.goto(`${s.url}/admin`);
+    await page.waitFor(`document.getElementById("invite-link").elements.invite_as.options.length > 0`);
+    // An owner may invite to any role, the member role is preselected.
+    expect(await page.evaluate(`[...document.getElementById("invite-link").elements.invite_as.options].map((o) => o.text)`)).toEqual(["Owner", "Administrator", "Moderator", "Member", "Guest"]);
+    expect(await page.evaluate(`document.getElementById("invite-link").elements.invite_as.value`)).toBe("400");
+    await page.evaluate(`(() => {
+      const form = document.getElementById("invite-link");
+      form.elements.invite_as.value = "600";
+      form.elements.expires_in_minutes.value = "null";
+      form.requestSubmit();
+    })()`);
+    await waitForStatus("Invitation link created.");
+    await page.waitFor(`document.querySelector("#invites tr") !== null`);
+    const link = await page.evaluate<string>(`document.querySelector("#invites tr input").value`);
+    expect(await page.evaluate(`document.querySelector("#invites tr").cells[1].textContent`)).toBe("Guest");
+    expect(await page.evaluate(`document.querySelector("#invites tr").cells[2].textContent`)).toBe("never");
+    const listed = expectSuccess(await s.as("desdemona").get("/invites")).invites;
+    expect(listed).toEqual([expect.objectContaining({ link_url: link, invited_as: 600, expiry_date: null })]);
+
+    // Whoever gets the link opens it and fills in the form.
+    await page.goto(link);
+    await page.waitFor(`document.querySelector("form input[name=email]") !== null`);
+    await page.evaluate(`(() => {
+      const form = document.querySelector("form");
+      form.elements.email.value = "viola@zulip.test";
+      form.elements.full_name.value = "Viola";
+      form.elements.password.value = "twelfth-night";
+      form.requestSubmit();
+    })()`);
+    await page.waitFor(`document.querySelector("h1")?.textContent === "Welcome!"`);
+    const key = expectSuccess(await s.anonymous().post("/fetch_api_key", { username: "viola@zulip.test", password: "twelfth-night" }));
+    const viola = expectSuccess(await s.as("desdemona").get(`/users/${key.user_id}`)).user;
+    expect(viola).toMatchObject({ full_name: "Viola", role: 600 });
+
+    await page.goto(`${s.url}/admin`);
+    await page.waitFor(`document.querySelector("#invites tr .revoke") !== null`);
+    await page.evaluate(`document.querySelector("#invites tr .revoke").click()`);
+    await waitForStatus("Invitation link revoked.");
+    await page.waitFor(`document.querySelector("#invites tr") === null`);
+    expect(expectSuccess(await s.as("desdemona").get("/invites")).invites).toEqual([]);
+    expect((await fetch(link)).status).toBe(404);
   });
 
   test("logging out forgets the key; deactivating the organization takes two clicks", async () => {

@@ -78,6 +78,9 @@ function applyCoreEvent(state: State, event: ApiEventJson): void {
   switch (event.type) {
     case "heartbeat":
       return;
+    // Carries nothing: clients that show invitations fetch GET /invites again.
+    case "invites_changed":
+      return;
     case "realm_user": {
       const person = event.person;
       if (event.op === "add") {

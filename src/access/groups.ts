@@ -33,7 +33,8 @@ export type RealmGroupSettingName =
   | "can_delete_any_message_group"
   | "can_delete_own_message_group"
   | "can_create_bots_group"
-  | "can_create_write_only_bots_group";
+  | "can_create_write_only_bots_group"
+  | "create_multiuse_invite_group";
 
 function realmSettings(h: Hearth): Record<string, unknown> {
   return getRealm(h.store)?.settings ?? {};

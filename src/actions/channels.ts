@@ -875,11 +875,14 @@ export function notifySubscriberActivityChanged(h: Hearth, user: UserRecord, act
   }
 }
 
-/** New human users join the default channels in their creation transaction (call only inside `commit`). */
-export function subscribeToDefaultChannelsInTransaction(h: Hearth, user: UserRecord): ChannelRecord[] {
+/**
+ * New human users join the default channels (or the invitation's `channelIds`) in their
+ * creation transaction (call only inside `commit`). Channels archived since are skipped.
+ */
+export function subscribeToDefaultChannelsInTransaction(h: Hearth, user: UserRecord, channelIds: Iterable<number> = defaultChannelIds(h.store)): ChannelRecord[] {
   if (user.is_bot || user.is_system_bot) return [];
   const joined: ChannelRecord[] = [];
-  for (const id of defaultChannelIds(h.store)) {
+  for (const id of new Set(channelIds)) {
     const channel = getChannel(h.store, id);
     if (!channel || channel.is_archived) continue;
     putSubscription(h.store, newSubscriptionRecord(h, channel, user.id));

@@ -50,6 +50,8 @@ const REALM_GROUP_RULES: Partial<Record<RealmGroupSettingName, GroupSettingRules
   can_move_messages_between_channels_group: { allowEveryone: false },
   can_move_messages_between_topics_group: { allowEveryone: true },
   can_resolve_topics_group: { allowEveryone: true },
+  // Who creates reusable invitation links (src/actions/invites.ts).
+  create_multiuse_invite_group: { allowEveryone: false, allowNobody: true },
   direct_message_initiator_group: { allowEveryone: true },
   direct_message_permission_group: { allowEveryone: true },
 };

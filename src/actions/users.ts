@@ -5,6 +5,8 @@ import { findUserByLoginEmail } from "../auth/basic";
 import { checkProfileData, doSetProfileData, notifyProfileData, writeProfileData } from "./profile_fields";
 import { badRequest, insufficientPermission, mustBeAdmin, mustBeOwner } from "../errors";
 import { generateApiKey, hashPassword } from "../auth/credentials";
+import { revokeInvitesCreatedBy } from "../store/invites";
+import { notifyInvitesChanged } from "./invite_events";
 import { activeUserIdsOf, allUsers, BotType, EmailVisibility, getUser, getUserByEmail, putUser, Role, ROLES, type BotDefaults, type UserRecord } from "../store/users";
 import { getChannel } from "../store/channels";
 import { accessChannelByName } from "../access/channels";
@@ -135,6 +137,10 @@ export interface NewUser {
   /** Users created by an administrator or the CLI get their date_joined at first login. */
   pending_first_login?: boolean;
   bot_defaults?: BotDefaults;
+  /** The channels a new human account joins; default: the organization's default channels. */
+  channel_ids?: readonly number[];
+  /** Checked again inside the creation transaction (an invitation link still live). */
+  recheck?: () => void;
 }
 
 /** The settings a new account starts with: Zulip's defaults overridden by the organization's. */
@@ -153,6 +159,7 @@ export async function doCreateUser(h: Hearth, input: NewUser): Promise<UserRecor
   const isBot = input.bot_type !== undefined && input.bot_type !== null;
   const created = await h.store.commit(() => {
     if (getUserByEmail(h.store, email)) throw badRequest(`Email '${email}' already in use`);
+    input.recheck?.();
     const record: UserRecord = {
       id: h.store.nextId("user"),
       email,
@@ -176,7 +183,7 @@ export async function doCreateUser(h: Hearth, input: NewUser): Promise<UserRecor
       ...(isBot && input.bot_defaults ? { bot_defaults: input.bot_defaults } : {}),
     };
     putUser(h.store, record);
-    return { record, defaultChannels: subscribeToDefaultChannelsInTransaction(h, record) };
+    return { record, defaultChannels: subscribeToDefaultChannelsInTransaction(h, record, input.channel_ids) };
   });
   const user = created.record;
   if (!user.is_system_bot) {
@@ -354,7 +361,7 @@ export async function doSetActive(h: Hearth, actor: UserRecord, userId: number, 
   if (!(actor.id === target.id && !active)) assertCanManage(actor, target);
   const alreadyThere = () => badRequest(active ? "User is already active" : "User is already deactivated");
   if (target.is_active === active) throw alreadyThere();
-  const changed = await h.store.commit(() => {
+  const committed = await h.store.commit(() => {
     const current = getUser(h.store, userId)!;
     // Checked again here: a concurrent request may have made this change already.
     if (current.is_active === active) throw alreadyThere();
@@ -367,8 +374,12 @@ export async function doSetActive(h: Hearth, actor: UserRecord, userId: number, 
       for (const u of allUsers(h.store)) if (u.is_bot && u.is_active && u.bot_owner_id === current.id) updates.push({ ...u, is_active: false });
     }
     for (const u of updates) putUser(h.store, u);
-    return updates;
+    // Zulip revokes the invitations a deactivated user made; reactivation does not restore them.
+    const revokedInvites = active ? 0 : revokeInvitesCreatedBy(h.store, current.id);
+    return { updates, revokedInvites };
   });
+  const changed = committed.updates;
+  if (committed.revokedInvites > 0) notifyInvitesChanged(h, userId);
   for (const u of changed) {
     notifyRealmUser(h, "update", u, { is_active: active });
     // Zulip keeps deactivated bots in realm_bots (with is_active) and updates them in place.

@@ -245,6 +245,7 @@ export const EventSchemas: Record<string, TSchema> = {
   scheduled_messages: ScheduledMessagesEvent,
   reminders: RemindersEvent,
   heartbeat: t.Object({ id: Int(), type: t.Literal("heartbeat") }),
+  invites_changed: t.Object({ id: Int(), type: t.Literal("invites_changed") }),
   realm: t.Union([
     t.Object({ id: Int(), type: t.Literal("realm"), op: t.Literal("update"), property: Str(), value: t.Unknown() }),
     t.Object({ id: Int(), type: t.Literal("realm"), op: t.Literal("update_dict"), property: t.Literal("default"), data: t.Record(Str(), t.Unknown()) }),

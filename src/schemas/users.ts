@@ -74,3 +74,17 @@ export const CustomProfileField = t.Object({
   use_for_user_matching: t.Optional(t.Literal(true)),
 });
 export const GetProfileFieldsResponse = success({ custom_fields: t.Array(CustomProfileField) });
+
+/** Zulip's Invite object, as GET /invites lists reusable invitation links (`link_url`; email invitations carry `email`). */
+export const Invite = t.Object({
+  id: t.Integer(),
+  invited_by_user_id: t.Integer(),
+  invited: t.Integer(),
+  expiry_date: t.Union([t.Integer(), t.Null()]),
+  invited_as: t.Union([t.Literal(100), t.Literal(200), t.Literal(300), t.Literal(400), t.Literal(600)]),
+  is_multiuse: t.Boolean(),
+  link_url: t.Optional(t.String()),
+  email: t.Optional(t.String()),
+});
+export const GetInvitesResponse = success({ invites: t.Array(Invite) });
+export const CreateInviteLinkResponse = success({ invite_link: t.String() });

@@ -20,6 +20,10 @@ export const KEYSPACES = {
   alertWords: "alert_words",
   /** [userId, mutedUserId] → unix seconds when muted */
   mutedUsers: "muted_users",
+  /** inviteId → InviteRecord (src/store/invites.ts): reusable invitation links */
+  invites: "invites",
+  /** an invitation link's secret key → inviteId */
+  inviteKeys: "invite_keys",
   /** [userId, snippetId] → SavedSnippet */
   savedSnippets: "saved_snippets",
   /** [userId, onboarding step name] → unix seconds when the user marked it seen */

@@ -1,0 +1,174 @@
+import { randomInt } from "node:crypto";
+import type { Hearth } from "../context";
+import { accessChannel } from "../access/channels";
+import { inRealmGroup } from "../access/groups";
+import { badRequest, insufficientPermission, mustBeAdmin, mustBeOwner } from "../errors";
+import { getRealm } from "../store/realm";
+import { allInvites, getInvite, getInviteByKey, inviteIsLive, putInvite, type InviteRecord } from "../store/invites";
+import { getUserByEmail, Role, ROLES, type UserRecord } from "../store/users";
+import { realmSetting, SERVER_LIMITS } from "../views/realm-settings";
+import { isAdmin, isOwner } from "../views/users";
+import { defaultChannelIds } from "../store/channels";
+import { checkEmailAddress, checkFullName, doCreateUser } from "./users";
+import { getRealmDomains } from "./realm_domains";
+import { notifyInvitesChanged } from "./invite_events";
+
+/** Zulip's INVITATION_LINK_VALIDITY_MINUTES default: 10 days. */
+export const DEFAULT_INVITE_EXPIRY_MINUTES = 14400;
+/** Zulip's confirmation keys: 24 characters of lower-case letters and digits. */
+const KEY_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789";
+const KEY_LENGTH = 24;
+
+function generateInviteKey(): string {
+  let key = "";
+  for (let i = 0; i < KEY_LENGTH; i++) key += KEY_ALPHABET[randomInt(KEY_ALPHABET.length)];
+  return key;
+}
+
+export function inviteLinkUrl(h: Hearth, invite: InviteRecord): string {
+  return `${h.realmUrl()}/join/${invite.key}/`;
+}
+
+/** GET /invites' view of a link (Zulip's Invite object). */
+export function inviteView(h: Hearth, invite: InviteRecord) {
+  return {
+    id: invite.id,
+    invited_by_user_id: invite.invited_by_user_id,
+    invited: invite.invited,
+    expiry_date: invite.expiry_date,
+    invited_as: invite.invited_as,
+    is_multiuse: true,
+    link_url: inviteLinkUrl(h, invite),
+  };
+}
+
+/** Zulip's check_role_based_permissions: nobody invites to a role above their own. */
+function checkInviteRole(actor: UserRecord, role: number): void {
+  if (!ROLES.includes(role)) throw badRequest("Invalid invite_as");
+  if (role === Role.OWNER && !isOwner(actor)) throw mustBeOwner();
+  if (role === Role.ADMINISTRATOR && !isAdmin(actor)) throw mustBeAdmin();
+}
+
+export interface InviteLinkInput {
+  invite_expires_in_minutes: number | null | undefined;
+  invite_as: number;
+  stream_ids: readonly number[];
+  include_realm_default_subscriptions: boolean;
+}
+
+/** `POST /invites/multiuse`: a reusable invitation link; answers its URL. */
+export async function checkCreateInviteLink(h: Hearth, actor: UserRecord, input: InviteLinkInput): Promise<string> {
+  if (actor.is_bot || !inRealmGroup(h, actor, "create_multiuse_invite_group")) throw insufficientPermission();
+  checkInviteRole(actor, input.invite_as);
+  const minutes = input.invite_expires_in_minutes === undefined ? DEFAULT_INVITE_EXPIRY_MINUTES : input.invite_expires_in_minutes;
+  if (minutes !== null && (!Number.isSafeInteger(minutes) || minutes < 1)) throw badRequest("Invalid invite_expires_in_minutes");
+  for (const id of input.stream_ids) {
+    try {
+      accessChannel(h, actor, id, { requireContentAccess: true });
+    } catch {
+      throw badRequest(`Invalid channel ID ${id}. No invites were sent.`);
+    }
+  }
+  if (input.stream_ids.length > 0 && !inRealmGroup(h, actor, "can_add_subscribers_group")) {
+    throw badRequest("You do not have permission to subscribe other users to channels.");
+  }
+  const now = Math.floor(Date.now() / 1000);
+  const invite = await h.store.commit(() => {
+    const record: InviteRecord = {
+      id: h.store.nextId("invite"),
+      key: generateInviteKey(),
+      invited_by_user_id: actor.id,
+      invited: now,
+      expiry_date: minutes === null ? null : now + minutes * 60,
+      invited_as: input.invite_as,
+      stream_ids: [...new Set(input.stream_ids)],
+      include_realm_default_subscriptions: input.include_realm_default_subscriptions,
+      revoked: false,
+    };
+    putInvite(h.store, record);
+    return record;
+  });
+  notifyInvitesChanged(h, actor.id);
+  return inviteLinkUrl(h, invite);
+}
+
+/**
+ * `GET /invites`: the live links the caller may manage. Administrators manage every
+ * link but those to the owner role, which only owners see; others their own.
+ */
+export function invitesFor(h: Hearth, viewer: UserRecord) {
+  const now = Date.now() / 1000;
+  return allInvites(h.store)
+    .filter((invite) => inviteIsLive(invite, now))
+    .filter((invite) => (isAdmin(viewer) ? invite.invited_as !== Role.OWNER || isOwner(viewer) : invite.invited_by_user_id === viewer.id))
+    .map((invite) => inviteView(h, invite));
+}
+
+/** `DELETE /invites/multiuse/{invite_id}`: its creator or an administrator (an owner for owner links). */
+export async function checkRevokeInviteLink(h: Hearth, actor: UserRecord, inviteId: number): Promise<void> {
+  const found = getInvite(h.store, inviteId);
+  if (!found) throw badRequest("No such invitation");
+  if (found.invited_by_user_id !== actor.id) {
+    if (found.invited_as === Role.OWNER && !isOwner(actor)) throw mustBeOwner();
+    if (!isAdmin(actor)) throw mustBeAdmin();
+  }
+  await h.store.commit(() => {
+    const invite = getInvite(h.store, inviteId)!;
+    if (invite.revoked) throw badRequest("Invitation has already been revoked");
+    putInvite(h.store, { ...invite, revoked: true });
+  });
+  notifyInvitesChanged(h, found.invited_by_user_id);
+}
+
+/** Why a link no longer works, in Zulip's words for a dead confirmation link. */
+export class InviteLinkError extends Error {
+  constructor(
+    message: string,
+    /** No link ever had this key (a guess, or a typo), rather than one that died. */
+    readonly unknownKey = false,
+  ) {
+    super(message);
+  }
+}
+
+/** The live invitation behind a `/join/<key>/` URL, or InviteLinkError. */
+export function liveInviteByKey(h: Hearth, key: string): InviteRecord {
+  const invite = /^[a-z0-9]{1,64}$/.test(key) ? getInviteByKey(h.store, key) : undefined;
+  if (!invite) throw new InviteLinkError("Whoops. We couldn't find your confirmation link in the system.", true);
+  if (!inviteIsLive(invite, Date.now() / 1000)) throw new InviteLinkError("The confirmation link has expired or been deactivated.");
+  if (getRealm(h.store)?.deactivated) throw new InviteLinkError("This organization has been deactivated.");
+  return invite;
+}
+
+/** Zulip's email_allowed_for_realm, when the organization restricts emails to its domains. */
+function checkEmailDomain(h: Hearth, email: string): void {
+  if (!realmSetting(getRealm(h.store)?.settings ?? {}, "emails_restricted_to_domains")) return;
+  const domain = email.slice(email.lastIndexOf("@") + 1).toLowerCase();
+  const allowed = getRealmDomains(h).some((d) => d.domain === domain || (d.allow_subdomains && domain.endsWith(`.${d.domain}`)));
+  if (!allowed) throw badRequest(`Your email address, ${email}, is not in one of the domains that are allowed to register for accounts in this organization.`);
+}
+
+/**
+ * Someone holding a live link creates their account: the link's role, its channels
+ * (and the default channels when it says so). The link stays live for the next person.
+ */
+export async function checkJoinWithInvite(h: Hearth, key: string, input: { email: string; full_name: string; password: string }): Promise<UserRecord> {
+  const invite = liveInviteByKey(h, key);
+  const email = checkEmailAddress(input.email);
+  checkEmailDomain(h, email);
+  if (getUserByEmail(h.store, email)) throw badRequest(`${email} already has an account.`);
+  checkFullName(input.full_name);
+  if (input.password.length < SERVER_LIMITS.password_min_length || input.password.length > SERVER_LIMITS.password_max_length) {
+    throw badRequest(`The password must be ${SERVER_LIMITS.password_min_length} to ${SERVER_LIMITS.password_max_length} characters long.`);
+  }
+  const channelIds = [...invite.stream_ids, ...(invite.include_realm_default_subscriptions ? defaultChannelIds(h.store) : [])];
+  return doCreateUser(h, {
+    email,
+    full_name: input.full_name,
+    password: input.password,
+    role: invite.invited_as,
+    channel_ids: channelIds,
+    // Revoked while the password was hashed: no account.
+    recheck: () => void liveInviteByKey(h, key),
+  });
+}

@@ -1,0 +1,122 @@
+import { Type as t } from "@sinclair/typebox";
+import { Elysia } from "elysia";
+import type { Server } from "bun";
+import type { Hearth } from "../context";
+import { ApiError } from "../errors";
+import { ApiRoutes } from "../http/route";
+import { param } from "../http/params";
+import { pathId } from "../http/path";
+import { checkCreateInviteLink, checkJoinWithInvite, checkRevokeInviteLink, InviteLinkError, invitesFor, liveInviteByKey } from "../actions/invites";
+import { getRealm } from "../store/realm";
+import { Role } from "../store/users";
+
+export function inviteRoutes(h: Hearth) {
+  return new ApiRoutes(h)
+    .get("/invites", {}, ({ user }) => ({ invites: invitesFor(h, user) }))
+    .post(
+      "/invites/multiuse",
+      {
+        params: {
+          invite_expires_in_minutes: param.json(t.Union([t.Integer(), t.Null()])).optional().nullMeansNull(),
+          invite_as: param.int().default(Role.MEMBER),
+          stream_ids: param.json(t.Array(t.Integer())).default([]),
+          include_realm_default_subscriptions: param.bool().default(false),
+        },
+      },
+      async ({ user, params }) => ({ invite_link: await checkCreateInviteLink(h, user, params) }),
+    )
+    .delete("/invites/multiuse/:invite_id", {}, async ({ user, path }) => {
+      await checkRevokeInviteLink(h, user, pathId(path.invite_id, "invitation ID"));
+      return {};
+    });
+}
+
+/** Far above an email, a name and a password. */
+const MAX_FORM_CHARS = 16 * 1024;
+
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/** A small self-contained page: the join form and its outcomes, without scripts. */
+function page(title: string, body: string, status = 200): Response {
+  const html = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(title)}</title>
+<style>body{font:16px/1.5 system-ui,sans-serif;max-width:28rem;margin:3rem auto;padding:0 1rem;color:#222}
+label{display:block;margin:.8rem 0 .2rem}input{width:100%;padding:.4rem;box-sizing:border-box}
+button{margin-top:1rem;padding:.5rem 1rem}.error{color:#a00}</style></head>
+<body><h1>${escapeHtml(title)}</h1>${body}</body></html>`;
+  return new Response(html, {
+    status,
+    headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store", "referrer-policy": "no-referrer" },
+  });
+}
+
+function joinForm(h: Hearth, values: { email?: string; full_name?: string }, error?: string): string {
+  const realm = getRealm(h.store);
+  return `<p>You have been invited to join ${escapeHtml(realm?.name ?? "this organization")}.</p>
+${error ? `<p class="error" role="alert">${escapeHtml(error)}</p>` : ""}
+<form method="post">
+<label for="email">Email</label><input id="email" name="email" type="email" required value="${escapeHtml(values.email ?? "")}">
+<label for="full_name">Full name</label><input id="full_name" name="full_name" required value="${escapeHtml(values.full_name ?? "")}">
+<label for="password">Password</label><input id="password" name="password" type="password" required autocomplete="new-password">
+<button type="submit">Create account</button>
+</form>`;
+}
+
+function deadLink(error: InviteLinkError): Response {
+  return page("Invitation link", `<p class="error">${escapeHtml(error.message)}</p>`, 404);
+}
+
+/**
+ * `/join/<key>/`: where a reusable invitation link leads (Zulip's registration page for
+ * it). GET shows the form; POST (a browser's urlencoded form) creates the account,
+ * after which the person signs in from any Zulip client with that email and password.
+ */
+export function joinPageRoutes(h: Hearth) {
+  // Guessing keys (either method tells a live key from a dead one) counts against the
+  // client's budget of failed authentications.
+  const ipKeyOf = (request: Request, server: Server<unknown> | null) => `ip:${server?.requestIP(request)?.address ?? "unknown"}`;
+  const show = ({ params, request, server }: { params: { key: string }; request: Request; server: Server<unknown> | null }) => {
+    const ipKey = ipKeyOf(request, server);
+    try {
+      h.limits.loginByIp.assertAllowed(ipKey);
+      liveInviteByKey(h, params.key);
+      return page("Join", joinForm(h, {}));
+    } catch (error) {
+      if (error instanceof InviteLinkError) {
+        if (error.unknownKey) h.limits.loginByIp.recordFailure(ipKey);
+        return deadLink(error);
+      }
+      if (error instanceof ApiError) return page("Join", `<p class="error" role="alert">${escapeHtml(error.message)}</p>`, error.httpStatus);
+      throw error;
+    }
+  };
+  const submit = async ({ params, request, server }: { params: { key: string }; request: Request; server: Server<unknown> | null }) => {
+    const ipKey = ipKeyOf(request, server);
+    const text = await request.text();
+    if (text.length > MAX_FORM_CHARS) return page("Join", joinForm(h, {}, "The form is too large."), 413);
+    const form = new URLSearchParams(text);
+    const values = { email: form.get("email") ?? "", full_name: form.get("full_name") ?? "", password: form.get("password") ?? "" };
+    try {
+      h.limits.loginByIp.assertAllowed(ipKey);
+      const user = await checkJoinWithInvite(h, params.key, values);
+      return page(
+        "Welcome!",
+        `<p>Your account ${escapeHtml(user.email)} is ready. Sign in from a Zulip app (mobile, desktop or terminal) with the server URL <code>${escapeHtml(h.realmUrl())}</code>, your email and your password.</p>`,
+      );
+    } catch (error) {
+      if (error instanceof InviteLinkError) {
+        if (error.unknownKey) h.limits.loginByIp.recordFailure(ipKey);
+        return deadLink(error);
+      }
+      if (error instanceof ApiError) return page("Join", joinForm(h, values, error.message), error.httpStatus);
+      throw error;
+    }
+  };
+  // Zulip's links end in a slash; both forms lead to the same page.
+  return new Elysia({ name: "join-page" })
+    .get("/join/:key", show)
+    .get("/join/:key/", show)
+    .post("/join/:key", submit, { parse: "none" })
+    .post("/join/:key/", submit, { parse: "none" });
+}
