@@ -68,6 +68,11 @@ test("messages sent before kill -9 are there after a restart, unread for their r
       const created = await (await fetch(`${url}/api/v1/users`, form(owner.email, owner.api_key, { email: member.email, password: "pw", full_name: "Member" }))).json();
       const key = await (await fetch(`${url}/api/v1/fetch_api_key`, form(member.email, "", { username: member.email, password: "pw" }))).json();
       member = { ...member, key: key.api_key };
+      // The new account's welcome message from Welcome Bot is unread too.
+      const dms = encodeURIComponent(JSON.stringify([{ operator: "is", operand: "dm" }]));
+      const welcome = await (await fetch(`${url}/api/v1/messages?anchor=newest&num_before=10&num_after=0&narrow=${dms}`, { headers: auth(member.email, member.key) })).json();
+      expect(welcome.messages).toHaveLength(1);
+      sent.push(welcome.messages[0].id);
       const subscriptions = { subscriptions: JSON.stringify([{ name: "general" }]), principals: JSON.stringify([created.user_id]) };
       expect((await (await fetch(`${url}/api/v1/users/me/subscriptions`, form(owner.email, owner.api_key, subscriptions))).json()).result).toBe("success");
       const send = (i: number) =>

@@ -6,6 +6,8 @@ import { checkProfileData, doSetProfileData, notifyProfileData, writeProfileData
 import { badRequest, insufficientPermission, mustBeAdmin, mustBeOwner } from "../errors";
 import { generateApiKey, hashPassword } from "../auth/credentials";
 import { revokeInvitesCreatedBy } from "../store/invites";
+import { getSystemBot } from "../store/system_bots";
+import { sendSystemBotDm } from "./messages";
 import { notifyInvitesChanged } from "./invite_events";
 import { activeUserIdsOf, allUsers, BotType, EmailVisibility, getUser, getUserByEmail, putUser, Role, ROLES, type BotDefaults, type UserRecord } from "../store/users";
 import { getChannel } from "../store/channels";
@@ -192,7 +194,30 @@ export async function doCreateUser(h: Hearth, input: NewUser): Promise<UserRecor
     notifySystemGroupMembership(h, null, user);
     notifyDefaultChannelsJoined(h, user, created.defaultChannels);
   }
+  if (!user.is_bot && !user.is_system_bot) await sendWelcomeDm(h, user);
   return user;
+}
+
+/**
+ * Like Zulip's send_initial_direct_message: every new human account finds a direct
+ * message from Welcome Bot (the conversation the `narrow_to_dm_with_welcome_bot_new_user`
+ * onboarding step opens). Best effort, after the account is durable.
+ */
+async function sendWelcomeDm(h: Hearth, user: UserRecord): Promise<void> {
+  const bot = getSystemBot(h.store, "welcome");
+  if (!bot) return;
+  const realmName = getRealm(h.store)?.name ?? "your organization";
+  const content = [
+    `Hello, and welcome to **${realmName}**! :wave:`,
+    "",
+    "I'm Welcome Bot. A few things to know as you start:",
+    "* Conversations happen in **channels**, and every message has a **topic**, so several conversations can go on side by side without mixing.",
+    "* Browse the channels to join the ones that interest you, and mute the ones you don't need.",
+    "* Direct messages, like this one, are for conversations with one person or a small group.",
+    "",
+    "Try the message box by replying here: nobody else reads this conversation.",
+  ].join("\n");
+  await sendSystemBotDm(h, bot, user.id, content, "a welcome message");
 }
 
 /** `POST /users`: administrators create accounts. */

@@ -132,6 +132,8 @@ describe("reusable invitation links", () => {
     expect(me.full_name).toBe("Rosalind");
     const subscribed = expectSuccess(await rosalind.get("/users/me/subscriptions")).subscriptions.map((c: any) => c.stream_id).sort();
     expect(subscribed).toEqual([denmark, verona].sort());
+    const welcome = expectSuccess(await rosalind.get("/messages", { anchor: "newest", num_before: 10, num_after: 0, narrow: JSON.stringify([{ operator: "is", operand: "dm" }]) })).messages;
+    expect(welcome.map((m: any) => m.sender_email)).toEqual(["welcome-bot@zulip.com"]);
 
     // The link is reusable.
     expect((await join(link, { email: "celia@example.com", full_name: "Celia", password: "arden forest" })).status).toBe(200);

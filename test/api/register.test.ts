@@ -76,7 +76,10 @@ describe("POST /register", () => {
 
   test("fetch_event_types selects parts: a bot asking for messages gets no user list", async () => {
     const body = expectSuccess(await s.as("hamlet").post("/register", { event_types: ["message"] }));
-    expect(body.max_message_id).toBe(-1);
+    // Hamlet's newest message: his welcome message from Welcome Bot.
+    const newest = expectSuccess(await s.as("hamlet").get("/messages", { anchor: "newest", num_before: 1, num_after: 0 })).messages;
+    expect(newest.map((m: any) => m.sender_email)).toEqual([expect.stringContaining("welcome-bot")]);
+    expect(body.max_message_id).toBe(newest[0].id);
     expect(body.realm_users).toBeUndefined();
     expect(body.realm_name).toBeUndefined();
     expect(body.user_settings).toBeUndefined();

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { expectError, expectSchema, expectSuccess, startTestServer, type TestServer } from "../kit";
+import { ApiClient, expectError, expectSchema, expectSuccess, startTestServer, type TestServer } from "../kit";
 import { CreateBotResponse, CreateUserResponse, GetOwnUserResponse, GetUserResponse, GetUsersResponse } from "../../src/schemas/users";
 import { Role } from "../../src/store/users";
 import { drainEvents, register, verifyAction } from "../events-kit";
@@ -71,6 +71,15 @@ describe("POST /users (administrators create users)", () => {
     expect(login.user_id).toBe(body.user_id);
     const after = expectSuccess(await s.as("iago").get(`/users/${body.user_id}`)).user.date_joined;
     expect(new Date(after).getTime()).toBeGreaterThan(new Date(before).getTime());
+
+    // Like every new Zulip account, it finds an unread welcome message from Welcome Bot.
+    const newbie = new ApiClient(s.url, "newbie@zulip.test", login.api_key);
+    const messages = expectSuccess(await newbie.get("/messages", { anchor: "newest", num_before: 10, num_after: 0 })).messages;
+    expect(messages).toHaveLength(1);
+    expect(messages[0]).toMatchObject({ type: "private", sender_email: "welcome-bot@zulip.com", flags: [] });
+    const realmName = expectSuccess(await s.anonymous().get("/server_settings")).realm_name;
+    expect(messages[0].content).toContain(`welcome to <strong>${realmName}</strong>`);
+    expect(expectSuccess(await newbie.post("/register", { fetch_event_types: JSON.stringify(["message", "update_message_flags"]) })).unread_msgs.count).toBe(1);
   });
 
   test("members cannot; duplicates and bad input are rejected without writing", async () => {
@@ -143,6 +152,10 @@ describe("bots", () => {
     expect(expectSuccess(await s.as("othello").get("/bots")).bots).toEqual([]);
     // Administrators too see only their own bots here (they have every bot in realm_bots).
     expect(expectSuccess(await s.as("iago").get("/bots")).bots.map((b: any) => b.user_id)).not.toContain(created.user_id);
+    // Bots get no welcome message.
+    const generic = expectSuccess(await s.as("hamlet").post("/bots", { full_name: "Hamlet's reader", short_name: "reader", bot_type: 1 }));
+    const reader = s.as({ id: generic.user_id, email: `reader-bot@${host}`, apiKey: generic.api_key, name: "reader" });
+    expect(expectSuccess(await reader.get("/messages", { anchor: "newest", num_before: 10, num_after: 0 })).messages).toEqual([]);
   });
 
   test("bad bot input and duplicate names", async () => {
