@@ -42,11 +42,13 @@ export function inviteView(h: Hearth, invite: InviteRecord) {
   };
 }
 
-/** Zulip's check_role_based_permissions: nobody invites to a role above their own. */
+/** The spec's rule: only roles equal to or more restricted than the caller's (Zulip's words for owner and administrator). */
 function checkInviteRole(actor: UserRecord, role: number): void {
   if (!ROLES.includes(role)) throw badRequest("Invalid invite_as");
-  if (role === Role.OWNER && !isOwner(actor)) throw mustBeOwner();
-  if (role === Role.ADMINISTRATOR && !isAdmin(actor)) throw mustBeAdmin();
+  if (role >= actor.role) return;
+  if (role === Role.OWNER) throw mustBeOwner();
+  if (role === Role.ADMINISTRATOR) throw mustBeAdmin();
+  throw insufficientPermission();
 }
 
 export interface InviteLinkInput {

@@ -80,6 +80,8 @@ describe("reusable invitation links", () => {
       expect((await listInvites("hamlet")).map((i) => i.link_url)).toEqual([link]);
       expect((await listInvites("othello")).some((i) => i.link_url === link)).toBe(false);
       expect((await listInvites("iago")).some((i) => i.link_url === link)).toBe(true);
+      // A member invites members and guests, not moderators.
+      expectError(await s.as("hamlet").post("/invites/multiuse", { invite_as: Role.MODERATOR }), 400, "UNAUTHORIZED_PRINCIPAL", "Insufficient permission");
       // Not an administrator's link to revoke for another member, but their own.
       const id = (await listInvites("hamlet"))[0].id;
       expectError(await s.as("othello").delete(`/invites/multiuse/${id}`), 400, "UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator");
