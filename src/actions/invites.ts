@@ -1,7 +1,7 @@
 import { randomInt } from "node:crypto";
 import type { Hearth } from "../context";
 import { accessChannel } from "../access/channels";
-import { inRealmGroup } from "../access/groups";
+import { accessUserGroupForUpdate, inRealmGroup } from "../access/groups";
 import { badRequest, insufficientPermission, mustBeAdmin, mustBeOwner } from "../errors";
 import { getRealm } from "../store/realm";
 import { allInvites, getInvite, getInviteByKey, inviteIsLive, putInvite, type InviteRecord } from "../store/invites";
@@ -55,6 +55,7 @@ export interface InviteLinkInput {
   invite_expires_in_minutes: number | null | undefined;
   invite_as: number;
   stream_ids: readonly number[];
+  group_ids: readonly number[];
   include_realm_default_subscriptions: boolean;
 }
 
@@ -74,6 +75,11 @@ export async function checkCreateInviteLink(h: Hearth, actor: UserRecord, input:
   if (input.stream_ids.length > 0 && !inRealmGroup(h, actor, "can_add_subscribers_group")) {
     throw badRequest("You do not have permission to subscribe other users to channels.");
   }
+  // Zulip's rule for POST /invites: the caller may add members to each group.
+  for (const id of input.group_ids) {
+    const group = accessUserGroupForUpdate(h, actor, id, "can_add_members_group");
+    if (group.deactivated) throw badRequest("You can't add users to a deactivated user group.");
+  }
   const now = Math.floor(Date.now() / 1000);
   const invite = await h.store.commit(() => {
     const record: InviteRecord = {
@@ -84,6 +90,7 @@ export async function checkCreateInviteLink(h: Hearth, actor: UserRecord, input:
       expiry_date: minutes === null ? null : now + minutes * 60,
       invited_as: input.invite_as,
       stream_ids: [...new Set(input.stream_ids)],
+      group_ids: [...new Set(input.group_ids)],
       include_realm_default_subscriptions: input.include_realm_default_subscriptions,
       revoked: false,
     };
@@ -170,6 +177,7 @@ export async function checkJoinWithInvite(h: Hearth, key: string, input: { email
     password: input.password,
     role: invite.invited_as,
     channel_ids: channelIds,
+    group_ids: invite.group_ids,
     // Revoked while the password was hashed: no account.
     recheck: () => void liveInviteByKey(h, key),
   });

@@ -195,6 +195,27 @@ function publishGroupEvent(h: Hearth, group: UserGroupRecord, event: ApiEvent): 
   h.events.publish(event, groupAudience(h), group.deactivated ? { forCapabilities: (caps) => (caps.include_deactivated_groups ? event : null) } : {});
 }
 
+/**
+ * A new account joins user-defined groups in its creation transaction (an invitation
+ * link's `group_ids`; call only inside `commit`): groups deleted or deactivated since are
+ * skipped. Returns the groups joined, for `notifyGroupsJoined`.
+ */
+export function joinGroupsInTransaction(h: Hearth, user: UserRecord, groupIds: readonly number[]): UserGroupRecord[] {
+  const joined: UserGroupRecord[] = [];
+  for (const id of new Set(groupIds)) {
+    const group = getUserGroup(h.store, id);
+    if (!group || group.is_system_group || group.deactivated) continue;
+    h.store.dbs.userGroupMembers.put([group.id, user.id], true);
+    joined.push(group);
+  }
+  return joined;
+}
+
+/** After commit: the add_members events of `joinGroupsInTransaction`. */
+export function notifyGroupsJoined(h: Hearth, user: UserRecord, groups: readonly UserGroupRecord[]): void {
+  for (const group of groups) publishGroupEvent(h, group, { type: "user_group", op: "add_members", group_id: group.id, user_ids: [user.id] });
+}
+
 export interface CreateUserGroupInput {
   name: string;
   description: string;

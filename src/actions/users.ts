@@ -12,7 +12,7 @@ import { notifyInvitesChanged } from "./invite_events";
 import { activeUserIdsOf, allUsers, BotType, EmailVisibility, getUser, getUserByEmail, putUser, Role, ROLES, type BotDefaults, type UserRecord } from "../store/users";
 import { getChannel } from "../store/channels";
 import { accessChannelByName } from "../access/channels";
-import { notifySystemGroupMembership } from "./user_groups";
+import { joinGroupsInTransaction, notifyGroupsJoined, notifySystemGroupMembership } from "./user_groups";
 import { inRealmGroup } from "../access/groups";
 import {
   notifyDefaultChannelsJoined,
@@ -141,6 +141,8 @@ export interface NewUser {
   bot_defaults?: BotDefaults;
   /** The channels a new human account joins; default: the organization's default channels. */
   channel_ids?: readonly number[];
+  /** User-defined groups a new human account joins (an invitation link's `group_ids`). */
+  group_ids?: readonly number[];
   /** Checked again inside the creation transaction (an invitation link still live). */
   recheck?: () => void;
 }
@@ -185,7 +187,11 @@ export async function doCreateUser(h: Hearth, input: NewUser): Promise<UserRecor
       ...(isBot && input.bot_defaults ? { bot_defaults: input.bot_defaults } : {}),
     };
     putUser(h.store, record);
-    return { record, defaultChannels: subscribeToDefaultChannelsInTransaction(h, record, input.channel_ids) };
+    return {
+      record,
+      defaultChannels: subscribeToDefaultChannelsInTransaction(h, record, input.channel_ids),
+      groups: isBot ? [] : joinGroupsInTransaction(h, record, input.group_ids ?? []),
+    };
   });
   const user = created.record;
   if (!user.is_system_bot) {
@@ -193,6 +199,7 @@ export async function doCreateUser(h: Hearth, input: NewUser): Promise<UserRecor
     if (user.is_bot) notifyRealmBot(h, "add", user);
     notifySystemGroupMembership(h, null, user);
     notifyDefaultChannelsJoined(h, user, created.defaultChannels);
+    notifyGroupsJoined(h, user, created.groups);
   }
   if (!user.is_bot && !user.is_system_bot) await sendWelcomeDm(h, user);
   return user;

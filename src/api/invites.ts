@@ -20,6 +20,7 @@ export function inviteRoutes(h: Hearth) {
           invite_expires_in_minutes: param.json(t.Union([t.Integer(), t.Null()])).optional().nullMeansNull(),
           invite_as: param.int().default(Role.MEMBER),
           stream_ids: param.json(t.Array(t.Integer())).default([]),
+          group_ids: param.json(t.Array(t.Integer())).default([]),
           include_realm_default_subscriptions: param.bool().default(false),
         },
       },

@@ -16,6 +16,8 @@ export interface InviteRecord {
   expiry_date: number | null;
   invited_as: number;
   stream_ids: number[];
+  /** User-defined groups the new account joins. */
+  group_ids: number[];
   include_realm_default_subscriptions: boolean;
   revoked: boolean;
 }

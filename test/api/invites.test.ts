@@ -142,6 +142,24 @@ describe("reusable invitation links", () => {
     expect((await listInvites("iago")).some((i) => i.link_url === link)).toBe(true);
   });
 
+  test("group_ids: the new account joins those groups, with add_members to everyone; only groups the creator may add members to", async () => {
+    expectSuccess(await s.as("iago").post("/user_groups/create", { name: "Players", description: "The company", members: JSON.stringify([s.users.iago.id]) }));
+    const groups = expectSuccess(await s.as("iago").get("/user_groups")).user_groups as any[];
+    const players = groups.find((g) => g.name === "Players").id;
+    const admins = groups.find((g) => g.name === "role:administrators").id;
+    expectError(await s.as("iago").post("/invites/multiuse", { group_ids: JSON.stringify([admins]) }), 400, "BAD_REQUEST", "Insufficient permission");
+    expectError(await s.as("iago").post("/invites/multiuse", { group_ids: JSON.stringify([999999]) }), 400, "BAD_REQUEST", "Invalid user group");
+
+    const link = await createLink("iago", { group_ids: JSON.stringify([players]) });
+    const r = await verifyAction(s, async () => {
+      expect((await join(link, { email: "touchstone@example.com", full_name: "Touchstone", password: "arden forest" })).status).toBe(200);
+    });
+    expect(r.types.othello).toContain("user_group/add_members");
+    const members = expectSuccess(await s.as("iago").get(`/user_groups/${players}/members`)).members as number[];
+    const touchstone = expectSuccess(await s.as("iago").get("/users/touchstone@example.com")).user.user_id;
+    expect(members.sort((a, b) => a - b)).toEqual([s.users.iago.id, touchstone].sort((a, b) => a - b));
+  });
+
   test("a link without channels joins none; with include_realm_default_subscriptions, the default channels", async () => {
     expectSuccess(await s.as("iago").post("/default_streams", { stream_id: denmark }));
     try {
