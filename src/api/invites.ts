@@ -48,7 +48,14 @@ button{margin-top:1rem;padding:.5rem 1rem}.error{color:#a00}</style></head>
 <body><h1>${escapeHtml(title)}</h1>${body}</body></html>`;
   return new Response(html, {
     status,
-    headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store", "referrer-policy": "no-referrer" },
+    headers: {
+      "content-type": "text/html; charset=utf-8",
+      "cache-control": "no-store",
+      // The key is in the URL: it must not leak to other sites, nor the page be framed.
+      "referrer-policy": "no-referrer",
+      "x-frame-options": "DENY",
+      "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
+    },
   });
 }
 

@@ -113,6 +113,8 @@ describe("reusable invitation links", () => {
     const form = await joinPage(link);
     expect(form.status).toBe(200);
     expect(form.headers.get("content-type")).toContain("text/html");
+    expect(form.headers.get("referrer-policy")).toBe("no-referrer");
+    expect(form.headers.get("content-security-policy")).toContain("frame-ancestors 'none'");
     const html = await form.text();
     expect(html).toContain('<form method="post">');
     expect(html).toContain('name="password"');
