@@ -1,5 +1,5 @@
 import type { Hearth } from "../context";
-import { allUsers } from "../store/users";
+import { allUsers, getUser } from "../store/users";
 import { isAdmin } from "../views/users";
 
 /**
@@ -10,6 +10,7 @@ import { isAdmin } from "../views/users";
 export function notifyInvitesChanged(h: Hearth, referrerId: number): void {
   const recipients = new Set<number>();
   for (const u of allUsers(h.store)) if (u.is_active && !u.is_system_bot && isAdmin(u)) recipients.add(u.id);
-  recipients.add(referrerId);
+  // A referrer whose deactivation revoked the links has no clients left to tell.
+  if (getUser(h.store, referrerId)?.is_active) recipients.add(referrerId);
   h.events.publish({ type: "invites_changed" }, [...recipients]);
 }

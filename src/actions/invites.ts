@@ -5,7 +5,7 @@ import { accessUserGroupForUpdate, inRealmGroup } from "../access/groups";
 import { badRequest, insufficientPermission, mustBeAdmin, mustBeOwner } from "../errors";
 import { getRealm } from "../store/realm";
 import { allInvites, getInvite, getInviteByKey, inviteIsLive, putInvite, type InviteRecord } from "../store/invites";
-import { getUserByEmail, Role, ROLES, type UserRecord } from "../store/users";
+import { getUser, getUserByEmail, Role, ROLES, type UserRecord } from "../store/users";
 import { realmSetting, SERVER_LIMITS } from "../views/realm-settings";
 import { isAdmin, isOwner } from "../views/users";
 import { defaultChannelIds } from "../store/channels";
@@ -59,12 +59,13 @@ export interface InviteLinkInput {
   include_realm_default_subscriptions: boolean;
 }
 
-/** `POST /invites/multiuse`: a reusable invitation link; answers its URL. */
-export async function checkCreateInviteLink(h: Hearth, actor: UserRecord, input: InviteLinkInput): Promise<string> {
-  if (actor.is_bot || !inRealmGroup(h, actor, "create_multiuse_invite_group")) throw insufficientPermission();
+/** Zulip's cap is Python's datetime (year 9999); this one keeps the expiry date an exact integer with room to spare. */
+const MAX_INVITE_EXPIRY_MINUTES = 100 * 365 * 24 * 60;
+
+/** Every check on a link's creator and contents: run before the commit, and again inside it on the creator as stored then. */
+function checkInviteLink(h: Hearth, actor: UserRecord, input: InviteLinkInput): void {
+  if (!actor.is_active || actor.is_bot || !inRealmGroup(h, actor, "create_multiuse_invite_group")) throw insufficientPermission();
   checkInviteRole(actor, input.invite_as);
-  const minutes = input.invite_expires_in_minutes === undefined ? DEFAULT_INVITE_EXPIRY_MINUTES : input.invite_expires_in_minutes;
-  if (minutes !== null && (!Number.isSafeInteger(minutes) || minutes < 1)) throw badRequest("Invalid invite_expires_in_minutes");
   for (const id of input.stream_ids) {
     try {
       accessChannel(h, actor, id, { requireContentAccess: true });
@@ -80,8 +81,19 @@ export async function checkCreateInviteLink(h: Hearth, actor: UserRecord, input:
     const group = accessUserGroupForUpdate(h, actor, id, "can_add_members_group");
     if (group.deactivated) throw badRequest("You can't add users to a deactivated user group.");
   }
+}
+
+/** `POST /invites/multiuse`: a reusable invitation link; answers its URL. */
+export async function checkCreateInviteLink(h: Hearth, actor: UserRecord, input: InviteLinkInput): Promise<string> {
+  checkInviteLink(h, actor, input);
+  const minutes = input.invite_expires_in_minutes === undefined ? DEFAULT_INVITE_EXPIRY_MINUTES : input.invite_expires_in_minutes;
+  if (minutes !== null && (!Number.isSafeInteger(minutes) || minutes < 1 || minutes > MAX_INVITE_EXPIRY_MINUTES)) {
+    throw badRequest("Invalid invite_expires_in_minutes");
+  }
   const now = Math.floor(Date.now() / 1000);
   const invite = await h.store.commit(() => {
+    // A deactivation, demotion or permission change committed since the checks wins.
+    checkInviteLink(h, getUser(h.store, actor.id) ?? { ...actor, is_active: false }, input);
     const record: InviteRecord = {
       id: h.store.nextId("invite"),
       key: generateInviteKey(),
@@ -108,7 +120,7 @@ export async function checkCreateInviteLink(h: Hearth, actor: UserRecord, input:
 export function invitesFor(h: Hearth, viewer: UserRecord) {
   const now = Date.now() / 1000;
   return allInvites(h.store)
-    .filter((invite) => inviteIsLive(invite, now))
+    .filter((invite) => linkWorks(h, invite, now))
     .filter((invite) => (isAdmin(viewer) ? invite.invited_as !== Role.OWNER || isOwner(viewer) : invite.invited_by_user_id === viewer.id))
     .map((invite) => inviteView(h, invite));
 }
@@ -140,11 +152,20 @@ export class InviteLinkError extends Error {
   }
 }
 
+/**
+ * Live, and never granting more than its creator holds now: deactivation revokes a
+ * creator's links, and a creator demoted below a link's role makes that link dead too.
+ */
+function linkWorks(h: Hearth, invite: InviteRecord, nowSeconds: number): boolean {
+  const creator = getUser(h.store, invite.invited_by_user_id);
+  return inviteIsLive(invite, nowSeconds) && creator?.is_active === true && creator.role <= invite.invited_as;
+}
+
 /** The live invitation behind a `/join/<key>/` URL, or InviteLinkError. */
 export function liveInviteByKey(h: Hearth, key: string): InviteRecord {
   const invite = /^[a-z0-9]{1,64}$/.test(key) ? getInviteByKey(h.store, key) : undefined;
   if (!invite) throw new InviteLinkError("Whoops. We couldn't find your confirmation link in the system.", true);
-  if (!inviteIsLive(invite, Date.now() / 1000)) throw new InviteLinkError("The confirmation link has expired or been deactivated.");
+  if (!linkWorks(h, invite, Date.now() / 1000)) throw new InviteLinkError("The confirmation link has expired or been deactivated.");
   if (getRealm(h.store)?.deactivated) throw new InviteLinkError("This organization has been deactivated.");
   return invite;
 }
@@ -152,7 +173,10 @@ export function liveInviteByKey(h: Hearth, key: string): InviteRecord {
 /** Zulip's email_allowed_for_realm, when the organization restricts emails to its domains. */
 function checkEmailDomain(h: Hearth, email: string): void {
   if (!realmSetting(getRealm(h.store)?.settings ?? {}, "emails_restricted_to_domains")) return;
-  const domain = email.slice(email.lastIndexOf("@") + 1).toLowerCase();
+  const at = email.lastIndexOf("@");
+  // Zulip's rule: with restricted domains, `+` aliases could stand in for anyone's address.
+  if (email.slice(0, at).includes("+")) throw badRequest("Email addresses containing + are not allowed in this organization.");
+  const domain = email.slice(at + 1).toLowerCase();
   const allowed = getRealmDomains(h).some((d) => d.domain === domain || (d.allow_subdomains && domain.endsWith(`.${d.domain}`)));
   if (!allowed) throw badRequest(`Your email address, ${email}, is not in one of the domains that are allowed to register for accounts in this organization.`);
 }

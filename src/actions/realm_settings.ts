@@ -1,11 +1,12 @@
 import type { Hearth } from "../context";
 import { assertAdmin } from "../access/roles";
 import { applyGroupSettingUpdate, type GroupSettingRules, type RealmGroupSettingName } from "../access/groups";
-import { badRequest } from "../errors";
+import { badRequest, mustBeOwner } from "../errors";
 import { getChannel } from "../store/channels";
 import { getRealm, putRealm } from "../store/realm";
 import type { UserRecord } from "../store/users";
 import { realmSetting } from "../views/realm-settings";
+import { isOwner } from "../views/users";
 import type { GroupSettingValue } from "../store/user_groups";
 import { activeUserIds } from "./users";
 import { MAX_REALM_NAME_LENGTH } from "./realm";
@@ -25,7 +26,12 @@ export const REALM_BOOLEAN_SETTINGS = [
   "mandatory_topics",
   "name_changes_disabled",
   "presence_disabled",
+  // Enforced where people create their own accounts (invitation links, src/actions/invites.ts).
+  "emails_restricted_to_domains",
 ] as const;
+
+/** Zulip's "joining the organization" settings, which only owners change. */
+const OWNER_ONLY_SETTINGS: readonly string[] = ["emails_restricted_to_domains", "create_multiuse_invite_group"];
 
 /** Seconds, or null for "unlimited" (the API takes the string). */
 export const REALM_TIME_LIMIT_SETTINGS = [
@@ -78,6 +84,7 @@ type GroupUpdate = { new: GroupSettingValue; old?: GroupSettingValue };
 
 export async function checkUpdateRealm(h: Hearth, actor: UserRecord, input: RealmSettingsInput): Promise<Record<string, unknown>> {
   assertAdmin(actor);
+  if (!isOwner(actor) && OWNER_ONLY_SETTINGS.some((name) => input.settings[name] !== undefined)) throw mustBeOwner();
   const wanted: Record<string, unknown> = {};
   const groupUpdates: [RealmGroupSettingName, GroupUpdate][] = [];
   if (input.name !== undefined) {

@@ -71,6 +71,11 @@ ${error ? `<p class="error" role="alert">${escapeHtml(error)}</p>` : ""}
 </form>`;
 }
 
+/** A refusal before the form applies (too many failed attempts from this address). */
+function refusal(error: ApiError): Response {
+  return page("Join", `<p class="error" role="alert">${escapeHtml(error.message)}</p>`, error.httpStatus);
+}
+
 function deadLink(error: InviteLinkError): Response {
   return page("Invitation link", `<p class="error">${escapeHtml(error.message)}</p>`, 404);
 }
@@ -95,18 +100,26 @@ export function joinPageRoutes(h: Hearth) {
         if (error.unknownKey) h.limits.loginByIp.recordFailure(ipKey);
         return deadLink(error);
       }
-      if (error instanceof ApiError) return page("Join", `<p class="error" role="alert">${escapeHtml(error.message)}</p>`, error.httpStatus);
+      if (error instanceof ApiError) return refusal(error);
       throw error;
     }
   };
   const submit = async ({ params, request, server }: { params: { key: string }; request: Request; server: Server<unknown> | null }) => {
     const ipKey = ipKeyOf(request, server);
+    // Refused before the body is read: the page needs no authentication.
+    const declared = Number(request.headers.get("content-length") ?? "0");
+    if (!(declared <= MAX_FORM_CHARS)) return page("Join", joinForm(h, {}, "The form is too large."), 413);
+    try {
+      h.limits.loginByIp.assertAllowed(ipKey);
+    } catch (error) {
+      if (error instanceof ApiError) return refusal(error);
+      throw error;
+    }
     const text = await request.text();
     if (text.length > MAX_FORM_CHARS) return page("Join", joinForm(h, {}, "The form is too large."), 413);
     const form = new URLSearchParams(text);
     const values = { email: form.get("email") ?? "", full_name: form.get("full_name") ?? "", password: form.get("password") ?? "" };
     try {
-      h.limits.loginByIp.assertAllowed(ipKey);
       const user = await checkJoinWithInvite(h, params.key, values);
       return page(
         "Welcome!",

@@ -74,7 +74,9 @@ describe("reusable invitation links", () => {
     const groups = expectSuccess(await s.as("iago").get("/user_groups")).user_groups as any[];
     const members = groups.find((g) => g.name === "role:members").id;
     const admins = groups.find((g) => g.name === "role:administrators").id;
-    expectSuccess(await s.as("iago").patch("/realm", { create_multiuse_invite_group: JSON.stringify({ new: members }) }));
+    // One of Zulip's "joining the organization" settings: owners only.
+    expectError(await s.as("iago").patch("/realm", { create_multiuse_invite_group: JSON.stringify({ new: members }) }), 400, "UNAUTHORIZED_PRINCIPAL", "Must be an organization owner");
+    expectSuccess(await s.as("desdemona").patch("/realm", { create_multiuse_invite_group: JSON.stringify({ new: members }) }));
     try {
       const link = await createLink("hamlet", { stream_ids: JSON.stringify([denmark]) });
       expect((await listInvites("hamlet")).map((i) => i.link_url)).toEqual([link]);
@@ -88,7 +90,7 @@ describe("reusable invitation links", () => {
       expectSuccess(await s.as("hamlet").delete(`/invites/multiuse/${id}`));
       expect(await listInvites("hamlet")).toEqual([]);
     } finally {
-      expectSuccess(await s.as("iago").patch("/realm", { create_multiuse_invite_group: JSON.stringify({ new: admins }) }));
+      expectSuccess(await s.as("desdemona").patch("/realm", { create_multiuse_invite_group: JSON.stringify({ new: admins }) }));
     }
   });
 
@@ -98,6 +100,7 @@ describe("reusable invitation links", () => {
     expectError(await s.as("iago").post("/invites/multiuse", { invite_as: 250 }), 400, "BAD_REQUEST", "Invalid invite_as");
     expectError(await s.as("iago").post("/invites/multiuse", { stream_ids: JSON.stringify([999999]) }), 400, "BAD_REQUEST", "Invalid channel ID 999999. No invites were sent.");
     expectError(await s.as("iago").post("/invites/multiuse", { invite_expires_in_minutes: 0 }), 400, "BAD_REQUEST", "Invalid invite_expires_in_minutes");
+    expectError(await s.as("iago").post("/invites/multiuse", { invite_expires_in_minutes: Number.MAX_SAFE_INTEGER }), 400, "BAD_REQUEST", "Invalid invite_expires_in_minutes");
     expectError(await s.as("iago").post("/invites/multiuse", { stream_ids: "[1," }), 400, "BAD_REQUEST");
     // A private channel the creator cannot see is as good as missing.
     const secret = await s.createChannel("desdemona", "Elsinore", [], { invite_only: true });
@@ -128,6 +131,9 @@ describe("reusable invitation links", () => {
     // Everyone hears of the new account; the channels' subscribers of the new subscriber.
     expect(r.types.othello).toContain("realm_user/add");
     expect(r.types.hamlet).toContain("subscription/peer_add");
+    // Verona is private: Othello, not subscribed, hears of Denmark's new subscriber only.
+    const peerAdds = r.events.othello.filter((e: any) => e.type === "subscription" && e.op === "peer_add");
+    expect(peerAdds.flatMap((e: any) => e.stream_ids)).toEqual([denmark]);
 
     const key = expectSuccess(await s.anonymous().post("/fetch_api_key", { username: "rosalind@example.com", password: "arden forest" }));
     const rosalind = new ApiClient(s.url, "rosalind@example.com", key.api_key);
@@ -162,6 +168,29 @@ describe("reusable invitation links", () => {
     expect(members.sort((a, b) => a - b)).toEqual([s.users.iago.id, touchstone].sort((a, b) => a - b));
   });
 
+  test("a deactivated group: refused in a new link, skipped by an older link's joiners", async () => {
+    expectSuccess(await s.as("iago").post("/user_groups/create", { name: "Exiles", description: "Gone", members: JSON.stringify([s.users.iago.id]) }));
+    const exiles = (expectSuccess(await s.as("iago").get("/user_groups")).user_groups as any[]).find((g) => g.name === "Exiles").id;
+    const link = await createLink("iago", { group_ids: JSON.stringify([exiles]) });
+    expectSuccess(await s.as("iago").post(`/user_groups/${exiles}/deactivate`));
+    expectError(await s.as("iago").post("/invites/multiuse", { group_ids: JSON.stringify([exiles]) }), 400, "BAD_REQUEST", "You can't add users to a deactivated user group.");
+    expect((await join(link, { email: "adam@example.com", full_name: "Adam", password: "arden forest" })).status).toBe(200);
+    const adam = expectSuccess(await s.as("iago").get("/users/adam@example.com")).user.user_id;
+    expect(expectSuccess(await s.as("iago").get(`/user_groups/${exiles}/members`)).members).not.toContain(adam);
+  });
+
+  test("a link never grants more than its creator holds now: an administrator's link dies when they are demoted", async () => {
+    expectSuccess(await s.as("desdemona").patch(`/users/${s.users.shiva.id}`, { role: Role.ADMINISTRATOR }));
+    const link = await createLink("shiva", { invite_as: Role.ADMINISTRATOR });
+    const member = await createLink("shiva", { invite_as: Role.MEMBER });
+    expectSuccess(await s.as("desdemona").patch(`/users/${s.users.shiva.id}`, { role: Role.MODERATOR }));
+    expect((await join(link, { email: "dennis@example.com", full_name: "Dennis", password: "arden forest" })).status).toBe(404);
+    expect((await joinPage(member)).status).toBe(200);
+    const listed = (await listInvites("desdemona")).map((i) => i.link_url);
+    expect(listed).toContain(member);
+    expect(listed).not.toContain(link);
+  });
+
   test("a link without channels joins none; with include_realm_default_subscriptions, the default channels", async () => {
     expectSuccess(await s.as("iago").post("/default_streams", { stream_id: denmark }));
     try {
@@ -177,6 +206,24 @@ describe("reusable invitation links", () => {
       expect(await channelsOf("jaques@example.com")).toEqual([denmark]);
     } finally {
       expectSuccess(await s.as("iago").delete("/default_streams", { stream_id: denmark }));
+    }
+  });
+
+  test("an organization that restricts emails to its domains: only those, and no + aliases", async () => {
+    expectSuccess(await s.as("desdemona").post("/realm/domains", { domain: "arden.test", allow_subdomains: "true" }));
+    expectError(await s.as("iago").patch("/realm", { emails_restricted_to_domains: "true" }), 400, "UNAUTHORIZED_PRINCIPAL", "Must be an organization owner");
+    const r = await verifyAction(s, async () => expectSuccess(await s.as("desdemona").patch("/realm", { emails_restricted_to_domains: "true" })), { viewers: ["hamlet"] });
+    expect(r.events.hamlet).toEqual([expect.objectContaining({ type: "realm", op: "update", property: "emails_restricted_to_domains", value: true })]);
+    try {
+      const link = await createLink("iago");
+      const refused = await join(link, { email: "oliver@elsewhere.test", full_name: "Oliver", password: "arden forest" });
+      expect(refused.status).toBe(400);
+      expect(await refused.text()).toContain("is not in one of the domains that are allowed");
+      const alias = await join(link, { email: "oliver+x@arden.test", full_name: "Oliver", password: "arden forest" });
+      expect(await alias.text()).toContain("containing + are not allowed");
+      expect((await join(link, { email: "oliver@forest.arden.test", full_name: "Oliver", password: "arden forest" })).status).toBe(200);
+    } finally {
+      expectSuccess(await s.as("desdemona").patch("/realm", { emails_restricted_to_domains: "false" }));
     }
   });
 
@@ -197,7 +244,11 @@ describe("reusable invitation links", () => {
     }
     // What was typed comes back escaped.
     const res = await join(link, { email: "<script>@x", full_name: "<b>", password: "arden forest" });
-    expect(await res.text()).toContain("&#60;script&#62;@x");
+    const echoed = await res.text();
+    expect(echoed).toContain('value="&#60;script&#62;@x"');
+    expect(echoed).toContain('value="&#60;b&#62;"');
+    expect(echoed).not.toContain("<script>");
+    expect(echoed).not.toContain("<b>");
     const users = expectSuccess(await s.as("iago").get("/users")).members.map((u: any) => u.email);
     for (const email of ["short@example.com", "noname@example.com"]) expect(users).not.toContain(email);
   });
@@ -245,11 +296,13 @@ describe("reusable invitation links", () => {
     Date.now = () => realNow() + 61_000;
     try {
       expect((await joinPage(link)).status).toBe(404);
+      expect((await join(link, { email: "expired@example.com", full_name: "Too Late", password: "arden forest" })).status).toBe(404);
       expect((await listInvites("iago")).some((i) => i.link_url === link)).toBe(false);
     } finally {
       Date.now = realNow;
     }
     expect((await joinPage(link)).status).toBe(200);
+    expect(expectSuccess(await s.as("iago").get("/users")).members.map((u: any) => u.email)).not.toContain("expired@example.com");
   });
 
   test("guessing keys is rate limited like failed logins, on both methods", async () => {
