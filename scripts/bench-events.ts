@@ -20,7 +20,8 @@
  * calls Bun.gc(true), which collects synchronously), BENCH_THREADS=1 (CPU per thread of
  * each server), BENCH_HEAP=1 (the Hearth server's JavaScript heap and allocator totals), BENCH_STALLS=1 (how long each server's main thread went without
  * turning to its timers, and for Hearth where the slowest messages' time went: waiting
- * to commit, the commit, the fan-out).
+ * to commit, the commit, the fan-out), BENCH_PUBLISH_ONLY=1 (Hearth's sends skip the
+ * request, rendering and store: its queues and polls alone, see servePublishOnly).
  *
  * Everything is bounded (clients, rate, duration) and binds to 127.0.0.1 only.
  */
@@ -108,7 +109,8 @@ async function serveHearth() {
   if (process.env.BENCH_GC) setInterval(() => Bun.gc(process.env.BENCH_GC === "full"), 1000);
   const stalls = process.env.BENCH_STALLS ? watchStalls() : null;
   if (stalls) await recordTimeline(server.h, dataDir);
-  console.log(JSON.stringify({ url: server.url, users }));
+  const publishUrl = process.env.BENCH_PUBLISH_ONLY ? await servePublishOnly(server.h) : "";
+  console.log(JSON.stringify({ url: server.url, users, publishUrl }));
   process.on("SIGTERM", async () => {
     stalls?.report();
     if (process.env.BENCH_HEAP) {
@@ -122,6 +124,27 @@ async function serveHearth() {
     await server.stop();
     process.exit(0);
   });
+}
+
+/**
+ * BENCH_PUBLISH_ONLY: a second listener in the Hearth server process whose `/send`
+ * publishes a prepared message event straight to every user, skipping the request's
+ * authentication, rendering and the store: what Hearth's queues and polls cost alone.
+ */
+async function servePublishOnly(h: import("../src/context").Hearth): Promise<string> {
+  const { activeUserIds } = await import("../src/actions/users");
+  let nextId = 10_000_000;
+  const side = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    fetch(req) {
+      const seq = Number(new URL(req.url).searchParams.get("seq"));
+      const message = { ...sampleMessage(seq), id: nextId++, content: `message ${seq}`, rendered_content: `<p>message ${seq}</p>` };
+      h.events.publish({ type: "message", message, flags: [] }, activeUserIds(h));
+      return Response.json({ result: "success" });
+    },
+  });
+  return `http://127.0.0.1:${side.port}`;
 }
 
 /**
@@ -435,11 +458,11 @@ async function startChild(kind: "--serve-hearth" | "--serve-bare") {
     stdout: "pipe",
     stderr: "inherit",
   });
-  const info = await readAnnouncement<{ url: string; users: { email: string; key: string }[] }>(proc.stdout, kind);
+  const info = await readAnnouncement<{ url: string; users: { email: string; key: string }[]; publishUrl?: string }>(proc.stdout, kind);
   return { proc, dataDir, ...info };
 }
 
-function hearthTarget(url: string, users: { email: string; key: string }[]): Target {
+function hearthTarget(url: string, users: { email: string; key: string }[], publishUrl: string): Target {
   const auth = users.map((u) => "Basic " + Buffer.from(`${u.email}:${u.key}`).toString("base64"));
   const queueIds: string[] = [];
   const clients: RawHttpClient[] = [];
@@ -467,6 +490,10 @@ function hearthTarget(url: string, users: { email: string; key: string }[]): Tar
         .map((e: any) => ({ id: e.id, seq: Number(String(e.message.content).split(" ").pop()) }));
     },
     async send(seq) {
+      if (publishUrl) {
+        await fetch(`${publishUrl}/send?seq=${seq}`, { method: "POST" });
+        return;
+      }
       const res = await fetch(`${url}/api/v1/messages`, {
         method: "POST",
         headers: { authorization: auth[0], "content-type": "application/x-www-form-urlencoded" },
@@ -667,7 +694,7 @@ async function main() {
     for (const kind of ["--serve-bare", "--serve-hearth"] as const) {
       const child = await startChild(kind);
       try {
-        const target = kind === "--serve-bare" ? bareTarget(child.url) : hearthTarget(child.url, child.users);
+        const target = kind === "--serve-bare" ? bareTarget(child.url) : hearthTarget(child.url, child.users, child.publishUrl ?? "");
         pair.push({ round, ...(await run(target, child.proc.pid)) });
         if (process.env.BENCH_DU) console.log(Bun.spawnSync(["du", "-sh", join(child.dataDir, "db")]).stdout.toString().trim());
       } finally {
