@@ -183,12 +183,11 @@ function pollQueue<T>(
 ): T | Promise<T> {
   const queue = h.queues.access(queueId, user.id);
   const answer = (events: Parameters<typeof eventsResponseFields>[0]) => finish(eventsResponseFields(events, queue.idJson));
-  const waiting = h.queues.poll(queue, lastEventId, dontBlock, () => request.signal);
-  if (!(waiting instanceof Promise)) return answer(waiting);
+  const waiting = h.queues.poll(queue, lastEventId, dontBlock, () => request.signal, answer);
   // Bun closes idle connections (10 s by default, 30 s as Elysia sets it up); a
   // parked poll must outlive the heartbeat.
-  server?.timeout(request, Math.ceil(h.queues.limits.heartbeatSecs) + 30);
-  return waiting.then(answer);
+  if (waiting instanceof Promise) server?.timeout(request, Math.ceil(h.queues.limits.heartbeatSecs) + 30);
+  return waiting;
 }
 
 /**
