@@ -201,7 +201,7 @@ export async function buildBinary(target: BuildTarget, outfile = OUTFILE[target]
   mkdirSync(dirname(outfile), { recursive: true });
   const result = await Bun.build({
     // The unread-rows job's worker thread is a second entry point: Bun embeds it, and
-    // `new Worker(new URL("./unread_rows_worker.ts", import.meta.url))` finds it inside.
+    // src/server.ts's `new URL("./actions/unread_rows_worker.ts", import.meta.url)` finds it inside.
     entrypoints: [join(ROOT, "src", "main.ts"), join(ROOT, "src", "actions", "unread_rows_worker.ts")],
     target: "bun",
     // With --compile the source map is embedded, so stack traces name src/ files.

@@ -105,7 +105,6 @@ function printJson(value: unknown) {
   console.log(JSON.stringify(value));
 }
 
-/** A new organization with its owner and its starting channels and messages. */
 /**
  * A new organization with its owner, then its starting channels and messages. The
  * second part runs after the first has committed: should it fail, the organization

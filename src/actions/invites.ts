@@ -1,5 +1,5 @@
-import { randomInt } from "node:crypto";
 import type { Hearth } from "../context";
+import { passwordLengthAllowed, randomToken } from "../auth/credentials";
 import { accessChannel } from "../access/channels";
 import { accessUserGroupForUpdate, inRealmGroup } from "../access/groups";
 import { badRequest, insufficientPermission, mustBeAdmin, mustBeOwner } from "../errors";
@@ -14,23 +14,17 @@ import { getRealmDomains } from "./realm_domains";
 import { notifyInvitesChanged } from "./invite_events";
 
 /** Zulip's INVITATION_LINK_VALIDITY_MINUTES default: 10 days. */
-export const DEFAULT_INVITE_EXPIRY_MINUTES = 14400;
+const DEFAULT_INVITE_EXPIRY_MINUTES = 14400;
 /** Zulip's confirmation keys: 24 characters of lower-case letters and digits. */
 const KEY_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789";
 const KEY_LENGTH = 24;
 
-function generateInviteKey(): string {
-  let key = "";
-  for (let i = 0; i < KEY_LENGTH; i++) key += KEY_ALPHABET[randomInt(KEY_ALPHABET.length)];
-  return key;
-}
-
-export function inviteLinkUrl(h: Hearth, invite: InviteRecord): string {
+function inviteLinkUrl(h: Hearth, invite: InviteRecord): string {
   return `${h.realmUrl()}/join/${invite.key}/`;
 }
 
 /** GET /invites' view of a link (Zulip's Invite object). */
-export function inviteView(h: Hearth, invite: InviteRecord) {
+function inviteView(h: Hearth, invite: InviteRecord) {
   return {
     id: invite.id,
     invited_by_user_id: invite.invited_by_user_id,
@@ -96,7 +90,7 @@ export async function checkCreateInviteLink(h: Hearth, actor: UserRecord, input:
     checkInviteLink(h, getUser(h.store, actor.id) ?? { ...actor, is_active: false }, input);
     const record: InviteRecord = {
       id: h.store.nextId("invite"),
-      key: generateInviteKey(),
+      key: randomToken(KEY_LENGTH, KEY_ALPHABET),
       invited_by_user_id: actor.id,
       invited: now,
       expiry_date: minutes === null ? null : now + minutes * 60,
@@ -191,7 +185,7 @@ export async function checkJoinWithInvite(h: Hearth, key: string, input: { email
   checkEmailDomain(h, email);
   if (getUserByEmail(h.store, email)) throw badRequest(`${email} already has an account.`);
   checkFullName(input.full_name);
-  if (input.password.length < SERVER_LIMITS.password_min_length || input.password.length > SERVER_LIMITS.password_max_length) {
+  if (!passwordLengthAllowed(input.password)) {
     throw badRequest(`The password must be ${SERVER_LIMITS.password_min_length} to ${SERVER_LIMITS.password_max_length} characters long.`);
   }
   const channelIds = [...invite.stream_ids, ...(invite.include_realm_default_subscriptions ? defaultChannelIds(h.store) : [])];

@@ -1,7 +1,7 @@
 import type { Hearth } from "../context";
 import { assertAdmin } from "../access/roles";
 import { badRequest } from "../errors";
-import { hashPassword, verifyPassword } from "../auth/credentials";
+import { hashPassword, passwordLengthAllowed, verifyPassword } from "../auth/credentials";
 import { EmailVisibility, getUser, putUser, type UserRecord } from "../store/users";
 import { apiEmail, isAdmin } from "../views/users";
 import {
@@ -16,7 +16,7 @@ import {
 } from "../views/settings";
 import { getRealm, putRealm } from "../store/realm";
 import { requireRealm } from "../views/realm";
-import { realmSetting, SERVER_LIMITS } from "../views/realm-settings";
+import { realmSetting } from "../views/realm-settings";
 import { activeUserIds, checkFullName, notifyFullNameChanged, notifyRealmUser } from "./users";
 
 export interface SettingsChanges {
@@ -114,7 +114,7 @@ export async function checkUpdateSettings(
   if (changes.new_password !== undefined) {
     if (changes.old_password === undefined) throw badRequest("Please fill out all fields.");
     if (!(await verifyPassword(changes.old_password, user.password_hash))) throw badRequest("Wrong password!");
-    if (changes.new_password.length < SERVER_LIMITS.password_min_length || changes.new_password.length > SERVER_LIMITS.password_max_length) {
+    if (!passwordLengthAllowed(changes.new_password)) {
       throw badRequest("New password is too weak!");
     }
     passwordHash = await hashPassword(changes.new_password);

@@ -9,6 +9,7 @@ import { pathId } from "../http/path";
 import { checkCreateInviteLink, checkJoinWithInvite, checkRevokeInviteLink, InviteLinkError, invitesFor, liveInviteByKey } from "../actions/invites";
 import { getRealm } from "../store/realm";
 import { Role } from "../store/users";
+import { escapeHtml } from "../lib/text";
 
 export function inviteRoutes(h: Hearth) {
   return new ApiRoutes(h)
@@ -35,7 +36,6 @@ export function inviteRoutes(h: Hearth) {
 /** Far above an email, a name and a password. */
 const MAX_FORM_CHARS = 16 * 1024;
 
-const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /** A small self-contained page: the join form and its outcomes, without scripts. */
 function page(title: string, body: string, status = 200): Response {
@@ -76,9 +76,6 @@ function refusal(error: ApiError): Response {
   return page("Join", `<p class="error" role="alert">${escapeHtml(error.message)}</p>`, error.httpStatus);
 }
 
-function deadLink(error: InviteLinkError): Response {
-  return page("Invitation link", `<p class="error">${escapeHtml(error.message)}</p>`, 404);
-}
 
 /**
  * `/join/<key>/`: where a reusable invitation link leads (Zulip's registration page for
@@ -89,6 +86,10 @@ export function joinPageRoutes(h: Hearth) {
   // Guessing keys (either method tells a live key from a dead one) counts against the
   // client's budget of failed authentications.
   const ipKeyOf = (request: Request, server: Server<unknown> | null) => `ip:${server?.requestIP(request)?.address ?? "unknown"}`;
+  const deadLink = (error: InviteLinkError, ipKey: string) => {
+    if (error.unknownKey) h.limits.loginByIp.recordFailure(ipKey);
+    return page("Invitation link", `<p class="error">${escapeHtml(error.message)}</p>`, 404);
+  };
   const show = ({ params, request, server }: { params: { key: string }; request: Request; server: Server<unknown> | null }) => {
     const ipKey = ipKeyOf(request, server);
     try {
@@ -96,10 +97,7 @@ export function joinPageRoutes(h: Hearth) {
       liveInviteByKey(h, params.key);
       return page("Join", joinForm(h, {}));
     } catch (error) {
-      if (error instanceof InviteLinkError) {
-        if (error.unknownKey) h.limits.loginByIp.recordFailure(ipKey);
-        return deadLink(error);
-      }
+      if (error instanceof InviteLinkError) return deadLink(error, ipKey);
       if (error instanceof ApiError) return refusal(error);
       throw error;
     }
@@ -126,10 +124,7 @@ export function joinPageRoutes(h: Hearth) {
         `<p>Your account ${escapeHtml(user.email)} is ready. Sign in from a Zulip app (mobile, desktop or terminal) with the server URL <code>${escapeHtml(h.realmUrl())}</code>, your email and your password.</p>`,
       );
     } catch (error) {
-      if (error instanceof InviteLinkError) {
-        if (error.unknownKey) h.limits.loginByIp.recordFailure(ipKey);
-        return deadLink(error);
-      }
+      if (error instanceof InviteLinkError) return deadLink(error, ipKey);
       if (error instanceof ApiError) return page("Join", joinForm(h, values, error.message), error.httpStatus);
       throw error;
     }

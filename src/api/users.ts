@@ -6,7 +6,6 @@ import { pathId } from "../http/path";
 import {
   accessBot,
   accessUserByIdOrEmail,
-  botView,
   checkCreateBot,
   checkAdminUpdateUser,
   checkCreateUser,
@@ -20,6 +19,7 @@ import {
 } from "../actions/users";
 import { allUsers, getUser } from "../store/users";
 import { apiEmail, formatUser } from "../views/users";
+import { avatarUrl } from "../views/avatars";
 import { maxMessageIdFor } from "../views/messages";
 
 const viewParams = {
@@ -119,7 +119,7 @@ export function usersRoutes(h: Hearth) {
       },
       async ({ user, params }) => {
         const bot = await checkCreateBot(h, user, params);
-        return { user_id: bot.id, api_key: bot.api_key, avatar_url: botView(h, bot).avatar_url, ...botDefaultsView(h, bot) };
+        return { user_id: bot.id, api_key: bot.api_key, avatar_url: avatarUrl(h, bot), ...botDefaultsView(h, bot) };
       },
     )
     .get("/bots", {}, ({ user }) => {
@@ -132,7 +132,7 @@ export function usersRoutes(h: Hearth) {
           username: u.email,
           full_name: u.full_name,
           api_key: u.api_key,
-          avatar_url: botView(h, u).avatar_url,
+          avatar_url: avatarUrl(h, u),
           ...botDefaultsView(h, u),
           // The API email: the owner's real address only where everyone may see it.
           owner: owner ? apiEmail(h, owner) : null,
@@ -154,7 +154,7 @@ export function usersRoutes(h: Hearth) {
         // Zulip's answer; Hearth has no outgoing-webhook services.
         return {
           full_name: after.full_name,
-          avatar_url: botView(h, after).avatar_url,
+          avatar_url: avatarUrl(h, after),
           service_interface: 1,
           service_payload_url: null,
           config_data: null,

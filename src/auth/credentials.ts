@@ -1,12 +1,23 @@
 import { createHash, randomInt, timingSafeEqual } from "node:crypto";
+import { SERVER_LIMITS } from "../views/realm-settings";
 
 const ALPHANUMERIC = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 
+/** `length` characters drawn uniformly from `alphabet` by the crypto generator. */
+export function randomToken(length: number, alphabet = ALPHANUMERIC): string {
+  let token = "";
+  for (let i = 0; i < length; i++) token += alphabet[randomInt(alphabet.length)];
+  return token;
+}
+
 /** 32 random alphanumerics, like Zulip's API keys. */
 export function generateApiKey(): string {
-  let key = "";
-  for (let i = 0; i < 32; i++) key += ALPHANUMERIC[randomInt(ALPHANUMERIC.length)];
-  return key;
+  return randomToken(32);
+}
+
+/** The password lengths the server accepts (`password_min_length`..`password_max_length` in /server_settings). */
+export function passwordLengthAllowed(password: string): boolean {
+  return password.length >= SERVER_LIMITS.password_min_length && password.length <= SERVER_LIMITS.password_max_length;
 }
 
 /** Compares secrets in time independent of where they differ (and of their lengths). */
