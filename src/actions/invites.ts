@@ -6,11 +6,11 @@ import { badRequest, insufficientPermission, mustBeAdmin, mustBeOwner } from "..
 import { getRealm } from "../store/realm";
 import { allInvites, getInvite, getInviteByKey, inviteIsLive, putInvite, type InviteRecord } from "../store/invites";
 import { getUser, getUserByEmail, Role, ROLES, type UserRecord } from "../store/users";
-import { realmSetting, SERVER_LIMITS } from "../views/realm-settings";
+import { SERVER_LIMITS } from "../views/realm-settings";
 import { isAdmin, isOwner } from "../views/users";
 import { defaultChannelIds } from "../store/channels";
 import { checkEmailAddress, checkFullName, doCreateUser } from "./users";
-import { getRealmDomains } from "./realm_domains";
+import { emailRefusalForRealm } from "../views/realm_domains";
 import { notifyInvitesChanged } from "./invite_events";
 
 /** Zulip's INVITATION_LINK_VALIDITY_MINUTES default: 10 days. */
@@ -164,17 +164,6 @@ export function liveInviteByKey(h: Hearth, key: string): InviteRecord {
   return invite;
 }
 
-/** Zulip's email_allowed_for_realm, when the organization restricts emails to its domains. */
-function checkEmailDomain(h: Hearth, email: string): void {
-  if (!realmSetting(getRealm(h.store)?.settings ?? {}, "emails_restricted_to_domains")) return;
-  const at = email.lastIndexOf("@");
-  // Zulip's rule: with restricted domains, `+` aliases could stand in for anyone's address.
-  if (email.slice(0, at).includes("+")) throw badRequest("Email addresses containing + are not allowed in this organization.");
-  const domain = email.slice(at + 1).toLowerCase();
-  const allowed = getRealmDomains(h).some((d) => d.domain === domain || (d.allow_subdomains && domain.endsWith(`.${d.domain}`)));
-  if (!allowed) throw badRequest(`Your email address, ${email}, is not in one of the domains that are allowed to register for accounts in this organization.`);
-}
-
 /**
  * Someone holding a live link creates their account: the link's role, its channels
  * (and the default channels when it says so). The link stays live for the next person.
@@ -182,7 +171,10 @@ function checkEmailDomain(h: Hearth, email: string): void {
 export async function checkJoinWithInvite(h: Hearth, key: string, input: { email: string; full_name: string; password: string }): Promise<UserRecord> {
   const invite = liveInviteByKey(h, key);
   const email = checkEmailAddress(input.email);
-  checkEmailDomain(h, email);
+  // Zulip's registration form's words.
+  const refusal = emailRefusalForRealm(h, email);
+  if (refusal === "plus") throw badRequest("Email addresses containing + are not allowed in this organization.");
+  if (refusal === "domain") throw badRequest(`Your email address, ${email}, is not in one of the domains that are allowed to register for accounts in this organization.`);
   if (getUserByEmail(h.store, email)) throw badRequest(`${email} already has an account.`);
   checkFullName(input.full_name);
   if (!passwordLengthAllowed(input.password)) {

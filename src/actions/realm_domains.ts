@@ -3,19 +3,9 @@ import { assertOwner } from "../access/roles";
 import { badRequest } from "../errors";
 import type { UserRecord } from "../store/users";
 import { activeUserIds } from "./users";
+import { realmDomainView, type RealmDomain } from "../views/realm_domains";
 
-/** An allowed email domain for new accounts (used when `emails_restricted_to_domains` is on). */
-export interface RealmDomain {
-  id: number;
-  domain: string;
-  allow_subdomains: boolean;
-}
 
-export function getRealmDomains(h: Hearth): RealmDomain[] {
-  return [...h.store.dbs.realmDomains.getRange({})].map((e) => e.value as RealmDomain);
-}
-
-export const realmDomainView = (d: RealmDomain) => ({ domain: d.domain, allow_subdomains: d.allow_subdomains });
 
 /** Zulip's domain rules: letters, digits, `-` and `.`, at least one dot; lower-cased. */
 export function checkDomain(raw: string): string {

@@ -23,6 +23,7 @@ import {
 import { canSeeRealEmail, formatUser, isAdmin, isOwner, isoTimestamp } from "../views/users";
 import { realmUserDefaults } from "../views/settings";
 import { getRealm } from "../store/realm";
+import { emailRefusalForRealm } from "../views/realm_domains";
 import { avatarUrl } from "../views/avatars";
 
 export const MAX_NAME_LENGTH = 100;
@@ -230,6 +231,11 @@ async function sendWelcomeDm(h: Hearth, user: UserRecord): Promise<void> {
 /** `POST /users`: administrators create accounts. */
 export async function checkCreateUser(h: Hearth, actor: UserRecord, input: { email: string; full_name: string; password: string }) {
   assertAdmin(actor);
+  // Zulip's create_user_backend's words for email_allowed_for_realm's refusals.
+  const email = checkEmailAddress(input.email);
+  const refusal = emailRefusalForRealm(h, email);
+  if (refusal === "plus") throw badRequest("Email addresses containing + are not allowed.");
+  if (refusal === "domain") throw badRequest(`Email '${email}' not allowed in this organization`);
   return doCreateUser(h, { ...input, pending_first_login: true });
 }
 

@@ -3,7 +3,8 @@ import type { Hearth } from "../context";
 import { ApiRoutes } from "../http/route";
 import { param } from "../http/params";
 import { doDeactivateRealm } from "../actions/realm";
-import { doAddRealmDomain, doChangeRealmDomain, doRemoveRealmDomain, getRealmDomains, realmDomainView } from "../actions/realm_domains";
+import { doAddRealmDomain, doChangeRealmDomain, doRemoveRealmDomain } from "../actions/realm_domains";
+import { getRealmDomains, realmDomainView } from "../views/realm_domains";
 import {
   checkUpdateRealm,
   REALM_BOOLEAN_SETTINGS,

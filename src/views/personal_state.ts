@@ -7,7 +7,7 @@ import { mutedTopicsView } from "../actions/user_topics";
 import { getUserTopics } from "../store/user_topics";
 import { getDrafts } from "../actions/drafts";
 import { getNavigationViews } from "../actions/navigation_views";
-import { getRealmDomains, realmDomainView } from "../actions/realm_domains";
+import { getRealmDomains, realmDomainView } from "./realm_domains";
 import { getLinkifiers } from "../actions/linkifiers";
 import { getChannelFolders } from "../actions/channel_folders";
 import { getPlaygrounds } from "../actions/playgrounds";

@@ -82,6 +82,20 @@ describe("POST /users (administrators create users)", () => {
     expect(expectSuccess(await newbie.post("/register", { fetch_event_types: JSON.stringify(["message", "update_message_flags"]) })).unread_msgs.count).toBe(1);
   });
 
+  test("an organization that restricts emails to its domains: the same rule for accounts administrators create", async () => {
+    expectSuccess(await s.as("desdemona").post("/realm/domains", { domain: "elsinore.test", allow_subdomains: "false" }));
+    expectSuccess(await s.as("desdemona").patch("/realm", { emails_restricted_to_domains: "true" }));
+    try {
+      expectError(await s.as("iago").post("/users", { email: "yorick@graveyard.test", password: "alas-poor", full_name: "Yorick" }), 400, "BAD_REQUEST", "Email 'yorick@graveyard.test' not allowed in this organization");
+      expectError(await s.as("iago").post("/users", { email: "yorick+skull@elsinore.test", password: "alas-poor", full_name: "Yorick" }), 400, "BAD_REQUEST", "Email addresses containing + are not allowed.");
+      expectSuccess(await s.as("iago").post("/users", { email: "yorick@elsinore.test", password: "alas-poor", full_name: "Yorick" }));
+      const emails = expectSuccess(await s.as("iago").get("/users")).members.map((u: any) => u.delivery_email ?? u.email);
+      expect(emails).not.toContain("yorick@graveyard.test");
+    } finally {
+      expectSuccess(await s.as("desdemona").patch("/realm", { emails_restricted_to_domains: "false" }));
+    }
+  });
+
   test("members cannot; duplicates and bad input are rejected without writing", async () => {
     expectError(await s.as("hamlet").post("/users", { email: "x@zulip.test", password: "p", full_name: "X" }), 400, "UNAUTHORIZED_PRINCIPAL");
     expectError(await s.as("iago").post("/users", { email: s.users.hamlet.email, password: "p", full_name: "Dup" }), 400, "BAD_REQUEST", `Email '${s.users.hamlet.email}' already in use`);
