@@ -133,14 +133,14 @@ const truthy = (v: Json) =>
 const has = (o: Record<string, Json>, key: string) => key in o && truthy(o[key]);
 
 /** Slack's emphasis, which needs a word boundary of punctuation, space or symbol on each side (Slack has no mid-word emphasis). */
-const slackEmphasis = (marker: string) =>
+const slackEmphasisPattern = (marker: string) =>
   new RegExp(
     String.raw`((?![${marker}\x60@\\\p{Pf}\p{Pe}])[\p{P}\p{Zs}\p{S}]|^)(${marker})([^${marker}]+)(${marker})((?![${marker}\x60@\\\p{Pi}\p{Ps}])(?=[\p{P}\p{Zs}\p{S}]|$))`,
     "gmu",
   );
-const SLACK_BOLD = slackEmphasis("\\*");
-const SLACK_STRIKE = slackEmphasis("~");
-const SLACK_ITALIC = slackEmphasis("_");
+const SLACK_BOLD = slackEmphasisPattern("\\*");
+const SLACK_STRIKE = slackEmphasisPattern("~");
+const SLACK_ITALIC = slackEmphasisPattern("_");
 /**
  * `<https://example.com>` and `<https://example.com|label>`, lower-case host names only,
  * as Zulip's pattern reads them. Written so that no part can match what the next one
@@ -162,16 +162,18 @@ function slackLinks(text: string): string {
     .replace(SLACK_MAILTO, (_match, address: string) => address);
 }
 
-/** Zulip's convert_slack_formatting: `*bold*`, `~strike~`, `_italic_`, then the links. */
-function slackFormatting(text: string): string {
-  return slackLinks(
-    text
-      .replace(SLACK_BOLD, (_m, before: string, _o, inner: string) => `${before}**${inner}**`)
-      .replace(SLACK_STRIKE, (_m, before: string, _o, inner: string) => `${before}~~${inner}~~`)
-      .replace(SLACK_ITALIC, (_m, before: string, _o, inner: string) => `${before}*${inner}*`),
-  );
+/** Slack's `*bold*`, `~strike~` and `_italic_` as Markdown. */
+function slackEmphasis(text: string): string {
+  return text
+    .replace(SLACK_BOLD, (_m, before: string, _o, inner: string) => `${before}**${inner}**`)
+    .replace(SLACK_STRIKE, (_m, before: string, _o, inner: string) => `${before}~~${inner}~~`)
+    .replace(SLACK_ITALIC, (_m, before: string, _o, inner: string) => `${before}*${inner}*`);
 }
 
+/** Zulip's convert_slack_formatting, for blocks and attachments: the emphasis, then the links. */
+function slackFormatting(text: string): string {
+  return slackLinks(slackEmphasis(text));
+}
 
 /** Slack's text object: plain_text or mrkdwn (plain_text only where Slack allows no more). */
 function textObject(value: Json, name: string, plainOnly = false): string {
@@ -403,8 +405,8 @@ function renderSlackPayload(value: Json, topic: string | undefined): { topic: st
   let body = joinPieces(pieces);
   if (body === "" && has(payload, "text")) {
     body = (has(payload, "icon_emoji") ? checkString(payload.icon_emoji, `payload["icon_emoji"]`) + " " : "") + checkString(payload.text, `payload["text"]`);
-    // Links first, then the formatting pass, as Zulip does.
-    body = slackFormatting(slackLinks(body.trim()));
+    // The plain text takes the links first, then the emphasis, as Zulip does.
+    body = slackEmphasis(slackLinks(body.trim()));
   }
   if (body === "") return null;
   return { topic: where ?? "(no topic)", content: body };

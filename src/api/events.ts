@@ -167,7 +167,8 @@ export function eventsRoutes(h: Hearth) {
 /**
  * One poll of a queue the user owns, as both GET /events routes answer it: the answer
  * at once when events are waiting (or `dont_block`), else a promise of it. `finish`
- * turns the fields into the route's answer inside that one promise: under a message
+ * turns the fields into the route's answer inside that one promise (`onError`, if
+ * given, turns a failure to build it into the answer instead): under a message
  * flood every client polls again after every event, and each promise layer per poll
  * (an async function, a `.then`) showed up in scripts/bench-events.ts.
  */
@@ -180,9 +181,17 @@ function pollQueue<T>(
   request: Request,
   server: import("bun").Server<unknown> | null | undefined,
   finish: (fields: SerializedFields) => T,
+  onError?: (error: unknown) => T,
 ): T | Promise<T> {
   const queue = h.queues.access(queueId, user.id);
-  const answer = (events: Parameters<typeof eventsResponseFields>[0]) => finish(eventsResponseFields(events, queue.idJson));
+  const answer = (events: Parameters<typeof eventsResponseFields>[0]) => {
+    try {
+      return finish(eventsResponseFields(events, queue.idJson));
+    } catch (error) {
+      if (onError) return onError(error);
+      throw error;
+    }
+  };
   const waiting = h.queues.poll(queue, lastEventId, dontBlock, () => request.signal, answer);
   // Bun closes idle connections (10 s by default, 30 s as Elysia sets it up); a
   // parked poll must outlive the heartbeat.
@@ -245,7 +254,8 @@ export function fastPollRoute(h: Hearth, general: (request: Request, server: imp
     if (queueId === undefined || request.body !== null) return general(request, server);
     try {
       const user = authenticateEndpoint(h, request, () => server.requestIP(request)?.address ?? "unknown", "required", false)!;
-      return pollQueue(h, user, queueId, lastEventId, dontBlock ?? false, request, server, serializedResponse);
+      // Bun's own answer to a failed route is an HTML error page: a failed answer is ours.
+      return pollQueue(h, user, queueId, lastEventId, dontBlock ?? false, request, server, serializedResponse, (error) => errorResponse(error, request));
     } catch (error) {
       return errorResponse(error, request);
     }

@@ -36,7 +36,6 @@ export function inviteRoutes(h: Hearth) {
 /** Far above an email, a name and a password. */
 const MAX_FORM_CHARS = 16 * 1024;
 
-
 /** A small self-contained page: the join form and its outcomes, without scripts. */
 function page(title: string, body: string, status = 200): Response {
   const html = `<!doctype html>
@@ -75,7 +74,6 @@ ${error ? `<p class="error" role="alert">${escapeHtml(error)}</p>` : ""}
 function refusal(error: ApiError): Response {
   return page("Join", `<p class="error" role="alert">${escapeHtml(error.message)}</p>`, error.httpStatus);
 }
-
 
 /**
  * `/join/<key>/`: where a reusable invitation link leads (Zulip's registration page for

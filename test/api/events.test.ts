@@ -160,6 +160,19 @@ describe("GET /events long-poll", () => {
     expect(fromPage.headers.get("www-authenticate")).toBe('Session realm="zulip"');
   });
 
+  test("a parked poll whose answer cannot be built gets Zulip's JSON error, never Bun's error page", async () => {
+    const { queue_id } = await register(s.as("hamlet"));
+    const parked = fetch(`${s.url}/api/v1/events?queue_id=${queue_id}&last_event_id=-1`, { headers: auth(s.users.hamlet.email, s.users.hamlet.apiKey) });
+    await Bun.sleep(50);
+    // No action publishes such an event: a value JSON cannot hold stands in for a bug.
+    s.server.h.events.publish({ type: "custom", value: 1n } as any, [s.users.hamlet.id]);
+    const res = await parked;
+    expect(res.status).toBe(500);
+    expect(res.headers.get("content-type")).toContain("application/json");
+    expect(await res.json()).toEqual({ result: "error", msg: "Internal server error", code: "INTERNAL_SERVER_ERROR" });
+    expectSuccess(await s.as("hamlet").delete("/events", { queue_id }));
+  });
+
   test("queues belong to their user", async () => {
     const { queue_id } = await register(s.as("hamlet"));
     expectError(await s.as("othello").get("/events", { queue_id, dont_block: true }), 400, "BAD_REQUEST");
