@@ -477,6 +477,8 @@ export async function checkUpdateBot(h: Hearth, actor: UserRecord, botId: number
   const defaults = checkBotDefaults(h, actor, changes);
   const { before, after } = await h.store.commit(() => {
     const current = getUser(h.store, botId)!;
+    // The new owner may have been deactivated since the check.
+    if (owner) checkNewBotOwner(h, owner.id);
     const next: UserRecord = {
       ...current,
       ...(full_name !== undefined ? { full_name } : {}),

@@ -213,6 +213,19 @@ describe("PATCH /bots/{bot_id}", () => {
     expect(expectSuccess(await s.as("hamlet").get(`/users/${bot}`)).user.bot_owner_id).toBe(s.users.othello.id);
   });
 
+  test("a bot never ends up active under an owner deactivated at the same moment", async () => {
+    for (let i = 0; i < 5; i++) {
+      const newOwner = expectSuccess(await s.as("iago").post("/users", { email: `heir${i}@zulip.test`, password: "heir-password", full_name: `Heir ${i}` })).user_id;
+      const bot = await s.createBot("hamlet", { full_name: `Courier ${i}`, short_name: `courier${i}`, bot_type: 1 });
+      // The deactivation is sent first, so its commit usually comes first too.
+      const [deactivated, moved] = await Promise.all([s.as("iago").delete(`/users/${newOwner}`), s.as("hamlet").patch(`/bots/${bot.id}`, { bot_owner_id: newOwner })]);
+      expectSuccess(deactivated);
+      const after = expectSuccess(await s.as("iago").get(`/users/${bot.id}`)).user;
+      if (moved.status === 200) expect(after.is_active && after.bot_owner_id === newOwner).toBe(false);
+      else expect(moved.body.msg).toBe("Failed to change owner, user is deactivated");
+    }
+  });
+
   test("refused owners leave the bot as it was; administrators change a bot's role", async () => {
     const bot = expectSuccess(await s.as("cordelia").post("/bots", { full_name: "Kept bot", short_name: "kept" })).user_id as number;
     const deactivated = await s.createUser("gone");
