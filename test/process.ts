@@ -1,6 +1,6 @@
 /** Helpers for tests that run Hearth as a separate process, the way users do. */
 import { afterAll } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -49,7 +49,6 @@ export const auth = (email: string, key: string) => ({ authorization: "Basic " +
 
 /** Each thread of a running process with its Linux nice value (from /proc; empty elsewhere). */
 export function threadNiceValues(pid: number): { name: string; main: boolean; nice: number }[] {
-  const { readdirSync, readFileSync } = require("node:fs") as typeof import("node:fs");
   const threads = [];
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
     try {
