@@ -167,6 +167,12 @@ export function unreadWatermark(store: Store): number {
   return stored ?? ((store.dbs.meta.get(["counter", "message"]) as number | undefined) ?? 0);
 }
 
+/** Whether any channel message past the watermark waits for its deferred "unread" rows (one key read). */
+export function hasDeferredUnreadRows(store: Store): boolean {
+  for (const _ of store.dbs.messageRecipientLists.getKeys({ start: unreadWatermark(store) + 1, end: Number.MAX_SAFE_INTEGER, limit: 1 })) return true;
+  return false;
+}
+
 /** Binary search in a sorted recipient list. */
 function listHolds(list: readonly number[] | undefined, userId: number): boolean {
   return list !== undefined && list[firstAbove(list, userId - 1)] === userId;
