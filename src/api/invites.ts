@@ -2,7 +2,7 @@ import { Type as t } from "@sinclair/typebox";
 import { Elysia } from "elysia";
 import type { Server } from "bun";
 import type { Hearth } from "../context";
-import { ApiError } from "../errors";
+import { ApiError, badRequest } from "../errors";
 import { ApiRoutes } from "../http/route";
 import { param } from "../http/params";
 import { pathId } from "../http/path";
@@ -14,6 +14,11 @@ import { escapeHtml } from "../lib/text";
 export function inviteRoutes(h: Hearth) {
   return new ApiRoutes(h)
     .get("/invites", {}, ({ user }) => ({ invites: invitesFor(h, user) }))
+    // Zulip emails each invitation's link; Hearth sends no email, so nobody may (every
+    // user's can_invite_others_to_realm is false) and the answer says what to use instead.
+    .post("/invites", {}, () => {
+      throw badRequest("Email invitations are not available: this server sends no email. Create an invitation link instead.");
+    })
     .post(
       "/invites/multiuse",
       {

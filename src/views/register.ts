@@ -144,7 +144,8 @@ defineStatePart("realm_user", ["realm_user"], (ctx) => {
       can_create_private_streams: canCreatePrivate,
       can_create_web_public_streams: isOwner(user),
       can_subscribe_other_users: inRealmGroup(h, user, "can_add_subscribers_group"),
-      can_invite_others_to_realm: !isGuest(user),
+      // Inviting by email (POST /invites); Hearth sends no email (links: create_multiuse_invite_group).
+      can_invite_others_to_realm: false,
     });
   }
   return state;

@@ -42,6 +42,15 @@ async function listInvites(who: "desdemona" | "iago" | "hamlet" | "othello") {
   return body.invites as any[];
 }
 
+test("email invitations are refused with a clear error, and register tells every client it cannot send them", async () => {
+  for (const who of ["desdemona", "iago", "hamlet"] as const) {
+    expectError(await s.as(who).post("/invites", { invitee_emails: "new@example.com", stream_ids: [denmark] }), 400, "BAD_REQUEST", /not available: this server sends no email/);
+    const state = expectSuccess(await s.as(who).post("/register", { fetch_event_types: ["realm_user"] }));
+    expect(state.can_invite_others_to_realm).toBe(false);
+  }
+  expectError(await new ApiClient(s.url, null, null).post("/invites", { invitee_emails: "new@example.com" }), 401, "UNAUTHORIZED");
+});
+
 describe("reusable invitation links", () => {
   test("an administrator's link, listed for administrators and its creator only, with invites_changed to exactly them", async () => {
     let link = "";
