@@ -166,6 +166,6 @@ defineStatePart("realm_default_streams", ["default_streams"], ({ h, user }) => (
   realm_default_streams: user ? defaultStreamsState(h, user) : [],
 }));
 
-defineStatePart("realm_user_groups", ["user_group"], ({ h, user, capabilities }) => ({
+defineStatePart("realm_user_groups", ["realm_user_groups", "user_group"], ({ h, user, capabilities }) => ({
   realm_user_groups: user ? userGroupsState(h, user, { includeDeactivatedGroups: capabilities.include_deactivated_groups }) : [],
 }));

@@ -67,7 +67,7 @@ defineStatePart("drafts", ["drafts"], ({ h, user }) => ({
 
 defineStatePart("realm_emoji", ["realm_emoji"], ({ h }) => ({ realm_emoji: realmEmojiDict(h) }));
 
-defineStatePart("navigation_views", ["navigation_view"], ({ h, user }) => ({
+defineStatePart("navigation_views", ["navigation_views", "navigation_view"], ({ h, user }) => ({
   navigation_views: user ? getNavigationViews(h, user.id) : [],
 }));
 
@@ -78,6 +78,6 @@ defineStatePart("realm_linkifiers", ["realm_linkifiers"], ({ h, capabilities }) 
   realm_linkifiers: capabilities.linkifier_url_template ? getLinkifiers(h) : [],
 }));
 
-defineStatePart("channel_folders", ["channel_folder"], ({ h }) => ({ channel_folders: getChannelFolders(h) }));
+defineStatePart("channel_folders", ["channel_folders", "channel_folder"], ({ h }) => ({ channel_folders: getChannelFolders(h) }));
 
 defineStatePart("realm_playgrounds", ["realm_playgrounds"], ({ h }) => ({ realm_playgrounds: getPlaygrounds(h) }));

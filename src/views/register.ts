@@ -195,7 +195,9 @@ const placeholders: [string, string[] | ((ctx: StateContext) => boolean), () => 
   ["realm_embedded_bots", ["realm_embedded_bots"], () => ({ realm_embedded_bots: [] })],
   ["realm_default_stream_groups", ["default_stream_groups"], () => ({ realm_default_stream_groups: [] })],
   ["stop_words", ["stop_words"], () => ({ stop_words: [] })],
-  ["has_zoom_token", ["has_zoom_token"], () => ({ has_zoom_token: false })],
+  ["has_zoom_token", ["video_calls", "has_zoom_token"], () => ({ has_zoom_token: false })],
+  // No GIPHY key is configured (Zulip sends "" then, and clients hide the GIF picker).
+  ["giphy_api_key", ["giphy"], () => ({ giphy_api_key: "" })],
 ];
 for (const [name, when, fetch] of placeholders) defineStatePart(name, when, fetch, { placeholder: true });
 

@@ -65,13 +65,23 @@ describe("POST /register", () => {
         narrow: [],
       }),
     );
-    for (const key of ["zulip_version", "max_message_id", "queue_id", "last_event_id", "user_id", "email", "full_name", "realm_name", "realm_message_retention_days", "subscriptions", "muted_topics", "realm_emoji", "custom_profile_fields", "realm_users", "cross_realm_bots", "presences", "unread_msgs", "user_settings", "starred_messages"]) {
+    for (const key of ["zulip_version", "max_message_id", "queue_id", "last_event_id", "user_id", "email", "full_name", "realm_name", "realm_message_retention_days", "subscriptions", "muted_topics", "realm_emoji", "custom_profile_fields", "realm_users", "cross_realm_bots", "presences", "unread_msgs", "user_settings", "starred_messages", "realm_user_groups"]) {
       expect(body).toHaveProperty(key);
     }
+    // zulip-terminal reads the groups at start-up (Model.__init__): Zulip's fetch name is "realm_user_groups".
+    expect(body.realm_user_groups.map((g: any) => g.name)).toContain("role:everyone");
     expect(body.twenty_four_hour_time).toBe(false);
     expect(body.pm_content_in_desktop_notifications).toBe(true);
     // Hearth serves every avatar itself, so client_gravatar never turns avatar_url into null.
     expect(body.realm_users.find((u: any) => u.user_id === s.users.hamlet.id).avatar_url).toStartWith(`${s.url}/user_avatars/`);
+  });
+
+  test("fetch_event_types takes Zulip's state names as well as the event types (realm_user_groups, navigation_views, channel_folders, video_calls)", async () => {
+    for (const [name, key] of [["realm_user_groups", "realm_user_groups"], ["user_group", "realm_user_groups"], ["navigation_views", "navigation_views"], ["navigation_view", "navigation_views"], ["channel_folders", "channel_folders"], ["channel_folder", "channel_folders"], ["video_calls", "has_zoom_token"], ["giphy", "giphy_api_key"]]) {
+      const body = expectSuccess(await s.as("hamlet").post("/register", { fetch_event_types: [name] }));
+      expect(body, name).toHaveProperty(key);
+      expect(body, name).not.toHaveProperty("realm_users");
+    }
   });
 
   test("fetch_event_types selects parts: a bot asking for messages gets no user list", async () => {
