@@ -1,5 +1,6 @@
 import type { Hearth } from "../context";
 import { badRequest } from "../errors";
+import { putUploadedAvatar, type UploadedAvatar } from "../store/avatars";
 import { getUser, putUser, type UserRecord } from "../store/users";
 import { avatarUrl } from "../views/avatars";
 import { notifyRealmBot, notifyRealmUser } from "./users";
@@ -17,6 +18,21 @@ function sniffImageType(bytes: Uint8Array): string | null {
   return null;
 }
 
+/** An uploaded avatar image, checked (readAvatarImage) and ready to store. */
+export type CheckedAvatar = UploadedAvatar;
+
+/** An avatar upload as Zulip checks it: one image within MAX_AVATAR_FILE_SIZE_MIB. */
+export async function readAvatarImage(file: File): Promise<CheckedAvatar> {
+  const { data, contentType } = await readUploadedImage(file, MAX_AVATAR_FILE_SIZE_MIB);
+  return { data, content_type: contentType };
+}
+
+/** The record with `avatar` as its uploaded avatar, stored; call inside `commit`. */
+export function withUploadedAvatar(h: Hearth, record: UserRecord, avatar: CheckedAvatar): UserRecord {
+  putUploadedAvatar(h.store, record.id, avatar);
+  return { ...record, avatar_source: "U", avatar_version: record.avatar_version + 1 };
+}
+
 /** An uploaded image within `maxMiB`, with the type its bytes show (Zulip's avatar and emoji checks). */
 export async function readUploadedImage(file: File, maxMiB: number): Promise<{ data: Uint8Array; contentType: string }> {
   if (file.size > maxMiB * 1024 * 1024) throw badRequest(`Uploaded file is larger than the allowed limit of ${maxMiB} MiB`);
@@ -26,7 +42,7 @@ export async function readUploadedImage(file: File, maxMiB: number): Promise<{ d
   return { data, contentType };
 }
 
-function notifyAvatarChange(h: Hearth, user: UserRecord): void {
+export function notifyAvatarChange(h: Hearth, user: UserRecord): void {
   notifyRealmUser(h, "update", user, {
     avatar_url: avatarUrl(h, user),
     avatar_source: user.avatar_source,
@@ -42,11 +58,9 @@ function notifyAvatarChange(h: Hearth, user: UserRecord): void {
  * bumps avatar_version so the URL changes.
  */
 export async function doSetAvatar(h: Hearth, user: UserRecord, file: File): Promise<UserRecord> {
-  const { data, contentType } = await readUploadedImage(file, MAX_AVATAR_FILE_SIZE_MIB);
+  const avatar = await readAvatarImage(file);
   const updated = await h.store.commit(() => {
-    const current = getUser(h.store, user.id)!;
-    const next: UserRecord = { ...current, avatar_source: "U", avatar_version: current.avatar_version + 1 };
-    h.store.dbs.avatars.put(user.id, { content_type: contentType, data });
+    const next = withUploadedAvatar(h, getUser(h.store, user.id)!, avatar);
     putUser(h.store, next);
     return next;
   });

@@ -1,4 +1,5 @@
 import type { Hearth } from "../context";
+import { notifyAvatarChange, withUploadedAvatar, type CheckedAvatar } from "./avatars";
 import { assertAdmin } from "../access/roles";
 import { pathId } from "../http/path";
 import { findUserByLoginEmail } from "../auth/basic";
@@ -146,6 +147,8 @@ export interface NewUser {
   group_ids?: readonly number[];
   /** Checked again inside the creation transaction (an invitation link still live). */
   recheck?: () => void;
+  /** An uploaded avatar (a bot's, from POST /bots), stored with the account. */
+  avatar?: CheckedAvatar;
 }
 
 /** The settings a new account starts with: Zulip's defaults overridden by the organization's. */
@@ -165,7 +168,7 @@ export async function doCreateUser(h: Hearth, input: NewUser): Promise<UserRecor
   const created = await h.store.commit(() => {
     if (getUserByEmail(h.store, email)) throw badRequest(`Email '${email}' already in use`);
     input.recheck?.();
-    const record: UserRecord = {
+    let record: UserRecord = {
       id: h.store.nextId("user"),
       email,
       full_name,
@@ -187,6 +190,7 @@ export async function doCreateUser(h: Hearth, input: NewUser): Promise<UserRecor
       ...newUserSettings(getRealm(h.store)?.settings),
       ...(isBot && input.bot_defaults ? { bot_defaults: input.bot_defaults } : {}),
     };
+    if (input.avatar) record = withUploadedAvatar(h, record, input.avatar);
     putUser(h.store, record);
     return {
       record,
@@ -277,7 +281,7 @@ function mergeBotDefaults(current: BotDefaults | undefined, change: BotDefaultsC
 export async function checkCreateBot(
   h: Hearth,
   owner: UserRecord,
-  input: { full_name: string; short_name: string; bot_type: number } & BotDefaultsInput,
+  input: { full_name: string; short_name: string; bot_type: number; avatar?: CheckedAvatar } & BotDefaultsInput,
 ): Promise<UserRecord> {
   if (owner.is_bot) throw badRequest("Bots cannot create bots");
   if (!BOT_TYPES_SUPPORTED.includes(input.bot_type)) throw badRequest("Invalid bot type");
@@ -298,6 +302,7 @@ export async function checkCreateBot(
     bot_type: input.bot_type,
     bot_owner_id: owner.id,
     bot_defaults: mergeBotDefaults(undefined, checkBotDefaults(h, owner, input)),
+    avatar: input.avatar,
   });
 }
 
@@ -456,6 +461,8 @@ export interface BotChanges extends BotDefaultsInput {
   full_name?: string;
   role?: number;
   bot_owner_id?: number;
+  /** A new uploaded avatar (Zulip takes it as the request's one file). */
+  avatar?: CheckedAvatar;
 }
 
 /**
@@ -479,17 +486,19 @@ export async function checkUpdateBot(h: Hearth, actor: UserRecord, botId: number
     const current = getUser(h.store, botId)!;
     // The new owner may have been deactivated since the check.
     if (owner) checkNewBotOwner(h, owner.id);
-    const next: UserRecord = {
+    let next: UserRecord = {
       ...current,
       ...(full_name !== undefined ? { full_name } : {}),
       ...(role !== undefined ? { role } : {}),
       ...(owner ? { bot_owner_id: owner.id } : {}),
       bot_defaults: mergeBotDefaults(current.bot_defaults, defaults),
     };
+    if (changes.avatar) next = withUploadedAvatar(h, next, changes.avatar);
     putUser(h.store, next);
     return { before: current, after: next };
   });
   notifyAccountChanged(h, before, after);
+  if (after.avatar_version !== before.avatar_version) notifyAvatarChange(h, after);
   const was = botDefaultsView(h, before);
   const now = botDefaultsView(h, after);
   for (const key of Object.keys(now) as (keyof typeof now)[]) {

@@ -20,6 +20,8 @@ import {
 import { allUsers, getUser } from "../store/users";
 import { apiEmail, formatUser } from "../views/users";
 import { avatarUrl } from "../views/avatars";
+import { readAvatarImage, type CheckedAvatar } from "../actions/avatars";
+import { badRequest } from "../errors";
 import { maxMessageIdFor } from "../views/messages";
 
 const viewParams = {
@@ -117,8 +119,8 @@ export function usersRoutes(h: Hearth) {
           ...botDefaultsParams,
         },
       },
-      async ({ user, params }) => {
-        const bot = await checkCreateBot(h, user, params);
+      async ({ user, params, files }) => {
+        const bot = await checkCreateBot(h, user, { ...params, avatar: await avatarFromFiles(files) });
         return { user_id: bot.id, api_key: bot.api_key, avatar_url: avatarUrl(h, bot), ...botDefaultsView(h, bot) };
       },
     )
@@ -148,8 +150,11 @@ export function usersRoutes(h: Hearth) {
     .patch(
       "/bots/:bot_id",
       { params: { full_name: param.string().optional(), role: param.int().optional(), bot_owner_id: param.int().optional(), ...botDefaultsParams } },
-      async ({ user, params, path }) => {
-        const after = await checkUpdateBot(h, user, pathUserId(path.bot_id), params);
+      async ({ user, params, path, files }) => {
+        const botId = pathUserId(path.bot_id);
+        // Who may change the bot is checked before its file is read.
+        if (files.size > 0) accessManagedBot(h, user, botId);
+        const after = await checkUpdateBot(h, user, botId, { ...params, avatar: await avatarFromFiles(files) });
         const owner = after.bot_owner_id === null ? undefined : getUser(h.store, after.bot_owner_id);
         // Zulip's answer; Hearth has no outgoing-webhook services.
         return {
@@ -175,3 +180,9 @@ export function usersRoutes(h: Hearth) {
     });
 }
 
+/** Zulip's bot endpoints take an avatar as the request's one file (any field name); none leaves it as it is. */
+async function avatarFromFiles(files: ReadonlyMap<string, File>): Promise<CheckedAvatar | undefined> {
+  if (files.size === 0) return undefined;
+  if (files.size > 1) throw badRequest("You may only upload one file at a time");
+  return readAvatarImage([...files.values()][0]);
+}

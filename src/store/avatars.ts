@@ -11,6 +11,11 @@ export function getUploadedAvatar(store: Store, userId: number): UploadedAvatar 
   return store.dbs.avatars.get(userId) as UploadedAvatar | undefined;
 }
 
+/** Stores an account's uploaded avatar; call inside `commit`, with the record's avatar_source set to "U" and its avatar_version bumped. */
+export function putUploadedAvatar(store: Store, userId: number, avatar: UploadedAvatar): void {
+  store.dbs.avatars.put(userId, { content_type: avatar.content_type, data: avatar.data });
+}
+
 /** The secret in avatar file names, so avatar URLs cannot be enumerated (as Zulip's AVATAR_SALT). */
 /** Made once per data folder and never changed: read once per store. */
 const saltCache = new StoreCache<"salt", string | undefined>();

@@ -104,3 +104,67 @@ describe("avatars", () => {
     expect(expectSuccess(await s.as("othello").get("/users/me")).avatar_version).toBe(before.avatar_version);
   });
 });
+
+describe("bot avatars (POST /bots, PATCH /bots/{bot_id} with one file)", () => {
+  const picture = (seed: string) => identiconPng(seed, 64);
+  const file = (bytes: Uint8Array, name = "avatar.png") => new File([bytes as BlobPart], name, { type: "image/png" });
+  const bytesAt = async (url: string) => new Uint8Array(await (await fetch(url)).arrayBuffer());
+
+  test("a bot created with a file shows it, in the answer and in the realm_user add event", async () => {
+    const image = picture("created with a face");
+    const published = recordPublished(s);
+    const body = expectSuccess(await s.as("cordelia").post("/bots", { full_name: "Face bot", short_name: "facebot", avatar: file(image) }, { multipart: true }));
+    expect(await bytesAt(body.avatar_url)).toEqual(new Uint8Array(image));
+    const [added] = published.ofType("realm_user");
+    expect(added.event.person.avatar_url).toBe(body.avatar_url);
+    const listed = expectSuccess(await s.as("cordelia").get("/bots")).bots.find((b: any) => b.user_id === body.user_id);
+    expect(listed.avatar_url).toBe(body.avatar_url);
+  });
+
+  test("the owner changes a bot's avatar and name in one request; everyone's realm_user and the managers' realm_bot follow", async () => {
+    const bot = await s.createBot("cordelia", { full_name: "Plain bot", short_name: "plainbot" });
+    const image = picture("new face");
+    const published = recordPublished(s);
+    const body = expectSuccess(await s.as("cordelia").patch(`/bots/${bot.id}`, { full_name: "Pictured bot", avatar: file(image) }, { multipart: true }));
+    expect(body.full_name).toBe("Pictured bot");
+    expect(await bytesAt(body.avatar_url)).toEqual(new Uint8Array(image));
+    const avatarUpdate = published.ofType("realm_user").find((e) => "avatar_url" in e.event.person);
+    expect(avatarUpdate?.event.person).toMatchObject({ user_id: bot.id, avatar_url: body.avatar_url, avatar_source: "U" });
+    expect(avatarUpdate?.userIds).toContain(s.users.hamlet.id);
+    const botUpdate = published.ofType("realm_bot").find((e) => "avatar_url" in e.event.bot);
+    expect(botUpdate?.userIds).toContain(s.users.cordelia.id);
+    expect(botUpdate?.userIds).not.toContain(s.users.hamlet.id);
+    const seen = expectSuccess(await s.as("hamlet").get(`/users/${bot.id}`)).user;
+    expect(seen.avatar_url).toBe(body.avatar_url);
+    expect(seen.full_name).toBe("Pictured bot");
+  });
+
+  test("refused uploads change nothing: another user's bot, two files, a file that is no image", async () => {
+    const bot = await s.createBot("cordelia", { full_name: "Guarded bot", short_name: "guardedbot" });
+    const before = expectSuccess(await s.as("cordelia").get(`/users/${bot.id}`)).user;
+    expectError(await s.as("hamlet").patch(`/bots/${bot.id}`, { avatar: file(picture("intruder")) }, { multipart: true }), 400, "BAD_REQUEST", "No such bot");
+    expectError(
+      await s.as("cordelia").patch(`/bots/${bot.id}`, { full_name: "Renamed", a: file(picture("one")), b: file(picture("two")) }, { multipart: true }),
+      400,
+      "BAD_REQUEST",
+      "You may only upload one file at a time",
+    );
+    expectError(
+      await s.as("cordelia").patch(`/bots/${bot.id}`, { full_name: "Renamed", avatar: new File(["<svg/>"], "x.svg") }, { multipart: true }),
+      400,
+      "BAD_REQUEST",
+      "Invalid image format",
+    );
+    const after = expectSuccess(await s.as("cordelia").get(`/users/${bot.id}`)).user;
+    expect(after.full_name).toBe(before.full_name);
+    expect(after.avatar_url).toBe(before.avatar_url);
+    expectError(
+      await s.as("cordelia").post("/bots", { full_name: "Broken face", short_name: "brokenface", avatar: new File(["not an image"], "x.gif") }, { multipart: true }),
+      400,
+      "BAD_REQUEST",
+      "Invalid image format",
+    );
+    const names = expectSuccess(await s.as("iago").get("/users")).members.map((u: any) => u.full_name);
+    expect(names).not.toContain("Broken face");
+  });
+});
