@@ -165,9 +165,8 @@ async function recordTimeline(h: import("../src/context").Hearth, dataDir: strin
     commitStarts.push(now());
     return commitInfallible(fn, options);
   };
-  // A batched commit: lmdb-js runs the transaction's callback on this thread once its
-  // write thread holds the writer lock, the first of the commit's two turns on this
-  // thread. An inline commit (Store.run) runs it at once, after taking the lock itself.
+  // lmdb-js runs a transaction's callback on this thread once its write thread holds the
+  // writer lock: the time until then is the first of the commit's two turns on this thread.
   const callbackStarts: number[] = [];
   const turnedAfterPublish = new Map<number, number>();
   const responsesBuilt = new Map<number, number>();
@@ -178,12 +177,6 @@ async function recordTimeline(h: import("../src/context").Hearth, dataDir: strin
       callbackStarts.push(now());
       return fn();
     });
-  const transactionSync = store.root.transactionSync.bind(store.root);
-  store.root.transactionSync = (fn: () => unknown, flags: number) =>
-    transactionSync(() => {
-      callbackStarts.push(now());
-      return fn();
-    }, flags);
   const publish = h.events.publish.bind(h.events);
   h.events.publish = (event, users, options) => {
     if (event.type === "message") {
@@ -683,7 +676,7 @@ function explainTimeline(dataDir: string) {
   rows.sort((a, b) => b.total - a.total);
   const mean = (xs: typeof rows, k: "toCommit" | "commit" | "toCallback" | "toTurn" | "toBuilt" | "toHandedOver" | "toFirst" | "answering" | "fanout" | "total") => (xs.reduce((sum, r) => sum + (Number.isNaN(r[k]) ? 0 : r[k]), 0) / xs.filter((r) => !Number.isNaN(r[k])).length).toFixed(1);
   for (const [label, xs] of [["slowest 5%", rows.slice(0, Math.ceil(rows.length / 20))], ["all", rows]] as const) {
-    console.log(`${label}: last receipt ${mean(xs, "total")} ms = to commit ${mean(xs, "toCommit")} + commit ${mean(xs, "commit")} (its transaction began after ${mean(xs, "toCallback")}) + fan-out ${mean(xs, "fanout")} (of which the server answering every parked poll: ${mean(xs, "answering")}, their responses built: ${mean(xs, "toBuilt")}, handed to Bun: ${mean(xs, "toHandedOver")}, its next loop turn: ${mean(xs, "toTurn")}, the first receipt: ${mean(xs, "toFirst")})`);
+    console.log(`${label}: last receipt ${mean(xs, "total")} ms = to commit ${mean(xs, "toCommit")} + commit ${mean(xs, "commit")} (its callback ran after ${mean(xs, "toCallback")}) + fan-out ${mean(xs, "fanout")} (of which the server answering every parked poll: ${mean(xs, "answering")}, their responses built: ${mean(xs, "toBuilt")}, handed to Bun: ${mean(xs, "toHandedOver")}, its next loop turn: ${mean(xs, "toTurn")}, the first receipt: ${mean(xs, "toFirst")})`);
   }
 }
 

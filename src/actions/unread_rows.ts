@@ -17,11 +17,10 @@ import { hasDeferredUnreadRows, loadPendingUnreadIndex, planDeferredUnreadRows, 
  * each; on the main thread that was ~15 % of its time, in 15–25 ms commits that
  * stalled every request (scripts/bench-events.ts). Each commit holds LMDB's writer
  * lock, so commits stay small and the thread pauses between them: the main thread's
- * writes wait at most one commit. That wait is on the main thread itself when its
- * commit runs inline (Store.run), and this thread, at nice 19, may be preempted
- * while it holds the lock: 250 rows (under 1 ms) rather than 1,000 brought the
- * delivery p99 of scripts/bench-events.ts from ~101 to ~80 ms (median of 10
- * rounds each, inline commits both) and Hearth's RSS down by ~20 MiB.
+ * writes wait at most one commit; this thread, at nice 19, may be preempted while it
+ * holds the lock, so 250 rows (under 1 ms) rather than 1,000. (With the main thread
+ * committing inline, an experiment reverted since (Store.run), 250-row commits
+ * brought the delivery p99 of scripts/bench-events.ts from ~101 to ~80 ms.)
  */
 const ROWS_PER_COMMIT = 250;
 const PAUSE_MS = 1;

@@ -9,9 +9,9 @@ import { KEYSPACES, type KeyspaceName } from "./keyspaces";
  *
  * Settings and why:
  * - Default sync behaviour (never `noSync`), with lmdb-js's `overlappingSync` left on:
- *   concurrent commits batch on lmdb-js's write thread, their fsync outside the
- *   writer lock; a lone commit runs inline, fsync included (see `run`). Either way
- *   `commit()` resolves only once the data is on disk, so a write that returned
+ *   commits and their fsync run on lmdb-js's write thread, outside the writer lock, so
+ *   concurrent writes keep batching and the main thread never waits for the disk.
+ *   `commit()` waits for `flushed` before it resolves, so a write that returned
  *   success survives `kill -9` and power loss.
  * - Each action runs in a child transaction: a check that throws halfway rolls back
  *   that action's writes alone, never leaving a half-written record, while lmdb-js
@@ -34,8 +34,6 @@ export const KEYSPACE_OPTIONS = { sharedStructuresKey: Symbol.for("structures") 
 const TXN_ABORTABLE = 1;
 const TXN_SYNCHRONOUS_COMMIT = 2;
 const MDB_NOSYNC = 0x10000;
-/** Writes closer together than this batch on lmdb-js's write thread instead of committing inline (see Store.run). */
-const INLINE_COMMIT_SPACING_MS = 10;
 
 export interface CommitOptions<T> {
   /**
@@ -108,22 +106,21 @@ export class Store {
   }
 
   /**
-   * A lone commit (none other in flight, and the last inline one at least
-   * INLINE_COMMIT_SPACING_MS ago) runs inline: its transaction, commit and fsync on
-   * the calling thread, now. Otherwise it joins lmdb-js's batch on its write thread:
-   * - "nested": a child transaction inside the batch (a throw undoes this action's writes only).
+   * - "nested": a child transaction inside lmdb-js's batch (a throw undoes this action's writes only).
    * - "batch": straight in the batch transaction (see commitInfallible).
    *
-   * Why both: a batched commit costs two turns of the main thread before it resolves
-   * (lmdb-js runs the callback on the main thread when its write thread reaches it,
-   * then reports the commit after the fsync), and under load each turn waits for a
-   * burst of requests — under scripts/bench-events.ts, 9–15 ms from the commit call
-   * to publishing a message's events, against ~2 ms inline (the fsync, ~1 ms here). 10
-   * rounds each way: Hearth's delivery p99 median 72 ms inline against 88 ms batched,
-   * p50 27 against 37, and less CPU (fewer wake-ups). The fsync blocks the main thread
-   * meanwhile, so writes closer together than the spacing batch again, sharing one
-   * fsync: that keeps a burst of sends (scripts/bench-messages.ts, 1,024 at once) at
-   * batch throughput and caps the inline fsyncs to ~1 ms in every 10.
+   * Both run on lmdb-js's write thread: the callback runs on the main thread when the
+   * write thread reaches it, the commit and its fsync on the write thread. That costs
+   * two main-thread turns per commit, each waiting behind a burst of requests under
+   * load (9–15 ms from the commit call to a message's events in scripts/bench-events.ts).
+   * Committing a lone write inline instead (transactionSync on this thread, fsync
+   * included: ~2 ms) lowered the delivery p99 there by ~12 % and p50 by ~30 %, but it
+   * was reverted: the only plain synchronous commits in an environment whose every
+   * other commit, the unread-rows worker's included, uses lmdb-js's overlapping sync,
+   * and in the first full-suite run after the change a freshly started server failed
+   * once to decode a user record ("Unexpected end of buffer reading string"), which
+   * fifteen further runs did not reproduce. Until that is understood, the store keeps
+   * the one commit path it has always used (docs/events.md, fifth session).
    */
   private async run<T>(fn: () => T, mode: "nested" | "batch", options?: CommitOptions<T>): Promise<T> {
     this.writes++;
@@ -146,15 +143,7 @@ export class Store {
       for (const hook of hooks) hook();
     };
     try {
-      let result: T;
-      if (this.inflightCommits === 1 && performance.now() - this.lastInlineCommitEnd >= INLINE_COMMIT_SPACING_MS) {
-        // Abortable: a throw undoes every write of this transaction, which is this action's alone.
-        this.inlineCommits++;
-        result = this.root.transactionSync(inTransaction as () => any, TXN_ABORTABLE | TXN_SYNCHRONOUS_COMMIT) as T;
-        this.lastInlineCommitEnd = performance.now();
-      } else {
-        result = (await (mode === "nested" ? this.root.childTransaction(inTransaction as () => any) : this.root.transaction(inTransaction as () => any))) as T;
-      }
+      const result = (await (mode === "nested" ? this.root.childTransaction(inTransaction as () => any) : this.root.transaction(inTransaction as () => any))) as T;
       // Caches learn of the commit before anything acts on it (onCommitted publishes
       // events, whose recipients read right away).
       settle();
@@ -185,10 +174,6 @@ export class Store {
 
   private writes = 0;
   private inflightCommits = 0;
-  /** When the last inline commit ended (performance.now()). */
-  private lastInlineCommitEnd = -Infinity;
-  /** How many commits ran inline (see run); the others batched. For tests and diagnostics. */
-  inlineCommits = 0;
   private readonly memos = new Map<string, { writes: number; value: unknown }>();
 
   /**
