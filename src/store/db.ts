@@ -119,8 +119,9 @@ export class Store {
    * other commit, the unread-rows worker's included, uses lmdb-js's overlapping sync,
    * and in the first full-suite run after the change a freshly started server failed
    * once to decode a user record ("Unexpected end of buffer reading string"), which
-   * fifteen further runs did not reproduce. Until that is understood, the store keeps
-   * the one commit path it has always used (docs/events.md, fifth session).
+   * two dozen further runs with it did not reproduce (nor thirteen without it). Until
+   * that is understood, the store keeps the one commit path it has always used
+   * (docs/events.md, fifth session).
    */
   private async run<T>(fn: () => T, mode: "nested" | "batch", options?: CommitOptions<T>): Promise<T> {
     this.writes++;
