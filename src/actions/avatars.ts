@@ -18,17 +18,14 @@ function sniffImageType(bytes: Uint8Array): string | null {
   return null;
 }
 
-/** An uploaded avatar image, checked (readAvatarImage) and ready to store. */
-export type CheckedAvatar = UploadedAvatar;
-
-/** An avatar upload as Zulip checks it: one image within MAX_AVATAR_FILE_SIZE_MIB. */
-export async function readAvatarImage(file: File): Promise<CheckedAvatar> {
+/** An avatar upload as Zulip checks it: one image within MAX_AVATAR_FILE_SIZE_MIB, ready to store. */
+export async function readAvatarImage(file: File): Promise<UploadedAvatar> {
   const { data, contentType } = await readUploadedImage(file, MAX_AVATAR_FILE_SIZE_MIB);
   return { data, content_type: contentType };
 }
 
 /** The record with `avatar` as its uploaded avatar, stored; call inside `commit`. */
-export function withUploadedAvatar(h: Hearth, record: UserRecord, avatar: CheckedAvatar): UserRecord {
+export function withUploadedAvatar(h: Hearth, record: UserRecord, avatar: UploadedAvatar): UserRecord {
   putUploadedAvatar(h.store, record.id, avatar);
   return { ...record, avatar_source: "U", avatar_version: record.avatar_version + 1 };
 }

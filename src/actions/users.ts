@@ -1,5 +1,6 @@
 import type { Hearth } from "../context";
-import { notifyAvatarChange, withUploadedAvatar, type CheckedAvatar } from "./avatars";
+import { notifyAvatarChange, readAvatarImage, withUploadedAvatar } from "./avatars";
+import type { UploadedAvatar } from "../store/avatars";
 import { assertAdmin } from "../access/roles";
 import { pathId } from "../http/path";
 import { findUserByLoginEmail } from "../auth/basic";
@@ -147,8 +148,8 @@ export interface NewUser {
   group_ids?: readonly number[];
   /** Checked again inside the creation transaction (an invitation link still live). */
   recheck?: () => void;
-  /** An uploaded avatar (a bot's, from POST /bots), stored with the account. */
-  avatar?: CheckedAvatar;
+  /** An uploaded avatar, already checked (readAvatarImage): a bot's, from POST /bots. */
+  avatar?: UploadedAvatar;
 }
 
 /** The settings a new account starts with: Zulip's defaults overridden by the organization's. */
@@ -281,7 +282,7 @@ function mergeBotDefaults(current: BotDefaults | undefined, change: BotDefaultsC
 export async function checkCreateBot(
   h: Hearth,
   owner: UserRecord,
-  input: { full_name: string; short_name: string; bot_type: number; avatar?: CheckedAvatar } & BotDefaultsInput,
+  input: { full_name: string; short_name: string; bot_type: number; avatarFile?: File } & BotDefaultsInput,
 ): Promise<UserRecord> {
   if (owner.is_bot) throw badRequest("Bots cannot create bots");
   if (!BOT_TYPES_SUPPORTED.includes(input.bot_type)) throw badRequest("Invalid bot type");
@@ -294,6 +295,9 @@ export async function checkCreateBot(
   const short = input.short_name.trim().toLowerCase();
   if (!/^[a-z0-9._-]+$/.test(short)) throw badRequest("Bad name or username");
   const email = `${short}-bot@${h.realmHost()}`;
+  const bot_defaults = mergeBotDefaults(undefined, checkBotDefaults(h, owner, input));
+  // Read once the caller is known to be allowed: a refused request does not get its file looked at.
+  const avatar = input.avatarFile ? await readAvatarImage(input.avatarFile) : undefined;
   return doCreateUser(h, {
     email,
     full_name: input.full_name,
@@ -301,8 +305,8 @@ export async function checkCreateBot(
     role: Role.MEMBER,
     bot_type: input.bot_type,
     bot_owner_id: owner.id,
-    bot_defaults: mergeBotDefaults(undefined, checkBotDefaults(h, owner, input)),
-    avatar: input.avatar,
+    bot_defaults,
+    avatar,
   });
 }
 
@@ -461,8 +465,8 @@ export interface BotChanges extends BotDefaultsInput {
   full_name?: string;
   role?: number;
   bot_owner_id?: number;
-  /** A new uploaded avatar (Zulip takes it as the request's one file). */
-  avatar?: CheckedAvatar;
+  /** A new avatar (Zulip takes it as the request's one file), read once the caller may change the bot. */
+  avatarFile?: File;
 }
 
 /**
@@ -482,6 +486,7 @@ export async function checkUpdateBot(h: Hearth, actor: UserRecord, botId: number
   if (role !== undefined) checkRoleChange(actor, bot, role);
   const owner = changes.bot_owner_id === undefined ? undefined : checkNewBotOwner(h, changes.bot_owner_id);
   const defaults = checkBotDefaults(h, actor, changes);
+  const avatar = changes.avatarFile ? await readAvatarImage(changes.avatarFile) : undefined;
   const { before, after } = await h.store.commit(() => {
     const current = getUser(h.store, botId)!;
     // The new owner may have been deactivated since the check.
@@ -493,7 +498,7 @@ export async function checkUpdateBot(h: Hearth, actor: UserRecord, botId: number
       ...(owner ? { bot_owner_id: owner.id } : {}),
       bot_defaults: mergeBotDefaults(current.bot_defaults, defaults),
     };
-    if (changes.avatar) next = withUploadedAvatar(h, next, changes.avatar);
+    if (avatar) next = withUploadedAvatar(h, next, avatar);
     putUser(h.store, next);
     return { before: current, after: next };
   });

@@ -20,7 +20,6 @@ import {
 import { allUsers, getUser } from "../store/users";
 import { apiEmail, formatUser } from "../views/users";
 import { avatarUrl } from "../views/avatars";
-import { readAvatarImage, type CheckedAvatar } from "../actions/avatars";
 import { badRequest } from "../errors";
 import { maxMessageIdFor } from "../views/messages";
 
@@ -120,7 +119,7 @@ export function usersRoutes(h: Hearth) {
         },
       },
       async ({ user, params, files }) => {
-        const bot = await checkCreateBot(h, user, { ...params, avatar: await avatarFromFiles(files) });
+        const bot = await checkCreateBot(h, user, { ...params, avatarFile: avatarFileOf(files) });
         return { user_id: bot.id, api_key: bot.api_key, avatar_url: avatarUrl(h, bot), ...botDefaultsView(h, bot) };
       },
     )
@@ -151,10 +150,7 @@ export function usersRoutes(h: Hearth) {
       "/bots/:bot_id",
       { params: { full_name: param.string().optional(), role: param.int().optional(), bot_owner_id: param.int().optional(), ...botDefaultsParams } },
       async ({ user, params, path, files }) => {
-        const botId = pathUserId(path.bot_id);
-        // Who may change the bot is checked before its file is read.
-        if (files.size > 0) accessManagedBot(h, user, botId);
-        const after = await checkUpdateBot(h, user, botId, { ...params, avatar: await avatarFromFiles(files) });
+        const after = await checkUpdateBot(h, user, pathUserId(path.bot_id), { ...params, avatarFile: avatarFileOf(files) });
         const owner = after.bot_owner_id === null ? undefined : getUser(h.store, after.bot_owner_id);
         // Zulip's answer; Hearth has no outgoing-webhook services.
         return {
@@ -181,8 +177,7 @@ export function usersRoutes(h: Hearth) {
 }
 
 /** Zulip's bot endpoints take an avatar as the request's one file (any field name); none leaves it as it is. */
-async function avatarFromFiles(files: ReadonlyMap<string, File>): Promise<CheckedAvatar | undefined> {
-  if (files.size === 0) return undefined;
+function avatarFileOf(files: ReadonlyMap<string, File>): File | undefined {
   if (files.size > 1) throw badRequest("You may only upload one file at a time");
-  return readAvatarImage([...files.values()][0]);
+  return files.values().next().value;
 }

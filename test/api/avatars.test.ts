@@ -142,7 +142,9 @@ describe("bot avatars (POST /bots, PATCH /bots/{bot_id} with one file)", () => {
   test("refused uploads change nothing: another user's bot, two files, a file that is no image", async () => {
     const bot = await s.createBot("cordelia", { full_name: "Guarded bot", short_name: "guardedbot" });
     const before = expectSuccess(await s.as("cordelia").get(`/users/${bot.id}`)).user;
-    expectError(await s.as("hamlet").patch(`/bots/${bot.id}`, { avatar: file(picture("intruder")) }, { multipart: true }), 400, "BAD_REQUEST", "No such bot");
+    // The same refusal as without a file: the file is read only once the caller may change the bot.
+    expectError(await s.as("hamlet").patch(`/bots/${bot.id}`, { avatar: file(picture("intruder")) }, { multipart: true }), 400, "UNAUTHORIZED_PRINCIPAL", "Insufficient permission");
+    expectError(await s.as("hamlet").patch(`/bots/${bot.id}`, { full_name: "Intruded" }), 400, "UNAUTHORIZED_PRINCIPAL", "Insufficient permission");
     expectError(
       await s.as("cordelia").patch(`/bots/${bot.id}`, { full_name: "Renamed", a: file(picture("one")), b: file(picture("two")) }, { multipart: true }),
       400,
@@ -163,6 +165,13 @@ describe("bot avatars (POST /bots, PATCH /bots/{bot_id} with one file)", () => {
       400,
       "BAD_REQUEST",
       "Invalid image format",
+    );
+    // Who may create bots is checked before the file is looked at.
+    expectError(
+      await s.as("polonius").post("/bots", { full_name: "Guest face", short_name: "guestface", avatar: new File(["not an image"], "x.gif") }, { multipart: true }),
+      400,
+      "UNAUTHORIZED_PRINCIPAL",
+      "Insufficient permission",
     );
     const names = expectSuccess(await s.as("iago").get("/users")).members.map((u: any) => u.full_name);
     expect(names).not.toContain("Broken face");
