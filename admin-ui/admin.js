@@ -1,6 +1,5 @@
 // Hearth's administration page: organization settings, default channels, adding and (de)activating users,
-// invitation links,
-// through the same Zulip API every client uses (HTTP Basic with the API key that
+// invitation links, through the same Zulip API every client uses (HTTP Basic with the API key that
 // POST /fetch_api_key returns for the administrator's password). The key lives in
 // sessionStorage, so closing the tab logs out. Text from the server is only ever
 // set with textContent, never parsed as HTML.

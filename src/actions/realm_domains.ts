@@ -5,8 +5,6 @@ import type { UserRecord } from "../store/users";
 import { activeUserIds } from "./users";
 import { realmDomainView, type RealmDomain } from "../views/realm_domains";
 
-
-
 /** Zulip's domain rules: letters, digits, `-` and `.`, at least one dot; lower-cased. */
 export function checkDomain(raw: string): string {
   const domain = raw.trim().toLowerCase();
