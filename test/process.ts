@@ -46,9 +46,9 @@ export const freePort = () => {
 
 export const auth = (email: string, key: string) => ({ authorization: "Basic " + Buffer.from(`${email}:${key}`).toString("base64") });
 
-
 /** Each thread of a running process with its Linux nice value (from /proc; empty elsewhere). */
 export function threadNiceValues(pid: number): { name: string; main: boolean; nice: number }[] {
+  if (process.platform !== "linux") return [];
   const threads = [];
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
     try {
