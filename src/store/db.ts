@@ -9,9 +9,9 @@ import { KEYSPACES, type KeyspaceName } from "./keyspaces";
  *
  * Settings and why:
  * - Default sync behaviour (never `noSync`), with lmdb-js's `overlappingSync` left on:
- *   commits and their fsync run on lmdb-js's write thread, outside the writer lock, so
- *   concurrent writes keep batching and the main thread never waits for the disk.
- *   `commit()` waits for `flushed` before it resolves, so a write that returned
+ *   concurrent commits batch on lmdb-js's write thread, their fsync outside the
+ *   writer lock; a lone commit runs inline, fsync included (see `run`). Either way
+ *   `commit()` resolves only once the data is on disk, so a write that returned
  *   success survives `kill -9` and power loss.
  * - Each action runs in a child transaction: a check that throws halfway rolls back
  *   that action's writes alone, never leaving a half-written record, while lmdb-js
@@ -34,6 +34,10 @@ export const KEYSPACE_OPTIONS = { sharedStructuresKey: Symbol.for("structures") 
 const TXN_ABORTABLE = 1;
 const TXN_SYNCHRONOUS_COMMIT = 2;
 const MDB_NOSYNC = 0x10000;
+/** Every transaction committed on its own thread (commitOnThisThread, inline commits in run). */
+const SYNC_COMMIT_FLAGS = TXN_ABORTABLE | TXN_SYNCHRONOUS_COMMIT | MDB_NOSYNC;
+/** Writes closer together than this batch on lmdb-js's write thread instead of committing inline (see Store.run). */
+const INLINE_COMMIT_SPACING_MS = 10;
 
 export interface CommitOptions<T> {
   /**
@@ -93,8 +97,8 @@ export class Store {
 
   /**
    * A write transaction run and committed on the calling thread, for a worker thread
-   * whose job may block (src/actions/unread_rows.ts): the main thread must never call
-   * it, its requests would wait for the disk. The commit is MDB_NOSYNC, which under
+   * whose job may block (src/actions/unread_rows.ts); the main thread commits through
+   * `commit`, which runs only lone commits this way. The commit is MDB_NOSYNC, which under
    * lmdb-js's overlapping sync means the fsync runs after the writer lock is
    * released, on this thread, so other writers do not wait for it; it marks the
    * commit unsynced until then, and a power loss before that falls back to the
@@ -103,7 +107,7 @@ export class Store {
    */
   commitOnThisThread<T>(fn: () => T): T {
     try {
-      return this.root.transactionSync(this.forgettingLayoutsOnThrow(fn) as () => any, TXN_ABORTABLE | TXN_SYNCHRONOUS_COMMIT | MDB_NOSYNC) as T;
+      return this.root.transactionSync(this.forgettingLayoutsOnThrow(fn) as () => any, SYNC_COMMIT_FLAGS) as T;
     } catch (error) {
       this.forgetRecordLayouts();
       throw error;
@@ -143,22 +147,25 @@ export class Store {
   }
 
   /**
-   * - "nested": a child transaction inside lmdb-js's batch (a throw undoes this action's writes only).
+   * A lone commit (none other in flight, and the last inline one at least
+   * INLINE_COMMIT_SPACING_MS ago) runs inline: its transaction, commit and fsync on
+   * the calling thread, now, in the form lmdb-js's own synchronous writes take under
+   * overlapping sync (MDB_NOSYNC with a synchronous commit: LMDB releases its writer
+   * lock, then syncs before returning), as the unread-rows worker's commits do.
+   * Otherwise it joins lmdb-js's batch on its write thread:
+   * - "nested": a child transaction inside the batch (a throw undoes this action's writes only).
    * - "batch": straight in the batch transaction (see commitInfallible).
    *
-   * Both run on lmdb-js's write thread: the callback runs on the main thread when the
-   * write thread reaches it, the commit and its fsync on the write thread. That costs
-   * two main-thread turns per commit, each waiting behind a burst of requests under
-   * load (9–15 ms from the commit call to a message's events in scripts/bench-events.ts).
-   * Committing a lone write inline instead (transactionSync on this thread, fsync
-   * included: ~2 ms) lowered the delivery p99 there by ~12 % and p50 by ~30 %, but it
-   * was reverted: the only plain synchronous commits in an environment whose every
-   * other commit, the unread-rows worker's included, uses lmdb-js's overlapping sync,
-   * and in the first full-suite run after the change a freshly started server failed
-   * once to decode a user record ("Unexpected end of buffer reading string"), which
-   * two dozen further runs with it did not reproduce (nor thirteen without it). Until
-   * that is understood, the store keeps the one commit path it has always used
-   * (docs/events.md, fifth session).
+   * Why both: a batched commit costs two turns of the main thread before it resolves
+   * (lmdb-js runs the callback on the main thread when its write thread reaches it,
+   * then reports the commit after the fsync), and under load each turn waits behind a
+   * burst of requests: 9–15 ms from the commit call to publishing a message's events
+   * in scripts/bench-events.ts, against ~2 ms inline. The fsync blocks the main thread
+   * meanwhile, so writes closer together than the spacing batch again, sharing one
+   * fsync: a burst of sends (scripts/bench-messages.ts, 1,024 at once) keeps batch
+   * throughput. (Tried once before and reverted over a record that failed to decode
+   * after a restart; that was the rolled-back layout forgettingLayoutsOnThrow now
+   * handles, which batched commits hit as well: docs/events.md.)
    */
   private async run<T>(fn: () => T, mode: "nested" | "batch", options?: CommitOptions<T>): Promise<T> {
     this.writes++;
@@ -181,7 +188,15 @@ export class Store {
       for (const hook of hooks) hook();
     };
     try {
-      const result = (await (mode === "nested" ? this.root.childTransaction(inTransaction as () => any) : this.root.transaction(inTransaction as () => any))) as T;
+      let result: T;
+      if (this.inflightCommits === 1 && performance.now() - this.lastInlineCommitEnd >= INLINE_COMMIT_SPACING_MS) {
+        // Abortable: a throw undoes every write of this transaction, which is this action's alone.
+        this.inlineCommits++;
+        result = this.root.transactionSync(inTransaction as () => any, SYNC_COMMIT_FLAGS) as T;
+        this.lastInlineCommitEnd = performance.now();
+      } else {
+        result = (await (mode === "nested" ? this.root.childTransaction(inTransaction as () => any) : this.root.transaction(inTransaction as () => any))) as T;
+      }
       // Caches learn of the commit before anything acts on it (onCommitted publishes
       // events, whose recipients read right away).
       settle();
@@ -216,6 +231,10 @@ export class Store {
 
   private writes = 0;
   private inflightCommits = 0;
+  /** When the last inline commit ended (performance.now()). */
+  private lastInlineCommitEnd = -Infinity;
+  /** How many commits ran inline (see run); the others batched. For tests and diagnostics. */
+  inlineCommits = 0;
   private readonly memos = new Map<string, { writes: number; value: unknown }>();
 
   /**
