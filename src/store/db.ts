@@ -51,6 +51,22 @@ export interface CommitOptions<T> {
   onCommitted?: (result: T) => void;
 }
 
+/**
+ * What a transaction callback returns, never a promise: lmdb-js holds the transaction
+ * open until a returned promise settles, so a callback ending in `db.put(…)` (whose
+ * result inside a transaction is an already-resolved promise) committed a turn later,
+ * after its events had gone out. Back to back, such synchronous commits left LMDB's
+ * writer lock held and the store's close hanging. Inside a transaction lmdb-js's
+ * write results are marked `isSync` and carry their value; any other promise is a
+ * callback doing asynchronous work inside a transaction, which is refused.
+ */
+function synchronousResult<T>(result: T): T {
+  if (result === null || typeof result !== "object" || typeof (result as { then?: unknown }).then !== "function") return result;
+  const settledWrite = result as { isSync?: boolean; result?: unknown };
+  if (settledWrite.isSync) return settledWrite.result as T;
+  throw new TypeError("A store transaction callback must be synchronous; it returned a promise");
+}
+
 function runCommitted<T>(options: CommitOptions<T> | undefined, result: T): void {
   try {
     options?.onCommitted?.(result);
@@ -107,7 +123,7 @@ export class Store {
    */
   commitOnThisThread<T>(fn: () => T): T {
     try {
-      return this.root.transactionSync(this.forgettingLayoutsOnThrow(fn) as () => any, SYNC_COMMIT_FLAGS) as T;
+      return this.root.transactionSync(this.transactionBody(fn) as () => any, SYNC_COMMIT_FLAGS) as T;
     } catch (error) {
       this.forgetRecordLayouts();
       throw error;
@@ -125,11 +141,12 @@ export class Store {
    * or not at all ("Data read, but end of buffer not reached", "Unexpected end of
    * buffer reading string"; test/store/structures.test.ts). Forgotten, the layouts
    * are read back from the store at the next encode or decode that needs them.
+   * Its result goes through synchronousResult.
    */
-  private forgettingLayoutsOnThrow<T>(fn: () => T): () => T {
+  private transactionBody<T>(fn: () => T): () => T {
     return () => {
       try {
-        return fn();
+        return synchronousResult(fn());
       } catch (error) {
         this.forgetRecordLayouts();
         throw error;
@@ -164,7 +181,7 @@ export class Store {
    * meanwhile, so writes closer together than the spacing batch again, sharing one
    * fsync: a burst of sends (scripts/bench-messages.ts, 1,024 at once) keeps batch
    * throughput. (Tried once before and reverted over a record that failed to decode
-   * after a restart; that was the rolled-back layout forgettingLayoutsOnThrow now
+   * after a restart; that was the rolled-back layout transactionBody now
    * handles, which batched commits hit as well: docs/events.md.)
    */
   private async run<T>(fn: () => T, mode: "nested" | "batch", options?: CommitOptions<T>): Promise<T> {
@@ -174,7 +191,7 @@ export class Store {
     const inTransaction = () => {
       this.afterCommitHooks = hooks;
       try {
-        return this.forgettingLayoutsOnThrow(fn)();
+        return this.transactionBody(fn)();
       } finally {
         this.afterCommitHooks = null;
       }

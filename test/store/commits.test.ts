@@ -4,7 +4,7 @@
  * writes alone either way.
  */
 import { expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Store } from "../../src/store/db";
@@ -88,3 +88,60 @@ test(
     await store.close();
   }),
 );
+
+test(
+  "a callback ending in a write commits at once, inline or batched, and its hook sees the write's value, not a promise",
+  withStore(async (store) => {
+    const seen: unknown[] = [];
+    const onCommitted = (result: unknown) => seen.push(result);
+    // The first is lone (inline), the second follows at once (batched).
+    await Promise.all([
+      store.commit(() => store.dbs.drafts.put([3, 1], { text: "inline" }), { onCommitted }),
+      store.commit(() => store.dbs.drafts.put([3, 2], { text: "batched" }), { onCommitted }),
+    ]);
+    expect(store.inlineCommits).toBe(1);
+    expect(seen).toEqual([true, true]);
+    await store.close();
+  }),
+);
+
+test(
+  "a callback that returns a pending promise is refused, and nothing it wrote stays",
+  withStore(async (store) => {
+    await expect(
+      store.commit(() => {
+        store.dbs.drafts.put([4, 1], { text: "half" });
+        return new Promise((resolve) => setTimeout(resolve, 1));
+      }),
+    ).rejects.toThrow("must be synchronous");
+    expect(store.dbs.drafts.get([4, 1])).toBeUndefined();
+    await Bun.sleep(20);
+    await store.commit(() => store.dbs.drafts.put([4, 2], { text: "kept" }));
+    expect(store.dbs.drafts.get([4, 2])).toEqual({ text: "kept" });
+    await store.close();
+  }),
+);
+
+test("commits on the calling thread back to back, each ending in a write, leave the store closable", async () => {
+  // In a child process: a store that fails this blocks its thread in LMDB for good.
+  const dir = mkdtempSync(join(tmpdir(), "hearth-commits-"));
+  try {
+    const script = join(dir, "back-to-back.ts");
+    const storeModule = JSON.stringify(join(import.meta.dir, "../../src/store/db.ts"));
+    writeFileSync(
+      script,
+      `import { Store } from ${storeModule};
+const store = new Store(${JSON.stringify(join(dir, "data"))});
+for (let i = 0; i < 20; i++) store.commitOnThisThread(() => store.dbs.drafts.put([5, i], { n: i }));
+await store.close();
+console.log("closed");`,
+    );
+    const child = Bun.spawn([process.execPath, script], { stdout: "pipe", stderr: "pipe" });
+    const timer = setTimeout(() => child.kill(9), 10_000);
+    const [out, code] = await Promise.all([new Response(child.stdout).text(), child.exited]);
+    clearTimeout(timer);
+    expect({ out: out.trim(), code }).toEqual({ out: "closed", code: 0 });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}, 20_000);

@@ -3,7 +3,7 @@
  * first seen in a transaction that rolls back must not leave later records unreadable
  * after a restart: msgpackr counts a layout as saved once it wrote it into the
  * transaction, and the store makes it forget its layouts when that transaction rolls
- * back (Store.forgettingLayoutsOnThrow).
+ * back (Store.transactionBody).
  */
 import { expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
