@@ -118,8 +118,7 @@ export class Store {
    * lmdb-js's overlapping sync means the fsync runs after the writer lock is
    * released, on this thread, so other writers do not wait for it; it marks the
    * commit unsynced until then, and a power loss before that falls back to the
-   * previous commit, never to a broken file. (Seen in a script: a process that used it
-   * on its main thread hung in process.exit until the store was closed first.)
+   * previous commit, never to a broken file.
    */
   commitOnThisThread<T>(fn: () => T): T {
     try {
