@@ -43,6 +43,9 @@ export const mustBeAdmin = () => new ApiError("Must be an organization administr
 
 export const mustBeOwner = () => new ApiError("Must be an organization owner", "UNAUTHORIZED_PRINCIPAL", 400);
 
+/** Zulip's `human_users_only` (and the bot half of `require_member_or_admin`). */
+export const botRequestRefused = () => badRequest("This endpoint does not accept bot requests.");
+
 export const notFound = (message = "Not Found") => new ApiError(message, "NOT_FOUND", 404);
 
 export function rateLimited(retryAfterSeconds: number): ApiError {

@@ -1,5 +1,5 @@
 import type { Hearth } from "../context";
-import { ApiError, badRequest } from "../errors";
+import { ApiError, badRequest, botRequestRefused } from "../errors";
 import { getRealm } from "../store/realm";
 import { realmSetting } from "../views/realm-settings";
 import { allUsers, getUser, Role, type UserRecord } from "../store/users";
@@ -266,7 +266,7 @@ export function accessUserGroupForRead(h: Hearth, groupId: number): UserGroupRec
 /** Zulip's `require_member_or_admin` on the group-changing endpoints (bots only from FL 496; we answer as 371). */
 export function checkMayChangeGroups(user: UserRecord): void {
   if (user.role === Role.GUEST) throw badRequest("Not allowed for guest users");
-  if (user.is_bot) throw badRequest("This endpoint does not accept bot requests.");
+  if (user.is_bot) throw botRequestRefused();
 }
 
 /** The group permission a change needs besides `can_manage_group`. */

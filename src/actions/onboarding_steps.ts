@@ -1,5 +1,5 @@
 import type { Hearth } from "../context";
-import { badRequest } from "../errors";
+import { badRequest, botRequestRefused } from "../errors";
 import type { Store } from "../store/db";
 import type { UserRecord } from "../store/users";
 
@@ -34,7 +34,7 @@ export function nextOnboardingSteps(store: Store, userId: number): { type: strin
 /** `POST /users/me/onboarding_steps`: marks one step seen; the user's clients get the steps left. */
 export async function doMarkOnboardingStepSeen(h: Hearth, user: UserRecord, step: string): Promise<void> {
   // Zulip's @human_users_only.
-  if (user.is_bot) throw badRequest("This endpoint does not accept bot requests.");
+  if (user.is_bot) throw botRequestRefused();
   if (!ONE_TIME_NOTICES.includes(step) && !ONE_TIME_ACTIONS.includes(step)) throw badRequest(`Unknown onboarding_step: ${step}`);
   await h.store.commit(() => {
     if (!h.store.dbs.onboardingSteps.doesExist([user.id, step])) h.store.dbs.onboardingSteps.put([user.id, step], Math.floor(Date.now() / 1000));

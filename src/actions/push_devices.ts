@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import type { Hearth } from "../context";
-import { ApiError, badRequest } from "../errors";
+import { ApiError, badRequest, botRequestRefused } from "../errors";
 import type { UserRecord } from "../store/users";
 
 /**
@@ -23,16 +23,37 @@ function checkToken(kind: PushTokenKind, token: string): string {
 /** Tokens may be longer than an LMDB key allows (1978 bytes): rows are keyed by their hash. */
 const tokenKey = (userId: number, kind: PushTokenKind, token: string) => [userId, kind, createHash("sha256").update(token).digest("hex")];
 
+/** Zulip's `human_users_only`: bots have no mobile devices. */
+function checkHuman(user: UserRecord): void {
+  if (user.is_bot) throw botRequestRefused();
+}
+
 export async function doRegisterPushToken(h: Hearth, user: UserRecord, kind: PushTokenKind, token: string, appid: string | null): Promise<void> {
+  checkHuman(user);
   const t = checkToken(kind, token);
   if (appid !== null && !/^[.a-zA-Z0-9-]+$/.test(appid)) throw badRequest("Invalid app ID");
   await h.store.commit(() => h.store.dbs.pushDevices.put(tokenKey(user.id, kind, t), { token: t, appid, registered: Math.floor(Date.now() / 1000) }));
 }
 
 export async function doRemovePushToken(h: Hearth, user: UserRecord, kind: PushTokenKind, token: string): Promise<void> {
+  checkHuman(user);
   const key = tokenKey(user.id, kind, checkToken(kind, token));
   await h.store.commit(() => {
     if (h.store.dbs.pushDevices.get(key) === undefined) throw deviceNotRecognized();
     h.store.dbs.pushDevices.remove(key);
   });
+}
+
+/**
+ * POST /mobile_push/test_notification: the user's device with this token (of either
+ * kind), or all of their devices. As on a Zulip server without a push service, the
+ * request succeeds and nothing is delivered while `push_notifications_enabled` is
+ * false; an unknown token is refused as Zulip refuses it.
+ */
+export function checkTestNotificationTarget(h: Hearth, user: UserRecord, token: string | undefined): void {
+  checkHuman(user);
+  if (token === undefined) return;
+  const t = token.trim();
+  const known = (["apns", "fcm"] as const).some((kind) => h.store.dbs.pushDevices.get(tokenKey(user.id, kind, t)) !== undefined);
+  if (!known) throw deviceNotRecognized();
 }
