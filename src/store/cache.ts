@@ -33,6 +33,13 @@ export class StoreCache<K, V> {
     store.afterCommit(() => this.writes++);
   }
 
+  /** Drops the cached values whose key fails `keep` (for caches whose keys age out). */
+  prune(store: Store, keep: (key: K) => boolean): void {
+    const cache = this.caches.get(store);
+    if (!cache) return;
+    for (const key of cache.values.keys()) if (!keep(key)) cache.values.delete(key);
+  }
+
   get(store: Store, key: K, load: () => V): V {
     if (store.inTransaction) return load();
     let cache = this.caches.get(store);

@@ -90,6 +90,26 @@ describe("deferred unread rows", () => {
     expect((await readable("polonius")).unread).toEqual([]);
   });
 
+  test("a pending message moved where a reader lost access leaves that reader's unread state, read before and after", async () => {
+    const elsinore = await s.createChannel("iago", "Elsinore", ["iago", "hamlet", "othello"], { invite_only: true });
+    const id = await send("othello", denmark, "to move", "soon private");
+    const store = s.server.h.store;
+    expect(unreadWatermark(store)).toBeLessThan(id);
+    const unreadIds = (state: any) => state.unread_msgs.streams.flatMap((x: any) => x.unread_message_ids);
+    // Polonius's reads see it unread while its row is implicit...
+    expect(unreadIds(await register(s.as("polonius"), { event_types: ["message", "update_message_flags"] }))).toContain(id);
+    expect((await readable("polonius")).unread).toContain(id);
+    // ...and not once it has moved into a private channel he is not in, before the job runs.
+    expectSuccess(await s.as("iago").patch(`/messages/${id}`, { stream_id: elsinore, propagate_mode: "change_one", send_notification_to_old_thread: false, send_notification_to_new_thread: false }));
+    expect(unreadWatermark(store)).toBeLessThan(id);
+    expect(unreadIds(await register(s.as("polonius"), { event_types: ["message", "update_message_flags"] }))).not.toContain(id);
+    expect((await readable("polonius")).unread).not.toContain(id);
+    expect(unreadIds(await register(s.as("hamlet"), { event_types: ["message", "update_message_flags"] }))).toContain(id);
+    await s.server.unreadRows.drain();
+    expect(unreadIds(await register(s.as("polonius"), { event_types: ["message", "update_message_flags"] }))).not.toContain(id);
+    expect(unreadIds(await register(s.as("hamlet"), { event_types: ["message", "update_message_flags"] }))).toContain(id);
+  });
+
   test("a batch planned before a change checks each row again when it writes", async () => {
     const id = await send("othello", denmark, "race", "planned");
     const moved = await send("othello", denmark, "race", "will move");
