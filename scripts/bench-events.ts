@@ -22,6 +22,8 @@
  * turning to its timers, and for Hearth where the slowest messages' time went: waiting
  * to commit, the commit, the fan-out), BENCH_PUBLISH_ONLY=1 (Hearth's sends skip the
  * request, rendering and store: its queues and polls alone, see servePublishOnly).
+ * Hearth's server always reports, each second, how many messages wait past the
+ * unread-rows job's watermark: a job that falls behind looks cheaper than it is.
  *
  * Everything is bounded (clients, rate, duration) and binds to 127.0.0.1 only.
  */
@@ -111,7 +113,13 @@ async function serveHearth() {
   if (stalls) await recordTimeline(server.h, dataDir);
   const publishUrl = process.env.BENCH_PUBLISH_ONLY ? await servePublishOnly(server.h) : "";
   console.log(JSON.stringify({ url: server.url, users, publishUrl }));
+  // Whether the unread-rows job keeps up: how many messages wait past its watermark.
+  const { unreadWatermark } = await import("../src/store/messages");
+  const behind: number[] = [];
+  const newestId = () => (server.h.store.dbs.meta.get(["counter", "message"]) as number | undefined) ?? 0;
+  setInterval(() => behind.push(newestId() - unreadWatermark(server.h.store)), 1000).unref();
   process.on("SIGTERM", async () => {
+    console.error(`Hearth's unread-rows job, messages past its watermark each second: ${behind.join(" ")}`);
     stalls?.report();
     if (process.env.BENCH_HEAP) {
       // Where the anonymous memory goes: the main thread's JavaScript heap and the allocator's totals.
