@@ -24,6 +24,16 @@ export async function readAvatarImage(file: File): Promise<UploadedAvatar> {
   return { data, content_type: contentType };
 }
 
+/**
+ * A bot endpoint's avatar: the request's one file (any field name), none leaving the
+ * avatar as it is. Called once the caller is known to be allowed, so a refused request
+ * gets the same refusal with files as without.
+ */
+export async function readBotAvatarFiles(files: readonly File[]): Promise<UploadedAvatar | undefined> {
+  if (files.length > 1) throw badRequest("You may only upload one file at a time");
+  return files.length === 1 ? readAvatarImage(files[0]) : undefined;
+}
+
 /** The record with `avatar` as its uploaded avatar, stored; call inside `commit`. */
 export function withUploadedAvatar(h: Hearth, record: UserRecord, avatar: UploadedAvatar): UserRecord {
   putUploadedAvatar(h.store, record.id, avatar);

@@ -1,5 +1,5 @@
 import type { Hearth } from "../context";
-import { notifyAvatarChange, readAvatarImage, withUploadedAvatar } from "./avatars";
+import { notifyAvatarChange, readBotAvatarFiles, withUploadedAvatar } from "./avatars";
 import type { UploadedAvatar } from "../store/avatars";
 import { assertAdmin } from "../access/roles";
 import { pathId } from "../http/path";
@@ -148,7 +148,7 @@ export interface NewUser {
   group_ids?: readonly number[];
   /** Checked again inside the creation transaction (an invitation link still live). */
   recheck?: () => void;
-  /** An uploaded avatar, already checked (readAvatarImage): a bot's, from POST /bots. */
+  /** An uploaded avatar, already checked (readBotAvatarFiles): a bot's, from POST /bots. */
   avatar?: UploadedAvatar;
 }
 
@@ -282,7 +282,7 @@ function mergeBotDefaults(current: BotDefaults | undefined, change: BotDefaultsC
 export async function checkCreateBot(
   h: Hearth,
   owner: UserRecord,
-  input: { full_name: string; short_name: string; bot_type: number; avatarFile?: File } & BotDefaultsInput,
+  input: { full_name: string; short_name: string; bot_type: number; avatarFiles?: readonly File[] } & BotDefaultsInput,
 ): Promise<UserRecord> {
   if (owner.is_bot) throw badRequest("Bots cannot create bots");
   if (!BOT_TYPES_SUPPORTED.includes(input.bot_type)) throw badRequest("Invalid bot type");
@@ -297,7 +297,7 @@ export async function checkCreateBot(
   const email = `${short}-bot@${h.realmHost()}`;
   const bot_defaults = mergeBotDefaults(undefined, checkBotDefaults(h, owner, input));
   // Read once the caller is known to be allowed: a refused request does not get its file looked at.
-  const avatar = input.avatarFile ? await readAvatarImage(input.avatarFile) : undefined;
+  const avatar = await readBotAvatarFiles(input.avatarFiles ?? []);
   return doCreateUser(h, {
     email,
     full_name: input.full_name,
@@ -465,8 +465,8 @@ export interface BotChanges extends BotDefaultsInput {
   full_name?: string;
   role?: number;
   bot_owner_id?: number;
-  /** A new avatar (Zulip takes it as the request's one file), read once the caller may change the bot. */
-  avatarFile?: File;
+  /** The request's files: one is the new avatar (readBotAvatarFiles), read once the caller may change the bot. */
+  avatarFiles?: readonly File[];
 }
 
 /**
@@ -486,7 +486,7 @@ export async function checkUpdateBot(h: Hearth, actor: UserRecord, botId: number
   if (role !== undefined) checkRoleChange(actor, bot, role);
   const owner = changes.bot_owner_id === undefined ? undefined : checkNewBotOwner(h, changes.bot_owner_id);
   const defaults = checkBotDefaults(h, actor, changes);
-  const avatar = changes.avatarFile ? await readAvatarImage(changes.avatarFile) : undefined;
+  const avatar = await readBotAvatarFiles(changes.avatarFiles ?? []);
   const { before, after } = await h.store.commit(() => {
     const current = getUser(h.store, botId)!;
     // The new owner may have been deactivated since the check.

@@ -20,7 +20,6 @@ import {
 import { allUsers, getUser } from "../store/users";
 import { apiEmail, formatUser } from "../views/users";
 import { avatarUrl } from "../views/avatars";
-import { badRequest } from "../errors";
 import { maxMessageIdFor } from "../views/messages";
 
 const viewParams = {
@@ -119,7 +118,7 @@ export function usersRoutes(h: Hearth) {
         },
       },
       async ({ user, params, files }) => {
-        const bot = await checkCreateBot(h, user, { ...params, avatarFile: avatarFileOf(files) });
+        const bot = await checkCreateBot(h, user, { ...params, avatarFiles: [...files.values()] });
         return { user_id: bot.id, api_key: bot.api_key, avatar_url: avatarUrl(h, bot), ...botDefaultsView(h, bot) };
       },
     )
@@ -150,7 +149,7 @@ export function usersRoutes(h: Hearth) {
       "/bots/:bot_id",
       { params: { full_name: param.string().optional(), role: param.int().optional(), bot_owner_id: param.int().optional(), ...botDefaultsParams } },
       async ({ user, params, path, files }) => {
-        const after = await checkUpdateBot(h, user, pathUserId(path.bot_id), { ...params, avatarFile: avatarFileOf(files) });
+        const after = await checkUpdateBot(h, user, pathUserId(path.bot_id), { ...params, avatarFiles: [...files.values()] });
         const owner = after.bot_owner_id === null ? undefined : getUser(h.store, after.bot_owner_id);
         // Zulip's answer; Hearth has no outgoing-webhook services.
         return {
@@ -174,10 +173,4 @@ export function usersRoutes(h: Hearth) {
     .post("/bots/:bot_id/api_key/regenerate", {}, async ({ user, path }) => {
       return { api_key: await checkRegenerateBotApiKey(h, user, pathUserId(path.bot_id)) };
     });
-}
-
-/** Zulip's bot endpoints take an avatar as the request's one file (any field name); none leaves it as it is. */
-function avatarFileOf(files: ReadonlyMap<string, File>): File | undefined {
-  if (files.size > 1) throw badRequest("You may only upload one file at a time");
-  return files.values().next().value;
 }

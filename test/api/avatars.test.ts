@@ -145,6 +145,13 @@ describe("bot avatars (POST /bots, PATCH /bots/{bot_id} with one file)", () => {
     // The same refusal as without a file: the file is read only once the caller may change the bot.
     expectError(await s.as("hamlet").patch(`/bots/${bot.id}`, { avatar: file(picture("intruder")) }, { multipart: true }), 400, "UNAUTHORIZED_PRINCIPAL", "Insufficient permission");
     expectError(await s.as("hamlet").patch(`/bots/${bot.id}`, { full_name: "Intruded" }), 400, "UNAUTHORIZED_PRINCIPAL", "Insufficient permission");
+    // Two files too: how many there are is looked at only once the caller may change the bot.
+    expectError(
+      await s.as("hamlet").patch(`/bots/${bot.id}`, { a: file(picture("one")), b: file(picture("two")) }, { multipart: true }),
+      400,
+      "UNAUTHORIZED_PRINCIPAL",
+      "Insufficient permission",
+    );
     expectError(
       await s.as("cordelia").patch(`/bots/${bot.id}`, { full_name: "Renamed", a: file(picture("one")), b: file(picture("two")) }, { multipart: true }),
       400,
@@ -169,6 +176,12 @@ describe("bot avatars (POST /bots, PATCH /bots/{bot_id} with one file)", () => {
     // Who may create bots is checked before the file is looked at.
     expectError(
       await s.as("polonius").post("/bots", { full_name: "Guest face", short_name: "guestface", avatar: new File(["not an image"], "x.gif") }, { multipart: true }),
+      400,
+      "UNAUTHORIZED_PRINCIPAL",
+      "Insufficient permission",
+    );
+    expectError(
+      await s.as("polonius").post("/bots", { full_name: "Guest faces", short_name: "guestfaces", a: file(picture("one")), b: file(picture("two")) }, { multipart: true }),
       400,
       "UNAUTHORIZED_PRINCIPAL",
       "Insufficient permission",
