@@ -116,8 +116,7 @@ async function serveHearth() {
   // Whether the unread-rows job keeps up: how many messages wait past its watermark.
   const { unreadWatermark } = await import("../src/store/messages");
   const behind: number[] = [];
-  const newestId = () => (server.h.store.dbs.meta.get(["counter", "message"]) as number | undefined) ?? 0;
-  setInterval(() => behind.push(newestId() - unreadWatermark(server.h.store)), 1000).unref();
+  setInterval(() => behind.push(server.h.store.lastId("message") - unreadWatermark(server.h.store)), 1000).unref();
   process.on("SIGTERM", async () => {
     console.error(`Hearth's unread-rows job, messages past its watermark each second: ${behind.join(" ")}`);
     stalls?.report();

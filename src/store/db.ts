@@ -267,11 +267,15 @@ export class Store {
     return value;
   }
 
+  /** The last ID a sequence gave out (0 before the first). */
+  lastId(sequence: string): number {
+    return (this.dbs.meta.get(["counter", sequence]) as number | undefined) ?? 0;
+  }
+
   /** Allocates the next ID of a sequence; call only inside `commit`. */
   nextId(sequence: string): number {
-    const key = ["counter", sequence];
-    const next = ((this.dbs.meta.get(key) as number | undefined) ?? 0) + 1;
-    this.dbs.meta.put(key, next);
+    const next = this.lastId(sequence) + 1;
+    this.dbs.meta.put(["counter", sequence], next);
     return next;
   }
 

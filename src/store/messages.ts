@@ -164,8 +164,7 @@ export const UNREAD_WATERMARK = ["unreadRowsWrittenUpTo"];
  * implicit rows have no watermark: all their messages have their rows.
  */
 export function unreadWatermark(store: Store): number {
-  const stored = store.dbs.meta.get(UNREAD_WATERMARK) as number | undefined;
-  return stored ?? ((store.dbs.meta.get(["counter", "message"]) as number | undefined) ?? 0);
+  return (store.dbs.meta.get(UNREAD_WATERMARK) as number | undefined) ?? store.lastId("message");
 }
 
 /** Whether any channel message past the watermark waits for its deferred "unread" rows (one key read). */

@@ -24,5 +24,6 @@ export function* allPresence(store: Store): Generator<[number, PresenceRecord]> 
 
 /** The newest presence_last_update_id handed out; -1 before any update. */
 export function lastPresenceUpdateId(store: Store): number {
-  return (store.dbs.meta.get(["counter", "presence_update"]) as number | undefined) ?? -1;
+  // The sequence starts at 1: 0 means none yet.
+  return store.lastId("presence_update") || -1;
 }
