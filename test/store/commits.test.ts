@@ -31,14 +31,20 @@ test(
   }),
 );
 
+/** A commit that writes ([group, 1]) and then throws, as an action whose check fails halfway. */
+const commitThatThrowsAfterWriting = (store: Store, group: number) =>
+  store.commit(() => {
+    store.dbs.drafts.put([group, 1], { text: "first half" });
+    throw new Error("check failed");
+  });
+
 test(
-  "a commit that throws after writing leaves nothing behind, beside one that succeeds",
+  "a batched commit that throws after writing leaves nothing behind, beside one that succeeds",
   withStore(async (store) => {
-    const failed = store.commit(() => {
-      store.dbs.drafts.put([2, 1], { text: "first half" });
-      throw new Error("check failed");
-    });
+    // The first runs inline; the second, right after it, in lmdb-js's batch (a child transaction).
     const kept = store.commit(() => store.dbs.drafts.put([2, 2], { text: "kept" }));
+    const failed = commitThatThrowsAfterWriting(store, 2);
+    expect(store.inlineCommits).toBe(1);
     await expect(failed).rejects.toThrow("check failed");
     await kept;
     expect(store.dbs.drafts.get([2, 1])).toBeUndefined();
@@ -73,10 +79,7 @@ test(
 test(
   "a lone commit that throws after writing leaves nothing behind, and the next commit works",
   withStore(async (store) => {
-    const failed = store.commit(() => {
-      store.dbs.drafts.put([2, 1], { text: "first half" });
-      throw new Error("check failed");
-    });
+    const failed = commitThatThrowsAfterWriting(store, 2);
     expect(store.inlineCommits).toBe(1);
     await expect(failed).rejects.toThrow("check failed");
     expect(store.dbs.drafts.get([2, 1])).toBeUndefined();
