@@ -26,7 +26,7 @@ export const REALM_BOOLEAN_SETTINGS = [
   "mandatory_topics",
   "name_changes_disabled",
   "presence_disabled",
-  // Enforced where people create their own accounts (invitation links, src/actions/invites.ts).
+  // Enforced wherever accounts are made: invitation links (src/actions/invites.ts) and POST /users (emailRefusalForRealm).
   "emails_restricted_to_domains",
 ] as const;
 

@@ -103,6 +103,9 @@ describe("POST /register", () => {
 
   test("unauthenticated: client_gravatar=true is an error; otherwise login is required", async () => {
     expectError(await s.anonymous().post("/register", { client_gravatar: true }), 400, "BAD_REQUEST", "Invalid 'client_gravatar' parameter for anonymous request");
+    for (const include_subscribers of [true, "partial"]) {
+      expectError(await s.anonymous().post("/register", { include_subscribers }), 400, "BAD_REQUEST", "Invalid 'include_subscribers' parameter for anonymous request");
+    }
     expectError(await s.anonymous().post("/register", {}), 401, "UNAUTHORIZED");
   });
 
