@@ -9,6 +9,11 @@ export interface ServerConfig {
   port: number;
   /** Public address from --external-url / HEARTH_EXTERNAL_URL, if given. */
   externalUrl: string | null;
+  /**
+   * Whether outgoing-webhook bots may call loopback and private-network addresses
+   * (HEARTH_OUTGOING_WEBHOOKS_TO_PRIVATE_NETWORKS=allow, read at start when not given).
+   */
+  outgoingWebhooksToPrivateNetworks?: boolean;
 }
 
 /** Everything a request handler or action may use; one per running server. */

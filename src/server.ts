@@ -29,6 +29,7 @@ import { ensureAvatarSalt, getAvatarSalt } from "./store/avatars";
 import { staticAssetRoutes } from "./api/static";
 import { ensureSystemGroups } from "./actions/user_groups";
 import { ensureChannelEmailSecret } from "./actions/channels";
+import { stopOutgoingWebhooks } from "./actions/outgoing_webhooks";
 import { channelsRoutes } from "./api/channels";
 import { userGroupsRoutes } from "./api/user_groups";
 import { messagesRoutes } from "./api/messages";
@@ -60,6 +61,7 @@ export function listeningUrl(host: string, port: number): string {
 }
 
 export function createHearth(store: Store, config: ServerConfig): Hearth {
+  config.outgoingWebhooksToPrivateNetworks ??= process.env.HEARTH_OUTGOING_WEBHOOKS_TO_PRIVATE_NETWORKS === "allow";
   let parsedHost = { url: "", host: "" };
   const h: Hearth = {
     store,
@@ -214,6 +216,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
             await scheduledDelivery.stop();
             await unreadRows.stop();
             await server.stop(false); // stop accepting; in-flight requests finish
+            await stopOutgoingWebhooks(h); // calls still under way are dropped, their replies never sent
             h.queues.close(dataDir); // may fail (a full disk): the store still closes
           } finally {
             await store.close();

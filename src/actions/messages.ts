@@ -69,6 +69,7 @@ import {
 } from "../views/message_channels";
 import { fetchRange, type AnchorSpec, type CompiledNarrow } from "../views/narrow";
 import { editHistoryPolicy, formatMessage, readableMessage, realmSetting, visibleFlags } from "../views/messages";
+import { triggerOutgoingWebhooks } from "./outgoing_webhooks";
 import { attachmentView, notifyAttachmentChanges, releaseDeletedMessages, setMessageAttachments, type AttachmentChanges } from "./uploads";
 
 export const MAX_MESSAGE_LENGTH = 10000;
@@ -479,6 +480,7 @@ export async function doSendMessage(h: Hearth, sender: UserRecord, req: SendRequ
     },
   });
   await notifyAttachmentChanges(h, attachmentChanges);
+  triggerOutgoingWebhooks(h, sender, message, target, rendered, groupMembers);
   if (target.type !== "stream" || sender.is_system_bot) return { id: message.id };
   const mentioned = [...flagsByUser].filter(([id, bits]) => id !== sender.id && (bits & MessageFlag.mentioned) !== 0).map(([id]) => id);
   const policy = await doAutomaticTopicPolicies(h, sender, target.channel.id, target.topic, startsTopic, mentioned);

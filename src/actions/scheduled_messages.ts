@@ -12,7 +12,7 @@ import {
   scheduledOfOwner,
   type ScheduledRecord,
 } from "../store/scheduled_messages";
-import { channelNarrowSlug, encodeHashComponent } from "../markdown";
+import { messageNearUrl } from "../views/messages";
 import { canReadChannel, channelById } from "../views/message_channels";
 import {
   accessMessage,
@@ -224,17 +224,14 @@ export async function doDeleteScheduledMessage(h: Hearth, owner: UserRecord, id:
  * fits the message length limit (else truncation would cut the closing fence).
  */
 function reminderContent(h: Hearth, message: ReturnType<typeof accessMessage>["message"], note: string): string {
-  const base = h.realmUrl();
   const sender = getUser(h.store, message.sender_id);
-  let narrow: string;
+  const narrow = messageNearUrl(h, message);
   let content: string;
   if (message.type === "stream") {
     const channel = channelById(h, message.channel_id!);
-    narrow = `${base}/#narrow/channel/${channelNarrowSlug(message.channel_id!, channel?.name ?? "")}/topic/${encodeHashComponent(message.topic)}/near/${message.id}`;
     const link = messageLinkSyntax(message.channel_id!, channel?.name ?? "unknown", message.topic, message.id);
     content = note ? `You requested a reminder for ${link}. Note:\n > ${note}` : `You requested a reminder for ${link}.`;
   } else {
-    narrow = `${base}/#narrow/dm/${message.dm_user_ids!.join(",")}/near/${message.id}`;
     content = note ? `You requested a reminder for the following direct message. Note:\n > ${note}` : "You requested a reminder for the following direct message.";
   }
   const author = silentMention({ id: message.sender_id, full_name: sender?.full_name ?? "Unknown user" });

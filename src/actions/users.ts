@@ -11,7 +11,8 @@ import { revokeInvitesCreatedBy } from "../store/invites";
 import { getSystemBot } from "../store/system_bots";
 import { sendSystemBotDm } from "./messages";
 import { notifyInvitesChanged } from "./invite_events";
-import { activeUserIdsOf, allUsers, BotType, EmailVisibility, getUser, getUserByEmail, putUser, Role, ROLES, type BotDefaults, type UserRecord } from "../store/users";
+import { activeUserIdsOf, allUsers, BotType, EmailVisibility, getUser, getUserByEmail, putUser, Role, ROLES, type BotDefaults, type OutgoingWebhookService, type UserRecord } from "../store/users";
+import { checkInterfaceType, checkPayloadUrl, newOutgoingWebhookService, serviceDicts, ServiceInterface } from "./outgoing_webhooks";
 import { getChannel } from "../store/channels";
 import { accessChannelByName } from "../access/channels";
 import { joinGroupsInTransaction, notifyGroupsJoined, notifySystemGroupMembership } from "./user_groups";
@@ -113,7 +114,7 @@ export function botView(h: Hearth, bot: UserRecord): Record<string, unknown> {
     owner_id: bot.bot_owner_id,
     is_active: bot.is_active,
     bot_type: bot.bot_type,
-    services: [],
+    services: serviceDicts(bot),
     email: bot.email,
   };
 }
@@ -142,6 +143,7 @@ export interface NewUser {
   /** Users created by an administrator or the CLI get their date_joined at first login. */
   pending_first_login?: boolean;
   bot_defaults?: BotDefaults;
+  bot_service?: OutgoingWebhookService;
   /** The channels a new human account joins; default: the organization's default channels. */
   channel_ids?: readonly number[];
   /** User-defined groups a new human account joins (an invitation link's `group_ids`). */
@@ -190,6 +192,7 @@ export async function doCreateUser(h: Hearth, input: NewUser): Promise<UserRecor
       // New accounts start from the organization's defaults (PATCH /realm/user_settings_defaults).
       ...newUserSettings(getRealm(h.store)?.settings),
       ...(isBot && input.bot_defaults ? { bot_defaults: input.bot_defaults } : {}),
+      ...(isBot && input.bot_service ? { bot_service: input.bot_service } : {}),
     };
     if (input.avatar) record = withUploadedAvatar(h, record, input.avatar);
     putUser(h.store, record);
@@ -244,7 +247,7 @@ export async function checkCreateUser(h: Hearth, actor: UserRecord, input: { ema
   return doCreateUser(h, { ...input, pending_first_login: true });
 }
 
-export const BOT_TYPES_SUPPORTED: readonly number[] = [BotType.GENERIC, BotType.INCOMING_WEBHOOK];
+export const BOT_TYPES_SUPPORTED: readonly number[] = [BotType.GENERIC, BotType.INCOMING_WEBHOOK, BotType.OUTGOING_WEBHOOK];
 
 /** A bot's defaults as clients send them: channel names ("" for none), checked against the caller's access. */
 export interface BotDefaultsInput {
@@ -282,7 +285,7 @@ function mergeBotDefaults(current: BotDefaults | undefined, change: BotDefaultsC
 export async function checkCreateBot(
   h: Hearth,
   owner: UserRecord,
-  input: { full_name: string; short_name: string; bot_type: number; avatarFiles?: readonly File[] } & BotDefaultsInput,
+  input: { full_name: string; short_name: string; bot_type: number; avatarFiles?: readonly File[]; service?: OutgoingWebhookInput } & BotDefaultsInput,
 ): Promise<UserRecord> {
   if (owner.is_bot) throw badRequest("Bots cannot create bots");
   if (!BOT_TYPES_SUPPORTED.includes(input.bot_type)) throw badRequest("Invalid bot type");
@@ -296,6 +299,11 @@ export async function checkCreateBot(
   if (!/^[a-z0-9._-]+$/.test(short)) throw badRequest("Bad name or username");
   const email = `${short}-bot@${h.realmHost()}`;
   const bot_defaults = mergeBotDefaults(undefined, checkBotDefaults(h, owner, input));
+  // Zulip's add_bot_backend: an outgoing-webhook bot gets its service, named after the bot unless named.
+  const bot_service =
+    input.bot_type === BotType.OUTGOING_WEBHOOK
+      ? newOutgoingWebhookService(input.service?.service_name || short, input.service?.payload_url ?? "", input.service?.interface_type ?? ServiceInterface.GENERIC)
+      : undefined;
   // Read once the caller is known to be allowed: a refused request does not get its file looked at.
   const avatar = await readBotAvatarFiles(input.avatarFiles ?? []);
   return doCreateUser(h, {
@@ -306,6 +314,7 @@ export async function checkCreateBot(
     bot_type: input.bot_type,
     bot_owner_id: owner.id,
     bot_defaults,
+    bot_service,
     avatar,
   });
 }
@@ -467,6 +476,16 @@ export interface BotChanges extends BotDefaultsInput {
   bot_owner_id?: number;
   /** The request's files: one is the new avatar (readBotAvatarFiles), read once the caller may change the bot. */
   avatarFiles?: readonly File[];
+  /** An outgoing-webhook bot's new URL and its interface (Zulip: both, or the interface defaults to 1). */
+  service_payload_url?: string;
+  service_interface?: number;
+}
+
+/** POST /bots parameters of an outgoing-webhook bot. */
+export interface OutgoingWebhookInput {
+  payload_url?: string;
+  interface_type?: number;
+  service_name?: string;
 }
 
 /**
@@ -486,6 +505,7 @@ export async function checkUpdateBot(h: Hearth, actor: UserRecord, botId: number
   if (role !== undefined) checkRoleChange(actor, bot, role);
   const owner = changes.bot_owner_id === undefined ? undefined : checkNewBotOwner(h, changes.bot_owner_id);
   const defaults = checkBotDefaults(h, actor, changes);
+  const service = checkServiceChange(bot, changes);
   const avatar = await readBotAvatarFiles(changes.avatarFiles ?? []);
   const { before, after } = await h.store.commit(() => {
     const current = getUser(h.store, botId)!;
@@ -497,6 +517,7 @@ export async function checkUpdateBot(h: Hearth, actor: UserRecord, botId: number
       ...(role !== undefined ? { role } : {}),
       ...(owner ? { bot_owner_id: owner.id } : {}),
       bot_defaults: mergeBotDefaults(current.bot_defaults, defaults),
+      ...(service && current.bot_service ? { bot_service: { ...current.bot_service, ...service } } : {}),
     };
     if (avatar) next = withUploadedAvatar(h, next, avatar);
     putUser(h.store, next);
@@ -510,7 +531,23 @@ export async function checkUpdateBot(h: Hearth, actor: UserRecord, botId: number
     if (was[key] !== now[key]) notifyRealmBot(h, "update", after, { [key]: now[key] });
   }
   if (owner && before.bot_owner_id !== owner.id) notifyBotOwnerChanged(h, before, after, owner);
+  // Zulip's do_update_outgoing_webhook_service announces the service even when unchanged.
+  if (service) notifyRealmBot(h, "update", after, { services: serviceDicts(after) });
   return after;
+}
+
+/**
+ * Zulip's patch_bot_backend: a new `service_payload_url` changes an outgoing-webhook
+ * bot's service, with `service_interface` (default 1) beside it; without one the
+ * service stays as it is.
+ */
+function checkServiceChange(bot: UserRecord, changes: BotChanges): Pick<OutgoingWebhookService, "base_url" | "interface"> | undefined {
+  if (changes.service_payload_url === undefined) return undefined;
+  if (bot.bot_type !== BotType.OUTGOING_WEBHOOK || !bot.bot_service) throw badRequest("This bot has no outgoing webhook service.");
+  return {
+    base_url: checkPayloadUrl(changes.service_payload_url, "service_payload_url"),
+    interface: checkInterfaceType(changes.service_interface ?? ServiceInterface.GENERIC),
+  };
 }
 
 function notifyBotOwnerChanged(h: Hearth, before: UserRecord, after: UserRecord, owner: UserRecord): void {

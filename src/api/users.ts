@@ -1,4 +1,5 @@
 import type { Hearth } from "../context";
+import { Type as t } from "@sinclair/typebox";
 import { ProfileDataUpdate } from "./profile_fields";
 import { ApiRoutes } from "../http/route";
 import { param } from "../http/params";
@@ -114,11 +115,16 @@ export function usersRoutes(h: Hearth) {
           full_name: param.string(),
           short_name: param.string(),
           bot_type: param.int().default(1),
+          // An outgoing-webhook bot's service; Zulip reads `payload_url` as JSON (a quoted string), bare text is accepted too.
+          payload_url: param.jsonOrString(t.String()).optional(),
+          interface_type: param.int().optional(),
+          service_name: param.string().optional(),
           ...botDefaultsParams,
         },
       },
       async ({ user, params, files }) => {
-        const bot = await checkCreateBot(h, user, { ...params, avatarFiles: [...files.values()] });
+        const { payload_url, interface_type, service_name, ...rest } = params;
+        const bot = await checkCreateBot(h, user, { ...rest, service: { payload_url, interface_type, service_name }, avatarFiles: [...files.values()] });
         return { user_id: bot.id, api_key: bot.api_key, avatar_url: avatarUrl(h, bot), ...botDefaultsView(h, bot) };
       },
     )
@@ -147,16 +153,25 @@ export function usersRoutes(h: Hearth) {
     })
     .patch(
       "/bots/:bot_id",
-      { params: { full_name: param.string().optional(), role: param.int().optional(), bot_owner_id: param.int().optional(), ...botDefaultsParams } },
+      {
+        params: {
+          full_name: param.string().optional(),
+          role: param.int().optional(),
+          bot_owner_id: param.int().optional(),
+          service_payload_url: param.jsonOrString(t.String()).optional(),
+          service_interface: param.int().optional(),
+          ...botDefaultsParams,
+        },
+      },
       async ({ user, params, path, files }) => {
         const after = await checkUpdateBot(h, user, pathUserId(path.bot_id), { ...params, avatarFiles: [...files.values()] });
         const owner = after.bot_owner_id === null ? undefined : getUser(h.store, after.bot_owner_id);
-        // Zulip's answer; Hearth has no outgoing-webhook services.
+        // Zulip's answer echoes the service parameters (embedded bots' config_data is not built).
         return {
           full_name: after.full_name,
           avatar_url: avatarUrl(h, after),
-          service_interface: 1,
-          service_payload_url: null,
+          service_interface: params.service_interface ?? 1,
+          service_payload_url: params.service_payload_url ?? null,
           config_data: null,
           ...botDefaultsView(h, after),
           ...(owner ? { bot_owner: apiEmail(h, owner) } : {}),

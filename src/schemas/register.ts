@@ -89,6 +89,12 @@ export const UserSettings = t.Object({
   web_inbox_show_channel_folders: Bool(),
 });
 
+/** An outgoing-webhook bot's service, or an embedded bot's (Zulip's get_service_dicts_for_bot). */
+const BotService = t.Union([
+  t.Object({ base_url: Str(), interface: Int(), token: Str() }),
+  t.Object({ service_name: Str(), config_data: t.Record(t.String(), t.String()) }),
+]);
+
 const RealmBot = t.Object({
   user_id: Int(),
   full_name: Str(),
@@ -100,7 +106,7 @@ const RealmBot = t.Object({
   owner_id: Nullable(Int()),
   is_active: Bool(),
   bot_type: Int(),
-  services: List(t.Unknown()),
+  services: List(BotService),
   email: Str(),
 });
 
@@ -258,7 +264,7 @@ export const EventSchemas: Record<string, TSchema> = {
   ]),
   realm_bot: t.Union([
     t.Object({ id: Int(), type: t.Literal("realm_bot"), op: t.Literal("add"), bot: RealmBot }),
-    t.Object({ id: Int(), type: t.Literal("realm_bot"), op: t.Union([t.Literal("update"), t.Literal("delete"), t.Literal("remove")]), bot: t.Object({ user_id: Int() }) }),
+    t.Object({ id: Int(), type: t.Literal("realm_bot"), op: t.Union([t.Literal("update"), t.Literal("delete"), t.Literal("remove")]), bot: t.Object({ user_id: Int(), services: t.Optional(List(BotService)) }) }),
   ]),
   presence: t.Union([
     // simplified_presence_events (FL 419)

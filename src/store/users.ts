@@ -43,6 +43,20 @@ export interface UserRecord {
   settings: Record<string, unknown>;
   /** A bot's defaults (Zulip's default_sending_stream & co.); absent: none. */
   bot_defaults?: BotDefaults;
+  /** An outgoing-webhook bot's service (Zulip's Service row; one per bot, as in Zulip). */
+  bot_service?: OutgoingWebhookService;
+}
+
+/**
+ * Where an outgoing-webhook bot's triggers are posted (`base_url`), in which format
+ * (`interface`: 1 Zulip's own JSON, 2 Slack's outgoing-webhook form), and the token
+ * the receiving server checks to know the request came from this server.
+ */
+export interface OutgoingWebhookService {
+  name: string;
+  base_url: string;
+  interface: number;
+  token: string;
 }
 
 /**

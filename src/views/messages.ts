@@ -17,7 +17,7 @@ import { accessChannel } from "../access/channels";
 import { apiEmail } from "./users";
 import { avatarUrl } from "./avatars";
 import { channelById, canReadChannel } from "./message_channels";
-import { topicLinks, type Linkifier } from "../markdown";
+import { channelNarrowSlug, encodeHashComponent, topicLinks, type Linkifier } from "../markdown";
 
 /** The newest message ID the user has received; -1 when none (Zulip's convention). */
 export function maxMessageIdFor(h: Hearth, user: UserRecord): number {
@@ -112,6 +112,14 @@ export function formatMessage(
   if (m.last_edit_timestamp !== null) out.last_edit_timestamp = m.last_edit_timestamp;
   if (m.last_moved_timestamp !== null) out.last_moved_timestamp = m.last_moved_timestamp;
   return out;
+}
+
+/** The web app's address of a message in its conversation (Zulip's message_link_url), for messages the server writes. */
+export function messageNearUrl(h: Hearth, m: MessageRecord): string {
+  const base = `${h.realmUrl()}/#narrow`;
+  if (m.type !== "stream") return `${base}/dm/${m.dm_user_ids!.join(",")}/near/${m.id}`;
+  const channel = channelById(h, m.channel_id!);
+  return `${base}/channel/${channelNarrowSlug(m.channel_id!, channel?.name ?? "")}/topic/${encodeHashComponent(m.topic)}/near/${m.id}`;
 }
 
 /** `message_edit_history_visibility_policy` (FL 358): "all", "moves" (moves only) or "none". */
