@@ -33,6 +33,13 @@ const INTERFACES: readonly number[] = Object.values(ServiceInterface);
 const TIMEOUT_SECONDS = envNumber("HEARTH_OUTGOING_WEBHOOK_TIMEOUT_SECS", 10);
 /** Zulip's MAX_REQUEST_RETRIES: retries after the first attempt. */
 const MAX_RETRIES = 3;
+/**
+ * What is read of a service's answer: a reply is at most a message (10,000 characters),
+ * so a bigger answer only matters as far as the owner's notice quotes it, and a server
+ * sending without end must not fill this one's memory. Beyond it the answer is cut
+ * (a JSON answer cut short fails as invalid JSON).
+ */
+const MAX_RESPONSE_BYTES = 1024 * 1024;
 /** Zulip's User-Agent for these calls names its version; Hearth names itself. */
 const USER_AGENT = "HearthOutgoingWebhook";
 
@@ -169,7 +176,7 @@ async function callService(h: Hearth, botId: number, messageId: number, trigger:
         redirect: "manual",
         signal: AbortSignal.any([pending.signal, AbortSignal.timeout(TIMEOUT_SECONDS * 1000)]),
       });
-      body = new Uint8Array(await response.arrayBuffer());
+      body = await readCapped(response, MAX_RESPONSE_BYTES);
     } catch (error) {
       if (pending.stopped) return;
       // Zulip retries both a timeout and a connection error, and says which one it was.
@@ -182,6 +189,28 @@ async function callService(h: Hearth, botId: number, messageId: number, trigger:
   }
   await failWithMessage(h, call, "Bot is unavailable");
   await notifyBotOwner(h, call, { failureMessage: failure });
+}
+
+/** The answer's body, at most `limit` bytes of it; the rest is not read. */
+async function readCapped(response: Response, limit: number): Promise<Uint8Array> {
+  if (!response.body) return new Uint8Array();
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  while (size < limit) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    chunks.push(value.subarray(0, limit - size));
+    size += Math.min(value.length, limit - size);
+  }
+  await reader.cancel().catch(() => {});
+  const body = new Uint8Array(size);
+  let at = 0;
+  for (const chunk of chunks) {
+    body.set(chunk, at);
+    at += chunk.length;
+  }
+  return body;
 }
 
 /** The request of each interface (Zulip's GenericOutgoingWebhookService and SlackOutgoingWebhookService make_request). */

@@ -154,6 +154,13 @@ describe("calls and replies", () => {
     );
   });
 
+  test("an endless answer is read only up to its first MiB: cut short, it fails as invalid JSON", async () => {
+    await outgoingBot("flood");
+    answer = { status: 200, body: JSON.stringify({ content: "x".repeat(3 * 1024 * 1024) }) };
+    await send("othello", { type: "stream", to: "Denmark", topic: "flood", content: "@**flood bot** talk" });
+    expect((await newest("othello", [{ operator: "channel", operand: denmark }, { operator: "topic", operand: "flood" }])).content).toBe("Failure! Invalid JSON in response");
+  });
+
   test("a server that does not answer: retried, then 'Bot is unavailable' and the owner told of a connection error", async () => {
     const bot = await outgoingBot("offline", { payload_url: JSON.stringify(deadUrl) });
     await send("othello", { type: "direct", to: JSON.stringify([bot.id]), content: "anyone home?" });
