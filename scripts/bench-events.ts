@@ -127,6 +127,11 @@ async function serveHearth() {
       const mib = (n: number) => `${(n / 2 ** 20).toFixed(1)} MiB`;
       const usage = jsc.memoryUsage();
       console.error(`Hearth main heap: size ${mib(heap.heapSize)}, capacity ${mib(heap.heapCapacity)}, extra ${mib(heap.extraMemorySize)}; allocator: current ${mib(usage.current)}, peak ${mib(usage.peak)}, committed ${mib(usage.currentCommit)}, peak committed ${mib(usage.peakCommit)}`);
+      // What the heap holds once garbage is gone: the most numerous object types.
+      Bun.gc(true);
+      const live = jsc.heapStats();
+      const top = Object.entries(live.objectTypeCounts).sort((a, b) => b[1] - a[1]).slice(0, 12);
+      console.error(`after a full collection: size ${mib(live.heapSize)}, extra ${mib(live.extraMemorySize)}; most numerous: ${top.map(([type, n]) => `${type} ${n}`).join(", ")}`);
     }
     await server.stop();
     process.exit(0);
