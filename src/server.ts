@@ -29,7 +29,7 @@ import { ensureAvatarSalt, getAvatarSalt } from "./store/avatars";
 import { staticAssetRoutes } from "./api/static";
 import { ensureSystemGroups } from "./actions/user_groups";
 import { ensureChannelEmailSecret } from "./actions/channels";
-import { stopOutgoingWebhooks } from "./actions/outgoing_webhooks";
+import { resumeOutgoingWebhookCalls, stopOutgoingWebhooks } from "./actions/outgoing_webhooks";
 import { channelsRoutes } from "./api/channels";
 import { userGroupsRoutes } from "./api/user_groups";
 import { messagesRoutes } from "./api/messages";
@@ -199,6 +199,8 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     const server = app.server!;
     // Port 0 asked for any free port: the realm URL is the one actually bound.
     h.config.port = server.port!;
+    // Calls a crash or a stop left unmade go out now (a bot's server may call back at once).
+    resumeOutgoingWebhookCalls(h);
     let stopped: Promise<void> | null = null;
     return {
       h,
@@ -216,7 +218,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
             await scheduledDelivery.stop();
             await unreadRows.stop();
             await server.stop(false); // stop accepting; in-flight requests finish
-            await stopOutgoingWebhooks(h); // calls still under way are dropped, their replies never sent
+            await stopOutgoingWebhooks(h); // calls under way stop; they stay stored for the next start
             h.queues.close(dataDir); // may fail (a full disk): the store still closes
           } finally {
             await store.close();

@@ -10,8 +10,8 @@ async function initFolder() {
 }
 
 /** Writes through one server, kills it with SIGKILL, then checks through a new one on the same folder. */
-async function acrossKill9(data: string, write: (url: string) => Promise<void>, check: (url: string) => Promise<void>) {
-  const first = await startServe(["--data", data, "--port", String(freePort())]);
+async function acrossKill9(data: string, write: (url: string) => Promise<void>, check: (url: string) => Promise<void>, env: Record<string, string> = {}) {
+  const first = await startServe(["--data", data, "--port", String(freePort())], env);
   try {
     await write(first.url);
   } finally {
@@ -19,7 +19,7 @@ async function acrossKill9(data: string, write: (url: string) => Promise<void>, 
     await first.proc.exited;
   }
   // The pid file of the killed process is stale; the restart must take the folder over.
-  const second = await startServe(["--data", data, "--port", String(freePort())]);
+  const second = await startServe(["--data", data, "--port", String(freePort())], env);
   try {
     await check(second.url);
   } finally {
@@ -90,4 +90,49 @@ test("messages sent before kill -9 are there after a restart, unread for their r
       expect(unread.messages.map((m: any) => m.id).sort((a: number, b: number) => a - b)).toEqual([...sent].sort((a, b) => a - b));
     },
   );
+});
+
+test("an outgoing-webhook call the bot's server had not answered before kill -9 is made after the restart", async () => {
+  const { data, owner } = await initFolder();
+  // The bot's server (here, on loopback) holds the first call open; it never answers it.
+  let calls = 0;
+  const received: string[] = [];
+  const botServer = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    async fetch(request) {
+      calls++;
+      received.push(JSON.parse(await request.text()).data);
+      return calls === 1 ? new Promise<Response>(() => {}) : new Response(JSON.stringify({ content: "made it" }));
+    },
+  });
+  let bot = { id: 0 };
+  const dmNarrow = () => encodeURIComponent(JSON.stringify([{ operator: "dm", operand: [bot.id] }]));
+  try {
+    await acrossKill9(
+      data,
+      async (url) => {
+        const created = await (await fetch(`${url}/api/v1/bots`, form(owner.email, owner.api_key, { full_name: "Kept bot", short_name: "kept", bot_type: "3", payload_url: JSON.stringify(`http://127.0.0.1:${botServer.port}/`) }))).json();
+        bot = { id: created.user_id };
+        const sent = await (await fetch(`${url}/api/v1/messages`, form(owner.email, owner.api_key, { type: "direct", to: JSON.stringify([bot.id]), content: "ping before the crash" }))).json();
+        expect(sent.result).toBe("success");
+        while (calls === 0) await Bun.sleep(5);
+      },
+      async (url) => {
+        const deadline = Date.now() + 10_000;
+        let contents: string[] = [];
+        while (Date.now() < deadline) {
+          const page = await (await fetch(`${url}/api/v1/messages?anchor=newest&num_before=5&num_after=0&apply_markdown=false&narrow=${dmNarrow()}`, { headers: auth(owner.email, owner.api_key) })).json();
+          contents = page.messages.map((m: any) => m.content);
+          if (contents.includes("made it")) break;
+          await Bun.sleep(20);
+        }
+        expect(contents).toEqual(["ping before the crash", "made it"]);
+        expect(received).toEqual(["ping before the crash", "ping before the crash"]);
+      },
+      { HEARTH_OUTGOING_WEBHOOKS_TO_PRIVATE_NETWORKS: "allow" },
+    );
+  } finally {
+    botServer.stop(true);
+  }
 });

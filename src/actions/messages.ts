@@ -69,7 +69,7 @@ import {
 } from "../views/message_channels";
 import { fetchRange, type AnchorSpec, type CompiledNarrow } from "../views/narrow";
 import { editHistoryPolicy, formatMessage, readableMessage, realmSetting, visibleFlags } from "../views/messages";
-import { triggerOutgoingWebhooks } from "./outgoing_webhooks";
+import { outgoingWebhookTriggers, recordOutgoingWebhookCalls, startOutgoingWebhookCalls } from "./outgoing_webhooks";
 import { attachmentView, notifyAttachmentChanges, releaseDeletedMessages, setMessageAttachments, type AttachmentChanges } from "./uploads";
 
 export const MAX_MESSAGE_LENGTH = 10000;
@@ -420,6 +420,7 @@ export async function doSendMessage(h: Hearth, sender: UserRecord, req: SendRequ
   // Zulip: a message sent in a direct message conversation with oneself is read.
   if (target.type === "private" && target.userIds.length === 1) flagsByUser.set(sender.id, flagsByUser.get(sender.id)! | MessageFlag.read);
 
+  const serviceTriggers = outgoingWebhookTriggers(h, sender, target, rendered, groupMembers);
   let firstInChannel = false;
   const startsTopic = target.type === "stream" && h.store.dbs.topics.get([target.channel.id, topicKey(target.topic)]) === undefined;
   let attachmentChanges: AttachmentChanges = { updated: [], removed: [] };
@@ -458,6 +459,7 @@ export async function doSendMessage(h: Hearth, sender: UserRecord, req: SendRequ
       ];
     }
     insertMessage(h.store, record, flagsByUser);
+    recordOutgoingWebhookCalls(h, id, serviceTriggers);
     req.alsoInTransaction?.(id);
     if (record.has_attachment) attachmentChanges = setMessageAttachments(h, sender, id, rendered.linkUrls);
     if (target.type === "stream") {
@@ -480,7 +482,7 @@ export async function doSendMessage(h: Hearth, sender: UserRecord, req: SendRequ
     },
   });
   await notifyAttachmentChanges(h, attachmentChanges);
-  triggerOutgoingWebhooks(h, sender, message, target, rendered, groupMembers);
+  startOutgoingWebhookCalls(h, message.id, serviceTriggers);
   if (target.type !== "stream" || sender.is_system_bot) return { id: message.id };
   const mentioned = [...flagsByUser].filter(([id, bits]) => id !== sender.id && (bits & MessageFlag.mentioned) !== 0).map(([id]) => id);
   const policy = await doAutomaticTopicPolicies(h, sender, target.channel.id, target.topic, startsTopic, mentioned);

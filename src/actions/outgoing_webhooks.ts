@@ -21,8 +21,9 @@ import { doSendMessage, type MessageTarget } from "./messages";
  * three times, and when the call fails for good the conversation gets a "Failure!"
  * reply and the bot's owner a direct message saying why.
  *
- * The calls wait in memory, not in the store: a server stopped while one is pending
- * drops it (Zulip keeps them in its queue server). The message itself is durable.
+ * Each call is stored with its message and removed once made, so a server stopped or
+ * killed before then makes it at its next start (Zulip's queue server keeps its events
+ * the same way); a call cut short by a crash may be made twice.
  */
 
 /** Zulip's Service.GENERIC and Service.SLACK. */
@@ -73,19 +74,49 @@ export function serviceDicts(bot: UserRecord): Record<string, unknown>[] {
 
 type Trigger = "mention" | "direct_message";
 
+/** One call a message asks for: which bot, and why. */
+export interface ServiceTrigger {
+  botId: number;
+  trigger: Trigger;
+}
+
 /**
  * Zulip's get_service_bot_events: the outgoing-webhook bots a new message triggers.
  * Messages from bots trigger none (no loops between bots). In a channel a bot is
  * triggered by a mention, subscribed or not; in a direct message, by being a recipient.
  */
-export function triggerOutgoingWebhooks(h: Hearth, sender: UserRecord, message: MessageRecord, target: MessageTarget, rendered: RenderResult, mentionedGroupMembers: ReadonlySet<number>): void {
-  if (sender.is_bot) return;
+export function outgoingWebhookTriggers(h: Hearth, sender: UserRecord, target: MessageTarget, rendered: RenderResult, mentionedGroupMembers: ReadonlySet<number>): ServiceTrigger[] {
+  if (sender.is_bot) return [];
   const trigger: Trigger = target.type === "stream" ? "mention" : "direct_message";
   const candidates = target.type === "stream" ? [...rendered.mentionedUserIds, ...mentionedGroupMembers] : target.userIds;
+  const triggers: ServiceTrigger[] = [];
   for (const userId of new Set(candidates)) {
     const bot = getUser(h.store, userId);
-    if (!bot || !bot.is_active || bot.bot_type !== BotType.OUTGOING_WEBHOOK || !bot.bot_service) continue;
-    pendingCalls(h).run(() => callService(h, bot.id, message.id, trigger));
+    if (bot && bot.is_active && bot.bot_type === BotType.OUTGOING_WEBHOOK && bot.bot_service) triggers.push({ botId: bot.id, trigger });
+  }
+  return triggers;
+}
+
+/**
+ * Inside the message's transaction: the calls it asks for are stored with it, so that
+ * a crash before they are made (or finished) loses none; the next start makes them
+ * (resumeOutgoingWebhookCalls), as Zulip's queue server keeps its events. A call cut
+ * short by a crash may so be made twice.
+ */
+export function recordOutgoingWebhookCalls(h: Hearth, messageId: number, triggers: readonly ServiceTrigger[]): void {
+  for (const { botId, trigger } of triggers) h.store.dbs.outgoingWebhookCalls.put([messageId, botId], trigger);
+}
+
+/** Once the message is committed: makes its calls, in the background. */
+export function startOutgoingWebhookCalls(h: Hearth, messageId: number, triggers: readonly ServiceTrigger[]): void {
+  for (const { botId, trigger } of triggers) pendingCalls(h).run(() => callService(h, botId, messageId, trigger));
+}
+
+/** At start: the calls stored but not finished when the server last stopped. */
+export function resumeOutgoingWebhookCalls(h: Hearth): void {
+  for (const { key, value } of h.store.dbs.outgoingWebhookCalls.getRange()) {
+    const [messageId, botId] = key as [number, number];
+    pendingCalls(h).run(() => callService(h, botId, messageId, value as Trigger));
   }
 }
 
@@ -117,7 +148,7 @@ class PendingCalls {
     while (this.running.size > 0) await Promise.allSettled([...this.running]);
   }
 
-  /** Aborts the calls under way; nothing is posted for them afterwards. */
+  /** Aborts the calls under way: they stay stored, for the next start. */
   async stop(): Promise<void> {
     this.controller.abort();
     await this.drain();
@@ -137,7 +168,7 @@ export function drainOutgoingWebhooks(h: Hearth): Promise<void> {
   return pendingCalls(h).drain();
 }
 
-/** At shutdown: pending calls are dropped, and their replies never sent. */
+/** At shutdown: calls under way are cut short, to be made again at the next start. */
 export function stopOutgoingWebhooks(h: Hearth): Promise<void> {
   return pendingCalls(h).stop();
 }
@@ -149,21 +180,32 @@ interface Call {
   trigger: Trigger;
 }
 
-/** Zulip's OutgoingWebhookWorker.consume and do_rest_call for one bot and message. */
+/**
+ * One stored call: made, then removed from the store — unless a stopping server cut
+ * it short, in which case the next start makes it again.
+ */
 async function callService(h: Hearth, botId: number, messageId: number, trigger: Trigger): Promise<void> {
+  if ((await makeCall(h, botId, messageId, trigger)) === "cut short") return;
+  await h.store.commit(() => h.store.dbs.outgoingWebhookCalls.remove([messageId, botId]));
+}
+
+/** Zulip's OutgoingWebhookWorker.consume and do_rest_call for one bot and message. */
+async function makeCall(h: Hearth, botId: number, messageId: number, trigger: Trigger): Promise<"done" | "cut short"> {
   const bot = getUser(h.store, botId);
   const message = getMessage(h.store, messageId);
-  if (!bot?.bot_service || !message) return;
+  // A bot deactivated (or a message deleted) since the send has nothing to call.
+  if (!bot?.bot_service || !bot.is_active || !message) return "done";
   const call: Call = { bot, service: bot.bot_service, message, trigger };
   const pending = pendingCalls(h);
   if (call.service.interface === ServiceInterface.SLACK && message.type !== "stream") {
     await failWithMessage(h, call, "Slack outgoing webhooks don't support direct messages.");
-    return;
+    return "done";
   }
   if (!h.config.outgoingWebhooksToPrivateNetworks && (await reachesPrivateNetwork(call.service.base_url))) {
+    if (pending.stopped) return "cut short";
     // What Zulip's outgoing proxy (Smokescreen) answers for such an address.
-    if (!pending.stopped) await processResponse(h, call, 407, new Uint8Array());
-    return;
+    await processResponse(h, call, 407, new Uint8Array());
+    return "done";
   }
   let failure = "";
   for (let attempt = 0; attempt <= MAX_RETRIES; attempt++) {
@@ -178,17 +220,18 @@ async function callService(h: Hearth, botId: number, messageId: number, trigger:
       });
       body = await readCapped(response, MAX_RESPONSE_BYTES);
     } catch (error) {
-      if (pending.stopped) return;
+      if (pending.stopped) return "cut short";
       // Zulip retries both a timeout and a connection error, and says which one it was.
       failure = error instanceof Error && error.name === "TimeoutError" ? `Request timed out after ${TIMEOUT_SECONDS} seconds.` : "A connection error occurred. Is my bot server down?";
       continue;
     }
-    if (pending.stopped) return;
+    if (pending.stopped) return "cut short";
     await processResponse(h, call, response.status, body);
-    return;
+    return "done";
   }
   await failWithMessage(h, call, "Bot is unavailable");
   await notifyBotOwner(h, call, { failureMessage: failure });
+  return "done";
 }
 
 /** The answer's body, at most `limit` bytes of it; the rest is not read. */

@@ -32,6 +32,8 @@ export const KEYSPACES = {
   pushDevices: "push_devices",
   /** [userId, key] → value: a bot's key-value storage (Zulip's BotStorageData) */
   botStorage: "bot_storage",
+  /** [messageId, botId] → "mention" | "direct_message": an outgoing-webhook call not yet made (src/actions/outgoing_webhooks.ts) */
+  outgoingWebhookCalls: "outgoing_webhook_calls",
   /** playgroundId → RealmPlayground (code playgrounds for code blocks) */
   realmPlaygrounds: "realm_playgrounds",
   /** emojiId → RealmEmoji (deactivated ones kept: old messages still show them) */

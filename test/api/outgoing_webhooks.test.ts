@@ -5,6 +5,7 @@
  * the bot's owner, as Zulip's outgoing_webhooks worker reports them.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
+import { rmSync } from "node:fs";
 import { expectError, expectSchema, expectSuccess, startTestServer, type TestServer, type TestUser } from "../kit";
 import { register, verifyAction } from "../events-kit";
 import { RegisterResponse } from "../../src/schemas/register";
@@ -238,6 +239,50 @@ describe("private networks", () => {
     }
     for (const url of ["http://93.184.216.34/", "http://[2606:4700::1111]/", "http://172.32.0.1/", "http://100.128.0.1/"]) {
       expect(await reachesPrivateNetwork(url)).toBe(false);
+    }
+  });
+});
+
+describe("across a restart", () => {
+  test("a call a stop cut short is made at the next start, and a finished one never again", async () => {
+    const env = { HEARTH_OUTGOING_WEBHOOKS_TO_PRIVATE_NETWORKS: "allow" };
+    // The bot's server holds its first call open until released; later calls are answered at once.
+    let calls = 0;
+    let release = () => {};
+    const slow = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      fetch: () => {
+        calls++;
+        const reply = () => new Response(JSON.stringify({ content: `answer to call ${calls}` }));
+        return calls === 1 ? new Promise<Response>((resolve) => (release = () => resolve(reply()))) : reply();
+      },
+    });
+    const first = await startTestServer({ env });
+    const dataDir = first.dataDir;
+    let later: TestServer | undefined;
+    try {
+      const { othello } = first.users;
+      const bot = await first.createBot("hamlet", { full_name: "Slow bot", short_name: "slow", bot_type: 3, payload_url: JSON.stringify(`http://127.0.0.1:${slow.port}/`) });
+      expectSuccess(await first.as("othello").post("/messages", { type: "direct", to: JSON.stringify([bot.id]), content: "are you there?" }));
+      while (calls === 0) await Bun.sleep(5);
+      await first.server.stop();
+      release();
+      const dm = async (server: TestServer) =>
+        expectSuccess(await server.as(othello).get("/messages", { anchor: "newest", num_before: 5, num_after: 0, narrow: [{ operator: "dm", operand: [bot.id] }], apply_markdown: "false" })).messages.map((m: any) => m.content);
+      later = await startTestServer({ env, dataDir });
+      await drainOutgoingWebhooks(later.server.h);
+      expect(calls).toBe(2);
+      expect(await dm(later)).toEqual(["are you there?", "answer to call 2"]);
+      await later.server.stop();
+      later = await startTestServer({ env, dataDir });
+      await drainOutgoingWebhooks(later.server.h);
+      expect(calls).toBe(2);
+      expect(await dm(later)).toHaveLength(2);
+    } finally {
+      await later?.server.stop();
+      slow.stop(true);
+      rmSync(dataDir, { recursive: true, force: true });
     }
   });
 });
