@@ -106,6 +106,7 @@ function applyCoreEvent(state: State, event: ApiEventJson): void {
             if (field.value === null) delete user.profile_data[field.id];
             else user.profile_data[field.id] = { value: field.value, ...(field.rendered_value !== undefined ? { rendered_value: field.rendered_value } : {}) };
           } else if (key === "avatar_source" || key === "avatar_url_medium") continue; // only the top-level self fields carry these
+          else if (key === "new_email") user.email = value; // Zulip's name for a changed API email
           else user[key] = value;
         }
         if ("is_active" in person) {
@@ -115,7 +116,7 @@ function applyCoreEvent(state: State, event: ApiEventJson): void {
         if (person.user_id === state.user_id) {
           if ("full_name" in person) state.full_name = person.full_name;
           if ("delivery_email" in person && person.delivery_email !== null) state.delivery_email = person.delivery_email;
-          if ("email" in person) state.email = person.email;
+          if ("new_email" in person) state.email = person.new_email;
           if ("timezone" in person && state.user_settings) state.user_settings.timezone = person.timezone;
           for (const key of ["avatar_url", "avatar_source", "avatar_url_medium"]) if (key in person) state[key] = person[key];
           if ("role" in person) {

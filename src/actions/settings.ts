@@ -2,8 +2,8 @@ import type { Hearth } from "../context";
 import { assertAdmin } from "../access/roles";
 import { badRequest } from "../errors";
 import { hashPassword, passwordLengthAllowed, verifyPassword } from "../auth/credentials";
-import { EmailVisibility, getUser, putUser, type UserRecord } from "../store/users";
-import { apiEmail, isAdmin } from "../views/users";
+import { allUsers, EmailVisibility, getUser, putUser, type UserRecord } from "../store/users";
+import { apiEmail, canSeeRealEmail, isAdmin } from "../views/users";
 import {
   AVAILABLE_NOTIFICATION_SOUNDS,
   LANGUAGE_NAMES,
@@ -18,6 +18,7 @@ import { getRealm, putRealm } from "../store/realm";
 import { requireRealm } from "../views/realm";
 import { realmSetting } from "../views/realm-settings";
 import { activeUserIds, checkFullName, notifyFullNameChanged, notifyRealmUser } from "./users";
+import { deleteAllDrafts } from "./drafts";
 
 export interface SettingsChanges {
   settings: Record<string, unknown>;
@@ -134,6 +135,9 @@ export async function checkUpdateSettings(
     }
     if (fullName !== undefined) next.full_name = fullName;
     if (passwordHash !== undefined) next.password_hash = passwordHash;
+    // Zulip's do_change_user_setting: turning synchronization off deletes the stored
+    // drafts, without drafts events (the clients keep their own copies).
+    if (changed.some(([name, value]) => name === "enable_drafts_synchronization" && value === false)) deleteAllDrafts(h, user.id);
     // A request that changes nothing writes nothing.
     if (changed.length > 0 || next.full_name !== current.full_name || passwordHash !== undefined) putUser(h.store, next);
     return { before: current, after: next, changed };
@@ -145,14 +149,28 @@ export async function checkUpdateSettings(
   if (presenceChange) h.events.publish({ type: "user_status", user_id: after.id, away: presenceChange[1] === false }, activeUserIds(h));
   if (after.full_name !== before.full_name) notifyFullNameChanged(h, after);
   if (after.timezone !== before.timezone) notifyRealmUser(h, "update", after, { timezone: after.timezone });
-  if (after.email_address_visibility !== before.email_address_visibility) {
-    // Who may see the real address changed: everyone learns the new API email, and
-    // each viewer the delivery_email they may now see (or null).
-    if (apiEmail(h, after) !== apiEmail(h, before)) {
-      notifyRealmUser(h, "update", after, { email: apiEmail(h, after) });
-    }
-    notifyRealmUser(h, "update", after, { delivery_email: after.email });
+  if (after.email_address_visibility !== before.email_address_visibility) notifyEmailVisibilityChanged(h, before, after);
+}
+
+/**
+ * Zulip's send_delivery_email_update_events and send_user_email_update_event: the
+ * viewers who may now see the real address get it as `delivery_email`, those who no
+ * longer may get null, and when the API email itself changes (between the real
+ * address and the placeholder) everyone gets it as `new_email`.
+ */
+function notifyEmailVisibilityChanged(h: Hearth, before: UserRecord, after: UserRecord): void {
+  const nowVisible: number[] = [];
+  const nowHidden: number[] = [];
+  for (const viewer of allUsers(h.store)) {
+    if (!viewer.is_active || viewer.is_system_bot) continue;
+    const could = canSeeRealEmail(viewer, before);
+    const can = canSeeRealEmail(viewer, after);
+    if (could !== can) (can ? nowVisible : nowHidden).push(viewer.id);
   }
+  if (nowVisible.length > 0) h.events.publish({ type: "realm_user", op: "update", person: { user_id: after.id, delivery_email: after.email } }, nowVisible);
+  if (nowHidden.length > 0) h.events.publish({ type: "realm_user", op: "update", person: { user_id: after.id, delivery_email: null } }, nowHidden);
+  const newEmail = apiEmail(h, after);
+  if (newEmail !== apiEmail(h, before)) h.events.publish({ type: "realm_user", op: "update", person: { user_id: after.id, new_email: newEmail } }, activeUserIds(h));
 }
 
 /**

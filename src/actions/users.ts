@@ -66,12 +66,12 @@ function countActiveOwners(h: Hearth): number {
 }
 
 /**
- * Sends a realm_user event whose `person` depends on the recipient's right to see
- * the real email: one event per distinct view, each to exactly its viewers.
+ * Sends a realm_user event: an update (the changed fields) to every active user; an
+ * add, whose `person` depends on the recipient's right to see the real email, as one
+ * event per distinct view, each to exactly its viewers.
  */
 export function notifyRealmUser(h: Hearth, op: "add" | "update", target: UserRecord, fields?: Record<string, unknown>): void {
-  const dependsOnViewer = op === "add" || (fields !== undefined && "delivery_email" in fields);
-  if (!dependsOnViewer) {
+  if (op === "update") {
     // The common case (a name, a role): one event for all, no user record decoded.
     h.events.publish({ type: "realm_user", op, person: { user_id: target.id, ...fields } }, activeUserIds(h));
     return;
@@ -81,15 +81,9 @@ export function notifyRealmUser(h: Hearth, op: "add" | "update", target: UserRec
   const withEmail: UserRecord[] = [];
   const withoutEmail: UserRecord[] = [];
   for (const viewer of viewers) (canSeeRealEmail(viewer, target) ? withEmail : withoutEmail).push(viewer);
-  for (const [group, sees] of [[withEmail, true], [withoutEmail, false]] as const) {
+  for (const group of [withEmail, withoutEmail]) {
     if (group.length === 0) continue;
-    let person: Record<string, unknown>;
-    if (op === "add") {
-      person = formatUser(h, group[0], target, { clientGravatar: false, includeCustomProfileFields: !target.is_bot });
-    } else {
-      person = { user_id: target.id, ...fields };
-      if (!sees) person.delivery_email = null;
-    }
+    const person = formatUser(h, group[0], target, { clientGravatar: false, includeCustomProfileFields: !target.is_bot });
     h.events.publish({ type: "realm_user", op, person }, group.map((v) => v.id));
   }
 }

@@ -261,12 +261,30 @@ describe("state + events stay consistent (verifyAction)", () => {
     expect(r.types.hamlet).toEqual(["realm_user/update", "realm_user/update"]);
   });
 
-  test("PATCH /settings: email_address_visibility", async () => {
-    await verifyAction(s, async () => {
+  test("PATCH /settings: email_address_visibility — delivery_email to the viewers whose access changed, new_email to everyone when the API email changes", async () => {
+    const shiva = s.users.shiva.id;
+    const placeholder = `user${shiva}@${new URL(s.url).hostname}`;
+    // Everyone → administrators only: members and moderators lose the address; the API email becomes the placeholder.
+    const hidden = await verifyAction(s, async () => {
       expectSuccess(await s.as("shiva").patch("/settings", { email_address_visibility: 3 }));
     });
+    const people = (v: string) => hidden.events[v].filter((e) => e.type === "realm_user").map((e) => e.person);
+    expect(people("hamlet")).toEqual([{ user_id: shiva, delivery_email: null }, { user_id: shiva, new_email: placeholder }]);
+    expect(people("iago")).toEqual([{ user_id: shiva, new_email: placeholder }]);
+    expect(people("shiva")).toEqual([{ user_id: shiva, new_email: placeholder }]);
     const seen = await register(s.as("hamlet"));
-    expect(seen.realm_users.find((u: any) => u.user_id === s.users.shiva.id).delivery_email).toBeNull();
+    expect(seen.realm_users.find((u: any) => u.user_id === shiva)).toMatchObject({ delivery_email: null, email: placeholder });
+    // Administrators → moderators: only moderators gain it; the API email stays the placeholder.
+    const widened = await verifyAction(s, async () => {
+      expectSuccess(await s.as("shiva").patch("/settings", { email_address_visibility: 5 }));
+    });
+    expect(widened.events.hamlet.filter((e) => e.type === "realm_user")).toEqual([]);
+    expect(widened.events.iago.filter((e) => e.type === "realm_user")).toEqual([]);
+    // Back to everyone: the real address returns as new_email, and delivery_email to those who had lost it.
+    const shown = await verifyAction(s, async () => {
+      expectSuccess(await s.as("shiva").patch("/settings", { email_address_visibility: 1 }));
+    });
+    expect(shown.events.hamlet.filter((e) => e.type === "realm_user").map((e) => e.person)).toEqual([{ user_id: shiva, delivery_email: "shiva@zulip.test" }, { user_id: shiva, new_email: "shiva@zulip.test" }]);
   });
 
   test("PATCH /settings rejects bad values", async () => {
