@@ -25,6 +25,11 @@ export function getDrafts(h: Hearth, userId: number): Draft[] {
   return drafts.sort((a, b) => b.timestamp - a.timestamp || b.id - a.id);
 }
 
+/** Inside a transaction: every draft the user stored. */
+export function deleteAllDrafts(h: Hearth, userId: number): void {
+  for (const key of h.store.dbs.drafts.getKeys({ start: [userId], end: [userId, Infinity] })) h.store.dbs.drafts.remove(key);
+}
+
 function assertSyncEnabled(user: UserRecord): void {
   if (userSetting(user, "enable_drafts_synchronization") === false) throw badRequest("User has disabled synchronizing drafts.");
 }

@@ -1,7 +1,7 @@
 /** State + events stay consistent for per-user settings, avatars and profile fields. */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { expectSuccess, startTestServer, type TestServer } from "../kit";
-import { verifyAction } from "../events-kit";
+import { captureEvents, register, verifyAction } from "../events-kit";
 import { identiconPng } from "../../src/avatars/identicon";
 
 let s: TestServer;
@@ -153,10 +153,18 @@ describe("drafts", () => {
     expect(expectSuccess(await s.as("hamlet").get("/drafts")).count).toBe(2);
   });
 
-  test("users who turned synchronization off cannot store drafts", async () => {
+  test("turning synchronization off deletes the stored drafts (no drafts event, as Zulip); none can be stored until it is on again", async () => {
     const { expectError } = await import("../kit");
+    expectSuccess(await s.as("cordelia").post("/drafts", { drafts: [{ type: "", to: [], topic: "", content: "kept locally" }] }));
+    // A client's state would keep its drafts: Zulip deletes them on the server only, so no verifyAction here.
+    const queue = await captureEvents(s, ["cordelia"]);
     expectSuccess(await s.as("cordelia").patch("/settings", { enable_drafts_synchronization: false }));
+    expect((await queue.collect()).cordelia.map((e) => `${e.type}/${e.op}`)).toEqual(["user_settings/update"]);
+    expect((await register(s.as("cordelia"))).drafts).toEqual([]);
     expectError(await s.as("cordelia").post("/drafts", { drafts: [{ type: "", to: [], topic: "", content: "c" }] }), 400, "BAD_REQUEST", "User has disabled synchronizing drafts.");
+    // Back on: the drafts stored before are gone, not brought back unannounced.
+    await verifyAction(s, () => s.as("cordelia").patch("/settings", { enable_drafts_synchronization: true }), { viewers: ["cordelia"] });
+    expect(expectSuccess(await s.as("cordelia").get("/drafts")).drafts).toEqual([]);
   });
 });
 
