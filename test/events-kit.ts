@@ -474,6 +474,8 @@ export function normalizeState(state: State): State {
   }
   for (const key of CHANNEL_LISTS) if (Array.isArray(copy[key])) copy[key].sort((a: any, b: any) => a.stream_id - b.stream_id);
   if (Array.isArray(copy.realm_default_streams)) copy.realm_default_streams.sort((a: number, b: number) => a - b);
+  // A client's topic policies are a set: an event adds or replaces one where it will.
+  if (Array.isArray(copy.user_topics)) copy.user_topics.sort((a: any, b: any) => a.stream_id - b.stream_id || a.topic_name.toLowerCase().localeCompare(b.topic_name.toLowerCase()));
   return copy;
 }
 

@@ -7,7 +7,7 @@ import { appendTo } from "../lib/collections";
 import { inRealmGroup, isSystemGroupSetting, isUserInGroupSetting } from "../access/groups";
 import { getUserGroup } from "../store/user_groups";
 import { alertWordsByUser } from "../store/personal";
-import { doAutomaticTopicPolicies, doParticipationTopicPolicy } from "./user_topics";
+import { doAutomaticTopicPolicies, doClearTopicPolicies, doMoveTopicPolicies, doParticipationTopicPolicy } from "./user_topics";
 import { activeRealmEmojiByName } from "../store/realm_emoji";
 import { checkEmojiRequest, emojiCodeByName, emojiTypeByName, type ReactionInput } from "./realm_emoji";
 import { realmEmojiPath } from "../views/realm_emoji";
@@ -833,6 +833,9 @@ export async function checkEditMessage(h: Hearth, user: UserRecord, messageId: n
       }
     }
   }
+  // Whether the destination topic already has messages of its own (policies then merge on a whole-topic move).
+  const destinationHadMessages =
+    moving && topicMessageIds(h, (newChannel ?? channelById(h, message.channel_id!)!).id, newTopic ?? message.topic).some((id) => !ids.includes(id));
   const content = contentChange ? normalizeContent(req.content!) : undefined;
   let renderedContent: RenderResult | undefined;
   const render = () => (renderedContent ??= renderMessageContent(h, user, content!));
@@ -947,6 +950,18 @@ export async function checkEditMessage(h: Hearth, user: UserRecord, messageId: n
   notifyUpdateMessage(h, user, message, result.changes, result.holders, req, now);
   notifyFirstMessageIds(h, result.firstIdChanges);
   await notifyAttachmentChanges(h, attachmentChanges);
+  // Zulip moves users' topic policies with a whole topic: propagate_mode change_all, or
+  // no message of the old topic left that the mover can read.
+  if (moving && (req.propagateMode === "change_all" || !topicMessageIds(h, message.channel_id!, message.topic).some((id) => readableMessage(h, user, id)))) {
+    await doMoveTopicPolicies(h, {
+      fromChannelId: message.channel_id!,
+      fromTopic: message.topic,
+      toChannelId: newChannel?.id ?? message.channel_id!,
+      toTopic: newTopic ?? message.topic,
+      destinationHadMessages,
+      lostAccess: result.lostAccess,
+    });
+  }
   if (moving) await sendMoveNotifications(h, user, message, result.changes.length, newChannel, newTopic, req);
   return { detached_uploads: attachmentChanges.detached.map((a) => attachmentView(h, a)) };
 }
@@ -1123,6 +1138,8 @@ export async function checkDeleteTopic(h: Hearth, user: UserRecord, channelId: n
   const ids = topicMessageIds(h, channelId, topic);
   // Batches keep each transaction small, as Zulip's delete_in_topic does.
   for (let i = 0; i < ids.length; i += 1000) await doDeleteMessages(h, ids.slice(i, i + 1000));
+  // The topic no longer exists: neither do users' policies on it (Zulip's delete_in_topic).
+  await doClearTopicPolicies(h, channelId, topic);
 }
 
 // ---------------------------------------------------------------------------

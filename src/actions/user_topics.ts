@@ -3,7 +3,7 @@ import { badRequest } from "../errors";
 import { accessChannel } from "../access/channels";
 import { getChannel } from "../store/channels";
 import { getUserTopic, getUserTopics, putUserTopic, VisibilityPolicy, type UserTopic } from "../store/user_topics";
-import { getUser, type UserRecord } from "../store/users";
+import { allUsers, getUser, type UserRecord } from "../store/users";
 import { getSubscription } from "../store/channels";
 import { userSetting } from "../views/settings";
 import { MAX_TOPIC_LENGTH, normalizeTopic } from "./messages";
@@ -43,21 +43,83 @@ export async function doUnmuteTopic(h: Hearth, user: UserRecord, channelId: numb
 
 /** Writes several users' policies for one topic in one transaction, then tells each user. */
 async function applyTopicPolicies(h: Hearth, channelId: number, topic: string, changes: { user: UserRecord; policy: number }[]): Promise<void> {
-  const changed = await h.store.commit(() => {
-    const done: { user: UserRecord; topic: UserTopic }[] = [];
-    for (const { user, policy } of changes) {
-      const current = getUserTopic(h.store, user.id, channelId, topic);
+  await applyPolicyChanges(h, changes.map(({ user, policy }) => ({ userId: user.id, channelId, topic, policy })));
+}
+
+interface PolicyChange {
+  userId: number;
+  channelId: number;
+  topic: string;
+  policy: number;
+}
+
+/**
+ * Writes policy changes (any users, any topics) in one transaction; then each change
+ * is a `user_topic` event to its user, and each user whose policies changed gets the
+ * legacy `muted_topics` list once, as it stands after all of them.
+ */
+async function applyPolicyChanges(h: Hearth, changes: readonly PolicyChange[]): Promise<void> {
+  const done = await h.store.commit(() => {
+    const written: { userId: number; topic: UserTopic }[] = [];
+    for (const { userId, channelId, topic, policy } of changes) {
+      const current = getUserTopic(h.store, userId, channelId, topic);
       if ((current?.visibility_policy ?? VisibilityPolicy.INHERIT) === policy) continue;
       const next: UserTopic = { stream_id: channelId, topic_name: topic, visibility_policy: policy, last_updated: Math.floor(Date.now() / 1000) };
-      putUserTopic(h.store, user.id, next);
-      done.push({ user, topic: next });
+      putUserTopic(h.store, userId, next);
+      written.push({ userId, topic: next });
     }
-    return done;
+    return written;
   });
-  for (const { user, topic: t } of changed) {
-    h.events.publish({ type: "muted_topics", muted_topics: mutedTopicsView(h, user.id) }, [user.id]);
-    h.events.publish({ type: "user_topic", ...t }, [user.id]);
+  for (const userId of new Set(done.map((d) => d.userId))) {
+    h.events.publish({ type: "muted_topics", muted_topics: mutedTopicsView(h, userId) }, [userId]);
   }
+  for (const { userId, topic } of done) h.events.publish({ type: "user_topic", ...topic }, [userId]);
+}
+
+/** Every account's policy on one topic (the key space is by user, so each account is looked at). */
+function policiesOnTopic(h: Hearth, channelId: number, topic: string): Map<number, number> {
+  const policies = new Map<number, number>();
+  for (const user of allUsers(h.store)) {
+    const policy = getUserTopic(h.store, user.id, channelId, topic)?.visibility_policy;
+    if (policy !== undefined && policy !== VisibilityPolicy.INHERIT) policies.set(user.id, policy);
+  }
+  return policies;
+}
+
+/** Zulip's get_visibility_policy_after_merge: the more visible of the two wins. */
+function mergedPolicy(a: number, b: number): number {
+  for (const policy of [VisibilityPolicy.FOLLOWED, VisibilityPolicy.UNMUTED, VisibilityPolicy.INHERIT]) if (a === policy || b === policy) return policy;
+  return VisibilityPolicy.MUTED;
+}
+
+/**
+ * Zulip's do_update_message rule when a whole topic moves: each user's policy moves
+ * with it, merged with what they had set on the destination when it already has
+ * messages (the more visible wins); users who cannot read the destination channel
+ * just lose the policy.
+ */
+export async function doMoveTopicPolicies(
+  h: Hearth,
+  move: { fromChannelId: number; fromTopic: string; toChannelId: number; toTopic: string; destinationHadMessages: boolean; lostAccess: ReadonlySet<number> },
+): Promise<void> {
+  const from = policiesOnTopic(h, move.fromChannelId, move.fromTopic);
+  const to = policiesOnTopic(h, move.toChannelId, move.toTopic);
+  const changes: PolicyChange[] = [];
+  for (const userId of new Set([...from.keys(), ...to.keys()])) {
+    const orig = from.get(userId) ?? VisibilityPolicy.INHERIT;
+    if (orig !== VisibilityPolicy.INHERIT) changes.push({ userId, channelId: move.fromChannelId, topic: move.fromTopic, policy: VisibilityPolicy.INHERIT });
+    if (move.lostAccess.has(userId)) continue;
+    const target = to.get(userId) ?? VisibilityPolicy.INHERIT;
+    const next = move.destinationHadMessages ? mergedPolicy(orig, target) : orig;
+    if (next !== target) changes.push({ userId, channelId: move.toChannelId, topic: move.toTopic, policy: next });
+  }
+  if (changes.length > 0) await applyPolicyChanges(h, changes);
+}
+
+/** Zulip's delete-topic rule: the topic no longer exists, so neither do the policies on it. */
+export async function doClearTopicPolicies(h: Hearth, channelId: number, topic: string): Promise<void> {
+  const changes = [...policiesOnTopic(h, channelId, topic).keys()].map((userId) => ({ userId, channelId, topic, policy: VisibilityPolicy.INHERIT }));
+  if (changes.length > 0) await applyPolicyChanges(h, changes);
 }
 
 /** Values of `automatically_follow_topics_policy` and `automatically_unmute_topics_in_muted_streams_policy`. */
