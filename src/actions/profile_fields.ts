@@ -124,7 +124,8 @@ export async function doCreateProfileField(h: Hearth, actor: UserRecord, type: n
 
 export async function doUpdateProfileField(h: Hearth, actor: UserRecord, id: number, input: FieldInput): Promise<void> {
   assertAdmin(actor);
-  await h.store.commit(() => {
+  const cleared = await h.store.commit(() => {
+    const cleared: UserRecord[] = [];
     const field = getProfileField(h.store, id);
     if (!field) throw badRequest(`Field id ${id} not found.`);
     const next = { ...field };
@@ -140,7 +141,10 @@ export async function doUpdateProfileField(h: Hearth, actor: UserRecord, id: num
         const kept = new Set(Object.keys(JSON.parse(next.field_data) as Record<string, unknown>));
         for (const u of allUsers(h.store)) {
           const held = h.store.dbs.profileData.get([u.id, id]) as { value: string } | undefined;
-          if (held && !kept.has(held.value)) h.store.dbs.profileData.remove([u.id, id]);
+          if (held && !kept.has(held.value)) {
+            h.store.dbs.profileData.remove([u.id, id]);
+            cleared.push(u);
+          }
         }
       }
     }
@@ -155,8 +159,11 @@ export async function doUpdateProfileField(h: Hearth, actor: UserRecord, id: num
       next.use_for_user_matching = input.use_for_user_matching;
     }
     h.store.dbs.profileFields.put(id, next);
+    return cleared;
   });
   notifyFields(h);
+  // Clients hold each user's values: the cleared ones go as a null value (Zulip sends none, leaving them stale).
+  for (const user of cleared) notifyProfileData(h, user, [{ id, value: "" }]);
 }
 
 export async function doDeleteProfileField(h: Hearth, actor: UserRecord, id: number): Promise<void> {

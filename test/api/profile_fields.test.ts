@@ -81,8 +81,13 @@ describe("custom profile fields", () => {
     const team = byName.Team;
     const choices = JSON.parse(team.field_data);
     delete choices.b;
+    published.clear();
     expectSuccess(await s.as("iago").patch(`/realm/profile_fields/${team.id}`, { field_data: JSON.stringify(choices) }));
     expect(expectSuccess(await s.as("othello").get(`/users/${s.users.hamlet.id}`, { include_custom_profile_fields: true })).user.profile_data[team.id]).toBeUndefined();
+    // Clients hold the value too: it leaves theirs as a null value, to everyone.
+    const cleared = published.ofType("realm_user").filter((e) => e.event.person.custom_profile_field?.id === team.id);
+    expect(cleared.map((e) => e.event.person)).toEqual([{ user_id: s.users.hamlet.id, custom_profile_field: { id: team.id, value: null } }]);
+    expect(cleared[0].userIds).toContain(s.users.othello.id);
   });
 
   test("bad values are rejected and nothing is written", async () => {
