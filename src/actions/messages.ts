@@ -674,19 +674,21 @@ async function doMarkChannelAsRead(h: Hearth, user: UserRecord, channelId: numbe
 // Reactions
 
 /**
- * Who hears of a change to a message: its recipients, plus (as in Zulip) the
- * channel's subscribers when they may read its history. Where history is
- * protected, a later subscriber cannot see the message and hears nothing.
+ * Who hears of a change to a message (Zulip's event_recipient_ids_for_action_on_messages):
+ * a direct message's recipients; in a public channel, its recipients and the
+ * channel's subscribers; in a private channel, only those who may still read it —
+ * its subscribers where history is shared, its subscribers who received it where
+ * history is protected. Someone who left a private channel keeps their rows but no
+ * longer reads its messages, so hears of no change to them.
  */
 export function messageAudience(h: Hearth, m: MessageRecord, holders: Iterable<number> = messageRecipientIds(h.store, m)): number[] {
-  const ids = new Set(holders);
-  if (m.type === "stream") {
-    const channel = channelById(h, m.channel_id!);
-    if (channel && (!channel.invite_only || channel.history_public_to_subscribers)) {
-      for (const id of channelSubscriberIds(h, channel.id)) ids.add(id);
-    }
-  }
-  return [...ids];
+  if (m.type !== "stream") return [...new Set(holders)];
+  const channel = channelById(h, m.channel_id!);
+  if (!channel) return [];
+  const subscribers = new Set(channelSubscriberIds(h, channel.id));
+  if (!channel.invite_only) return [...new Set([...holders, ...subscribers])];
+  if (channel.history_public_to_subscribers) return [...subscribers];
+  return [...new Set(holders)].filter((id) => subscribers.has(id));
 }
 
 export async function checkReaction(h: Hearth, user: UserRecord, messageId: number, op: "add" | "remove", input: ReactionInput): Promise<void> {
@@ -1042,9 +1044,9 @@ function notifyUpdateMessage(
       if (target.before.channel_id !== target.after.channel_id) base.new_stream_id = target.after.channel_id;
     }
   }
-  const audience = new Map(holders);
-  // Subscribers without a row get flags ["read"], as Zulip's subscriber_info gives them.
-  for (const id of messageAudience(h, target.after, holders.keys())) if (!audience.has(id)) audience.set(id, MessageFlag.read);
+  // Those who may read it now; subscribers without a row get flags ["read"], as Zulip's subscriber_info gives them.
+  const audience = new Map<number, number>();
+  for (const id of messageAudience(h, target.after, holders.keys())) audience.set(id, holders.get(id) ?? MessageFlag.read);
   publishPerFlags(h, audience, (flags, userIds) => h.events.publish({ ...base, type: "update_message", flags }, userIds));
 }
 

@@ -40,3 +40,26 @@ describe("message events through real queues", () => {
     expect(after.starred_messages).toEqual([sent.id]);
   });
 });
+
+describe("who hears of a change to a message (Zulip's event_recipient_ids_for_action_on_messages)", () => {
+  test("someone who left a private channel hears of no reaction, edit or deletion there; in a public channel a recipient still does", async () => {
+    const cases = [
+      { name: "Protected", extra: { invite_only: true, history_public_to_subscribers: false }, leaverHears: false },
+      { name: "Shared", extra: { invite_only: true, history_public_to_subscribers: true }, leaverHears: false },
+      { name: "Open", extra: {}, leaverHears: true },
+    ];
+    for (const { name, extra, leaverHears } of cases) {
+      const channel = await s.createChannel("iago", `Audience ${name}`, ["iago", "hamlet", "cordelia"], extra);
+      const id = expectSuccess(await s.as("iago").post("/messages", { type: "channel", to: channel, topic: "t", content: "before leaving" })).id;
+      // Cordelia received it (she holds its row), then leaves.
+      expectSuccess(await s.as("cordelia").delete("/users/me/subscriptions", { subscriptions: [`Audience ${name}`] }));
+      const queues = { hamlet: await register(s.as("hamlet"), { event_types: ["reaction", "update_message", "delete_message"] }), cordelia: await register(s.as("cordelia"), { event_types: ["reaction", "update_message", "delete_message"] }) };
+      expectSuccess(await s.as("hamlet").post(`/messages/${id}/reactions`, { emoji_name: "smile" }));
+      expectSuccess(await s.as("iago").patch(`/messages/${id}`, { content: "edited after" }));
+      expectSuccess(await s.as("iago").delete(`/messages/${id}`));
+      const types = async (who: "hamlet" | "cordelia") => (await drainEvents(s.as(who), queues[who].queue_id)).map((e) => e.type);
+      expect(await types("hamlet")).toEqual(["reaction", "update_message", "delete_message"]);
+      expect(await types("cordelia")).toEqual(leaverHears ? ["reaction", "update_message", "delete_message"] : []);
+    }
+  });
+});
