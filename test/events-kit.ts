@@ -233,7 +233,7 @@ function applyCoreEvent(state: State, event: ApiEventJson): void {
     }
     case "realm_emoji":
       if (event.op === "update") state.realm_emoji = event.realm_emoji;
-      else if (event.op === "add") state.realm_emoji[event.realm_emoji.id] = event.realm_emoji;
+      else if (event.op === "add") state.realm_emoji[event.emoji.id] = event.emoji;
       else if (event.op === "update_one") Object.assign(state.realm_emoji[event.emoji_id], event.data);
       else throw new Error(`unknown realm_emoji op ${event.op}`);
       return;
@@ -326,6 +326,9 @@ function applyCoreEvent(state: State, event: ApiEventJson): void {
       }
       return;
     }
+    case "attachment":
+      // As Zulip's apply_event: no registered state holds attachments (GET /attachments does).
+      return;
     default:
       if (applyMessageEvent(state, event)) return;
       throw new Error(`applyEvent does not know event type ${event.type}`);

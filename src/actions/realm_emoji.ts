@@ -31,7 +31,7 @@ function notifyRealmEmoji(h: Hearth, change: EmojiChange): void {
   const full = { type: "realm_emoji", op: "update", realm_emoji: realmEmojiDict(h) };
   const individual =
     change.op === "add"
-      ? { type: "realm_emoji", op: "add", realm_emoji: realmEmojiView(h, change.emoji) }
+      ? { type: "realm_emoji", op: "add", emoji: realmEmojiView(h, change.emoji) }
       : { type: "realm_emoji", op: "update_one", emoji_id: String(change.emoji.id), data: change.data };
   h.events.publish(full, activeUserIds(h), { forCapabilities: (caps) => (caps.individual_emoji_changes ? individual : full) });
 }

@@ -49,7 +49,7 @@ describe("realm emoji", () => {
     const params = { registerParams: { client_capabilities: { individual_emoji_changes: true } }, viewers: ["hamlet" as const, "othello" as const] };
     const added = await verifyAction(s, () => s.as("hamlet").post("/realm/emoji/single", { file: png() }, { multipart: true }), params);
     expect(added.types.othello).toEqual(["realm_emoji/add"]);
-    expect(added.events.othello[0].realm_emoji).toMatchObject({ name: "single", deactivated: false });
+    expect(added.events.othello[0].emoji).toMatchObject({ name: "single", deactivated: false });
     const removed = await verifyAction(s, () => s.as("hamlet").delete("/realm/emoji/single"), params);
     expect(removed.events.othello[0]).toMatchObject({ op: "update_one", data: { deactivated: true } });
   });
