@@ -168,7 +168,8 @@ export interface ChannelCreationSettings {
 }
 
 export interface SubscribeInput {
-  subscriptions: { name: string; description?: string }[];
+  /** `color`: the new subscriptions' color (Zulip's color_map); otherwise one is picked. */
+  subscriptions: { name: string; description?: string; color?: string }[];
   principals?: (string | number)[];
   authorizationErrorsFatal: boolean;
   announce: boolean;
@@ -187,6 +188,7 @@ interface PlannedChannel {
   name: string;
   existing: ChannelRecord | null;
   description: string;
+  color?: string;
 }
 
 /** Builds the record of a channel to create, with every creation rule checked (nothing written). */
@@ -231,7 +233,10 @@ function planNewChannel(h: Hearth, actor: UserRecord, name: string, description:
   return record;
 }
 
-function newSubscriptionRecord(h: Hearth, channel: ChannelRecord, userId: number): SubscriptionRecord {
+const isHexColor = (value: unknown): value is string => typeof value === "string" && /^#[0-9a-fA-F]{6}$/.test(value);
+
+function newSubscriptionRecord(h: Hearth, channel: ChannelRecord, userId: number, color?: string): SubscriptionRecord {
+  // A subscription taken up again keeps its old settings, its color included (as in Zulip).
   const previous = getSubscription(h.store, channel.id, userId);
   if (previous) return { ...previous, active: true };
   const used: string[] = [];
@@ -243,7 +248,7 @@ function newSubscriptionRecord(h: Hearth, channel: ChannelRecord, userId: number
     channel_id: channel.id,
     user_id: userId,
     active: true,
-    color: pickChannelColor(used),
+    color: color ?? pickChannelColor(used),
     is_muted: false,
     pin_to_top: false,
     desktop_notifications: null,
@@ -263,9 +268,10 @@ export async function checkSubscribe(h: Hearth, actor: UserRecord, input: Subscr
   for (const entry of input.subscriptions) {
     const name = checkChannelName(entry.name);
     const description = checkChannelDescription(entry.description ?? "");
+    if (entry.color !== undefined && !isHexColor(entry.color)) throw badRequest("color is not a valid hex color code");
     const key = name.toLowerCase();
     if (planned.has(key)) continue;
-    planned.set(key, { name, description, existing: getChannelByName(h.store, name) ?? null });
+    planned.set(key, { name, description, color: entry.color?.toLowerCase(), existing: getChannelByName(h.store, name) ?? null });
   }
 
   const unauthorized: string[] = [];
@@ -314,7 +320,7 @@ export async function checkSubscribe(h: Hearth, actor: UserRecord, input: Subscr
           oldIds.push(u.id);
           continue;
         }
-        putSubscription(h.store, newSubscriptionRecord(h, channel, u.id));
+        putSubscription(h.store, newSubscriptionRecord(h, channel, u.id, t.plan.color));
         newIds.push(u.id);
       }
       added.push({ channel, userIds: newIds });
@@ -933,8 +939,6 @@ export function getChannelEmailAddress(h: Hearth, actor: UserRecord, channelId: 
  * and initial colors. The removals are checked first and written only once the
  * additions succeeded, so a refused addition leaves every subscription as it was.
  */
-const isHexColor = (value: unknown): value is string => typeof value === "string" && /^#[0-9a-fA-F]{6}$/.test(value);
-
 export async function checkUpdateOwnSubscriptions(
   h: Hearth,
   actor: UserRecord,
@@ -951,20 +955,12 @@ export async function checkUpdateOwnSubscriptions(
   const addition: SubscribeResult =
     add.length > 0
       ? await checkSubscribe(h, actor, {
-          subscriptions: add.map(({ name, description }) => ({ name, description })),
+          subscriptions: add,
           authorizationErrorsFatal: true,
           announce: false,
           creation: { invite_only: false, is_web_public: false, is_default_stream: false, topics_policy: "inherit", groups: {} },
         })
       : { subscribed: {}, already_subscribed: {} };
   const removed = removal ? await doUnsubscribe(h, actor, removal) : { removed: [], not_removed: [] };
-  const colors = add.filter((a) => a.color !== undefined);
-  if (colors.length > 0) {
-    await checkUpdateSubscriptionProperties(
-      h,
-      actor,
-      colors.map((a) => ({ stream_id: getChannelByName(h.store, a.name)!.id, property: "color", value: a.color })),
-    );
-  }
   return { ...addition, ...removed };
 }

@@ -7,7 +7,7 @@ import { appendTo } from "../lib/collections";
 import { inRealmGroup, isSystemGroupSetting, isUserInGroupSetting } from "../access/groups";
 import { getUserGroup } from "../store/user_groups";
 import { alertWordsByUser } from "../store/personal";
-import { doAutomaticTopicPolicies, doClearTopicPolicies, doMoveTopicPolicies, doParticipationTopicPolicy } from "./user_topics";
+import { doClearTopicPolicies, doMoveTopicPolicies, doParticipationTopicPolicy, planAutomaticTopicPolicies, publishPolicyChanges, writePolicyChanges, type WrittenPolicies } from "./user_topics";
 import { activeRealmEmojiByName } from "../store/realm_emoji";
 import { checkEmojiRequest, emojiCodeByName, emojiTypeByName, type ReactionInput } from "./realm_emoji";
 import { realmEmojiPath } from "../views/realm_emoji";
@@ -423,6 +423,12 @@ export async function doSendMessage(h: Hearth, sender: UserRecord, req: SendRequ
   const serviceTriggers = outgoingWebhookTriggers(h, sender, target, rendered, groupMembers);
   let firstInChannel = false;
   const startsTopic = target.type === "stream" && h.store.dbs.topics.get([target.channel.id, topicKey(target.topic)]) === undefined;
+  const mentioned = [...flagsByUser].filter(([id, bits]) => id !== sender.id && (bits & MessageFlag.mentioned) !== 0).map(([id]) => id);
+  const automatic =
+    target.type === "stream" && !sender.is_system_bot
+      ? planAutomaticTopicPolicies(h, sender, target.channel.id, target.topic, startsTopic, mentioned)
+      : { senderPolicy: undefined, changes: [] };
+  let policiesWritten: WrittenPolicies = [];
   let attachmentChanges: AttachmentChanges = { updated: [], removed: [] };
   // Every check ran above, so this phase only writes (Store.commitInfallible), unless
   // the caller's hook may still abandon the send (scheduled delivery): then it must
@@ -460,6 +466,7 @@ export async function doSendMessage(h: Hearth, sender: UserRecord, req: SendRequ
     }
     insertMessage(h.store, record, flagsByUser);
     recordOutgoingWebhookCalls(h, id, serviceTriggers);
+    policiesWritten = writePolicyChanges(h, automatic.changes);
     req.alsoInTransaction?.(id);
     if (record.has_attachment) attachmentChanges = setMessageAttachments(h, sender, id, rendered.linkUrls);
     if (target.type === "stream") {
@@ -478,14 +485,14 @@ export async function doSendMessage(h: Hearth, sender: UserRecord, req: SendRequ
         // Zulip announces a channel's first message ID (clients show "no older messages").
         notifyFirstMessageIds(h, [{ channel: target.channel, first: message.id }]);
       }
+      // Zulip's order: the topic policies the message set, then the message.
+      publishPolicyChanges(h, policiesWritten);
       notifyNewMessage(h, sender, message, flagsByUser, req);
     },
   });
   await notifyAttachmentChanges(h, attachmentChanges);
   startOutgoingWebhookCalls(h, message.id, serviceTriggers);
-  if (target.type !== "stream" || sender.is_system_bot) return { id: message.id };
-  const mentioned = [...flagsByUser].filter(([id, bits]) => id !== sender.id && (bits & MessageFlag.mentioned) !== 0).map(([id]) => id);
-  const policy = await doAutomaticTopicPolicies(h, sender, target.channel.id, target.topic, startsTopic, mentioned);
+  const policy = automatic.senderPolicy;
   return policy === undefined ? { id: message.id } : { id: message.id, automatic_new_visibility_policy: policy };
 }
 

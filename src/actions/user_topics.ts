@@ -46,7 +46,7 @@ async function applyTopicPolicies(h: Hearth, channelId: number, topic: string, c
   await applyPolicyChanges(h, changes.map(({ user, policy }) => ({ userId: user.id, channelId, topic, policy })));
 }
 
-interface PolicyChange {
+export interface PolicyChange {
   userId: number;
   channelId: number;
   topic: string;
@@ -59,21 +59,31 @@ interface PolicyChange {
  * legacy `muted_topics` list once, as it stands after all of them.
  */
 async function applyPolicyChanges(h: Hearth, changes: readonly PolicyChange[]): Promise<void> {
-  const done = await h.store.commit(() => {
-    const written: { userId: number; topic: UserTopic }[] = [];
-    for (const { userId, channelId, topic, policy } of changes) {
-      const current = getUserTopic(h.store, userId, channelId, topic);
-      if ((current?.visibility_policy ?? VisibilityPolicy.INHERIT) === policy) continue;
-      const next: UserTopic = { stream_id: channelId, topic_name: topic, visibility_policy: policy, last_updated: Math.floor(Date.now() / 1000) };
-      putUserTopic(h.store, userId, next);
-      written.push({ userId, topic: next });
-    }
-    return written;
-  });
-  for (const userId of new Set(done.map((d) => d.userId))) {
+  publishPolicyChanges(h, await h.store.commit(() => writePolicyChanges(h, changes)));
+}
+
+/** The policies a transaction wrote, for publishPolicyChanges once it committed. */
+export type WrittenPolicies = { userId: number; topic: UserTopic }[];
+
+/** Inside a transaction: writes the changes that change something. */
+export function writePolicyChanges(h: Hearth, changes: readonly PolicyChange[]): WrittenPolicies {
+  const written: WrittenPolicies = [];
+  for (const { userId, channelId, topic, policy } of changes) {
+    const current = getUserTopic(h.store, userId, channelId, topic);
+    if ((current?.visibility_policy ?? VisibilityPolicy.INHERIT) === policy) continue;
+    const next: UserTopic = { stream_id: channelId, topic_name: topic, visibility_policy: policy, last_updated: Math.floor(Date.now() / 1000) };
+    putUserTopic(h.store, userId, next);
+    written.push({ userId, topic: next });
+  }
+  return written;
+}
+
+/** After the commit: the legacy muted_topics list once per user, then each change as user_topic. */
+export function publishPolicyChanges(h: Hearth, written: WrittenPolicies): void {
+  for (const userId of new Set(written.map((d) => d.userId))) {
     h.events.publish({ type: "muted_topics", muted_topics: mutedTopicsView(h, userId) }, [userId]);
   }
-  for (const { userId, topic } of done) h.events.publish({ type: "user_topic", ...topic }, [userId]);
+  for (const { userId, topic } of written) h.events.publish({ type: "user_topic", ...topic }, [userId]);
 }
 
 /** Every account's policy on one topic (the key space is by user, so each account is looked at). */
@@ -130,19 +140,22 @@ function appliesOnSend(policy: unknown, startsTopic: boolean): boolean {
 }
 
 /**
- * Zulip's automatic topic visibility after a channel message: the sender follows the
+ * Zulip's automatic topic visibility for a channel message: the sender follows the
  * topic (or, in a muted channel, unmutes it) per their settings, and users mentioned
- * follow it when `automatically_follow_topics_where_mentioned`. Returns the sender's
- * new policy when it changed (the send response's `automatic_new_visibility_policy`).
+ * follow it when `automatically_follow_topics_where_mentioned`, unless they muted it.
+ * Planned before the message commits and written in its transaction, so that, as in
+ * Zulip's do_send_messages, clients hear of the new policies before the message.
+ * `senderPolicy` is the sender's new policy when it changes (the send response's
+ * `automatic_new_visibility_policy`).
  */
-export async function doAutomaticTopicPolicies(
+export function planAutomaticTopicPolicies(
   h: Hearth,
   sender: UserRecord,
   channelId: number,
   topic: string,
   startsTopic: boolean,
   mentionedUserIds: number[],
-): Promise<number | undefined> {
+): { senderPolicy: number | undefined; changes: PolicyChange[] } {
   let senderPolicy: number | undefined;
   const current = getUserTopic(h.store, sender.id, channelId, topic)?.visibility_policy ?? VisibilityPolicy.INHERIT;
   const subscription = getSubscription(h.store, channelId, sender.id);
@@ -156,15 +169,16 @@ export async function doAutomaticTopicPolicies(
   ) {
     senderPolicy = VisibilityPolicy.UNMUTED;
   }
-  // The sender could post there, so no access check is needed; one commit for everyone.
-  const changes: { user: UserRecord; policy: number }[] = senderPolicy === undefined ? [] : [{ user: sender, policy: senderPolicy }];
+  // The sender could post there, so no access check is needed.
+  const changes: PolicyChange[] = senderPolicy === undefined ? [] : [{ userId: sender.id, channelId, topic, policy: senderPolicy }];
   for (const id of mentionedUserIds) {
     const user = getUser(h.store, id);
     if (!user || user.is_bot || userSetting(user, "automatically_follow_topics_where_mentioned") !== true) continue;
-    changes.push({ user, policy: VisibilityPolicy.FOLLOWED });
+    // Zulip: a topic the user muted stays muted ("explicitly muted takes precedence").
+    if (getUserTopic(h.store, id, channelId, topic)?.visibility_policy === VisibilityPolicy.MUTED) continue;
+    changes.push({ userId: id, channelId, topic, policy: VisibilityPolicy.FOLLOWED });
   }
-  if (changes.length > 0) await applyTopicPolicies(h, channelId, topic, changes);
-  return senderPolicy;
+  return { senderPolicy, changes };
 }
 
 /**

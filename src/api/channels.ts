@@ -61,7 +61,7 @@ export function channelsRoutes(h: Hearth) {
       "/users/me/subscriptions",
       {
         params: {
-          subscriptions: param.json(t.Array(t.Object({ name: t.String(), description: t.Optional(t.String()) }))),
+          subscriptions: param.json(t.Array(t.Object({ name: t.String(), description: t.Optional(t.String()), color: t.Optional(t.String()) }))),
           principals: param.json(t.Union([t.Array(t.String()), t.Array(t.Integer())])).optional(),
           authorization_errors_fatal: param.bool().default(true),
           announce: param.bool().default(false),
