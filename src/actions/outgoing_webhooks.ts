@@ -185,8 +185,13 @@ interface Call {
  * it short, in which case the next start makes it again.
  */
 async function callService(h: Hearth, botId: number, messageId: number, trigger: Trigger): Promise<void> {
-  if ((await makeCall(h, botId, messageId, trigger)) === "cut short") return;
-  await h.store.commit(() => h.store.dbs.outgoingWebhookCalls.remove([messageId, botId]));
+  let outcome: "done" | "cut short" = "done";
+  try {
+    outcome = await makeCall(h, botId, messageId, trigger);
+  } finally {
+    // A call that failed unexpectedly is dropped too (and logged): retrying it at every start would fail the same way.
+    if (outcome === "done") await h.store.commit(() => h.store.dbs.outgoingWebhookCalls.remove([messageId, botId]));
+  }
 }
 
 /** Zulip's OutgoingWebhookWorker.consume and do_rest_call for one bot and message. */

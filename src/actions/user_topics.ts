@@ -4,6 +4,7 @@ import { accessChannel } from "../access/channels";
 import { getChannel } from "../store/channels";
 import { getUserTopic, getUserTopics, putUserTopic, VisibilityPolicy, type UserTopic } from "../store/user_topics";
 import { allUsers, getUser, type UserRecord } from "../store/users";
+import { topicKey } from "../store/messages";
 import { getSubscription } from "../store/channels";
 import { userSetting } from "../views/settings";
 import { MAX_TOPIC_LENGTH, normalizeTopic } from "./messages";
@@ -112,6 +113,8 @@ export async function doMoveTopicPolicies(
   h: Hearth,
   move: { fromChannelId: number; fromTopic: string; toChannelId: number; toTopic: string; destinationHadMessages: boolean; lostAccess: ReadonlySet<number> },
 ): Promise<void> {
+  // A rename that only changes case keeps the same topic, and its policies where they are.
+  if (move.fromChannelId === move.toChannelId && topicKey(move.fromTopic) === topicKey(move.toTopic)) return;
   const from = policiesOnTopic(h, move.fromChannelId, move.fromTopic);
   const to = policiesOnTopic(h, move.toChannelId, move.toTopic);
   const changes: PolicyChange[] = [];

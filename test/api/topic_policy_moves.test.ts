@@ -53,6 +53,13 @@ describe("topic policies and moves", () => {
     expect(await policies("othello")).toMatchObject({ [`${denmark}/new plans`]: FOLLOWED });
   });
 
+  test("a rename that only changes case keeps the policies", async () => {
+    const first = await send("Case Topic");
+    await setPolicy("hamlet", "Case Topic", FOLLOWED);
+    await verifyAction(s, () => s.as("iago").patch(`/messages/${first}`, { topic: "case topic", propagate_mode: "change_all", send_notification_to_old_thread: false, send_notification_to_new_thread: false }), { viewers: ["hamlet"] });
+    expect(Object.entries(await policies("hamlet")).filter(([key]) => key.toLowerCase() === `${denmark}/case topic`).map(([, policy]) => policy)).toEqual([FOLLOWED]);
+  });
+
   test("moving the last messages one by one moves the policy with the last one; moving one of several does not", async () => {
     const a = await send("pieces");
     const b = await send("pieces");
