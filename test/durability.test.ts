@@ -42,7 +42,7 @@ test("users created before kill -9 are all there after a restart", async () => {
     async (url) => {
       const responses = await Promise.all(
         Array.from({ length: 25 }, (_, i) =>
-          fetch(`${url}/api/v1/users`, form(owner.email, owner.api_key, { email: `u${i}@d.test`, password: "pw", full_name: `User ${i}` })).then((r) => r.json()),
+          fetch(`${url}/api/v1/users`, form(owner.email, owner.api_key, { email: `u${i}@d.test`, password: "pw-long-enough", full_name: `User ${i}` })).then((r) => r.json()),
         ),
       );
       for (const r of responses) {
@@ -65,8 +65,8 @@ test("messages sent before kill -9 are there after a restart, unread for their r
   await acrossKill9(
     data,
     async (url) => {
-      const created = await (await fetch(`${url}/api/v1/users`, form(owner.email, owner.api_key, { email: member.email, password: "pw", full_name: "Member" }))).json();
-      const key = await (await fetch(`${url}/api/v1/fetch_api_key`, form(member.email, "", { username: member.email, password: "pw" }))).json();
+      const created = await (await fetch(`${url}/api/v1/users`, form(owner.email, owner.api_key, { email: member.email, password: "pw-long-enough", full_name: "Member" }))).json();
+      const key = await (await fetch(`${url}/api/v1/fetch_api_key`, form(member.email, "", { username: member.email, password: "pw-long-enough" }))).json();
       member = { ...member, key: key.api_key };
       // The new account's welcome message from Welcome Bot is unread too.
       const dms = encodeURIComponent(JSON.stringify([{ operator: "is", operand: "dm" }]));

@@ -6,7 +6,7 @@ import { pathId } from "../http/path";
 import { findUserByLoginEmail } from "../auth/basic";
 import { checkProfileData, doSetProfileData, notifyProfileData, writeProfileData } from "./profile_fields";
 import { badRequest, insufficientPermission, mustBeAdmin, mustBeOwner } from "../errors";
-import { generateApiKey, hashPassword } from "../auth/credentials";
+import { generateApiKey, hashPassword, passwordLengthAllowed } from "../auth/credentials";
 import { revokeInvitesCreatedBy } from "../store/invites";
 import { getSystemBot } from "../store/system_bots";
 import { sendSystemBotDm } from "./messages";
@@ -238,6 +238,10 @@ export async function checkCreateUser(h: Hearth, actor: UserRecord, input: { ema
   const refusal = emailRefusalForRealm(h, email);
   if (refusal === "plus") throw badRequest("Email addresses containing + are not allowed.");
   if (refusal === "domain") throw badRequest(`Email '${email}' not allowed in this organization`);
+  // Zulip's create_user_backend order: the address in use, then the password's strength (here, its length limits).
+  if (getUserByEmail(h.store, email)) throw badRequest(`Email '${email}' already in use`);
+  checkFullName(input.full_name);
+  if (!passwordLengthAllowed(input.password)) throw badRequest("The password is too weak.");
   return doCreateUser(h, { ...input, pending_first_login: true });
 }
 

@@ -1,4 +1,4 @@
-import type { Store } from "./db";
+import { fitsKey, type Store } from "./db";
 import { StoreCache } from "./cache";
 import type { GroupSettingValue } from "./user_groups";
 
@@ -81,7 +81,10 @@ export function getChannel(store: Store, id: number): ChannelRecord | undefined 
 }
 
 export function getChannelByName(store: Store, name: string): ChannelRecord | undefined {
-  const id = store.dbs.channelsByName.get(name.trim().toLowerCase()) as number | undefined;
+  const key = name.trim().toLowerCase();
+  // No channel has so long a name, and LMDB refuses a key that long (it throws).
+  if (!fitsKey(key)) return undefined;
+  const id = store.dbs.channelsByName.get(key) as number | undefined;
   return id === undefined ? undefined : getChannel(store, id);
 }
 

@@ -36,6 +36,16 @@ const TXN_SYNCHRONOUS_COMMIT = 2;
 const MDB_NOSYNC = 0x10000;
 /** Every transaction committed on its own thread (commitOnThisThread, inline commits in run). */
 const SYNC_COMMIT_FLAGS = TXN_ABORTABLE | TXN_SYNCHRONOUS_COMMIT | MDB_NOSYNC;
+/**
+ * Whether a string can be a key: LMDB keys are at most 1,978 bytes (lmdb-js's build),
+ * and a lookup by a longer one throws instead of finding nothing. Lookups by names
+ * and addresses from requests check this first; 1,000 bytes leaves room for the
+ * encoding around the string.
+ */
+export function fitsKey(key: string): boolean {
+  return key.length <= 1000 && Buffer.byteLength(key) <= 1000;
+}
+
 /** Writes closer together than this batch on lmdb-js's write thread instead of committing inline (see Store.run). */
 const INLINE_COMMIT_SPACING_MS = 10;
 

@@ -1,4 +1,4 @@
-import type { Store } from "./db";
+import { fitsKey, type Store } from "./db";
 import { StoreCache } from "./cache";
 
 export const Role = {
@@ -78,7 +78,10 @@ export function getUser(store: Store, id: number): UserRecord | undefined {
 }
 
 export function getUserByEmail(store: Store, email: string): UserRecord | undefined {
-  const id = store.dbs.usersByEmail.get(email.toLowerCase()) as number | undefined;
+  const key = email.toLowerCase();
+  // No address is so long (254 characters at most), and LMDB refuses a key that long (it throws).
+  if (!fitsKey(key)) return undefined;
+  const id = store.dbs.usersByEmail.get(key) as number | undefined;
   return id === undefined ? undefined : getUser(store, id);
 }
 

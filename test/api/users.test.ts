@@ -102,6 +102,8 @@ describe("POST /users (administrators create users)", () => {
     expectError(await s.as("iago").post("/users", { email: "not-an-email", password: "p", full_name: "X" }), 400, "BAD_REQUEST");
     expectError(await s.as("iago").post("/users", { email: "y@zulip.test", password: "p", full_name: "" }), 400, "BAD_REQUEST", "Name too short!");
     expectError(await s.as("iago").post("/users", { email: "y@zulip.test", password: "p" }), 400, "REQUEST_VARIABLE_MISSING");
+    // Zulip's check_password_strength: here the length limits of /server_settings.
+    for (const password of ["", "p"]) expectError(await s.as("iago").post("/users", { email: "y@zulip.test", password, full_name: "Y" }), 400, "BAD_REQUEST", "The password is too weak.");
     expectError(await s.as("iago").get("/users/y@zulip.test"), 400, "BAD_REQUEST", "No such user");
   });
 });
