@@ -42,7 +42,8 @@ import { applyGroupSettingUpdate, checkGroupSettingValue, isSystemGroupSetting, 
 import { renderDescription } from "../markdown/description";
 import { activeSubscriberIds, formatChannel, formatSubscription, pickChannelColor, streamPostPolicyGroupId } from "../views/channels";
 import { isAdmin, isGuest, isOwner } from "../views/users";
-import { notifyRealmBot, visibleUserByEmail } from "./users";
+import { notifyRealmBot } from "./users";
+import { visibleUserByEmail } from "../views/users";
 import { getSystemBot } from "../store/system_bots";
 import { checkFolderForChannel } from "./channel_folders";
 import { doSendMessage, sendSystemBotDm } from "./messages";

@@ -13,7 +13,6 @@ import { checkEmojiRequest, emojiCodeByName, emojiTypeByName, type ReactionInput
 import { realmEmojiPath } from "../views/realm_emoji";
 import { ApiError, badRequest, mustBeAdmin } from "../errors";
 import { allUsers, getUser, type UserRecord } from "../store/users";
-import { findUserByLoginEmail } from "../auth/basic";
 import { everSubscribedIds, getChannel, getSubscription, putChannel } from "../store/channels";
 import { visibilityPolicyOf, VisibilityPolicy } from "../store/user_topics";
 import { accessChannel, channelViewerIds } from "../access/channels";
@@ -49,7 +48,7 @@ import {
 import { linkProperties, renderMarkdown, topicLinks, type RenderContext, type RenderResult } from "../markdown";
 import { widgetFromContent, type WidgetContent } from "../markdown/widgets";
 import { emojiCodeFor, emojiNameFor } from "../markdown/emoji";
-import { apiEmail, isAdmin, isGuest, isModerator } from "../views/users";
+import { apiEmail, isAdmin, isGuest, isModerator, visibleUserByEmail } from "../views/users";
 import {
   canDeleteAnyMessage,
   canDeleteOwnMessage,
@@ -166,10 +165,15 @@ function checkTopicPolicy(h: Hearth, channel: MessageChannel, topic: string): vo
   if (topic === "" && realmSetting(h, "mandatory_topics", false)) throw new ApiError("Topics are required in this organization.", "TOPICS_REQUIRED");
 }
 
-function resolveRecipientUser(h: Hearth, item: unknown): UserRecord {
+/**
+ * A recipient by ID or by email. By email as Zulip looks one up: the address the
+ * sender sees — the placeholder always, a real address only where the sender may
+ * see it — so a hidden address cannot be probed by messaging it.
+ */
+function resolveRecipientUser(h: Hearth, sender: UserRecord, item: unknown): UserRecord {
   let u: UserRecord | undefined;
   if (typeof item === "number") u = getUser(h.store, item);
-  else if (typeof item === "string") u = findUserByLoginEmail(h, item.trim());
+  else if (typeof item === "string") u = visibleUserByEmail(h, sender, item.trim());
   if (!u || u.is_system_bot) {
     throw badRequest(typeof item === "string" ? `Invalid email '${item}'` : `Invalid user ID ${String(item)}`);
   }
@@ -187,7 +191,7 @@ export function resolveTarget(h: Hearth, sender: UserRecord, type: string, to: u
     else throw badRequest("Invalid 'to' parameter");
     if (items.length === 0) throw badRequest("Message must have recipients");
     if (items.length >= MAX_DM_PARTICIPANTS) throw badRequest(`A direct message can have at most ${MAX_DM_PARTICIPANTS - 1} recipients.`);
-    const ids = items.map((x) => resolveRecipientUser(h, x).id);
+    const ids = items.map((x) => resolveRecipientUser(h, sender, x).id);
     return { type: "private", userIds: [...new Set([...ids, sender.id])].sort((a, b) => a - b) };
   }
   if (type !== "stream" && type !== "channel") throw badRequest("Invalid type");
@@ -1163,7 +1167,7 @@ function typingReceivers(h: Hearth, ids: number[]): number[] {
 }
 
 export function doTypingDirect(h: Hearth, sender: UserRecord, op: "start" | "stop", to: unknown[]): void {
-  const users = to.map((x) => resolveRecipientUser(h, x));
+  const users = to.map((x) => resolveRecipientUser(h, sender, x));
   const ids = [...new Set([...users.map((u) => u.id), sender.id])].sort((a, b) => a - b);
   // A user who opted out of sending typing notifications sends none (Zulip: `send_private_typing_notifications`).
   if (sender.settings.send_private_typing_notifications === false) return;

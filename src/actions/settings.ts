@@ -114,7 +114,14 @@ export async function checkUpdateSettings(
   let passwordHash: string | undefined;
   if (changes.new_password !== undefined) {
     if (changes.old_password === undefined) throw badRequest("Please fill out all fields.");
-    if (!(await verifyPassword(changes.old_password, user.password_hash))) throw badRequest("Wrong password!");
+    // Zulip checks the old password through its rate-limited authenticate(): an API key
+    // must not buy unlimited guesses at the account's password.
+    const limitKey = `user:${user.id}`;
+    h.limits.loginByUser.assertAllowed(limitKey);
+    if (!(await verifyPassword(changes.old_password, user.password_hash))) {
+      h.limits.loginByUser.recordFailure(limitKey);
+      throw badRequest("Wrong password!");
+    }
     if (!passwordLengthAllowed(changes.new_password)) {
       throw badRequest("New password is too weak!");
     }

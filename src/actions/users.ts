@@ -3,7 +3,6 @@ import { notifyAvatarChange, readBotAvatarFiles, withUploadedAvatar } from "./av
 import type { UploadedAvatar } from "../store/avatars";
 import { assertAdmin } from "../access/roles";
 import { pathId } from "../http/path";
-import { findUserByLoginEmail } from "../auth/basic";
 import { checkProfileData, doSetProfileData, notifyProfileData, writeProfileData } from "./profile_fields";
 import { badRequest, insufficientPermission, mustBeAdmin, mustBeOwner } from "../errors";
 import { generateApiKey, hashPassword, passwordLengthAllowed } from "../auth/credentials";
@@ -23,7 +22,7 @@ import {
   notifyUserChannelAccessChanged,
   subscribeToDefaultChannelsInTransaction,
 } from "./channels";
-import { canSeeRealEmail, formatUser, isAdmin, isOwner, isoTimestamp } from "../views/users";
+import { canSeeRealEmail, formatUser, isAdmin, isOwner, isoTimestamp, visibleUserByEmail } from "../views/users";
 import { realmUserDefaults } from "../views/settings";
 import { getRealm } from "../store/realm";
 import { emailRefusalForRealm } from "../views/realm_domains";
@@ -345,13 +344,6 @@ export function accessUserByIdOrEmail(h: Hearth, viewer: UserRecord, raw: string
   return target;
 }
 
-/** The account an email names, for `viewer`: the placeholder always works, a real address only where they may see it. */
-export function visibleUserByEmail(h: Hearth, viewer: UserRecord, email: string): UserRecord | undefined {
-  const target = findUserByLoginEmail(h, email);
-  if (!target) return undefined;
-  const byPlaceholder = /^user\d+@/i.test(email.trim()) && target.email.toLowerCase() !== email.trim().toLowerCase();
-  return byPlaceholder || canSeeRealEmail(viewer, target) ? target : undefined;
-}
 
 /** Zulip's rules for changing `target`'s role (the only-owner rule is checked in the commit). */
 function checkRoleChange(actor: UserRecord, target: UserRecord, role: number): void {

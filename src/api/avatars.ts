@@ -4,8 +4,8 @@ import { ApiRoutes } from "../http/route";
 import { doResetAvatar, doSetAvatar } from "../actions/avatars";
 import { identiconPng } from "../avatars/identicon";
 import { getUploadedAvatar } from "../store/avatars";
-import { getUser } from "../store/users";
-import { findUserByLoginEmail } from "../auth/basic";
+import { getUser, type UserRecord } from "../store/users";
+import { visibleUserByEmail } from "../views/users";
 import { avatarToken, avatarUrl } from "../views/avatars";
 
 const SMALL = 100;
@@ -51,8 +51,8 @@ export function avatarRoutes(h: Hearth) {
       return imageResponse(generated(`${user.id}:${user.email}`, match[2] ? MEDIUM : SMALL), "image/png");
     })
     // The mobile app loads /avatar/{id} (with Basic auth) when avatar_url is absent.
-    .get("/avatar/:who", {}, ({ path }) => redirectToAvatar(h, path.who, false))
-    .get("/avatar/:who/medium", {}, ({ path }) => redirectToAvatar(h, path.who, true));
+    .get("/avatar/:who", {}, ({ user, path }) => redirectToAvatar(h, user, path.who, false))
+    .get("/avatar/:who/medium", {}, ({ user, path }) => redirectToAvatar(h, user, path.who, true));
   const api = new ApiRoutes(h)
     .post("/users/me/avatar", {}, async ({ user, files }) => {
       if (files.size !== 1) throw badRequest("You must upload exactly one avatar.");
@@ -66,8 +66,9 @@ export function avatarRoutes(h: Hearth) {
   return [files, api];
 }
 
-function redirectToAvatar(h: Hearth, who: string, medium: boolean): Response {
-  const user = /^\d{1,15}$/.test(who) ? getUser(h.store, Number(who)) : findUserByLoginEmail(h, who);
+/** By ID, or by the address the caller sees (Zulip looks avatars up by API email): a hidden real address finds nothing. */
+function redirectToAvatar(h: Hearth, viewer: UserRecord, who: string, medium: boolean): Response {
+  const user = /^\d{1,15}$/.test(who) ? getUser(h.store, Number(who)) : visibleUserByEmail(h, viewer, who);
   if (!user) return notFound();
   return new Response(null, { status: 302, headers: { location: avatarUrl(h, user, medium) } });
 }

@@ -85,7 +85,9 @@ function writeAssets(assets: Readonly<Record<string, string>>, parent: string, f
 export function staticAssetRoutes(h: Hearth) {
   // Synchronous, so a failure stops startup: Elysia only logs a rejected plugin.
   const folder = resolveAssetFolder(ADMIN_UI_ASSETS, h.config.dataDir);
-  const published = Object.keys(ADMIN_UI_ASSETS).map((name) => escapeRegExp(join(folder, name)));
+  const published = Object.keys(ADMIN_UI_ASSETS)
+    .filter((name) => name !== ADMIN_PAGE_FILE)
+    .map((name) => escapeRegExp(join(folder, name)));
   const unpublished = new RegExp(`^(?!(?:${published.join("|")})$)`);
   const files = staticPlugin({
     assets: folder,
@@ -93,12 +95,19 @@ export function staticAssetRoutes(h: Hearth) {
     alwaysStatic: true,
     ignorePatterns: [unpublished],
     indexHTML: false,
-    // The admin page loads only its own files and may not be framed (its buttons deactivate users).
-    headers: { "X-Content-Type-Options": "nosniff", "Content-Security-Policy": "default-src 'self'; frame-ancestors 'none'", "X-Frame-Options": "DENY" },
+    headers: ADMIN_PAGE_HEADERS,
   });
   // The administration page (admin-ui/admin.html) is a static page that talks to the API.
+  // Served here rather than by the plugin, which leaves its `headers` off HTML files:
+  // the page itself is what must not be framed.
+  const adminPage = join(folder, ADMIN_PAGE_FILE);
+  const servePage = () => new Response(Bun.file(adminPage), { headers: { "content-type": "text/html; charset=utf-8", ...ADMIN_PAGE_HEADERS } });
   const toAdminPage = () => new Response(null, { status: 302, headers: { location: ADMIN_PAGE_PATH } });
-  return new Elysia({ name: "static-assets" }).use(files).get("/admin", toAdminPage).get("/admin/", toAdminPage);
+  return new Elysia({ name: "static-assets" }).use(files).get(ADMIN_PAGE_PATH, servePage).get("/admin", toAdminPage).get("/admin/", toAdminPage);
 }
 
-const ADMIN_PAGE_PATH = `${STATIC_PREFIX}/admin.html`;
+/** The admin page loads only its own files and may not be framed (its buttons deactivate users: clickjacking). */
+const ADMIN_PAGE_HEADERS = { "X-Content-Type-Options": "nosniff", "Content-Security-Policy": "default-src 'self'; frame-ancestors 'none'", "X-Frame-Options": "DENY" };
+const ADMIN_PAGE_FILE = "admin.html";
+
+const ADMIN_PAGE_PATH = `${STATIC_PREFIX}/${ADMIN_PAGE_FILE}`;

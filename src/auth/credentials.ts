@@ -42,9 +42,20 @@ export function hashPasswordSync(password: string): string {
   return Bun.password.hashSync(password, HASH_OPTIONS);
 }
 
+/** A hash no password matches, made once: checked against when there is no account or no password. */
+let decoyHash: Promise<string> | null = null;
+
+/**
+ * Whether `password` matches `hash`. Without a hash (no such account, or one without a
+ * password) it still hashes, against a decoy, so that the answer takes as long either
+ * way: a login's timing must not tell which accounts exist (Django does the same).
+ */
 export async function verifyPassword(password: string, hash: string | null): Promise<boolean> {
-  if (hash === null) return false;
   try {
+    if (hash === null) {
+      await Bun.password.verify(password, await (decoyHash ??= hashPassword(randomToken(32))));
+      return false;
+    }
     return await Bun.password.verify(password, hash);
   } catch {
     return false;

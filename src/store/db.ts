@@ -94,6 +94,9 @@ export class Store {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     chmodSync(dir, 0o700);
     this.root = open({ path: dir, maxDbs: 64, ...(is64Bit ? { mapSize: 16 * 2 ** 30 } : {}) });
+    // LMDB creates its files 0644 whatever the umask: they hold every message, API key
+    // and password hash, and a copy of the folder (a backup) must stay private too.
+    for (const file of ["data.mdb", "lock.mdb"]) chmodSync(join(dir, file), 0o600);
     const dbs = {} as { [K in KeyspaceName]: Database<any, any> };
     for (const [key, name] of Object.entries(KEYSPACES) as [KeyspaceName, string][]) {
       dbs[key] = this.root.openDB(name, KEYSPACE_OPTIONS);

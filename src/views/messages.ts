@@ -47,10 +47,13 @@ export const DEFAULT_VIEW: MessageViewOptions = { applyMarkdown: true, allowEmpt
  */
 export function visibleFlags(h: Hearth, user: UserRecord, m: MessageRecord): number | undefined {
   const own = getUserFlags(h.store, user.id, m.id);
-  if (own !== undefined) return own;
-  if (m.type !== "stream") return undefined;
+  if (m.type !== "stream") return own;
+  // Zulip's has_message_access: a row is not enough in a channel. Someone who left a
+  // private channel (or a guest who left any channel) keeps their rows, but no longer
+  // reads its messages.
   const channel = channelById(h, m.channel_id!);
   if (!channel || !canReadChannel(h, user, channel)) return undefined;
+  if (own !== undefined) return own;
   // Private channels with protected history show subscribers only what they received.
   if (channel.invite_only && !channel.history_public_to_subscribers) return undefined;
   return MessageFlag.read | MessageFlag.historical;

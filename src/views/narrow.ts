@@ -1,8 +1,8 @@
 import type { Hearth } from "../context";
 import { escapeHtml, escapeRegExp } from "../lib/text";
 import { ApiError, badRequest } from "../errors";
-import { getUser, getUserByEmail, type UserRecord } from "../store/users";
-import { findUserByLoginEmail } from "../auth/basic";
+import { getUser, type UserRecord } from "../store/users";
+import { visibleUserByEmail } from "./users";
 import {
   conversationKey,
   MAX_DM_PARTICIPANTS,
@@ -75,7 +75,8 @@ function userByOperand(h: Hearth, viewer: UserRecord, operand: unknown, what: st
   let u: UserRecord | undefined;
   if (typeof operand === "number") u = getUser(h.store, operand);
   else if (typeof operand === "string" && /^\d+$/.test(operand)) u = getUser(h.store, Number(operand));
-  else if (typeof operand === "string") u = findUserByLoginEmail(h, operand.trim()) ?? getUserByEmail(h.store, operand.trim());
+  // By the address the viewer sees (a hidden real address finds nothing), as for recipients.
+  else if (typeof operand === "string") u = visibleUserByEmail(h, viewer, operand.trim());
   if (!u || u.is_system_bot) throw badNarrow(`unknown user in ${what}`);
   return u;
 }

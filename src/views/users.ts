@@ -1,4 +1,5 @@
 import type { Hearth } from "../context";
+import { findUserByLoginEmail } from "../auth/basic";
 import { EmailVisibility, Role, type UserRecord } from "../store/users";
 import { avatarUrl } from "./avatars";
 import { profileDataView } from "./profile_fields";
@@ -81,4 +82,12 @@ export function formatUser(
   if (target.is_system_bot) user.is_system_bot = true;
   if (options.includeCustomProfileFields && !target.is_bot) user.profile_data = profileDataView(h, target.id);
   return user;
+}
+
+/** The account an email names, for `viewer`: the placeholder always works, a real address only where they may see it. */
+export function visibleUserByEmail(h: Hearth, viewer: UserRecord, email: string): UserRecord | undefined {
+  const target = findUserByLoginEmail(h, email);
+  if (!target) return undefined;
+  const byPlaceholder = /^user\d+@/i.test(email.trim()) && target.email.toLowerCase() !== email.trim().toLowerCase();
+  return byPlaceholder || canSeeRealEmail(viewer, target) ? target : undefined;
 }
