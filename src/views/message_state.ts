@@ -2,6 +2,7 @@ import { defineStatePart } from "../events/state";
 import type { Hearth } from "../context";
 import { appendTo } from "../lib/collections";
 import type { UserRecord } from "../store/users";
+import { getSubscription } from "../store/channels";
 import { getMessage, idsInRange, indexRows, messageLocation, type MessageLocation } from "../store/messages";
 
 /**
@@ -29,6 +30,12 @@ export function unreadMessagesState(h: Hearth, user: UserRecord): Record<string,
   const unreadIds = new Set<number>();
   let count = 0;
   let missing = false;
+  const subscribedTo = new Map<number, boolean>();
+  const stillSubscribed = (channelId: number) => {
+    let active = subscribedTo.get(channelId);
+    if (active === undefined) subscribedTo.set(channelId, (active = getSubscription(h.store, channelId, user.id)?.active !== false));
+    return active;
+  };
   // Unread rows carry each message's location, so no message content is read here.
   for (const { id, value } of indexRows(h.store, user.id, "unread", Number.MAX_SAFE_INTEGER, "older")) {
     if (count >= MAX_UNREAD_MESSAGES) {
@@ -37,6 +44,9 @@ export function unreadMessagesState(h: Hearth, user: UserRecord): Record<string,
     }
     const location = locationOf(h, id, value);
     if (location === undefined) continue;
+    // Zulip's get_raw_unread_data leaves out channels the user has left (an inactive
+    // subscription): their rows stay, but they are no longer the user's to read.
+    if (Array.isArray(location) && !stillSubscribed(location[0])) continue;
     count++;
     unreadIds.add(id);
     if (Array.isArray(location)) {

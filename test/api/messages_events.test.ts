@@ -63,3 +63,16 @@ describe("who hears of a change to a message (Zulip's event_recipient_ids_for_ac
     }
   });
 });
+
+describe("unread state of a channel one has left", () => {
+  test("its unread messages leave unread_msgs (Zulip's get_raw_unread_data), and come back on resubscribing", async () => {
+    const channel = await s.createChannel("iago", "Left behind", ["iago", "othello"]);
+    const id = expectSuccess(await s.as("iago").post("/messages", { type: "channel", to: channel, topic: "t", content: "unread for othello" })).id;
+    const unreadIds = async () => (await register(s.as("othello"), { fetch_event_types: ["message", "update_message_flags"] })).unread_msgs.streams.flatMap((u: any) => u.unread_message_ids);
+    expect(await unreadIds()).toContain(id);
+    expectSuccess(await s.as("othello").delete("/users/me/subscriptions", { subscriptions: ["Left behind"] }));
+    expect(await unreadIds()).not.toContain(id);
+    expectSuccess(await s.as("othello").post("/users/me/subscriptions", { subscriptions: [{ name: "Left behind" }] }));
+    expect(await unreadIds()).toContain(id);
+  });
+});
