@@ -54,6 +54,30 @@ async function nativeFormData(): Promise<typeof FormData> {
   return NativeFormData;
 }
 
+/** A response read the way tests look at it: the JSON body (or `{ nonJson }`), and the raw text. */
+export async function readResponse(res: Response): Promise<ApiResponse & { text: string }> {
+  const text = await res.text();
+  let parsed: any;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = { nonJson: text };
+  }
+  return { status: res.status, body: parsed, headers: res.headers, text };
+}
+
+/** The client_capabilities the Zulip mobile app (zulip-flutter) registers with. */
+export const MOBILE_APP_CAPABILITIES = {
+  notification_settings_null: true,
+  bulk_message_deletion: true,
+  user_avatar_url_field_optional: true,
+  stream_typing_notifications: true,
+  user_settings_object: true,
+  include_deactivated_groups: true,
+  empty_topic_name: true,
+  individual_emoji_changes: true,
+};
+
 export interface ApiResponse {
   status: number;
   body: any;
@@ -93,15 +117,8 @@ export class ApiClient {
       body = new URLSearchParams(entries.map(([k, v]) => [k, encodeValue(v)])).toString();
       headers = this.headers({ "content-type": "application/x-www-form-urlencoded" });
     }
-    const res = await fetch(url, { method, headers, body });
-    const text = await res.text();
-    let parsed: any;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      parsed = { nonJson: text };
-    }
-    return { status: res.status, body: parsed, headers: res.headers };
+    const { status, body: parsed, headers: responseHeaders } = await readResponse(await fetch(url, { method, headers, body }));
+    return { status, body: parsed, headers: responseHeaders };
   }
 
   get(path: string, params?: Params) {

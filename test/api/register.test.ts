@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { expectError, expectSchema, expectSuccess, startTestServer, type TestServer } from "../kit";
+import { expectError, expectSchema, expectSuccess, MOBILE_APP_CAPABILITIES, startTestServer, type TestServer } from "../kit";
 import { register, verifyAction, drainEvents } from "../events-kit";
 import { RegisterResponse } from "../../src/schemas/register";
 
@@ -20,16 +20,7 @@ describe("POST /register", () => {
         client_gravatar: false,
         slim_presence: true,
         idle_queue_timeout: "mobile",
-        client_capabilities: {
-          notification_settings_null: true,
-          bulk_message_deletion: true,
-          user_avatar_url_field_optional: true,
-          stream_typing_notifications: true,
-          user_settings_object: true,
-          include_deactivated_groups: true,
-          empty_topic_name: true,
-          individual_emoji_changes: true,
-        },
+        client_capabilities: MOBILE_APP_CAPABILITIES,
       }),
     );
     expectSchema(RegisterResponse, body);
