@@ -7,7 +7,7 @@ import { appendTo } from "../lib/collections";
 import { inRealmGroup, isSystemGroupSetting, isUserInGroupSetting } from "../access/groups";
 import { getUserGroup } from "../store/user_groups";
 import { alertWordsByUser } from "../store/personal";
-import { doClearTopicPolicies, doMoveTopicPolicies, doParticipationTopicPolicy, planAutomaticTopicPolicies, publishPolicyChanges, writePolicyChanges, type WrittenPolicies } from "./user_topics";
+import { doClearTopicPolicies, participationPolicyChanges, planMoveTopicPolicies, planAutomaticTopicPolicies, publishPolicyChanges, writePolicyChanges, type WrittenPolicies } from "./user_topics";
 import { activeRealmEmojiByName } from "../store/realm_emoji";
 import { checkEmojiRequest, emojiCodeByName, emojiTypeByName, type ReactionInput } from "./realm_emoji";
 import { realmEmojiPath } from "../views/realm_emoji";
@@ -728,7 +728,8 @@ export async function checkReaction(h: Hearth, user: UserRecord, messageId: numb
     h.store.dbs.messages.put(m.id, { ...m, reactions });
     // Reacting to a message one only sees historically gives it a row, as in Zulip.
     if (op === "add" && getUserFlags(h.store, user.id, m.id) === undefined) setUserFlags(h.store, user.id, m, undefined, MessageFlag.read | MessageFlag.historical);
-    return { message: m, reaction: op === "add" ? { ...reaction, user_id: user.id } : existing! };
+    const policies = op === "add" && m.type === "stream" ? writePolicyChanges(h, participationPolicyChanges(h, user, m.channel_id!, m.topic)) : [];
+    return { message: m, reaction: op === "add" ? { ...reaction, user_id: user.id } : existing!, policies };
   });
   h.events.publish(
     {
@@ -743,7 +744,7 @@ export async function checkReaction(h: Hearth, user: UserRecord, messageId: numb
     },
     messageAudience(h, stored.message),
   );
-  if (op === "add" && stored.message.type === "stream") await doParticipationTopicPolicy(h, user, stored.message.channel_id!, stored.message.topic);
+  publishPolicyChanges(h, stored.policies);
 }
 
 // ---------------------------------------------------------------------------
@@ -952,7 +953,24 @@ export async function checkEditMessage(h: Hearth, user: UserRecord, messageId: n
       }
     }
     const firstIdChanges = newChannel ? refreshFirstMessageIds(h, [message.channel_id!, newChannel.id]) : [];
-    return { changes, holders, firstIdChanges, lostAccess };
+    // Zulip moves users' topic policies with a whole topic, in the same transaction:
+    // propagate_mode change_all, or no message of the old topic left that the mover can read.
+    const movedWholeTopic =
+      moving && (req.propagateMode === "change_all" || !topicMessageIds(h, message.channel_id!, message.topic).some((id) => readableMessage(h, user, id)));
+    const policies = movedWholeTopic
+      ? writePolicyChanges(
+          h,
+          planMoveTopicPolicies(h, {
+            fromChannelId: message.channel_id!,
+            fromTopic: message.topic,
+            toChannelId: newChannel?.id ?? message.channel_id!,
+            toTopic: newTopic ?? message.topic,
+            destinationHadMessages,
+            lostAccess,
+          }),
+        )
+      : [];
+    return { changes, holders, firstIdChanges, lostAccess, policies };
   });
   if (result.lostAccess.size > 0) {
     h.events.publish(
@@ -963,18 +981,7 @@ export async function checkEditMessage(h: Hearth, user: UserRecord, messageId: n
   notifyUpdateMessage(h, user, message, result.changes, result.holders, req, now);
   notifyFirstMessageIds(h, result.firstIdChanges);
   await notifyAttachmentChanges(h, attachmentChanges);
-  // Zulip moves users' topic policies with a whole topic: propagate_mode change_all, or
-  // no message of the old topic left that the mover can read.
-  if (moving && (req.propagateMode === "change_all" || !topicMessageIds(h, message.channel_id!, message.topic).some((id) => readableMessage(h, user, id)))) {
-    await doMoveTopicPolicies(h, {
-      fromChannelId: message.channel_id!,
-      fromTopic: message.topic,
-      toChannelId: newChannel?.id ?? message.channel_id!,
-      toTopic: newTopic ?? message.topic,
-      destinationHadMessages,
-      lostAccess: result.lostAccess,
-    });
-  }
+  publishPolicyChanges(h, result.policies);
   if (moving) await sendMoveNotifications(h, user, message, result.changes.length, newChannel, newTopic, req);
   return { detached_uploads: attachmentChanges.detached.map((a) => attachmentView(h, a)) };
 }

@@ -5,7 +5,7 @@ import { getMessage, type MessageRecord } from "../store/messages";
 import { ValidationError } from "../lib/validator";
 import type { UserRecord } from "../store/users";
 import { accessMessage, invalidMessage, messageAudience } from "./messages";
-import { doParticipationTopicPolicy } from "./user_topics";
+import { participationPolicyChanges, publishPolicyChanges, writePolicyChanges } from "./user_topics";
 
 /** Readers' additions to one message (votes, tasks); each rewrites the message record, which holds them all. */
 const MAX_SUBMESSAGES_PER_MESSAGE = 1000;
@@ -58,12 +58,14 @@ export async function checkAddSubmessage(h: Hearth, user: UserRecord, messageId:
     if (m.submessages.length >= MAX_SUBMESSAGES_PER_MESSAGE) throw badRequest(`This message has too many submessages (limit: ${MAX_SUBMESSAGES_PER_MESSAGE})`);
     const submessage = { id: h.store.nextId("submessage"), message_id: m.id, sender_id: user.id, msg_type: msgType, content };
     h.store.dbs.messages.put(m.id, { ...m, submessages: [...m.submessages, submessage] });
-    return { message: m, submessage };
+    // Taking part (a vote) may follow the topic, in the same transaction (Zulip's rule).
+    const policies = m.type === "stream" ? writePolicyChanges(h, participationPolicyChanges(h, user, m.channel_id!, m.topic)) : [];
+    return { message: m, submessage, policies };
   });
   const { submessage } = added;
   h.events.publish(
     { type: "submessage", msg_type: msgType, message_id: messageId, submessage_id: submessage.id, sender_id: user.id, content },
     messageAudience(h, added.message),
   );
-  if (added.message.type === "stream") await doParticipationTopicPolicy(h, user, added.message.channel_id!, added.message.topic);
+  publishPolicyChanges(h, added.policies);
 }

@@ -107,14 +107,15 @@ function mergedPolicy(a: number, b: number): number {
  * Zulip's do_update_message rule when a whole topic moves: each user's policy moves
  * with it, merged with what they had set on the destination when it already has
  * messages (the more visible wins); users who cannot read the destination channel
- * just lose the policy.
+ * just lose the policy. The changes to write in the move's own transaction
+ * (writePolicyChanges), so a crash never leaves the messages moved without them.
  */
-export async function doMoveTopicPolicies(
+export function planMoveTopicPolicies(
   h: Hearth,
   move: { fromChannelId: number; fromTopic: string; toChannelId: number; toTopic: string; destinationHadMessages: boolean; lostAccess: ReadonlySet<number> },
-): Promise<void> {
+): PolicyChange[] {
   // A rename that only changes case keeps the same topic, and its policies where they are.
-  if (move.fromChannelId === move.toChannelId && topicKey(move.fromTopic) === topicKey(move.toTopic)) return;
+  if (move.fromChannelId === move.toChannelId && topicKey(move.fromTopic) === topicKey(move.toTopic)) return [];
   const from = policiesOnTopic(h, move.fromChannelId, move.fromTopic);
   const to = policiesOnTopic(h, move.toChannelId, move.toTopic);
   const changes: PolicyChange[] = [];
@@ -126,7 +127,7 @@ export async function doMoveTopicPolicies(
     const next = move.destinationHadMessages ? mergedPolicy(orig, target) : orig;
     if (next !== target) changes.push({ userId, channelId: move.toChannelId, topic: move.toTopic, policy: next });
   }
-  if (changes.length > 0) await applyPolicyChanges(h, changes);
+  return changes;
 }
 
 /** Zulip's delete-topic rule: the topic no longer exists, so neither do the policies on it. */
@@ -187,20 +188,22 @@ export function planAutomaticTopicPolicies(
 /**
  * Zulip's rule for taking part in a topic without posting (a reaction, a poll vote):
  * a subscriber whose policy is "on participation" follows the topic, or in a muted
- * channel unmutes it. These policies only ever raise a topic's visibility.
+ * channel unmutes it. These policies only ever raise a topic's visibility. The
+ * change to write in the participation's own transaction (writePolicyChanges), as
+ * Zulip's check_add_reaction does.
  */
-export async function doParticipationTopicPolicy(h: Hearth, user: UserRecord, channelId: number, topic: string): Promise<void> {
-  if (user.is_bot) return;
+export function participationPolicyChanges(h: Hearth, user: UserRecord, channelId: number, topic: string): PolicyChange[] {
+  if (user.is_bot) return [];
   // Zulip's access_stream_by_id: a subscription still held (rows stay after unsubscribing).
   const subscription = getSubscription(h.store, channelId, user.id);
-  if (!subscription?.active) return;
+  if (!subscription?.active) return [];
   let policy: number | undefined;
   if (userSetting(user, "automatically_follow_topics_policy") === AutomaticPolicy.ON_PARTICIPATION) policy = VisibilityPolicy.FOLLOWED;
   if (subscription.is_muted && userSetting(user, "automatically_unmute_topics_in_muted_streams_policy") === AutomaticPolicy.ON_PARTICIPATION) {
     policy = VisibilityPolicy.UNMUTED;
   }
-  if (policy === undefined) return;
+  if (policy === undefined) return [];
   const current = getUserTopic(h.store, user.id, channelId, topic)?.visibility_policy;
-  if (current === policy || (policy === VisibilityPolicy.UNMUTED && current === VisibilityPolicy.FOLLOWED)) return;
-  await applyTopicPolicies(h, channelId, topic, [{ user, policy }]);
+  if (current === policy || (policy === VisibilityPolicy.UNMUTED && current === VisibilityPolicy.FOLLOWED)) return [];
+  return [{ userId: user.id, channelId, topic, policy }];
 }
