@@ -14,6 +14,8 @@ export interface ServerConfig {
    * (HEARTH_OUTGOING_WEBHOOKS_TO_PRIVATE_NETWORKS=allow, read at start when not given).
    */
   outgoingWebhooksToPrivateNetworks?: boolean;
+  /** Reverse proxies whose X-Forwarded-For is believed (HEARTH_TRUSTED_PROXIES; default loopback). See src/http/client_address.ts. */
+  trustedProxies?: string[];
 }
 
 /** Everything a request handler or action may use; one per running server. */

@@ -30,6 +30,7 @@ import { staticAssetRoutes } from "./api/static";
 import { ensureSystemGroups } from "./actions/user_groups";
 import { ensureChannelEmailSecret } from "./actions/channels";
 import { resumeOutgoingWebhookCalls, stopOutgoingWebhooks } from "./actions/outgoing_webhooks";
+import { trustedProxiesFromEnv } from "./http/client_address";
 import { channelsRoutes } from "./api/channels";
 import { userGroupsRoutes } from "./api/user_groups";
 import { messagesRoutes } from "./api/messages";
@@ -62,6 +63,7 @@ export function listeningUrl(host: string, port: number): string {
 
 export function createHearth(store: Store, config: ServerConfig): Hearth {
   config.outgoingWebhooksToPrivateNetworks ??= process.env.HEARTH_OUTGOING_WEBHOOKS_TO_PRIVATE_NETWORKS === "allow";
+  config.trustedProxies ??= trustedProxiesFromEnv();
   let parsedHost = { url: "", host: "" };
   const h: Hearth = {
     store,

@@ -1,4 +1,5 @@
 import { Type as t } from "@sinclair/typebox";
+import { clientAddress } from "../http/client_address";
 import type { Hearth } from "../context";
 import { badRequest, missingArgument, unauthorized } from "../errors";
 import { eventsResponseFields } from "../events/serialize";
@@ -253,7 +254,7 @@ export function fastPollRoute(h: Hearth, general: (request: Request, server: imp
     }
     if (queueId === undefined || request.body !== null) return general(request, server);
     try {
-      const user = authenticateEndpoint(h, request, () => server.requestIP(request)?.address ?? "unknown", "required", false)!;
+      const user = authenticateEndpoint(h, request, () => clientAddress(h, request, server), "required", false)!;
       // Bun's own answer to a failed route is an HTML error page: a failed answer is ours.
       return pollQueue(h, user, queueId, lastEventId, dontBlock ?? false, request, server, serializedResponse, (error) => errorResponse(error, request));
     } catch (error) {

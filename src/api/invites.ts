@@ -1,4 +1,5 @@
 import { Type as t } from "@sinclair/typebox";
+import { clientAddress } from "../http/client_address";
 import { Elysia } from "elysia";
 import type { Server } from "bun";
 import type { Hearth } from "../context";
@@ -88,7 +89,7 @@ function refusal(error: ApiError): Response {
 export function joinPageRoutes(h: Hearth) {
   // Guessing keys (either method tells a live key from a dead one) counts against the
   // client's budget of failed authentications.
-  const ipKeyOf = (request: Request, server: Server<unknown> | null) => `ip:${server?.requestIP(request)?.address ?? "unknown"}`;
+  const ipKeyOf = (request: Request, server: Server<unknown> | null) => `ip:${clientAddress(h, request, server)}`;
   const deadLink = (error: InviteLinkError, ipKey: string) => {
     if (error.unknownKey) h.limits.loginByIp.recordFailure(ipKey);
     return page("Invitation link", `<p class="error">${escapeHtml(error.message)}</p>`, 404);

@@ -1,4 +1,5 @@
 import { Elysia } from "elysia";
+import { clientAddress } from "../http/client_address";
 import type { Hearth } from "../context";
 import { ApiError } from "../errors";
 import { authenticateEndpoint } from "../http/route";
@@ -45,7 +46,7 @@ export function tusRoutes(h: Hearth) {
       async (ctx: any) => {
         const request: Request = ctx.request;
         try {
-          const ip = (): string => ctx.server?.requestIP(request)?.address ?? "unknown";
+          const ip = (): string => clientAddress(h, request, ctx.server);
           const user = authenticateEndpoint(h, request, ip, "required", false)!;
           if (request.headers.get("tus-resumable") !== TUS_VERSION) throw tusError(412, "Unsupported tus version");
           return await run(request, user, ctx.params?.id ?? "");

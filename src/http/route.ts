@@ -5,6 +5,7 @@ import { BotType, type UserRecord } from "../store/users";
 import { authenticateRequest } from "../auth/basic";
 import { parseParams, type ParamSpecs, type ParamValues } from "./params";
 import { readRawParams } from "./wire";
+import { clientAddress } from "./client_address";
 
 export type AuthMode = "required" | "optional" | "none";
 
@@ -117,7 +118,7 @@ export class ApiRoutes {
         // Looked up only when needed (rate limits after a failed login): it costs a
         // system call, and every long-poll would otherwise pay it.
         let address: string | undefined;
-        const ip = () => (address ??= server?.requestIP(request)?.address ?? "unknown");
+        const ip = () => (address ??= clientAddress(h, request, server));
         const user = authenticateEndpoint(h, request, ip, auth, spec.allowIncomingWebhookBots === true);
         const raw = await readRawParams(request, spec.rawBody !== true);
         const { values, ignored } = parseParams(specs, raw, pathNames);

@@ -123,3 +123,36 @@ describe("deactivated organization", () => {
     }
   });
 });
+
+describe("the client's address behind a reverse proxy (X-Forwarded-For)", () => {
+  const login = (t: TestServer, username: string, password: string, forwardedFor?: string) =>
+    fetch(`${t.url}/api/v1/fetch_api_key`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded", ...(forwardedFor ? { "x-forwarded-for": forwardedFor } : {}) },
+      body: new URLSearchParams({ username, password }),
+    });
+
+  test("from a trusted proxy (loopback by default), failures count against the forwarded client, not everyone behind the proxy", async () => {
+    const t = await startTestServer({ env: { HEARTH_AUTH_FAILURES_PER_IP: "3" } });
+    try {
+      for (let i = 0; i < 3; i++) expect((await login(t, `nobody${i}@zulip.test`, "wrong", "203.0.113.7")).status).toBe(401);
+      expect((await login(t, t.users.hamlet.email, PASSWORD, "203.0.113.7")).status).toBe(429);
+      // Another client behind the same proxy still signs in.
+      expect((await login(t, t.users.hamlet.email, PASSWORD, "203.0.113.8")).status).toBe(200);
+      // A client cannot escape by writing its own X-Forwarded-For: the proxy appends the real address last.
+      expect((await login(t, t.users.hamlet.email, PASSWORD, "203.0.113.8, 203.0.113.7")).status).toBe(429);
+    } finally {
+      await t.stop();
+    }
+  });
+
+  test("with HEARTH_TRUSTED_PROXIES empty the header is ignored: every request is its connection's address", async () => {
+    const t = await startTestServer({ env: { HEARTH_AUTH_FAILURES_PER_IP: "3", HEARTH_TRUSTED_PROXIES: "" } });
+    try {
+      for (let i = 0; i < 3; i++) expect((await login(t, `nobody${i}@zulip.test`, "wrong", `198.51.100.${i}`)).status).toBe(401);
+      expect((await login(t, t.users.hamlet.email, PASSWORD, "198.51.100.99")).status).toBe(429);
+    } finally {
+      await t.stop();
+    }
+  });
+});
