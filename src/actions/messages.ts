@@ -847,9 +847,6 @@ export async function checkEditMessage(h: Hearth, user: UserRecord, messageId: n
       }
     }
   }
-  // Whether the destination topic already has messages of its own (policies then merge on a whole-topic move).
-  const destinationHadMessages =
-    moving && topicMessageIds(h, (newChannel ?? channelById(h, message.channel_id!)!).id, newTopic ?? message.topic).some((id) => !ids.includes(id));
   const content = contentChange ? normalizeContent(req.content!) : undefined;
   let renderedContent: RenderResult | undefined;
   const render = () => (renderedContent ??= renderMessageContent(h, user, content!));
@@ -957,19 +954,16 @@ export async function checkEditMessage(h: Hearth, user: UserRecord, messageId: n
     // propagate_mode change_all, or no message of the old topic left that the mover can read.
     const movedWholeTopic =
       moving && (req.propagateMode === "change_all" || !topicMessageIds(h, message.channel_id!, message.topic).some((id) => readableMessage(h, user, id)));
-    const policies = movedWholeTopic
-      ? writePolicyChanges(
-          h,
-          planMoveTopicPolicies(h, {
-            fromChannelId: message.channel_id!,
-            fromTopic: message.topic,
-            toChannelId: newChannel?.id ?? message.channel_id!,
-            toTopic: newTopic ?? message.topic,
-            destinationHadMessages,
-            lostAccess,
-          }),
-        )
-      : [];
+    let policies: WrittenPolicies = [];
+    if (movedWholeTopic) {
+      const toChannelId = newChannel?.id ?? message.channel_id!;
+      const toTopic = newTopic ?? message.topic;
+      // The destination's own messages, besides those just moved there (policies then merge).
+      const moved = new Set(ids);
+      const destinationHadMessages = topicMessageIds(h, toChannelId, toTopic).some((id) => !moved.has(id));
+      const plan = { fromChannelId: message.channel_id!, fromTopic: message.topic, toChannelId, toTopic, destinationHadMessages, lostAccess };
+      policies = writePolicyChanges(h, planMoveTopicPolicies(h, plan));
+    }
     return { changes, holders, firstIdChanges, lostAccess, policies };
   });
   if (result.lostAccess.size > 0) {
