@@ -16,8 +16,26 @@ import {
 import { accessChannel } from "../access/channels";
 import { apiEmail } from "./users";
 import { avatarUrl } from "./avatars";
-import { channelById, canReadChannel } from "./message_channels";
+import { channelById, canReadChannel, type MessageChannel } from "./message_channels";
 import { channelNarrowSlug, encodeHashComponent, topicLinks, type Linkifier } from "../markdown";
+
+/** A channel by ID if `user` may read its messages, else undefined. */
+export type ReadableChannels = (channelId: number) => MessageChannel | undefined;
+
+/**
+ * The channels `user` may read, each looked up once: a walk over many messages
+ * (walkNarrow) asks once per channel rather than reading the channel per message.
+ */
+export function readableChannels(h: Hearth, user: UserRecord): ReadableChannels {
+  const known = new Map<number, MessageChannel | undefined>();
+  return (channelId) => {
+    if (!known.has(channelId)) {
+      const channel = channelById(h, channelId);
+      known.set(channelId, channel && canReadChannel(h, user, channel) ? channel : undefined);
+    }
+    return known.get(channelId);
+  };
+}
 
 /** The newest message ID the user has received; -1 when none (Zulip's convention). */
 export function maxMessageIdFor(h: Hearth, user: UserRecord): number {
@@ -45,14 +63,14 @@ export const DEFAULT_VIEW: MessageViewOptions = { applyMarkdown: true, allowEmpt
  * may read without having received it — Zulip's `read` + `historical`.
  * Undefined when the user may not see the message at all.
  */
-export function visibleFlags(h: Hearth, user: UserRecord, m: MessageRecord): number | undefined {
+export function visibleFlags(h: Hearth, user: UserRecord, m: MessageRecord, readable: ReadableChannels = readableChannels(h, user)): number | undefined {
   const own = getUserFlags(h.store, user.id, m.id);
   if (m.type !== "stream") return own;
   // Zulip's has_message_access: a row is not enough in a channel. Someone who left a
   // private channel (or a guest who left any channel) keeps their rows, but no longer
   // reads its messages.
-  const channel = channelById(h, m.channel_id!);
-  if (!channel || !canReadChannel(h, user, channel)) return undefined;
+  const channel = readable(m.channel_id!);
+  if (!channel) return undefined;
   if (own !== undefined) return own;
   // Private channels with protected history show subscribers only what they received.
   if (channel.invite_only && !channel.history_public_to_subscribers) return undefined;

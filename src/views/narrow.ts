@@ -19,7 +19,7 @@ import {
   type MessageRecord,
 } from "../store/messages";
 import { channelById, channelByName, canReadChannel, type MessageChannel } from "./message_channels";
-import { visibleFlags } from "./messages";
+import { readableChannels, visibleFlags } from "./messages";
 import { visibilityPolicyOf, VisibilityPolicy } from "../store/user_topics";
 import { getSubscription } from "../store/channels";
 
@@ -309,10 +309,11 @@ export interface Match {
 export function walkNarrow(h: Hearth, viewer: UserRecord, narrow: CompiledNarrow, from: number, direction: "older" | "newer", limit: number): Match[] {
   const out: Match[] = [];
   if (limit <= 0) return out;
+  const readable = readableChannels(h, viewer);
   for (const id of narrow.source(from, direction)) {
     const message = getMessage(h.store, id);
     if (!message) continue;
-    const flags = visibleFlags(h, viewer, message);
+    const flags = visibleFlags(h, viewer, message, readable);
     if (flags === undefined) continue;
     if (!narrow.filters.every((f) => f(message, flags))) continue;
     out.push({ message, flags });
