@@ -252,13 +252,7 @@ async function readCapped(response: Response, limit: number): Promise<Uint8Array
     size += Math.min(value.length, limit - size);
   }
   await reader.cancel().catch(() => {});
-  const body = new Uint8Array(size);
-  let at = 0;
-  for (const chunk of chunks) {
-    body.set(chunk, at);
-    at += chunk.length;
-  }
-  return body;
+  return Buffer.concat(chunks);
 }
 
 /** The request of each interface (Zulip's GenericOutgoingWebhookService and SlackOutgoingWebhookService make_request). */

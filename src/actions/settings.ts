@@ -19,6 +19,7 @@ import { requireRealm } from "../views/realm";
 import { realmSetting } from "../views/realm-settings";
 import { activeUserIds, checkFullName, notifyFullNameChanged, notifyRealmUser } from "./users";
 import { deleteAllDrafts } from "./drafts";
+import { accountLimitKey } from "../auth/login";
 
 export interface SettingsChanges {
   settings: Record<string, unknown>;
@@ -116,7 +117,7 @@ export async function checkUpdateSettings(
     if (changes.old_password === undefined) throw badRequest("Please fill out all fields.");
     // Zulip checks the old password through its rate-limited authenticate(): an API key
     // must not buy unlimited guesses at the account's password.
-    const limitKey = `user:${user.id}`;
+    const limitKey = accountLimitKey(user.id);
     h.limits.loginByUser.assertAllowed(limitKey);
     if (!(await verifyPassword(changes.old_password, user.password_hash))) {
       h.limits.loginByUser.recordFailure(limitKey);

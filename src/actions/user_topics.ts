@@ -33,18 +33,13 @@ export async function doSetTopicVisibility(h: Hearth, user: UserRecord, channelI
   // Same rules as sending: "(no topic)" is the empty topic (FL 370).
   const name = normalizeTopic(topic);
   accessChannel(h, user, channelId, { allowArchived: true });
-  await applyTopicPolicies(h, channelId, name, [{ user, policy }]);
+  await applyPolicyChanges(h, [{ userId: user.id, channelId, topic: name, policy }]);
 }
 
 /** The legacy `PATCH /users/me/subscriptions/muted_topics` remove: unmutes, and leaves a followed or unmuted topic alone. */
 export async function doUnmuteTopic(h: Hearth, user: UserRecord, channelId: number, topic: string): Promise<void> {
   if (getUserTopic(h.store, user.id, channelId, normalizeTopic(topic))?.visibility_policy !== VisibilityPolicy.MUTED) return;
   await doSetTopicVisibility(h, user, channelId, topic, VisibilityPolicy.INHERIT);
-}
-
-/** Writes several users' policies for one topic in one transaction, then tells each user. */
-async function applyTopicPolicies(h: Hearth, channelId: number, topic: string, changes: { user: UserRecord; policy: number }[]): Promise<void> {
-  await applyPolicyChanges(h, changes.map(({ user, policy }) => ({ userId: user.id, channelId, topic, policy })));
 }
 
 export interface PolicyChange {

@@ -344,7 +344,6 @@ export function accessUserByIdOrEmail(h: Hearth, viewer: UserRecord, raw: string
   return target;
 }
 
-
 /** Zulip's rules for changing `target`'s role (the only-owner rule is checked in the commit). */
 function checkRoleChange(actor: UserRecord, target: UserRecord, role: number): void {
   if (!ROLES.includes(role)) throw badRequest("Invalid role");

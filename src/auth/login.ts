@@ -5,6 +5,9 @@ import type { UserRecord } from "../store/users";
 import { verifyPassword } from "./credentials";
 import { findUserByLoginEmail } from "./basic";
 
+/** An account's key in the per-account login limit: every check of its password counts against it. */
+export const accountLimitKey = (userId: number) => `user:${userId}`;
+
 const authenticationFailed = () => new ApiError("Your username or password is incorrect", "AUTHENTICATION_FAILED", 401);
 
 /**
@@ -14,7 +17,7 @@ const authenticationFailed = () => new ApiError("Your username or password is in
  */
 export async function checkPasswordLogin(h: Hearth, username: string, password: string, ip: string): Promise<UserRecord> {
   const user = findUserByLoginEmail(h, username);
-  const userKey = user ? `user:${user.id}` : `name:${username.trim().toLowerCase()}`;
+  const userKey = user ? accountLimitKey(user.id) : `name:${username.trim().toLowerCase()}`;
   const ipKey = `ip:${ip}`;
   h.limits.loginByUser.assertAllowed(userKey);
   h.limits.loginByIp.assertAllowed(ipKey);
