@@ -262,6 +262,27 @@ function newSubscriptionRecord(h: Hearth, channel: ChannelRecord, userId: number
 
 /** POST /users/me/subscriptions. */
 export async function checkSubscribe(h: Hearth, actor: UserRecord, input: SubscribeInput): Promise<SubscribeResult> {
+  const plan = planSubscribe(h, actor, input);
+  const outcome = await h.store.commit(() => writeSubscriptions(h, plan, input));
+  return finishSubscribe(h, actor, input, plan, outcome);
+}
+
+interface SubscribePlan {
+  principals: UserRecord[];
+  targets: { channel: ChannelRecord | null; plan: PlannedChannel; newRecord?: Omit<ChannelRecord, "id"> }[];
+  unauthorized: string[];
+  /** Who could see each existing channel before, so that newly admitted users get its `stream create`. */
+  sawBefore: Map<number, Set<number>>;
+}
+
+interface SubscribeOutcome {
+  created: ChannelRecord[];
+  added: { channel: ChannelRecord; userIds: number[] }[];
+  already: { channel: ChannelRecord; userIds: number[] }[];
+}
+
+/** Every check of a subscribe request, nothing written: afterwards only the writes remain. */
+function planSubscribe(h: Hearth, actor: UserRecord, input: SubscribeInput): SubscribePlan {
   const principals = input.principals && input.principals.length > 0 ? resolvePrincipals(h, actor, input.principals) : [actor];
   const addingOthers = principals.some((u) => u.id !== actor.id);
 
@@ -276,7 +297,7 @@ export async function checkSubscribe(h: Hearth, actor: UserRecord, input: Subscr
   }
 
   const unauthorized: string[] = [];
-  const targets: { channel: ChannelRecord | null; plan: PlannedChannel; newRecord?: Omit<ChannelRecord, "id"> }[] = [];
+  const targets: SubscribePlan["targets"] = [];
   for (const plan of planned.values()) {
     const channel = plan.existing;
     if (!channel) {
@@ -295,41 +316,45 @@ export async function checkSubscribe(h: Hearth, actor: UserRecord, input: Subscr
   }
   if (addingOthers && isGuest(actor)) throw badRequest("Insufficient permission");
 
-  // Who could see each existing channel before, so that newly admitted users get its `stream create`.
   const sawBefore = new Map<number, Set<number>>();
   for (const t of targets) {
     if (t.channel) sawBefore.set(t.channel.id, new Set(principals.filter((u) => hasMetadataAccess(h, u, t.channel!)).map((u) => u.id)));
   }
+  return { principals, targets, unauthorized, sawBefore };
+}
 
-  const outcome = await h.store.commit(() => {
-    const created: ChannelRecord[] = [];
-    const added: { channel: ChannelRecord; userIds: number[] }[] = [];
-    const already: { channel: ChannelRecord; userIds: number[] }[] = [];
-    for (const t of targets) {
-      let channel = t.channel;
-      if (!channel) {
-        if (getChannelByName(h.store, t.plan.name)) throw badRequest(`Channel name '${t.plan.name}' is already taken.`);
-        channel = { id: h.store.nextId("channel"), ...t.newRecord! };
-        putChannel(h.store, channel);
-        if (input.creation.is_default_stream) h.store.dbs.defaultChannels.put(channel.id, true);
-        created.push(channel);
-      }
-      const newIds: number[] = [];
-      const oldIds: number[] = [];
-      for (const u of principals) {
-        if (isSubscribed(h.store, channel.id, u.id)) {
-          oldIds.push(u.id);
-          continue;
-        }
-        putSubscription(h.store, newSubscriptionRecord(h, channel, u.id, t.plan.color));
-        newIds.push(u.id);
-      }
-      added.push({ channel, userIds: newIds });
-      already.push({ channel, userIds: oldIds });
+/** The writes of a subscribe request; call inside `store.commit`. */
+function writeSubscriptions(h: Hearth, { principals, targets }: SubscribePlan, input: SubscribeInput): SubscribeOutcome {
+  const created: ChannelRecord[] = [];
+  const added: { channel: ChannelRecord; userIds: number[] }[] = [];
+  const already: { channel: ChannelRecord; userIds: number[] }[] = [];
+  for (const t of targets) {
+    let channel = t.channel;
+    if (!channel) {
+      if (getChannelByName(h.store, t.plan.name)) throw badRequest(`Channel name '${t.plan.name}' is already taken.`);
+      channel = { id: h.store.nextId("channel"), ...t.newRecord! };
+      putChannel(h.store, channel);
+      if (input.creation.is_default_stream) h.store.dbs.defaultChannels.put(channel.id, true);
+      created.push(channel);
     }
-    return { created, added, already };
-  });
+    const newIds: number[] = [];
+    const oldIds: number[] = [];
+    for (const u of principals) {
+      if (isSubscribed(h.store, channel.id, u.id)) {
+        oldIds.push(u.id);
+        continue;
+      }
+      putSubscription(h.store, newSubscriptionRecord(h, channel, u.id, t.plan.color));
+      newIds.push(u.id);
+    }
+    added.push({ channel, userIds: newIds });
+    already.push({ channel, userIds: oldIds });
+  }
+  return { created, added, already };
+}
 
+/** After a subscribe request's commit: its events and messages, and its answer. */
+async function finishSubscribe(h: Hearth, actor: UserRecord, input: SubscribeInput, { sawBefore, unauthorized }: SubscribePlan, outcome: SubscribeOutcome): Promise<SubscribeResult> {
   notifySubscriptionsAdded(h, outcome.created, outcome.added, sawBefore);
   if (input.creation.is_default_stream && outcome.created.length > 0) notifyDefaultChannels(h);
   if (input.announce) await announceNewChannels(h, actor, outcome.created);
@@ -495,26 +520,35 @@ function planUnsubscribe(h: Hearth, actor: UserRecord, names: string[], principa
   return { principals, channels };
 }
 
-async function doUnsubscribe(h: Hearth, actor: UserRecord, { principals, channels }: UnsubscribePlan): Promise<UnsubscribeResult> {
-  const removed = await h.store.commit(() => {
-    const done: { channel: ChannelRecord; userIds: number[]; notIds: number[] }[] = [];
-    for (const channel of channels) {
-      const userIds: number[] = [];
-      const notIds: number[] = [];
-      for (const target of principals) {
-        const sub = getSubscription(h.store, channel.id, target.id);
-        if (!sub || !sub.active) {
-          notIds.push(target.id);
-          continue;
-        }
-        putSubscription(h.store, { ...sub, active: false });
-        userIds.push(target.id);
-      }
-      done.push({ channel, userIds, notIds });
-    }
-    return done;
-  });
+type Unsubscribed = { channel: ChannelRecord; userIds: number[]; notIds: number[] }[];
 
+async function doUnsubscribe(h: Hearth, actor: UserRecord, plan: UnsubscribePlan): Promise<UnsubscribeResult> {
+  const removed = await h.store.commit(() => writeUnsubscriptions(h, plan));
+  return finishUnsubscribe(h, removed);
+}
+
+/** The writes of an unsubscribe request; call inside `store.commit`. */
+function writeUnsubscriptions(h: Hearth, { principals, channels }: UnsubscribePlan): Unsubscribed {
+  const done: Unsubscribed = [];
+  for (const channel of channels) {
+    const userIds: number[] = [];
+    const notIds: number[] = [];
+    for (const target of principals) {
+      const sub = getSubscription(h.store, channel.id, target.id);
+      if (!sub || !sub.active) {
+        notIds.push(target.id);
+        continue;
+      }
+      putSubscription(h.store, { ...sub, active: false });
+      userIds.push(target.id);
+    }
+    done.push({ channel, userIds, notIds });
+  }
+  return done;
+}
+
+/** After an unsubscribe request's commit: its events, and its answer. */
+function finishUnsubscribe(h: Hearth, removed: Unsubscribed): UnsubscribeResult {
   for (const { channel, userIds } of removed) {
     if (userIds.length === 0) continue;
     for (const id of userIds) {
@@ -937,8 +971,8 @@ export function getChannelEmailAddress(h: Hearth, actor: UserRecord, channelId: 
 
 /**
  * `PATCH /users/me/subscriptions` (Zulip's older single call): removals, additions
- * and initial colors. The removals are checked first and written only once the
- * additions succeeded, so a refused addition leaves every subscription as it was.
+ * and initial colors, checked first and written in one transaction, so a refused
+ * request or a crash leaves every subscription as it was.
  */
 export async function checkUpdateOwnSubscriptions(
   h: Hearth,
@@ -947,21 +981,18 @@ export async function checkUpdateOwnSubscriptions(
   add: { name: string; description?: string; color?: string }[],
 ): Promise<SubscribeResult & UnsubscribeResult> {
   for (const a of add) if (a.color !== undefined && !isHexColor(a.color)) throw badRequest("Invalid color");
-  // Checked before anything is written: adding and removing one channel in one call
-  // would otherwise fail after the first of the writes.
   const removing = new Set(remove.map((name) => name.trim().toLowerCase()));
   const both = add.find((a) => removing.has(a.name.trim().toLowerCase()));
   if (both) throw badRequest(`Cannot both subscribe to and unsubscribe from ${both.name.trim()}`);
-  const removal = remove.length > 0 ? planUnsubscribe(h, actor, remove) : null;
-  const addition: SubscribeResult =
-    add.length > 0
-      ? await checkSubscribe(h, actor, {
-          subscriptions: add,
-          authorizationErrorsFatal: true,
-          announce: false,
-          creation: { invite_only: false, is_web_public: false, is_default_stream: false, topics_policy: "inherit", groups: {} },
-        })
-      : { subscribed: {}, already_subscribed: {} };
-  const removed = removal ? await doUnsubscribe(h, actor, removal) : { removed: [], not_removed: [] };
-  return { ...addition, ...removed };
+  const removal = planUnsubscribe(h, actor, remove);
+  const input: SubscribeInput = {
+    subscriptions: add,
+    authorizationErrorsFatal: true,
+    announce: false,
+    creation: { invite_only: false, is_web_public: false, is_default_stream: false, topics_policy: "inherit", groups: {} },
+  };
+  const addition = planSubscribe(h, actor, input);
+  const outcome = await h.store.commit(() => ({ added: writeSubscriptions(h, addition, input), removed: writeUnsubscriptions(h, removal) }));
+  const subscribed = await finishSubscribe(h, actor, input, addition, outcome.added);
+  return { ...subscribed, ...finishUnsubscribe(h, outcome.removed) };
 }

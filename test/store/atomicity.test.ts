@@ -7,10 +7,11 @@
  * The one exception is by design (Zulip's): a refused webhook warns the bot's owner.
  *
  * Crash-only cases (a kill -9 between two commits of a request that succeeds) cannot be
- * provoked over HTTP and are not here. Moves with the users' topic policies, and
- * reactions and votes with the "on participation" policy, now commit as one; two stay
- * two commits: PATCH /users/me/subscriptions (additions, then removals) and
- * POST /streams/{id}/delete_topic (batches of 1,000, as Zulip's, then the policies).
+ * provoked over HTTP; requests that succeed are checked instead to commit once (below).
+ * Moves with the users' topic policies, reactions and votes with the "on participation"
+ * policy, and PATCH /users/me/subscriptions (additions and removals) commit as one.
+ * One stays several commits: POST /streams/{id}/delete_topic (batches of 1,000, as
+ * Zulip's, then the policies).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { expectError, expectSuccess, startTestServer, type ApiResponse, type TestServer, type TestUser } from "../kit";
@@ -101,6 +102,39 @@ describe("incoming webhooks (src/actions/webhooks.ts doSendWebhookMessage)", () 
       "You do not have permission to post in this channel.",
       /does not have any subscribers/,
     );
+  });
+});
+
+/** How many transactions `request` commits (every action commits through `store.commit`). */
+async function commitsOf<T>(request: () => Promise<T>): Promise<{ result: T; commits: number }> {
+  const store = s.server.h.store;
+  const commit = store.commit;
+  let commits = 0;
+  store.commit = function (this: typeof store, ...args: Parameters<typeof commit>) {
+    commits++;
+    return commit.apply(this, args);
+  } as typeof commit;
+  try {
+    return { result: await request(), commits };
+  } finally {
+    store.commit = commit;
+  }
+}
+
+describe("requests that succeed commit once", () => {
+  test("PATCH /users/me/subscriptions with additions and removals: one transaction, both written", async () => {
+    await s.createChannel("iago", "Atomic leave", ["hamlet"]);
+    await s.createChannel("iago", "Atomic join", ["iago"]);
+    const { result, commits } = await commitsOf(() =>
+      s.as("hamlet").patch("/users/me/subscriptions", { delete: JSON.stringify(["Atomic leave"]), add: JSON.stringify([{ name: "Atomic join" }]) }),
+    );
+    const body = expectSuccess(result);
+    expect(body.removed).toEqual(["Atomic leave"]);
+    expect(Object.values(body.subscribed)).toEqual([["Atomic join"]]);
+    expect(commits).toBe(1);
+    const names = expectSuccess(await s.as("hamlet").get("/users/me/subscriptions")).subscriptions.map((sub: { name: string }) => sub.name);
+    expect(names).toContain("Atomic join");
+    expect(names).not.toContain("Atomic leave");
   });
 });
 
