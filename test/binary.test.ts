@@ -14,8 +14,8 @@ import { ApiClient, expectSuccess } from "./kit";
 import { rawGet } from "./raw-http";
 import { threadNiceValues } from "./process";
 import { KEYSPACES } from "../src/store/keyspaces";
-import { KEYSPACE_OPTIONS } from "../src/store/db";
-import { UNREAD_WATERMARK } from "../src/store/messages";
+import { KEYSPACE_OPTIONS, type Store } from "../src/store/db";
+import { UNREAD_WATERMARK, writtenUnreadLocation } from "../src/store/messages";
 
 const ROOT = resolve(import.meta.dir, "..");
 const ICON = readFileSync(join(ROOT, "admin-ui", "hearth-icon.svg"), "utf8");
@@ -122,7 +122,9 @@ async function readUnreadState(dataDir: string, userId: number, messageId: numbe
   try {
     const meta = root.openDB(KEYSPACES.meta, KEYSPACE_OPTIONS);
     const index = root.openDB(KEYSPACES.userMessageIndex, KEYSPACE_OPTIONS);
-    return { watermark: (meta.get(UNREAD_WATERMARK) as number | undefined) ?? 0, row: index.get([userId, "unread", messageId]) ?? null };
+    // A read-only handle on the one key space the lookup reads, in place of a Store (which opens the folder for writing).
+    const store = { dbs: { userMessageIndex: index } } as unknown as Store;
+    return { watermark: (meta.get(UNREAD_WATERMARK) as number | undefined) ?? 0, row: writtenUnreadLocation(store, userId, messageId) ?? null };
   } finally {
     await root.close();
   }

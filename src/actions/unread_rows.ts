@@ -7,25 +7,25 @@ import { hasDeferredUnreadRows, loadPendingUnreadIndex, planDeferredUnreadRows, 
  * The background job that writes the "unread" rows channel messages' recipients hold
  * implicitly (src/store/messages.ts explains why a send does not write them). A batch
  * takes the messages past the watermark, groups their recipients by user, and writes
- * each user's rows together, a few users per commit: each user's index page is
- * written once per batch instead of once per message. The last commit of a batch
- * moves the watermark. A crash midway loses nothing: the rows are still implicit, and
- * the next batch rewrites what it must.
+ * each user's rows for the batch as one run record (UNREAD_RUN there), 100 users per
+ * commit. The last commit of a batch moves the watermark. A crash midway loses
+ * nothing: the rows are still implicit, and the next batch rewrites what it must.
  *
  * It runs on a worker thread (unread_rows_worker.ts) with its own handle on the same
- * LMDB environment. At 50 messages/s to 1,000 users it writes 50,000 rows/s, ~3 µs
- * each; on the main thread that was ~15 % of its time, in 15–25 ms commits that
- * stalled every request (scripts/bench-events.ts). Each commit holds LMDB's writer
- * lock, so commits stay small and the thread pauses between them: the main thread's
- * writes wait at most one commit; this thread, at nice 19, may be preempted while it
- * holds the lock, so 250 rows (under 1 ms) rather than 1,000. (With the main thread
- * committing inline, an experiment reverted since (Store.run), 250-row commits
- * brought the delivery p99 of scripts/bench-events.ts from ~101 to ~80 ms.)
+ * LMDB environment: on the main thread its commits stalled every request
+ * (scripts/bench-events.ts). At 50 messages/s to 1,000 users, a row per message and
+ * user was 50,000 puts a second, ~3 µs each, 10–12 % of a core; one run per user and
+ * batch is 2,000 puts a second, ~4 % (a batch of 25 messages to 1,000 users: ~25–40 ms
+ * of CPU against ~90–190). Each commit holds LMDB's writer lock, so commits stay small
+ * and the thread pauses between them: the main thread's writes wait at most one
+ * commit (100 users: ~1 ms of work under the lock; 250 took ~3 ms). This thread, at
+ * nice 19, may be preempted while it holds the lock, which is why small commits
+ * matter more here than on the main thread.
  */
-const ROWS_PER_COMMIT = 250;
+const USERS_PER_COMMIT = 100;
 const PAUSE_MS = 1;
 /** Messages per batch: readers scan the lists past the watermark, so it must not trail far behind. */
-const MESSAGES_PER_BATCH = 500;
+export const MESSAGES_PER_BATCH = 500;
 
 /** Writes one batch with this thread's store; resolves with the number of messages it covered (0: nothing was pending). */
 export async function writeDeferredUnreadBatch(store: Store): Promise<number> {
@@ -36,15 +36,12 @@ export async function writeDeferredUnreadBatch(store: Store): Promise<number> {
     if (batch.locations.get(id)) for (const userId of recipients) appendTo(idsByUser, userId, id);
   }
   let chunk = new Map<number, number[]>();
-  let rows = 0;
   for (const [userId, ids] of idsByUser) {
     chunk.set(userId, ids);
-    rows += ids.length;
-    if (rows >= ROWS_PER_COMMIT) {
+    if (chunk.size >= USERS_PER_COMMIT) {
       const full = chunk;
       store.commitOnThisThread(() => writeDeferredUnreadRows(store, batch, full, false));
       chunk = new Map();
-      rows = 0;
       await Bun.sleep(PAUSE_MS);
     }
   }

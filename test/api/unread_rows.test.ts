@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { expectSuccess, startTestServer, type TestServer } from "../kit";
 import { register } from "../events-kit";
 import { threadNiceValues } from "../process";
-import { getUserFlags, planDeferredUnreadRows, unreadWatermark, writeDeferredUnreadRows } from "../../src/store/messages";
+import { getUserFlags, planDeferredUnreadRows, unreadWatermark, writeDeferredUnreadRows, writtenUnreadLocation } from "../../src/store/messages";
 import { startUnreadRowsJob } from "../../src/actions/unread_rows";
 
 let s: TestServer;
@@ -60,7 +60,7 @@ describe("deferred unread rows", () => {
     const store = s.server.h.store;
     // The rows really are implicit at this point.
     expect(unreadWatermark(store)).toBeLessThan(ids[0]);
-    expect(store.dbs.userMessageIndex.doesExist([s.users.polonius.id, "unread", ids[2]])).toBe(false);
+    expect(writtenUnreadLocation(store, s.users.polonius.id, ids[2])).toBeUndefined();
 
     const before = { hamlet: await readable("hamlet"), polonius: await readable("polonius"), iago: await readable("iago") };
     // The move's notice (a Notification Bot message) is theirs too; these are the test's own.
@@ -76,11 +76,11 @@ describe("deferred unread rows", () => {
 
     await s.server.unreadRows.drain();
     expect(unreadWatermark(store)).toBeGreaterThanOrEqual(other);
-    expect(store.dbs.userMessageIndex.doesExist([s.users.polonius.id, "unread", ids[2]])).toBe(true);
+    expect(writtenUnreadLocation(store, s.users.polonius.id, ids[2])).toBeDefined();
     // Nothing read, deleted or moved away came back as a written row.
-    expect(store.dbs.userMessageIndex.doesExist([s.users.hamlet.id, "unread", ids[1]])).toBe(false);
-    expect(store.dbs.userMessageIndex.doesExist([s.users.hamlet.id, "unread", ids[4]])).toBe(false);
-    expect(store.dbs.userMessageIndex.get([s.users.hamlet.id, "unread", ids[3]])).toEqual([denmark, "moved"]);
+    expect(writtenUnreadLocation(store, s.users.hamlet.id, ids[1])).toBeUndefined();
+    expect(writtenUnreadLocation(store, s.users.hamlet.id, ids[4])).toBeUndefined();
+    expect(writtenUnreadLocation(store, s.users.hamlet.id, ids[3])).toEqual([denmark, "moved"]);
 
     const after = { hamlet: await readable("hamlet"), polonius: await readable("polonius"), iago: await readable("iago") };
     expect(after).toEqual(before);
@@ -88,6 +88,64 @@ describe("deferred unread rows", () => {
     // After the job, flags change as before.
     expectSuccess(await s.as("polonius").post("/mark_all_as_read"));
     expect((await readable("polonius")).unread).toEqual([]);
+  });
+
+  test("rows the job wrote as runs change as written rows do: read, unread again, starred, moved, moved away, deleted", async () => {
+    const elsinore = await s.createChannel("iago", "Runs private", ["iago", "hamlet", "othello"], { invite_only: true });
+    // Three batches, so polonius holds three runs.
+    const ids: number[] = [];
+    for (let batch = 0; batch < 3; batch++) {
+      for (let i = 0; i < 4; i++) ids.push(await send("othello", denmark, `runs ${batch}`, `run message ${batch}.${i}`));
+      await s.server.unreadRows.drain();
+    }
+    const store = s.server.h.store;
+    const polonius = s.users.polonius.id;
+    for (const id of ids) expect(writtenUnreadLocation(store, polonius, id)).toBeDefined();
+    // No row per message: the job wrote runs.
+    expect(store.dbs.userMessageIndex.doesExist([polonius, "unread", ids[0]])).toBe(false);
+
+    const mine = (list: number[]) => list.filter((id) => ids.includes(id));
+    expect(mine((await readable("polonius")).unread)).toEqual(ids);
+    // Across runs: the first of each is read, a middle one read and marked unread again, one starred.
+    expectSuccess(await s.as("polonius").post("/messages/flags", { messages: [ids[0], ids[4], ids[8], ids[5]], op: "add", flag: "read" }));
+    expectSuccess(await s.as("polonius").post("/messages/flags", { messages: [ids[5]], op: "remove", flag: "read" }));
+    expectSuccess(await s.as("polonius").post("/messages/flags", { messages: [ids[6]], op: "add", flag: "starred" }));
+    // A move within the channel, a move where polonius cannot follow, a deletion.
+    expectSuccess(await s.as("iago").patch(`/messages/${ids[1]}`, { topic: "runs moved", propagate_mode: "change_one" }));
+    expectSuccess(
+      await s.as("iago").patch(`/messages/${ids[2]}`, { stream_id: elsinore, propagate_mode: "change_one", send_notification_to_old_thread: false, send_notification_to_new_thread: false }),
+    );
+    expectSuccess(await s.as("iago").delete(`/messages/${ids[9]}`));
+
+    const expected = [ids[1], ids[3], ids[5], ids[6], ids[7], ids[10], ids[11]];
+    const state = await readable("polonius");
+    expect(mine(state.unread)).toEqual(expected);
+    expect(writtenUnreadLocation(store, polonius, ids[0])).toBeUndefined();
+    expect(writtenUnreadLocation(store, polonius, ids[2])).toBeUndefined();
+    expect(writtenUnreadLocation(store, polonius, ids[9])).toBeUndefined();
+    expect(writtenUnreadLocation(store, polonius, ids[1])).toEqual([denmark, "runs moved"]);
+    const streams = (state.unread_msgs as any).streams as { topic: string; unread_message_ids: number[] }[];
+    expect(mine(streams.find((x) => x.topic === "runs moved")!.unread_message_ids)).toEqual([ids[1]]);
+    expect(mine(streams.find((x) => x.topic === "runs 1")!.unread_message_ids)).toEqual([ids[5], ids[6], ids[7]]);
+    const flagsOf = new Map(state.all.map(([id, flags]: [number, string[]]) => [id, flags]));
+    expect(flagsOf.get(ids[6])).toEqual(["starred"]);
+    expect(flagsOf.get(ids[5])).toEqual([]);
+    expect(flagsOf.has(ids[2])).toBe(false);
+
+    // Walks starting inside a run, both ways.
+    const around = expectSuccess(
+      await s.as("polonius").get("/messages", { anchor: ids[6], num_before: 2, num_after: 2, narrow: JSON.stringify([{ operator: "is", operand: "unread" }]) }),
+    );
+    expect(mine(around.messages.map((m: any) => m.id))).toEqual([ids[3], ids[5], ids[6], ids[7], ids[10]]);
+    const first = expectSuccess(await s.as("polonius").get("/messages", { anchor: "first_unread", num_before: 0, num_after: 1, narrow: JSON.stringify([{ operator: "channel", operand: denmark }, { operator: "topic", operand: "runs 0" }]) }));
+    expect(first.anchor).toBe(ids[3]);
+
+    // Everything read: the runs are gone.
+    expectSuccess(await s.as("polonius").post("/mark_all_as_read"));
+    expect(mine((await readable("polonius")).unread)).toEqual([]);
+    for (const { key } of store.dbs.userMessageIndex.getRange({ start: [polonius, "unreadBatch"], end: [polonius, "unreadBatch", Number.MAX_SAFE_INTEGER] })) {
+      throw new Error(`a run is left: ${JSON.stringify(key)}`);
+    }
   });
 
   test("a pending message moved where a reader lost access leaves that reader's unread state, read before and after", async () => {
@@ -128,11 +186,11 @@ describe("deferred unread rows", () => {
     expectSuccess(await s.as("iago").patch(`/messages/${moved}`, { topic: "elsewhere", propagate_mode: "change_one" }));
     expectSuccess(await s.as("iago").delete(`/messages/${gone}`));
     await store.commit(() => writeDeferredUnreadRows(store, batch, everyone, true));
-    expect(store.dbs.userMessageIndex.doesExist([hamlet.id, "unread", id])).toBe(false);
-    expect(store.dbs.userMessageIndex.doesExist([polonius.id, "unread", id])).toBe(true);
+    expect(writtenUnreadLocation(store, hamlet.id, id)).toBeUndefined();
+    expect(writtenUnreadLocation(store, polonius.id, id)).toBeDefined();
     // The moved message's row points at where it is now; the deleted one has none.
-    expect(store.dbs.userMessageIndex.get([polonius.id, "unread", moved])).toEqual([denmark, "elsewhere"]);
-    expect(store.dbs.userMessageIndex.doesExist([polonius.id, "unread", gone])).toBe(false);
+    expect(writtenUnreadLocation(store, polonius.id, moved)).toEqual([denmark, "elsewhere"]);
+    expect(writtenUnreadLocation(store, polonius.id, gone)).toBeUndefined();
     // Cordelia was never a recipient: no row is invented for her.
     expect(getUserFlags(store, cordelia.id, id)).toBeUndefined();
     expect(getUserFlags(store, hamlet.id, id)).toBe(1);
@@ -148,7 +206,7 @@ describe("deferred unread rows", () => {
       expect(unreadWatermark(s.server.h.store)).toBeLessThan(id);
       await job.drain();
       expect(unreadWatermark(s.server.h.store)).toBeGreaterThanOrEqual(id);
-      expect(s.server.h.store.dbs.userMessageIndex.doesExist([s.users.polonius.id, "unread", id])).toBe(true);
+      expect(writtenUnreadLocation(s.server.h.store, s.users.polonius.id, id)).toBeDefined();
     } finally {
       await job.stop();
     }
