@@ -929,11 +929,9 @@ export async function checkEditMessage(h: Hearth, user: UserRecord, messageId: n
         const u = getUser(h.store, userId);
         if (newChannel.invite_only || !u || isGuest(u)) lostAccess.add(userId);
       }
-      for (const { after } of changes) {
-        const lost = new Map([...messageRecipientFlags(h.store, after)].filter(([userId]) => losingRows.has(userId)));
-        removeUserRows(h.store, after, lost);
-        for (const userId of lost.keys()) holders.delete(userId);
-      }
+      const removals = changes.map(({ after }) => ({ message: after, rows: new Map([...messageRecipientFlags(h.store, after)].filter(([userId]) => losingRows.has(userId))) }));
+      removeUserRows(h.store, removals);
+      for (const { rows } of removals) for (const userId of rows.keys()) holders.delete(userId);
       if (!newChannel.history_public_to_subscribers) {
         for (const { after } of changes) {
           addUserRows(h.store, after, [...newSubscribers].filter((userId) => getUserFlags(h.store, userId, after.id) === undefined), MessageFlag.read);
@@ -1077,14 +1075,14 @@ export async function checkDeleteMessage(h: Hearth, user: UserRecord, messageId:
 export async function doDeleteMessages(h: Hearth, ids: number[]): Promise<void> {
   let attachmentChanges: AttachmentChanges = { updated: [], removed: [] };
   const { deleted, firstIdChanges } = await h.store.commit(() => {
-    const out: { message: MessageRecord; audience: number[] }[] = [];
+    const out: { message: MessageRecord; audience: number[]; recipients: Map<number, number> }[] = [];
     for (const id of ids) {
       const m = getMessage(h.store, id);
       if (!m) continue;
-      const holders = messageRecipientFlags(h.store, m);
-      out.push({ message: m, audience: messageAudience(h, m, holders.keys()) });
-      deleteMessageRows(h.store, m, holders);
+      const recipients = messageRecipientFlags(h.store, m);
+      out.push({ message: m, audience: messageAudience(h, m, recipients.keys()), recipients });
     }
+    deleteMessageRows(h.store, out);
     attachmentChanges = releaseDeletedMessages(h, out.map((d) => d.message.id));
     const channelIds = out.filter((d) => d.message.type === "stream").map((d) => d.message.channel_id!);
     return { deleted: out, firstIdChanges: refreshFirstMessageIds(h, channelIds) };

@@ -52,7 +52,7 @@ export async function writeDeferredUnreadBatch(store: Store): Promise<number> {
 /** What the worker thread tells the job (see unread_rows_worker.ts). */
 export type UnreadRowsWorkerReport = { type: "batch" } | { type: "idle" } | { type: "stopped" } | { type: "error"; message: string };
 /** What the job tells the worker thread. */
-export type UnreadRowsWorkerCommand = { type: "open"; dataDir: string } | { type: "run" } | { type: "stop" };
+export type UnreadRowsWorkerCommand = { type: "open"; dataDir: string; writerTurns: SharedArrayBuffer } | { type: "run" } | { type: "stop" };
 
 export interface UnreadRowsJob {
   /** Resolves once the batches pending now are written (tests, benchmarks). */
@@ -99,7 +99,7 @@ export function startUnreadRowsJob(h: Hearth, intervalMs: number, workerUrl: str
       onStopped?.();
       runEnded();
     };
-    spawned.postMessage({ type: "open", dataDir: h.store.dataDir } satisfies UnreadRowsWorkerCommand);
+    spawned.postMessage({ type: "open", dataDir: h.store.dataDir, writerTurns: h.store.writerTurnsMemory } satisfies UnreadRowsWorkerCommand);
     // Bun has Worker.unref (the process may exit while it idles); the DOM typings lack it.
     (spawned as unknown as { unref(): void }).unref();
     return spawned;

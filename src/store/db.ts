@@ -46,6 +46,20 @@ export function fitsKey(key: string): boolean {
   return key.length <= 1000 && Buffer.byteLength(key) <= 1000;
 }
 
+/**
+ * Turns at LMDB's writer lock, in memory shared by the main thread and the unread-rows
+ * worker: each sets its slot while it commits on its own thread (the transaction, the
+ * lock, and the fsync after it, which the other's commit would wait for too). The
+ * worker waits for the main thread; the main thread never waits for the worker: it
+ * sends that write through lmdb-js's write thread instead (see Store.run). Before,
+ * a send that arrived while the worker committed waited on the main thread for the
+ * lock: p99 5–7 ms, up to 18 ms, stalling every request (scripts/bench-events.ts,
+ * BENCH_STALLS=1). Each side sets its own slot, then reads the other's (sequentially
+ * consistent atomics), so both cannot go ahead at once.
+ */
+const MAIN_THREAD_COMMITTING = 0;
+const WORKER_COMMITTING = 1;
+
 /** Writes closer together than this batch on lmdb-js's write thread instead of committing inline (see Store.run). */
 const INLINE_COMMIT_SPACING_MS = 10;
 
@@ -88,6 +102,18 @@ function runCommitted<T>(options: CommitOptions<T> | undefined, result: T): void
 export class Store {
   readonly root: RootDatabase;
   readonly dbs: { [K in KeyspaceName]: Database<any, any> };
+  /** See MAIN_THREAD_COMMITTING; a worker's store adopts the main thread's (shareWriterTurns). */
+  private writerTurns = new Int32Array(new SharedArrayBuffer(8));
+
+  /** The memory for turns at the writer lock, to hand to a worker thread's store. */
+  get writerTurnsMemory(): SharedArrayBuffer {
+    return this.writerTurns.buffer as SharedArrayBuffer;
+  }
+
+  /** On a worker thread: take turns at the writer lock with the main thread's store. */
+  shareWriterTurns(memory: SharedArrayBuffer): void {
+    this.writerTurns = new Int32Array(memory);
+  }
 
   constructor(readonly dataDir: string) {
     const dir = join(dataDir, "db");
@@ -134,12 +160,34 @@ export class Store {
    * previous commit, never to a broken file.
    */
   commitOnThisThread<T>(fn: () => T): T {
+    const turns = this.writerTurns;
+    for (;;) {
+      Atomics.store(turns, WORKER_COMMITTING, 1);
+      if (Atomics.load(turns, MAIN_THREAD_COMMITTING) === 0) break;
+      Atomics.store(turns, WORKER_COMMITTING, 0);
+      Atomics.wait(turns, MAIN_THREAD_COMMITTING, 1, 5);
+    }
     try {
       return this.root.transactionSync(this.transactionBody(fn) as () => any, SYNC_COMMIT_FLAGS) as T;
     } catch (error) {
       this.forgetRecordLayouts();
       throw error;
+    } finally {
+      Atomics.store(turns, WORKER_COMMITTING, 0);
     }
+  }
+
+  /** The main thread's turn at the writer lock for an inline commit; false while the worker commits. */
+  private takeInlineTurn(): boolean {
+    Atomics.store(this.writerTurns, MAIN_THREAD_COMMITTING, 1);
+    if (Atomics.load(this.writerTurns, WORKER_COMMITTING) === 0) return true;
+    this.endInlineTurn();
+    return false;
+  }
+
+  private endInlineTurn(): void {
+    Atomics.store(this.writerTurns, MAIN_THREAD_COMMITTING, 0);
+    Atomics.notify(this.writerTurns, MAIN_THREAD_COMMITTING);
   }
 
   /**
@@ -218,10 +266,14 @@ export class Store {
     };
     try {
       let result: T;
-      if (this.inflightCommits === 1 && performance.now() - this.lastInlineCommitEnd >= INLINE_COMMIT_SPACING_MS) {
+      if (this.inflightCommits === 1 && performance.now() - this.lastInlineCommitEnd >= INLINE_COMMIT_SPACING_MS && this.takeInlineTurn()) {
         // Abortable: a throw undoes every write of this transaction, which is this action's alone.
         this.inlineCommits++;
-        result = this.root.transactionSync(inTransaction as () => any, SYNC_COMMIT_FLAGS) as T;
+        try {
+          result = this.root.transactionSync(inTransaction as () => any, SYNC_COMMIT_FLAGS) as T;
+        } finally {
+          this.endInlineTurn();
+        }
         this.lastInlineCommitEnd = performance.now();
       } else {
         result = (await (mode === "nested" ? this.root.childTransaction(inTransaction as () => any) : this.root.transaction(inTransaction as () => any))) as T;

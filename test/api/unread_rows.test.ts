@@ -148,6 +148,40 @@ describe("deferred unread rows", () => {
     }
   });
 
+  test("a backlog larger than a run: split into runs, cut short and planned again, read, and deleted in bulk", async () => {
+    const store = s.server.h.store;
+    const polonius = s.users.polonius.id;
+    const ids: number[] = [];
+    for (let i = 0; i < 150; i++) ids.push(await send("othello", denmark, i % 2 ? "backlog odd" : "backlog even", `backlog ${i}`));
+    // A batch cut short: its first commit wrote polonius's runs, then the worker stopped.
+    const partial = planDeferredUnreadRows(store, 1000)!;
+    await store.commit(() => writeDeferredUnreadRows(store, partial, new Map([[polonius, ids.slice(0, 100)]]), false));
+    expect(unreadWatermark(store)).toBeLessThan(ids[0]);
+    await s.server.unreadRows.drain();
+    expect(unreadWatermark(store)).toBeGreaterThanOrEqual(ids[149]);
+    let runs = 0;
+    for (const _ of store.dbs.userMessageIndex.getKeys({ start: [polonius, "unreadBatch", ids[0] - 200], end: [polonius, "unreadBatch", ids[149] + 1] })) runs++;
+    expect(runs).toBe(3);
+
+    const mine = (list: number[]) => list.filter((id) => ids.includes(id));
+    const unreadNow = async () => mine((await readable("polonius")).unread);
+    // readable() reads the newest 100.
+    expect(await unreadNow()).toEqual(ids.slice(50));
+    const read = ids.filter((_, i) => i % 10 === 0);
+    expectSuccess(await s.as("polonius").post("/messages/flags", { messages: read, op: "add", flag: "read" }));
+    const walk = expectSuccess(
+      await s.as("polonius").get("/messages", { anchor: ids[64], num_before: 3, num_after: 3, narrow: JSON.stringify([{ operator: "is", operand: "unread" }]) }),
+    );
+    expect(mine(walk.messages.map((m: any) => m.id))).toEqual([ids[61], ids[62], ids[63], ids[64], ids[65], ids[66], ids[67]]);
+    expectSuccess(await s.as("iago").post(`/streams/${denmark}/delete_topic`, { topic_name: "backlog odd" }));
+    const state = await register(s.as("polonius"), { event_types: ["message", "update_message_flags"] });
+    const counted = (state.unread_msgs as any).streams.filter((x: any) => x.topic.startsWith("backlog")).flatMap((x: any) => x.unread_message_ids);
+    const expected = ids.filter((_, i) => i % 2 === 0 && i % 10 !== 0);
+    expect(mine(counted).sort((a, b) => a - b)).toEqual(expected);
+    expect(await unreadNow()).toEqual(expected);
+    for (const id of ids.filter((_, i) => i % 2 === 1)) expect(writtenUnreadLocation(store, polonius, id)).toBeUndefined();
+  });
+
   test("a pending message moved where a reader lost access leaves that reader's unread state, read before and after", async () => {
     const elsinore = await s.createChannel("iago", "Elsinore", ["iago", "hamlet", "othello"], { invite_only: true });
     const id = await send("othello", denmark, "to move", "soon private");

@@ -148,3 +148,67 @@ console.log("closed");`,
     rmSync(dir, { recursive: true, force: true });
   }
 }, 20_000);
+
+/** A worker thread with its own Store on the folder, taking turns with `store` (see test/fixtures/writer-turns-worker.ts). */
+function turnsWorker(store: Store, dir: string) {
+  const worker = new Worker(new URL("../fixtures/writer-turns-worker.ts", import.meta.url).href);
+  const progress = new Int32Array(new SharedArrayBuffer(4));
+  const committed = () => new Promise<void>((resolve) => worker.addEventListener("message", () => resolve(), { once: true }));
+  const commit = (holdMs: number, key: number) => {
+    Atomics.store(progress, 0, 0);
+    const done = committed();
+    worker.postMessage({ dataDir: dir, turns: store.writerTurnsMemory, progress: progress.buffer, holdMs, key });
+    return done;
+  };
+  return { worker, progress, commit };
+}
+
+test(
+  "while the worker thread commits, a lone commit goes to lmdb-js's write thread instead of waiting inline for the lock",
+  withStore(async (store, dir) => {
+    const { worker, progress, commit } = turnsWorker(store, dir);
+    try {
+      const workerDone = commit(300, 1);
+      while (Atomics.load(progress, 0) !== 1) await Bun.sleep(1);
+      const started = performance.now();
+      const mine = store.commit(() => store.dbs.drafts.put([8, 1], { text: "from the main thread" }));
+      // The main thread went on at once: the commit was handed over, not run inline.
+      expect(performance.now() - started).toBeLessThan(100);
+      expect(store.inlineCommits).toBe(0);
+      await Promise.all([mine, workerDone]);
+      expect(store.dbs.drafts.get([8, 1])).toEqual({ text: "from the main thread" });
+      expect(store.dbs.drafts.get([9, 1])).toEqual({ text: "from the worker" });
+      // Once the worker is done, lone commits run inline again.
+      await Bun.sleep(20);
+      await store.commit(() => store.dbs.drafts.put([8, 2], { text: "inline" }));
+      expect(store.inlineCommits).toBe(1);
+    } finally {
+      worker.terminate();
+      await store.close();
+    }
+  }),
+);
+
+test(
+  "the worker thread waits while the main thread has its turn",
+  withStore(async (store, dir) => {
+    const { worker, progress, commit } = turnsWorker(store, dir);
+    const turns = new Int32Array(store.writerTurnsMemory);
+    try {
+      // Open the worker's store first, so that waiting below is for the turn alone.
+      await commit(0, 1);
+      // The main thread's slot, set as an inline commit sets it.
+      Atomics.store(turns, 0, 1);
+      const workerDone = commit(0, 2);
+      await Bun.sleep(100);
+      expect(Atomics.load(progress, 0)).toBe(0);
+      Atomics.store(turns, 0, 0);
+      Atomics.notify(turns, 0);
+      await workerDone;
+      expect(store.dbs.drafts.get([9, 2])).toEqual({ text: "from the worker" });
+    } finally {
+      worker.terminate();
+      await store.close();
+    }
+  }),
+);

@@ -82,17 +82,17 @@ test("rows added and removed later keep the recipient list exact", async () => {
   expect(messageRecipientFlags(store, m)).toEqual(
     new Map([[1, MessageFlag.read], [2, 0], [4, MessageFlag.read | MessageFlag.historical]]),
   );
-  await store.commit(() => removeUserRows(store, m, new Map([[2, 0]])));
+  await store.commit(() => removeUserRows(store, [{ message: m, rows: new Map([[2, 0]]) }]));
   expect(getUserFlags(store, 2, 20)).toBeUndefined();
   expect(messageRecipientFlags(store, m)).toEqual(new Map([[1, MessageFlag.read], [4, MessageFlag.read | MessageFlag.historical]]));
   // Several at once (a move into another channel).
   await store.commit(() => addUserRows(store, m, [6, 5], MessageFlag.read));
   expect([...messageRecipientFlags(store, m).keys()]).toEqual([1, 4, 5, 6]);
   expect(getUserFlags(store, 5, 20)).toBe(MessageFlag.read);
-  await store.commit(() => removeUserRows(store, m, new Map([[5, MessageFlag.read], [6, MessageFlag.read]])));
+  await store.commit(() => removeUserRows(store, [{ message: m, rows: new Map([[5, MessageFlag.read], [6, MessageFlag.read]]) }]));
   expect([...messageRecipientFlags(store, m).keys()]).toEqual([1, 4]);
 
-  await store.commit(() => deleteMessageRows(store, m, messageRecipientFlags(store, m)));
+  await store.commit(() => deleteMessageRows(store, [{ message: m, recipients: messageRecipientFlags(store, m) }]));
   expect(store.dbs.messageRecipientLists.get(20)).toBeUndefined();
   expect(getUserFlags(store, 1, 20)).toBeUndefined();
   expect(getUserFlags(store, 4, 20)).toBeUndefined();
