@@ -59,6 +59,14 @@ export function fitsKey(key: string): boolean {
  */
 const MAIN_THREAD_COMMITTING = 0;
 const WORKER_COMMITTING = 1;
+/**
+ * Counts the main thread's inline commits. The worker starts each commit just after
+ * one (or after WORKER_WAITS_FOR_MAIN_MS without any): sends come tens of
+ * milliseconds apart, so its commit then falls in the gap before the next one instead
+ * of sending that one to lmdb-js's write thread, two turns of the main thread later.
+ */
+const MAIN_THREAD_COMMITS = 2;
+const WORKER_WAITS_FOR_MAIN_MS = 30;
 
 /** Writes closer together than this batch on lmdb-js's write thread instead of committing inline (see Store.run). */
 const INLINE_COMMIT_SPACING_MS = 10;
@@ -103,7 +111,7 @@ export class Store {
   readonly root: RootDatabase;
   readonly dbs: { [K in KeyspaceName]: Database<any, any> };
   /** See MAIN_THREAD_COMMITTING; a worker's store adopts the main thread's (shareWriterTurns). */
-  private writerTurns = new Int32Array(new SharedArrayBuffer(8));
+  private writerTurns = new Int32Array(new SharedArrayBuffer(12));
 
   /** The memory for turns at the writer lock, to hand to a worker thread's store. */
   get writerTurnsMemory(): SharedArrayBuffer {
@@ -161,6 +169,7 @@ export class Store {
    */
   commitOnThisThread<T>(fn: () => T): T {
     const turns = this.writerTurns;
+    Atomics.wait(turns, MAIN_THREAD_COMMITS, Atomics.load(turns, MAIN_THREAD_COMMITS), WORKER_WAITS_FOR_MAIN_MS);
     for (;;) {
       Atomics.store(turns, WORKER_COMMITTING, 1);
       if (Atomics.load(turns, MAIN_THREAD_COMMITTING) === 0) break;
@@ -185,9 +194,12 @@ export class Store {
     return false;
   }
 
-  private endInlineTurn(): void {
+  private endInlineTurn(committed = false): void {
     Atomics.store(this.writerTurns, MAIN_THREAD_COMMITTING, 0);
     Atomics.notify(this.writerTurns, MAIN_THREAD_COMMITTING);
+    if (!committed) return;
+    Atomics.add(this.writerTurns, MAIN_THREAD_COMMITS, 1);
+    Atomics.notify(this.writerTurns, MAIN_THREAD_COMMITS);
   }
 
   /**
@@ -272,7 +284,7 @@ export class Store {
         try {
           result = this.root.transactionSync(inTransaction as () => any, SYNC_COMMIT_FLAGS) as T;
         } finally {
-          this.endInlineTurn();
+          this.endInlineTurn(true);
         }
         this.lastInlineCommitEnd = performance.now();
       } else {
