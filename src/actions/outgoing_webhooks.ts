@@ -1,5 +1,8 @@
+import { lookup as lookupCallback, type LookupAddress } from "node:dns";
 import { lookup } from "node:dns/promises";
-import { isIP } from "node:net";
+import { request as httpRequest, type IncomingMessage } from "node:http";
+import { request as httpsRequest } from "node:https";
+import { isIP, type LookupFunction } from "node:net";
 import type { Hearth } from "../context";
 import { badRequest } from "../errors";
 import { envNumber } from "../lib/env";
@@ -214,24 +217,22 @@ async function makeCall(h: Hearth, botId: number, messageId: number, trigger: Tr
   }
   let failure = "";
   for (let attempt = 0; attempt <= MAX_RETRIES; attempt++) {
-    let response: Response;
-    let body: Uint8Array;
+    let answer: { status: number; body: Uint8Array };
+    const timeout = AbortSignal.timeout(TIMEOUT_SECONDS * 1000);
     try {
-      response = await fetch(call.service.base_url, {
-        method: "POST",
-        ...requestBody(h, call),
-        redirect: "manual",
-        signal: AbortSignal.any([pending.signal, AbortSignal.timeout(TIMEOUT_SECONDS * 1000)]),
-      });
-      body = await readCapped(response, MAX_RESPONSE_BYTES);
+      answer = await postOnce(call.service.base_url, requestBody(h, call), AbortSignal.any([pending.signal, timeout]), h.config.outgoingWebhooksToPrivateNetworks === true);
     } catch (error) {
       if (pending.stopped) return "cut short";
+      if (error instanceof PrivateNetworkRefused) {
+        await processResponse(h, call, 407, new Uint8Array());
+        return "done";
+      }
       // Zulip retries both a timeout and a connection error, and says which one it was.
-      failure = error instanceof Error && error.name === "TimeoutError" ? `Request timed out after ${TIMEOUT_SECONDS} seconds.` : "A connection error occurred. Is my bot server down?";
+      failure = timeout.aborted ? `Request timed out after ${TIMEOUT_SECONDS} seconds.` : "A connection error occurred. Is my bot server down?";
       continue;
     }
     if (pending.stopped) return "cut short";
-    await processResponse(h, call, response.status, body);
+    await processResponse(h, call, answer.status, answer.body);
     return "done";
   }
   await failWithMessage(h, call, "Bot is unavailable");
@@ -239,20 +240,61 @@ async function makeCall(h: Hearth, botId: number, messageId: number, trigger: Tr
   return "done";
 }
 
-/** The answer's body, at most `limit` bytes of it; the rest is not read. */
-async function readCapped(response: Response, limit: number): Promise<Uint8Array> {
-  if (!response.body) return new Uint8Array();
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  while (size < limit) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    chunks.push(value.subarray(0, limit - size));
-    size += Math.min(value.length, limit - size);
-  }
-  await reader.cancel().catch(() => {});
-  return Buffer.concat(chunks);
+/** A call's host resolved, when the connection is made, to an internal address (see connectionLookup). */
+class PrivateNetworkRefused extends Error {}
+
+/**
+ * The resolver a call's connection uses: it refuses a name that resolves to an
+ * internal address, at the moment of connecting, unless private networks are allowed.
+ * Checking the name before the request (reachesPrivateNetwork) is not enough on its
+ * own: the name could resolve elsewhere by the time the request connects (DNS
+ * rebinding). Node's resolver signature, as node:http's `lookup` option takes it.
+ */
+export function connectionLookup(allowPrivate: boolean): LookupFunction {
+  return (hostname, options, callback) => {
+    const family = options?.family === "IPv4" ? 4 : options?.family === "IPv6" ? 6 : (options?.family ?? 0);
+    lookupCallback(hostname, { all: true, family }, (error, addresses: LookupAddress[]) => {
+      if (error) return callback(error, "", 0);
+      if (!allowPrivate && addresses.some(isInternalAddress)) return callback(new PrivateNetworkRefused(`${hostname} resolves to an internal address`), "", 0);
+      if (options?.all) (callback as unknown as (error: null, all: LookupAddress[]) => void)(null, addresses);
+      else callback(null, addresses[0].address, addresses[0].family);
+    });
+  };
+}
+
+/**
+ * One POST to a bot's URL (node:http, for the connection-time address check of
+ * connectionLookup): the status and at most MAX_RESPONSE_BYTES of the answer; the rest
+ * is not read. Redirects are not followed.
+ */
+function postOnce(url: string, { headers, body }: { headers: Record<string, string>; body: string }, signal: AbortSignal, allowPrivate: boolean): Promise<{ status: number; body: Uint8Array }> {
+  return new Promise((resolve, reject) => {
+    const target = new URL(url);
+    const send = target.protocol === "https:" ? httpsRequest : httpRequest;
+    const options = { method: "POST", headers: { ...headers, "content-length": String(Buffer.byteLength(body)) }, lookup: connectionLookup(allowPrivate), signal };
+    const request = send(target, options, (response: IncomingMessage) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      let finished = false;
+      const finish = () => {
+        if (finished) return;
+        finished = true;
+        resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks) });
+      };
+      response.on("data", (chunk: Buffer) => {
+        if (finished) return;
+        chunks.push(chunk.subarray(0, MAX_RESPONSE_BYTES - size));
+        size += Math.min(chunk.length, MAX_RESPONSE_BYTES - size);
+        if (size < MAX_RESPONSE_BYTES) return;
+        finish();
+        response.destroy();
+      });
+      response.on("end", finish);
+      response.on("error", (error) => (finished ? undefined : reject(error)));
+    });
+    request.on("error", reject);
+    request.end(body);
+  });
 }
 
 /** The request of each interface (Zulip's GenericOutgoingWebhookService and SlackOutgoingWebhookService make_request). */
@@ -376,7 +418,11 @@ export async function reachesPrivateNetwork(url: string): Promise<boolean> {
   } catch {
     return false;
   }
-  return addresses.some(({ address, family }) => (family === 6 ? isInternalIpv6(address) : isInternalIpv4(address)));
+  return addresses.some(isInternalAddress);
+}
+
+function isInternalAddress({ address, family }: { address: string; family: number }): boolean {
+  return family === 6 ? isInternalIpv6(address) : isInternalIpv4(address);
 }
 
 function isInternalIpv4(address: string): boolean {

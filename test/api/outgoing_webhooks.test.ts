@@ -9,7 +9,7 @@ import { rmSync } from "node:fs";
 import { expectError, expectSchema, expectSuccess, startTestServer, type TestServer, type TestUser } from "../kit";
 import { register, verifyAction } from "../events-kit";
 import { RegisterResponse } from "../../src/schemas/register";
-import { drainOutgoingWebhooks, reachesPrivateNetwork } from "../../src/actions/outgoing_webhooks";
+import { connectionLookup, drainOutgoingWebhooks, reachesPrivateNetwork } from "../../src/actions/outgoing_webhooks";
 
 let s: TestServer;
 let denmark: number;
@@ -230,6 +230,18 @@ describe("private networks", () => {
       expect(received).toHaveLength(0);
     } finally {
       await guarded.stop();
+    }
+  });
+
+  test("the connection's own resolver refuses a name that resolves to an internal address, so a name cannot change its answer after the check (DNS rebinding)", async () => {
+    const resolve = (allowPrivate: boolean, all: boolean) =>
+      new Promise<{ error: Error | null; address: unknown }>((done) => connectionLookup(allowPrivate)("localhost", { all }, (error, address) => done({ error, address })));
+    for (const all of [true, false]) {
+      const refused = await resolve(false, all);
+      expect(refused.error?.message).toBe("localhost resolves to an internal address");
+      const allowed = await resolve(true, all);
+      expect(allowed.error).toBeNull();
+      expect(JSON.stringify(allowed.address)).toMatch(/127\.0\.0\.1|::1/);
     }
   });
 
