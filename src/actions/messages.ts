@@ -40,6 +40,7 @@ import {
   recipientIdFor,
   replaceMessage,
   setUserFlags,
+  setUserFlagsOfMessages,
   topicKey,
   type EditHistoryEntry,
   type MessageRecord,
@@ -580,8 +581,8 @@ export async function doUpdateFlags(h: Hearth, user: UserRecord, ids: number[], 
 /** Inside a commit: sets or clears one flag on the messages; returns the IDs whose flags changed. */
 export function applyFlagChange(h: Hearth, user: UserRecord, ids: number[], op: "add" | "remove", flag: "read" | "starred" | "collapsed"): number[] {
   const bit = MessageFlag[flag];
-  const changed: number[] = [];
-  for (const id of ids) {
+  const changes: { message: MessageRecord; before: number | undefined; after: number }[] = [];
+  for (const id of new Set(ids)) {
     const m = getMessage(h.store, id);
     if (!m) continue;
     const before = getUserFlags(h.store, user.id, id);
@@ -590,12 +591,12 @@ export function applyFlagChange(h: Hearth, user: UserRecord, ids: number[], op: 
       if (flag === "read" || visibleFlags(h, user, m) === undefined) continue;
       current = MessageFlag.read | MessageFlag.historical;
     }
-    const next = op === "add" ? current | bit : current & ~bit;
-    if (next === current) continue;
-    setUserFlags(h.store, user.id, m, before, next);
-    changed.push(id);
+    const after = op === "add" ? current | bit : current & ~bit;
+    if (after !== current) changes.push({ message: m, before, after });
   }
-  return changed;
+  // Written together: marking a backlog read rewrites each run of it once, not once per message.
+  setUserFlagsOfMessages(h.store, user.id, changes);
+  return changes.map((change) => change.message.id);
 }
 
 export function publishFlagChange(h: Hearth, user: UserRecord, changed: number[], op: "add" | "remove", flag: string, all = false): void {

@@ -27,10 +27,15 @@ const PAUSE_MS = 1;
 /** Messages per batch: readers scan the lists past the watermark, so it must not trail far behind. */
 export const MESSAGES_PER_BATCH = 500;
 
-/** Writes one batch with this thread's store; resolves with the number of messages it covered (0: nothing was pending). */
+/**
+ * Writes one batch with this thread's store; resolves with the number of messages it
+ * was planned for (0: nothing was pending; MESSAGES_PER_BATCH: more may wait), counted
+ * before the writes, which drop messages deleted meanwhile from the batch.
+ */
 export async function writeDeferredUnreadBatch(store: Store): Promise<number> {
   const batch = planDeferredUnreadRows(store, MESSAGES_PER_BATCH);
   if (!batch) return 0;
+  const planned = batch.lists.size;
   const idsByUser = new Map<number, number[]>();
   for (const [id, recipients] of batch.lists) {
     if (batch.locations.get(id)) for (const userId of recipients) appendTo(idsByUser, userId, id);
@@ -46,7 +51,7 @@ export async function writeDeferredUnreadBatch(store: Store): Promise<number> {
     }
   }
   store.commitOnThisThread(() => writeDeferredUnreadRows(store, batch, chunk, true));
-  return batch.lists.size;
+  return planned;
 }
 
 /** What the worker thread tells the job (see unread_rows_worker.ts). */
