@@ -5,6 +5,7 @@ import type { Server } from "bun";
 import type { Hearth } from "../context";
 import { ApiError, badRequest } from "../errors";
 import { ApiRoutes } from "../http/route";
+import { readBodyUpTo } from "../http/wire";
 import { param } from "../http/params";
 import { pathId } from "../http/path";
 import { checkCreateInviteLink, checkJoinWithInvite, checkRevokeInviteLink, InviteLinkError, invitesFor, liveInviteByKey } from "../actions/invites";
@@ -117,8 +118,14 @@ export function joinPageRoutes(h: Hearth) {
       if (error instanceof ApiError) return refusal(error);
       throw error;
     }
-    const text = await request.text();
-    if (text.length > MAX_FORM_CHARS) return page("Join", joinForm(h, {}, "The form is too large."), 413);
+    let text: string;
+    try {
+      // A chunked body declares no length: it is read only up to the form's size.
+      text = new TextDecoder().decode(await readBodyUpTo(request, MAX_FORM_CHARS));
+    } catch (error) {
+      if (error instanceof ApiError && error.httpStatus === 413) return page("Join", joinForm(h, {}, "The form is too large."), 413);
+      throw error;
+    }
     const form = new URLSearchParams(text);
     const values = { email: form.get("email") ?? "", full_name: form.get("full_name") ?? "", password: form.get("password") ?? "" };
     try {

@@ -55,6 +55,9 @@ const JSON_HEADERS = { "content-type": "application/json" };
  */
 const SHARED_JSON_HEADERS = new Headers(JSON_HEADERS);
 
+/** The most of a request body read for a caller without credentials (fetch_api_key, server settings, webhooks' own keys aside). */
+const UNAUTHENTICATED_BODY_BYTES = 1024 * 1024;
+
 /**
  * Success fields already serialized (`"a":1,"b":[…]`, no braces), for responses
  * that reuse cached JSON of large shared objects (the event queue's messages).
@@ -120,7 +123,8 @@ export class ApiRoutes {
         let address: string | undefined;
         const ip = () => (address ??= clientAddress(h, request, server));
         const user = authenticateEndpoint(h, request, ip, auth, spec.allowIncomingWebhookBots === true);
-        const raw = await readRawParams(request, spec.rawBody !== true);
+        // Before authentication, a body is read only up to a form's size (Zulip's requests without credentials are small forms).
+        const raw = await readRawParams(request, spec.rawBody !== true, user ? Infinity : UNAUTHENTICATED_BODY_BYTES);
         const { values, ignored } = parseParams(specs, raw, pathNames);
         const result = await handler({
           h,

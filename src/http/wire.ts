@@ -39,7 +39,7 @@ export function parseUrlEncoded(text: string, into: Map<string, string>): void {
  * Merges query-string and body parameters on every method (zulip-js sends PATCH and
  * DELETE parameters in the query string, other clients in the body).
  */
-export async function readRawParams(request: Request, fromBody = true): Promise<RawParams> {
+export async function readRawParams(request: Request, fromBody = true, maxBodyBytes = Infinity): Promise<RawParams> {
   const params: RawParams = { fields: new Map(), files: new Map() };
   const url = request.url;
   const q = url.indexOf("?");
@@ -47,10 +47,12 @@ export async function readRawParams(request: Request, fromBody = true): Promise<
 
   if (request.body === null || !fromBody) return params;
   const contentType = (request.headers.get("content-type") ?? "").toLowerCase();
+  // A capped body is read first, up to its cap, and parsed from memory.
+  const body = maxBodyBytes === Infinity ? request : new Response((await readBodyUpTo(request, maxBodyBytes)) as BodyInit, { headers: { "content-type": request.headers.get("content-type") ?? "" } });
   if (contentType.startsWith("multipart/form-data")) {
     let form: FormData;
     try {
-      form = await request.formData();
+      form = await body.formData();
     } catch {
       throw badRequest("Malformed multipart request body");
     }
@@ -61,7 +63,7 @@ export async function readRawParams(request: Request, fromBody = true): Promise<
   } else if (contentType.startsWith("application/x-www-form-urlencoded") || contentType === "") {
     let text: string;
     try {
-      text = utf8.decode(await request.arrayBuffer());
+      text = utf8.decode(await body.arrayBuffer());
     } catch (e) {
       if (e instanceof ApiError) throw e;
       throw badRequest("Malformed request: body is not valid UTF-8 text");
@@ -70,4 +72,32 @@ export async function readRawParams(request: Request, fromBody = true): Promise<
   }
   // Other body types (JSON, binary) carry no Zulip form parameters.
   return params;
+}
+
+/** Over a request's body cap: what Zulip's nginx answers (413), as an API error. */
+export const bodyTooLarge = () => new ApiError("Request body too large", "BAD_REQUEST", 413);
+
+/**
+ * A request's body, refused (bodyTooLarge) past `limit` bytes: the declared length is
+ * checked first, and a chunked body is read only up to the limit. Without it, any
+ * client, signed in or not, could make the server hold 64 MiB (Bun's cap) per request.
+ */
+export async function readBodyUpTo(request: Request, limit: number): Promise<Uint8Array> {
+  const declared = request.headers.get("content-length");
+  if (declared !== null && !(Number(declared) <= limit)) throw bodyTooLarge();
+  if (!request.body) return new Uint8Array();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = request.body.getReader();
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    size += value.length;
+    if (size > limit) {
+      await reader.cancel().catch(() => {});
+      throw bodyTooLarge();
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks);
 }

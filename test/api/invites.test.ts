@@ -262,6 +262,36 @@ describe("reusable invitation links", () => {
     for (const email of ["short@example.com", "noname@example.com"]) expect(users).not.toContain(email);
   });
 
+  test("a form too large is refused before it is read whole, declared or sent chunked", async () => {
+    const link = await createLink("iago");
+    const body = new URLSearchParams({ email: "large@example.com", full_name: "L".repeat(100_000), password: "arden forest" }).toString();
+    const chunked = new ReadableStream({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode(body));
+        controller.close();
+      },
+    });
+    for (const sent of [body, chunked]) {
+      const res = await fetch(link, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: sent });
+      expect(res.status).toBe(413);
+      expect(await res.text()).toContain("The form is too large.");
+    }
+    expect(expectSuccess(await s.as("iago").get("/users")).members.map((u: any) => u.email)).not.toContain("large@example.com");
+    // A body that goes on and on: the answer comes while it is still being sent.
+    let ended = false;
+    const endless = new ReadableStream({
+      async start(controller) {
+        controller.enqueue(new TextEncoder().encode("email=" + "e".repeat(32 * 1024)));
+        await Bun.sleep(3000);
+        ended = true;
+        controller.close();
+      },
+    });
+    const res = await fetch(link, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: endless });
+    expect(res.status).toBe(413);
+    expect(ended).toBe(false);
+  });
+
   test("revoking: by its creator or an administrator; a revoked or unknown link joins nobody", async () => {
     const link = await createLink("iago");
     const id = (await listInvites("iago")).find((i) => i.link_url === link).id as number;

@@ -67,6 +67,33 @@ describe("Zulip wire rules", () => {
     expectSuccess(await s.as("hamlet").get("/users/me"));
   });
 
+  test("without credentials a body is read only up to 1 MiB: declared or chunked, 413; with them, larger forms are read", async () => {
+    /** A body sent chunked (no Content-Length): the server cannot refuse it from its headers. */
+    const chunked = (text: string) =>
+      new ReadableStream({
+        start(controller) {
+          for (let at = 0; at < text.length; at += 64 * 1024) controller.enqueue(new TextEncoder().encode(text.slice(at, at + 64 * 1024)));
+          controller.close();
+        },
+      });
+    const big = `username=${encodeURIComponent(s.users.hamlet.email)}&password=${"x".repeat(2 * 1024 * 1024)}`;
+    const form = { "content-type": "application/x-www-form-urlencoded" };
+    for (const body of [big, chunked(big)]) {
+      const res = await fetch(`${s.url}/api/v1/fetch_api_key`, { method: "POST", headers: form, body });
+      expect(res.status).toBe(413);
+      expect(await res.json()).toEqual({ result: "error", msg: "Request body too large", code: "BAD_REQUEST" });
+    }
+    const multipart = new FormData();
+    multipart.set("username", s.users.hamlet.email);
+    multipart.set("password", "x".repeat(2 * 1024 * 1024));
+    expect((await fetch(`${s.url}/api/v1/fetch_api_key`, { method: "POST", body: multipart })).status).toBe(413);
+    // A small form without credentials is read as always (a wrong password: 401, not 413).
+    expectError(await s.anonymous().post("/fetch_api_key", { username: s.users.hamlet.email, password: "wrong" }), 401, "AUTHENTICATION_FAILED");
+    // Signed in, a 2 MiB form is read and judged on its values.
+    const res = await fetch(`${s.url}/api/v1/users/${s.users.hamlet.id}`, { method: "PATCH", headers: { ...form, authorization: auth() }, body: chunked(`full_name=${"y".repeat(2 * 1024 * 1024)}`) });
+    expectError({ status: res.status, body: await res.json(), headers: res.headers }, 400, "BAD_REQUEST", "Name too long!");
+  });
+
   test("malformed multipart body → 400", async () => {
     const res = await fetch(`${s.url}/api/v1/users`, {
       method: "POST",
