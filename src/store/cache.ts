@@ -41,11 +41,16 @@ export class StoreCache<K, V> {
   }
 
   get(store: Store, key: K, load: () => V): V {
+    return this.getFitting(store, key, () => true, load);
+  }
+
+  /** Like `get`, for a key whose one cached value serves some reads only: one that does not `fit` is loaded again and replaced. */
+  getFitting(store: Store, key: K, fits: (value: V) => boolean, load: () => V): V {
     if (store.inTransaction) return load();
     let cache = this.caches.get(store);
     if (!cache || cache.version !== this.writes) this.caches.set(store, (cache = { version: this.writes, values: new Map() }));
     const cached = cache.values.get(key);
-    if (cached !== undefined) return cached;
+    if (cached !== undefined && fits(cached)) return cached;
     const value = load();
     // Misses are not kept: requests for IDs that do not exist must not grow memory.
     if (value !== undefined) cache.values.set(key, value);
