@@ -7,7 +7,7 @@ import { hasDeferredUnreadRows, loadPendingUnreadIndex, planDeferredUnreadRows, 
  * The background job that writes the "unread" rows channel messages' recipients hold
  * implicitly (src/store/messages.ts explains why a send does not write them). A batch
  * takes the messages past the watermark, groups their recipients by user, and writes
- * each user's rows for the batch as one run record (UNREAD_RUN there), 100 users per
+ * each user's rows for the batch as one run record (UNREAD_RUN there), 250 users per
  * commit. The last commit of a batch moves the watermark. A crash midway loses
  * nothing: the rows are still implicit, and the next batch rewrites what it must.
  *
@@ -15,14 +15,17 @@ import { hasDeferredUnreadRows, loadPendingUnreadIndex, planDeferredUnreadRows, 
  * LMDB environment: on the main thread its commits stalled every request
  * (scripts/bench-events.ts). At 50 messages/s to 1,000 users, a row per message and
  * user was 50,000 puts a second, ~3 µs each, 10–12 % of a core; one run per user and
- * batch is 2,000 puts a second, ~4 % (a batch of 25 messages to 1,000 users: ~25–40 ms
- * of CPU against ~90–190). Each commit holds LMDB's writer lock, so commits stay small
- * and the thread pauses between them: the main thread's writes wait at most one
- * commit (100 users: ~1 ms of work under the lock; 250 took ~3 ms). This thread, at
- * nice 19, may be preempted while it holds the lock, which is why small commits
- * matter more here than on the main thread.
+ * batch is two puts, 4,000 a second, 6–9 % (a batch of 25 messages to 1,000 users:
+ * ~25–50 ms of CPU against ~90–190). Each commit holds LMDB's writer lock; the main
+ * thread never waits for it (it takes turns with this thread, see Store.run), but a
+ * send that finds this thread committing goes to lmdb-js's write thread, later. So
+ * commits stay short (250 users: ~3 ms of work under the lock) and start just after
+ * one of the main thread's. 250 users rather than 100: 4 alternating rounds of
+ * scripts/bench-events.ts, Hearth's p99 51–70 ms against 62–97 (fewer commits, fewer
+ * fsyncs to collide with sends); all 1,000 in one commit held the lock so long that
+ * the sends it delayed waited 18–28 ms.
  */
-const USERS_PER_COMMIT = 100;
+const USERS_PER_COMMIT = 250;
 const PAUSE_MS = 1;
 /** Messages per batch: readers scan the lists past the watermark, so it must not trail far behind. */
 export const MESSAGES_PER_BATCH = 500;
