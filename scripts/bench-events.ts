@@ -189,37 +189,6 @@ async function recordTimeline(h: import("../src/context").Hearth, dataDir: strin
       callbackStarts.push(now());
       return fn();
     });
-  // How long each commit run on this thread (the inline ones, fsync included) held it.
-  const inlineCommitMs: number[] = [];
-  const transactionSync = store.root.transactionSync.bind(store.root);
-  store.root.transactionSync = (fn: () => unknown, flags: number) => {
-    const started = performance.now();
-    try {
-      return transactionSync(fn, flags);
-    } finally {
-      inlineCommitMs.push(performance.now() - started);
-    }
-  };
-  // Of which: waiting for LMDB's writer lock (beginTxn), and committing (commitTxn: the
-  // page writes, then the fsync, after waiting for any fsync another thread has under way).
-  const lockWaitMs: number[] = [];
-  const commitTxnMs: number[] = [];
-  const env = store.root.env;
-  for (const [name, into] of [["beginTxn", lockWaitMs], ["commitTxn", commitTxnMs]] as const) {
-    const original = env[name].bind(env);
-    // Own properties: lmdb-js's native methods are read-only on the prototype.
-    Object.defineProperty(env, name, {
-      configurable: true,
-      value: (...args: unknown[]) => {
-        const started = performance.now();
-        try {
-          return original(...args);
-        } finally {
-          into.push(performance.now() - started);
-        }
-      },
-    });
-  }
   const publish = h.events.publish.bind(h.events);
   h.events.publish = (event, users, options) => {
     if (event.type === "message") {
@@ -253,12 +222,6 @@ async function recordTimeline(h: import("../src/context").Hearth, dataDir: strin
   process.on("SIGTERM", () => {
     const recent = parkedAtPublish.slice(-250).sort((a, b) => a - b);
     console.error(`polls parked when a message was published (last 250 messages): min ${recent[0]}, median ${recent[recent.length >> 1]}`);
-    const spread = (label: string, all: number[]) => {
-      const xs = all.slice(-250).sort((a, b) => a - b);
-      const at = (q: number) => xs[Math.min(xs.length - 1, Math.floor(q * xs.length))]?.toFixed(2);
-      return `${label} p50 ${at(0.5)} ms, p90 ${at(0.9)}, p99 ${at(0.99)}, max ${xs[xs.length - 1]?.toFixed(2)}, over 5 ms: ${xs.filter((ms) => ms > 5).length}`;
-    };
-    console.error(`inline commits (last 250) held the main thread: ${spread("in all", inlineCommitMs)}; ${spread("waiting for the writer lock", lockWaitMs)}; ${spread("committing", commitTxnMs)}`);
     writeFileSync(join(dataDir, "timeline.json"), JSON.stringify({ commitStarts, callbackStarts, turnedAfterPublish: [...turnedAfterPublish], responsesBuilt: [...responsesBuilt], responsesHandedOver: [...responsesHandedOver], published: [...published], answered: [...answered] }));
   });
 }

@@ -16,17 +16,16 @@ import { hasDeferredUnreadRows, loadPendingUnreadIndex, planDeferredUnreadRows, 
  * (scripts/bench-events.ts). At 50 messages/s to 1,000 users, a row per message and
  * user was 50,000 puts a second, ~3 µs each, 10–12 % of a core; one run per user and
  * batch is two puts, 4,000 a second, 6–9 % (a batch of 25 messages to 1,000 users:
- * ~25–50 ms of CPU against ~90–190). Each commit holds LMDB's writer lock; the main
- * thread never waits for it (it takes turns with this thread, see Store.run), but a
- * send that finds this thread committing goes to lmdb-js's write thread, later. So
- * commits stay short (250 users: ~3 ms of work under the lock) and start just after
- * one of the main thread's. 250 users rather than 100: 4 alternating rounds of
+ * ~25–50 ms of CPU against ~90–190). Each commit holds LMDB's writer lock, which a
+ * send's commit (on lmdb-js's write thread, never the main thread: Store.run) then
+ * waits for, so commits stay short (250 users: ~3 ms of work under the lock) and are
+ * spread 30 ms apart. 250 users rather than 100: 4 alternating rounds of
  * scripts/bench-events.ts, Hearth's p99 51–70 ms against 62–97 (fewer commits, fewer
  * fsyncs to collide with sends); all 1,000 in one commit held the lock so long that
  * the sends it delayed waited 18–28 ms.
  */
 const USERS_PER_COMMIT = 250;
-const PAUSE_MS = 1;
+const PAUSE_MS = 30;
 /** Messages per batch: readers scan the lists past the watermark, so it must not trail far behind. */
 export const MESSAGES_PER_BATCH = 500;
 
@@ -60,7 +59,7 @@ export async function writeDeferredUnreadBatch(store: Store): Promise<number> {
 /** What the worker thread tells the job (see unread_rows_worker.ts). */
 export type UnreadRowsWorkerReport = { type: "batch" } | { type: "idle" } | { type: "stopped" } | { type: "error"; message: string };
 /** What the job tells the worker thread. */
-export type UnreadRowsWorkerCommand = { type: "open"; dataDir: string; writerTurns: SharedArrayBuffer } | { type: "run" } | { type: "stop" };
+export type UnreadRowsWorkerCommand = { type: "open"; dataDir: string } | { type: "run" } | { type: "stop" };
 
 export interface UnreadRowsJob {
   /** Resolves once the batches pending now are written (tests, benchmarks). */
@@ -107,7 +106,7 @@ export function startUnreadRowsJob(h: Hearth, intervalMs: number, workerUrl: str
       onStopped?.();
       runEnded();
     };
-    spawned.postMessage({ type: "open", dataDir: h.store.dataDir, writerTurns: h.store.writerTurnsMemory } satisfies UnreadRowsWorkerCommand);
+    spawned.postMessage({ type: "open", dataDir: h.store.dataDir } satisfies UnreadRowsWorkerCommand);
     // Bun has Worker.unref (the process may exit while it idles); the DOM typings lack it.
     (spawned as unknown as { unref(): void }).unref();
     return spawned;

@@ -48,7 +48,6 @@ self.onmessage = (event: MessageEvent<UnreadRowsWorkerCommand>) => {
     // way, and the delivery p99 ratio read 2.7–3.3 instead of 2.8–4.1.
     lowerThisThreadsPriority();
     store = new Store(command.dataDir);
-    store.shareWriterTurns(command.writerTurns);
   } else if (command.type === "run") {
     running ??= runBatches().finally(() => (running = null));
   } else if (command.type === "stop") {

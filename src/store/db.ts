@@ -9,10 +9,9 @@ import { KEYSPACES, type KeyspaceName } from "./keyspaces";
  *
  * Settings and why:
  * - Default sync behaviour (never `noSync`), with lmdb-js's `overlappingSync` left on:
- *   concurrent commits batch on lmdb-js's write thread, their fsync outside the
- *   writer lock; a lone commit runs inline, fsync included (see `run`). Either way
- *   `commit()` resolves only once the data is on disk, so a write that returned
- *   success survives `kill -9` and power loss.
+ *   commits batch on lmdb-js's write thread, their fsync outside the writer lock and
+ *   off the main thread (see `run`). `commit()` resolves only once the data is on
+ *   disk, so a write that returned success survives `kill -9` and power loss.
  * - Each action runs in a child transaction: a check that throws halfway rolls back
  *   that action's writes alone, never leaving a half-written record, while lmdb-js
  *   still groups concurrent actions into one commit.
@@ -34,7 +33,7 @@ export const KEYSPACE_OPTIONS = { sharedStructuresKey: Symbol.for("structures") 
 const TXN_ABORTABLE = 1;
 const TXN_SYNCHRONOUS_COMMIT = 2;
 const MDB_NOSYNC = 0x10000;
-/** Every transaction committed on its own thread (commitOnThisThread, inline commits in run). */
+/** A transaction committed on its own thread (commitOnThisThread). */
 const SYNC_COMMIT_FLAGS = TXN_ABORTABLE | TXN_SYNCHRONOUS_COMMIT | MDB_NOSYNC;
 /**
  * Whether a string can be a key: LMDB keys are at most 1,978 bytes (lmdb-js's build),
@@ -45,31 +44,6 @@ const SYNC_COMMIT_FLAGS = TXN_ABORTABLE | TXN_SYNCHRONOUS_COMMIT | MDB_NOSYNC;
 export function fitsKey(key: string): boolean {
   return key.length <= 1000 && Buffer.byteLength(key) <= 1000;
 }
-
-/**
- * Turns at LMDB's writer lock, in memory shared by the main thread and the unread-rows
- * worker: each sets its slot while it commits on its own thread (the transaction, the
- * lock, and the fsync after it, which the other's commit would wait for too). The
- * worker waits for the main thread; the main thread never waits for the worker: it
- * sends that write through lmdb-js's write thread instead (see Store.run). Before,
- * a send that arrived while the worker committed waited on the main thread for the
- * lock: p99 5–7 ms, up to 18 ms, stalling every request (scripts/bench-events.ts,
- * BENCH_STALLS=1). Each side sets its own slot, then reads the other's (sequentially
- * consistent atomics), so both cannot go ahead at once.
- */
-const MAIN_THREAD_COMMITTING = 0;
-const WORKER_COMMITTING = 1;
-/**
- * Counts the main thread's inline commits. The worker starts each commit just after
- * one (or after WORKER_WAITS_FOR_MAIN_MS without any): sends come tens of
- * milliseconds apart, so its commit then falls in the gap before the next one instead
- * of sending that one to lmdb-js's write thread, two turns of the main thread later.
- */
-const MAIN_THREAD_COMMITS = 2;
-const WORKER_WAITS_FOR_MAIN_MS = 30;
-
-/** Writes closer together than this batch on lmdb-js's write thread instead of committing inline (see Store.run). */
-const INLINE_COMMIT_SPACING_MS = 10;
 
 export interface CommitOptions<T> {
   /**
@@ -110,18 +84,6 @@ function runCommitted<T>(options: CommitOptions<T> | undefined, result: T): void
 export class Store {
   readonly root: RootDatabase;
   readonly dbs: { [K in KeyspaceName]: Database<any, any> };
-  /** See MAIN_THREAD_COMMITTING; a worker's store adopts the main thread's (shareWriterTurns). */
-  private writerTurns = new Int32Array(new SharedArrayBuffer(12));
-
-  /** The memory for turns at the writer lock, to hand to a worker thread's store. */
-  get writerTurnsMemory(): SharedArrayBuffer {
-    return this.writerTurns.buffer as SharedArrayBuffer;
-  }
-
-  /** On a worker thread: take turns at the writer lock with the main thread's store. */
-  shareWriterTurns(memory: SharedArrayBuffer): void {
-    this.writerTurns = new Int32Array(memory);
-  }
 
   constructor(readonly dataDir: string) {
     const dir = join(dataDir, "db");
@@ -168,38 +130,12 @@ export class Store {
    * previous commit, never to a broken file.
    */
   commitOnThisThread<T>(fn: () => T): T {
-    const turns = this.writerTurns;
-    Atomics.wait(turns, MAIN_THREAD_COMMITS, Atomics.load(turns, MAIN_THREAD_COMMITS), WORKER_WAITS_FOR_MAIN_MS);
-    for (;;) {
-      Atomics.store(turns, WORKER_COMMITTING, 1);
-      if (Atomics.load(turns, MAIN_THREAD_COMMITTING) === 0) break;
-      Atomics.store(turns, WORKER_COMMITTING, 0);
-      Atomics.wait(turns, MAIN_THREAD_COMMITTING, 1, 5);
-    }
     try {
       return this.root.transactionSync(this.transactionBody(fn) as () => any, SYNC_COMMIT_FLAGS) as T;
     } catch (error) {
       this.forgetRecordLayouts();
       throw error;
-    } finally {
-      Atomics.store(turns, WORKER_COMMITTING, 0);
     }
-  }
-
-  /** The main thread's turn at the writer lock for an inline commit; false while the worker commits. */
-  private takeInlineTurn(): boolean {
-    Atomics.store(this.writerTurns, MAIN_THREAD_COMMITTING, 1);
-    if (Atomics.load(this.writerTurns, WORKER_COMMITTING) === 0) return true;
-    this.endInlineTurn();
-    return false;
-  }
-
-  private endInlineTurn(committed = false): void {
-    Atomics.store(this.writerTurns, MAIN_THREAD_COMMITTING, 0);
-    Atomics.notify(this.writerTurns, MAIN_THREAD_COMMITTING);
-    if (!committed) return;
-    Atomics.add(this.writerTurns, MAIN_THREAD_COMMITS, 1);
-    Atomics.notify(this.writerTurns, MAIN_THREAD_COMMITS);
   }
 
   /**
@@ -236,25 +172,16 @@ export class Store {
   }
 
   /**
-   * A lone commit (none other in flight, and the last inline one at least
-   * INLINE_COMMIT_SPACING_MS ago) runs inline: its transaction, commit and fsync on
-   * the calling thread, now, in the form lmdb-js's own synchronous writes take under
-   * overlapping sync (MDB_NOSYNC with a synchronous commit: LMDB releases its writer
-   * lock, then syncs before returning), as the unread-rows worker's commits do.
-   * Otherwise it joins lmdb-js's batch on its write thread:
+   * Every commit joins lmdb-js's batch on its write thread, which commits and then
+   * fsyncs there, so the main thread never waits for the disk:
    * - "nested": a child transaction inside the batch (a throw undoes this action's writes only).
    * - "batch": straight in the batch transaction (see commitInfallible).
-   *
-   * Why both: a batched commit costs two turns of the main thread before it resolves
-   * (lmdb-js runs the callback on the main thread when its write thread reaches it,
-   * then reports the commit after the fsync), and under load each turn waits behind a
-   * burst of requests: 9–15 ms from the commit call to publishing a message's events
-   * in scripts/bench-events.ts, against ~2 ms inline. The fsync blocks the main thread
-   * meanwhile, so writes closer together than the spacing batch again, sharing one
-   * fsync: a burst of sends (scripts/bench-messages.ts, 1,024 at once) keeps batch
-   * throughput. (Tried once before and reverted over a record that failed to decode
-   * after a restart; that was the rolled-back layout transactionBody now
-   * handles, which batched commits hit as well: docs/events.md.)
+   * Lone commits used to run inline on the calling thread instead (transaction, commit
+   * and fsync: ~2 ms from the call to publishing against 9–15 ms for a batched commit,
+   * which costs two turns of the main thread under load). But the fsync held the main
+   * thread, p50 0.8 ms and p99 3–5 ms per message, and every parked poll with it: 8
+   * alternating rounds of scripts/bench-events.ts, batched only, gave Hearth's delivery
+   * p99 a median of 65 ms against 79 (lower in 7 of the 8 pairs); docs/events.md.
    */
   private async run<T>(fn: () => T, mode: "nested" | "batch", options?: CommitOptions<T>): Promise<T> {
     this.writes++;
@@ -277,19 +204,7 @@ export class Store {
       for (const hook of hooks) hook();
     };
     try {
-      let result: T;
-      if (this.inflightCommits === 1 && performance.now() - this.lastInlineCommitEnd >= INLINE_COMMIT_SPACING_MS && this.takeInlineTurn()) {
-        // Abortable: a throw undoes every write of this transaction, which is this action's alone.
-        this.inlineCommits++;
-        try {
-          result = this.root.transactionSync(inTransaction as () => any, SYNC_COMMIT_FLAGS) as T;
-        } finally {
-          this.endInlineTurn(true);
-        }
-        this.lastInlineCommitEnd = performance.now();
-      } else {
-        result = (await (mode === "nested" ? this.root.childTransaction(inTransaction as () => any) : this.root.transaction(inTransaction as () => any))) as T;
-      }
+      const result = (await (mode === "nested" ? this.root.childTransaction(inTransaction as () => any) : this.root.transaction(inTransaction as () => any))) as T;
       // Caches learn of the commit before anything acts on it (onCommitted publishes
       // events, whose recipients read right away).
       settle();
@@ -324,10 +239,6 @@ export class Store {
 
   private writes = 0;
   private inflightCommits = 0;
-  /** When the last inline commit ended (performance.now()). */
-  private lastInlineCommitEnd = -Infinity;
-  /** How many commits ran inline (see run); the others batched. For tests and diagnostics. */
-  inlineCommits = 0;
   private readonly memos = new Map<string, { writes: number; value: unknown }>();
 
   /**
