@@ -40,8 +40,24 @@ export class DataFolderLock {
 function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (e: any) {
     return e?.code === "EPERM";
+  }
+  return !isZombie(pid);
+}
+
+/**
+ * A process that has exited but that its parent has not reaped yet still answers
+ * kill(pid, 0), though it holds nothing (its files and LMDB's locks are released).
+ * After a kill -9, a restart within the next second or so found the folder "in use"
+ * when the parent reaped slowly (measured: 1.2 s as a zombie under a container's init).
+ */
+function isZombie(pid: number): boolean {
+  try {
+    // Linux: the state is the field after the command name, which is in parentheses.
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) === "Z";
+  } catch {
+    return false;
   }
 }
