@@ -893,9 +893,10 @@ export async function checkEditMessage(h: Hearth, user: UserRecord, messageId: n
       if (moving) after.last_moved_timestamp = now;
       after.edit_history = [entry, ...before.edit_history];
       replaceMessage(h.store, before, after);
-      if (moving) relocateUnreadRows(h.store, after, messageRecipientFlags(h.store, after));
       changes.push({ before, after });
     }
+    // Together: a run holding many of the moved messages is rewritten once.
+    if (moving) relocateUnreadRows(h.store, changes.map(({ after }) => ({ message: after, holders: messageRecipientFlags(h.store, after) })));
     // Mention and alert-word flags follow the new content.
     // Deleted since it was checked: nothing to edit (the commit rolls back).
     const edited = changes.find((c) => c.after.id === message.id)?.after;

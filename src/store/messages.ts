@@ -289,12 +289,13 @@ function* implicitRowIds(store: Store, userId: number, from: number, direction: 
  * in runs) and implicit merged, walking from `from` (inclusive) in the given direction.
  */
 function* unreadRows(store: Store, userId: number, from: number, direction: "older" | "newer"): Generator<IndexRow> {
-  yield* mergeRows(
+  yield* mergeBy(
     [
       writtenIndexRows(store, userId, "unread", from, direction),
       unreadRunRows(store, userId, from, direction),
       implicitUnreadRows(store, userId, from, direction),
     ],
+    (row) => row.id,
     direction,
   );
 }
@@ -307,24 +308,6 @@ function* implicitUnreadRows(store: Store, userId: number, from: number, directi
 }
 
 type IndexRow = { id: number; value: unknown };
-
-/** The union of row streams that each run in `direction`, in that order; of rows with one ID, the first stream's. */
-function* mergeRows(streams: Iterator<IndexRow>[], direction: "older" | "newer"): Generator<IndexRow> {
-  const heads = streams.map((stream) => stream.next().value as IndexRow | undefined);
-  for (;;) {
-    let best = -1;
-    for (let i = 0; i < heads.length; i++) {
-      const row = heads[i];
-      if (row && (best === -1 || (direction === "older" ? row.id > heads[best]!.id : row.id < heads[best]!.id))) best = i;
-    }
-    if (best === -1) return;
-    const row = heads[best]!;
-    yield row;
-    for (let i = 0; i < heads.length; i++) {
-      while (heads[i]?.id === row.id) heads[i] = streams[i].next().value as IndexRow | undefined;
-    }
-  }
-}
 
 /** IDs of the user's unread messages from `from` (inclusive), written, run and implicit rows merged. */
 export function* unreadMessageIds(store: Store, userId: number, from: number, direction: "older" | "newer"): Generator<number> {
@@ -483,34 +466,40 @@ export function writtenUnreadLocation(store: Store, userId: number, messageId: n
  */
 type RunRemovals = Map<number, number[]>;
 
+/**
+ * Visits, once each, the user's runs that span some of these messages, with those
+ * messages (ascending IDs in, in any order): a change to many messages rewrites each
+ * run once.
+ */
+function forEachRunSpanning(store: Store, userId: number, messageIds: Iterable<number>, visit: (run: Run, spanned: number[]) => void): void {
+  const ids = [...new Set(messageIds)].sort((x, y) => x - y);
+  for (let i = 0; i < ids.length; ) {
+    const run = unreadRunHolding(store, userId, ids[i]);
+    if (!run) {
+      i++;
+      continue;
+    }
+    const last = run.ids[run.ids.length - 1];
+    const spanned: number[] = [];
+    for (; i < ids.length && ids[i] <= last; i++) spanned.push(ids[i]);
+    visit(run, spanned);
+  }
+}
+
 /** Takes the gathered messages out of the users' runs that hold them. Call inside `store.commit`. */
 function applyRunRemovals(store: Store, removals: RunRemovals): void {
-  for (const [userId, messageIds] of removals) {
-    const ids = [...new Set(messageIds)].sort((x, y) => x - y);
-    for (let i = 0; i < ids.length; ) {
-      const run = unreadRunHolding(store, userId, ids[i]);
-      if (!run) {
-        i++;
-        continue;
-      }
-      // Every gathered ID this run spans comes out in one rewrite.
-      const last = run.ids[run.ids.length - 1];
-      const gone = new Set<number>();
-      for (; i < ids.length && ids[i] <= last; i++) gone.add(ids[i]);
-      rewriteRunWithout(store, userId, run, gone);
-    }
-  }
+  for (const [userId, messageIds] of removals) forEachRunSpanning(store, userId, messageIds, (run, gone) => rewriteRunWithout(store, userId, run, new Set(gone)));
 }
 
 function rewriteRunWithout(store: Store, userId: number, run: Run, gone: ReadonlySet<number>): void {
   const kept: number[] = [];
   for (let i = 0; i < run.ids.length; i++) if (!gone.has(run.ids[i])) kept.push(i);
   if (kept.length === run.ids.length) return;
-  runsChanged(store);
   if (kept.length === 0) {
     removeRuns(store, userId, run.start, run.start);
     return;
   }
+  runsChanged(store);
   store.dbs.userMessageIndex.put(
     [userId, UNREAD_RUN, run.start],
     encodeRun(
@@ -520,16 +509,23 @@ function rewriteRunWithout(store: Store, userId: number, run: Run, gone: Readonl
   );
 }
 
-/** Points the user's run entry for a moved message, if a run holds it, at its new place. */
-function relocateInUnreadRun(store: Store, userId: number, m: MessageRecord): void {
-  const found = unreadRunHolding(store, userId, m.id);
-  if (!found) return;
-  runsChanged(store);
-  const places = runPlaces(store, userId, found.start).slice();
-  const placeAt = found.placeAt.slice();
-  placeAt[found.at] = placeIndex(places, messageLocation(m));
-  store.dbs.userMessageIndex.put([userId, UNREAD_RUN, found.start], encodeRun(found.ids, placeAt));
-  store.dbs.userMessageIndex.put([userId, UNREAD_RUN_PLACES, found.start], places);
+/** Points the user's run entries for moved messages (message ID → its new place) at their new places, each run rewritten once. */
+function relocateInUnreadRuns(store: Store, userId: number, moved: ReadonlyMap<number, MessageLocation>): void {
+  forEachRunSpanning(store, userId, moved.keys(), (run, spanned) => {
+    const places = runPlaces(store, userId, run.start).slice();
+    const placeAt = run.placeAt.slice();
+    let changed = false;
+    for (const id of spanned) {
+      const at = firstAbove(run.ids, id - 1);
+      if (run.ids[at] !== id) continue;
+      placeAt[at] = placeIndex(places, moved.get(id)!);
+      changed = true;
+    }
+    if (!changed) return;
+    runsChanged(store);
+    store.dbs.userMessageIndex.put([userId, UNREAD_RUN, run.start], encodeRun(run.ids, placeAt));
+    store.dbs.userMessageIndex.put([userId, UNREAD_RUN_PLACES, run.start], places);
+  });
 }
 
 /** A user's run rows with their locations, walking from `from` (inclusive) in the given direction. */
@@ -814,17 +810,18 @@ export function messageRecipientFlags(store: Store, m: MessageRecord): Map<numbe
   return new Map(messageRecipientIds(store, m).map((id) => [id, (store.dbs.userMessages.get([id, m.id]) as number | undefined) ?? 0]));
 }
 
-/** After a move: the unread rows of the message's recipients point at its new place. */
-export function relocateUnreadRows(store: Store, m: MessageRecord, holders: Map<number, number>): void {
-  for (const [userId, bits] of holders) {
-    // Implicit rows (not yet written) need nothing: they read the message's current place.
-    if (bits & MessageFlag.read) continue;
-    if (store.dbs.userMessageIndex.doesExist([userId, "unread", m.id])) {
-      store.dbs.userMessageIndex.put([userId, "unread", m.id], messageLocation(m));
-      continue;
+/** After a move: the unread rows of the messages' recipients (user → their flags) point at the messages' new places. */
+export function relocateUnreadRows(store: Store, moved: readonly { message: MessageRecord; holders: ReadonlyMap<number, number> }[]): void {
+  const inRuns = new Map<number, Map<number, MessageLocation>>();
+  for (const { message: m, holders } of moved) {
+    for (const [userId, bits] of holders) {
+      // Implicit rows (not yet written) need nothing: they read the message's current place.
+      if (bits & MessageFlag.read) continue;
+      if (store.dbs.userMessageIndex.doesExist([userId, "unread", m.id])) store.dbs.userMessageIndex.put([userId, "unread", m.id], messageLocation(m));
+      else (inRuns.get(userId) ?? inRuns.set(userId, new Map()).get(userId)!).set(m.id, messageLocation(m));
     }
-    relocateInUnreadRun(store, userId, m);
   }
+  for (const [userId, places] of inRuns) relocateInUnreadRuns(store, userId, places);
 }
 
 /** A user's index rows with their values ("unread" ones written or implicit), walking from `from` (inclusive) in the given direction. */
@@ -964,20 +961,31 @@ export function* userMessageIds(store: Store, userId: number, from: number, dire
 }
 
 /** The union of ID streams that each run in `direction`, in that order, without repeats. */
-export function* mergeIds(streams: Iterator<number>[], direction: "older" | "newer"): Generator<number> {
-  const heads: (number | undefined)[] = streams.map((c) => c.next().value as number | undefined);
-  let last: number | undefined;
+export function mergeIds(streams: Iterator<number>[], direction: "older" | "newer"): Generator<number> {
+  return mergeBy(streams, (id) => id, direction);
+}
+
+/** The union of streams whose items each run in `direction` by ID, in that order, without repeats; of items with one ID, the first stream's. */
+function* mergeBy<T>(streams: Iterator<T>[], idOf: (item: T) => number, direction: "older" | "newer"): Generator<T> {
+  const heads = streams.map((stream) => stream.next());
   for (;;) {
     let best = -1;
     for (let i = 0; i < heads.length; i++) {
-      const v = heads[i];
-      if (v === undefined) continue;
-      if (best === -1 || (direction === "older" ? v > heads[best]! : v < heads[best]!)) best = i;
+      const head = heads[i];
+      if (head.done) continue;
+      if (best === -1) best = i;
+      else {
+        const id = idOf(head.value);
+        const bestId = idOf(heads[best].value as T);
+        if (direction === "older" ? id > bestId : id < bestId) best = i;
+      }
     }
     if (best === -1) return;
-    const id = heads[best]!;
-    heads[best] = streams[best].next().value as number | undefined;
-    if (id !== last) yield id;
-    last = id;
+    const item = heads[best].value as T;
+    const id = idOf(item);
+    yield item;
+    for (let i = 0; i < heads.length; i++) {
+      while (!heads[i].done && idOf(heads[i].value as T) === id) heads[i] = streams[i].next();
+    }
   }
 }
