@@ -109,9 +109,6 @@ export function joinPageRoutes(h: Hearth) {
   };
   const submit = async ({ params, request, server }: { params: { key: string }; request: Request; server: Server<unknown> | null }) => {
     const ipKey = ipKeyOf(request, server);
-    // Refused before the body is read: the page needs no authentication.
-    const declared = Number(request.headers.get("content-length") ?? "0");
-    if (!(declared <= MAX_FORM_CHARS)) return page("Join", joinForm(h, {}, "The form is too large."), 413);
     try {
       h.limits.loginByIp.assertAllowed(ipKey);
     } catch (error) {
@@ -120,7 +117,8 @@ export function joinPageRoutes(h: Hearth) {
     }
     let text: string;
     try {
-      // A chunked body declares no length: it is read only up to the form's size.
+      // The page needs no authentication: a body is read only up to the form's size,
+      // one that declares more refused before it is read.
       text = new TextDecoder().decode(await readBodyUpTo(request, MAX_FORM_CHARS));
     } catch (error) {
       if (error instanceof ApiError && error.httpStatus === 413) return page("Join", joinForm(h, {}, "The form is too large."), 413);

@@ -123,7 +123,7 @@ export class Store {
   /**
    * A write transaction run and committed on the calling thread, for a worker thread
    * whose job may block (src/actions/unread_rows.ts); the main thread commits through
-   * `commit`, which runs only lone commits this way. The commit is MDB_NOSYNC, which under
+   * `commit`, on lmdb-js's write thread. The commit is MDB_NOSYNC, which under
    * lmdb-js's overlapping sync means the fsync runs after the writer lock is
    * released, on this thread, so other writers do not wait for it; it marks the
    * commit unsynced until then, and a power loss before that falls back to the
