@@ -291,6 +291,8 @@ function postOnce(url: string, { headers, body }: { headers: Record<string, stri
       });
       response.on("end", finish);
       response.on("error", (error) => (finished ? undefined : reject(error)));
+      // Cut off before its end (a timeout, the server going away): not an answer.
+      response.on("close", () => (finished ? undefined : reject(new Error("The connection closed before the answer ended"))));
     });
     request.on("error", reject);
     request.end(body);

@@ -4,6 +4,7 @@
  * it answers comes back as the bot's message; failures reach the conversation and
  * the bot's owner, as Zulip's outgoing_webhooks worker reports them.
  */
+import { createServer, type AddressInfo } from "node:net";
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { expectError, expectSchema, expectSuccess, startTestServer, type TestServer, type TestUser } from "../kit";
@@ -169,6 +170,22 @@ describe("calls and replies", () => {
     expect(reply).toMatchObject({ sender_id: bot.id, content: "Failure! Bot is unavailable" });
     const notice = await newest("hamlet", [{ operator: "dm", operand: [bot.id] }]);
     expect(notice.content).toEndWith("triggered an outgoing webhook.\nA connection error occurred. Is my bot server down?");
+  });
+
+  test("a server that hangs up in the middle of its answer: a connection error, retried, not a half answer", async () => {
+    // Announces 1,000 bytes, sends a few, and closes the connection.
+    const cutOff = createServer((socket) => {
+      socket.once("data", () => socket.end('HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"content": "half'));
+    });
+    await new Promise<void>((resolve) => cutOff.listen(0, "127.0.0.1", resolve));
+    try {
+      const port = (cutOff.address() as AddressInfo).port;
+      const bot = await outgoingBot("cutoff", { payload_url: JSON.stringify(`http://127.0.0.1:${port}/hook`) });
+      await send("othello", { type: "direct", to: JSON.stringify([bot.id]), content: "are you there?" });
+      expect(await newest("othello", [{ operator: "dm", operand: [bot.id] }])).toMatchObject({ sender_id: bot.id, content: "Failure! Bot is unavailable" });
+    } finally {
+      cutOff.close();
+    }
   });
 
   test("the Slack interface: Slack's form fields, `text` as the reply, and direct messages refused", async () => {
