@@ -29,6 +29,12 @@ export const MAX_FRAGMENT_LENGTH = 400;
 
 const viewMissing = () => new ApiError("Navigation view does not exist.", "NOT_FOUND", 404);
 
+/** A user's view by fragment; a fragment longer than any view may have names none (and would not fit in a key). */
+function getNavigationView(h: Hearth, userId: number, fragment: string): NavigationView | undefined {
+  if (fragment.length > MAX_FRAGMENT_LENGTH) return undefined;
+  return h.store.dbs.navigationViews.get([userId, fragment]) as NavigationView | undefined;
+}
+
 /** How a view appears in the API: `name` left out for built-in views. */
 export function navigationViewView(v: NavigationView): Record<string, unknown> {
   return BUILT_IN_VIEWS.has(v.fragment) ? { fragment: v.fragment, is_pinned: v.is_pinned } : { ...v };
@@ -57,7 +63,7 @@ export async function doAddNavigationView(h: Hearth, user: UserRecord, fragment:
   if (f.length > MAX_FRAGMENT_LENGTH) throw badRequest(`fragment is too long (limit: ${MAX_FRAGMENT_LENGTH} characters)`);
   const view: NavigationView = { fragment: f, is_pinned: isPinned, name: checkName(f, name) };
   await h.store.commit(() => {
-    if (h.store.dbs.navigationViews.get([user.id, f])) throw badRequest("Navigation view already exists.");
+    if (getNavigationView(h, user.id, f)) throw badRequest("Navigation view already exists.");
     h.store.dbs.navigationViews.put([user.id, f], view);
   });
   h.events.publish({ type: "navigation_view", op: "add", navigation_view: navigationViewView(view) }, [user.id]);
@@ -67,7 +73,7 @@ export async function doUpdateNavigationView(h: Hearth, user: UserRecord, fragme
   if (changes.is_pinned === undefined && changes.name === undefined) throw badRequest("At least one of is_pinned and name must be provided.");
   const name = changes.name === undefined ? undefined : checkName(fragment, changes.name);
   await h.store.commit(() => {
-    const current = h.store.dbs.navigationViews.get([user.id, fragment]) as NavigationView | undefined;
+    const current = getNavigationView(h, user.id, fragment);
     if (!current) throw viewMissing();
     h.store.dbs.navigationViews.put([user.id, fragment], {
       ...current,
@@ -83,7 +89,7 @@ export async function doUpdateNavigationView(h: Hearth, user: UserRecord, fragme
 
 export async function doRemoveNavigationView(h: Hearth, user: UserRecord, fragment: string): Promise<void> {
   await h.store.commit(() => {
-    if (!h.store.dbs.navigationViews.get([user.id, fragment])) throw viewMissing();
+    if (!getNavigationView(h, user.id, fragment)) throw viewMissing();
     h.store.dbs.navigationViews.remove([user.id, fragment]);
   });
   h.events.publish({ type: "navigation_view", op: "remove", fragment }, [user.id]);

@@ -1,6 +1,6 @@
 import { join, resolve, sep } from "node:path";
 import { StoreCache } from "./cache";
-import type { Store } from "./db";
+import { fitsKey, type Store } from "./db";
 
 /** An uploaded file's metadata (Zulip's Attachment). The bytes live at `uploadFilePath(path_id)`. */
 export interface AttachmentRecord {
@@ -54,6 +54,8 @@ export function getAttachment(store: Store, id: number): AttachmentRecord | unde
 }
 
 export function getAttachmentByPath(store: Store, pathId: string): AttachmentRecord | undefined {
+  // A path from a request (a file URL) may be longer than any key: no file has it.
+  if (!fitsKey(pathId)) return undefined;
   const id = store.dbs.attachmentsByPath.get(pathId) as number | undefined;
   return id === undefined ? undefined : getAttachment(store, id);
 }

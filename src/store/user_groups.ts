@@ -1,4 +1,4 @@
-import type { Store } from "./db";
+import { fitsKey, type Store } from "./db";
 
 /**
  * A group-setting value as stored and as sent on the wire: a group ID, or an
@@ -50,6 +50,8 @@ export function getUserGroup(store: Store, id: number): UserGroupRecord | undefi
 }
 
 export function getUserGroupByName(store: Store, name: string): UserGroupRecord | undefined {
+  // A name from a request (a mention) may be longer than any key: no group has it.
+  if (!fitsKey(name)) return undefined;
   const id = store.dbs.userGroupsByName.get(name.toLowerCase()) as number | undefined;
   return id === undefined ? undefined : getUserGroup(store, id);
 }

@@ -37,6 +37,16 @@ describe("values too large for an index key are refused or hashed, never a 500",
     expectError(await s.as("hamlet").post("/messages", { type: "direct", to: many, content: "hi all" }), 400, "BAD_REQUEST");
     expectError(await s.as("hamlet").get("/messages", { anchor: "newest", num_before: 1, num_after: 0, narrow: [{ operator: "dm", operand: many }] }), 400, "BAD_NARROW");
   });
+
+  test("a group mention of a name longer than any key, and a view's fragment too long to exist, are 4xx", async () => {
+    const long = "a".repeat(6000);
+    const rendered = expectSuccess(await s.as("hamlet").post("/messages/render", { content: `@*${long.slice(0, 4100)}*` })).rendered;
+    expect(rendered).not.toContain("user-group-mention");
+    for (const path of [`/navigation_views/${long}`]) {
+      expectError(await s.as("hamlet").patch(path, { is_pinned: true }), 404, "NOT_FOUND");
+      expectError(await s.as("hamlet").delete(path), 404, "NOT_FOUND");
+    }
+  });
 });
 
 describe("encoded path segments are decoded once", () => {

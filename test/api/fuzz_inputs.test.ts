@@ -215,6 +215,8 @@ const HOSTILE: Hostile[] = [
   // Fits in a URL (Bun refuses request lines over 16 KiB before the app sees them) but not in an LMDB key lookup (over 4026 bytes).
   { label: "5000 chars", value: "x".repeat(5000) },
   { label: '["5000 chars"]', value: JSON.stringify(["x".repeat(5000)]) },
+  // Markdown that looks a name up: a group mention longer than any key.
+  { label: "@*4100 chars*", value: `@*${"x".repeat(4100)}*` },
   { label: "\\u0000", value: "\u0000" },
   { label: "%ZZ", value: "%ZZ" },
   { label: "\\ud800", value: "\ud800" },
@@ -223,7 +225,7 @@ const HOSTILE: Hostile[] = [
   { label: "raw %ZZ on the wire", value: "%ZZ", wire: "%ZZ" },
   { label: "raw %ED%A0%80 (encoded lone surrogate)", value: "\ud800", wire: "%ED%A0%80" },
 ];
-const HOSTILE_PATH = ["0", "-1", "abc", "99999999", "%2e%2e%2f"];
+const HOSTILE_PATH = ["0", "-1", "abc", "99999999", "%2e%2e%2f", "x".repeat(5000)];
 
 /**
  * Combinations not sent, with the reason: `null` counts as absent for JSON parameters
