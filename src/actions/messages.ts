@@ -429,10 +429,10 @@ export async function doSendMessage(h: Hearth, sender: UserRecord, req: SendRequ
   let firstInChannel = false;
   const startsTopic = target.type === "stream" && h.store.dbs.topics.get([target.channel.id, topicKey(target.topic)]) === undefined;
   const mentioned = [...flagsByUser].filter(([id, bits]) => id !== sender.id && (bits & MessageFlag.mentioned) !== 0).map(([id]) => id);
-  const automatic =
+  const automaticPolicies =
     target.type === "stream" && !sender.is_system_bot
       ? planAutomaticTopicPolicies(h, sender, target.channel.id, target.topic, startsTopic, mentioned)
-      : { senderPolicy: undefined, changes: [] };
+      : [];
   let policiesWritten: WrittenPolicies = [];
   let attachmentChanges: AttachmentChanges = { updated: [], removed: [] };
   // Every check ran above, so this phase only writes (Store.commitInfallible), unless
@@ -471,7 +471,7 @@ export async function doSendMessage(h: Hearth, sender: UserRecord, req: SendRequ
     }
     insertMessage(h.store, record, flagsByUser);
     recordOutgoingWebhookCalls(h, id, serviceTriggers);
-    policiesWritten = writePolicyChanges(h, automatic.changes);
+    policiesWritten = writePolicyChanges(h, automaticPolicies);
     req.alsoInTransaction?.(id);
     if (record.has_attachment) attachmentChanges = setMessageAttachments(h, sender, id, rendered.linkUrls);
     if (target.type === "stream") {
@@ -497,7 +497,8 @@ export async function doSendMessage(h: Hearth, sender: UserRecord, req: SendRequ
   });
   await notifyAttachmentChanges(h, attachmentChanges);
   startOutgoingWebhookCalls(h, message.id, serviceTriggers);
-  const policy = automatic.senderPolicy;
+  // What the commit wrote, not what was planned: a send batched behind another that set the same policy changes nothing.
+  const policy = policiesWritten.find((written) => written.userId === sender.id)?.topic.visibility_policy;
   return policy === undefined ? { id: message.id } : { id: message.id, automatic_new_visibility_policy: policy };
 }
 

@@ -126,6 +126,11 @@ describe("muting a user", () => {
 });
 
 describe("automatic topic visibility (Zulip's defaults: follow topics you start, follow where mentioned)", () => {
+  test("two sends at once that both start a topic: the policy is set once, and only that send reports it", async () => {
+    const sent = await Promise.all(["one", "two"].map(async (content) => expectSuccess(await s.as("cordelia").post("/messages", { type: "stream", to: denmark, topic: "race to start", content }))));
+    expect(sent.map((body) => body.automatic_new_visibility_policy).filter((policy) => policy !== undefined)).toEqual([3]);
+  });
+
   test("starting a topic follows it, with automatic_new_visibility_policy; a later message does not repeat it", async () => {
     const first = expectSuccess(await s.as("cordelia").post("/messages", { type: "stream", to: denmark, topic: "new idea", content: "hear me" }));
     expect(first.automatic_new_visibility_policy).toBe(3);
