@@ -13,7 +13,7 @@ import { BotType, getUser, type OutgoingWebhookService, type UserRecord } from "
 import { generateApiKey } from "../auth/credentials";
 import { channelById } from "../views/message_channels";
 import { formatMessage, messageNearUrl } from "../views/messages";
-import { doSendMessage, type MessageTarget } from "./messages";
+import { doSendMessage, MAX_MESSAGE_LENGTH, type MessageTarget } from "./messages";
 
 /**
  * Outgoing-webhook bots (Zulip's bot type 3, https://zulip.com/api/outgoing-webhooks):
@@ -333,7 +333,8 @@ function requestBody(h: Hearth, call: Call): { headers: Record<string, string>; 
 async function processResponse(h: Hearth, call: Call, status: number, body: Uint8Array): Promise<void> {
   if (status < 200 || status > 299) {
     await failWithMessage(h, call, `Third party responded with ${status}`);
-    await notifyBotOwner(h, call, { statusCode: status, responseContent: pythonBytesRepr(body) });
+    // The notice is a message, at most 10,000 characters: a bigger answer is quoted only as far as that.
+    await notifyBotOwner(h, call, { statusCode: status, responseContent: pythonBytesRepr(body.subarray(0, MAX_MESSAGE_LENGTH)) });
     return;
   }
   const text = new TextDecoder().decode(body);
