@@ -68,7 +68,7 @@ import {
   type MessageChannel,
 } from "../views/message_channels";
 import { fetchRange, type AnchorSpec, type CompiledNarrow } from "../views/narrow";
-import { editHistoryPolicy, formatMessage, readableMessage, realmSetting, visibleFlags } from "../views/messages";
+import { editHistoryPolicy, formatMessage, readableChannels, readableMessage, realmSetting, visibleFlags } from "../views/messages";
 import { outgoingWebhookTriggers, recordOutgoingWebhookCalls, startOutgoingWebhookCalls } from "./outgoing_webhooks";
 import { attachmentView, notifyAttachmentChanges, releaseDeletedMessages, setMessageAttachments, type AttachmentChanges } from "./uploads";
 
@@ -583,13 +583,14 @@ export async function doUpdateFlags(h: Hearth, user: UserRecord, ids: number[], 
 export function applyFlagChange(h: Hearth, user: UserRecord, ids: number[], op: "add" | "remove", flag: "read" | "starred" | "collapsed"): number[] {
   const bit = MessageFlag[flag];
   const changes: { message: MessageRecord; before: number | undefined; after: number }[] = [];
+  const readable = readableChannels(h, user);
   for (const id of new Set(ids)) {
     const m = getMessage(h.store, id);
     if (!m) continue;
     const before = getUserFlags(h.store, user.id, id);
     let current = before;
     if (current === undefined) {
-      if (flag === "read" || visibleFlags(h, user, m) === undefined) continue;
+      if (flag === "read" || visibleFlags(h, user, m, readable) === undefined) continue;
       current = MessageFlag.read | MessageFlag.historical;
     }
     const after = op === "add" ? current | bit : current & ~bit;
@@ -610,7 +611,8 @@ export function publishFlagChange(h: Hearth, user: UserRecord, changed: number[]
 export async function checkUpdateFlags(h: Hearth, user: UserRecord, ids: number[], op: string, flag: string): Promise<number[]> {
   if (op !== "add" && op !== "remove") throw badRequest(`Invalid message flag operation: '${op}'`);
   const name = checkFlagName(flag);
-  for (const id of ids) if (!readableMessage(h, user, id)) throw invalidMessage();
+  const readable = readableChannels(h, user);
+  for (const id of ids) if (!readableMessage(h, user, id, readable)) throw invalidMessage();
   return doUpdateFlags(h, user, ids, op, name);
 }
 
@@ -953,8 +955,9 @@ export async function checkEditMessage(h: Hearth, user: UserRecord, messageId: n
     const firstIdChanges = newChannel ? refreshFirstMessageIds(h, [message.channel_id!, newChannel.id]) : [];
     // Zulip moves users' topic policies with a whole topic, in the same transaction:
     // propagate_mode change_all, or no message of the old topic left that the mover can read.
+    const readable = readableChannels(h, user);
     const movedWholeTopic =
-      moving && (req.propagateMode === "change_all" || !topicMessageIds(h, message.channel_id!, message.topic).some((id) => readableMessage(h, user, id)));
+      moving && (req.propagateMode === "change_all" || !topicMessageIds(h, message.channel_id!, message.topic).some((id) => readableMessage(h, user, id, readable)));
     let policies: WrittenPolicies = [];
     if (movedWholeTopic) {
       const toChannelId = newChannel?.id ?? message.channel_id!;

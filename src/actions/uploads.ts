@@ -21,7 +21,7 @@ import {
 import { getMessage } from "../store/messages";
 import type { UserRecord } from "../store/users";
 import { SERVER_LIMITS } from "../views/realm-settings";
-import { readableMessage } from "../views/messages";
+import { readableChannels, readableMessage } from "../views/messages";
 
 export const MAX_UPLOAD_BYTES = SERVER_LIMITS.max_file_upload_size_mib * 1024 * 1024;
 
@@ -112,7 +112,8 @@ export function attachmentView(h: Hearth, a: AttachmentRecord): Record<string, u
 /** Who may read an upload (Zulip's `validate_attachment_request`): its owner, or anyone who can read a message linking it. */
 export function canReadAttachment(h: Hearth, user: UserRecord, a: AttachmentRecord): boolean {
   if (a.owner_id === user.id) return true;
-  return a.message_ids.some((id) => readableMessage(h, user, id) !== undefined);
+  const readable = readableChannels(h, user);
+  return a.message_ids.some((id) => readableMessage(h, user, id, readable) !== undefined);
 }
 
 export function accessOwnAttachment(h: Hearth, user: UserRecord, id: number): AttachmentRecord {

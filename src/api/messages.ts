@@ -24,7 +24,7 @@ import {
   renderMessageContent,
   resolveTarget,
 } from "../actions/messages";
-import { formatMessage, realmSetting, topicDisplayName, topicsForUser, type MessageViewOptions } from "../views/messages";
+import { formatMessage, readableChannels, realmSetting, topicDisplayName, topicsForUser, type MessageViewOptions } from "../views/messages";
 import { compileNarrow, fetchRange, highlightHtml, highlightTopic, matchesNarrow, parseAnchor, parseNarrow } from "../views/narrow";
 import { checkReportMessage } from "../actions/message_reports";
 import { checkAddSubmessage } from "../actions/submessages";
@@ -137,8 +137,9 @@ export function messagesRoutes(h: Hearth) {
         // Which of the given messages match the narrow, with search highlights (the web app's live-update check).
         const narrow = compileNarrow(h, user, parseNarrow(params.narrow));
         const messages: Record<string, { match_content: string; match_subject: string }> = {};
+        const readable = readableChannels(h, user);
         for (const id of params.msg_ids) {
-          const found = matchesNarrow(h, user, narrow, id);
+          const found = matchesNarrow(h, user, narrow, id, readable);
           if (!found) continue;
           messages[String(id)] = {
             match_content: highlightHtml(found.message.rendered_content, narrow.searchWords),

@@ -160,10 +160,15 @@ export function visibleEditHistory(h: Hearth, m: MessageRecord): MessageRecord["
 }
 
 /** Reads a message and its flags for `user`, or undefined when they may not see it. */
-export function readableMessage(h: Hearth, user: UserRecord, id: number): { message: MessageRecord; flags: number } | undefined {
+export function readableMessage(
+  h: Hearth,
+  user: UserRecord,
+  id: number,
+  readable: ReadableChannels = readableChannels(h, user),
+): { message: MessageRecord; flags: number } | undefined {
   const message = getMessage(h.store, id);
   if (!message) return undefined;
-  const flags = visibleFlags(h, user, message);
+  const flags = visibleFlags(h, user, message, readable);
   return flags === undefined ? undefined : { message, flags };
 }
 

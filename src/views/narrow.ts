@@ -19,7 +19,7 @@ import {
   type MessageRecord,
 } from "../store/messages";
 import { channelById, channelByName, canReadChannel, type MessageChannel } from "./message_channels";
-import { readableChannels, visibleFlags } from "./messages";
+import { readableChannels, visibleFlags, type ReadableChannels } from "./messages";
 import { visibilityPolicyOf, VisibilityPolicy } from "../store/user_topics";
 import { getSubscription } from "../store/channels";
 
@@ -323,10 +323,10 @@ export function walkNarrow(h: Hearth, viewer: UserRecord, narrow: CompiledNarrow
 }
 
 /** The message with `viewer`'s flags if they may see it and it matches the narrow. */
-export function matchesNarrow(h: Hearth, viewer: UserRecord, narrow: CompiledNarrow, id: number): Match | undefined {
+export function matchesNarrow(h: Hearth, viewer: UserRecord, narrow: CompiledNarrow, id: number, readable: ReadableChannels = readableChannels(h, viewer)): Match | undefined {
   const message = getMessage(h.store, id);
   if (!message) return undefined;
-  const flags = visibleFlags(h, viewer, message);
+  const flags = visibleFlags(h, viewer, message, readable);
   if (flags === undefined || !narrow.filters.every((f) => f(message, flags))) return undefined;
   return { message, flags };
 }
