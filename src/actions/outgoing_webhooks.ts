@@ -124,8 +124,16 @@ export function resumeOutgoingWebhookCalls(h: Hearth): void {
 }
 
 /** The calls under way, so that a stopping server can abandon them (and tests wait for them). */
+/**
+ * Calls made at once, the rest waiting their turn: after downtime every stored call is
+ * resumed together, and each may wait 10 s and retry three times. (Zulip's queue worker
+ * makes them one by one.)
+ */
+const MAX_CONCURRENT_CALLS = 8;
+
 class PendingCalls {
   private readonly running = new Set<Promise<void>>();
+  private readonly waiting: (() => Promise<void>)[] = [];
   private readonly controller = new AbortController();
 
   get signal(): AbortSignal {
@@ -138,12 +146,23 @@ class PendingCalls {
 
   run(call: () => Promise<void>): void {
     if (this.stopped) return;
-    const promise = call()
-      .catch((error) => {
-        if (!this.stopped) console.error("An outgoing webhook call failed:", error);
-      })
-      .finally(() => this.running.delete(promise));
-    this.running.add(promise);
+    this.waiting.push(call);
+    this.startWaiting();
+  }
+
+  private startWaiting(): void {
+    while (!this.stopped && this.running.size < MAX_CONCURRENT_CALLS && this.waiting.length > 0) {
+      const promise: Promise<void> = this.waiting
+        .shift()!()
+        .catch((error) => {
+          if (!this.stopped) console.error("An outgoing webhook call failed:", error);
+        })
+        .finally(() => {
+          this.running.delete(promise);
+          this.startWaiting();
+        });
+      this.running.add(promise);
+    }
   }
 
   /** Resolves once every call started so far has ended. */
@@ -151,9 +170,10 @@ class PendingCalls {
     while (this.running.size > 0) await Promise.allSettled([...this.running]);
   }
 
-  /** Aborts the calls under way: they stay stored, for the next start. */
+  /** Aborts the calls under way: they stay stored, with those still waiting, for the next start. */
   async stop(): Promise<void> {
     this.controller.abort();
+    this.waiting.length = 0;
     await this.drain();
   }
 }

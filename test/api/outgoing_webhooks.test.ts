@@ -188,6 +188,32 @@ describe("calls and replies", () => {
     }
   });
 
+  test("many calls at once: at most 8 made together, the others in turn, every one answered", async () => {
+    let inFlight = 0;
+    let most = 0;
+    const slow = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      async fetch() {
+        most = Math.max(most, ++inFlight);
+        await Bun.sleep(30);
+        inFlight--;
+        return Response.json({ content: "done" });
+      },
+    });
+    try {
+      const bot = await outgoingBot("busy", { payload_url: JSON.stringify(`http://127.0.0.1:${slow.port}/hook`) });
+      await Promise.all(Array.from({ length: 20 }, (_, i) => s.as("othello").post("/messages", { type: "direct", to: JSON.stringify([bot.id]), content: `job ${i}` })));
+      await drainOutgoingWebhooks(s.server.h);
+      const replies = expectSuccess(await s.as("othello").get("/messages", { anchor: "newest", num_before: 40, num_after: 0, narrow: [{ operator: "sender", operand: bot.id }] })).messages;
+      expect(replies.filter((m: any) => m.content === "<p>done</p>")).toHaveLength(20);
+      expect(most).toBeLessThanOrEqual(8);
+      expect(most).toBeGreaterThan(1);
+    } finally {
+      slow.stop(true);
+    }
+  });
+
   test("the Slack interface: Slack's form fields, `text` as the reply, and direct messages refused", async () => {
     const bot = await outgoingBot("slacky", { interface_type: 2 });
     answer = { status: 200, body: JSON.stringify({ text: "from slack" }) };
