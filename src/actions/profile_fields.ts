@@ -163,7 +163,7 @@ export async function doUpdateProfileField(h: Hearth, actor: UserRecord, id: num
   });
   notifyFields(h);
   // Clients hold each user's values: the cleared ones go as a null value (Zulip sends none, leaving them stale).
-  for (const user of cleared) notifyProfileData(h, user, [{ id, value: "" }]);
+  for (const user of cleared) notifyRealmUser(h, "update", user, { custom_profile_field: { id, value: null } });
 }
 
 export async function doDeleteProfileField(h: Hearth, actor: UserRecord, id: number): Promise<void> {
