@@ -772,6 +772,26 @@ describe("unread runs: the job's batches", () => {
     expect(unread.messages.map((m: any) => m.id).filter((id: number) => ids.includes(id))).toEqual(ids.filter((_, i) => i >= 10 && i !== 70));
   });
 
+  test("a batch cut short in a data folder from before the in-progress mark is planned again without stale runs", async () => {
+    await drain();
+    const ch = await channels();
+    await drain();
+    const store = s.server.h.store;
+    const hamlet = s.users.hamlet.id;
+    const ids = await sendMany(ch.A, 150, () => "old folder");
+    const partial = planDeferredUnreadRows(store, 500)!;
+    await store.commit(() => writeDeferredUnreadRows(store, partial, new Map([[hamlet, ids.slice(0, 100)]]), false));
+    // The earlier version wrote no mark: its partial batch looks like this.
+    await store.commit(() => store.dbs.meta.remove(["unreadBatchInProgress"]));
+    await flags("hamlet", ids.slice(0, 10), "add", "read");
+    await drain();
+    expect(unreadWatermark(store)).toBeGreaterThanOrEqual(ids[149]);
+    expectDisjointRuns(hamlet);
+    expect(store.dbs.meta.get(["unreadBatchInProgress"])).toBe(0);
+    await flags("hamlet", [ids[70]], "add", "read");
+    expect(getUserFlags(store, hamlet, ids[70])).toBe(1);
+  });
+
   test("a batch cut short, then moves, reads and a loss of access before it is planned again", async () => {
     await drain();
     const ch = await channels();
