@@ -749,48 +749,34 @@ describe("unread runs: the job's batches", () => {
     }
   });
 
-  test("a batch cut short and planned again with other run boundaries leaves no stale run behind", async () => {
-    await drain();
-    const ch = await channels();
-    await drain();
-    const store = s.server.h.store;
-    const hamlet = s.users.hamlet.id;
-    const ids = await sendMany(ch.A, 150, () => "replan");
-    // The first commit of a batch wrote hamlet's runs for 100 messages (boundary at his 65th), then the worker stopped.
-    const partial = planDeferredUnreadRows(store, 500)!;
-    await store.commit(() => writeDeferredUnreadRows(store, partial, new Map([[hamlet, ids.slice(0, 100)]]), false));
-    expect(runsOf(hamlet).filter((r) => r.ids[0] >= ids[0]).map((r) => r.start)).toEqual([partial.start, ids[64]]);
-    // He reads ten: the batch planned again has his boundaries at ids[74] and ids[138].
-    await flags("hamlet", ids.slice(0, 10), "add", "read");
-    await drain();
-    expect(unreadWatermark(store)).toBeGreaterThanOrEqual(ids[149]);
-    expectDisjointRuns(hamlet);
-    // Reading a message that the first attempt's second run held must make it read.
-    await flags("hamlet", [ids[70]], "add", "read");
-    expect(getUserFlags(store, hamlet, ids[70])).toBe(1);
-    const unread = expectSuccess(await s.as("hamlet").get("/messages", { anchor: ids[0], num_before: 0, num_after: 300, narrow: JSON.stringify([{ operator: "is", operand: "unread" }]) }));
-    expect(unread.messages.map((m: any) => m.id).filter((id: number) => ids.includes(id))).toEqual(ids.filter((_, i) => i >= 10 && i !== 70));
-  });
-
-  test("a batch cut short in a data folder from before the in-progress mark is planned again without stale runs", async () => {
-    await drain();
-    const ch = await channels();
-    await drain();
-    const store = s.server.h.store;
-    const hamlet = s.users.hamlet.id;
-    const ids = await sendMany(ch.A, 150, () => "old folder");
-    const partial = planDeferredUnreadRows(store, 500)!;
-    await store.commit(() => writeDeferredUnreadRows(store, partial, new Map([[hamlet, ids.slice(0, 100)]]), false));
-    // The earlier version wrote no mark: its partial batch looks like this.
-    await store.commit(() => store.dbs.meta.remove(["unreadBatchInProgress"]));
-    await flags("hamlet", ids.slice(0, 10), "add", "read");
-    await drain();
-    expect(unreadWatermark(store)).toBeGreaterThanOrEqual(ids[149]);
-    expectDisjointRuns(hamlet);
-    expect(store.dbs.meta.get(["unreadBatchInProgress"])).toBe(0);
-    await flags("hamlet", [ids[70]], "add", "read");
-    expect(getUserFlags(store, hamlet, ids[70])).toBe(1);
-  });
+  // "from before the mark": a data folder written before batches marked themselves in
+  // progress (UNREAD_BATCH_IN_PROGRESS), whose partial batch carries no mark.
+  for (const folder of ["this version's", "from before the mark"] as const) {
+    test(`a batch cut short and planned again with other run boundaries leaves no stale run behind (data folder ${folder})`, async () => {
+      await drain();
+      const ch = await channels();
+      await drain();
+      const store = s.server.h.store;
+      const hamlet = s.users.hamlet.id;
+      const ids = await sendMany(ch.A, 150, () => "replan");
+      // The first commit of a batch wrote hamlet's runs for 100 messages (boundary at his 65th), then the worker stopped.
+      const partial = planDeferredUnreadRows(store, 500)!;
+      await store.commit(() => writeDeferredUnreadRows(store, partial, new Map([[hamlet, ids.slice(0, 100)]]), false));
+      expect(runsOf(hamlet).filter((r) => r.ids[0] >= ids[0]).map((r) => r.start)).toEqual([partial.start, ids[64]]);
+      if (folder === "from before the mark") await store.commit(() => store.dbs.meta.remove(["unreadBatchInProgress"]));
+      // He reads ten: the batch planned again has his boundaries at ids[74] and ids[138].
+      await flags("hamlet", ids.slice(0, 10), "add", "read");
+      await drain();
+      expect(unreadWatermark(store)).toBeGreaterThanOrEqual(ids[149]);
+      expect(store.dbs.meta.get(["unreadBatchInProgress"])).toBe(0);
+      expectDisjointRuns(hamlet);
+      // Reading a message that the first attempt's second run held must make it read.
+      await flags("hamlet", [ids[70]], "add", "read");
+      expect(getUserFlags(store, hamlet, ids[70])).toBe(1);
+      const unread = expectSuccess(await s.as("hamlet").get("/messages", { anchor: ids[0], num_before: 0, num_after: 300, narrow: JSON.stringify([{ operator: "is", operand: "unread" }]) }));
+      expect(unread.messages.map((m: any) => m.id).filter((id: number) => ids.includes(id))).toEqual(ids.filter((_, i) => i >= 10 && i !== 70));
+    });
+  }
 
   test("a batch cut short, then moves, reads and a loss of access before it is planned again", async () => {
     await drain();
