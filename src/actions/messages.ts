@@ -12,7 +12,7 @@ import { activeRealmEmojiByName } from "../store/realm_emoji";
 import { checkEmojiRequest, emojiCodeByName, emojiTypeByName, type ReactionInput } from "./realm_emoji";
 import { realmEmojiPath } from "../views/realm_emoji";
 import { ApiError, badRequest, mustBeAdmin } from "../errors";
-import { allUsers, getUser, type UserRecord } from "../store/users";
+import { allUsers, getUser, inactiveUserIdsOf, type UserRecord } from "../store/users";
 import { everSubscribedIds, getChannel, getSubscription, putChannel } from "../store/channels";
 import { visibilityPolicyOf, VisibilityPolicy } from "../store/user_topics";
 import { accessChannel, channelViewerIds } from "../access/channels";
@@ -255,13 +255,10 @@ function mentionBitsFor(userId: number, senderId: number, rendered: RenderResult
 
 
 /**
- * `has_alert_word` for one recipient: any of their alert words in the message, case
- * insensitive, standing alone between Zulip's separators (spaces, quotes, brackets,
- * punctuation). Never for one's own messages.
- */
-/**
- * The `has_alert_word` bit of each recipient, for one message: only users who have
- * alert words are checked (a message to 1,000 users usually checks a few).
+ * The `has_alert_word` bit of each recipient, for one message: any of their alert
+ * words in the message, case insensitive, standing alone between Zulip's separators
+ * (spaces, quotes, brackets, punctuation); never for one's own messages. Only users
+ * who have alert words are checked (a message to 1,000 users usually checks a few).
  */
 function alertWordBits(h: Hearth, senderId: number, content: string): (userId: number) => number {
   const byUser = alertWordsByUser(h.store);
@@ -302,7 +299,8 @@ function mentionedGroupMembers(h: Hearth, rendered: RenderResult): Set<number> {
 
 function recipientsOf(h: Hearth, target: MessageTarget): number[] {
   if (target.type === "private") return target.userIds;
-  return channelSubscriberIds(h, target.channel.id).filter((id) => getUser(h.store, id)?.is_active);
+  const inactive = inactiveUserIdsOf(h.store);
+  return channelSubscriberIds(h, target.channel.id).filter((id) => !inactive.has(id));
 }
 
 /** Publishes one event per distinct flag set, so each recipient sees their own flags. */
@@ -428,7 +426,8 @@ export async function doSendMessage(h: Hearth, sender: UserRecord, req: SendRequ
   const serviceTriggers = outgoingWebhookTriggers(h, sender, target, rendered, groupMembers);
   let firstInChannel = false;
   const startsTopic = target.type === "stream" && h.store.dbs.topics.get([target.channel.id, topicKey(target.topic)]) === undefined;
-  const mentioned = [...flagsByUser].filter(([id, bits]) => id !== sender.id && (bits & MessageFlag.mentioned) !== 0).map(([id]) => id);
+  const mentioned: number[] = [];
+  for (const [id, bits] of flagsByUser) if (id !== sender.id && (bits & MessageFlag.mentioned) !== 0) mentioned.push(id);
   const automaticPolicies =
     target.type === "stream" && !sender.is_system_bot
       ? planAutomaticTopicPolicies(h, sender, target.channel.id, target.topic, startsTopic, mentioned)
@@ -514,19 +513,20 @@ function notifyNewMessage(h: Hearth, sender: UserRecord, m: MessageRecord, flags
   message.rendered_content = m.rendered_content;
   // One fields object per flags value: the queues share each (and its JSON).
   const fieldsByBits = new Map<number, Record<string, unknown>>();
-  const perUser = new Map<number, Record<string, unknown>>();
-  for (const [userId, bits] of flagsByUser) {
-    let fields = fieldsByBits.get(bits);
-    if (!fields) fieldsByBits.set(bits, (fields = { flags: flagList(bits) }));
-    perUser.set(userId, fields);
-  }
+  for (const bits of flagsByUser.values()) if (!fieldsByBits.has(bits)) fieldsByBits.set(bits, { flags: flagList(bits) });
+  const perUser = {
+    get: (userId: number) => {
+      const bits = flagsByUser.get(userId);
+      return bits === undefined ? undefined : fieldsByBits.get(bits);
+    },
+  };
   const perQueue = new Map<string, Record<string, unknown>>();
   // Only the sender's own queue: another user's queue ID must not reach that client's outbox matching.
   if (req.localId !== undefined && req.queueId !== undefined && h.queues.isOwnQueue(req.queueId, sender.id)) {
     perQueue.set(req.queueId, { local_message_id: req.localId });
   }
   const channel = m.type === "stream" ? channelById(h, m.channel_id!) : undefined;
-  h.events.publish({ type: "message", message, flags: [] }, flagsByUser.keys(), {
+  h.events.publish({ type: "message", message, flags: [] }, flagsByUser, {
     perUser,
     perQueue,
     toAllPublicStreamsQueues: channel !== undefined && !channel.invite_only,

@@ -99,10 +99,22 @@ export function activeUserIdsOf(store: Store): readonly number[] {
   });
 }
 
+/** The deactivated accounts (usually few): a message's fan-out drops them from its recipients with one set lookup each, not a user read each. */
+const inactiveIdsCache = new StoreCache<"inactive", ReadonlySet<number>>();
+
+export function inactiveUserIdsOf(store: Store): ReadonlySet<number> {
+  return inactiveIdsCache.get(store, "inactive", () => {
+    const ids = new Set<number>();
+    for (const u of allUsers(store)) if (!u.is_active) ids.add(u.id);
+    return ids;
+  });
+}
+
 /** Writes a user and keeps the email index in step; call only inside `commit`. */
 export function putUser(store: Store, user: UserRecord, previousEmail?: string): void {
   userCache.invalidate(store);
   activeIdsCache.invalidate(store);
+  inactiveIdsCache.invalidate(store);
   if (previousEmail !== undefined && previousEmail.toLowerCase() !== user.email.toLowerCase()) {
     store.dbs.usersByEmail.remove(previousEmail.toLowerCase());
   }
