@@ -23,6 +23,7 @@ import { realmRoutes } from "./api/realm";
 import { navigationViewRoutes } from "./api/navigation_views";
 import { linkifierRoutes } from "./api/linkifiers";
 import { channelFolderRoutes } from "./api/channel_folders";
+import { defaultChannelGroupRoutes } from "./api/default_channel_groups";
 import { runRealmDeletionIfDue } from "./actions/realm";
 import { avatarRoutes } from "./api/avatars";
 import { ensureAvatarSalt, getAvatarSalt } from "./store/avatars";
@@ -109,6 +110,7 @@ export function buildApp(h: Hearth) {
     navigationViewRoutes(h),
     linkifierRoutes(h),
     channelFolderRoutes(h),
+    defaultChannelGroupRoutes(h),
     staticAssetRoutes(h),
     channelsRoutes(h),
     userGroupsRoutes(h),

@@ -165,7 +165,10 @@ function applyCoreEvent(state: State, event: ApiEventJson): void {
       applyUserGroupEvent(state, event);
       return;
     case "default_streams":
-      state.realm_default_streams = event.default_streams.map((c: any) => c.stream_id);
+      state.realm_default_streams = event.default_streams;
+      return;
+    case "default_stream_groups":
+      state.realm_default_stream_groups = event.default_stream_groups;
       return;
     case "alert_words":
       state.alert_words = event.alert_words;

@@ -40,6 +40,8 @@ import {
 } from "../access/channels";
 import { applyGroupSettingUpdate, checkGroupSettingValue, isSystemGroupSetting, isUserInGroupSetting, realmGroupSetting, type GroupSettingRules } from "../access/groups";
 import { renderDescription } from "../markdown/description";
+import { defaultStreamsState } from "../views/channel_state";
+import { notifyDefaultChannelGroups, removeChannelFromDefaultChannelGroups } from "./default_channel_groups";
 import { activeSubscriberIds, formatChannel, formatSubscription, pickChannelColor, streamPostPolicyGroupId } from "../views/channels";
 import { isAdmin, isGuest, isOwner } from "../views/users";
 import { notifyRealmBot } from "./users";
@@ -824,13 +826,10 @@ function notifyChannelUpdated(h: Hearth, before: ChannelRecord, after: ChannelRe
 }
 
 function notifyDefaultChannels(h: Hearth): void {
-  const defaults = defaultChannelIds(h.store)
-    .map((id) => getChannel(h.store, id))
-    .filter((c): c is ChannelRecord => !!c && !c.is_archived)
-    .map((c) => formatChannel(h, c));
-  const nonGuests: number[] = [];
-  for (const u of allUsers(h.store)) if (u.is_active && !u.is_system_bot && !isGuest(u)) nonGuests.push(u.id);
-  h.events.publish({ type: "default_streams", default_streams: defaults }, nonGuests);
+  const nonGuests: UserRecord[] = [];
+  for (const u of allUsers(h.store)) if (u.is_active && !u.is_system_bot && !isGuest(u)) nonGuests.push(u);
+  if (nonGuests.length === 0) return;
+  h.events.publish({ type: "default_streams", default_streams: defaultStreamsState(h, nonGuests[0]) }, nonGuests.map((u) => u.id));
 }
 
 // ---------------------------------------------------------------------------
@@ -843,11 +842,13 @@ export async function checkArchiveChannel(h: Hearth, actor: UserRecord, channelI
   if (channel.is_archived) throw badRequest("Channel is already deactivated");
   const viewers = channelViewerIds(h, channel);
   const wasDefault = isDefaultChannel(h.store, channel.id);
+  let groupsChanged = false;
   const archived = await h.store.commit(() => {
     const current = getChannel(h.store, channel.id)!;
     const next = { ...current, is_archived: true };
     putChannel(h.store, next);
     h.store.dbs.defaultChannels.remove(channel.id);
+    groupsChanged = removeChannelFromDefaultChannelGroups(h, channel.id);
     return next;
   });
   h.events.publish(
@@ -858,6 +859,7 @@ export async function checkArchiveChannel(h: Hearth, actor: UserRecord, channelI
     viewers,
   );
   if (wasDefault) notifyDefaultChannels(h);
+  if (groupsChanged) notifyDefaultChannelGroups(h);
 }
 
 export async function checkSetDefaultChannel(h: Hearth, actor: UserRecord, channelId: number, isDefault: boolean): Promise<void> {

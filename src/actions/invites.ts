@@ -12,6 +12,7 @@ import { defaultChannelIds } from "../store/channels";
 import { checkEmailAddress, checkFullName, doCreateUser } from "./users";
 import { emailRefusalForRealm } from "../views/realm_domains";
 import { notifyInvitesChanged } from "./invite_events";
+import { channelsOfDefaultChannelGroups } from "./default_channel_groups";
 
 /** Zulip's INVITATION_LINK_VALIDITY_MINUTES default: 10 days. */
 const DEFAULT_INVITE_EXPIRY_MINUTES = 14400;
@@ -168,7 +169,11 @@ export function liveInviteByKey(h: Hearth, key: string): InviteRecord {
  * Someone holding a live link creates their account: the link's role, its channels
  * (and the default channels when it says so). The link stays live for the next person.
  */
-export async function checkJoinWithInvite(h: Hearth, key: string, input: { email: string; full_name: string; password: string }): Promise<UserRecord> {
+export async function checkJoinWithInvite(
+  h: Hearth,
+  key: string,
+  input: { email: string; full_name: string; password: string; default_channel_groups?: readonly string[] },
+): Promise<UserRecord> {
   const invite = liveInviteByKey(h, key);
   const email = checkEmailAddress(input.email);
   // Zulip's registration form's words.
@@ -180,7 +185,15 @@ export async function checkJoinWithInvite(h: Hearth, key: string, input: { email
   if (!passwordLengthAllowed(input.password)) {
     throw badRequest(`The password must be ${SERVER_LIMITS.password_min_length} to ${SERVER_LIMITS.password_max_length} characters long.`);
   }
-  const channelIds = [...invite.stream_ids, ...(invite.include_realm_default_subscriptions ? defaultChannelIds(h.store) : [])];
+  // The link's channels, the default channels when it says so, and those of the default
+  // channel groups the person picked (Zulip's registration form offers them).
+  const channelIds = [
+    ...new Set([
+      ...invite.stream_ids,
+      ...(invite.include_realm_default_subscriptions ? defaultChannelIds(h.store) : []),
+      ...channelsOfDefaultChannelGroups(h, input.default_channel_groups ?? []),
+    ]),
+  ];
   return doCreateUser(h, {
     email,
     full_name: input.full_name,

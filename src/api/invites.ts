@@ -9,6 +9,8 @@ import { readBodyUpTo } from "../http/wire";
 import { param } from "../http/params";
 import { pathId } from "../http/path";
 import { checkCreateInviteLink, checkJoinWithInvite, checkRevokeInviteLink, InviteLinkError, invitesFor, liveInviteByKey } from "../actions/invites";
+import { defaultChannelGroupsView } from "../actions/default_channel_groups";
+import type { InviteRecord } from "../store/invites";
 import { getRealm } from "../store/realm";
 import { Role } from "../store/users";
 import { escapeHtml } from "../lib/text";
@@ -49,7 +51,7 @@ function page(title: string, body: string, status = 200): Response {
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(title)}</title>
 <style>body{font:16px/1.5 system-ui,sans-serif;max-width:28rem;margin:3rem auto;padding:0 1rem;color:#222}
-label{display:block;margin:.8rem 0 .2rem}input{width:100%;padding:.4rem;box-sizing:border-box}
+label{display:block;margin:.8rem 0 .2rem}input{width:100%;padding:.4rem;box-sizing:border-box}input[type=checkbox]{width:auto}fieldset{margin-top:1rem}
 button{margin-top:1rem;padding:.5rem 1rem}.error{color:#a00}</style></head>
 <body><h1>${escapeHtml(title)}</h1>${body}</body></html>`;
   return new Response(html, {
@@ -65,14 +67,36 @@ button{margin-top:1rem;padding:.5rem 1rem}.error{color:#a00}</style></head>
   });
 }
 
-function joinForm(h: Hearth, values: { email?: string; full_name?: string }, error?: string): string {
+interface JoinValues {
+  email?: string;
+  full_name?: string;
+  default_channel_groups?: readonly string[];
+}
+
+/**
+ * The form; `invite` decides whether the default channel groups are offered (as
+ * Zulip's registration form offers them; not to a guest, whom the API shows none).
+ */
+function joinForm(h: Hearth, invite: InviteRecord, values: JoinValues, error?: string): string {
   const realm = getRealm(h.store);
+  const groups = invite.invited_as === Role.GUEST ? [] : defaultChannelGroupsView(h);
+  const picked = new Set(values.default_channel_groups ?? []);
+  const groupChoices =
+    groups.length === 0
+      ? ""
+      : `<fieldset><legend>Channels to join</legend>${groups
+          .map(
+            (group, i) =>
+              `<label><input type="checkbox" name="default_stream_group" id="group${i}" value="${escapeHtml(group.name)}"${picked.has(group.name) ? " checked" : ""}> ${escapeHtml(group.name)}${group.description ? ` — ${escapeHtml(group.description)}` : ""}</label>`,
+          )
+          .join("\n")}</fieldset>`;
   return `<p>You have been invited to join ${escapeHtml(realm?.name ?? "this organization")}.</p>
 ${error ? `<p class="error" role="alert">${escapeHtml(error)}</p>` : ""}
 <form method="post">
 <label for="email">Email</label><input id="email" name="email" type="email" required value="${escapeHtml(values.email ?? "")}">
 <label for="full_name">Full name</label><input id="full_name" name="full_name" required value="${escapeHtml(values.full_name ?? "")}">
 <label for="password">Password</label><input id="password" name="password" type="password" required autocomplete="new-password">
+${groupChoices}
 <button type="submit">Create account</button>
 </form>`;
 }
@@ -99,8 +123,7 @@ export function joinPageRoutes(h: Hearth) {
     const ipKey = ipKeyOf(request, server);
     try {
       h.limits.loginByIp.assertAllowed(ipKey);
-      liveInviteByKey(h, params.key);
-      return page("Join", joinForm(h, {}));
+      return page("Join", joinForm(h, liveInviteByKey(h, params.key), {}));
     } catch (error) {
       if (error instanceof InviteLinkError) return deadLink(error, ipKey);
       if (error instanceof ApiError) return refusal(error);
@@ -115,17 +138,30 @@ export function joinPageRoutes(h: Hearth) {
       if (error instanceof ApiError) return refusal(error);
       throw error;
     }
+    let invite: InviteRecord;
+    try {
+      invite = liveInviteByKey(h, params.key);
+    } catch (error) {
+      if (error instanceof InviteLinkError) return deadLink(error, ipKey);
+      throw error;
+    }
     let text: string;
     try {
       // The page needs no authentication: a body is read only up to the form's size,
       // one that declares more refused before it is read.
       text = new TextDecoder().decode(await readBodyUpTo(request, MAX_FORM_CHARS));
     } catch (error) {
-      if (error instanceof ApiError && error.httpStatus === 413) return page("Join", joinForm(h, {}, "The form is too large."), 413);
+      if (error instanceof ApiError && error.httpStatus === 413) return page("Join", joinForm(h, invite, {}, "The form is too large."), 413);
       throw error;
     }
     const form = new URLSearchParams(text);
-    const values = { email: form.get("email") ?? "", full_name: form.get("full_name") ?? "", password: form.get("password") ?? "" };
+    const values = {
+      email: form.get("email") ?? "",
+      full_name: form.get("full_name") ?? "",
+      password: form.get("password") ?? "",
+      // Zulip's field name; a guest's form offers none, so none is taken.
+      default_channel_groups: invite.invited_as === Role.GUEST ? [] : form.getAll("default_stream_group"),
+    };
     try {
       const user = await checkJoinWithInvite(h, params.key, values);
       return page(
@@ -134,7 +170,7 @@ export function joinPageRoutes(h: Hearth) {
       );
     } catch (error) {
       if (error instanceof InviteLinkError) return deadLink(error, ipKey);
-      if (error instanceof ApiError) return page("Join", joinForm(h, values, error.message), error.httpStatus);
+      if (error instanceof ApiError) return page("Join", joinForm(h, invite, values, error.message), error.httpStatus);
       throw error;
     }
   };

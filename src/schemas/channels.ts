@@ -113,4 +113,11 @@ export const StreamUpdateEvent = t.Object({
   history_public_to_subscribers: t.Optional(t.Boolean()),
   is_web_public: t.Optional(t.Boolean()),
 });
-export const DefaultStreamsEvent = t.Object({ type: t.Literal("default_streams"), default_streams: t.Array(Channel) });
+/** FL 330: the default channels' IDs (channel objects before). */
+export const DefaultStreamsEvent = t.Object({ type: t.Literal("default_streams"), default_streams: t.Array(t.Integer()) });
+/** A default channel group; `streams` its channels' IDs (FL 330; channel objects before). */
+export const DefaultStreamGroup = t.Object(
+  { name: t.String(), id: t.Integer(), description: t.String(), streams: t.Array(t.Integer()) },
+  { additionalProperties: false },
+);
+export const DefaultStreamGroupsEvent = t.Object({ type: t.Literal("default_stream_groups"), default_stream_groups: t.Array(DefaultStreamGroup) });

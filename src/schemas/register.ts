@@ -1,5 +1,7 @@
 import {
   DefaultStreamsEvent,
+  DefaultStreamGroup,
+  DefaultStreamGroupsEvent,
   StreamCreateEvent,
   StreamDeleteEvent,
   StreamUpdateEvent,
@@ -229,7 +231,7 @@ export const RegisterResponse = success({
   starred_messages: List(Int()),
   streams: List(t.Object({ stream_id: Int(), name: Str(), description: Str(), rendered_description: Str(), date_created: Int(), invite_only: Bool(), is_web_public: Bool(), history_public_to_subscribers: Bool() })),
   realm_default_streams: List(Int()),
-  realm_default_stream_groups: List(t.Unknown()),
+  realm_default_stream_groups: List(DefaultStreamGroup),
   stop_words: List(Str()),
   user_status: t.Record(Str(), t.Unknown()),
   user_topics: List(t.Object({ stream_id: Int(), topic_name: Str(), last_updated: Int(), visibility_policy: Int() })),
@@ -405,6 +407,7 @@ export const EventSchemas: Record<string, TSchema> = {
   subscription: t.Union([SubscriptionAddEvent, SubscriptionRemoveEvent, SubscriptionUpdateEvent, SubscriptionPeerEvent]),
   stream: t.Union([StreamCreateEvent, StreamDeleteEvent, StreamUpdateEvent]),
   default_streams: DefaultStreamsEvent,
+  default_stream_groups: DefaultStreamGroupsEvent,
   user_group: UserGroupEvent,
   message: Ev("message", { message: MessageEventMessage, flags: List(Str()), local_message_id: t.Optional(Str()) }),
   update_message: Ev("update_message", {

@@ -42,6 +42,8 @@ export const KEYSPACES = {
   realmEmojiImages: "realm_emoji_images",
   /** folderId → ChannelFolder (archived ones kept) */
   channelFolders: "channel_folders",
+  /** groupId → DefaultChannelGroup (src/actions/default_channel_groups.ts) */
+  defaultChannelGroups: "default_channel_groups",
   /** domain (lower-cased) → RealmDomain: allowed email domains for new users */
   realmDomains: "realm_domains",
   /** [userId, fragment] → NavigationView (built-in views only once the user changed them) */

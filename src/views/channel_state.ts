@@ -128,7 +128,11 @@ export function listChannels(
   return streams;
 }
 
-/** `realm_default_streams`: IDs of the default channels (FL 330 sends IDs). */
+/**
+ * `realm_default_streams`, and the `default_streams` event's list: IDs of the default
+ * channels (FL 330 sends IDs where it sent channel objects before). Default channels
+ * are public, so every non-guest sees the same list.
+ */
 export function defaultStreamsState(h: Hearth, user: UserRecord): number[] {
   // Zulip shows guests no default channels (and sends them no default_streams events).
   if (user.role === Role.GUEST) return [];

@@ -193,7 +193,6 @@ defineStatePart("presences", ["presence"], ({ h, slimPresence, presenceHistoryLi
 const placeholders: [string, string[] | ((ctx: StateContext) => boolean), () => Record<string, unknown>][] = [
   ["realm_filters", ["realm_filters"], () => ({ realm_filters: [] })],
   ["realm_embedded_bots", ["realm_embedded_bots"], () => ({ realm_embedded_bots: [] })],
-  ["realm_default_stream_groups", ["default_stream_groups"], () => ({ realm_default_stream_groups: [] })],
   ["stop_words", ["stop_words"], () => ({ stop_words: [] })],
   ["has_zoom_token", ["video_calls", "has_zoom_token"], () => ({ has_zoom_token: false })],
   // No GIPHY key is configured (Zulip sends "" then, and clients hide the GIF picker).

@@ -133,6 +133,10 @@ const ROUTES: RouteSpec[] = [
   { method: "DELETE", path: "/api/v1/streams/:stream_id", params: [] },
   { method: "POST", path: "/api/v1/default_streams", params: ["stream_id"] },
   { method: "DELETE", path: "/api/v1/default_streams", params: ["stream_id"] },
+  { method: "POST", path: "/api/v1/default_stream_groups/create", params: ["group_name", "description", "stream_names"] },
+  { method: "PATCH", path: "/api/v1/default_stream_groups/:group_id", params: ["new_group_name", "new_description"] },
+  { method: "PATCH", path: "/api/v1/default_stream_groups/:group_id/streams", params: ["op", "stream_names"] },
+  { method: "DELETE", path: "/api/v1/default_stream_groups/:group_id", params: [] },
   { method: "GET", path: "/api/v1/user_groups", params: ["include_deactivated_groups"] },
   { method: "POST", path: "/api/v1/user_groups/create", params: ["name", "description", "members", "subgroups", "can_add_members_group", "can_join_group", "can_leave_group", "can_manage_group", "can_mention_group", "can_remove_members_group"] },
   { method: "PATCH", path: "/api/v1/user_groups/:user_group_id", params: ["name", "description", "deactivated", "can_add_members_group", "can_join_group", "can_leave_group", "can_manage_group", "can_mention_group", "can_remove_members_group"] },
@@ -447,6 +451,8 @@ beforeAll(async () => {
   fx.playgroundId = expectSuccess(await iago.post("/realm/playgrounds", { name: "P", pygments_language: "Python", url_template: "https://p.example/{code}" })).id;
   fx.fieldId = expectSuccess(await iago.post("/realm/profile_fields", { field_type: 1, name: "Fuzz field" })).id;
   fx.folderId = expectSuccess(await iago.post("/channel_folders/create", { name: "Fuzz folder" })).channel_folder_id;
+  expectSuccess(await iago.post("/default_stream_groups/create", { group_name: "Fuzz channels", description: "d", stream_names: ["Denmark"] }));
+  fx.defaultGroupId = expectSuccess(await iago.post("/register", { fetch_event_types: ["default_stream_groups"] })).realm_default_stream_groups[0].id;
   expectSuccess(await s.as("desdemona").post("/realm/domains", { domain: "fuzz.example", allow_subdomains: false }));
   expectSuccess(await iago.post("/navigation_views", { fragment: "narrow/is/starred", is_pinned: true }));
   expectSuccess(await iago.post("/invites/multiuse", {}));
@@ -486,6 +492,7 @@ function samplePath(route: string, name: string): string {
     playground_id: () => fx.playgroundId,
     field_id: () => fx.fieldId,
     channel_folder_id: () => fx.folderId,
+    group_id: () => fx.defaultGroupId,
     user_group_id: () => fx.groupId,
     invite_id: () => fx.inviteId,
     attachment_id: () => fx.attachmentId,
@@ -543,6 +550,9 @@ function baseline(route: string, who: CastName): Record<string, unknown> {
     "GET /api/v1/get_stream_id": () => ({ stream: "Denmark" }),
     "POST /api/v1/default_streams": () => ({ stream_id: fx.scratch }),
     "DELETE /api/v1/default_streams": () => ({ stream_id: fx.scratch }),
+    "POST /api/v1/default_stream_groups/create": () => ({ group_name: `Fuzz group ${who}`, description: "d", stream_names: ["Scratch"] }),
+    "PATCH /api/v1/default_stream_groups/:group_id": () => ({ new_description: "changed" }),
+    "PATCH /api/v1/default_stream_groups/:group_id/streams": () => ({ op: "add", stream_names: ["Scratch"] }),
     "POST /api/v1/user_groups/create": () => ({ name: `Fuzz group ${who}`, description: "d", members: [s.users.hamlet.id] }),
     "POST /api/v1/messages": () => ({ type: "stream", to: fx.denmark, topic, content: "hi" }),
     "GET /api/v1/messages": () => ({ anchor: "newest", num_before: 5, num_after: 0, narrow: [] }),

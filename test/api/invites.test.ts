@@ -218,6 +218,43 @@ describe("reusable invitation links", () => {
     }
   });
 
+  test("the form offers the default channel groups (not to a guest's link); the picked groups' channels are joined", async () => {
+    const garden = await s.createChannel("iago", "Garden", ["iago"]);
+    const forest = await s.createChannel("iago", "Forest", ["iago"]);
+    expectSuccess(await s.as("iago").post("/default_stream_groups/create", { group_name: "Outdoors <&>", description: "Fresh air", stream_names: ["Garden", "Forest"] }));
+    expectSuccess(await s.as("iago").post("/default_stream_groups/create", { group_name: "Indoors", description: "", stream_names: ["Denmark"] }));
+    try {
+      const link = await createLink("iago");
+      const form = await (await joinPage(link)).text();
+      expect(form).toContain('name="default_stream_group" id="group1" value="Outdoors &lt;&amp;&gt;"');
+      expect(form).toContain("Fresh air");
+      const guestForm = await (await joinPage(await createLink("iago", { invite_as: Role.GUEST }))).text();
+      expect(guestForm).not.toContain("default_stream_group");
+
+      // An unknown group: the form again, with the groups ticked as they were, and no account.
+      const unknown = new URLSearchParams({ email: "audrey@example.com", full_name: "Audrey", password: "arden forest" });
+      unknown.append("default_stream_group", "Outdoors <&>");
+      unknown.append("default_stream_group", "Nowhere");
+      const refused = await fetch(link, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: unknown.toString() });
+      expect(refused.status).toBe(400);
+      const again = await refused.text();
+      expect(again).toContain("Invalid default channel group Nowhere");
+      expect(again).toContain('value="Outdoors &lt;&amp;&gt;" checked');
+      expectError(await s.anonymous().post("/fetch_api_key", { username: "audrey@example.com", password: "arden forest" }), 401, "AUTHENTICATION_FAILED");
+
+      const picked = new URLSearchParams({ email: "phebe@example.com", full_name: "Phebe", password: "arden forest" });
+      picked.append("default_stream_group", "Outdoors <&>");
+      expect((await fetch(link, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: picked.toString() })).status).toBe(200);
+      const key = expectSuccess(await s.anonymous().post("/fetch_api_key", { username: "phebe@example.com", password: "arden forest" })).api_key;
+      const channels = expectSuccess(await new ApiClient(s.url, "phebe@example.com", key).get("/users/me/subscriptions")).subscriptions.map((c: any) => c.stream_id);
+      expect(channels.sort()).toEqual([garden, forest].sort());
+    } finally {
+      for (const group of expectSuccess(await s.as("iago").post("/register", { fetch_event_types: ["default_stream_groups"] })).realm_default_stream_groups) {
+        expectSuccess(await s.as("iago").delete(`/default_stream_groups/${group.id}`));
+      }
+    }
+  });
+
   test("an organization that restricts emails to its domains: only those, and no + aliases", async () => {
     expectSuccess(await s.as("desdemona").post("/realm/domains", { domain: "arden.test", allow_subdomains: "true" }));
     expectError(await s.as("iago").patch("/realm", { emails_restricted_to_domains: "true" }), 400, "UNAUTHORIZED_PRINCIPAL", "Must be an organization owner");
