@@ -538,6 +538,14 @@ export class QueueManager implements EventSink {
       }
       case "user_topic":
         return event.topic_name === "" ? { ...event, topic_name: name() } : event;
+      case "update_message_flags": {
+        // Marking messages unread tells where they are: `message_details[id].topic`.
+        const details = event.message_details as Record<string, { topic?: string }> | undefined;
+        if (!details || !Object.values(details).some((d) => d.topic === "")) return event;
+        const shown: Record<string, unknown> = {};
+        for (const [id, d] of Object.entries(details)) shown[id] = d.topic === "" ? { ...d, topic: name() } : d;
+        return { ...event, message_details: shown };
+      }
       default:
         return event;
     }

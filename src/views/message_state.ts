@@ -4,6 +4,7 @@ import { appendTo } from "../lib/collections";
 import type { UserRecord } from "../store/users";
 import { getSubscription } from "../store/channels";
 import { getMessage, idsInRange, indexRows, messageLocation, type MessageLocation } from "../store/messages";
+import { topicDisplayName } from "./messages";
 
 /**
  * The message parts of POST /register's initial state. All read per-user index
@@ -22,7 +23,8 @@ function locationOf(h: Hearth, id: number, value: unknown): MessageLocation | un
   return m ? messageLocation(m) : undefined;
 }
 
-export function unreadMessagesState(h: Hearth, user: UserRecord): Record<string, unknown> {
+/** `allowEmptyTopicName`: the client's empty_topic_name capability (FL 334); without it "" shows as the realm's display name. */
+export function unreadMessagesState(h: Hearth, user: UserRecord, allowEmptyTopicName: boolean): Record<string, unknown> {
   const pms = new Map<number, number[]>();
   const huddles = new Map<string, number[]>();
   const streams = new Map<string, { stream_id: number; topic: string; unread_message_ids: number[] }>();
@@ -52,7 +54,7 @@ export function unreadMessagesState(h: Hearth, user: UserRecord): Record<string,
     if (Array.isArray(location)) {
       const [streamId, topic] = location;
       const key = `${streamId}\u0000${topic}`;
-      const entry = streams.get(key) ?? { stream_id: streamId, topic, unread_message_ids: [] };
+      const entry = streams.get(key) ?? { stream_id: streamId, topic: topicDisplayName(h, topic, { allowEmptyTopicName }), unread_message_ids: [] };
       entry.unread_message_ids.push(id);
       streams.set(key, entry);
     } else {
@@ -102,8 +104,8 @@ export function starredMessageIds(h: Hearth, user: UserRecord): number[] {
 }
 
 // Unread counts stay current only with both message and flag events (Zulip's rule).
-defineStatePart("unread_msgs", (ctx) => ctx.want("message") && ctx.want("update_message_flags"), ({ h, user }) => ({
-  unread_msgs: user ? unreadMessagesState(h, user) : { count: 0, pms: [], streams: [], huddles: [], mentions: [], old_unreads_missing: false },
+defineStatePart("unread_msgs", (ctx) => ctx.want("message") && ctx.want("update_message_flags"), ({ h, user, capabilities }) => ({
+  unread_msgs: user ? unreadMessagesState(h, user, capabilities.empty_topic_name) : { count: 0, pms: [], streams: [], huddles: [], mentions: [], old_unreads_missing: false },
 }));
 defineStatePart("recent_private_conversations", ["recent_private_conversations"], ({ h, user }) => ({
   recent_private_conversations: user ? recentPrivateConversations(h, user) : [],

@@ -91,7 +91,7 @@ export function formatReactions(h: Hearth, m: MessageRecord): Record<string, unk
 }
 
 /** The topic as a client sees it: "" becomes `realm_empty_topic_display_name` for clients without FL 334 support. */
-export function topicDisplayName(h: Hearth, topic: string, options: MessageViewOptions): string {
+export function topicDisplayName(h: Hearth, topic: string, options: Pick<MessageViewOptions, "allowEmptyTopicName">): string {
   if (topic !== "" || options.allowEmptyTopicName) return topic;
   return realmSetting(h, "empty_topic_display_name", String(REALM_DEFAULTS.empty_topic_display_name));
 }

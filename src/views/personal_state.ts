@@ -5,6 +5,7 @@ import { allUsers } from "../store/users";
 import { statusView } from "../actions/user_status";
 import { mutedTopicsView } from "../actions/user_topics";
 import { getUserTopics } from "../store/user_topics";
+import { topicDisplayName } from "./messages";
 import { getDrafts } from "../actions/drafts";
 import { getNavigationViews } from "../actions/navigation_views";
 import { getRealmDomains, realmDomainView } from "./realm_domains";
@@ -47,8 +48,11 @@ defineStatePart("user_status", ["user_status"], ({ h }) => {
   return { user_status };
 });
 
-defineStatePart("user_topics", ["user_topic"], ({ h, user }) => ({
-  user_topics: user ? getUserTopics(h.store, user.id) : [],
+defineStatePart("user_topics", ["user_topic"], ({ h, user, capabilities }) => ({
+  // FL 334: without empty_topic_name, "" shows as the realm's display name (as the user_topic event does).
+  user_topics: user
+    ? getUserTopics(h.store, user.id).map((t) => ({ ...t, topic_name: topicDisplayName(h, t.topic_name, { allowEmptyTopicName: capabilities.empty_topic_name }) }))
+    : [],
 }));
 
 // The legacy list only for clients that do not follow user_topic (as Zulip does).

@@ -129,6 +129,29 @@ describe("channel messages", () => {
     expectError(await s.as("cordelia").get(`/users/me/${secret}/topics`), 400, "BAD_REQUEST");
   });
 
+  test("the empty topic in register's unread_msgs and user_topics and in update_message_flags: the display name without empty_topic_name (FL 334)", async () => {
+    const empty = await send("hamlet", denmark, "(no topic)", "unread in general chat");
+    expectSuccess(await s.as("othello").post("/user_topics", { stream_id: denmark, topic: "", visibility_policy: 3 }));
+    const legacyCaps = { client_capabilities: { user_settings_object: true } };
+    const legacy = await register(s.as("othello"), { ...legacyCaps, event_types: ["message", "update_message_flags", "user_topic"] });
+    const modern = await register(s.as("othello"), { event_types: ["message", "update_message_flags", "user_topic"] });
+    const unreadTopic = (state: any) => state.unread_msgs.streams.find((e: any) => e.unread_message_ids.includes(empty))?.topic;
+    expect(unreadTopic(legacy)).toBe("general chat");
+    expect(unreadTopic(modern)).toBe("");
+    const followed = (state: any) => state.user_topics.filter((t: any) => t.stream_id === denmark && t.visibility_policy === 3).map((t: any) => t.topic_name);
+    expect(followed(legacy)).toContain("general chat");
+    expect(followed(modern)).toContain("");
+
+    expectSuccess(await s.as("othello").post("/messages/flags", { messages: [empty], op: "add", flag: "read" }));
+    expectSuccess(await s.as("othello").post("/messages/flags", { messages: [empty], op: "remove", flag: "read" }));
+    const unreadEvent = async (state: any) => {
+      const events = expectSuccess(await s.as("othello").get("/events", { queue_id: state.queue_id, last_event_id: -1, dont_block: true })).events;
+      return events.find((e: any) => e.type === "update_message_flags" && e.op === "remove");
+    };
+    expect((await unreadEvent(legacy)).message_details[String(empty)].topic).toBe("general chat");
+    expect((await unreadEvent(modern)).message_details[String(empty)].topic).toBe("");
+  });
+
   test("move topic with change_all, history, events; time limit error", async () => {
     const { othello, cordelia } = s.users;
     const a = await send("hamlet", denmark, "old name", "one");
