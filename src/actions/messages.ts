@@ -808,6 +808,8 @@ export async function checkEditMessage(h: Hearth, user: UserRecord, messageId: n
     if (message.submessages.length > 0) throw badRequest("Widgets cannot be edited.");
   }
   const moving = newTopic !== undefined || newChannel !== undefined;
+  // FL 365: resolving or unresolving a topic is no move for `last_moved_timestamp`.
+  let onlyResolving = false;
   let ids = [message.id];
   if (moving) {
     if (message.type !== "stream") throw badRequest("Invalid propagate_mode for a direct message");
@@ -815,6 +817,7 @@ export async function checkEditMessage(h: Hearth, user: UserRecord, messageId: n
     // Marking a topic resolved or unresolved is its own permission (Zulip FL 367/402),
     // with no time limit on it.
     const resolving = newTopic !== undefined && togglesResolved(message.topic, newTopic, req.topic!);
+    onlyResolving = resolving && !newChannel;
     if (resolving && !canResolveTopics(h, user, fromChannel, newChannel ?? fromChannel)) {
       throw badRequest("You don't have permission to resolve topics in this channel.");
     }
@@ -870,8 +873,10 @@ export async function checkEditMessage(h: Hearth, user: UserRecord, messageId: n
       const before = getMessage(h.store, id);
       if (!before) continue;
       const entry: EditHistoryEntry = { user_id: user.id, timestamp: now };
-      const after: MessageRecord = { ...before, last_edit_timestamp: now };
+      const after: MessageRecord = { ...before };
       if (id === message.id && content !== undefined && rendered) {
+        // FL 365: the time of the last content edit only; moves have their own.
+        after.last_edit_timestamp = now;
         entry.prev_content = before.content;
         entry.prev_rendered_content = before.rendered_content;
         entry.prev_rendered_content_version = 1;
@@ -893,7 +898,7 @@ export async function checkEditMessage(h: Hearth, user: UserRecord, messageId: n
         after.channel_id = newChannel.id;
         after.recipient_id = recipientIdFor(h.store, `c:${newChannel.id}`);
       }
-      if (moving) after.last_moved_timestamp = now;
+      if (moving && !onlyResolving) after.last_moved_timestamp = now;
       after.edit_history = [entry, ...before.edit_history];
       replaceMessage(h.store, before, after);
       changes.push({ before, after });

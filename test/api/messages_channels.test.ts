@@ -152,6 +152,24 @@ describe("channel messages", () => {
     expect((await unreadEvent(modern)).message_details[String(empty)].topic).toBe("");
   });
 
+  test("last_edit_timestamp is for content edits, last_moved_timestamp for moves other than resolving (FL 365)", async () => {
+    const id = await send("hamlet", denmark, "timestamps", "first words");
+    const view = async () => expectSuccess(await s.as("othello").get(`/messages/${id}`)).message;
+    expectSuccess(await s.as("hamlet").patch(`/messages/${id}`, { topic: "✔ timestamps" }));
+    let m = await view();
+    expect(m.last_moved_timestamp).toBeUndefined();
+    expect(m.last_edit_timestamp).toBeUndefined();
+    expect(m.edit_history[0]).toMatchObject({ prev_topic: "timestamps", topic: "✔ timestamps" });
+    expectSuccess(await s.as("hamlet").patch(`/messages/${id}`, { content: "second words" }));
+    m = await view();
+    expect(m.last_edit_timestamp).toBeGreaterThan(0);
+    expect(m.last_moved_timestamp).toBeUndefined();
+    // The whole topic, Notification Bot's resolved notice included: no resolved topic is left behind.
+    expectSuccess(await s.as("hamlet").patch(`/messages/${id}`, { topic: "timestamps elsewhere", propagate_mode: "change_all" }));
+    m = await view();
+    expect(m.last_moved_timestamp).toBeGreaterThan(0);
+  });
+
   test("move topic with change_all, history, events; time limit error", async () => {
     const { othello, cordelia } = s.users;
     const a = await send("hamlet", denmark, "old name", "one");
@@ -178,6 +196,8 @@ describe("channel messages", () => {
     const got = expectSuccess(await s.as("hamlet").get(`/messages/${b}`));
     expect(got.message.edit_history[0]).toMatchObject({ prev_topic: "old name", topic: "new name" });
     expect(got.message.last_moved_timestamp).toBeGreaterThan(0);
+    // FL 365: a move is no content edit.
+    expect(got.message.last_edit_timestamp).toBeUndefined();
 
     // Age the first message past the 7-day limit for members.
     await s.server.h.store.commit(() => {
