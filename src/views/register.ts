@@ -4,10 +4,10 @@
  * built yet — each a placeholder its capability replaces with one `defineStatePart`.
  */
 import { defineStatePart, type StateContext } from "../events/state";
-import { allUsers, type UserRecord } from "../store/users";
+import { allUsers, Role, type UserRecord } from "../store/users";
 import { getRealm } from "../store/realm";
 import { botView } from "../actions/users";
-import { apiEmail, formatUser, isAdmin, isGuest, isModerator, isOwner } from "./users";
+import { apiEmail, formatUser, isAdmin, isGuest, isOwner } from "./users";
 import { MIN_DEACTIVATED_REALM_DELETION_DAYS } from "../actions/realm";
 import { inRealmGroup } from "../access/groups";
 import { avatarUrl } from "./avatars";
@@ -135,7 +135,8 @@ defineStatePart("realm_user", ["realm_user"], (ctx) => {
       avatar_url_medium: avatarUrl(h, user, true),
       is_admin: isAdmin(user),
       is_owner: isOwner(user),
-      is_moderator: isModerator(user),
+      // Exactly the moderator role below FL 380 (from 380: moderators and above).
+      is_moderator: user.role === Role.MODERATOR,
       is_guest: isGuest(user),
       is_billing_admin: false,
       // From the organization's permission groups, which PATCH /realm changes.
