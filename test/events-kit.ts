@@ -425,7 +425,6 @@ function applyStreamEvent(state: State, event: ApiEventJson): void {
           c.history_public_to_subscribers = event.history_public_to_subscribers;
           c.is_web_public = event.is_web_public;
         }
-        if (event.property === "stream_post_policy") c.is_announcement_only = event.value === 2;
       }
       return;
     default:

@@ -42,7 +42,7 @@ import { applyGroupSettingUpdate, checkGroupSettingValue, isSystemGroupSetting, 
 import { renderDescription } from "../markdown/description";
 import { defaultStreamsState } from "../views/channel_state";
 import { notifyDefaultChannelGroups, removeChannelFromDefaultChannelGroups } from "./default_channel_groups";
-import { activeSubscriberIds, formatChannel, formatSubscription, pickChannelColor, streamPostPolicyGroupId } from "../views/channels";
+import { activeSubscriberIds, formatChannel, formatSubscription, pickChannelColor, streamPostPolicy, streamPostPolicyGroupId } from "../views/channels";
 import { isAdmin, isGuest, isOwner } from "../views/users";
 import { notifyRealmBot } from "./users";
 import { visibleUserByEmail } from "../views/users";
@@ -805,10 +805,16 @@ function notifyChannelUpdated(h: Hearth, before: ChannelRecord, after: ChannelRe
         };
     }
     h.events.publish(event as { type: string }, stayed);
-    // The deprecated field follows can_send_message_group for clients that still read it.
+    // The deprecated fields follow can_send_message_group for clients that still read
+    // them, when their value changes (Zulip's do_change_stream_group_based_setting):
+    // stream_post_policy, then is_announcement_only for legacy mobile clients.
     if (property === "can_send_message_group") {
-      const view = formatChannel(h, after);
-      h.events.publish({ ...base, property: "stream_post_policy", value: view.stream_post_policy }, stayed);
+      const policy = streamPostPolicy(h, after);
+      if (policy !== streamPostPolicy(h, before)) {
+        h.events.publish({ ...base, property: "stream_post_policy", value: policy }, stayed);
+        // 2: administrators only, what is_announcement_only meant.
+        h.events.publish({ ...base, property: "is_announcement_only", value: policy === 2 }, stayed);
+      }
     }
   }
   // Bots name their default channels: realm_bots follow a rename, as in Zulip.

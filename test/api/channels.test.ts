@@ -189,8 +189,23 @@ describe("PATCH /streams/{stream_id}", () => {
     expect(posting.events.hamlet.map((e) => [e.property, e.value])).toEqual([
       ["can_send_message_group", groupId("role:moderators")],
       ["stream_post_policy", 4],
+      ["is_announcement_only", false],
     ]);
     expect(posting.types.othello).toEqual([]);
+    const announcing = await verifyAction(s, async () => {
+      expectSuccess(await s.as("hamlet").patch(`/streams/${id}`, { can_send_message_group: { new: groupId("role:administrators") } }));
+    }, { viewers: ["hamlet"] });
+    expect(announcing.events.hamlet.map((e) => [e.property, e.value])).toEqual([
+      ["can_send_message_group", groupId("role:administrators")],
+      ["stream_post_policy", 2],
+      ["is_announcement_only", true],
+    ]);
+    // A group that no policy value stands for reads as 1, as everyone did: no deprecated events when it stays 1.
+    expectSuccess(await s.as("hamlet").patch(`/streams/${id}`, { can_send_message_group: { new: groupId("role:everyone") } }));
+    const unchanged = await verifyAction(s, async () => {
+      expectSuccess(await s.as("hamlet").patch(`/streams/${id}`, { can_send_message_group: { new: { direct_members: [s.users.hamlet.id], direct_subgroups: [] } } }));
+    }, { viewers: ["hamlet"] });
+    expect(unchanged.events.hamlet.map((e) => e.property)).toEqual(["can_send_message_group"]);
     const widened = await verifyAction(s, async () => {
       expectSuccess(await s.as("hamlet").patch(`/streams/${id}`, { can_subscribe_group: { new: groupId("role:members") } }));
     }, { viewers: ["hamlet", "othello", "polonius"], registerParams: { include_subscribers: true } });
