@@ -68,7 +68,7 @@ import {
   type MessageChannel,
 } from "../views/message_channels";
 import { fetchRange, type AnchorSpec, type CompiledNarrow } from "../views/narrow";
-import { editHistoryPolicy, formatMessage, readableChannels, readableMessage, realmSetting, visibleFlags } from "../views/messages";
+import { editHistoryPolicy, formatMessage, readableChannels, readableMessage, realmSetting, topicDisplayName, visibleFlags } from "../views/messages";
 import { outgoingWebhookTriggers, recordOutgoingWebhookCalls, startOutgoingWebhookCalls } from "./outgoing_webhooks";
 import { attachmentView, notifyAttachmentChanges, releaseDeletedMessages, setMessageAttachments, type AttachmentChanges } from "./uploads";
 
@@ -608,12 +608,37 @@ export function publishFlagChange(h: Hearth, user: UserRecord, changed: number[]
   h.events.publish(event as any, [user.id]);
 }
 
-export async function checkUpdateFlags(h: Hearth, user: UserRecord, ids: number[], op: string, flag: string): Promise<number[]> {
+/**
+ * Marking unread in channels one is not subscribed to would create unreads nobody can
+ * clear from the channel list: Zulip (FL 355) skips those messages and names the
+ * channels. Returns the messages to mark and the channels skipped, ascending.
+ */
+function skipUnsubscribedChannels(h: Hearth, user: UserRecord, messages: readonly MessageRecord[]): { ids: number[]; ignoredChannels: number[] } {
+  const ignored = new Set<number>();
+  const ids: number[] = [];
+  for (const message of messages) {
+    if (message.type === "stream" && !isSubscribedTo(h, message.channel_id!, user.id)) ignored.add(message.channel_id!);
+    else ids.push(message.id);
+  }
+  return { ids, ignoredChannels: [...ignored].sort((a, b) => a - b) };
+}
+
+/** POST /messages/flags; `ignoredChannels` only when marking unread (see skipUnsubscribedChannels). */
+export async function checkUpdateFlags(h: Hearth, user: UserRecord, ids: number[], op: string, flag: string): Promise<{ changed: number[]; ignoredChannels?: number[] }> {
   if (op !== "add" && op !== "remove") throw badRequest(`Invalid message flag operation: '${op}'`);
   const name = checkFlagName(flag);
   const readable = readableChannels(h, user);
-  for (const id of ids) if (!readableMessage(h, user, id, readable)) throw invalidMessage();
-  return doUpdateFlags(h, user, ids, op, name);
+  const messages: MessageRecord[] = [];
+  for (const id of ids) {
+    const found = readableMessage(h, user, id, readable);
+    if (!found) throw invalidMessage();
+    messages.push(found.message);
+  }
+  if (name === "read" && op === "remove") {
+    const { ids: kept, ignoredChannels } = skipUnsubscribedChannels(h, user, messages);
+    return { changed: await doUpdateFlags(h, user, kept, op, name), ignoredChannels };
+  }
+  return { changed: await doUpdateFlags(h, user, ids, op, name) };
 }
 
 /** Unread messages of the user whose location matches `test`, oldest first (reads index rows only). */
@@ -635,20 +660,9 @@ export async function checkUpdateFlagsForNarrow(
   const flag = checkFlagName(req.flag);
   const range = fetchRange(h, user, req.narrow, req.anchor, req.includeAnchor, req.numBefore, req.numAfter);
   const processed = range.matches.map((m) => m.message.id);
-  // Marking unread in channels one is not subscribed to would create unreads nobody
-  // can clear from the channel list; Zulip skips those and names the channels.
   const markingUnread = flag === "read" && req.op === "remove";
-  const ignoredChannels = new Set<number>();
-  const ids = markingUnread
-    ? range.matches
-        .filter(({ message }) => {
-          if (message.type !== "stream" || isSubscribedTo(h, message.channel_id!, user.id)) return true;
-          ignoredChannels.add(message.channel_id!);
-          return false;
-        })
-        .map((m) => m.message.id)
-    : processed;
-  const changed = await doUpdateFlags(h, user, ids, req.op, flag);
+  const skipped = markingUnread ? skipUnsubscribedChannels(h, user, range.matches.map((m) => m.message)) : null;
+  const changed = await doUpdateFlags(h, user, skipped?.ids ?? processed, req.op, flag);
   return {
     processed_count: processed.length,
     updated_count: changed.length,
@@ -656,7 +670,7 @@ export async function checkUpdateFlagsForNarrow(
     last_processed_id: processed[processed.length - 1] ?? null,
     found_oldest: range.found_oldest,
     found_newest: range.found_newest,
-    ...(markingUnread ? { ignored_because_not_subscribed_channels: [...ignoredChannels].sort((a, b) => a - b) } : {}),
+    ...(skipped ? { ignored_because_not_subscribed_channels: skipped.ignoredChannels } : {}),
   };
 }
 
@@ -1219,8 +1233,12 @@ export function doTypingEditMessage(h: Hearth, sender: UserRecord, op: "start" |
 
 // ---------------------------------------------------------------------------
 
-/** GET /messages/{id}/history: oldest first, each entry the state after that change. */
-export function messageHistory(h: Hearth, user: UserRecord, messageId: number): Record<string, unknown>[] {
+/**
+ * GET /messages/{id}/history: oldest first, each entry the state after that change.
+ * Without `allowEmptyTopicName` (FL 334) a channel message's "" topic shows as the
+ * realm's display name.
+ */
+export function messageHistory(h: Hearth, user: UserRecord, messageId: number, allowEmptyTopicName = false): Record<string, unknown>[] {
   const { message } = accessMessage(h, user, messageId);
   const policy = editHistoryPolicy(h);
   if (policy === "none") throw badRequest("Message edit history is disabled in this organization");
@@ -1250,6 +1268,13 @@ export function messageHistory(h: Hearth, user: UserRecord, messageId: number): 
     entries.push(snapshot);
   }
   entries.push({ user_id: message.sender_id, timestamp: message.timestamp, topic, content, rendered_content: rendered });
+  if (message.type === "stream" && !allowEmptyTopicName) {
+    for (const entry of entries) {
+      for (const key of ["topic", "prev_topic"]) {
+        if (entry[key] !== undefined) entry[key] = topicDisplayName(h, entry[key] as string, { allowEmptyTopicName });
+      }
+    }
+  }
   return entries.reverse();
 }
 

@@ -146,6 +146,7 @@ export function channelsRoutes(h: Hearth) {
           include_subscribed: param.bool().default(true),
           include_all_active: param.bool().default(false),
           include_all: param.bool().default(false),
+          include_can_access_content: param.bool().default(false),
           include_default: param.bool().default(false),
           include_owner_subscribed: param.bool().default(false),
           exclude_archived: param.bool().default(true),

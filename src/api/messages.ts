@@ -190,8 +190,8 @@ export function messagesRoutes(h: Hearth) {
       await checkDeleteMessage(h, user, messageIdOf(path.message_id));
       return {};
     })
-    .get("/messages/:message_id/history", {}, ({ user, path }) => ({
-      message_history: messageHistory(h, user, messageIdOf(path.message_id)),
+    .get("/messages/:message_id/history", { params: { allow_empty_topic_name: param.bool().default(false) } }, ({ user, path, params }) => ({
+      message_history: messageHistory(h, user, messageIdOf(path.message_id), params.allow_empty_topic_name),
     }))
     .get("/messages/:message_id/read_receipts", {}, ({ user, path }) => ({ user_ids: readReceipts(h, user, messageIdOf(path.message_id)) }))
     .post(
@@ -222,9 +222,9 @@ export function messagesRoutes(h: Hearth) {
       "/messages/flags",
       { params: { messages: param.json(t.Array(t.Integer())), op: param.string(), flag: param.string() } },
       async ({ user, params }) => {
-        await checkUpdateFlags(h, user, params.messages, params.op, params.flag);
+        const { ignoredChannels } = await checkUpdateFlags(h, user, params.messages, params.op, params.flag);
         // Clients read `messages` (the IDs asked for), as Zulip answers.
-        return { messages: params.messages };
+        return { messages: params.messages, ...(ignoredChannels ? { ignored_because_not_subscribed_channels: ignoredChannels } : {}) };
       },
     )
     .post(

@@ -85,7 +85,7 @@ export const MessageHistoryResponse = success({
   ),
 });
 
-export const UpdateFlagsResponse = success({ messages: t.Array(t.Integer()) });
+export const UpdateFlagsResponse = success({ messages: t.Array(t.Integer()), ignored_because_not_subscribed_channels: t.Optional(t.Array(t.Integer())) });
 
 export const UpdateFlagsForNarrowResponse = success({
   processed_count: t.Integer(),

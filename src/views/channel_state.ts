@@ -6,9 +6,8 @@ import { getUser } from "../store/users";
 import type { Hearth } from "../context";
 import { Role, type UserRecord } from "../store/users";
 import { allChannels, defaultChannelIds, getChannel, getSubscription, subscribedChannelIds, userSubscriptionRows, type ChannelRecord } from "../store/channels";
-import { badRequest } from "../errors";
-import { isAdmin, isGuest } from "./users";
-import { hasMetadataAccess } from "../access/channels";
+import { isGuest } from "./users";
+import { hasContentAccess, hasMetadataAccess } from "../access/channels";
 import { activeSubscriberIds, formatChannel, formatChannelWithDefault, formatSubscription } from "./channels";
 import { listUserGroups } from "./user_groups";
 import { defineStatePart } from "../events/state";
@@ -108,12 +107,15 @@ export function listChannels(
     include_subscribed: boolean;
     include_all_active: boolean;
     include_all: boolean;
+    include_can_access_content: boolean;
     include_default: boolean;
     include_owner_subscribed: boolean;
     exclude_archived: boolean;
   },
 ): Record<string, unknown>[] {
-  if (q.include_all_active && !isAdmin(user)) throw badRequest("User not authorized for this query");
+  // FL 356: include_all_active is include_all's old name, and either is open to everyone:
+  // the channels returned are still only those the user may see.
+  const includeAll = q.include_all || q.include_all_active;
   const subscribed = new Set(q.include_subscribed ? subscribedChannelIds(h.store, user.id) : []);
   if (q.include_owner_subscribed && user.is_bot && user.bot_owner_id !== null) {
     for (const id of subscribedChannelIds(h.store, user.bot_owner_id)) subscribed.add(id);
@@ -122,7 +124,11 @@ export function listChannels(
   for (const channel of allChannels(h.store)) {
     if (channel.is_archived && q.exclude_archived) continue;
     if (!hasMetadataAccess(h, user, channel) && !subscribed.has(channel.id)) continue;
-    const wanted = q.include_all || q.include_all_active || subscribed.has(channel.id) || (q.include_public && !channel.invite_only && !isGuest(user));
+    const wanted =
+      includeAll ||
+      subscribed.has(channel.id) ||
+      (q.include_public && !channel.invite_only && !isGuest(user)) ||
+      (q.include_can_access_content && hasContentAccess(h, user, channel));
     if (wanted) streams.push(q.include_default ? formatChannelWithDefault(h, channel) : formatChannel(h, channel));
   }
   return streams;

@@ -38,7 +38,7 @@ async function create(who: CastName, name: string, params: Params = {}): Promise
 }
 
 describe("reading channels", () => {
-  test("GET /streams: public, subscribed, include_all, include_default; admins-only include_all_active", async () => {
+  test("GET /streams: public, subscribed, include_all (include_all_active, its old name, for everyone since FL 356), include_can_access_content, include_default", async () => {
     const pub = await create("hamlet", fresh("Pub"));
     const priv = await create("hamlet", fresh("Priv"), { invite_only: true });
     const ids = async (who: CastName, params: Params = {}) => {
@@ -53,7 +53,17 @@ describe("reading channels", () => {
     expect(await ids("othello", { include_public: false })).not.toContain(pub);
     expect(await ids("hamlet", { include_subscribed: false, include_public: false })).toEqual([]);
     expect(await ids("iago", { include_all_active: true })).toEqual(expect.arrayContaining([pub, priv]));
-    expectError(await s.as("othello").get("/streams", { include_all_active: true }), 400, "BAD_REQUEST", "User not authorized for this query");
+    // Everyone may ask for all; what comes back is still what they may see.
+    for (const flag of ["include_all", "include_all_active"]) {
+      const all = await ids("othello", { [flag]: true, include_public: false, include_subscribed: false });
+      expect(all).toContain(pub);
+      expect(all).not.toContain(priv);
+    }
+    const content = await ids("othello", { include_can_access_content: true, include_public: false, include_subscribed: false });
+    expect(content).toContain(pub);
+    expect(content).not.toContain(priv);
+    // A guest reaches no public channel's content without a subscription.
+    expect(await ids("polonius", { include_can_access_content: true, include_public: false, include_subscribed: false })).not.toContain(pub);
     const withDefault = expectSuccess(await s.as("othello").get("/streams", { include_default: true })).streams;
     expect(withDefault.every((c: any) => typeof c.is_default === "boolean")).toBe(true);
   });

@@ -123,7 +123,7 @@ const ROUTES: RouteSpec[] = [
   { method: "POST", path: "/api/v1/users/me/subscriptions/properties", params: ["subscription_data"] },
   { method: "POST", path: "/api/v1/users/me/subscriptions/:stream_id", params: ["property", "value"] },
   { method: "PATCH", path: "/api/v1/users/me/subscriptions/:stream_id", params: ["property", "value"] },
-  { method: "GET", path: "/api/v1/streams", params: ["include_public", "include_web_public", "include_subscribed", "include_all_active", "include_all", "include_default", "include_owner_subscribed", "exclude_archived"] },
+  { method: "GET", path: "/api/v1/streams", params: ["include_public", "include_web_public", "include_subscribed", "include_all_active", "include_all", "include_can_access_content", "include_default", "include_owner_subscribed", "exclude_archived"] },
   { method: "GET", path: "/api/v1/streams/:stream_id", params: [] },
   { method: "GET", path: "/api/v1/get_stream_id", params: ["stream"] },
   { method: "GET", path: "/api/v1/streams/:stream_id/members", params: [] },

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { expectError, expectSchema, expectSuccess, recordPublished, startTestServer, type TestServer } from "../kit";
-import { GetMessagesResponse, SendMessageResponse, TopicsResponse } from "../../src/schemas/messages";
+import { GetMessagesResponse, SendMessageResponse, TopicsResponse, UpdateFlagsResponse } from "../../src/schemas/messages";
 import { getMessage, getUserFlags, MessageFlag } from "../../src/store/messages";
 import { register } from "../events-kit";
 import { getChannel, putChannel } from "../../src/store/channels";
@@ -397,6 +397,30 @@ describe("channel messages", () => {
       await s.as("hamlet").post("/messages/flags/narrow", { anchor: "newest", num_before: 5, num_after: 0, narrow: [["stream", "Denmark"]], op: "add", flag: "read" }),
     );
     expect(add.ignored_because_not_subscribed_channels).toBeUndefined();
+  });
+
+  test("POST /messages/flags: read removal skips unsubscribed channels and names them (FL 355)", async () => {
+    const id = await send("cordelia", denmark, "drive-by flags", "cordelia again");
+    const dm = expectSuccess(await s.as("hamlet").post("/messages", { type: "direct", to: [s.users.cordelia.id], content: "a word" })).id;
+    expectSuccess(await s.as("cordelia").post("/messages/flags", { messages: [id, dm], op: "add", flag: "read" }));
+    const before = getUserFlags(s.server.h.store, s.users.cordelia.id, id);
+    expect(before! & MessageFlag.read).toBe(MessageFlag.read);
+    const res = expectSuccess(await s.as("cordelia").post("/messages/flags", { messages: [id, dm], op: "remove", flag: "read" }));
+    expectSchema(UpdateFlagsResponse, res);
+    expect(res).toMatchObject({ messages: [id, dm], ignored_because_not_subscribed_channels: [denmark] });
+    expect(getUserFlags(s.server.h.store, s.users.cordelia.id, id)).toBe(before);
+    expect(getUserFlags(s.server.h.store, s.users.cordelia.id, dm)! & MessageFlag.read).toBe(0);
+    const starring = expectSuccess(await s.as("cordelia").post("/messages/flags", { messages: [id], op: "add", flag: "starred" }));
+    expect(starring.ignored_because_not_subscribed_channels).toBeUndefined();
+  });
+
+  test("GET /messages/{id}/history: the empty topic as the display name unless allow_empty_topic_name (FL 334)", async () => {
+    const id = await send("hamlet", denmark, "(no topic)", "history words");
+    expectSuccess(await s.as("hamlet").patch(`/messages/${id}`, { topic: "named later" }));
+    const legacy = expectSuccess(await s.as("hamlet").get(`/messages/${id}/history`)).message_history;
+    expect(legacy.map((e: any) => [e.topic, e.prev_topic])).toEqual([["general chat", undefined], ["named later", "general chat"]]);
+    const modern = expectSuccess(await s.as("hamlet").get(`/messages/${id}/history`, { allow_empty_topic_name: true })).message_history;
+    expect(modern.map((e: any) => [e.topic, e.prev_topic])).toEqual([["", undefined], ["named later", ""]]);
   });
 
   test("edit history visibility follows message_edit_history_visibility_policy", async () => {
