@@ -298,6 +298,11 @@ export function messagesRoutes(h: Hearth) {
       doTypingEditMessage(h, user, params.op, messageIdOf(path.message_id));
       return {};
     })
+    // Its name from FL 351 to 360, the message ID in the body: still sent by clients of that time.
+    .post("/message_edit_typing", { params: { op: TypingOp, message_id: param.int() } }, ({ user, params }) => {
+      doTypingEditMessage(h, user, params.op, params.message_id);
+      return {};
+    })
     .get("/users/me/:stream_id/topics", { params: { allow_empty_topic_name: param.bool().default(false) } }, ({ user, params, path }) => {
       const options = { applyMarkdown: true, allowEmptyTopicName: params.allow_empty_topic_name };
       return { topics: topicsForUser(h, user, pathId(path.stream_id, "channel ID"), options) };

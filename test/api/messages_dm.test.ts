@@ -278,6 +278,11 @@ describe("direct messages", () => {
     recorded.clear();
     expectSuccess(await s.as("hamlet").post(`/messages/${me}/typing`, { op: "start" }));
     expect(eventsOfType("typing_edit_message")[0].userIds).toEqual([othello.id]);
+    // The endpoint's name before FL 361, the message ID in the body.
+    recorded.clear();
+    expectSuccess(await s.as("hamlet").post("/message_edit_typing", { op: "stop", message_id: me }));
+    expect(eventsOfType("typing_edit_message")[0]).toMatchObject({ userIds: [othello.id], event: { op: "stop", message_id: me } });
+    expectError(await s.as("hamlet").post("/message_edit_typing", { op: "stop" }), 400, "REQUEST_VARIABLE_MISSING", "Missing 'message_id' argument");
   });
 
   // zulip-js posts through isomorphic-fetch + form-data streams, which only Node
