@@ -48,6 +48,10 @@ export const botRequestRefused = () => badRequest("This endpoint does not accept
 
 export const notFound = (message = "Not Found") => new ApiError(message, "NOT_FOUND", 404);
 
+/** Zulip's IncompatibleParametersError: the parameters named together, in its words. */
+export const incompatibleParameters = (parameters: string[]) =>
+  new ApiError(`Unsupported parameter combination: ${parameters.join(", ")}`, "INCOMPATIBLE_PARAMETERS", 400, { parameters: parameters.join(", ") });
+
 export function rateLimited(retryAfterSeconds: number): ApiError {
   const seconds = Math.max(1, Math.ceil(retryAfterSeconds));
   return new ApiError("API usage exceeded rate limit", "RATE_LIMIT_HIT", 429, { "retry-after": seconds }, {

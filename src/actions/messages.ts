@@ -623,8 +623,8 @@ function skipUnsubscribedChannels(h: Hearth, user: UserRecord, messages: readonl
   return { ids, ignoredChannels: [...ignored].sort((a, b) => a - b) };
 }
 
-/** POST /messages/flags; `ignoredChannels` only when marking unread (see skipUnsubscribedChannels). */
-export async function checkUpdateFlags(h: Hearth, user: UserRecord, ids: number[], op: string, flag: string): Promise<{ changed: number[]; ignoredChannels?: number[] }> {
+/** POST /messages/flags; `ignoredChannels` is empty unless marking unread (see skipUnsubscribedChannels). */
+export async function checkUpdateFlags(h: Hearth, user: UserRecord, ids: number[], op: string, flag: string): Promise<{ changed: number[]; ignoredChannels: number[] }> {
   if (op !== "add" && op !== "remove") throw badRequest(`Invalid message flag operation: '${op}'`);
   const name = checkFlagName(flag);
   const readable = readableChannels(h, user);
@@ -638,7 +638,7 @@ export async function checkUpdateFlags(h: Hearth, user: UserRecord, ids: number[
     const { ids: kept, ignoredChannels } = skipUnsubscribedChannels(h, user, messages);
     return { changed: await doUpdateFlags(h, user, kept, op, name), ignoredChannels };
   }
-  return { changed: await doUpdateFlags(h, user, ids, op, name) };
+  return { changed: await doUpdateFlags(h, user, ids, op, name), ignoredChannels: [] };
 }
 
 /** Unread messages of the user whose location matches `test`, oldest first (reads index rows only). */
@@ -670,7 +670,8 @@ export async function checkUpdateFlagsForNarrow(
     last_processed_id: processed[processed.length - 1] ?? null,
     found_oldest: range.found_oldest,
     found_newest: range.found_newest,
-    ...(skipped ? { ignored_because_not_subscribed_channels: skipped.ignoredChannels } : {}),
+    // Always present (FL 355), empty unless marking unread.
+    ignored_because_not_subscribed_channels: skipped?.ignoredChannels ?? [],
   };
 }
 

@@ -2,7 +2,7 @@ import { pathId } from "../http/path";
 import "../views/message_state";
 import { Type as t } from "@sinclair/typebox";
 import type { Hearth } from "../context";
-import { badRequest } from "../errors";
+import { badRequest, incompatibleParameters } from "../errors";
 import { ApiRoutes } from "../http/route";
 import { param } from "../http/params";
 import {
@@ -25,7 +25,7 @@ import {
   resolveTarget,
 } from "../actions/messages";
 import { formatMessage, readableChannels, realmSetting, topicDisplayName, topicsForUser, type MessageViewOptions } from "../views/messages";
-import { compileNarrow, fetchRange, highlightHtml, highlightTopic, matchesNarrow, parseAnchor, parseNarrow } from "../views/narrow";
+import { compileNarrow, fetchByIds, fetchRange, highlightHtml, highlightTopic, matchesNarrow, parseAnchor, parseNarrow } from "../views/narrow";
 import { checkReportMessage } from "../actions/message_reports";
 import { checkAddSubmessage } from "../actions/submessages";
 import { checkWidgetContent } from "../markdown/widgets";
@@ -94,8 +94,10 @@ export function messagesRoutes(h: Hearth) {
           anchor: anchorParam,
           use_first_unread_anchor: param.bool().default(false),
           include_anchor: param.bool().default(true),
-          num_before: param.int(),
-          num_after: param.int(),
+          // Optional since FL 300, when message_ids came as the other way to choose.
+          num_before: param.int().default(0),
+          num_after: param.int().default(0),
+          message_ids: param.json(t.Array(t.Integer({ minimum: 0 }))).optional(),
           narrow: narrowParam,
           client_gravatar: param.bool().default(true),
           apply_markdown: param.bool().default(true),
@@ -104,15 +106,31 @@ export function messagesRoutes(h: Hearth) {
       },
       ({ user, params }) => {
         const narrow = compileNarrow(h, user, parseNarrow(params.narrow));
-        const anchorRaw = params.anchor ?? (narrow.nearId !== null ? narrow.nearId : undefined);
-        const anchor = parseAnchor(anchorRaw, params.use_first_unread_anchor);
-        const range = fetchRange(h, user, narrow, anchor, params.include_anchor, params.num_before, params.num_after);
+        if (params.message_ids !== undefined) {
+          // Zulip's check and words: the IDs replace the anchor and the counts.
+          if (params.num_before || params.num_after || params.anchor !== undefined || params.use_first_unread_anchor) {
+            throw incompatibleParameters(["num_before", "num_after", "anchor", "message_ids", "include_anchor", "use_first_unread_anchor"]);
+          }
+        }
+        const range =
+          params.message_ids !== undefined
+            ? null
+            : fetchRange(
+                h,
+                user,
+                narrow,
+                parseAnchor(params.anchor ?? (narrow.nearId !== null ? narrow.nearId : undefined), params.use_first_unread_anchor),
+                params.include_anchor,
+                params.num_before,
+                params.num_after,
+              );
+        const matches = range ? range.matches : fetchByIds(h, user, narrow, params.message_ids!);
         const options: MessageViewOptions = {
           applyMarkdown: params.apply_markdown,
           allowEmptyTopicName: params.allow_empty_topic_name,
           linkifiers: realmSetting(h, "linkifiers", []),
         };
-        const messages = range.matches.map(({ message, flags }) => {
+        const messages = matches.map(({ message, flags }) => {
           const out = formatMessage(h, user, message, flags, options);
           if (narrow.searchWords.length > 0) {
             out.match_content = highlightHtml(message.rendered_content, narrow.searchWords);
@@ -120,6 +138,8 @@ export function messagesRoutes(h: Hearth) {
           }
           return out;
         });
+        // By IDs, Zulip answers no anchor and every found_* false.
+        if (!range) return { found_anchor: false, found_oldest: false, found_newest: false, history_limited: false, messages };
         return {
           anchor: range.anchor,
           found_anchor: range.found_anchor,
@@ -224,7 +244,7 @@ export function messagesRoutes(h: Hearth) {
       async ({ user, params }) => {
         const { ignoredChannels } = await checkUpdateFlags(h, user, params.messages, params.op, params.flag);
         // Clients read `messages` (the IDs asked for), as Zulip answers.
-        return { messages: params.messages, ...(ignoredChannels ? { ignored_because_not_subscribed_channels: ignoredChannels } : {}) };
+        return { messages: params.messages, ignored_because_not_subscribed_channels: ignoredChannels };
       },
     )
     .post(

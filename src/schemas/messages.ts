@@ -64,6 +64,15 @@ export const GetMessagesResponse = success({
   messages: t.Array(Message),
 });
 
+/** GET /messages with `message_ids` (FL 300): no anchor, every found_* false. */
+export const GetMessagesByIdsResponse = success({
+  found_anchor: t.Literal(false),
+  found_oldest: t.Literal(false),
+  found_newest: t.Literal(false),
+  history_limited: t.Boolean(),
+  messages: t.Array(Message),
+});
+
 export const GetMessageResponse = success({ raw_content: t.String(), message: Message });
 
 export const UpdateMessageResponse = success({ detached_uploads: t.Array(t.Unknown()) });
@@ -85,7 +94,7 @@ export const MessageHistoryResponse = success({
   ),
 });
 
-export const UpdateFlagsResponse = success({ messages: t.Array(t.Integer()), ignored_because_not_subscribed_channels: t.Optional(t.Array(t.Integer())) });
+export const UpdateFlagsResponse = success({ messages: t.Array(t.Integer()), ignored_because_not_subscribed_channels: t.Array(t.Integer()) });
 
 export const UpdateFlagsForNarrowResponse = success({
   processed_count: t.Integer(),
@@ -94,7 +103,7 @@ export const UpdateFlagsForNarrowResponse = success({
   last_processed_id: Nullable(t.Integer()),
   found_oldest: t.Boolean(),
   found_newest: t.Boolean(),
-  ignored_because_not_subscribed_channels: t.Optional(t.Array(t.Integer())),
+  ignored_because_not_subscribed_channels: t.Array(t.Integer()),
 });
 
 export const RenderResponse = success({ rendered: t.String() });

@@ -336,6 +336,15 @@ function matchOne(h: Hearth, viewer: UserRecord, narrow: CompiledNarrow, id: num
   return match ? [match] : [];
 }
 
+/**
+ * GET /messages with `message_ids` (FL 300): those of the messages the viewer may read
+ * that match the narrow, oldest first.
+ */
+export function fetchByIds(h: Hearth, viewer: UserRecord, narrow: CompiledNarrow, ids: readonly number[]): Match[] {
+  if (ids.length > MAX_MESSAGES_PER_FETCH) throw badRequest(`Too many messages requested (maximum ${MAX_MESSAGES_PER_FETCH}).`);
+  return [...new Set(ids)].sort((a, b) => a - b).flatMap((id) => matchOne(h, viewer, narrow, id));
+}
+
 /** Zulip's anchor for "newest" and for a first_unread with no unread message. */
 export const LARGER_THAN_MAX_MESSAGE_ID = 10_000_000_000_000_000;
 

@@ -148,7 +148,7 @@ const ROUTES: RouteSpec[] = [
   { method: "POST", path: "/api/v1/user_groups/:user_group_id/subgroups", params: ["add", "delete"] },
   { method: "GET", path: "/api/v1/user_groups/:user_group_id/subgroups", params: ["direct_subgroup_only"] },
   { method: "POST", path: "/api/v1/messages", params: ["type", "to", "topic", "subject", "content", "local_id", "queue_id", "read_by_sender", "widget_content"] },
-  { method: "GET", path: "/api/v1/messages", params: ["anchor", "use_first_unread_anchor", "include_anchor", "num_before", "num_after", "narrow", "client_gravatar", "apply_markdown", "allow_empty_topic_name"] },
+  { method: "GET", path: "/api/v1/messages", params: ["anchor", "use_first_unread_anchor", "include_anchor", "num_before", "num_after", "message_ids", "narrow", "client_gravatar", "apply_markdown", "allow_empty_topic_name"] },
   { method: "GET", path: "/api/v1/messages/matches_narrow", params: ["msg_ids", "narrow"] },
   { method: "GET", path: "/api/v1/messages/:message_id", params: ["apply_markdown", "allow_empty_topic_name"] },
   { method: "PATCH", path: "/api/v1/messages/:message_id", params: ["content", "topic", "subject", "stream_id", "propagate_mode", "send_notification_to_old_thread", "send_notification_to_new_thread", "prev_content_sha256"] },

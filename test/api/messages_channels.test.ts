@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { expectError, expectSchema, expectSuccess, recordPublished, startTestServer, type TestServer } from "../kit";
-import { GetMessagesResponse, SendMessageResponse, TopicsResponse, UpdateFlagsResponse } from "../../src/schemas/messages";
+import { GetMessagesByIdsResponse, GetMessagesResponse, SendMessageResponse, TopicsResponse, UpdateFlagsResponse } from "../../src/schemas/messages";
 import { getMessage, getUserFlags, MessageFlag } from "../../src/store/messages";
 import { register } from "../events-kit";
 import { getChannel, putChannel } from "../../src/store/channels";
@@ -396,7 +396,8 @@ describe("channel messages", () => {
     const add = expectSuccess(
       await s.as("hamlet").post("/messages/flags/narrow", { anchor: "newest", num_before: 5, num_after: 0, narrow: [["stream", "Denmark"]], op: "add", flag: "read" }),
     );
-    expect(add.ignored_because_not_subscribed_channels).toBeUndefined();
+    // Always present since FL 355, empty unless marking unread.
+    expect(add.ignored_because_not_subscribed_channels).toEqual([]);
   });
 
   test("POST /messages/flags: read removal skips unsubscribed channels and names them (FL 355)", async () => {
@@ -411,7 +412,25 @@ describe("channel messages", () => {
     expect(getUserFlags(s.server.h.store, s.users.cordelia.id, id)).toBe(before);
     expect(getUserFlags(s.server.h.store, s.users.cordelia.id, dm)! & MessageFlag.read).toBe(0);
     const starring = expectSuccess(await s.as("cordelia").post("/messages/flags", { messages: [id], op: "add", flag: "starred" }));
-    expect(starring.ignored_because_not_subscribed_channels).toBeUndefined();
+    expect(starring.ignored_because_not_subscribed_channels).toEqual([]);
+  });
+
+  test("GET /messages by message_ids (FL 300): the readable ones matching the narrow, oldest first; not with an anchor", async () => {
+    const a = await send("hamlet", denmark, "by ids", "one");
+    const b = await send("hamlet", denmark, "by ids", "two");
+    const other = await send("hamlet", denmark, "elsewhere", "three");
+    const hidden = await send("iago", secret, "private", "not for othello");
+    const res = expectSuccess(await s.as("othello").get("/messages", { message_ids: [other, b, a, hidden, b, 999999] }));
+    expectSchema(GetMessagesByIdsResponse, res);
+    expect(res.anchor).toBeUndefined();
+    expect(res.messages.map((m: any) => m.id)).toEqual([a, b, other]);
+    const narrowed = expectSuccess(await s.as("othello").get("/messages", { message_ids: [a, b, other], narrow: [["stream", "Denmark"], ["topic", "by ids"]] }));
+    expect(narrowed.messages.map((m: any) => m.id)).toEqual([a, b]);
+    const refused = expectError(await s.as("othello").get("/messages", { message_ids: [a], anchor: "newest", num_before: 1 }), 400, "INCOMPATIBLE_PARAMETERS",
+      "Unsupported parameter combination: num_before, num_after, anchor, message_ids, include_anchor, use_first_unread_anchor");
+    expect(refused.parameters).toBe("num_before, num_after, anchor, message_ids, include_anchor, use_first_unread_anchor");
+    // Counts of zero are no combination.
+    expect(expectSuccess(await s.as("othello").get("/messages", { message_ids: [a], num_before: 0, num_after: 0 })).messages.length).toBe(1);
   });
 
   test("GET /messages/{id}/history: the empty topic as the display name unless allow_empty_topic_name (FL 334)", async () => {
