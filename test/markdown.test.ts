@@ -59,7 +59,7 @@ describe("Zulip-flavoured Markdown", () => {
 
   test("emoji", () => {
     expect(render(":smile: :+1: :not_an_emoji:").html).toBe(
-      '<p><span aria-label="smile" class="emoji emoji-1f604" role="img" title="smile">:smile:</span> <span aria-label="+1" class="emoji emoji-1f44d" role="img" title="+1">:+1:</span> :not_an_emoji:</p>',
+      '<p><span aria-label="smile" class="emoji emoji-1f642" role="img" title="smile">:smile:</span> <span aria-label="+1" class="emoji emoji-1f44d" role="img" title="+1">:+1:</span> :not_an_emoji:</p>',
     );
   });
 
@@ -94,5 +94,32 @@ describe("Zulip-flavoured Markdown", () => {
     expect(r.html).not.toContain('href="data:');
     expect(r.html).toContain("&lt;script&gt;");
     expect(render('@**King Hamlet|5"><script>**').html).not.toContain("<script>");
+  });
+
+  test("as Zulip: no underscore emphasis, <del> strikethrough, aligned cells in Zulip's style form", () => {
+    expect(render("_foo_ __init__.py snake_case_name *yes*").html).toBe("<p>_foo_ __init__.py snake_case_name <em>yes</em></p>");
+    expect(render("~~gone~~").html).toBe("<p><del>gone</del></p>");
+    const table = render("| a | b | c |\n|:--|--:|:-:|\n| 1 | 2 | 3 |").html;
+    expect(table).toContain('<th style="text-align: left;">a</th>');
+    expect(table).toContain('<td style="text-align: right;">2</td>');
+    expect(table).toContain('<td style="text-align: center;">3</td>');
+  });
+
+  test("global times: a <time> element in UTC, the input as its text; Zulip's error span", () => {
+    expect(render("at <time:1496701800>").html).toBe('<p>at <time datetime="2017-06-05T22:30:00Z">1496701800</time></p>');
+    expect(render("<time:2024-06-05T22:30:00+02:00>").html).toBe('<p><time datetime="2024-06-05T20:30:00Z">2024-06-05T22:30:00+02:00</time></p>');
+    expect(render("<time:2024-06-05 22:30>").html).toBe('<p><time datetime="2024-06-05T22:30:00Z">2024-06-05 22:30</time></p>');
+    expect(render("<time:1496701800.25>").html).toBe('<p><time datetime="2017-06-05T22:30:00.250000Z">1496701800.25</time></p>');
+    expect(render("<time:banana & <b>>").html).toBe('<p><span class="timestamp-error">Invalid time format: banana &amp; &lt;b</span>&gt;</p>');
+    expect(render("<time:>").html).toBe('<p><span class="timestamp-error">Invalid time format: </span></p>');
+  });
+
+  test("emoji by Zulip's names, and :zulip:", () => {
+    expect(render(":smile: :cat: :rabbit:").html).toBe(
+      '<p><span aria-label="smile" class="emoji emoji-1f642" role="img" title="smile">:smile:</span> ' +
+        '<span aria-label="cat" class="emoji emoji-1f408" role="img" title="cat">:cat:</span> ' +
+        '<span aria-label="rabbit" class="emoji emoji-1f407" role="img" title="rabbit">:rabbit:</span></p>',
+    );
+    expect(render(":zulip:").html).toBe('<p><img alt=":zulip:" class="emoji" src="/static/generated/emoji/images/emoji/unicode/zulip.png" title="zulip"></p>');
   });
 });

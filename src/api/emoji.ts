@@ -2,7 +2,7 @@ import type { Hearth } from "../context";
 import { badRequest } from "../errors";
 import { ApiRoutes } from "../http/route";
 import { doAddRealmEmoji, doDeactivateRealmEmoji } from "../actions/realm_emoji";
-import { UNICODE_EMOJI } from "../markdown/emoji";
+import { UNICODE_EMOJI, ZULIP_EXTRA_EMOJI_PATH } from "../markdown/emoji";
 import { getRealmEmoji, getRealmEmojiImage } from "../store/realm_emoji";
 import { REALM_ID } from "../store/realm";
 import { realmEmojiDict, realmEmojiPath } from "../views/realm_emoji";
@@ -16,8 +16,6 @@ function emojiData(): { code_to_names: Record<string, string[]> } {
   return { code_to_names: codeToNames };
 }
 
-/** Where clients load the `zulip` emoji (reaction_type `zulip_extra_emoji`) from. */
-const ZULIP_EXTRA_EMOJI_PATH = "/static/generated/emoji/images/emoji/unicode/zulip.png";
 
 export function emojiRoutes(h: Hearth) {
   const api = new ApiRoutes(h)

@@ -3,7 +3,9 @@
  * (code points as Zulip spells `emoji_code`: lower-case hex, `-` between points).
  */
 export const UNICODE_EMOJI: Readonly<Record<string, string>> = {
-  smile: "1f604", smiley: "1f603", grinning: "1f600", grin: "1f601", joy: "1f602", rolling_on_the_floor_laughing: "1f923",
+  // Zulip's names, which differ from other apps' for some faces and animals: its "smile"
+  // is 1f642 (others' "slight smile"), "cat" and "dog" the whole animals.
+  smile: "1f642", big_smile: "1f604", smiley: "1f603", grinning: "1f600", grin: "1f601", joy: "1f602", rolling_on_the_floor_laughing: "1f923",
   rofl: "1f923", laughing: "1f606", sweat_smile: "1f605", wink: "1f609", blush: "1f60a", innocent: "1f607",
   slight_smile: "1f642", upside_down: "1f643", heart_eyes: "1f60d", kiss: "1f618", yum: "1f60b", stuck_out_tongue: "1f61b",
   thinking: "1f914", neutral: "1f610", expressionless: "1f611", unamused: "1f612", roll_eyes: "1f644", grimacing: "1f62c",
@@ -24,7 +26,7 @@ export const UNICODE_EMOJI: Readonly<Record<string, string>> = {
   rainbow: "1f308", ocean: "1f30a", earth_africa: "1f30d", moon: "1f319", rocket: "1f680", airplane: "2708",
   car: "1f697", bike: "1f6b2", house: "1f3e0", office: "1f3e2", coffee: "2615", tea: "1f375", beer: "1f37a",
   wine_glass: "1f377", pizza: "1f355", cake: "1f370", apple: "1f34e", banana: "1f34c", cookie: "1f36a",
-  dog: "1f436", cat: "1f431", octopus: "1f419", turtle: "1f422", bug: "1f41b", bee: "1f41d", unicorn: "1f984",
+  dog: "1f415", cat: "1f408", rabbit: "1f407", octopus: "1f419", turtle: "1f422", bug: "1f41b", bee: "1f41d", unicorn: "1f984",
   check: "2714", check_mark: "2714", heavy_check_mark: "2714", white_check_mark: "2705", x: "274c", cross_mark: "274c",
   warning: "26a0", question: "2753", exclamation: "2757", bangbang: "203c", no_entry: "26d4", stop_sign: "1f6d1",
   bulb: "1f4a1", light_bulb: "1f4a1", book: "1f4d6", books: "1f4da", memo: "1f4dd", pencil: "270f", pen: "1f58a",
@@ -48,3 +50,6 @@ export function emojiNameFor(code: string): string | undefined {
   for (const [name, c] of Object.entries(UNICODE_EMOJI)) if (c === code) return name;
   return undefined;
 }
+
+/** Where clients load the `zulip` emoji (reaction_type `zulip_extra_emoji`, and `:zulip:` in messages) from. */
+export const ZULIP_EXTRA_EMOJI_PATH = "/static/generated/emoji/images/emoji/unicode/zulip.png";

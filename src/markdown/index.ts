@@ -1,6 +1,6 @@
 import MarkdownIt, { type MarkdownIt as MarkdownItInstance, type StateCore, type StateInline, type Token } from "markdown-it";
 import { escapeHtml, pythonPatternToJs } from "../lib/text";
-import { emojiCodeFor } from "./emoji";
+import { emojiCodeFor, ZULIP_EXTRA_EMOJI_PATH } from "./emoji";
 
 /**
  * Zulip-flavoured Markdown on top of markdown-it: raw HTML is never passed through
@@ -149,11 +149,13 @@ function emojiRule(state: StateInline, silent: boolean): boolean {
   if (state.src.charCodeAt(state.pos) !== 0x3a /* : */) return false;
   const m = /^:([a-z0-9_+ -]+):/.exec(state.src.slice(state.pos));
   if (!m) return false;
+  // The organization's own emoji first, then Zulip's own `:zulip:`, as Zulip orders them.
   const custom = (state.env as unknown as Env).ctx.realmEmojiByName?.(m[1]);
-  if (custom) {
+  const imageUrl = custom ? custom.url : m[1] === "zulip" ? ZULIP_EXTRA_EMOJI_PATH : null;
+  if (imageUrl !== null) {
     if (!silent) {
       const name = escapeHtml(m[1]);
-      state.push("html_inline", "", 0).content = `<img alt=":${name}:" class="emoji" src="${escapeHtml(custom.url)}" title="${escapeHtml(m[1].replace(/_/g, " "))}">`;
+      state.push("html_inline", "", 0).content = `<img alt=":${name}:" class="emoji" src="${escapeHtml(imageUrl)}" title="${escapeHtml(m[1].replace(/_/g, " "))}">`;
     }
     state.pos += m[0].length;
     return true;
@@ -238,13 +240,89 @@ function linkifierRule(state: StateCore): void {
   }
 }
 
+/**
+ * Zulip has no `_emphasis_` or `__strong__` (snake_case and `__init__.py` stay as
+ * written): underscores are taken as plain text before the emphasis rule sees them,
+ * so only `*` and `**` emphasize.
+ */
+function underscoreRule(state: StateInline, silent: boolean): boolean {
+  if (state.src.charCodeAt(state.pos) !== 0x5f /* _ */) return false;
+  let end = state.pos;
+  while (state.src.charCodeAt(end) === 0x5f) end++;
+  if (!silent) state.pending += state.src.slice(state.pos, end);
+  state.pos = end;
+  return true;
+}
+
+/**
+ * A time as Python's isoformat writes a UTC datetime, with Zulip's "Z": seconds always,
+ * microseconds only when there are any.
+ */
+function isoUtc(ms: number): string {
+  const iso = new Date(Math.floor(ms / 1000) * 1000).toISOString().slice(0, 19);
+  const micros = Math.round((ms - Math.floor(ms / 1000) * 1000) * 1000);
+  return `${iso}${micros > 0 ? `.${String(micros).padStart(6, "0")}` : ""}Z`;
+}
+
+/** When `input` (a Zulip global time) happens, in milliseconds since the epoch; null when it cannot be read. */
+function parseGlobalTime(input: string): number | null {
+  const text = input.trim();
+  if (text === "") return null;
+  // A number is seconds since the epoch (Zulip's fallback when no date parses).
+  if (/^[+-]?(\d+\.?\d*|\.\d+)$/.test(text)) {
+    const ms = Number(text) * 1000;
+    return Number.isFinite(ms) && Math.abs(ms) <= 8.64e15 ? ms : null;
+  }
+  // A date without a zone is UTC, as Zulip reads it (JavaScript would take the server's zone).
+  const isoWithoutZone = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(text);
+  const hasZone = /(Z|[+-]\d{2}:?\d{2}|\b(UTC|GMT))$/i.test(text) || /^\d{4}-\d{2}-\d{2}$/.test(text);
+  const ms = Date.parse(isoWithoutZone ? `${text.replace(" ", "T")}Z` : hasZone ? text : `${text} GMT`);
+  return Number.isNaN(ms) ? null : ms;
+}
+
+/**
+ * `<time:…>`, Zulip's global times: a `<time datetime="…">` element clients show in
+ * each reader's own time zone, the input kept as its text; Zulip's error span when the
+ * time cannot be read. (Without this rule markdown-it read it as a `time:` autolink.)
+ */
+function globalTimeRule(state: StateInline, silent: boolean): boolean {
+  if (state.src.charCodeAt(state.pos) !== 0x3c /* < */) return false;
+  const m = /^<time:([^>]*?)>/.exec(state.src.slice(state.pos));
+  if (!m) return false;
+  if (!silent) {
+    const ms = parseGlobalTime(m[1]);
+    state.push("html_inline", "", 0).content =
+      ms === null
+        ? `<span class="timestamp-error">Invalid time format: ${escapeHtml(m[1])}</span>`
+        : `<time datetime="${isoUtc(ms)}">${escapeHtml(m[1])}</time>`;
+  }
+  state.pos += m[0].length;
+  return true;
+}
+
+/** Zulip writes a table cell's alignment as `text-align: right;`, the only form the mobile app reads. */
+function tableAlignmentRule(state: StateCore): void {
+  for (const token of state.tokens) {
+    if (token.type !== "th_open" && token.type !== "td_open") continue;
+    const style = token.attrGet("style");
+    const align = typeof style === "string" ? /^text-align:(left|right|center)$/.exec(style) : null;
+    if (align) token.attrSet("style", `text-align: ${align[1]};`);
+  }
+}
+
 function buildMarkdown(): MarkdownItInstance {
   const md = new MarkdownIt({ html: false, linkify: true, breaks: true, typographer: false });
   md.disable("image"); // Zulip has no image syntax; uploads are previewed from links
   md.inline.ruler.before("emphasis", "zulip_mention", mentionRule);
   md.inline.ruler.before("emphasis", "zulip_channel_link", channelLinkRule);
   md.inline.ruler.before("emphasis", "zulip_emoji", emojiRule);
+  md.inline.ruler.before("emphasis", "zulip_no_underscore_emphasis", underscoreRule);
+  md.inline.ruler.before("autolink", "zulip_global_time", globalTimeRule);
   md.core.ruler.push("zulip_linkifiers", linkifierRule);
+  md.core.ruler.push("zulip_table_alignment", tableAlignmentRule);
+  // Zulip's strikethrough is <del> (the mobile app knows no <s>).
+  md.renderer.rules.s_open = () => "<del>";
+  md.renderer.rules.s_close = () => "</del>";
 
   md.renderer.rules.fence = (tokens, idx, _options, env) => {
     const token = tokens[idx];

@@ -72,7 +72,7 @@ describe("direct messages", () => {
     expect(m.flags).toEqual(["mentioned"]);
     expect(m.display_recipient.map((u: any) => u.id).sort()).toEqual([hamlet.id, othello.id].sort());
     expect(m.content).toContain('<span class="user-mention" data-user-id="' + othello.id + '">@Othello, the Moor of Venice</span>');
-    expect(m.content).toContain('class="emoji emoji-1f604"');
+    expect(m.content).toContain('class="emoji emoji-1f642"'); // Zulip's :smile:
 
     // Cordelia cannot see it.
     expectError(await s.as("cordelia").get(`/messages/${id}`), 400, "BAD_REQUEST", "Invalid message(s)");
@@ -268,6 +268,10 @@ describe("direct messages", () => {
     const r = expectSuccess(await s.as("hamlet").post("/messages/render", { content: "**bold**" }));
     expectSchema(RenderResponse, r);
     expect(r.rendered).toBe("<p><strong>bold</strong></p>");
+    // Zulip's forms that clients parse: <del>, <time>, underscores kept.
+    expect(expectSuccess(await s.as("hamlet").post("/messages/render", { content: "~~old~~ at <time:1496701800> in my_file_name" })).rendered).toBe(
+      '<p><del>old</del> at <time datetime="2017-06-05T22:30:00Z">1496701800</time> in my_file_name</p>',
+    );
     recorded.clear();
     expectSuccess(await s.as("hamlet").post("/typing", { op: "start", to: JSON.stringify([othello.id]) }));
     const typing = eventsOfType("typing")[0];
