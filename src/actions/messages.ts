@@ -90,6 +90,7 @@ export function accessMessage(h: Hearth, user: UserRecord, id: number): { messag
 /** Lookups for the renderer, as seen by the sender (hidden channels are not linked). */
 export function renderContextFor(h: Hearth, sender: UserRecord): RenderContext {
   let byName: Map<string, { id: number; full_name: string }[]> | null = null;
+  let readable: ReturnType<typeof readableChannels> | undefined;
   return {
     userById(id) {
       const u = getUser(h.store, id);
@@ -120,6 +121,18 @@ export function renderContextFor(h: Hearth, sender: UserRecord): RenderContext {
       // A relative URL, as Zulip renders it: the page's origin serves it.
       return e ? { id: e.id, url: realmEmojiPath(e) } : undefined;
     },
+    topicLinkMessageId(channelId, topic) {
+      // Zulip's get_first_message_for_user_in_topic: the oldest the writer can read.
+      readable ??= readableChannels(h, sender);
+      let checked = 0;
+      for (const id of idsInRange(h.store, "topicMessages", [channelId, topicKey(topic)], 0, "newer")) {
+        if (sender.is_system_bot || readableMessage(h, sender, id, readable)) return id;
+        // A topic whose first thousand messages the writer cannot read gets a link without `with`.
+        if (++checked >= 1000) break;
+      }
+      return undefined;
+    },
+    emptyTopicDisplayName: topicDisplayName(h, "", { allowEmptyTopicName: false }),
   };
 }
 

@@ -30,6 +30,13 @@ export interface RenderContext {
   linkifiers: Linkifier[];
   /** The organization's active custom emoji; they win over Unicode emoji of the same name, as in Zulip. */
   realmEmojiByName?(name: string): { id: number; url: string } | undefined;
+  /**
+   * The message a topic link's `with` operator names (FL 347), so the link follows the
+   * topic when it moves: undefined when the topic has no message the writer can read.
+   */
+  topicLinkMessageId?(channelId: number, topic: string): number | undefined;
+  /** `realm_empty_topic_display_name`, shown (in <em>) for links to the empty topic. */
+  emptyTopicDisplayName?: string;
 }
 
 export interface RenderResult {
@@ -132,14 +139,25 @@ function channelLinkRule(state: StateInline, silent: boolean): boolean {
   if (!channel) return false;
   if (!silent) {
     const base = `/#narrow/channel/${channelNarrowSlug(channel.id, channel.name)}`;
+    // The empty topic shows as the organization's name for it, in <em> (FL 346).
+    const shownTopic = (name: string) => (name === "" ? `<em>${escapeHtml(env.ctx.emptyTopicDisplayName ?? "general chat")}</em>` : escapeHtml(name));
     // `#**channel>topic@123**` links one message (FL 319).
     const message = topic === null ? null : /^([^]*)@(\d+)$/.exec(topic);
-    state.push("html_inline", "", 0).content =
-      topic === null
-        ? `<a class="stream" data-stream-id="${channel.id}" href="${escapeHtml(base)}">#${escapeHtml(channel.name)}</a>`
-        : message
-          ? `<a class="message-link" href="${escapeHtml(`${base}/topic/${encodeHashComponent(message[1])}/near/${message[2]}`)}">#${escapeHtml(channel.name)} &gt; ${escapeHtml(message[1])} @ 💬</a>`
-          : `<a class="stream-topic" data-stream-id="${channel.id}" href="${escapeHtml(`${base}/topic/${encodeHashComponent(topic)}`)}">#${escapeHtml(channel.name)} &gt; ${escapeHtml(topic)}</a>`;
+    let html: string;
+    if (topic === null) {
+      html = `<a class="stream" data-stream-id="${channel.id}" href="${escapeHtml(base)}">#${escapeHtml(channel.name)}</a>`;
+    } else if (message) {
+      html = `<a class="message-link" href="${escapeHtml(`${base}/topic/${encodeHashComponent(message[1])}/near/${message[2]}`)}">#${escapeHtml(channel.name)} &gt; ${shownTopic(message[1])} @ 💬</a>`;
+    } else {
+      // With the topic's oldest readable message (FL 347; the newest from FL 400), the
+      // link follows the topic when it is moved. Zulip's URL for the empty topic has
+      // no segment for the name: /topic/with/214.
+      const withId = env.ctx.topicLinkMessageId?.(channel.id, topic);
+      const topicPath = topic === "" ? "/topic/" : `/topic/${encodeHashComponent(topic)}`;
+      const withPath = withId === undefined ? "" : `${topic === "" ? "" : "/"}with/${withId}`;
+      html = `<a class="stream-topic" data-stream-id="${channel.id}" href="${escapeHtml(base + topicPath + withPath)}">#${escapeHtml(channel.name)} &gt; ${shownTopic(topic)}</a>`;
+    }
+    state.push("html_inline", "", 0).content = html;
   }
   state.pos += m[0].length;
   return true;

@@ -415,6 +415,18 @@ describe("channel messages", () => {
     expect(starring.ignored_because_not_subscribed_channels).toEqual([]);
   });
 
+  test("a topic link names the topic's oldest message the writer can read (FL 347), so it follows the topic when moved", async () => {
+    const first = await send("hamlet", denmark, "linked castle", "the first");
+    await send("hamlet", denmark, "linked castle", "the second");
+    const link = await send("othello", denmark, "elsewhere", "see #**Denmark>linked castle** and #**Denmark>no such topic**");
+    const html = expectSuccess(await s.as("othello").get(`/messages/${link}`)).message.content;
+    expect(html).toContain(`href="/#narrow/channel/${denmark}-Denmark/topic/linked.20castle/with/${first}"`);
+    expect(html).toContain(`href="/#narrow/channel/${denmark}-Denmark/topic/no.20such.20topic"`);
+    // A private channel's topic, linked by someone who cannot read it: no channel link at all.
+    const outside = await send("othello", denmark, "elsewhere", "#**secret>plans**");
+    expect(expectSuccess(await s.as("othello").get(`/messages/${outside}`)).message.content).not.toContain("stream-topic");
+  });
+
   test("GET /messages by message_ids (FL 300): the readable ones matching the narrow, oldest first; not with an anchor", async () => {
     const a = await send("hamlet", denmark, "by ids", "one");
     const b = await send("hamlet", denmark, "by ids", "two");
