@@ -80,7 +80,7 @@ describe("Zulip-flavoured Markdown", () => {
     expect(linkProperties(r.linkUrls)).toEqual({ has_link: true, has_image: true, has_attachment: false });
     expect(linkProperties(render("[f](/user_uploads/2/ab/file.pdf)").linkUrls).has_attachment).toBe(true);
     expect(render("[pic](/user_uploads/2/ab/cat.jpg)").html).toBe(
-      '<p><a href="/user_uploads/2/ab/cat.jpg">pic</a></p>\n<div class="message_inline_image"><a href="/user_uploads/2/ab/cat.jpg"><img src="/user_uploads/2/ab/cat.jpg"></a></div>',
+      '<p><a href="/user_uploads/2/ab/cat.jpg">pic</a></p>\n<div class="message_inline_image"><a href="/user_uploads/2/ab/cat.jpg" title="pic"><img src="/user_uploads/2/ab/cat.jpg"></a></div>',
     );
   });
 
@@ -89,7 +89,7 @@ describe("Zulip-flavoured Markdown", () => {
     expect(r.html).not.toMatch(/<img[^>]*onerror|<script/);
     // The only image is the preview of the linked image, in Zulip's markup.
     expect(r.html.match(/<img /g)).toHaveLength(1);
-    expect(r.html).toContain('<div class="message_inline_image"><a href="https://x/y.png"><img src="https://x/y.png"></a></div>');
+    expect(r.html).toContain('<div class="message_inline_image"><a href="https://x/y.png" title="i"><img src="https://x/y.png"></a></div>');
     expect(r.html).not.toContain('href="javascript');
     expect(r.html).not.toContain('href="data:');
     expect(r.html).toContain("&lt;script&gt;");
@@ -137,5 +137,20 @@ describe("Zulip-flavoured Markdown", () => {
     expect(renderMarkdown("#**Denmark>@21**", withIds).html).toBe(
       '<p><a class="message-link" href="/#narrow/channel/9-Denmark/topic//near/21">#Denmark &gt; <em>chat</em> @ 💬</a></p>',
     );
+  });
+
+  test("image previews where Zulip puts them: after their paragraph, in their list item, none in a quote; a lone bare image URL is only its preview", () => {
+    const preview = (url: string, title?: string) =>
+      `<div class="message_inline_image"><a href="${url}"${title ? ` title="${title}"` : ""}><img src="${url}"></a></div>`;
+    expect(render("https://x.example/a.png").html).toBe(preview("https://x.example/a.png"));
+    expect(render("look https://x.example/a.png\n\nafter").html).toBe(
+      `<p>look <a href="https://x.example/a.png">https://x.example/a.png</a></p>\n${preview("https://x.example/a.png")}\n<p>after</p>`,
+    );
+    expect(render("* one https://x.example/a.png\n* two").html).toBe(
+      `<ul>\n<li>one <a href="https://x.example/a.png">https://x.example/a.png</a>${preview("https://x.example/a.png")}\n</li>\n<li>two</li>\n</ul>`,
+    );
+    expect(render("> quoted https://x.example/a.png").html).not.toContain("message_inline_image");
+    // Each image once, titled by its first link's text.
+    expect(render("[a](https://x.example/a.png) and [again](https://x.example/a.png)").html.match(/message_inline_image/g)).toHaveLength(1);
   });
 });

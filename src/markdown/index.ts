@@ -338,6 +338,7 @@ function buildMarkdown(): MarkdownItInstance {
   md.inline.ruler.before("autolink", "zulip_global_time", globalTimeRule);
   md.core.ruler.push("zulip_linkifiers", linkifierRule);
   md.core.ruler.push("zulip_table_alignment", tableAlignmentRule);
+  md.core.ruler.push("zulip_image_previews", imagePreviewRule);
   // Zulip's strikethrough is <del> (the mobile app knows no <s>).
   md.renderer.rules.s_open = () => "<del>";
   md.renderer.rules.s_close = () => "</del>";
@@ -381,27 +382,65 @@ export function renderMarkdown(content: string, ctx: RenderContext): RenderResul
     topicWildcard: false,
     linkUrls: [],
   };
-  result.html = markdown.render(content, { ctx, result } satisfies Env).trimEnd() + inlineImagePreviews(result.linkUrls);
+  result.html = markdown.render(content, { ctx, result } satisfies Env).trimEnd();
   return result;
 }
 
 const IMAGE_URL = /\.(png|jpe?g|gif|webp|bmp|svg)(\?.*)?$/i;
 
+/** Whether a link shows an image preview: an upload or an http(s) URL ending in an image extension. */
+function previewsImage(url: string): boolean {
+  return IMAGE_URL.test(url) && /^(https?:\/\/|\/user_uploads\/)/i.test(url);
+}
+
 /**
- * Zulip's inline image previews: each linked image (an upload or an http(s) URL
- * ending in an image extension) is shown after the text, in the markup clients
- * look for (`message_inline_image`).
+ * Zulip's inline image previews (`message_inline_image`), placed as Zulip places them:
+ * right after the paragraph holding the link (inside its list item, in a list), none
+ * for links in a quote; a paragraph that is nothing but a bare image URL gives way to
+ * its preview. A named link's text becomes the preview link's title. Each image is
+ * previewed once.
  */
-function inlineImagePreviews(urls: string[]): string {
+function imagePreviewRule(state: StateCore): void {
   const seen = new Set<string>();
-  let out = "";
-  for (const url of urls) {
-    if (seen.has(url) || !IMAGE_URL.test(url) || !/^(https?:\/\/|\/user_uploads\/)/i.test(url)) continue;
-    seen.add(url);
-    const href = escapeHtml(url);
-    out += `\n<div class="message_inline_image"><a href="${href}"><img src="${href}"></a></div>`;
+  const out: Token[] = [];
+  let quoteDepth = 0;
+  const tokens = state.tokens;
+  for (let i = 0; i < tokens.length; i++) {
+    const token = tokens[i];
+    if (token.type === "blockquote_open") quoteDepth++;
+    if (token.type === "blockquote_close") quoteDepth--;
+    if (token.type !== "paragraph_open" || quoteDepth > 0 || tokens[i + 1]?.type !== "inline" || tokens[i + 2]?.type !== "paragraph_close") {
+      out.push(token);
+      continue;
+    }
+    const children = tokens[i + 1].children ?? [];
+    const previews: { url: string; title: string | null }[] = [];
+    for (let c = 0; c < children.length; c++) {
+      if (children[c].type !== "link_open") continue;
+      const url = String(children[c].attrGet("href") ?? "");
+      if (!previewsImage(url) || seen.has(url)) continue;
+      seen.add(url);
+      let text = "";
+      for (let d = c + 1; d < children.length && children[d].type !== "link_close"; d++) text += children[d].content;
+      previews.push({ url, title: text === url ? null : text });
+    }
+    const meaningful = children.filter((child) => !(child.type === "text" && child.content.trim() === "") && child.type !== "softbreak");
+    const onlyBareImage =
+      previews.length === 1 &&
+      previews[0].title === null &&
+      meaningful.length === 3 &&
+      meaningful[0].type === "link_open" &&
+      meaningful[2].type === "link_close";
+    if (!onlyBareImage) out.push(token, tokens[i + 1], tokens[i + 2]);
+    for (const { url, title } of previews) {
+      const preview = new state.Token("html_block", "", 0);
+      const href = escapeHtml(url);
+      preview.content = `<div class="message_inline_image"><a href="${href}"${title === null ? "" : ` title="${escapeHtml(title)}"`}><img src="${href}"></a></div>\n`;
+      out.push(preview);
+    }
+    i += 2;
   }
-  return out;
+  state.tokens = out;
 }
 
 /** Zulip's `has:` properties, derived from the links a message contains. */
