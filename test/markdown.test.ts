@@ -132,7 +132,7 @@ describe("Zulip-flavoured Markdown", () => {
       '<p><a class="stream-topic" data-stream-id="9" href="/#narrow/channel/9-Denmark/topic/empty.20topic">#Denmark &gt; empty topic</a></p>',
     );
     expect(renderMarkdown("#**Denmark>**", withIds).html).toBe(
-      '<p><a class="stream-topic" data-stream-id="9" href="/#narrow/channel/9-Denmark/topic/with/21">#Denmark &gt; <em>chat</em></a></p>',
+      '<p><a class="stream-topic" data-stream-id="9" href="/#narrow/channel/9-Denmark/topic//with/21">#Denmark &gt; <em>chat</em></a></p>',
     );
     expect(renderMarkdown("#**Denmark>@21**", withIds).html).toBe(
       '<p><a class="message-link" href="/#narrow/channel/9-Denmark/topic//near/21">#Denmark &gt; <em>chat</em> @ 💬</a></p>',
@@ -152,5 +152,21 @@ describe("Zulip-flavoured Markdown", () => {
     expect(render("> quoted https://x.example/a.png").html).not.toContain("message_inline_image");
     // Each image once, titled by its first link's text.
     expect(render("[a](https://x.example/a.png) and [again](https://x.example/a.png)").html.match(/message_inline_image/g)).toHaveLength(1);
+  });
+
+  test("mentions of deactivated users and groups render silent and notify nobody; name|id must name that user", () => {
+    const withInactive: RenderContext = {
+      ...ctx,
+      userById: (id) => (id === 7 ? { id: 7, full_name: "Old Yorick", is_active: false } : ctx.userById(id)),
+      usersByName: (name) => (name === "Old Yorick" ? [{ id: 7, full_name: "Old Yorick", is_active: false }] : ctx.usersByName(name)),
+      groupByName: (name) => (name === "retired" ? { id: 4, name: "retired", deactivated: true } : ctx.groupByName(name)),
+    };
+    const r = renderMarkdown("@**Old Yorick** @**Old Yorick|7** @*retired* @**Someone Else|5**", withInactive);
+    expect(r.html).toBe(
+      '<p><span class="user-mention silent" data-user-id="7">Old Yorick</span> <span class="user-mention silent" data-user-id="7">Old Yorick</span> ' +
+        '<span class="user-group-mention silent" data-user-group-id="4">retired</span> @<strong>Someone Else|5</strong></p>',
+    );
+    expect(r.mentionedUserIds.size).toBe(0);
+    expect(r.mentionedGroupIds.size).toBe(0);
   });
 });

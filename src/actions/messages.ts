@@ -46,7 +46,7 @@ import {
   type MessageRecord,
   type Reaction,
 } from "../store/messages";
-import { linkProperties, renderMarkdown, topicLinks, type RenderContext, type RenderResult } from "../markdown";
+import { linkProperties, renderMarkdown, topicLinks, type MentionableUser, type RenderContext, type RenderResult } from "../markdown";
 import { widgetFromContent, type WidgetContent } from "../markdown/widgets";
 import { emojiCodeFor, emojiNameFor } from "../markdown/emoji";
 import { apiEmail, isAdmin, isGuest, isModerator, visibleUserByEmail } from "../views/users";
@@ -89,28 +89,25 @@ export function accessMessage(h: Hearth, user: UserRecord, id: number): { messag
 
 /** Lookups for the renderer, as seen by the sender (hidden channels are not linked). */
 export function renderContextFor(h: Hearth, sender: UserRecord): RenderContext {
-  let byName: Map<string, { id: number; full_name: string }[]> | null = null;
+  let byName: Map<string, MentionableUser[]> | null = null;
   let readable: ReturnType<typeof readableChannels> | undefined;
   return {
     userById(id) {
       const u = getUser(h.store, id);
-      return u && u.is_active && !u.is_system_bot ? { id: u.id, full_name: u.full_name } : undefined;
+      return u && !u.is_system_bot ? { id: u.id, full_name: u.full_name, is_active: u.is_active } : undefined;
     },
     usersByName(name) {
       if (!byName) {
         byName = new Map();
         for (const u of allUsers(h.store)) {
-          if (!u.is_active || u.is_system_bot) continue;
+          if (u.is_system_bot) continue;
           const key = u.full_name.toLowerCase();
-          appendTo(byName, key, { id: u.id, full_name: u.full_name });
+          appendTo(byName, key, { id: u.id, full_name: u.full_name, is_active: u.is_active });
         }
       }
       return byName.get(name.toLowerCase()) ?? [];
     },
-    groupByName(name) {
-      const g = groupForMention(h, name);
-      return g ? { id: g.id, name: g.name } : undefined;
-    },
+    groupByName: (name) => groupForMention(h, name),
     channelByName(name) {
       const c = channelByName(h, name);
       return c && (sender.is_system_bot || canReadChannel(h, sender, c)) ? { id: c.id, name: c.name } : undefined;

@@ -13,6 +13,8 @@ import { emojiCodeFor, ZULIP_EXTRA_EMOJI_PATH } from "./emoji";
 export interface MentionableUser {
   id: number;
   full_name: string;
+  /** A deactivated user's mention renders silent and notifies nobody, as Zulip renders it. */
+  is_active?: boolean;
 }
 
 export interface Linkifier {
@@ -23,9 +25,10 @@ export interface Linkifier {
 /** What the renderer may look up; the caller decides visibility (e.g. private channels). */
 export interface RenderContext {
   userById(id: number): MentionableUser | undefined;
-  /** Active users whose full name matches, case-insensitively. */
+  /** Users whose full name matches, case-insensitively (deactivated ones too, marked). */
   usersByName(name: string): MentionableUser[];
-  groupByName(name: string): { id: number; name: string } | undefined;
+  /** A deactivated group's mention renders silent, as Zulip renders it. */
+  groupByName(name: string): { id: number; name: string; deactivated?: boolean } | undefined;
   channelByName(name: string): { id: number; name: string } | undefined;
   linkifiers: Linkifier[];
   /** The organization's active custom emoji; they win over Unicode emoji of the same name, as in Zulip. */
@@ -90,15 +93,19 @@ function mentionRule(state: StateInline, silent: boolean): boolean {
       html = `<span class="topic-mention${isSilent ? " silent" : ""}">${isSilent ? "" : "@"}topic</span>`;
     } else {
       let target: MentionableUser | undefined;
-      if (pipe) target = env.ctx.userById(Number(pipe[2]));
-      else {
+      if (pipe) {
+        target = env.ctx.userById(Number(pipe[2]));
+        // `@**name|id**` must name that user (Zulip: another's name is no mention).
+        if (target && pipe[1] !== "" && pipe[1] !== target.full_name) target = undefined;
+      } else {
         const matches = env.ctx.usersByName(text);
         // An ambiguous name mentions nobody; clients insert `Name|id` for those.
         if (matches.length === 1) target = matches[0];
       }
       if (target) {
-        if (!isSilent) env.result.mentionedUserIds.add(target.id);
-        html = `<span class="user-mention${isSilent ? " silent" : ""}" data-user-id="${target.id}">${isSilent ? "" : "@"}${escapeHtml(target.full_name)}</span>`;
+        const quiet = isSilent || target.is_active === false;
+        if (!quiet) env.result.mentionedUserIds.add(target.id);
+        html = `<span class="user-mention${quiet ? " silent" : ""}" data-user-id="${target.id}">${quiet ? "" : "@"}${escapeHtml(target.full_name)}</span>`;
       }
     }
     if (html === null) return false;
@@ -110,7 +117,7 @@ function mentionRule(state: StateInline, silent: boolean): boolean {
   if (group) {
     const found = env.ctx.groupByName(group[2]);
     if (!found) return false;
-    const isSilent = group[1] === "_";
+    const isSilent = group[1] === "_" || found.deactivated === true;
     if (!isSilent) env.result.mentionedGroupIds.add(found.id);
     if (!silent) {
       state.push("html_inline", "", 0).content =
@@ -150,11 +157,10 @@ function channelLinkRule(state: StateInline, silent: boolean): boolean {
       html = `<a class="message-link" href="${escapeHtml(`${base}/topic/${encodeHashComponent(message[1])}/near/${message[2]}`)}">#${escapeHtml(channel.name)} &gt; ${shownTopic(message[1])} @ 💬</a>`;
     } else {
       // With the topic's oldest readable message (FL 347; the newest from FL 400), the
-      // link follows the topic when it is moved. Zulip's URL for the empty topic has
-      // no segment for the name: /topic/with/214.
+      // link follows the topic when it is moved (the empty topic's: /topic//with/214).
       const withId = env.ctx.topicLinkMessageId?.(channel.id, topic);
-      const topicPath = topic === "" ? "/topic/" : `/topic/${encodeHashComponent(topic)}`;
-      const withPath = withId === undefined ? "" : `${topic === "" ? "" : "/"}with/${withId}`;
+      const topicPath = `/topic/${encodeHashComponent(topic)}`;
+      const withPath = withId === undefined ? "" : `/with/${withId}`;
       html = `<a class="stream-topic" data-stream-id="${channel.id}" href="${escapeHtml(base + topicPath + withPath)}">#${escapeHtml(channel.name)} &gt; ${shownTopic(topic)}</a>`;
     }
     state.push("html_inline", "", 0).content = html;

@@ -52,11 +52,14 @@ export function canPostToChannel(h: Hearth, user: UserRecord, channel: MessageCh
   return mayPost && (hasContentAccess(h, user, channel) || isSubscribedTo(h, channel.id, owner.id));
 }
 
-/** A user group by name for `@*group*` mentions (system groups cannot be mentioned). */
-export function groupForMention(h: Hearth, name: string): { id: number; name: string } | undefined {
+/**
+ * A user group by name for `@*group*` mentions (system groups cannot be mentioned); a
+ * deactivated group's mention renders silent, as Zulip renders it.
+ */
+export function groupForMention(h: Hearth, name: string): { id: number; name: string; deactivated: boolean } | undefined {
   const group = getUserGroupByName(h.store, name);
-  if (!group || group.deactivated || group.is_system_group) return undefined;
-  return { id: group.id, name: group.name };
+  if (!group || group.is_system_group) return undefined;
+  return { id: group.id, name: group.name, deactivated: group.deactivated };
 }
 
 /** Every member of a group, through its subgroups. */

@@ -427,6 +427,15 @@ describe("channel messages", () => {
     expect(expectSuccess(await s.as("othello").get(`/messages/${outside}`)).message.content).not.toContain("stream-topic");
   });
 
+  test("a mention of a deactivated user renders silent, as Zulip renders it", async () => {
+    const yorick = await s.createUser("yorick");
+    expectSuccess(await s.as("iago").delete(`/users/${yorick.id}`));
+    const full = expectSuccess(await s.as("iago").get(`/users/${yorick.id}`)).user.full_name;
+    const id = await send("hamlet", denmark, "alas", `alas @**${full}**`);
+    const html = expectSuccess(await s.as("othello").get(`/messages/${id}`)).message.content;
+    expect(html).toContain(`<span class="user-mention silent" data-user-id="${yorick.id}">${full}</span>`);
+  });
+
   test("GET /messages by message_ids (FL 300): the readable ones matching the narrow, oldest first; not with an anchor", async () => {
     const a = await send("hamlet", denmark, "by ids", "one");
     const b = await send("hamlet", denmark, "by ids", "two");

@@ -360,7 +360,7 @@ describe("members and subgroups", () => {
 });
 
 describe("mentions", () => {
-  test("@*group* mentions user-defined groups, not deactivated ones, and respects can_mention_group", async () => {
+  test("@*group* mentions user-defined groups (a deactivated one silently) and respects can_mention_group", async () => {
     const name = fresh("Mentionable");
     const groupId = await createGroup("hamlet", { name, members: [id("othello")], can_mention_group: systemGroup("role:moderators") });
     const channel = fresh("Hall");
@@ -379,7 +379,8 @@ describe("mentions", () => {
     expectSuccess(await s.as("hamlet").post(`/user_groups/${groupId}/deactivate`));
     const later = expectSuccess(await send("hamlet", `hi @*${name}*`)).id;
     const plain = expectSuccess(await s.as("othello").get(`/messages/${later}`)).message;
-    expect(plain.content).not.toContain("user-group-mention");
+    // A deactivated group's mention renders silent (Zulip's UserGroupMentionPattern): shown, notifying nobody.
+    expect(plain.content).toContain(`<span class="user-group-mention silent" data-user-group-id="${groupId}">${name}</span>`);
     expect(plain.flags).not.toContain("mentioned");
   });
 });
