@@ -169,4 +169,20 @@ describe("Zulip-flavoured Markdown", () => {
     expect(r.mentionedUserIds.size).toBe(0);
     expect(r.mentionedGroupIds.size).toBe(0);
   });
+
+  test("math as Zulip renders it with KaTeX: inline $$…$$, ```math blocks as display math, tex-error for what KaTeX refuses", () => {
+    const inline = render("so $$x^2$$ here").html;
+    expect(inline).toStartWith('<p>so <span class="katex"><span class="katex-mathml"><math xmlns="http://www.w3.org/1998/Math/MathML">');
+    expect(inline).toContain('<annotation encoding="application/x-tex">x^2</annotation>');
+    expect(inline).toEndWith(" here</p>");
+    // Not touching a word, not starting with _ or $, one line (Zulip's TEX_RE).
+    expect(render("a$$x$$b").html).toBe("<p>a$$x$$b</p>");
+    expect(render("$$_x$$").html).not.toContain("katex");
+    expect(render("$$\\frac{1}{$$").html).toBe('<p><span class="tex-error">$$\\frac{1}{$$</span></p>');
+    const block = render("```math\n\\int_0^1 x\\,dx\n\n\\sum_i i\n```").html;
+    expect(block.match(/<p><span class="katex-display">/g)).toHaveLength(2);
+    expect(render("```math\n\\frac{\n```").html).toBe('<p><span class="tex-error">\\frac{</span></p>');
+    // KaTeX's trust stays off: no link from \\href.
+    expect(render("$$\\href{javascript:alert(1)}{x}$$").html).not.toContain("href=");
+  });
 });

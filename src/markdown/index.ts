@@ -1,6 +1,7 @@
 import MarkdownIt, { type MarkdownIt as MarkdownItInstance, type StateCore, type StateInline, type Token } from "markdown-it";
 import { escapeHtml, pythonPatternToJs } from "../lib/text";
 import { emojiCodeFor, ZULIP_EXTRA_EMOJI_PATH } from "./emoji";
+import katex from "katex";
 
 /**
  * Zulip-flavoured Markdown on top of markdown-it: raw HTML is never passed through
@@ -324,6 +325,49 @@ function globalTimeRule(state: StateInline, silent: boolean): boolean {
   return true;
 }
 
+/**
+ * TeX as Zulip renders it, with KaTeX (display mode for math blocks); null when KaTeX
+ * refuses it. `trust` stays off: no \\href or \\url, no HTML from a message.
+ */
+function renderTex(tex: string, displayMode: boolean): string | null {
+  try {
+    return katex.renderToString(tex, { displayMode, throwOnError: true, trust: false, strict: "ignore" });
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Zulip's inline math, `$$…$$` (its TEX_RE): not touching a word on either side, the body
+ * on one line, not starting with `_` or `$`, and `\\$` allowed inside. What KaTeX refuses
+ * stays as written in a `tex-error` span.
+ */
+function inlineTexRule(state: StateInline, silent: boolean): boolean {
+  const src = state.src;
+  const pos = state.pos;
+  if (src.charCodeAt(pos) !== 0x24 || src.charCodeAt(pos + 1) !== 0x24) return false;
+  if (pos > 0 && /[\p{L}\p{N}_$]/u.test(src[pos - 1])) return false;
+  const m = /^\$\$([^\n_$](?:\\\$|[^$\n])*)\$\$(?!\$)/.exec(src.slice(pos));
+  if (!m) return false;
+  const after = src[pos + m[0].length];
+  if (after !== undefined && /[\p{L}\p{N}_]/u.test(after)) return false;
+  if (!silent) {
+    const html = renderTex(m[1], false);
+    state.push("html_inline", "", 0).content = html ?? `<span class="tex-error">${escapeHtml(m[0])}</span>`;
+  }
+  state.pos += m[0].length;
+  return true;
+}
+
+/** A ```math (or tex, latex) block: each paragraph of it a display formula in its own <p>, as Zulip's format_tex makes them. */
+function texBlockHtml(content: string): string {
+  return content
+    .replace(/\n+$/, "")
+    .split("\n\n")
+    .map((paragraph) => `<p>${renderTex(paragraph, true) ?? `<span class="tex-error">${escapeHtml(paragraph)}</span>`}</p>\n`)
+    .join("");
+}
+
 /** Zulip writes a table cell's alignment as `text-align: right;`, the only form the mobile app reads. */
 function tableAlignmentRule(state: StateCore): void {
   for (const token of state.tokens) {
@@ -342,6 +386,7 @@ function buildMarkdown(): MarkdownItInstance {
   md.inline.ruler.before("emphasis", "zulip_emoji", emojiRule);
   md.inline.ruler.before("emphasis", "zulip_no_underscore_emphasis", underscoreRule);
   md.inline.ruler.before("autolink", "zulip_global_time", globalTimeRule);
+  md.inline.ruler.before("emphasis", "zulip_inline_tex", inlineTexRule);
   md.core.ruler.push("zulip_linkifiers", linkifierRule);
   md.core.ruler.push("zulip_table_alignment", tableAlignmentRule);
   md.core.ruler.push("zulip_image_previews", imagePreviewRule);
@@ -361,6 +406,7 @@ function buildMarkdown(): MarkdownItInstance {
       );
     }
     if (lang === "quote") return `<blockquote>\n${md.render(token.content, env)}</blockquote>\n`;
+    if (lang === "math" || lang === "tex" || lang === "latex") return texBlockHtml(token.content);
     const langAttr = lang ? ` data-code-language="${escapeHtml(lang)}"` : "";
     return `<div class="codehilite"${langAttr}><pre><span></span><code>${escapeHtml(token.content)}</code></pre></div>\n`;
   };

@@ -272,6 +272,7 @@ describe("direct messages", () => {
     expect(expectSuccess(await s.as("hamlet").post("/messages/render", { content: "~~old~~ at <time:1496701800> in my_file_name" })).rendered).toBe(
       '<p><del>old</del> at <time datetime="2017-06-05T22:30:00Z">1496701800</time> in my_file_name</p>',
     );
+    expect(expectSuccess(await s.as("hamlet").post("/messages/render", { content: "$$e^{i\\pi} + 1 = 0$$" })).rendered).toStartWith('<p><span class="katex">');
     recorded.clear();
     expectSuccess(await s.as("hamlet").post("/typing", { op: "start", to: JSON.stringify([othello.id]) }));
     const typing = eventsOfType("typing")[0];
