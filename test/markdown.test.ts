@@ -64,7 +64,11 @@ describe("Zulip-flavoured Markdown", () => {
   });
 
   test("fenced code, quotes, spoilers", () => {
-    expect(render("```python\nprint('<b>')\n```").html).toBe('<div class="codehilite" data-code-language="python"><pre><span></span><code>print(&#39;&lt;b&gt;&#39;)\n</code></pre></div>');
+    // The language as Pygments names it, as Zulip writes it (code playgrounds match on it).
+    expect(render("```python\nprint('<b>')\n```").html).toBe('<div class="codehilite" data-code-language="Python"><pre><span></span><code>print(&#39;&lt;b&gt;&#39;)\n</code></pre></div>');
+    expect(render("~~~~.py2\nx\n~~~~").html).toContain('data-code-language="Python 2.x"');
+    expect(render("```JS\nx\n```").html).toContain('data-code-language="JavaScript"');
+    expect(render("```nosuchlanguage\nx\n```").html).toContain('data-code-language="nosuchlanguage"');
     expect(render("> quoted").html).toBe("<blockquote>\n<p>quoted</p>\n</blockquote>");
     expect(render("```quote\ninner **b**\n```").html).toBe("<blockquote>\n<p>inner <strong>b</strong></p>\n</blockquote>");
     expect(render("```spoiler Plot\nhe dies\n```").html).toBe(

@@ -1,6 +1,7 @@
 import MarkdownIt, { type MarkdownIt as MarkdownItInstance, type StateCore, type StateInline, type Token } from "markdown-it";
 import { escapeHtml, pythonPatternToJs } from "../lib/text";
 import { emojiCodeFor, ZULIP_EXTRA_EMOJI_PATH } from "./emoji";
+import { codeLanguageName } from "./code_languages";
 import katex from "katex";
 
 /**
@@ -397,7 +398,8 @@ function buildMarkdown(): MarkdownItInstance {
   md.renderer.rules.fence = (tokens, idx, _options, env) => {
     const token = tokens[idx];
     const info = token.info.trim();
-    const lang = info.split(/\s+/)[0] ?? "";
+    // Zulip's fence allows a dot before the language (~~~~.python).
+    const lang = (info.split(/\s+/)[0] ?? "").replace(/^\./, "");
     if (lang === "spoiler") {
       const header = info.slice("spoiler".length).trim();
       return (
@@ -407,7 +409,7 @@ function buildMarkdown(): MarkdownItInstance {
     }
     if (lang === "quote") return `<blockquote>\n${md.render(token.content, env)}</blockquote>\n`;
     if (lang === "math" || lang === "tex" || lang === "latex") return texBlockHtml(token.content);
-    const langAttr = lang ? ` data-code-language="${escapeHtml(lang)}"` : "";
+    const langAttr = lang ? ` data-code-language="${escapeHtml(codeLanguageName(lang))}"` : "";
     return `<div class="codehilite"${langAttr}><pre><span></span><code>${escapeHtml(token.content)}</code></pre></div>\n`;
   };
   md.renderer.rules.code_block = (tokens, idx) =>

@@ -273,6 +273,8 @@ describe("direct messages", () => {
       '<p><del>old</del> at <time datetime="2017-06-05T22:30:00Z">1496701800</time> in my_file_name</p>',
     );
     expect(expectSuccess(await s.as("hamlet").post("/messages/render", { content: "$$e^{i\\pi} + 1 = 0$$" })).rendered).toStartWith('<p><span class="katex">');
+    // Pygments' name for the language, which code playgrounds (pygments_language) match.
+    expect(expectSuccess(await s.as("hamlet").post("/messages/render", { content: "```py\nx = 1\n```" })).rendered).toContain('data-code-language="Python"');
     recorded.clear();
     expectSuccess(await s.as("hamlet").post("/typing", { op: "start", to: JSON.stringify([othello.id]) }));
     const typing = eventsOfType("typing")[0];
