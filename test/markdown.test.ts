@@ -189,4 +189,19 @@ describe("Zulip-flavoured Markdown", () => {
     // KaTeX's trust stays off: no link from \\href.
     expect(render("$$\\href{javascript:alert(1)}{x}$$").html).not.toContain("href=");
   });
+
+  test("hostile inputs found in review: inherited names as languages, macro bombs, times past Python's range", () => {
+    for (const fence of ["```constructor\nx\n```", "~~~.__proto__\nx\n~~~", "```toString\nx\n```"]) {
+      expect(render(fence).html).toMatch(/^<div class="codehilite" data-code-language="(constructor|__proto__|toString)">/);
+    }
+    // Nested \\defs rendered megabytes in seconds: macro definitions are TeX errors here.
+    const bomb = "$$\\def\\a{" + "x".repeat(400) + "}\\def\\b{\\a\\a\\a\\a\\a\\a\\a\\a\\a\\a}\\b\\b\\b$$";
+    expect(render(bomb).html).toStartWith('<p><span class="tex-error">');
+    expect(render("```math\n\\newcommand{\\x}{y}\\x\n```").html).toContain("tex-error");
+    // Rounded to whole microseconds before the seconds are taken.
+    expect(render("<time:1.9999999>").html).toBe('<p><time datetime="1970-01-01T00:00:02Z">1.9999999</time></p>');
+    expect(render("<time:99999999999999>").html).toContain("timestamp-error");
+    // A preview's title is the link's text, not the markup of an emoji in it.
+    expect(render("[:smile: pic](https://x.example/a.png)").html).toContain('title=" pic"');
+  });
 });

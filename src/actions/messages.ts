@@ -87,10 +87,15 @@ export function accessMessage(h: Hearth, user: UserRecord, id: number): { messag
 // ---------------------------------------------------------------------------
 // Rendering
 
+/** The most messages one render reads to find topic links' `with` messages. */
+const TOPIC_LINK_READS = 1000;
+
 /** Lookups for the renderer, as seen by the sender (hidden channels are not linked). */
 export function renderContextFor(h: Hearth, sender: UserRecord): RenderContext {
   let byName: Map<string, MentionableUser[]> | null = null;
   let readable: ReturnType<typeof readableChannels> | undefined;
+  const topicLinkIds = new Map<string, number | undefined>();
+  let topicLinkReads = 0;
   return {
     userById(id) {
       const u = getUser(h.store, id);
@@ -105,7 +110,10 @@ export function renderContextFor(h: Hearth, sender: UserRecord): RenderContext {
           appendTo(byName, key, { id: u.id, full_name: u.full_name, is_active: u.is_active });
         }
       }
-      return byName.get(name.toLowerCase()) ?? [];
+      const matches = byName.get(name.toLowerCase()) ?? [];
+      // A deactivated namesake does not make an active user's name ambiguous.
+      const active = matches.filter((u) => u.is_active !== false);
+      return active.length > 0 ? active : matches;
     },
     groupByName: (name) => groupForMention(h, name),
     channelByName(name) {
@@ -120,14 +128,23 @@ export function renderContextFor(h: Hearth, sender: UserRecord): RenderContext {
     },
     topicLinkMessageId(channelId, topic) {
       // Zulip's get_first_message_for_user_in_topic: the oldest the writer can read.
+      // Each topic is looked up once per message, and one message reads at most
+      // TOPIC_LINK_READS messages in all (a topic the writer cannot read from its start
+      // gets a link without `with`): a message repeating a link must not cost a
+      // topic's whole history each time.
+      const key = `${channelId}\u0000${topicKey(topic)}`;
+      if (topicLinkIds.has(key)) return topicLinkIds.get(key);
       readable ??= readableChannels(h, sender);
-      let checked = 0;
+      let found: number | undefined;
       for (const id of idsInRange(h.store, "topicMessages", [channelId, topicKey(topic)], 0, "newer")) {
-        if (sender.is_system_bot || readableMessage(h, sender, id, readable)) return id;
-        // A topic whose first thousand messages the writer cannot read gets a link without `with`.
-        if (++checked >= 1000) break;
+        if (topicLinkReads++ >= TOPIC_LINK_READS) break;
+        if (sender.is_system_bot || readableMessage(h, sender, id, readable)) {
+          found = id;
+          break;
+        }
       }
-      return undefined;
+      topicLinkIds.set(key, found);
+      return found;
     },
     emptyTopicDisplayName: topicDisplayName(h, "", { allowEmptyTopicName: false }),
   };

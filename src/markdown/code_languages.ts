@@ -48,5 +48,7 @@ const PYGMENTS_NAMES: Readonly<Record<string, string>> = {
 
 /** The name Zulip writes for a code block's language (its Pygments lexer's), or the language as written. */
 export function codeLanguageName(lang: string): string {
-  return PYGMENTS_NAMES[lang.toLowerCase()] ?? lang;
+  const key = lang.toLowerCase();
+  // Own keys only: `constructor` is no language (and an inherited one is no string).
+  return Object.hasOwn(PYGMENTS_NAMES, key) ? PYGMENTS_NAMES[key] : lang;
 }

@@ -58,6 +58,8 @@ export interface RenderResult {
 interface Env {
   ctx: RenderContext;
   result: RenderResult;
+  /** KaTeX output written so far for this message (see renderTex). */
+  texBytes?: number;
 }
 
 
@@ -285,10 +287,15 @@ function underscoreRule(state: StateInline, silent: boolean): boolean {
  * microseconds only when there are any.
  */
 function isoUtc(ms: number): string {
-  const iso = new Date(Math.floor(ms / 1000) * 1000).toISOString().slice(0, 19);
-  const micros = Math.round((ms - Math.floor(ms / 1000) * 1000) * 1000);
+  const totalMicros = Math.round(ms * 1000);
+  const seconds = Math.floor(totalMicros / 1_000_000);
+  const micros = totalMicros - seconds * 1_000_000;
+  const iso = new Date(seconds * 1000).toISOString().slice(0, 19);
   return `${iso}${micros > 0 ? `.${String(micros).padStart(6, "0")}` : ""}Z`;
 }
+
+/** Python's datetime reaches years 1 to 9999 (in milliseconds since the epoch): a time outside them is an error in Zulip. */
+const TIME_RANGE = { min: -62_135_596_800_000, max: 253_402_300_799_999 };
 
 /** When `input` (a Zulip global time) happens, in milliseconds since the epoch; null when it cannot be read. */
 function parseGlobalTime(input: string): number | null {
@@ -297,13 +304,13 @@ function parseGlobalTime(input: string): number | null {
   // A number is seconds since the epoch (Zulip's fallback when no date parses).
   if (/^[+-]?(\d+\.?\d*|\.\d+)$/.test(text)) {
     const ms = Number(text) * 1000;
-    return Number.isFinite(ms) && Math.abs(ms) <= 8.64e15 ? ms : null;
+    return ms >= TIME_RANGE.min && ms <= TIME_RANGE.max ? ms : null;
   }
   // A date without a zone is UTC, as Zulip reads it (JavaScript would take the server's zone).
   const isoWithoutZone = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(text);
   const hasZone = /(Z|[+-]\d{2}:?\d{2}|\b(UTC|GMT))$/i.test(text) || /^\d{4}-\d{2}-\d{2}$/.test(text);
   const ms = Date.parse(isoWithoutZone ? `${text.replace(" ", "T")}Z` : hasZone ? text : `${text} GMT`);
-  return Number.isNaN(ms) ? null : ms;
+  return ms >= TIME_RANGE.min && ms <= TIME_RANGE.max ? ms : null;
 }
 
 /**
@@ -327,15 +334,30 @@ function globalTimeRule(state: StateInline, silent: boolean): boolean {
 }
 
 /**
- * TeX as Zulip renders it, with KaTeX (display mode for math blocks); null when KaTeX
- * refuses it. `trust` stays off: no \\href or \\url, no HTML from a message.
+ * Macro definitions: the one way a short formula expands into an output of any size
+ * (a 2,000-character message of nested \\defs rendered 20 MB in 2.6 s, on the thread
+ * every request waits for). Zulip renders them, in a separate process with a timeout;
+ * here they are refused as TeX errors.
  */
-function renderTex(tex: string, displayMode: boolean): string | null {
+const TEX_MACRO_DEFINITION = /\\(?:[gex]?def|let|futurelet|(?:re)?newcommand|providecommand|(?:re)?newenvironment|DeclareMathOperator)(?![a-zA-Z])/;
+/** KaTeX output one message may hold; formulas past it show as TeX errors. */
+const MAX_TEX_BYTES_PER_MESSAGE = 1_000_000;
+
+/**
+ * TeX as Zulip renders it, with KaTeX (display mode for math blocks); null when KaTeX
+ * refuses it, it defines macros, or the message's TeX budget is spent. `trust` stays
+ * off (no \\href or \\url), sizes are capped at 20 em.
+ */
+function renderTex(tex: string, displayMode: boolean, env: Env): string | null {
+  if (TEX_MACRO_DEFINITION.test(tex) || (env.texBytes ?? 0) >= MAX_TEX_BYTES_PER_MESSAGE) return null;
+  let html: string;
   try {
-    return katex.renderToString(tex, { displayMode, throwOnError: true, trust: false, strict: "ignore" });
+    html = katex.renderToString(tex, { displayMode, throwOnError: true, trust: false, strict: "ignore", maxExpand: 500, maxSize: 20 });
   } catch {
     return null;
   }
+  env.texBytes = (env.texBytes ?? 0) + html.length;
+  return env.texBytes > MAX_TEX_BYTES_PER_MESSAGE ? null : html;
 }
 
 /**
@@ -353,7 +375,7 @@ function inlineTexRule(state: StateInline, silent: boolean): boolean {
   const after = src[pos + m[0].length];
   if (after !== undefined && /[\p{L}\p{N}_]/u.test(after)) return false;
   if (!silent) {
-    const html = renderTex(m[1], false);
+    const html = renderTex(m[1], false, state.env as unknown as Env);
     state.push("html_inline", "", 0).content = html ?? `<span class="tex-error">${escapeHtml(m[0])}</span>`;
   }
   state.pos += m[0].length;
@@ -361,11 +383,11 @@ function inlineTexRule(state: StateInline, silent: boolean): boolean {
 }
 
 /** A ```math (or tex, latex) block: each paragraph of it a display formula in its own <p>, as Zulip's format_tex makes them. */
-function texBlockHtml(content: string): string {
+function texBlockHtml(content: string, env: Env): string {
   return content
     .replace(/\n+$/, "")
     .split("\n\n")
-    .map((paragraph) => `<p>${renderTex(paragraph, true) ?? `<span class="tex-error">${escapeHtml(paragraph)}</span>`}</p>\n`)
+    .map((paragraph) => `<p>${renderTex(paragraph, true, env) ?? `<span class="tex-error">${escapeHtml(paragraph)}</span>`}</p>\n`)
     .join("");
 }
 
@@ -408,7 +430,7 @@ function buildMarkdown(): MarkdownItInstance {
       );
     }
     if (lang === "quote") return `<blockquote>\n${md.render(token.content, env)}</blockquote>\n`;
-    if (lang === "math" || lang === "tex" || lang === "latex") return texBlockHtml(token.content);
+    if (lang === "math" || lang === "tex" || lang === "latex") return texBlockHtml(token.content, env as unknown as Env);
     const langAttr = lang ? ` data-code-language="${escapeHtml(codeLanguageName(lang))}"` : "";
     return `<div class="codehilite"${langAttr}><pre><span></span><code>${escapeHtml(token.content)}</code></pre></div>\n`;
   };
@@ -474,8 +496,11 @@ function imagePreviewRule(state: StateCore): void {
       const url = String(children[c].attrGet("href") ?? "");
       if (!previewsImage(url) || seen.has(url)) continue;
       seen.add(url);
+      // The link's text as text: a mention or emoji inside it is markup, not a title.
       let text = "";
-      for (let d = c + 1; d < children.length && children[d].type !== "link_close"; d++) text += children[d].content;
+      for (let d = c + 1; d < children.length && children[d].type !== "link_close"; d++) {
+        if (children[d].type === "text" || children[d].type === "code_inline") text += children[d].content;
+      }
       previews.push({ url, title: text === url ? null : text });
     }
     const meaningful = children.filter((child) => !(child.type === "text" && child.content.trim() === "") && child.type !== "softbreak");

@@ -434,6 +434,13 @@ describe("channel messages", () => {
     const id = await send("hamlet", denmark, "alas", `alas @**${full}**`);
     const html = expectSuccess(await s.as("othello").get(`/messages/${id}`)).message.content;
     expect(html).toContain(`<span class="user-mention silent" data-user-id="${yorick.id}">${full}</span>`);
+    // A deactivated namesake does not make an active user's name ambiguous.
+    const namesake = await s.createUser("yorick2");
+    expectSuccess(await s.as("iago").patch(`/users/${namesake.id}`, { full_name: full }));
+    const again = await send("hamlet", denmark, "alas", `alas @**${full}**`);
+    expect(expectSuccess(await s.as("othello").get(`/messages/${again}`)).message.content).toContain(
+      `<span class="user-mention" data-user-id="${namesake.id}">@${full}</span>`,
+    );
   });
 
   test("GET /messages by message_ids (FL 300): the readable ones matching the narrow, oldest first; not with an anchor", async () => {
