@@ -222,6 +222,9 @@ const HOSTILE: Hostile[] = [
   { label: '["5000 chars"]', value: JSON.stringify(["x".repeat(5000)]) },
   // Markdown that looks a name up: a group mention longer than any key.
   { label: "@*4100 chars*", value: `@*${"x".repeat(4100)}*` },
+  // Markdown that names an inherited property where a table is read (a 500 once), and TeX that expands.
+  { label: "```constructor", value: "```constructor\nx\n``` :constructor: :__proto__: $$\\constructor$$" },
+  { label: "TeX macro bomb", value: `$$\\def\\a{${"x".repeat(200)}}\\def\\b{\\a\\a\\a\\a\\a\\a\\a\\a}\\b\\b\\b\\b$$ <time:1e400> <time:${"9".repeat(400)}>` },
   { label: "\\u0000", value: "\u0000" },
   { label: "%ZZ", value: "%ZZ" },
   { label: "\\ud800", value: "\ud800" },
