@@ -204,4 +204,11 @@ describe("Zulip-flavoured Markdown", () => {
     // A preview's title is the link's text, not the markup of an emoji in it.
     expect(render("[:smile: pic](https://x.example/a.png)").html).toContain('title=" pic"');
   });
+
+  test("bare domains are linked with http://, as Zulip links them; file names with a country-code extension stay text", () => {
+    expect(render("see www.zulip.com/foo and example.org").html).toBe(
+      '<p>see <a href="http://www.zulip.com/foo">www.zulip.com/foo</a> and <a href="http://example.org">example.org</a></p>',
+    );
+    expect(render("run setup.py, read notes.md and run.sh").html).toBe("<p>run setup.py, read notes.md and run.sh</p>");
+  });
 });

@@ -401,8 +401,26 @@ function tableAlignmentRule(state: StateCore): void {
   }
 }
 
+/**
+ * Top-level domains a bare `example.com` or `www.example.com/x` is linked for, as Zulip
+ * links bare domains (with http://). Zulip takes every IANA domain but a few common
+ * file extensions (py, md, java, mov, zip); this list keeps to the common generic ones
+ * and the country codes that are not also file extensions (setup.py, notes.md, run.sh
+ * stay text).
+ */
+const LINKABLE_TLDS = [
+  "com", "org", "net", "edu", "gov", "mil", "int", "info", "biz", "name", "pro", "io", "co", "ai", "app", "dev", "me", "tv",
+  "xyz", "online", "site", "tech", "cloud", "page", "blog", "news", "shop", "store", "wiki", "chat", "social", "zone", "team",
+  "us", "uk", "ca", "au", "nz", "ie", "de", "fr", "it", "es", "nl", "be", "ch", "at", "se", "no", "dk", "fi", "is", "cz",
+  "sk", "hu", "ro", "bg", "gr", "pt", "ee", "lv", "lt", "si", "hr", "ua", "ru", "by", "kz", "tr", "il", "ae", "sa", "eg",
+  "za", "ng", "ke", "jp", "cn", "kr", "in", "id", "my", "th", "vn", "ph", "sg", "hk", "tw", "br", "ar", "cl", "mx", "pe",
+  "uy", "eu", "asia",
+];
+
 function buildMarkdown(): MarkdownItInstance {
   const md = new MarkdownIt({ html: false, linkify: true, breaks: true, typographer: false });
+  md.linkify.set({ fuzzyLink: true });
+  md.linkify.tlds(LINKABLE_TLDS, false);
   md.disable("image"); // Zulip has no image syntax; uploads are previewed from links
   md.inline.ruler.before("emphasis", "zulip_mention", mentionRule);
   md.inline.ruler.before("emphasis", "zulip_channel_link", channelLinkRule);
