@@ -211,4 +211,12 @@ describe("Zulip-flavoured Markdown", () => {
     );
     expect(render("run setup.py, read notes.md and run.sh").html).toBe("<p>run setup.py, read notes.md and run.sh</p>");
   });
+
+  test("links into this server's web app become relative, as Zulip writes them", () => {
+    const own: RenderContext = { ...ctx, ownUrl: "https://chat.example.com" };
+    expect(renderMarkdown("https://chat.example.com/#narrow/channel/9-Denmark and [x](https://chat.example.com/#feed) and https://other.example.com/#narrow/x", own).html).toBe(
+      '<p><a href="#narrow/channel/9-Denmark">https://chat.example.com/#narrow/channel/9-Denmark</a> and <a href="#feed">x</a> and ' +
+        '<a href="https://other.example.com/#narrow/x">https://other.example.com/#narrow/x</a></p>',
+    );
+  });
 });

@@ -147,6 +147,7 @@ export function renderContextFor(h: Hearth, sender: UserRecord): RenderContext {
       return found;
     },
     emptyTopicDisplayName: topicDisplayName(h, "", { allowEmptyTopicName: false }),
+    ownUrl: h.realmUrl(),
   };
 }
 

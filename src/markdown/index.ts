@@ -42,6 +42,8 @@ export interface RenderContext {
   topicLinkMessageId?(channelId: number, topic: string): number | undefined;
   /** `realm_empty_topic_display_name`, shown (in <em>) for links to the empty topic. */
   emptyTopicDisplayName?: string;
+  /** This server's address: links into its web app (`…/#narrow/…`) become relative, as Zulip writes them. */
+  ownUrl?: string;
 }
 
 export interface RenderResult {
@@ -391,6 +393,20 @@ function texBlockHtml(content: string, env: Env): string {
     .join("");
 }
 
+/** Zulip's rewrite_local_links_to_relative, for links into the web app: `https://chat.example.com/#narrow/…` → `#narrow/…`. */
+function relativeOwnLinksRule(state: StateCore): void {
+  const own = (state.env as unknown as Env).ctx.ownUrl;
+  if (!own) return;
+  const prefix = `${own.replace(/\/+$/, "")}/#`;
+  for (const block of state.tokens) {
+    for (const token of block.children ?? []) {
+      if (token.type !== "link_open") continue;
+      const href = token.attrGet("href");
+      if (typeof href === "string" && href.startsWith(prefix)) token.attrSet("href", href.slice(prefix.length - 1));
+    }
+  }
+}
+
 /** Zulip writes a table cell's alignment as `text-align: right;`, the only form the mobile app reads. */
 function tableAlignmentRule(state: StateCore): void {
   for (const token of state.tokens) {
@@ -431,6 +447,7 @@ function buildMarkdown(): MarkdownItInstance {
   md.core.ruler.push("zulip_linkifiers", linkifierRule);
   md.core.ruler.push("zulip_table_alignment", tableAlignmentRule);
   md.core.ruler.push("zulip_image_previews", imagePreviewRule);
+  md.core.ruler.push("zulip_relative_own_links", relativeOwnLinksRule);
   // Zulip's strikethrough is <del> (the mobile app knows no <s>).
   md.renderer.rules.s_open = () => "<del>";
   md.renderer.rules.s_close = () => "</del>";
