@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { linkProperties, renderMarkdown, type RenderContext } from "../src/markdown";
+import { htmlDiff } from "../src/markdown/html_diff";
 
 const ctx: RenderContext = {
   userById: (id) => (id === 5 ? { id: 5, full_name: "King Hamlet" } : id === 6 ? { id: 6, full_name: "King Hamlet" } : undefined),
@@ -218,5 +219,16 @@ describe("Zulip-flavoured Markdown", () => {
       '<p><a href="#narrow/channel/9-Denmark">https://chat.example.com/#narrow/channel/9-Denmark</a> and <a href="#feed">x</a> and ' +
         '<a href="https://other.example.com/#narrow/x">https://other.example.com/#narrow/x</a></p>',
     );
+  });
+
+  test("content_html_diff: added and removed runs of words, tags kept from the new rendering", () => {
+    expect(htmlDiff("<p>a b c</p>", "<p>a b c d e</p>")).toBe('<div><p>a b c <span class="highlight_text_inserted">d e</span></p></div>');
+    expect(htmlDiff("<p>a b c d</p>", "<p>a b</p>")).toBe('<div><p>a b <span class="highlight_text_deleted">c d</span></p></div>');
+    expect(htmlDiff("<p>hello</p>", "<p><strong>hello</strong> world</p>")).toBe('<div><p><strong>hello</strong> <span class="highlight_text_inserted">world</span></p></div>');
+    // Too large to compare word by word: everything new is marked added and everything old removed.
+    const many = (w: string) => `<p>${Array.from({ length: 2100 }, (_, i) => `${w}${i}`).join(" ")}</p>`;
+    const big = htmlDiff(many("x"), many("y"));
+    expect(big.startsWith('<div><p><span class="highlight_text_inserted">y0 ')).toBe(true);
+    expect(big).toContain('<span class="highlight_text_deleted">x0 ');
   });
 });

@@ -47,6 +47,7 @@ import {
   type Reaction,
 } from "../store/messages";
 import { linkProperties, renderMarkdown, topicLinks, type MentionableUser, type RenderContext, type RenderResult } from "../markdown";
+import { htmlDiff } from "../markdown/html_diff";
 import { widgetFromContent, type WidgetContent } from "../markdown/widgets";
 import { emojiCodeFor, emojiNameFor } from "../markdown/emoji";
 import { apiEmail, isAdmin, isGuest, isModerator, visibleUserByEmail } from "../views/users";
@@ -1282,6 +1283,8 @@ export function messageHistory(h: Hearth, user: UserRecord, messageId: number, a
     if (e.prev_content !== undefined && policy === "all") {
       snapshot.prev_content = e.prev_content;
       snapshot.prev_rendered_content = e.prev_rendered_content;
+      // What the edit changed, word by word, as Zulip marks it.
+      if (e.prev_rendered_content !== undefined) snapshot.content_html_diff = htmlDiff(e.prev_rendered_content, rendered);
       content = e.prev_content;
       rendered = e.prev_rendered_content ?? rendered;
     }

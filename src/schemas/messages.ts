@@ -87,6 +87,8 @@ export const MessageHistoryResponse = success({
       rendered_content: t.String(),
       prev_content: t.Optional(t.String()),
       prev_rendered_content: t.Optional(t.String()),
+      /** Only for content edits: the edit's changes, marked word by word. */
+      content_html_diff: t.Optional(t.String()),
       prev_topic: t.Optional(t.String()),
       prev_stream: t.Optional(t.Integer()),
       stream: t.Optional(t.Integer()),

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { expectError, expectSchema, expectSuccess, recordPublished, startTestServer, type TestServer } from "../kit";
-import { GetMessagesByIdsResponse, GetMessagesResponse, SendMessageResponse, TopicsResponse, UpdateFlagsResponse } from "../../src/schemas/messages";
+import { GetMessagesByIdsResponse, GetMessagesResponse, MessageHistoryResponse, SendMessageResponse, TopicsResponse, UpdateFlagsResponse } from "../../src/schemas/messages";
 import { getMessage, getUserFlags, MessageFlag } from "../../src/store/messages";
 import { register } from "../events-kit";
 import { getChannel, putChannel } from "../../src/store/channels";
@@ -468,6 +468,21 @@ describe("channel messages", () => {
     expect(legacy.map((e: any) => [e.topic, e.prev_topic])).toEqual([["general chat", undefined], ["named later", "general chat"]]);
     const modern = expectSuccess(await s.as("hamlet").get(`/messages/${id}/history`, { allow_empty_topic_name: true })).message_history;
     expect(modern.map((e: any) => [e.topic, e.prev_topic])).toEqual([["", undefined], ["named later", ""]]);
+  });
+
+  test("GET /messages/{id}/history marks what a content edit changed, as Zulip's content_html_diff does", async () => {
+    const id = await send("hamlet", denmark, "diffed", "content before edit");
+    expectSuccess(await s.as("hamlet").patch(`/messages/${id}`, { content: "content after edit" }));
+    expectSuccess(await s.as("hamlet").patch(`/messages/${id}`, { topic: "diffed and moved" }));
+    const history = expectSuccess(await s.as("othello").get(`/messages/${id}/history`));
+    expectSchema(MessageHistoryResponse, history);
+    const [original, edited, moved] = history.message_history;
+    expect(original.content_html_diff).toBeUndefined();
+    // Zulip's own test of highlight_html_differences expects exactly this.
+    expect(edited.content_html_diff).toBe(
+      '<div><p>content <span class="highlight_text_inserted">after</span> <span class="highlight_text_deleted">before</span> edit</p></div>',
+    );
+    expect(moved.content_html_diff).toBeUndefined();
   });
 
   test("edit history visibility follows message_edit_history_visibility_policy", async () => {
