@@ -47,7 +47,7 @@ import {
   type Reaction,
 } from "../store/messages";
 import { linkProperties, renderMarkdown, topicLinks, type MentionableUser, type RenderContext, type RenderResult } from "../markdown";
-import { htmlDiff } from "../markdown/html_diff";
+import { DIFF_CELLS_PER_REQUEST, htmlDiff } from "../markdown/html_diff";
 import { widgetFromContent, type WidgetContent } from "../markdown/widgets";
 import { emojiCodeFor, emojiNameFor } from "../markdown/emoji";
 import { apiEmail, isAdmin, isGuest, isModerator, visibleUserByEmail } from "../views/users";
@@ -1273,6 +1273,8 @@ export function messageHistory(h: Hearth, user: UserRecord, messageId: number, a
   const policy = editHistoryPolicy(h);
   if (policy === "none") throw badRequest("Message edit history is disabled in this organization");
   const entries: Record<string, unknown>[] = [];
+  // One budget for the whole history: a long message edited many times stays cheap to ask for.
+  const diffBudget = { cells: DIFF_CELLS_PER_REQUEST };
   let content = message.content;
   let rendered = message.rendered_content;
   let topic = message.topic;
@@ -1284,7 +1286,7 @@ export function messageHistory(h: Hearth, user: UserRecord, messageId: number, a
       snapshot.prev_content = e.prev_content;
       snapshot.prev_rendered_content = e.prev_rendered_content;
       // What the edit changed, word by word, as Zulip marks it.
-      if (e.prev_rendered_content !== undefined) snapshot.content_html_diff = htmlDiff(e.prev_rendered_content, rendered);
+      if (e.prev_rendered_content !== undefined) snapshot.content_html_diff = htmlDiff(e.prev_rendered_content, rendered, diffBudget);
       content = e.prev_content;
       rendered = e.prev_rendered_content ?? rendered;
     }

@@ -16,15 +16,25 @@ function tokenize(html: string): Token[] {
   return tokens;
 }
 
-/** Past this many word pairs, the diff marks everything changed rather than search (LCS is quadratic). */
-const MAX_DIFF_CELLS = 4_000_000;
+/**
+ * Word pairs one request may compare (the comparison is quadratic): a message's whole
+ * history shares this budget, and a diff past what is left marks everything changed.
+ * About 20 ms of CPU.
+ */
+export const DIFF_CELLS_PER_REQUEST = 4_000_000;
+
+/** What is left of a request's comparisons (see DIFF_CELLS_PER_REQUEST). */
+export interface DiffBudget {
+  cells: number;
+}
 
 /** For each new word, the index of the old word it keeps (longest common subsequence), or -1. */
-function matchWords(before: string[], after: string[]): number[] {
+function matchWords(before: string[], after: string[], budget: DiffBudget): number[] {
   const n = before.length;
   const m = after.length;
   const matched = new Array<number>(m).fill(-1);
-  if (n === 0 || m === 0 || n * m > MAX_DIFF_CELLS) return matched;
+  if (n === 0 || m === 0 || n * m > budget.cells) return matched;
+  budget.cells -= n * m;
   const width = m + 1;
   const lengths = new Uint32Array((n + 1) * width);
   for (let i = n - 1; i >= 0; i--) {
@@ -47,11 +57,11 @@ function matchWords(before: string[], after: string[]): number[] {
 const inserted = (words: string) => `<span class="highlight_text_inserted">${words}</span>`;
 const deleted = (words: string) => `<span class="highlight_text_deleted">${words}</span>`;
 
-export function htmlDiff(beforeHtml: string, afterHtml: string): string {
+export function htmlDiff(beforeHtml: string, afterHtml: string, budget: DiffBudget = { cells: DIFF_CELLS_PER_REQUEST }): string {
   const oldWords = tokenize(beforeHtml).filter((t) => t.kind === "word").map((t) => t.text);
   const afterTokens = tokenize(afterHtml);
   const newWords = afterTokens.filter((t) => t.kind === "word").map((t) => t.text);
-  const matched = matchWords(oldWords, newWords);
+  const matched = matchWords(oldWords, newWords, budget);
   let out = "";
   let nextOld = 0; // the first old word not yet written or matched
   let wordIndex = 0;
