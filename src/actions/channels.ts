@@ -40,11 +40,11 @@ import {
 } from "../access/channels";
 import { applyGroupSettingUpdate, checkGroupSettingValue, isSystemGroupSetting, isUserInGroupSetting, realmGroupSetting, type GroupSettingRules } from "../access/groups";
 import { renderDescription } from "../markdown/description";
-import { defaultStreamsState } from "../views/channel_state";
+import { liveDefaultChannelIds } from "../views/channel_state";
 import { notifyDefaultChannelGroups, removeChannelFromDefaultChannelGroups } from "./default_channel_groups";
 import { activeSubscriberIds, formatChannel, formatSubscription, pickChannelColor, streamPostPolicy, streamPostPolicyGroupId } from "../views/channels";
 import { isAdmin, isGuest, isOwner } from "../views/users";
-import { notifyRealmBot } from "./users";
+import { activeNonGuestUserIds, notifyRealmBot } from "./users";
 import { visibleUserByEmail } from "../views/users";
 import { getSystemBot } from "../store/system_bots";
 import { checkFolderForChannel } from "./channel_folders";
@@ -832,10 +832,7 @@ function notifyChannelUpdated(h: Hearth, before: ChannelRecord, after: ChannelRe
 }
 
 function notifyDefaultChannels(h: Hearth): void {
-  const nonGuests: UserRecord[] = [];
-  for (const u of allUsers(h.store)) if (u.is_active && !u.is_system_bot && !isGuest(u)) nonGuests.push(u);
-  if (nonGuests.length === 0) return;
-  h.events.publish({ type: "default_streams", default_streams: defaultStreamsState(h, nonGuests[0]) }, nonGuests.map((u) => u.id));
+  h.events.publish({ type: "default_streams", default_streams: liveDefaultChannelIds(h) }, activeNonGuestUserIds(h));
 }
 
 // ---------------------------------------------------------------------------

@@ -3,8 +3,9 @@ import { badRequest, mustBeAdmin } from "../errors";
 import { accessChannelByName } from "../access/channels";
 import { defineStatePart } from "../events/state";
 import { getChannel, isDefaultChannel, type ChannelRecord } from "../store/channels";
-import { allUsers, type UserRecord } from "../store/users";
+import type { UserRecord } from "../store/users";
 import { isAdmin, isGuest } from "../views/users";
+import { activeNonGuestUserIds } from "./users";
 
 /**
  * Default channel groups (Zulip's DefaultStreamGroup, "experimental" in its API): named
@@ -38,17 +39,21 @@ export interface DefaultChannelGroupView {
 /** The API form: `streams` are the live channels' IDs in channel-name order (IDs since FL 330), groups sorted by name. */
 export function defaultChannelGroupsView(h: Hearth): DefaultChannelGroupView[] {
   return allGroups(h)
-    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+    .sort(byName)
     .map((group) => ({
       name: group.name,
       id: group.id,
       description: group.description,
-      streams: group.channel_ids
-        .map((id) => getChannel(h.store, id))
-        .filter((c): c is ChannelRecord => c !== undefined && !c.is_archived)
-        .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
-        .map((c) => c.id),
+      streams: liveChannels(h, group).sort(byName).map((c) => c.id),
     }));
+}
+
+/** Zulip orders groups, and channels in a group, by name (code-point order, as its database does). */
+const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+
+/** A group's channels that still exist and are not archived. */
+function liveChannels(h: Hearth, group: DefaultChannelGroup): ChannelRecord[] {
+  return group.channel_ids.map((id) => getChannel(h.store, id)).filter((c): c is ChannelRecord => c !== undefined && !c.is_archived);
 }
 
 /**
@@ -61,7 +66,7 @@ export function channelsOfDefaultChannelGroups(h: Hearth, names: readonly string
   for (const name of names) {
     const group = groups.find((g) => g.name === name);
     if (!group) throw badRequest(`Invalid default channel group ${name}`);
-    for (const id of group.channel_ids) if (getChannel(h.store, id)?.is_archived === false) ids.add(id);
+    for (const channel of liveChannels(h, group)) ids.add(channel.id);
   }
   return [...ids];
 }
@@ -73,9 +78,7 @@ defineStatePart("realm_default_stream_groups", ["default_stream_groups"], ({ h, 
 
 /** Zulip's notify_default_stream_groups: the whole list, to every active non-guest. */
 export function notifyDefaultChannelGroups(h: Hearth): void {
-  const recipients: number[] = [];
-  for (const u of allUsers(h.store)) if (u.is_active && !u.is_system_bot && !isGuest(u)) recipients.push(u.id);
-  h.events.publish({ type: "default_stream_groups", default_stream_groups: defaultChannelGroupsView(h) }, recipients);
+  h.events.publish({ type: "default_stream_groups", default_stream_groups: defaultChannelGroupsView(h) }, activeNonGuestUserIds(h));
 }
 
 function accessGroup(h: Hearth, id: number): DefaultChannelGroup {

@@ -52,6 +52,11 @@ export function activeUserIds(h: Hearth): readonly number[] {
   return activeUserIdsOf(h.store);
 }
 
+/** The same without guests (Zulip's active_non_guest_user_ids): who hears of default channels and their groups. */
+export function activeNonGuestUserIds(h: Hearth): number[] {
+  return activeUserIdsOf(h.store).filter((id) => getUser(h.store, id)?.role !== Role.GUEST);
+}
+
 function adminIds(h: Hearth): number[] {
   const ids: number[] = [];
   for (const u of allUsers(h.store)) if (u.is_active && !u.is_bot && isAdmin(u)) ids.push(u.id);

@@ -141,11 +141,12 @@ export function listChannels(
  */
 export function defaultStreamsState(h: Hearth, user: UserRecord): number[] {
   // Zulip shows guests no default channels (and sends them no default_streams events).
-  if (user.role === Role.GUEST) return [];
-  return defaultChannelIds(h.store).filter((id) => {
-    const channel = getChannel(h.store, id);
-    return channel && !channel.is_archived && hasMetadataAccess(h, user, channel);
-  });
+  return user.role === Role.GUEST ? [] : liveDefaultChannelIds(h);
+}
+
+/** The default channels not archived. They are public (a private channel cannot be made default), so every non-guest sees them. */
+export function liveDefaultChannelIds(h: Hearth): number[] {
+  return defaultChannelIds(h.store).filter((id) => getChannel(h.store, id)?.is_archived === false);
 }
 
 /** `realm_user_groups`. */
