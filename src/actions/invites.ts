@@ -191,7 +191,8 @@ export async function checkJoinWithInvite(
     ...new Set([
       ...invite.stream_ids,
       ...(invite.include_realm_default_subscriptions ? defaultChannelIds(h.store) : []),
-      ...channelsOfDefaultChannelGroups(h, input.default_channel_groups ?? []),
+      // Groups are offered to non-guests only, as the API shows guests none.
+      ...(invite.invited_as === Role.GUEST ? [] : channelsOfDefaultChannelGroups(h, input.default_channel_groups ?? [])),
     ]),
   ];
   return doCreateUser(h, {

@@ -643,11 +643,13 @@ export function publishFlagChange(h: Hearth, user: UserRecord, changed: number[]
 }
 
 /**
- * Marking unread in channels one is not subscribed to would create unreads nobody can
- * clear from the channel list: Zulip (FL 355) skips those messages and names the
- * channels. Returns the messages to mark and the channels skipped, ascending.
+ * The messages a flag change applies to. Marking unread in channels one is not
+ * subscribed to would create unreads nobody can clear from the channel list: Zulip
+ * (FL 355) skips those messages and names the channels (ascending; empty for any
+ * other change).
  */
-function skipUnsubscribedChannels(h: Hearth, user: UserRecord, messages: readonly MessageRecord[]): { ids: number[]; ignoredChannels: number[] } {
+function flagTargets(h: Hearth, user: UserRecord, messages: readonly MessageRecord[], op: "add" | "remove", flag: string): { ids: number[]; ignoredChannels: number[] } {
+  if (flag !== "read" || op !== "remove") return { ids: messages.map((m) => m.id), ignoredChannels: [] };
   const ignored = new Set<number>();
   const ids: number[] = [];
   for (const message of messages) {
@@ -657,7 +659,7 @@ function skipUnsubscribedChannels(h: Hearth, user: UserRecord, messages: readonl
   return { ids, ignoredChannels: [...ignored].sort((a, b) => a - b) };
 }
 
-/** POST /messages/flags; `ignoredChannels` is empty unless marking unread (see skipUnsubscribedChannels). */
+/** POST /messages/flags (see flagTargets for `ignoredChannels`). */
 export async function checkUpdateFlags(h: Hearth, user: UserRecord, ids: number[], op: string, flag: string): Promise<{ changed: number[]; ignoredChannels: number[] }> {
   if (op !== "add" && op !== "remove") throw badRequest(`Invalid message flag operation: '${op}'`);
   const name = checkFlagName(flag);
@@ -668,11 +670,8 @@ export async function checkUpdateFlags(h: Hearth, user: UserRecord, ids: number[
     if (!found) throw invalidMessage();
     messages.push(found.message);
   }
-  if (name === "read" && op === "remove") {
-    const { ids: kept, ignoredChannels } = skipUnsubscribedChannels(h, user, messages);
-    return { changed: await doUpdateFlags(h, user, kept, op, name), ignoredChannels };
-  }
-  return { changed: await doUpdateFlags(h, user, ids, op, name), ignoredChannels: [] };
+  const targets = flagTargets(h, user, messages, op, name);
+  return { changed: await doUpdateFlags(h, user, targets.ids, op, name), ignoredChannels: targets.ignoredChannels };
 }
 
 /** Unread messages of the user whose location matches `test`, oldest first (reads index rows only). */
@@ -694,9 +693,8 @@ export async function checkUpdateFlagsForNarrow(
   const flag = checkFlagName(req.flag);
   const range = fetchRange(h, user, req.narrow, req.anchor, req.includeAnchor, req.numBefore, req.numAfter);
   const processed = range.matches.map((m) => m.message.id);
-  const markingUnread = flag === "read" && req.op === "remove";
-  const skipped = markingUnread ? skipUnsubscribedChannels(h, user, range.matches.map((m) => m.message)) : null;
-  const changed = await doUpdateFlags(h, user, skipped?.ids ?? processed, req.op, flag);
+  const targets = flagTargets(h, user, range.matches.map((m) => m.message), req.op, flag);
+  const changed = await doUpdateFlags(h, user, targets.ids, req.op, flag);
   return {
     processed_count: processed.length,
     updated_count: changed.length,
@@ -705,7 +703,7 @@ export async function checkUpdateFlagsForNarrow(
     found_oldest: range.found_oldest,
     found_newest: range.found_newest,
     // Always present (FL 355), empty unless marking unread.
-    ignored_because_not_subscribed_channels: skipped?.ignoredChannels ?? [],
+    ignored_because_not_subscribed_channels: targets.ignoredChannels,
   };
 }
 

@@ -159,8 +159,8 @@ export function joinPageRoutes(h: Hearth) {
       email: form.get("email") ?? "",
       full_name: form.get("full_name") ?? "",
       password: form.get("password") ?? "",
-      // Zulip's field name; a guest's form offers none, so none is taken.
-      default_channel_groups: invite.invited_as === Role.GUEST ? [] : form.getAll("default_stream_group"),
+      // Zulip's field name (a guest's form offers none, and the action takes none from one).
+      default_channel_groups: form.getAll("default_stream_group"),
     };
     try {
       const user = await checkJoinWithInvite(h, params.key, values);
