@@ -48,6 +48,14 @@ async function channels(): Promise<Ctx["ch"]> {
 
 const drain = () => s.server.unreadRows.drain();
 
+/** Fresh channels with no deferred unread rows pending before or after their creation: the job's next batch starts at the test's first message. */
+async function quietChannels(): Promise<Ctx["ch"]> {
+  await drain();
+  const ch = await channels();
+  await drain();
+  return ch;
+}
+
 async function send(to: number, topic: string, content: string, who: CastName = "othello"): Promise<number> {
   return expectSuccess(await s.as(who).post("/messages", { type: "stream", to, topic, content })).id as number;
 }
@@ -314,9 +322,7 @@ describe("unread runs: the same reads whether rows are implicit, in runs or writ
 
   test("walks of is:unread with num_before/num_after from anchors at and around run boundaries match the full list", async () => {
     const n = 140;
-    await drain();
-    const ch = await channels();
-    await drain();
+    const ch = await quietChannels();
     // Every 8th message goes to C, which hamlet is not in: his runs then have gaps, and
     // anchors there fall between runs or before a run's first ID.
     const ids: number[] = [];
@@ -576,9 +582,7 @@ describe("unread runs: random sequences of changes, with the job run at differen
   type Variant = "never" | "often" | "partial";
 
   async function runRandom(seed: number, variant: Variant) {
-    await drain();
-    const ch = await channels();
-    await drain();
+    const ch = await quietChannels();
     const ctx: Ctx = { mode: "implicit", ch, ids: [] };
     const random = rng(seed);
     const pick = <T,>(list: readonly T[]) => list[Math.floor(random() * list.length)];
@@ -652,9 +656,7 @@ describe("unread runs: random sequences of changes, with the job run at differen
 
 describe("unread runs: the job's batches", () => {
   test("a batch written in several commits with changes between them, as the worker does with many users", async () => {
-    await drain();
-    const ch = await channels();
-    await drain();
+    const ch = await quietChannels();
     const store = s.server.h.store;
     const { hamlet, polonius, cordelia } = s.users;
     const ids = await sendMany(ch.A, 70, (i) => (i < 35 ? "first" : "second"));
@@ -689,9 +691,7 @@ describe("unread runs: the job's batches", () => {
   });
 
   test("concurrent requests rewriting the same run (batched commits) lose no change", async () => {
-    await drain();
-    const ch = await channels();
-    await drain();
+    const ch = await quietChannels();
     const store = s.server.h.store;
     const hamlet = s.users.hamlet.id;
     const ids = await sendMany(ch.A, 60, () => "together");
@@ -753,9 +753,7 @@ describe("unread runs: the job's batches", () => {
   // progress (UNREAD_BATCH_IN_PROGRESS), whose partial batch carries no mark.
   for (const folder of ["this version's", "from before the mark"] as const) {
     test(`a batch cut short and planned again with other run boundaries leaves no stale run behind (data folder ${folder})`, async () => {
-      await drain();
-      const ch = await channels();
-      await drain();
+      const ch = await quietChannels();
       const store = s.server.h.store;
       const hamlet = s.users.hamlet.id;
       const ids = await sendMany(ch.A, 150, () => "replan");
@@ -779,9 +777,7 @@ describe("unread runs: the job's batches", () => {
   }
 
   test("a batch cut short, then moves, reads and a loss of access before it is planned again", async () => {
-    await drain();
-    const ch = await channels();
-    await drain();
+    const ch = await quietChannels();
     const store = s.server.h.store;
     const { hamlet, polonius, cordelia } = s.users;
     const ids = await sendMany(ch.A, 80, () => "cut");
