@@ -950,13 +950,17 @@ export async function checkEditMessage(h: Hearth, user: UserRecord, messageId: n
       replaceMessage(h.store, before, after);
       changes.push({ before, after });
     }
+    // Each message's recipients' flags, read once for the steps below; kept current as
+    // the mention rewrite changes them.
+    const flagsById = new Map<number, Map<number, number>>();
+    const recipientFlags = (m: MessageRecord) => flagsById.get(m.id) ?? flagsById.set(m.id, messageRecipientFlags(h.store, m)).get(m.id)!;
     // Together: a run holding many of the moved messages is rewritten once.
-    if (moving) relocateUnreadRows(h.store, changes.map(({ after }) => ({ message: after, holders: messageRecipientFlags(h.store, after) })));
+    if (moving) relocateUnreadRows(h.store, changes.map(({ after }) => ({ message: after, holders: recipientFlags(after) })));
     // Mention and alert-word flags follow the new content.
     // Deleted since it was checked: nothing to edit (the commit rolls back).
     const edited = changes.find((c) => c.after.id === message.id)?.after;
     if (!edited) throw invalidMessage();
-    const holders = messageRecipientFlags(h.store, edited);
+    const holders = recipientFlags(edited);
     if (rendered) {
       const groupMembers = mentionedGroupMembers(h, rendered);
       const topicUsers = rendered.topicWildcard && message.type === "stream" ? topicParticipants(h, message.channel_id!, message.topic) : new Set<number>();
@@ -986,7 +990,7 @@ export async function checkEditMessage(h: Hearth, user: UserRecord, messageId: n
         const u = getUser(h.store, userId);
         if (newChannel.invite_only || !u || isGuest(u)) lostAccess.add(userId);
       }
-      const removals = changes.map(({ after }) => ({ message: after, rows: new Map([...messageRecipientFlags(h.store, after)].filter(([userId]) => losingRows.has(userId))) }));
+      const removals = changes.map(({ after }) => ({ message: after, rows: new Map([...recipientFlags(after)].filter(([userId]) => losingRows.has(userId))) }));
       removeUserRows(h.store, removals);
       for (const { rows } of removals) for (const userId of rows.keys()) holders.delete(userId);
       if (!newChannel.history_public_to_subscribers) {

@@ -473,16 +473,21 @@ type RunRemovals = Map<number, number[]>;
  */
 function forEachRunSpanning(store: Store, userId: number, messageIds: Iterable<number>, visit: (run: Run, spanned: number[]) => void): void {
   const ids = [...new Set(messageIds)].sort((x, y) => x - y);
-  for (let i = 0; i < ids.length; ) {
-    const run = unreadRunHolding(store, userId, ids[i]);
-    if (!run) {
-      i++;
-      continue;
-    }
+  if (ids.length === 0) return;
+  // One walk over the runs from the first ID's to the last ID (not a lookup per ID: most
+  // IDs of a large change are in no run); collected first, since `visit` rewrites runs.
+  const runs: Run[] = [];
+  for (const run of userRuns(store, userId, ids[0], "newer")) {
+    if (run.start > ids[ids.length - 1]) break;
+    runs.push(run);
+  }
+  let i = 0;
+  for (const run of runs) {
     const last = run.ids[run.ids.length - 1];
+    while (i < ids.length && ids[i] < run.start) i++;
     const spanned: number[] = [];
     for (; i < ids.length && ids[i] <= last; i++) spanned.push(ids[i]);
-    visit(run, spanned);
+    if (spanned.length > 0) visit(run, spanned);
   }
 }
 
@@ -499,32 +504,31 @@ function rewriteRunWithout(store: Store, userId: number, run: Run, gone: Readonl
     removeRuns(store, userId, run.start, run.start);
     return;
   }
-  runsChanged(store);
-  store.dbs.userMessageIndex.put(
-    [userId, UNREAD_RUN, run.start],
-    encodeRun(
-      kept.map((i) => run.ids[i]),
-      kept.map((i) => run.placeAt[i]),
-    ),
+  // Rewritten through putRun so places no kept entry uses are dropped.
+  const places = runPlaces(store, userId, run.start);
+  putRun(
+    store,
+    userId,
+    run.start,
+    kept.map((i) => run.ids[i]),
+    kept.map((i) => places[run.placeAt[i]]),
   );
 }
 
 /** Points the user's run entries for moved messages (message ID → its new place) at their new places, each run rewritten once. */
 function relocateInUnreadRuns(store: Store, userId: number, moved: ReadonlyMap<number, MessageLocation>): void {
   forEachRunSpanning(store, userId, moved.keys(), (run, spanned) => {
-    const places = runPlaces(store, userId, run.start).slice();
-    const placeAt = run.placeAt.slice();
+    const places = runPlaces(store, userId, run.start);
+    const locations = Array.from(run.placeAt, (at) => places[at]);
     let changed = false;
     for (const id of spanned) {
       const at = firstAbove(run.ids, id - 1);
       if (run.ids[at] !== id) continue;
-      placeAt[at] = placeIndex(places, moved.get(id)!);
+      locations[at] = moved.get(id)!;
       changed = true;
     }
-    if (!changed) return;
-    runsChanged(store);
-    store.dbs.userMessageIndex.put([userId, UNREAD_RUN, run.start], encodeRun(run.ids, placeAt));
-    store.dbs.userMessageIndex.put([userId, UNREAD_RUN_PLACES, run.start], places);
+    // Rewritten through putRun so places no entry uses any more are dropped.
+    if (changed) putRun(store, userId, run.start, run.ids, locations);
   });
 }
 
@@ -835,11 +839,13 @@ export function messageRecipientFlags(store: Store, m: MessageRecord): Map<numbe
 export function relocateUnreadRows(store: Store, moved: readonly { message: MessageRecord; holders: ReadonlyMap<number, number> }[]): void {
   const inRuns = new Map<number, Map<number, MessageLocation>>();
   for (const { message: m, holders } of moved) {
+    // One object per message: the runs' place lists then match it by identity, not by JSON.
+    const location = messageLocation(m);
     for (const [userId, bits] of holders) {
       // Implicit rows (not yet written) need nothing: they read the message's current place.
       if (bits & MessageFlag.read) continue;
-      if (store.dbs.userMessageIndex.doesExist([userId, "unread", m.id])) store.dbs.userMessageIndex.put([userId, "unread", m.id], messageLocation(m));
-      else (inRuns.get(userId) ?? inRuns.set(userId, new Map()).get(userId)!).set(m.id, messageLocation(m));
+      if (store.dbs.userMessageIndex.doesExist([userId, "unread", m.id])) store.dbs.userMessageIndex.put([userId, "unread", m.id], location);
+      else (inRuns.get(userId) ?? inRuns.set(userId, new Map()).get(userId)!).set(m.id, location);
     }
   }
   for (const [userId, places] of inRuns) relocateInUnreadRuns(store, userId, places);
