@@ -1,5 +1,4 @@
 import { lookup as lookupCallback, type LookupAddress } from "node:dns";
-import { lookup } from "node:dns/promises";
 import { request as httpRequest, type IncomingMessage } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { isIP, type LookupFunction } from "node:net";
@@ -229,12 +228,6 @@ async function makeCall(h: Hearth, botId: number, messageId: number, trigger: Tr
     await failWithMessage(h, call, "Slack outgoing webhooks don't support direct messages.");
     return "done";
   }
-  if (!h.config.outgoingWebhooksToPrivateNetworks && (await reachesPrivateNetwork(call.service.base_url))) {
-    if (pending.stopped) return "cut short";
-    // What Zulip's outgoing proxy (Smokescreen) answers for such an address.
-    await processResponse(h, call, 407, new Uint8Array());
-    return "done";
-  }
   let failure = "";
   for (let attempt = 0; attempt <= MAX_RETRIES; attempt++) {
     let answer: { status: number; body: Uint8Array };
@@ -244,6 +237,7 @@ async function makeCall(h: Hearth, botId: number, messageId: number, trigger: Tr
     } catch (error) {
       if (pending.stopped) return "cut short";
       if (error instanceof PrivateNetworkRefused) {
+        // What Zulip's outgoing proxy (Smokescreen) answers for such an address.
         await processResponse(h, call, 407, new Uint8Array());
         return "done";
       }
@@ -260,15 +254,16 @@ async function makeCall(h: Hearth, botId: number, messageId: number, trigger: Tr
   return "done";
 }
 
-/** A call's host resolved, when the connection is made, to an internal address (see connectionLookup). */
+/** A call's host is, or resolved when the connection was made to, an internal address (see connectionLookup). */
 class PrivateNetworkRefused extends Error {}
 
 /**
  * The resolver a call's connection uses: it refuses a name that resolves to an
- * internal address, at the moment of connecting, unless private networks are allowed.
- * Checking the name before the request (reachesPrivateNetwork) is not enough on its
- * own: the name could resolve elsewhere by the time the request connects (DNS
- * rebinding). Node's resolver signature, as node:http's `lookup` option takes it.
+ * internal address, at the moment of connecting, unless private networks are allowed:
+ * checking the name before the request would not do, as it could resolve elsewhere by
+ * the time the request connects (DNS rebinding). Node's resolver signature, as
+ * node:http's `lookup` option takes it. An address written in the URL is never looked
+ * up (postOnce checks it with isInternalAddressUrl).
  */
 export function connectionLookup(allowPrivate: boolean): LookupFunction {
   return (hostname, options, callback) => {
@@ -289,6 +284,7 @@ export function connectionLookup(allowPrivate: boolean): LookupFunction {
  */
 function postOnce(url: string, { headers, body }: { headers: Record<string, string>; body: string }, signal: AbortSignal, allowPrivate: boolean): Promise<{ status: number; body: Uint8Array }> {
   return new Promise((resolve, reject) => {
+    if (!allowPrivate && isInternalAddressUrl(url)) return reject(new PrivateNetworkRefused(`${url} is an internal address`));
     const target = new URL(url);
     const send = target.protocol === "https:" ? httpsRequest : httpRequest;
     const options = { method: "POST", headers: { ...headers, "content-length": String(Buffer.byteLength(body)) }, lookup: connectionLookup(allowPrivate), signal };
@@ -428,20 +424,15 @@ async function notifyBotOwner(h: Hearth, call: Call, why: { statusCode?: number;
 }
 
 /**
- * Whether the URL's host is, or resolves to, a loopback, private, link-local or
- * otherwise internal address: a bot's URL must not let whoever may create bots make
- * the server probe its own network (Zulip sends these calls through Smokescreen, which
- * refuses such addresses). A name that does not resolve is left to the request to fail.
+ * Whether the URL's host is an address (not a name) that is loopback, private,
+ * link-local or otherwise internal: a bot's URL must not let whoever may create bots
+ * make the server probe its own network (Zulip sends these calls through Smokescreen,
+ * which refuses such addresses). Names are checked as they resolve (connectionLookup).
  */
-export async function reachesPrivateNetwork(url: string): Promise<boolean> {
+export function isInternalAddressUrl(url: string): boolean {
   const host = new URL(url).hostname.replace(/^\[|\]$/g, "");
-  let addresses: { address: string; family: number }[];
-  try {
-    addresses = isIP(host) ? [{ address: host, family: isIP(host) }] : await lookup(host, { all: true });
-  } catch {
-    return false;
-  }
-  return addresses.some(isInternalAddress);
+  const family = isIP(host);
+  return family !== 0 && isInternalAddress({ address: host, family });
 }
 
 function isInternalAddress({ address, family }: { address: string; family: number }): boolean {

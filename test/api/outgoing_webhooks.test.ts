@@ -10,7 +10,7 @@ import { rmSync } from "node:fs";
 import { expectError, expectSchema, expectSuccess, startTestServer, type TestServer, type TestUser } from "../kit";
 import { register, verifyAction } from "../events-kit";
 import { RegisterResponse } from "../../src/schemas/register";
-import { connectionLookup, drainOutgoingWebhooks, reachesPrivateNetwork } from "../../src/actions/outgoing_webhooks";
+import { connectionLookup, drainOutgoingWebhooks, isInternalAddressUrl } from "../../src/actions/outgoing_webhooks";
 
 let s: TestServer;
 let denmark: number;
@@ -290,10 +290,10 @@ describe("private networks", () => {
 
   test("the address forms that reach the server's own networks", async () => {
     for (const url of ["http://10.1.2.3/", "http://172.20.0.1/", "http://192.168.1.1/", "http://169.254.169.254/latest", "http://100.64.0.1/", "http://0.0.0.0/", "http://[::]/", "http://[fd00::1]/", "http://[fe80::1]/", "http://[::ffff:10.0.0.1]/", "http://[64:ff9b::7f00:1]/", "http://[::127.0.0.1]/"]) {
-      expect(await reachesPrivateNetwork(url)).toBe(true);
+      expect(await isInternalAddressUrl(url)).toBe(true);
     }
     for (const url of ["http://93.184.216.34/", "http://[2606:4700::1111]/", "http://172.32.0.1/", "http://100.128.0.1/"]) {
-      expect(await reachesPrivateNetwork(url)).toBe(false);
+      expect(await isInternalAddressUrl(url)).toBe(false);
     }
   });
 });
