@@ -122,7 +122,6 @@ export function resumeOutgoingWebhookCalls(h: Hearth): void {
   }
 }
 
-/** The calls under way, so that a stopping server can abandon them (and tests wait for them). */
 /**
  * Calls made at once, the rest waiting their turn: after downtime every stored call is
  * resumed together, and each may wait 10 s and retry three times. (Zulip's queue worker

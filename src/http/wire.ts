@@ -47,9 +47,12 @@ export async function readRawParams(request: Request, fromBody = true, maxBodyBy
 
   if (request.body === null || !fromBody) return params;
   const contentType = (request.headers.get("content-type") ?? "").toLowerCase();
+  const multipart = contentType.startsWith("multipart/form-data");
+  // Other body types (JSON, binary) carry no Zulip form parameters: left unread.
+  if (!multipart && !contentType.startsWith("application/x-www-form-urlencoded") && contentType !== "") return params;
   // A capped body is read first, up to its cap, and parsed from memory.
   const body = maxBodyBytes === Infinity ? request : new Response((await readBodyUpTo(request, maxBodyBytes)) as BodyInit, { headers: { "content-type": request.headers.get("content-type") ?? "" } });
-  if (contentType.startsWith("multipart/form-data")) {
+  if (multipart) {
     let form: FormData;
     try {
       form = await body.formData();
@@ -60,7 +63,7 @@ export async function readRawParams(request: Request, fromBody = true, maxBodyBy
       if (typeof value === "string") params.fields.set(name, value);
       else params.files.set(name, value as File);
     }
-  } else if (contentType.startsWith("application/x-www-form-urlencoded") || contentType === "") {
+  } else {
     let text: string;
     try {
       text = utf8.decode(await body.arrayBuffer());
@@ -70,12 +73,11 @@ export async function readRawParams(request: Request, fromBody = true, maxBodyBy
     }
     parseUrlEncoded(text, params.fields);
   }
-  // Other body types (JSON, binary) carry no Zulip form parameters.
   return params;
 }
 
 /** Over a request's body cap: what Zulip's nginx answers (413), as an API error. */
-export const bodyTooLarge = () => new ApiError("Request body too large", "BAD_REQUEST", 413);
+const bodyTooLarge = () => new ApiError("Request body too large", "BAD_REQUEST", 413);
 
 /**
  * A request's body, refused (bodyTooLarge) past `limit` bytes: the declared length is

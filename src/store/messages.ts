@@ -743,7 +743,7 @@ export function insertMessage(store: Store, m: MessageRecord, flagsByUser: Map<n
   putTerms(store, m);
   const index = m.type === "stream" ? pendingIndex(store) : null;
   for (const [userId, bits] of flagsByUser) {
-    if (bits !== 0 || !index) writeFlags(store, userId, m, undefined, bits, NO_RUN_REMOVALS);
+    if (bits !== 0 || !index) writeFlags(store, userId, m, undefined, bits);
     else appendPending(index, userId, m.id);
   }
   store.dbs.messageRecipientLists.put(m.id, [...flagsByUser.keys()].sort((a, b) => a - b));
@@ -791,7 +791,7 @@ export function setUserFlagsOfMessages(store: Store, userId: number, changes: re
 /** Gives users who hold no row for a message one with these flags; the recipient list is rewritten once. */
 export function addUserRows(store: Store, m: MessageRecord, userIds: readonly number[], bits: number): void {
   if (userIds.length === 0) return;
-  for (const userId of userIds) writeFlags(store, userId, m, undefined, bits, NO_RUN_REMOVALS);
+  for (const userId of userIds) writeFlags(store, userId, m, undefined, bits);
   updateRecipientList(store, m, (ids) => [...new Set([...ids, ...userIds])].sort((a, b) => a - b));
 }
 
@@ -802,15 +802,15 @@ function removeIndexRow(store: Store, userId: number, index: string, messageId: 
   else store.dbs.userMessageIndex.remove(key);
 }
 
-/** For new rows (`before` undefined): they remove nothing. */
-const NO_RUN_REMOVALS: RunRemovals = new Map();
-
-/** A flags row and its index rows, leaving the recipient list alone; an "unread" row held in a run is left to `runRemovals`. */
-function writeFlags(store: Store, userId: number, m: MessageRecord, before: number | undefined, after: number, runRemovals: RunRemovals): void {
+/**
+ * A flags row and its index rows, leaving the recipient list alone; an "unread" row
+ * held in a run is left to `runRemovals`. New rows (`before` undefined) remove nothing.
+ */
+function writeFlags(store: Store, userId: number, m: MessageRecord, before: number | undefined, after: number, runRemovals?: RunRemovals): void {
   const isDm = m.type === "private";
   const old = before === undefined ? [] : flagIndexes(before, isDm);
   const next = flagIndexes(after, isDm);
-  for (const index of old) if (!next.includes(index)) removeIndexRow(store, userId, index, m.id, runRemovals);
+  for (const index of old) if (!next.includes(index)) removeIndexRow(store, userId, index, m.id, runRemovals!);
   for (const index of next) if (!old.includes(index)) store.dbs.userMessageIndex.put([userId, index, m.id], indexValue(index, m));
   // Flags 0 are implied by the "unread" row just written (see getUserFlags).
   if (after !== 0) store.dbs.userMessages.put([userId, m.id], after);

@@ -89,6 +89,9 @@ describe("Zulip wire rules", () => {
     expect((await fetch(`${s.url}/api/v1/fetch_api_key`, { method: "POST", body: multipart })).status).toBe(413);
     // A small form without credentials is read as always (a wrong password: 401, not 413).
     expectError(await s.anonymous().post("/fetch_api_key", { username: s.users.hamlet.email, password: "wrong" }), 401, "AUTHENTICATION_FAILED");
+    // A body of another type carries no form parameters: left unread, whatever its size.
+    const json = await fetch(`${s.url}/api/v1/fetch_api_key`, { method: "POST", headers: { "content-type": "application/json" }, body: chunked(JSON.stringify({ pad: "z".repeat(2 * 1024 * 1024) })) });
+    expectError({ status: json.status, body: await json.json(), headers: json.headers }, 400, "REQUEST_VARIABLE_MISSING", "Missing 'username' argument");
     // Signed in, a 2 MiB form is read and judged on its values.
     const res = await fetch(`${s.url}/api/v1/users/${s.users.hamlet.id}`, { method: "PATCH", headers: { ...form, authorization: auth() }, body: chunked(`full_name=${"y".repeat(2 * 1024 * 1024)}`) });
     expectError({ status: res.status, body: await res.json(), headers: res.headers }, 400, "BAD_REQUEST", "Name too long!");
