@@ -1,7 +1,7 @@
 import type { Hearth } from "../context";
 import { appendTo } from "../lib/collections";
 import type { Store } from "../store/db";
-import { hasDeferredUnreadRows, loadPendingUnreadIndex, planDeferredUnreadRows, writeDeferredUnreadRows } from "../store/messages";
+import { hasDeferredUnreadRows, loadPendingUnreadIndex, planDeferredUnreadRows, unreadWatermark, writeDeferredUnreadRows } from "../store/messages";
 
 /**
  * The background job that writes the "unread" rows channel messages' recipients hold
@@ -61,6 +61,25 @@ export type UnreadRowsWorkerReport = { type: "batch" } | { type: "idle" } | { ty
 /** What the job tells the worker thread. */
 export type UnreadRowsWorkerCommand = { type: "open"; dataDir: string } | { type: "run" } | { type: "stop" };
 
+/**
+ * When the job waits instead of writing (see startUnreadRowsJob): rows can wait, the
+ * requests of a busy server cannot. Under scripts/bench-events.ts (50 messages/s to
+ * 1,000 users) the worker's batches took 6–8 % of a core from the two the clients
+ * and the server share, and the server's delivery p99 rose with them: 3 rounds with
+ * the job idle read 1.17–1.46× the p99 of a server that only authenticates and
+ * commits (BENCH_FLOOR), 1.32–1.44× with it running (docs/events.md).
+ */
+export interface UnreadRowsDeferral {
+  /** A batch waits until no message has been sent for this long… */
+  quietMs: number;
+  /** …unless this many messages wait (readers scan the lists past the watermark)… */
+  backlogLimit: number;
+  /** …or the rows have been waiting this long. */
+  maxWaitMs: number;
+}
+
+export const DEFAULT_UNREAD_ROWS_DEFERRAL: UnreadRowsDeferral = { quietMs: 1000, backlogLimit: MESSAGES_PER_BATCH, maxWaitMs: 60_000 };
+
 export interface UnreadRowsJob {
   /** Resolves once the batches pending now are written (tests, benchmarks). */
   drain(): Promise<void>;
@@ -68,17 +87,23 @@ export interface UnreadRowsJob {
 }
 
 /**
- * Runs batches on the worker (`workerUrl`: unread_rows_worker.ts, see src/server.ts)
- * every `intervalMs` while messages are pending (500 ms by default: under
- * scripts/bench-events.ts, batches of ~25 messages gave a lower delivery p99 than
- * batches of ~100 every 2 s, median of 8 rounds 47 against 52 ms; every 250 ms or
- * 1 s, 60–65 ms; every 5 s, 65–142 ms). A batch that fails is retried at the
+ * Runs batches on the worker (`workerUrl`: unread_rows_worker.ts, see src/server.ts),
+ * checking every `intervalMs` (500 ms by default) whether messages are pending and
+ * the server quiet enough (`deferral`); `drain` runs one at once. (Before the
+ * deferral, batches ran at every tick while messages were pending: every 500 ms gave
+ * a lower delivery p99 under scripts/bench-events.ts than every 250 ms, 1 s, 2 s or
+ * 5 s; a batch in quiet time competes with nothing.) A batch that fails is retried at the
  * next tick; a worker that dies is replaced at the next tick (until then the rows stay
  * implicit and reads stay right, but the in-memory index of pending messages grows).
  * After each batch the main thread prunes that index to the new watermark.
  */
-export function startUnreadRowsJob(h: Hearth, intervalMs: number, workerUrl: string): UnreadRowsJob {
+export function startUnreadRowsJob(h: Hearth, intervalMs: number, workerUrl: string, deferral: UnreadRowsDeferral = DEFAULT_UNREAD_ROWS_DEFERRAL): UnreadRowsJob {
   let worker: Worker | null = null;
+  // Activity is the newest message ID moving between ticks: no hook on the send path.
+  let lastSeenId = h.store.lastId("message");
+  let lastActivityAt = Date.now();
+  /** Since when rows have waited with no batch run (null: none waited at the last tick). */
+  let waitingSince: number | null = null;
   let running = false;
   let stopped = false;
   /** Waiting for the current run to end (drain). */
@@ -116,11 +141,30 @@ export function startUnreadRowsJob(h: Hearth, intervalMs: number, workerUrl: str
     // Checked here, not on the worker: an idle server's worker stays asleep.
     if (running || stopped || !hasDeferredUnreadRows(h.store)) return false;
     running = true;
+    waitingSince = null;
     (worker ??= spawn()).postMessage({ type: "run" } satisfies UnreadRowsWorkerCommand);
     return true;
   };
+  /** A tick: a run when rows are pending and the server is quiet, or they have waited too long. */
+  const tick = (): void => {
+    if (running || stopped) return;
+    const now = Date.now();
+    const newestId = h.store.lastId("message");
+    if (newestId !== lastSeenId) {
+      lastSeenId = newestId;
+      lastActivityAt = now;
+    }
+    if (!hasDeferredUnreadRows(h.store)) {
+      waitingSince = null;
+      return;
+    }
+    waitingSince ??= now;
+    const quiet = now - lastActivityAt >= deferral.quietMs;
+    const backlog = newestId - unreadWatermark(h.store) >= deferral.backlogLimit;
+    if (quiet || backlog || now - waitingSince >= deferral.maxWaitMs) run();
+  };
   worker = spawn();
-  const timer = setInterval(run, intervalMs);
+  const timer = setInterval(tick, intervalMs);
   timer.unref();
   const idle = () => new Promise<void>((resolve) => onIdle.push(resolve));
   return {

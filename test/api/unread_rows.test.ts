@@ -43,6 +43,75 @@ async function readable(who: "hamlet" | "polonius" | "iago") {
   };
 }
 
+describe("when the job runs", () => {
+  const workerUrl = new URL("../../src/actions/unread_rows_worker.ts", import.meta.url).href;
+  const HOUR = 3600_000;
+  const watermark = () => unreadWatermark(s.server.h.store);
+  /** Waits up to 10 s for the job to pass `id`; how long that took (ms), or null. */
+  async function passes(id: number, since: number): Promise<number | null> {
+    while (Date.now() - since < 10_000) {
+      if (watermark() >= id) return Date.now() - since;
+      await Bun.sleep(10);
+    }
+    return null;
+  }
+  async function withJob(deferral: { quietMs: number; backlogLimit: number; maxWaitMs: number }, body: () => Promise<void>) {
+    await s.server.unreadRows.drain();
+    const job = startUnreadRowsJob(s.server.h, 20, workerUrl, deferral);
+    try {
+      await body();
+    } finally {
+      await job.stop();
+      // The tests below read the unread state of their own messages only.
+      for (const who of ["hamlet", "polonius", "iago"] as const) expectSuccess(await s.as(who).post("/mark_all_as_read"));
+    }
+  }
+
+  test("not while messages keep coming, nor before they have waited long or piled up; drain runs at once", async () => {
+    await withJob({ quietMs: HOUR, backlogLimit: 1000, maxWaitMs: HOUR }, async () => {
+      const id = await send("othello", denmark, "busy", "the job waits");
+      await Bun.sleep(400); // twenty ticks
+      expect(watermark()).toBeLessThan(id);
+      await s.server.unreadRows.drain();
+      expect(watermark()).toBeGreaterThanOrEqual(id);
+    });
+  });
+
+  test("once no message has come for the quiet time", async () => {
+    await withJob({ quietMs: 300, backlogLimit: 1000, maxWaitMs: HOUR }, async () => {
+      const sentAt = Date.now();
+      const id = await send("othello", denmark, "quiet", "written once the server is quiet");
+      const took = await passes(id, sentAt);
+      expect(took).not.toBeNull();
+      expect(took!).toBeGreaterThanOrEqual(300);
+    });
+  });
+
+  test("at once when the backlog reaches its limit, busy or not", async () => {
+    const store = s.server.h.store;
+    await s.server.unreadRows.drain();
+    const behind = store.lastId("message") - watermark();
+    await withJob({ quietMs: HOUR, backlogLimit: behind + 3, maxWaitMs: HOUR }, async () => {
+      await send("othello", denmark, "backlog", "one");
+      await send("othello", denmark, "backlog", "two");
+      await Bun.sleep(200);
+      expect(watermark()).toBeLessThan(store.lastId("message"));
+      const id = await send("othello", denmark, "backlog", "three");
+      expect(await passes(id, Date.now())).not.toBeNull();
+    });
+  });
+
+  test("once rows have waited the longest wait, busy or not", async () => {
+    await withJob({ quietMs: HOUR, backlogLimit: 1000, maxWaitMs: 300 }, async () => {
+      const sentAt = Date.now();
+      const id = await send("othello", denmark, "longest", "written after the longest wait");
+      const took = await passes(id, sentAt);
+      expect(took).not.toBeNull();
+      expect(took!).toBeGreaterThanOrEqual(300);
+    });
+  });
+});
+
 describe("deferred unread rows", () => {
   test("reads are the same before and after the job writes the rows", async () => {
     const ids = [];
