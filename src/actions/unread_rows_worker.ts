@@ -16,7 +16,8 @@ let running: Promise<void> | null = null;
 let stopping = false;
 const report = (message: UnreadRowsWorkerReport) => self.postMessage(message);
 
-async function runBatches(): Promise<void> {
+/** `oldest`: one batch of that many messages (the job is behind while the server is busy); else every batch pending. */
+async function runBatches(oldest?: number): Promise<void> {
   try {
     // Only a full batch (a backlog) runs the next at once; otherwise the next tick does,
     // with what arrived meanwhile. Looping until nothing was pending wrote a batch per
@@ -24,14 +25,14 @@ async function runBatches(): Promise<void> {
     // twice the CPU of batches every tick (scripts/bench-events.ts, 22–26 % of a core
     // against 10–12 %).
     while (!stopping && store) {
-      const covered = await writeDeferredUnreadBatch(store);
+      const covered = await writeDeferredUnreadBatch(store, oldest);
       if (covered === 0) break;
       report({ type: "batch" });
       // A batch decodes up to 500 recipient lists, garbage once it is written: a full
       // collection here (on this thread, not the server's) keeps the thread's heap at
       // its ~19 MiB of code and structures between batches.
       Bun.gc(true);
-      if (covered < MESSAGES_PER_BATCH) break;
+      if (oldest !== undefined || covered < MESSAGES_PER_BATCH) break;
     }
   } catch (error) {
     report({ type: "error", message: error instanceof Error ? (error.stack ?? error.message) : String(error) });
@@ -49,7 +50,7 @@ self.onmessage = (event: MessageEvent<UnreadRowsWorkerCommand>) => {
     lowerThisThreadsPriority();
     store = new Store(command.dataDir);
   } else if (command.type === "run") {
-    running ??= runBatches().finally(() => (running = null));
+    running ??= runBatches(command.oldest).finally(() => (running = null));
   } else if (command.type === "stop") {
     stopping = true;
     // The environment stays open: it is the main thread's too, which closes it.

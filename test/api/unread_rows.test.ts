@@ -87,17 +87,23 @@ describe("when the job runs", () => {
     });
   });
 
-  test("at once when the backlog reaches its limit, busy or not", async () => {
+  test("busy past the backlog limit: the oldest messages beyond it, not the whole backlog", async () => {
     const store = s.server.h.store;
     await s.server.unreadRows.drain();
     const behind = store.lastId("message") - watermark();
     await withJob({ quietMs: HOUR, backlogLimit: behind + 3, maxWaitMs: HOUR }, async () => {
-      await send("othello", denmark, "backlog", "one");
-      await send("othello", denmark, "backlog", "two");
+      const one = await send("othello", denmark, "backlog", "one");
+      const two = await send("othello", denmark, "backlog", "two");
       await Bun.sleep(200);
-      expect(watermark()).toBeLessThan(store.lastId("message"));
-      const id = await send("othello", denmark, "backlog", "three");
-      expect(await passes(id, Date.now())).not.toBeNull();
+      expect(watermark()).toBeLessThan(one);
+      const three = await send("othello", denmark, "backlog", "three");
+      expect(await passes(one, Date.now())).not.toBeNull();
+      await Bun.sleep(200);
+      expect(watermark()).toBeLessThan(three);
+      const four = await send("othello", denmark, "backlog", "four");
+      expect(await passes(two, Date.now())).not.toBeNull();
+      await Bun.sleep(200);
+      expect(watermark()).toBeLessThan(four);
     });
   });
 
