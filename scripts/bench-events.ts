@@ -34,6 +34,7 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
+import { open as openLmdb } from "lmdb";
 import { readAnnouncement } from "./bench-child";
 
 const arg = (name: string, fallback: number) => {
@@ -270,9 +271,8 @@ function serveBare(floor: boolean) {
   // and nothing else: read every request's Authorization header (Bun builds the
   // request's whole header map to read one) and commit each sent message to LMDB
   // (lmdb-js's batched commit, as Hearth's store makes it) before publishing it.
-  const { open } = floor ? require("lmdb") as typeof import("lmdb") : { open: null };
   const floorDir = floor ? mkdtempSync(join(tmpdir(), "hearth-bench-floor-")) : "";
-  const floorDb = open ? open({ path: floorDir }) : null;
+  const floorDb = floor ? openLmdb({ path: floorDir }) : null;
   type Waiter = (body: string) => void;
   type Queued = { id: number; json: string };
   const queues = Array.from({ length: CLIENTS + 1 }, () => ({ events: [] as Queued[], next: 0, waiter: null as Waiter | null }));

@@ -74,7 +74,7 @@ export interface UnreadRowsDeferral {
   quietMs: number;
   /** …while more than this many messages wait, those beyond it go a batch per tick (readers scan the lists past the watermark)… */
   backlogLimit: number;
-  /** …or the rows have been waiting this long. */
+  /** …or rows have waited this long with no run. */
   maxWaitMs: number;
 }
 
@@ -136,14 +136,23 @@ export function startUnreadRowsJob(h: Hearth, intervalMs: number, workerUrl: str
     (spawned as unknown as { unref(): void }).unref();
     return spawned;
   };
-  /** Starts a run when rows are pending and none is under way; false when it did not. */
-  /** `oldest`: one batch of that many messages, the oldest waiting; else every batch pending. */
-  const run = (oldest?: number): boolean => {
-    // Checked here, not on the worker: an idle server's worker stays asleep.
-    if (running || stopped || !hasDeferredUnreadRows(h.store)) return false;
+  /**
+   * Tells the worker to write: one batch of `oldest` messages, the oldest waiting, or
+   * else every batch pending. Whether rows are pending is checked by the callers, here
+   * on the main thread: an idle server's worker stays asleep.
+   */
+  const start = (oldest?: number): void => {
     running = true;
-    if (oldest === undefined) waitingSince = null;
+    // Any run restarts the longest wait: under steady load past the backlog limit the
+    // runs of the oldest keep the wait short, so it never forces a catch-up on the
+    // whole backlog (the burst those runs avoid).
+    waitingSince = null;
     (worker ??= spawn()).postMessage({ type: "run", oldest } satisfies UnreadRowsWorkerCommand);
+  };
+  /** Starts a run of every pending batch unless none is pending or one is under way; false when it did not. */
+  const run = (): boolean => {
+    if (running || stopped || !hasDeferredUnreadRows(h.store)) return false;
+    start();
     return true;
   };
   /** A tick: a run when rows are pending and the server is quiet, or they have waited too long. */
@@ -161,7 +170,7 @@ export function startUnreadRowsJob(h: Hearth, intervalMs: number, workerUrl: str
     }
     waitingSince ??= now;
     if (now - lastActivityAt >= deferral.quietMs || now - waitingSince >= deferral.maxWaitMs) {
-      run();
+      start();
       return;
     }
     // Busy, with more waiting than the limit: only the messages beyond it, oldest first,
@@ -169,7 +178,7 @@ export function startUnreadRowsJob(h: Hearth, intervalMs: number, workerUrl: str
     // at once (a 500-message batch to 1,000 users every ~10 s at 50 messages/s) gave
     // 20 s runs of scripts/bench-events.ts a higher p99 than batches at every tick did.
     const excess = newestId - unreadWatermark(h.store) - deferral.backlogLimit;
-    if (excess >= 0) run(Math.min(excess + 1, MESSAGES_PER_BATCH));
+    if (excess >= 0) start(Math.min(excess + 1, MESSAGES_PER_BATCH));
   };
   worker = spawn();
   const timer = setInterval(tick, intervalMs);
