@@ -1,3 +1,4 @@
+import { fitsKey } from "../store/db";
 import { getSystemBot } from "../store/system_bots";
 import { topicLinkSyntax } from "../markdown/links";
 import { escapeRegExp } from "../lib/text";
@@ -133,6 +134,8 @@ export function renderContextFor(h: Hearth, sender: UserRecord): RenderContext {
       // TOPIC_LINK_READS messages in all (a topic the writer cannot read from its start
       // gets a link without `with`): a message repeating a link must not cost a
       // topic's whole history each time.
+      // A topic longer than any key (the link's text is the writer's) was never stored.
+      if (!fitsKey(topicKey(topic))) return undefined;
       const key = `${channelId}\u0000${topicKey(topic)}`;
       if (topicLinkIds.has(key)) return topicLinkIds.get(key);
       readable ??= readableChannels(h, sender);

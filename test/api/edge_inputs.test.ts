@@ -42,6 +42,12 @@ describe("values too large for an index key are refused or hashed, never a 500",
     const long = "a".repeat(6000);
     const rendered = expectSuccess(await s.as("hamlet").post("/messages/render", { content: `@*${long.slice(0, 4100)}*` })).rendered;
     expect(rendered).not.toContain("user-group-mention");
+    // A topic link's topic is looked up in the store: one longer than any key links without `with`.
+    await s.createChannel("iago", "Long topics", ["hamlet"]);
+    const topic = "t".repeat(2500);
+    const linked = expectSuccess(await s.as("hamlet").post("/messages/render", { content: `#**Long topics>${topic}**` })).rendered;
+    expect(linked).toContain(`/topic/${topic}"`);
+    expectSuccess(await s.as("hamlet").post("/messages", { type: "stream", to: "Long topics", topic: "t", content: `#**Long topics>${topic}**` }));
     for (const path of [`/navigation_views/${long}`]) {
       expectError(await s.as("hamlet").patch(path, { is_pinned: true }), 404, "NOT_FOUND");
       expectError(await s.as("hamlet").delete(path), 404, "NOT_FOUND");
