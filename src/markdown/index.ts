@@ -386,8 +386,11 @@ function inlineTexRule(state: StateInline, silent: boolean): boolean {
 
 /** A ```math (or tex, latex) block: each paragraph of it a display formula in its own <p>, as Zulip's format_tex makes them. */
 function texBlockHtml(content: string, env: Env): string {
+  // Trailing newlines dropped by hand: `/\n+$/` backtracks from every newline of a long run.
+  let end = content.length;
+  while (end > 0 && content.charCodeAt(end - 1) === 10) end--;
   return content
-    .replace(/\n+$/, "")
+    .slice(0, end)
     .split("\n\n")
     .map((paragraph) => `<p>${renderTex(paragraph, true, env) ?? `<span class="tex-error">${escapeHtml(paragraph)}</span>`}</p>\n`)
     .join("");
