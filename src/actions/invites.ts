@@ -156,6 +156,11 @@ function linkWorks(h: Hearth, invite: InviteRecord, nowSeconds: number): boolean
   return inviteIsLive(invite, nowSeconds) && creator?.is_active === true && creator.role <= invite.invited_as;
 }
 
+/** Whether joining with `invite` offers the default channel groups: not to a guest, whom the API shows none (Zulip's registration form). */
+export function offersDefaultChannelGroups(invite: InviteRecord): boolean {
+  return invite.invited_as !== Role.GUEST;
+}
+
 /** The live invitation behind a `/join/<key>/` URL, or InviteLinkError. */
 export function liveInviteByKey(h: Hearth, key: string): InviteRecord {
   const invite = /^[a-z0-9]{1,64}$/.test(key) ? getInviteByKey(h.store, key) : undefined;
@@ -191,8 +196,7 @@ export async function checkJoinWithInvite(
     ...new Set([
       ...invite.stream_ids,
       ...(invite.include_realm_default_subscriptions ? defaultChannelIds(h.store) : []),
-      // Groups are offered to non-guests only, as the API shows guests none.
-      ...(invite.invited_as === Role.GUEST ? [] : channelsOfDefaultChannelGroups(h, input.default_channel_groups ?? [])),
+      ...(offersDefaultChannelGroups(invite) ? channelsOfDefaultChannelGroups(h, input.default_channel_groups ?? []) : []),
     ]),
   ];
   return doCreateUser(h, {

@@ -8,7 +8,7 @@ import { ApiRoutes } from "../http/route";
 import { readBodyUpTo } from "../http/wire";
 import { param } from "../http/params";
 import { pathId } from "../http/path";
-import { checkCreateInviteLink, checkJoinWithInvite, checkRevokeInviteLink, InviteLinkError, invitesFor, liveInviteByKey } from "../actions/invites";
+import { checkCreateInviteLink, checkJoinWithInvite, checkRevokeInviteLink, InviteLinkError, invitesFor, liveInviteByKey, offersDefaultChannelGroups } from "../actions/invites";
 import { defaultChannelGroupsView } from "../actions/default_channel_groups";
 import type { InviteRecord } from "../store/invites";
 import { getRealm } from "../store/realm";
@@ -79,7 +79,7 @@ interface JoinValues {
  */
 function joinForm(h: Hearth, invite: InviteRecord, values: JoinValues, error?: string): string {
   const realm = getRealm(h.store);
-  const groups = invite.invited_as === Role.GUEST ? [] : defaultChannelGroupsView(h);
+  const groups = offersDefaultChannelGroups(invite) ? defaultChannelGroupsView(h) : [];
   const picked = new Set(values.default_channel_groups ?? []);
   const groupChoices =
     groups.length === 0

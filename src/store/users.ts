@@ -88,33 +88,38 @@ export function getUserByEmail(store: Store, email: string): UserRecord | undefi
 /** Moves whenever a user record is written (see StoreCache): caches of users check it. */
 export const userWriteVersion = () => userCache.version;
 
-/** The active accounts (system bots excepted): recomputed only after a user is written, not after every commit. */
-const activeIdsCache = new StoreCache<"active", readonly number[]>();
+/**
+ * The active accounts (system bots excepted) and the deactivated ones (usually few),
+ * from one pass over the users: recomputed only after a user is written, not after
+ * every commit.
+ */
+const accountStatesCache = new StoreCache<"states", { active: readonly number[]; inactive: ReadonlySet<number> }>();
 
-export function activeUserIdsOf(store: Store): readonly number[] {
-  return activeIdsCache.get(store, "active", () => {
-    const ids: number[] = [];
-    for (const u of allUsers(store)) if (u.is_active && !u.is_system_bot) ids.push(u.id);
-    return ids;
+function accountStates(store: Store) {
+  return accountStatesCache.get(store, "states", () => {
+    const active: number[] = [];
+    const inactive = new Set<number>();
+    for (const u of allUsers(store)) {
+      if (!u.is_active) inactive.add(u.id);
+      else if (!u.is_system_bot) active.push(u.id);
+    }
+    return { active, inactive };
   });
 }
 
-/** The deactivated accounts (usually few): a message's fan-out drops them from its recipients with one set lookup each, not a user read each. */
-const inactiveIdsCache = new StoreCache<"inactive", ReadonlySet<number>>();
+export function activeUserIdsOf(store: Store): readonly number[] {
+  return accountStates(store).active;
+}
 
+/** The deactivated accounts: a message's fan-out drops them from its recipients with one set lookup each, not a user read each. */
 export function inactiveUserIdsOf(store: Store): ReadonlySet<number> {
-  return inactiveIdsCache.get(store, "inactive", () => {
-    const ids = new Set<number>();
-    for (const u of allUsers(store)) if (!u.is_active) ids.add(u.id);
-    return ids;
-  });
+  return accountStates(store).inactive;
 }
 
 /** Writes a user and keeps the email index in step; call only inside `commit`. */
 export function putUser(store: Store, user: UserRecord, previousEmail?: string): void {
   userCache.invalidate(store);
-  activeIdsCache.invalidate(store);
-  inactiveIdsCache.invalidate(store);
+  accountStatesCache.invalidate(store);
   if (previousEmail !== undefined && previousEmail.toLowerCase() !== user.email.toLowerCase()) {
     store.dbs.usersByEmail.remove(previousEmail.toLowerCase());
   }
