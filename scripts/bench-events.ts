@@ -34,7 +34,6 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { open as openLmdb } from "lmdb";
 import { readAnnouncement } from "./bench-child";
 
 const arg = (name: string, fallback: number) => {
@@ -65,8 +64,8 @@ if (!process.env.BUN_CONFIG_MAX_HTTP_REQUESTS) {
 const role = process.argv[2];
 if (role === "--setup-hearth") await setupHearth();
 else if (role === "--serve-hearth") await serveHearth();
-else if (role === "--serve-bare") serveBare(false);
-else if (role === "--serve-floor") serveBare(true);
+else if (role === "--serve-bare") await serveBare(false);
+else if (role === "--serve-floor") await serveBare(true);
 else await main();
 
 /**
@@ -266,17 +265,29 @@ function watchStalls() {
  * (the payload clients must receive either way), serialized once per send as Hearth
  * does, so the comparison measures server overhead rather than payload size.
  */
-function serveBare(floor: boolean) {
+async function serveBare(floor: boolean) {
   // BENCH_FLOOR's server: what any server of the Zulip API must do beyond the bare one,
   // and nothing else: read every request's Authorization header (Bun builds the
   // request's whole header map to read one) and commit each sent message to LMDB
-  // (lmdb-js's batched commit, as Hearth's store makes it) before publishing it.
+  // through Hearth's store (src/store/db.ts: lmdb-js's batched commit, the event
+  // published once the write is visible, the answer once it is durable).
   const floorDir = floor ? mkdtempSync(join(tmpdir(), "hearth-bench-floor-")) : "";
-  const floorDb = floor ? openLmdb({ path: floorDir }) : null;
+  const floorStore = floor ? new (await import("../src/store/db")).Store(floorDir) : null;
   type Waiter = (body: string) => void;
   type Queued = { id: number; json: string };
   const queues = Array.from({ length: CLIENTS + 1 }, () => ({ events: [] as Queued[], next: 0, waiter: null as Waiter | null }));
   const body = (events: Queued[]) => `{"result":"success","msg":"","events":[${events.map((e) => `{"id":${e.id},${e.json}}`).join(",")}]}`;
+  const publish = (message: ReturnType<typeof sampleMessage>) => {
+    const json = `"type":"message","flags":[],"message":${JSON.stringify(message)}`;
+    for (const q of queues) {
+      q.events.push({ id: q.next++, json });
+      if (q.waiter) {
+        const w = q.waiter;
+        q.waiter = null;
+        queueMicrotask(() => w(body(q.events)));
+      }
+    }
+  };
   const server = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,
@@ -287,17 +298,8 @@ function serveBare(floor: boolean) {
       if (url.pathname === "/send") {
         const seq = Number(url.searchParams.get("seq"));
         const message = sampleMessage(seq);
-        if (floorDb) await floorDb.put(seq, message);
-        const json = `"type":"message","flags":[],"message":${JSON.stringify(message)}`;
-        for (const q of queues) {
-          q.events.push({ id: q.next++, json });
-          if (q.waiter) {
-            const w = q.waiter;
-            q.waiter = null;
-            queueMicrotask(() => w(body(q.events)));
-          }
-        }
-        if (floorDb) await floorDb.flushed;
+        if (floorStore) await floorStore.commitInfallible(() => floorStore.dbs.messages.put(seq, message), { onCommitted: () => publish(message) });
+        else publish(message);
         return Response.json({ result: "success" });
       }
       const q = queues[Number(url.searchParams.get("client"))];

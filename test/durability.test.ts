@@ -136,3 +136,25 @@ test("an outgoing-webhook call the bot's server had not answered before kill -9 
     botServer.stop(true);
   }
 });
+
+test("a message whose event reached a client is there after a kill -9 that came as the event arrived", async () => {
+  const { data, owner } = await initFolder();
+  let seenId = 0;
+  await acrossKill9(
+    data,
+    async (url) => {
+      const queue = await (await fetch(`${url}/api/v1/register`, form(owner.email, owner.api_key, { event_types: JSON.stringify(["message"]) }))).json();
+      const poll = fetch(`${url}/api/v1/events?queue_id=${queue.queue_id}&last_event_id=${queue.last_event_id}`, { headers: auth(owner.email, owner.api_key) });
+      // Events go out once the message is visible to readers, before its fsync and so
+      // before the sender's answer: the kill below may come before that answer.
+      void fetch(`${url}/api/v1/messages`, form(owner.email, owner.api_key, { type: "stream", to: "general", topic: "t", content: "seen before the answer" })).catch(() => null);
+      const events = (await (await poll).json()).events as any[];
+      seenId = events.find((event) => event.type === "message").message.id;
+    },
+    async (url) => {
+      const stored = await (await fetch(`${url}/api/v1/messages/${seenId}?apply_markdown=false`, { headers: auth(owner.email, owner.api_key) })).json();
+      expect(stored.result).toBe("success");
+      expect(stored.message.content).toBe("seen before the answer");
+    },
+  );
+});

@@ -33,6 +33,9 @@ export const KEYSPACE_OPTIONS = { sharedStructuresKey: Symbol.for("structures") 
 const TXN_ABORTABLE = 1;
 const TXN_SYNCHRONOUS_COMMIT = 2;
 const MDB_NOSYNC = 0x10000;
+/** lmdb-js's reports from its write thread (see Store.watchVisibility). */
+const LMDB_RUN_CALLBACKS = 2;
+const LMDB_VISIBLE = 1;
 /** A transaction committed on its own thread (commitOnThisThread). */
 const SYNC_COMMIT_FLAGS = TXN_ABORTABLE | TXN_SYNCHRONOUS_COMMIT | MDB_NOSYNC;
 /**
@@ -47,12 +50,11 @@ export function fitsKey(key: string): boolean {
 
 export interface CommitOptions<T> {
   /**
-   * Runs once the transaction is committed: every reader of the store already sees the
-   * change then, so events published here tell clients nothing a read could not. The
-   * commit still resolves only once the data is durable, so the caller's success answer
-   * waits for the disk. (lmdb-js 3.5 reports a commit after its overlapping fsync, so
-   * this saves little today.) A throw here is logged, not passed on: the write is
-   * done, and a failed answer would invite the client to send it again.
+   * Runs once the transaction is visible to every reader of the store, before its
+   * fsync is done (see `watchVisibility`): events published here tell clients nothing
+   * a read could not. The commit still resolves only once the data is durable, so the
+   * caller's success answer waits for the disk. A throw here is logged, not passed on:
+   * the write is done, and a failed answer would invite the client to send it again.
    */
   onCommitted?: (result: T) => void;
 }
@@ -98,7 +100,67 @@ export class Store {
       dbs[key] = this.root.openDB(name, KEYSPACE_OPTIONS);
     }
     this.dbs = dbs;
+    this.watchVisibility();
   }
+
+  /**
+   * lmdb-js reports a write-thread batch to the main thread in up to three turns: run
+   * the queued transaction callbacks (status 2), the transaction is visible to readers
+   * (1: its meta page is written, the overlapping fsync about to start) and done (0:
+   * after the fsync; its promises resolve then). Under load each turn waits for the
+   * event loop, so publishing a message's events at "done" held them a turn and an
+   * fsync longer than needed. Its `env.startWriting` is wrapped here to learn of
+   * "visible" and run the `onCommitted` hooks of the callbacks that ran in that batch.
+   *
+   * Why publishing before the fsync keeps the guarantees: a process killed after
+   * "visible" leaves the written pages in the OS's page cache, and LMDB's overlapping
+   * sync trusts an unsynced meta page on the same boot, so a kill -9 keeps the
+   * transaction (test/durability.test.ts kills the server as the event arrives). Only
+   * a power loss in the fsync's window can drop a transaction whose events went out,
+   * and its sender never got a success answer then. Zulip publishes after its
+   * PostgreSQL commit; this is the same order with respect to readers.
+   *
+   * If a future lmdb-js has no such method the hooks run at "done", as before
+   * (`publishedAtVisibility` stays 0; test/store/commits.test.ts checks it grows).
+   */
+  private watchVisibility(): void {
+    const env = (this.root as unknown as { env?: { startWriting?: unknown } }).env;
+    const startWriting = env?.startWriting;
+    if (!env || typeof startWriting !== "function") return;
+    Object.defineProperty(env, "startWriting", {
+      configurable: true,
+      value: (address: number, report: (status: number) => unknown) => {
+        const batch = ++this.batchSerial;
+        return startWriting.call(env, address, (status: number) => {
+          if (status === LMDB_RUN_CALLBACKS) {
+            this.runningBatch = batch;
+            try {
+              return report(status);
+            } finally {
+              this.runningBatch = 0;
+            }
+          }
+          const result = report(status);
+          const visible = this.awaitingVisibility.get(batch);
+          this.awaitingVisibility.delete(batch);
+          // "done" without "visible" is a failed batch: its promises reject instead.
+          if (visible && status === LMDB_VISIBLE) {
+            this.root.resetReadTxn();
+            for (const reportCommitted of visible) reportCommitted();
+          }
+          return result;
+        });
+      },
+    });
+  }
+
+  /** How many commits ran their `onCommitted` hook at "visible" (see `watchVisibility`). */
+  publishedAtVisibility = 0;
+  private batchSerial = 0;
+  /** The batch whose transaction callbacks lmdb-js is running (0 outside them). */
+  private runningBatch = 0;
+  /** Per batch: the commits to report once it is visible. */
+  private readonly awaitingVisibility = new Map<number, (() => void)[]>();
 
   /**
    * Runs `fn` atomically in one write transaction and resolves with its result once
@@ -187,14 +249,6 @@ export class Store {
     this.writes++;
     this.inflightCommits++;
     const hooks: (() => void)[] = [];
-    const inTransaction = () => {
-      this.afterCommitHooks = hooks;
-      try {
-        return this.transactionBody(fn)();
-      } finally {
-        this.afterCommitHooks = null;
-      }
-    };
     let settled = false;
     const settle = () => {
       if (settled) return;
@@ -203,12 +257,37 @@ export class Store {
       this.writes++;
       for (const hook of hooks) hook();
     };
-    try {
-      const result = (await (mode === "nested" ? this.root.childTransaction(inTransaction as () => any) : this.root.transaction(inTransaction as () => any))) as T;
-      // Caches learn of the commit before anything acts on it (onCommitted publishes
-      // events, whose recipients read right away).
+    let reported = false;
+    // Caches learn of the commit before anything acts on it (onCommitted publishes
+    // events, whose recipients read right away).
+    const reportCommitted = (result: T) => {
+      if (reported) return;
+      reported = true;
       settle();
       runCommitted(options, result);
+    };
+    const inTransaction = () => {
+      this.afterCommitHooks = hooks;
+      let result: T;
+      try {
+        result = this.transactionBody(fn)();
+      } finally {
+        this.afterCommitHooks = null;
+      }
+      const batch = this.runningBatch;
+      if (batch !== 0) {
+        let visible = this.awaitingVisibility.get(batch);
+        if (!visible) this.awaitingVisibility.set(batch, (visible = []));
+        visible.push(() => {
+          this.publishedAtVisibility++;
+          reportCommitted(result);
+        });
+      }
+      return result;
+    };
+    try {
+      const result = (await (mode === "nested" ? this.root.childTransaction(inTransaction as () => any) : this.root.transaction(inTransaction as () => any))) as T;
+      reportCommitted(result);
       await this.root.flushed;
       return result;
     } catch (error) {
@@ -244,8 +323,9 @@ export class Store {
   /**
    * A value derived from the store, recomputed after any write: for reads every
    * event fan-out repeats, like the active user IDs (Zulip caches those too). Kept
-   * only when computed with no commit in flight, so it never holds data that is not
-   * yet durable or that a failed commit rolled back. Treat the value as immutable.
+   * only when computed with no commit in flight (a commit counts from its call until
+   * it is visible to readers), so it never holds data that a failed commit rolled
+   * back. Treat the value as immutable.
    */
   memo<T>(key: string, compute: () => T): T {
     const cached = this.memos.get(key);
