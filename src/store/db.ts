@@ -146,7 +146,14 @@ export class Store {
           // "done" without "visible" is a failed batch: its promises reject instead.
           if (visible && status === LMDB_VISIBLE) {
             this.root.resetReadTxn();
-            for (const reportCommitted of visible) reportCommitted();
+            // Inside lmdb-js's native callback: a throw must not escape (nor skip the rest).
+            for (const reportCommitted of visible) {
+              try {
+                reportCommitted();
+              } catch (error) {
+                console.error("After a commit became visible:", error);
+              }
+            }
           }
           return result;
         });
@@ -274,6 +281,8 @@ export class Store {
       } finally {
         this.afterCommitHooks = null;
       }
+      // Registered as the callback returns: a child transaction's merge into its batch
+      // can still fail after that (only for lack of memory), which this would miss.
       const batch = this.runningBatch;
       if (batch !== 0) {
         let visible = this.awaitingVisibility.get(batch);

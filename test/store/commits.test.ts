@@ -198,3 +198,22 @@ test(
     await store.close();
   }),
 );
+
+test(
+  "a cache hook that throws when its commit becomes visible leaves the other commits of the batch reported",
+  withStore(async (store) => {
+    const reported: number[] = [];
+    const throwing = store.commit(() => {
+      store.dbs.drafts.put([7, 1], { text: "with a broken hook" });
+      store.afterCommit(() => {
+        throw new Error("broken cache hook");
+      });
+    });
+    const plain = store.commit(() => store.dbs.drafts.put([7, 2], { text: "plain" }), { onCommitted: () => reported.push(2) });
+    await Promise.allSettled([throwing, plain]);
+    await plain;
+    expect(reported).toEqual([2]);
+    expect(store.dbs.drafts.get([7, 1])).toEqual({ text: "with a broken hook" });
+    await store.close();
+  }),
+);
