@@ -64,6 +64,21 @@ describe("Zulip-flavoured Markdown", () => {
     );
   });
 
+  test("emoji typed as characters, and emoticons when the sender asked for them", () => {
+    const smile = '<span aria-label="smile" class="emoji emoji-1f642" role="img" title="smile">:smile:</span>';
+    // A flag or skin tone Hearth has no name for stays as typed, as do digits.
+    expect(render("🙂 in **🙂** 1 🇩🇪").html).toBe(`<p>${smile} in <strong>${smile}</strong> 1 🇩🇪</p>`);
+    expect(render(":) :(").html).toBe("<p>:) :(</p>");
+    const translating = (s: string) => renderMarkdown(s, { ...ctx, translateEmoticons: true }).html;
+    expect(translating(":):) x\n:)")).toBe(`<p>:)${smile} x<br>\n${smile}</p>`);
+    expect(translating("[:)](http://example.com) *:)* `:)`")).toBe(`<p><a href="http://example.com">${smile}</a> <em>${smile}</em> <code>:)</code></p>`);
+    expect(translating(":/ :| :o")).toBe(
+      '<p><span aria-label="confused" class="emoji emoji-1f615" role="img" title="confused">:confused:</span> ' +
+        '<span aria-label="neutral" class="emoji emoji-1f610" role="img" title="neutral">:neutral:</span> ' +
+        '<span aria-label="open mouth" class="emoji emoji-1f62e" role="img" title="open mouth">:open_mouth:</span></p>',
+    );
+  });
+
   test("fenced code, quotes, spoilers", () => {
     // The language as Pygments names it, as Zulip writes it (code playgrounds match on it).
     expect(render("```python\nprint('<b>')\n```").html).toBe('<div class="codehilite" data-code-language="Python"><pre><span></span><code>print(&#39;&lt;b&gt;&#39;)\n</code></pre></div>');

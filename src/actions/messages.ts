@@ -71,6 +71,7 @@ import {
 } from "../views/message_channels";
 import { fetchRange, type AnchorSpec, type CompiledNarrow } from "../views/narrow";
 import { editHistoryPolicy, formatMessage, readableChannels, readableMessage, realmSetting, topicDisplayName, visibleFlags } from "../views/messages";
+import { userSetting } from "../views/settings";
 import { outgoingWebhookTriggers, recordOutgoingWebhookCalls, startOutgoingWebhookCalls } from "./outgoing_webhooks";
 import { attachmentView, notifyAttachmentChanges, releaseDeletedMessages, setMessageAttachments, type AttachmentChanges } from "./uploads";
 
@@ -152,6 +153,7 @@ export function renderContextFor(h: Hearth, sender: UserRecord): RenderContext {
     },
     emptyTopicDisplayName: topicDisplayName(h, "", { allowEmptyTopicName: false }),
     ownUrl: h.realmUrl(),
+    translateEmoticons: userSetting(sender, "translate_emoticons") === true,
   };
 }
 

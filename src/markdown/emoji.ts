@@ -45,11 +45,33 @@ export function emojiCodeFor(name: string): string | undefined {
   return Object.hasOwn(UNICODE_EMOJI, name) ? UNICODE_EMOJI[name] : undefined;
 }
 
-/** The names of a code point (for reactions given by code only). */
+/** Each code point's first name in the table: the one Zulip calls canonical. */
+const CANONICAL_NAMES = new Map<string, string>();
+for (const [name, code] of Object.entries(UNICODE_EMOJI)) if (!CANONICAL_NAMES.has(code)) CANONICAL_NAMES.set(code, name);
+
+/** The name of a code point (for reactions given by code only, and emoji typed as characters). */
 export function emojiNameFor(code: string): string | undefined {
-  for (const [name, c] of Object.entries(UNICODE_EMOJI)) if (c === code) return name;
-  return undefined;
+  return CANONICAL_NAMES.get(code);
 }
+
+/** Zulip's `emoji_code` of an emoji typed as characters: its code points without the emoji variation selector. */
+export function emojiCodeOfText(text: string): string {
+  const points: string[] = [];
+  for (const char of text) {
+    const point = char.codePointAt(0)!;
+    if (point !== 0xfe0f) points.push(point.toString(16).padStart(4, "0"));
+  }
+  return points.join("-");
+}
+
+/**
+ * The emoticons Zulip turns into emoji for senders with `translate_emoticons` on (its
+ * EMOTICON_CONVERSIONS), to the names they become.
+ */
+export const EMOTICON_CONVERSIONS: Readonly<Record<string, string>> = {
+  ":)": "smile", "(:": "smile", ":(": "frown", "<3": "heart", ":|": "neutral", ":/": "confused", ";)": "wink",
+  ":D": "grinning", ":o": "open_mouth", ":O": "open_mouth", ":p": "stuck_out_tongue", ":P": "stuck_out_tongue",
+};
 
 /** Where clients load the `zulip` emoji (reaction_type `zulip_extra_emoji`, and `:zulip:` in messages) from. */
 export const ZULIP_EXTRA_EMOJI_PATH = "/static/generated/emoji/images/emoji/unicode/zulip.png";

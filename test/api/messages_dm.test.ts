@@ -292,6 +292,33 @@ describe("direct messages", () => {
     expectError(await s.as("hamlet").post("/message_edit_typing", { op: "stop" }), 400, "REQUEST_VARIABLE_MISSING", "Missing 'message_id' argument");
   });
 
+  test("emoji typed as characters; emoticons for senders with translate_emoticons (render, send, edit)", async () => {
+    const { hamlet, othello } = s.users;
+    const emoji = (code: string, name: string) => `<span aria-label="${name.replace(/_/g, " ")}" class="emoji emoji-${code}" role="img" title="${name.replace(/_/g, " ")}">:${name}:</span>`;
+    const render = async (content: string) => expectSuccess(await s.as("hamlet").post("/messages/render", { content })).rendered;
+    const contentOf = async (id: number) => expectSuccess(await s.as("othello").get(`/messages/${id}`)).message.content;
+    // Under Zulip's name for the character (with or without the variation selector); a
+    // bare ❤ (shown as text) and a code span stay as typed.
+    expect(await render("🙂 ❤️ ❤ `🙂`")).toBe(`<p>${emoji("1f642", "smile")} ${emoji("2764", "heart")} ❤ <code>🙂</code></p>`);
+    expect(await render("ok :)")).toBe("<p>ok :)</p>");
+    expectSuccess(await s.as("hamlet").patch("/settings", { translate_emoticons: true }));
+    try {
+      // Only standing alone: not inside a word or a URL, not against bold text.
+      expect(await render("ok :) a:)b http://example.com/x **b**:)")).toBe(
+        `<p>ok ${emoji("1f642", "smile")} a:)b <a href="http://example.com/x">http://example.com/x</a> <strong>b</strong>:)</p>`,
+      );
+      const id = await sendDm("hamlet", [othello.id], "<3 ;)");
+      expect(await contentOf(id)).toBe(`<p>${emoji("2764", "heart")} ${emoji("1f609", "wink")}</p>`);
+      expectSuccess(await s.as("hamlet").patch(`/messages/${id}`, { content: ":D (:" }));
+      expect(await contentOf(id)).toBe(`<p>${emoji("1f600", "grinning")} ${emoji("1f642", "smile")}</p>`);
+      // The sender's setting decides: othello's messages keep their emoticons.
+      expect(await contentOf(await sendDm("othello", [hamlet.id], ":P"))).toBe("<p>:P</p>");
+    } finally {
+      expectSuccess(await s.as("hamlet").patch("/settings", { translate_emoticons: false }));
+    }
+    expect(await render("ok :)")).toBe("<p>ok :)</p>");
+  });
+
   // zulip-js posts through isomorphic-fetch + form-data streams, which only Node
   // sends correctly (under Bun the body becomes "[object FormData]"), so the real
   // client runs in a Node child process, as its users run it.
