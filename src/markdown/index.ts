@@ -226,6 +226,7 @@ const EMOTICONS = new RegExp(
  */
 function unicodeEmojiAndEmoticonRule(state: StateCore): void {
   const translateEmoticons = (state.env as unknown as Env).ctx.translateEmoticons === true;
+  if (!translateEmoticons && !/[^\x00-\x7f]/.test(state.src)) return;
   for (const block of state.tokens) {
     if (block.type !== "inline" || !block.children) continue;
     const children = block.children;
