@@ -79,6 +79,26 @@ describe("Zulip-flavoured Markdown", () => {
     );
   });
 
+  test("fences as Zulip reads them: the language in lower case, `quoted`, only `math` as math, the realm's default language outside spoilers", () => {
+    expect(render("```Quote\nhi\n```").html).toBe("<blockquote>\n<p>hi</p>\n</blockquote>");
+    expect(render("```quoted\nhi\n```").html).toBe("<blockquote>\n<p>hi</p>\n</blockquote>");
+    expect(render("```MATH\nx^2\n```").html).toContain('<span class="katex-display">');
+    // TeX source shown as code, as Pygments' TeX lexer names it; an unknown name in lower case.
+    expect(render("```latex\n\\frac12\n```").html).toBe('<div class="codehilite" data-code-language="TeX"><pre><span></span><code>\\frac12\n</code></pre></div>');
+    expect(render("```FooBar\nx\n```").html).toContain('data-code-language="foobar"');
+    const withDefault = (s: string) => renderMarkdown(s, { ...ctx, defaultCodeBlockLanguage: "python" }).html;
+    expect(withDefault("```\nx\n```")).toBe('<div class="codehilite" data-code-language="Python"><pre><span></span><code>x\n</code></pre></div>');
+    expect(withDefault("```js\nx\n```")).toContain('data-code-language="JavaScript"');
+    expect(withDefault("````quote\n```\nx\n```\n````")).toBe(
+      '<blockquote>\n<div class="codehilite" data-code-language="Python"><pre><span></span><code>x\n</code></pre></div>\n</blockquote>',
+    );
+    const spoiler = withDefault("````spoiler Open\n```\nx\n```\n````");
+    expect(spoiler).toContain("<pre><span></span><code>x\n</code>");
+    expect(spoiler).not.toContain("data-code-language");
+    // After a spoiler, the default again.
+    expect(withDefault("```spoiler a\nb\n```\n\n```\nx\n```")).toContain('data-code-language="Python"');
+  });
+
   test("fenced code, quotes, spoilers", () => {
     // The language as Pygments names it, as Zulip writes it (code playgrounds match on it).
     expect(render("```python\nprint('<b>')\n```").html).toBe('<div class="codehilite" data-code-language="Python"><pre><span></span><code>print(&#39;&lt;b&gt;&#39;)\n</code></pre></div>');
@@ -206,9 +226,17 @@ describe("Zulip-flavoured Markdown", () => {
     expect(render("$$\\href{javascript:alert(1)}{x}$$").html).not.toContain("href=");
   });
 
+  test("a message renders at most 1 MB of TeX, spoilers included", () => {
+    const one = render("$$x$$").html.length;
+    // Each half stays under the cap; together they pass it.
+    const half = Array.from({ length: Math.ceil(1_000_000 / one / 2) + 50 }, () => "$$x$$").join(" ");
+    expect(render(half).html).not.toContain("tex-error");
+    expect(render(`\`\`\`spoiler a\n${half}\n\`\`\`\n\n${half}`).html).toContain('<span class="tex-error">$$x$$</span>');
+  });
+
   test("hostile inputs found in review: inherited names as languages, macro bombs, times past Python's range", () => {
     for (const fence of ["```constructor\nx\n```", "~~~.__proto__\nx\n~~~", "```toString\nx\n```"]) {
-      expect(render(fence).html).toMatch(/^<div class="codehilite" data-code-language="(constructor|__proto__|toString)">/);
+      expect(render(fence).html).toMatch(/^<div class="codehilite" data-code-language="(constructor|__proto__|tostring)">/);
     }
     // Nested \\defs rendered megabytes in seconds: macro definitions are TeX errors here.
     const bomb = "$$\\def\\a{" + "x".repeat(400) + "}\\def\\b{\\a\\a\\a\\a\\a\\a\\a\\a\\a\\a}\\b\\b\\b$$";

@@ -154,6 +154,7 @@ export function renderContextFor(h: Hearth, sender: UserRecord): RenderContext {
     emptyTopicDisplayName: topicDisplayName(h, "", { allowEmptyTopicName: false }),
     ownUrl: h.realmUrl(),
     translateEmoticons: userSetting(sender, "translate_emoticons") === true,
+    defaultCodeBlockLanguage: realmSetting(h, "default_code_block_language", ""),
   };
 }
 

@@ -43,12 +43,13 @@ const PYGMENTS_NAMES: Readonly<Record<string, string>> = {
   make: "Makefile", makefile: "Makefile", mf: "Makefile", bsdmake: "Makefile",
   powershell: "PowerShell", pwsh: "PowerShell", posh: "PowerShell", ps1: "PowerShell",
   markdown: "Markdown", md: "Markdown",
+  tex: "TeX", latex: "TeX",
   text: "Text only",
 };
 
-/** The name Zulip writes for a code block's language (its Pygments lexer's), or the language as written. */
+/** The name Zulip writes for a code block's language (its Pygments lexer's), or the language in lower case, as Zulip reads it. */
 export function codeLanguageName(lang: string): string {
   const key = lang.toLowerCase();
   // Own keys only: `constructor` is no language (and an inherited one is no string).
-  return Object.hasOwn(PYGMENTS_NAMES, key) ? PYGMENTS_NAMES[key] : lang;
+  return Object.hasOwn(PYGMENTS_NAMES, key) ? PYGMENTS_NAMES[key] : key;
 }

@@ -46,6 +46,8 @@ export interface RenderContext {
   ownUrl?: string;
   /** The sender's `translate_emoticons` setting: `:)` and the like become emoji, as Zulip renders them. */
   translateEmoticons?: boolean;
+  /** `realm_default_code_block_language`: the language of a code block that names none. */
+  defaultCodeBlockLanguage?: string;
 }
 
 export interface RenderResult {
@@ -64,6 +66,8 @@ interface Env {
   result: RenderResult;
   /** KaTeX output written so far for this message (see renderTex). */
   texBytes?: number;
+  /** Inside a spoiler: Zulip gives code blocks there (and in quotes within) no default language. */
+  inSpoiler?: boolean;
 }
 
 
@@ -545,17 +549,27 @@ function buildMarkdown(): MarkdownItInstance {
   md.renderer.rules.fence = (tokens, idx, _options, env) => {
     const token = tokens[idx];
     const info = token.info.trim();
-    // Zulip's fence allows a dot before the language (~~~~.python).
-    const lang = (info.split(/\s+/)[0] ?? "").replace(/^\./, "");
+    // Zulip's fence allows a dot before the language (~~~~.python), and reads the language in lower case.
+    const named = (info.split(/\s+/)[0] ?? "").replace(/^\./, "").toLowerCase();
+    const { ctx, inSpoiler } = env as unknown as Env;
+    const lang = named || (inSpoiler ? "" : (ctx.defaultCodeBlockLanguage ?? "").toLowerCase());
     if (lang === "spoiler") {
-      const header = info.slice("spoiler".length).trim();
-      return (
-        `<div class="spoiler-block"><div class="spoiler-header">${header ? md.render(header, env).trim() : ""}</div>` +
-        `<div class="spoiler-content" aria-hidden="true">${md.render(token.content, env).trim()}</div></div>\n`
-      );
+      const header = info.slice(info.indexOf(" ") === -1 ? info.length : info.indexOf(" ")).trim();
+      // The same env, marked for the spoiler's extent: the message's TeX budget is shared.
+      const shared = env as unknown as Env;
+      const outer = shared.inSpoiler;
+      shared.inSpoiler = true;
+      try {
+        return (
+          `<div class="spoiler-block"><div class="spoiler-header">${header ? md.render(header, env).trim() : ""}</div>` +
+          `<div class="spoiler-content" aria-hidden="true">${md.render(token.content, env).trim()}</div></div>\n`
+        );
+      } finally {
+        shared.inSpoiler = outer;
+      }
     }
-    if (lang === "quote") return `<blockquote>\n${md.render(token.content, env)}</blockquote>\n`;
-    if (lang === "math" || lang === "tex" || lang === "latex") return texBlockHtml(token.content, env as unknown as Env);
+    if (lang === "quote" || lang === "quoted") return `<blockquote>\n${md.render(token.content, env)}</blockquote>\n`;
+    if (lang === "math") return texBlockHtml(token.content, env as unknown as Env);
     const langAttr = lang ? ` data-code-language="${escapeHtml(codeLanguageName(lang))}"` : "";
     return `<div class="codehilite"${langAttr}><pre><span></span><code>${escapeHtml(token.content)}</code></pre></div>\n`;
   };

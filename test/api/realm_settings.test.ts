@@ -62,6 +62,24 @@ describe("PATCH /realm", () => {
     expectSuccess(await s.as("iago").patch("/realm", { can_create_public_channel_group: JSON.stringify({ new: 3 }) }));
   });
 
+  test("default_code_block_language gives code blocks that name no language that language, as Zulip renders them", async () => {
+    const render = async (content: string) => expectSuccess(await s.as("hamlet").post("/messages/render", { content })).rendered;
+    expect(await render("```\nx = 1\n```")).toBe('<div class="codehilite"><pre><span></span><code>x = 1\n</code></pre></div>');
+    // Announced as Zulip announces it; a fresh register agrees with the events.
+    const r = await verifyAction(s, async () => {
+      expectSuccess(await s.as("iago").patch("/realm", { default_code_block_language: "py" }));
+    });
+    expect(r.events.hamlet).toContainEqual(expect.objectContaining({ type: "realm", op: "update", property: "default_code_block_language", value: "py" }));
+    expect((await register(s.as("hamlet"))).realm_default_code_block_language).toBe("py");
+    try {
+      expect(await render("```\nx = 1\n```")).toBe('<div class="codehilite" data-code-language="Python"><pre><span></span><code>x = 1\n</code></pre></div>');
+      expect(await render("```js\nx = 1\n```")).toContain('data-code-language="JavaScript"');
+    } finally {
+      expectSuccess(await s.as("iago").patch("/realm", { default_code_block_language: "" }));
+    }
+    expect(await render("```\nx = 1\n```")).not.toContain("data-code-language");
+  });
+
   test("members cannot; bad values are rejected and nothing is written", async () => {
     expectError(await s.as("hamlet").patch("/realm", { name: "Mine" }), 400, "UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator");
     expectError(await s.as("iago").patch("/realm", { name: "x".repeat(41) }), 400, "BAD_REQUEST", "Organization name is too long.");
