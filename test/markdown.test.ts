@@ -84,7 +84,7 @@ describe("Zulip-flavoured Markdown", () => {
     expect(render("```quoted\nhi\n```").html).toBe("<blockquote>\n<p>hi</p>\n</blockquote>");
     expect(render("```MATH\nx^2\n```").html).toContain('<span class="katex-display">');
     // TeX source shown as code, as Pygments' TeX lexer names it; an unknown name in lower case.
-    expect(render("```latex\n\\frac12\n```").html).toBe('<div class="codehilite" data-code-language="TeX"><pre><span></span><code>\\frac12\n</code></pre></div>');
+    expect(render("```latex\n\\frac12\n```").html).toBe('<div class="codehilite" data-code-language="TeX"><pre><span></span><code><span class="k">\\frac</span>12\n</code></pre></div>');
     expect(render("```FooBar\nx\n```").html).toContain('data-code-language="foobar"');
     const withDefault = (s: string) => renderMarkdown(s, { ...ctx, defaultCodeBlockLanguage: "python" }).html;
     expect(withDefault("```\nx\n```")).toBe('<div class="codehilite" data-code-language="Python"><pre><span></span><code>x\n</code></pre></div>');
@@ -101,7 +101,9 @@ describe("Zulip-flavoured Markdown", () => {
 
   test("fenced code, quotes, spoilers", () => {
     // The language as Pygments names it, as Zulip writes it (code playgrounds match on it).
-    expect(render("```python\nprint('<b>')\n```").html).toBe('<div class="codehilite" data-code-language="Python"><pre><span></span><code>print(&#39;&lt;b&gt;&#39;)\n</code></pre></div>');
+    expect(render("```python\nprint('<b>')\n```").html).toBe(
+      '<div class="codehilite" data-code-language="Python"><pre><span></span><code><span class="nb">print</span>(<span class="s1">&#39;&lt;b&gt;&#39;</span>)\n</code></pre></div>',
+    );
     expect(render("~~~~.py2\nx\n~~~~").html).toContain('data-code-language="Python 2.x"');
     expect(render("```JS\nx\n```").html).toContain('data-code-language="JavaScript"');
     expect(render("```nosuchlanguage\nx\n```").html).toContain('data-code-language="nosuchlanguage"');
@@ -224,6 +226,32 @@ describe("Zulip-flavoured Markdown", () => {
     expect(render("```math\n\\frac{\n```").html).toBe('<p><span class="tex-error">\\frac{</span></p>');
     // KaTeX's trust stays off: no link from \\href.
     expect(render("$$\\href{javascript:alert(1)}{x}$$").html).not.toContain("href=");
+  });
+
+  test("code blocks highlighted as Pygments writes them: one span per token with Pygments' class", () => {
+    const block = (lang: string, code: string) => render(`\`\`\`${lang}\n${code}\n\`\`\``).html;
+    expect(block("py", 'def f(x):\n    return "s" + 0x1f # no <b>\n@cached\nclass A: pass')).toBe(
+      '<div class="codehilite" data-code-language="Python"><pre><span></span><code>' +
+        '<span class="k">def</span> <span class="nf">f</span>(x):\n' +
+        '    <span class="k">return</span> <span class="s2">&quot;s&quot;</span> + <span class="mh">0x1f</span> <span class="c1"># no &lt;b&gt;</span>\n' +
+        '<span class="nd">@cached</span>\n<span class="k">class</span> <span class="nc">A</span>: <span class="k">pass</span>\n</code></pre></div>',
+    );
+    expect(block("c", "#include <stdio.h>\nint x = 1.5; /* c */")).toContain(
+      '<span class="cp">#include </span><span class="cpf">&lt;stdio.h&gt;</span>\n<span class="kt">int</span> x = <span class="mf">1.5</span>; <span class="cm">/* c */</span>',
+    );
+    expect(block("json", '{"a": [true, null]}')).toContain('<span class="nt">&quot;a&quot;</span><span class="p">:</span> <span class="p">[</span><span class="kc">true</span>');
+    expect(block("diff", "@@ -1 +1 @@\n-a\n+b")).toContain('<span class="gu">@@ -1 +1 @@</span>\n<span class="gd">-a</span>\n<span class="gi">+b</span>');
+    // Plain text: no language, one not highlighted (a grammar too slow on hostile input, or unknown), a run of 80 characters without a space.
+    const plain = (html: string) => expect(html).not.toContain("<span class=");
+    plain(render("```\ndef f(): pass\n```").html);
+    plain(block("csharp", "class A { }"));
+    plain(block("text", "def f(): pass"));
+    plain(block("py", `def f(): return "${"x".repeat(78)}"`));
+    expect(block("py", `def f(): return "${"x".repeat(77)}"`)).toContain('<span class="k">def</span>');
+    // A message has 10,000 characters of code highlighted; later blocks are plain.
+    const big = `def f(): pass\n${"y = 1\n".repeat(1600)}`;
+    const twice = render(`\`\`\`py\n${big}\`\`\`\n\n\`\`\`py\n${big}\`\`\``).html;
+    expect(twice.match(/<span class="k">def<\/span>/g)).toHaveLength(1);
   });
 
   test("a message renders at most 1 MB of TeX, spoilers included", () => {

@@ -2,6 +2,7 @@ import MarkdownIt, { type MarkdownIt as MarkdownItInstance, type StateCore, type
 import { escapeHtml, escapeRegExp, pythonPatternToJs } from "../lib/text";
 import { EMOTICON_CONVERSIONS, emojiCodeFor, emojiCodeOfText, emojiNameFor, ZULIP_EXTRA_EMOJI_PATH } from "./emoji";
 import { codeLanguageName } from "./code_languages";
+import { highlightCode } from "./highlight";
 import katex from "katex";
 
 /**
@@ -68,6 +69,23 @@ interface Env {
   texBytes?: number;
   /** Inside a spoiler: Zulip gives code blocks there (and in quotes within) no default language. */
   inSpoiler?: boolean;
+  /** Code highlighted so far for this message (see highlightWithinBudget). */
+  highlightedChars?: number;
+}
+
+/**
+ * Code a message may have highlighted, in characters (a message's length at most):
+ * past it, blocks are written as plain text. Zulip highlights under a 5-second
+ * timeout on the whole render; the budget and highlightCode's limits keep one message
+ * from holding this server's only thread for more than ~50 ms.
+ */
+const MAX_HIGHLIGHTED_CHARS_PER_MESSAGE = 10_000;
+
+function highlightWithinBudget(code: string, pygmentsName: string, env: Env): string | undefined {
+  const spent = (env.highlightedChars ?? 0) + code.length;
+  if (spent > MAX_HIGHLIGHTED_CHARS_PER_MESSAGE) return undefined;
+  env.highlightedChars = spent;
+  return highlightCode(code, pygmentsName);
 }
 
 
@@ -570,8 +588,10 @@ function buildMarkdown(): MarkdownItInstance {
     }
     if (lang === "quote" || lang === "quoted") return `<blockquote>\n${md.render(token.content, env)}</blockquote>\n`;
     if (lang === "math") return texBlockHtml(token.content, env as unknown as Env);
-    const langAttr = lang ? ` data-code-language="${escapeHtml(codeLanguageName(lang))}"` : "";
-    return `<div class="codehilite"${langAttr}><pre><span></span><code>${escapeHtml(token.content)}</code></pre></div>\n`;
+    const name = lang ? codeLanguageName(lang) : "";
+    const langAttr = lang ? ` data-code-language="${escapeHtml(name)}"` : "";
+    const code = (lang && highlightWithinBudget(token.content, name, env as unknown as Env)) || escapeHtml(token.content);
+    return `<div class="codehilite"${langAttr}><pre><span></span><code>${code}</code></pre></div>\n`;
   };
   md.renderer.rules.code_block = (tokens, idx) =>
     `<div class="codehilite"><pre><span></span><code>${escapeHtml(tokens[idx].content)}</code></pre></div>\n`;
