@@ -1,35 +1,4 @@
-import hljs from "highlight.js/lib/core";
-import bash from "highlight.js/lib/languages/bash";
-import c from "highlight.js/lib/languages/c";
-import cpp from "highlight.js/lib/languages/cpp";
-import css from "highlight.js/lib/languages/css";
-import dart from "highlight.js/lib/languages/dart";
-import diff from "highlight.js/lib/languages/diff";
-import dockerfile from "highlight.js/lib/languages/dockerfile";
-import elixir from "highlight.js/lib/languages/elixir";
-import erlang from "highlight.js/lib/languages/erlang";
-import go from "highlight.js/lib/languages/go";
-import haskell from "highlight.js/lib/languages/haskell";
-import java from "highlight.js/lib/languages/java";
-import javascript from "highlight.js/lib/languages/javascript";
-import json from "highlight.js/lib/languages/json";
-import kotlin from "highlight.js/lib/languages/kotlin";
-import latex from "highlight.js/lib/languages/latex";
-import lua from "highlight.js/lib/languages/lua";
-import makefile from "highlight.js/lib/languages/makefile";
-import perl from "highlight.js/lib/languages/perl";
-import php from "highlight.js/lib/languages/php";
-import powershell from "highlight.js/lib/languages/powershell";
-import python from "highlight.js/lib/languages/python";
-import ruby from "highlight.js/lib/languages/ruby";
-import rust from "highlight.js/lib/languages/rust";
-import scala from "highlight.js/lib/languages/scala";
-import scss from "highlight.js/lib/languages/scss";
-import sql from "highlight.js/lib/languages/sql";
-import swift from "highlight.js/lib/languages/swift";
-import typescript from "highlight.js/lib/languages/typescript";
-import xml from "highlight.js/lib/languages/xml";
-import yaml from "highlight.js/lib/languages/yaml";
+import type { HLJSApi, LanguageFn } from "highlight.js";
 import { escapeHtml } from "../lib/text";
 
 /**
@@ -46,43 +15,45 @@ import { escapeHtml } from "../lib/text";
  * Left out, so written as plain text: C#, Bash sessions, TOML/INI and Markdown, whose
  * grammars took 0.17–1.1 s on some 10,000-character inputs (scratch runs over repeated
  * and random text), where every grammar kept here took at most ~50 ms.
+ * Each is loaded at its first use (`require`, which Bun's bundler keeps lazy):
+ * highlight.js with every grammar loaded held ~5 MB more, which a server whose users
+ * never post code spares.
  */
-const GRAMMARS: Readonly<Record<string, [string, Parameters<typeof hljs.registerLanguage>[1]]>> = {
-  Python: ["python", python],
-  "Python 2.x": ["python", python],
-  JavaScript: ["javascript", javascript],
-  TypeScript: ["typescript", typescript],
-  Java: ["java", java],
-  C: ["c", c],
-  "C++": ["cpp", cpp],
-  Go: ["go", go],
-  Rust: ["rust", rust],
-  Ruby: ["ruby", ruby],
-  Bash: ["bash", bash],
-  JSON: ["json", json],
-  YAML: ["yaml", yaml],
-  HTML: ["xml", xml],
-  XML: ["xml", xml],
-  CSS: ["css", css],
-  SCSS: ["scss", scss],
-  SQL: ["sql", sql],
-  Kotlin: ["kotlin", kotlin],
-  Swift: ["swift", swift],
-  PHP: ["php", php],
-  Scala: ["scala", scala],
-  Haskell: ["haskell", haskell],
-  Lua: ["lua", lua],
-  Perl: ["perl", perl],
-  Elixir: ["elixir", elixir],
-  Erlang: ["erlang", erlang],
-  Dart: ["dart", dart],
-  Diff: ["diff", diff],
-  Docker: ["dockerfile", dockerfile],
-  Makefile: ["makefile", makefile],
-  PowerShell: ["powershell", powershell],
-  TeX: ["latex", latex],
+const GRAMMARS: Readonly<Record<string, [string, () => LanguageFn | { default: LanguageFn }]>> = {
+  Python: ["python", () => require("highlight.js/lib/languages/python")],
+  "Python 2.x": ["python", () => require("highlight.js/lib/languages/python")],
+  JavaScript: ["javascript", () => require("highlight.js/lib/languages/javascript")],
+  TypeScript: ["typescript", () => require("highlight.js/lib/languages/typescript")],
+  Java: ["java", () => require("highlight.js/lib/languages/java")],
+  C: ["c", () => require("highlight.js/lib/languages/c")],
+  "C++": ["cpp", () => require("highlight.js/lib/languages/cpp")],
+  Go: ["go", () => require("highlight.js/lib/languages/go")],
+  Rust: ["rust", () => require("highlight.js/lib/languages/rust")],
+  Ruby: ["ruby", () => require("highlight.js/lib/languages/ruby")],
+  Bash: ["bash", () => require("highlight.js/lib/languages/bash")],
+  JSON: ["json", () => require("highlight.js/lib/languages/json")],
+  YAML: ["yaml", () => require("highlight.js/lib/languages/yaml")],
+  HTML: ["xml", () => require("highlight.js/lib/languages/xml")],
+  XML: ["xml", () => require("highlight.js/lib/languages/xml")],
+  CSS: ["css", () => require("highlight.js/lib/languages/css")],
+  SCSS: ["scss", () => require("highlight.js/lib/languages/scss")],
+  SQL: ["sql", () => require("highlight.js/lib/languages/sql")],
+  Kotlin: ["kotlin", () => require("highlight.js/lib/languages/kotlin")],
+  Swift: ["swift", () => require("highlight.js/lib/languages/swift")],
+  PHP: ["php", () => require("highlight.js/lib/languages/php")],
+  Scala: ["scala", () => require("highlight.js/lib/languages/scala")],
+  Haskell: ["haskell", () => require("highlight.js/lib/languages/haskell")],
+  Lua: ["lua", () => require("highlight.js/lib/languages/lua")],
+  Perl: ["perl", () => require("highlight.js/lib/languages/perl")],
+  Elixir: ["elixir", () => require("highlight.js/lib/languages/elixir")],
+  Erlang: ["erlang", () => require("highlight.js/lib/languages/erlang")],
+  Dart: ["dart", () => require("highlight.js/lib/languages/dart")],
+  Diff: ["diff", () => require("highlight.js/lib/languages/diff")],
+  Docker: ["dockerfile", () => require("highlight.js/lib/languages/dockerfile")],
+  Makefile: ["makefile", () => require("highlight.js/lib/languages/makefile")],
+  PowerShell: ["powershell", () => require("highlight.js/lib/languages/powershell")],
+  TeX: ["latex", () => require("highlight.js/lib/languages/latex")],
 };
-for (const [name, grammar] of Object.values(GRAMMARS)) if (!hljs.getLanguage(name)) hljs.registerLanguage(name, grammar);
 
 /**
  * Pygments' class for a highlight.js scope (its first word, or the whole scope where a
@@ -162,6 +133,15 @@ function refine(base: string, text: string, language: string): string {
   }
 }
 
+let core: HLJSApi | undefined;
+function highlighter(): HLJSApi {
+  if (!core) {
+    const loaded = require("highlight.js/lib/core") as HLJSApi | { default: HLJSApi };
+    core = "highlight" in loaded ? loaded : loaded.default;
+  }
+  return core;
+}
+
 const ENTITIES: Readonly<Record<string, string>> = { "&amp;": "&", "&lt;": "<", "&gt;": ">", "&quot;": '"', "&#x27;": "'" };
 const unescape = (html: string) => html.replace(/&(?:amp|lt|gt|quot|#x27);/g, (e) => ENTITIES[e]);
 
@@ -174,6 +154,11 @@ export function highlightCode(code: string, pygmentsName: string): string | unde
   // Several grammars slow down with the length of a run without spaces (C: ~0.1 s for
   // 10,000 characters in runs of 200); real code rarely has one this long.
   if (grammar === undefined || /\S{80}/.test(code)) return undefined;
+  const hljs = highlighter();
+  if (!hljs.getLanguage(grammar)) {
+    const loaded = GRAMMARS[pygmentsName][1]();
+    hljs.registerLanguage(grammar, typeof loaded === "function" ? loaded : loaded.default);
+  }
   let marked: string;
   try {
     marked = hljs.highlight(code, { language: grammar, ignoreIllegals: true }).value;
