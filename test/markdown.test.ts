@@ -240,6 +240,8 @@ describe("Zulip-flavoured Markdown", () => {
       '<span class="cp">#include </span><span class="cpf">&lt;stdio.h&gt;</span>\n<span class="kt">int</span> x = <span class="mf">1.5</span>; <span class="cm">/* c */</span>',
     );
     expect(block("json", '{"a": [true, null]}')).toContain('<span class="nt">&quot;a&quot;</span><span class="p">:</span> <span class="p">[</span><span class="kc">true</span>');
+    // A script in HTML in JavaScript's classes, whatever was highlighted before.
+    expect(block("html", "<p>x</p><script>var y;</script>")).toContain('<span class="nt">&lt;p&gt;</span>x<span class="nt">&lt;/p&gt;&lt;script&gt;</span><span class="k">var</span> y;');
     expect(block("diff", "@@ -1 +1 @@\n-a\n+b")).toContain('<span class="gu">@@ -1 +1 @@</span>\n<span class="gd">-a</span>\n<span class="gi">+b</span>');
     // Plain text: no language, one not highlighted (a grammar too slow on hostile input, or unknown), a run of 80 characters without a space.
     const plain = (html: string) => expect(html).not.toContain("<span class=");

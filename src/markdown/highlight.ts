@@ -15,9 +15,8 @@ import { escapeHtml } from "../lib/text";
  * Left out, so written as plain text: C#, Bash sessions, TOML/INI and Markdown, whose
  * grammars took 0.17–1.1 s on some 10,000-character inputs (scratch runs over repeated
  * and random text), where every grammar kept here took at most ~50 ms.
- * Each is loaded at its first use (`require`, which Bun's bundler keeps lazy):
- * highlight.js with every grammar loaded held ~5 MB more, which a server whose users
- * never post code spares.
+ * They are loaded with the first code block (`require`, which Bun's bundler keeps
+ * lazy; see highlighter).
  */
 const GRAMMARS: Readonly<Record<string, [string, () => LanguageFn | { default: LanguageFn }]>> = {
   Python: ["python", () => require("highlight.js/lib/languages/python")],
@@ -134,10 +133,21 @@ function refine(base: string, text: string, language: string): string {
 }
 
 let core: HLJSApi | undefined;
+
+/**
+ * highlight.js with every grammar, loaded at the first code block: all at once, since a
+ * grammar highlights another language embedded in it (a script in HTML) only when that
+ * one is registered, and a message must render the same whatever came before it.
+ */
 function highlighter(): HLJSApi {
   if (!core) {
     const loaded = require("highlight.js/lib/core") as HLJSApi | { default: HLJSApi };
     core = "highlight" in loaded ? loaded : loaded.default;
+    for (const [name, load] of Object.values(GRAMMARS)) {
+      if (core.getLanguage(name)) continue;
+      const grammar = load();
+      core.registerLanguage(name, typeof grammar === "function" ? grammar : grammar.default);
+    }
   }
   return core;
 }
@@ -155,10 +165,6 @@ export function highlightCode(code: string, pygmentsName: string): string | unde
   // 10,000 characters in runs of 200); real code rarely has one this long.
   if (grammar === undefined || /\S{80}/.test(code)) return undefined;
   const hljs = highlighter();
-  if (!hljs.getLanguage(grammar)) {
-    const loaded = GRAMMARS[pygmentsName][1]();
-    hljs.registerLanguage(grammar, typeof loaded === "function" ? loaded : loaded.default);
-  }
   let marked: string;
   try {
     marked = hljs.highlight(code, { language: grammar, ignoreIllegals: true }).value;
@@ -172,9 +178,13 @@ export function highlightCode(code: string, pygmentsName: string): string | unde
     for (let i = scopes.length - 1; i >= 0; i--) if (scopes[i] !== undefined) return scopes[i]!;
     return null;
   };
-  for (const m of marked.matchAll(/<span class="hljs-([^"]*)">|<\/span>|[^<]+/g)) {
-    if (m[1] !== undefined) {
-      const scope = m[1].replace(/ hljs-/g, " ");
+  let shown = "";
+  for (const m of marked.matchAll(/<span class="([^"]*)">|<\/span>|[^<]+/g)) {
+    if (m[1] !== undefined && !m[1].startsWith("hljs-")) {
+      // Another language embedded (a script in HTML): its own scopes follow.
+      scopes.push(undefined);
+    } else if (m[1] !== undefined) {
+      const scope = m[1].slice("hljs-".length).replace(/ hljs-/g, " ");
       const first = scope.split(" ")[0];
       let cls = Object.hasOwn(PYGMENTS_CLASSES, scope) ? PYGMENTS_CLASSES[scope] : Object.hasOwn(PYGMENTS_CLASSES, first) ? PYGMENTS_CLASSES[first] : undefined;
       // Inside a preprocessor line (`#include <stdio.h>`) Pygments keeps the directive and names the file.
@@ -184,12 +194,15 @@ export function highlightCode(code: string, pygmentsName: string): string | unde
       scopes.pop();
     } else {
       const text = unescape(m[0]);
+      shown += text;
       const cls = current();
       const last = runs[runs.length - 1];
       if (last && last.cls === cls) last.text += text;
       else runs.push({ cls, text });
     }
   }
+  // Markup this function does not know would lose characters: then the code as typed.
+  if (shown !== code) return undefined;
   let html = "";
   for (const { cls, text } of runs) {
     html += cls === null ? escapeHtml(text) : `<span class="${refine(cls, text, grammar)}">${escapeHtml(text)}</span>`;
