@@ -572,7 +572,7 @@ function buildMarkdown(): MarkdownItInstance {
     const { ctx, inSpoiler } = env as unknown as Env;
     const lang = named || (inSpoiler ? "" : (ctx.defaultCodeBlockLanguage ?? "").toLowerCase());
     if (lang === "spoiler") {
-      const header = info.slice(info.indexOf(" ") === -1 ? info.length : info.indexOf(" ")).trim();
+      const header = info.replace(/^\S*\s*/, "");
       // The same env, marked for the spoiler's extent: the message's TeX budget is shared.
       const shared = env as unknown as Env;
       const outer = shared.inSpoiler;
