@@ -106,7 +106,7 @@ const PYGMENTS_CLASSES: Readonly<Record<string, string | null>> = {
 };
 
 /** Where a language's `meta` is a decorator or annotation (Pygments' Name.Decorator), not a preprocessor line. */
-const DECORATOR_META = new Set(["python", "java", "kotlin", "scala", "typescript", "dart", "swift", "csharp"]);
+const DECORATOR_META = new Set(["python", "java", "kotlin", "scala", "typescript", "dart", "swift"]);
 
 /** Where Pygments' lexer for a language names a token otherwise: JSON's keys and constants, a diff's headers. */
 const LANGUAGE_CLASSES: Readonly<Record<string, Readonly<Record<string, string>>>> = {
