@@ -66,8 +66,12 @@ describe("Zulip-flavoured Markdown", () => {
 
   test("emoji typed as characters, and emoticons when the sender asked for them", () => {
     const smile = '<span aria-label="smile" class="emoji emoji-1f642" role="img" title="smile">:smile:</span>';
-    // A flag or skin tone Hearth has no name for stays as typed, as do digits.
-    expect(render("🙂 in **🙂** 1 🇩🇪").html).toBe(`<p>${smile} in <strong>${smile}</strong> 1 🇩🇪</p>`);
+    // An emoji outside Zulip's names goes by its CLDR name; a skin tone (which has no
+    // name, as in Zulip) and digits stay as typed.
+    expect(render("🙂 in **🙂** 1 👍🏽 🇩🇪").html).toBe(
+      `<p>${smile} in <strong>${smile}</strong> 1 👍🏽 <span aria-label="flag germany" class="emoji emoji-1f1e9-1f1ea" role="img" title="flag germany">:flag_germany:</span></p>`,
+    );
+    expect(render(":flag_germany: :weary_face:").html).toContain('class="emoji emoji-1f629"');
     expect(render(":) :(").html).toBe("<p>:) :(</p>");
     const translating = (s: string) => renderMarkdown(s, { ...ctx, translateEmoticons: true }).html;
     expect(translating(":):) x\n:)")).toBe(`<p>:)${smile} x<br>\n${smile}</p>`);

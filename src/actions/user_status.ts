@@ -32,7 +32,10 @@ function checkEmoji(h: Hearth, changes: StatusChanges): Pick<UserStatus, "emoji_
   if (name === "") return { emoji_name: "", emoji_code: "", reaction_type: "" };
   // The spec's name for Zulip's own extra emoji is service_extra_emoji; clients know zulip_extra_emoji.
   const type = changes.reaction_type === "service_extra_emoji" ? "zulip_extra_emoji" : (changes.reaction_type ?? emojiTypeByName(h, name));
-  if (type === "unicode_emoji" && changes.emoji_code !== undefined && changes.emoji_code !== emojiCodeFor(name)) throw badRequest("Invalid emoji code.");
+  // A name Hearth knows must name that code; an unknown one with its code is taken, as
+  // for reactions (clients know Zulip's names for emoji Hearth knows by another).
+  const known = emojiCodeFor(name);
+  if (type === "unicode_emoji" && changes.emoji_code !== undefined && known !== undefined && changes.emoji_code !== known) throw badRequest("Invalid emoji code.");
   return checkEmojiRequest(h, { emoji_name: name, emoji_code: changes.emoji_code, reaction_type: type });
 }
 

@@ -2,19 +2,13 @@ import type { Hearth } from "../context";
 import { badRequest } from "../errors";
 import { ApiRoutes } from "../http/route";
 import { doAddRealmEmoji, doDeactivateRealmEmoji } from "../actions/realm_emoji";
-import { UNICODE_EMOJI, ZULIP_EXTRA_EMOJI_PATH } from "../markdown/emoji";
+import { emojiCodeToNames, ZULIP_EXTRA_EMOJI_PATH } from "../markdown/emoji";
 import { getRealmEmoji, getRealmEmojiImage } from "../store/realm_emoji";
 import { REALM_ID } from "../store/realm";
 import { realmEmojiDict, realmEmojiPath } from "../views/realm_emoji";
 import { EMOJI_DATA_PATH } from "../views/register";
 import { zulipEmojiPng } from "../avatars/zulip_emoji";
 
-/** `{ code_to_names: { "1f600": ["grinning", …] } }`, the mobile app's emoji picker data. */
-function emojiData(): { code_to_names: Record<string, string[]> } {
-  const codeToNames: Record<string, string[]> = {};
-  for (const [name, code] of Object.entries(UNICODE_EMOJI)) (codeToNames[code] ??= []).push(name);
-  return { code_to_names: codeToNames };
-}
 
 
 export function emojiRoutes(h: Hearth) {
@@ -29,14 +23,17 @@ export function emojiRoutes(h: Hearth) {
       await doDeactivateRealmEmoji(h, user, path.emoji_name);
       return {};
     });
-  const data = JSON.stringify(emojiData());
-  // Drawn at its first request, not at start-up.
+  // Drawn and written at their first request, not at start-up.
   let zulipEmoji: Uint8Array | undefined;
+  let emojiData: string | undefined;
   const files = new ApiRoutes(h, "")
     // The `zulip` reaction's image, public like Zulip's static files.
     .get(ZULIP_EXTRA_EMOJI_PATH, { auth: "none" }, () => publicImage((zulipEmoji ??= zulipEmojiPng()), "image/png"))
     // Fetched with a bare GET (no credentials) by the mobile app.
-    .get(EMOJI_DATA_PATH, { auth: "none" }, () => new Response(data, { headers: { "content-type": "application/json" } }))
+    .get(EMOJI_DATA_PATH, { auth: "none" }, () =>
+      // `{ code_to_names: { "1f600": ["grinning", …] } }`, the mobile app's emoji picker data.
+      new Response((emojiData ??= JSON.stringify({ code_to_names: emojiCodeToNames() })), { headers: { "content-type": "application/json" } }),
+    )
     // Custom emoji images are public like Zulip's; deactivated ones still render in old messages.
     .get(`/user_avatars/${REALM_ID}/emoji/images/:file`, { auth: "none" }, ({ path }) => {
       const match = /^(\d{1,15})\.(png|jpg|gif|webp)$/.exec(path.file);

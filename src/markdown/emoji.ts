@@ -1,6 +1,7 @@
 /**
- * Unicode emoji by name: the common names Zulip's picker offers, written out here
- * (code points as Zulip spells `emoji_code`: lower-case hex, `-` between points).
+ * Unicode emoji by Zulip's name: the common names Zulip's picker offers, written out
+ * here (code points as Zulip spells `emoji_code`: lower-case hex, `-` between points).
+ * emojiNames adds every other emoji.
  */
 export const UNICODE_EMOJI: Readonly<Record<string, string>> = {
   // Zulip's names, which differ from other apps' for some faces and animals: its "smile"
@@ -40,18 +41,49 @@ export const UNICODE_EMOJI: Readonly<Record<string, string>> = {
   heart_hands: "1faf6", saluting_face: "1fae1", melting_face: "1fae0", people_hugging: "1fac2",
 };
 
-/** Looks an emoji name up; Zulip names are lower-case with `_`. */
-export function emojiCodeFor(name: string): string | undefined {
-  return Object.hasOwn(UNICODE_EMOJI, name) ? UNICODE_EMOJI[name] : undefined;
+interface EmojiNames {
+  codeByName: Map<string, string>;
+  /** Each code's names, the canonical one first. */
+  namesByCode: Map<string, string[]>;
+}
+let names: EmojiNames | undefined;
+
+/**
+ * Every emoji's names: Zulip's from the table above first, then, for every emoji Unicode
+ * lists, its CLDR name in snake_case (`weary_face`), from the unicode-emoji-json
+ * package, unless that name is taken. Zulip's own names for the emoji outside the
+ * table (its list is its own) are not known here, so those emoji go by their CLDR
+ * names. Built at first use.
+ */
+function emojiNames(): EmojiNames {
+  if (names) return names;
+  const built: EmojiNames = { codeByName: new Map(), namesByCode: new Map() };
+  const add = (name: string, code: string) => {
+    if (built.codeByName.has(name)) return;
+    built.codeByName.set(name, code);
+    const list = built.namesByCode.get(code);
+    if (list) list.push(name);
+    else built.namesByCode.set(code, [name]);
+  };
+  for (const [name, code] of Object.entries(UNICODE_EMOJI)) add(name, code);
+  const unicode = require("unicode-emoji-json/data-by-emoji.json") as Record<string, { slug: string }>;
+  for (const [emoji, { slug }] of Object.entries(unicode)) add(slug, emojiCodeOfText(emoji));
+  return (names = built);
 }
 
-/** Each code point's first name in the table: the one Zulip calls canonical. */
-const CANONICAL_NAMES = new Map<string, string>();
-for (const [name, code] of Object.entries(UNICODE_EMOJI)) if (!CANONICAL_NAMES.has(code)) CANONICAL_NAMES.set(code, name);
+/** Looks an emoji name up; Zulip names are lower-case with `_`. */
+export function emojiCodeFor(name: string): string | undefined {
+  return emojiNames().codeByName.get(name);
+}
 
-/** The name of a code point (for reactions given by code only, and emoji typed as characters). */
+/** The canonical name of a code point (for reactions given by code only, and emoji typed as characters). */
 export function emojiNameFor(code: string): string | undefined {
-  return CANONICAL_NAMES.get(code);
+  return emojiNames().namesByCode.get(code)?.[0];
+}
+
+/** `code_to_names` of the emoji data clients load from `server_emoji_data_url`. */
+export function emojiCodeToNames(): Record<string, string[]> {
+  return Object.fromEntries(emojiNames().namesByCode);
 }
 
 /** Zulip's `emoji_code` of an emoji typed as characters: its code points without the emoji variation selector. */

@@ -77,6 +77,26 @@ describe("realm emoji", () => {
     const body = await res.json();
     expect(body.code_to_names["1f600"]).toContain("grinning");
     expect(body.code_to_names["1f44d"]).toEqual(expect.arrayContaining(["thumbs_up", "+1"]));
+    // Zulip's name first; every emoji Unicode lists is there, those outside Zulip's names by their CLDR names.
+    expect(body.code_to_names["1f600"][0]).toBe("grinning");
+    expect(body.code_to_names["1f980"]).toContain("crab");
+    expect(body.code_to_names["1f1e9-1f1ea"]).toEqual(["flag_germany"]);
+    expect(Object.keys(body.code_to_names).length).toBeGreaterThan(1800);
+  });
+});
+
+describe("Unicode emoji outside Zulip's names", () => {
+  test("a reaction by the CLDR name alone (as the Python bindings' react() sends it); a status with a name Hearth does not know and its code", async () => {
+    const { othello, hamlet } = s.users;
+    const id = expectSuccess(await s.as("hamlet").post("/messages", { type: "direct", to: JSON.stringify([othello.id]), content: "hi" })).id;
+    expectSuccess(await s.as("othello").post(`/messages/${id}/reactions`, { emoji_name: "weary_face" }));
+    const reactions = expectSuccess(await s.as("hamlet").get(`/messages/${id}`)).message.reactions;
+    expect(reactions).toContainEqual(expect.objectContaining({ emoji_name: "weary_face", emoji_code: "1f629", reaction_type: "unicode_emoji" }));
+    // Zulip's name for the emoji (not in Hearth's table) with its code, as the apps send a status.
+    expectSuccess(await s.as("hamlet").post("/users/me/status", { status_text: "tired", emoji_name: "weary", emoji_code: "1f629", reaction_type: "unicode_emoji" }));
+    expect(expectSuccess(await s.as("othello").get(`/users/${hamlet.id}/status`)).status).toMatchObject({ emoji_name: "weary", emoji_code: "1f629" });
+    // A name Hearth knows must still name its own code.
+    expectError(await s.as("hamlet").post("/users/me/status", { emoji_name: "crab", emoji_code: "1f629", reaction_type: "unicode_emoji" }), 400, "BAD_REQUEST", "Invalid emoji code.");
   });
 });
 
