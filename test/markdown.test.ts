@@ -1,4 +1,4 @@
-import { describe, expect, test } from "bun:test";
+import { describe, expect, spyOn, test } from "bun:test";
 import { linkProperties, renderMarkdown, type RenderContext } from "../src/markdown";
 import { htmlDiff } from "../src/markdown/html_diff";
 
@@ -258,6 +258,16 @@ describe("Zulip-flavoured Markdown", () => {
     const big = `def f(): pass\n${"y = 1\n".repeat(1600)}`;
     const twice = render(`\`\`\`py\n${big}\`\`\`\n\n\`\`\`py\n${big}\`\`\``).html;
     expect(twice.match(/<span class="k">def<\/span>/g)).toHaveLength(1);
+  });
+
+  test("TeX with characters KaTeX has no metrics for renders without writing to the log", () => {
+    const warn = spyOn(console, "warn");
+    try {
+      expect(render("$$🙂🙂🙂$$").html).toContain('<span class="katex">');
+      expect(warn).not.toHaveBeenCalled();
+    } finally {
+      warn.mockRestore();
+    }
   });
 
   test("a message renders at most 1 MB of TeX, spoilers included", () => {

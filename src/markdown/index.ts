@@ -461,10 +461,16 @@ const MAX_TEX_BYTES_PER_MESSAGE = 1_000_000;
 function renderTex(tex: string, displayMode: boolean, env: Env): string | null {
   if (TEX_MACRO_DEFINITION.test(tex) || (env.texBytes ?? 0) >= MAX_TEX_BYTES_PER_MESSAGE) return null;
   let html: string;
+  // KaTeX warns on the console for every character it has no metrics for (an emoji in
+  // a formula), whatever `strict` says: one message could write thousands of log lines.
+  const warn = console.warn;
+  console.warn = () => {};
   try {
     html = katex.renderToString(tex, { displayMode, throwOnError: true, trust: false, strict: "ignore", maxExpand: 500, maxSize: 20 });
   } catch {
     return null;
+  } finally {
+    console.warn = warn;
   }
   env.texBytes = (env.texBytes ?? 0) + html.length;
   return env.texBytes > MAX_TEX_BYTES_PER_MESSAGE ? null : html;
