@@ -30,9 +30,6 @@ export const REALM_BOOLEAN_SETTINGS = [
   "emails_restricted_to_domains",
 ] as const;
 
-/** Free text: the renderer reads `default_code_block_language` for code blocks that name no language. */
-export const REALM_STRING_SETTINGS = ["default_code_block_language"] as const;
-
 /** Zulip's "joining the organization" settings, which only owners change. */
 const OWNER_ONLY_SETTINGS: readonly string[] = ["emails_restricted_to_domains", "create_multiuse_invite_group"];
 
@@ -116,7 +113,13 @@ export async function checkUpdateRealm(h: Hearth, actor: UserRecord, input: Real
     wanted.topics_policy = input.topics_policy;
   }
   for (const name of REALM_BOOLEAN_SETTINGS) if (input.settings[name] !== undefined) wanted[name] = input.settings[name];
-  for (const name of REALM_STRING_SETTINGS) if (input.settings[name] !== undefined) wanted[name] = input.settings[name];
+  const codeLanguage = input.settings.default_code_block_language;
+  if (codeLanguage !== undefined) {
+    // What a fence can name (Zulip's FENCE_RE), or "" for none: the renderer writes it
+    // into every code block that names no language.
+    if (typeof codeLanguage !== "string" || !/^[a-zA-Z0-9_+\-./#]{0,100}$/.test(codeLanguage)) throw badRequest("Invalid default_code_block_language");
+    wanted.default_code_block_language = codeLanguage;
+  }
   for (const name of REALM_TIME_LIMIT_SETTINGS) {
     const value = input.settings[name];
     if (value === undefined) continue;

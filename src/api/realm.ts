@@ -10,7 +10,6 @@ import {
   REALM_BOOLEAN_SETTINGS,
   REALM_CHANNEL_SETTINGS,
   REALM_GROUP_SETTINGS,
-  REALM_STRING_SETTINGS,
   REALM_TIME_LIMIT_SETTINGS,
 } from "../actions/realm_settings";
 import { groupSettingParams } from "../http/group_params";
@@ -24,8 +23,8 @@ const realmSettingParams = {
   allow_edit_history: param.bool().optional(),
   empty_topic_display_name: param.string().optional(),
   topics_policy: param.string().optional(),
+  default_code_block_language: param.string().optional(),
   ...Object.fromEntries(REALM_BOOLEAN_SETTINGS.map((name) => [name, param.bool().optional()])),
-  ...Object.fromEntries(REALM_STRING_SETTINGS.map((name) => [name, param.string().optional()])),
   ...Object.fromEntries(REALM_TIME_LIMIT_SETTINGS.map((name) => [name, param.json(t.Union([t.Integer(), t.Literal("unlimited")])).optional()])),
   ...Object.fromEntries(REALM_CHANNEL_SETTINGS.map((name) => [name, param.int().optional()])),
   ...groupSettingParams(REALM_GROUP_SETTINGS).update,

@@ -71,6 +71,11 @@ describe("PATCH /realm", () => {
     });
     expect(r.events.hamlet).toContainEqual(expect.objectContaining({ type: "realm", op: "update", property: "default_code_block_language", value: "py" }));
     expect((await register(s.as("hamlet"))).realm_default_code_block_language).toBe("py");
+    // Only what a fence can name: it is written into every code block that names none.
+    for (const bad of ['py" onclick="x', "a".repeat(101), "two words"]) {
+      expectError(await s.as("iago").patch("/realm", { default_code_block_language: bad }), 400, "BAD_REQUEST", "Invalid default_code_block_language");
+    }
+    expect((await register(s.as("hamlet"))).realm_default_code_block_language).toBe("py");
     try {
       expect(await render("```\nx = 1\n```")).toBe('<div class="codehilite" data-code-language="Python"><pre><span></span><code>x = <span class="mi">1</span>\n</code></pre></div>');
       expect(await render("```js\nx = 1\n```")).toContain('data-code-language="JavaScript"');
