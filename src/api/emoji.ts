@@ -9,8 +9,6 @@ import { realmEmojiDict, realmEmojiPath } from "../views/realm_emoji";
 import { EMOJI_DATA_PATH } from "../views/register";
 import { zulipEmojiPng } from "../avatars/zulip_emoji";
 
-
-
 export function emojiRoutes(h: Hearth) {
   const api = new ApiRoutes(h)
     .get("/realm/emoji", {}, () => ({ emoji: realmEmojiDict(h) }))

@@ -241,6 +241,8 @@ const EMOTICONS = new RegExp(
   "g",
 );
 
+const isLineEnd = (t: Token | undefined) => t === undefined || t.type === "softbreak" || t.type === "hardbreak";
+
 /**
  * Emoji typed as characters become Zulip's emoji markup under their name (those in the
  * name table; others stay as typed), and for senders who asked for it, emoticons
@@ -275,9 +277,8 @@ function unicodeEmojiAndEmoticonRule(state: StateCore): void {
       if (maybeEmoticon) {
         // Text right after bold text or a mention is not alone (Zulip sees a placeholder
         // there); the start and end of a line, a link's text or an emphasis are ends.
-        const isBreak = (t: Token | undefined) => t === undefined || t.type === "softbreak" || t.type === "hardbreak";
-        const startIsBoundary = isBreak(children[i - 1]) || children[i - 1].nesting === 1;
-        const endIsBoundary = isBreak(children[i + 1]) || children[i + 1].nesting === -1;
+        const startIsBoundary = isLineEnd(children[i - 1]) || children[i - 1].nesting === 1;
+        const endIsBoundary = isLineEnd(children[i + 1]) || children[i + 1].nesting === -1;
         for (const m of text.matchAll(EMOTICONS)) {
           if ((m.index === 0 && !startIsBoundary) || (m.index + m[0].length === text.length && !endIsBoundary)) continue;
           const name = EMOTICON_CONVERSIONS[m[0]];
@@ -572,15 +573,14 @@ function buildMarkdown(): MarkdownItInstance {
 
   md.renderer.rules.fence = (tokens, idx, _options, env) => {
     const token = tokens[idx];
+    const shared = env as unknown as Env;
     const info = token.info.trim();
     // Zulip's fence allows a dot before the language (~~~~.python), and reads the language in lower case.
     const named = (info.split(/\s+/)[0] ?? "").replace(/^\./, "").toLowerCase();
-    const { ctx, inSpoiler } = env as unknown as Env;
-    const lang = named || (inSpoiler ? "" : (ctx.defaultCodeBlockLanguage ?? "").toLowerCase());
+    const lang = named || (shared.inSpoiler ? "" : (shared.ctx.defaultCodeBlockLanguage ?? "").toLowerCase());
     if (lang === "spoiler") {
       const header = info.replace(/^\S*\s*/, "");
       // The same env, marked for the spoiler's extent: the message's TeX budget is shared.
-      const shared = env as unknown as Env;
       const outer = shared.inSpoiler;
       shared.inSpoiler = true;
       try {
@@ -593,10 +593,10 @@ function buildMarkdown(): MarkdownItInstance {
       }
     }
     if (lang === "quote" || lang === "quoted") return `<blockquote>\n${md.render(token.content, env)}</blockquote>\n`;
-    if (lang === "math") return texBlockHtml(token.content, env as unknown as Env);
+    if (lang === "math") return texBlockHtml(token.content, shared);
     const name = lang ? codeLanguageName(lang) : "";
     const langAttr = lang ? ` data-code-language="${escapeHtml(name)}"` : "";
-    const code = (lang && highlightWithinBudget(token.content, name, env as unknown as Env)) || escapeHtml(token.content);
+    const code = (lang && highlightWithinBudget(token.content, name, shared)) || escapeHtml(token.content);
     return `<div class="codehilite"${langAttr}><pre><span></span><code>${code}</code></pre></div>\n`;
   };
   md.renderer.rules.code_block = (tokens, idx) =>
