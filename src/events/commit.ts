@@ -1,0 +1,103 @@
+import type { Store } from "../store/db";
+import type { ApiEvent, EventHub, PublishOptions } from "./hub";
+
+/**
+ * Commit, then notify — the one way a state change reaches clients (Zulip's
+ * `send_event_on_commit`). An action writes inside `commit(h, (tx) => …)` and queues
+ * its events with `tx.notify(event, userIds)`; they are published once the
+ * transaction is visible to every reader of the store (Store's `onCommitted`, before
+ * its fsync: see src/store/db.ts), in the order queued, and never for a transaction
+ * that threw. The returned promise still resolves only once the write is durable, so
+ * the caller's success answer waits for the disk.
+ *
+ * `tx.notify` called after that moment (from `tx.afterCommit`) publishes at once:
+ * it is still after the commit. Nothing else in `src/` calls `EventHub.publish`
+ * (test/architecture.test.ts), except `notifyWithoutCommit` for events that record
+ * no state (typing notices).
+ */
+export type Recipients = Iterable<number> | ReadonlyMap<number, unknown>;
+
+export interface Transaction {
+  /** Queues `event` for `userIds`, published once the transaction is visible. */
+  notify(event: ApiEvent, userIds: Recipients, options?: PublishOptions): void;
+  /**
+   * Runs `fn` once the transaction is visible, after the events queued so far: for
+   * work that reads what was committed or builds a costly event outside the write
+   * batch (a message's event, formatted once for all its recipients). Not run if the
+   * transaction throws. A throw in `fn` is logged, not passed on.
+   */
+  afterCommit(fn: () => void): void;
+}
+
+/** What `commit` needs of the running server (the `Hearth` context has both). */
+export interface CommitContext {
+  store: Store;
+  events: EventHub;
+}
+
+type Step = { event: ApiEvent; userIds: Recipients; options?: PublishOptions } | (() => void);
+
+function transaction(h: CommitContext, steps: Step[], committed: { now: boolean }): Transaction {
+  return {
+    notify(event, userIds, options) {
+      if (committed.now) h.events.publish(event, userIds, options);
+      else steps.push({ event, userIds, options });
+    },
+    afterCommit(fn) {
+      if (committed.now) fn();
+      else steps.push(fn);
+    },
+  };
+}
+
+function publishSteps(h: CommitContext, steps: Step[]): void {
+  for (const step of steps) {
+    try {
+      if (typeof step === "function") step();
+      else h.events.publish(step.event, step.userIds, step.options);
+    } catch (error) {
+      console.error("After a commit:", error);
+    }
+  }
+}
+
+/**
+ * Runs `fn` in one write transaction (a throw undoes all of its writes and drops its
+ * events) and resolves with its result once durable.
+ */
+export function commit<T>(h: CommitContext, fn: (tx: Transaction) => T): Promise<T> {
+  return run(h, fn, false);
+}
+
+/**
+ * Like `commit`, in the store's shared batch transaction: for a write phase that
+ * cannot fail once its checks are done (see Store.commitInfallible).
+ */
+export function commitInfallible<T>(h: CommitContext, fn: (tx: Transaction) => T): Promise<T> {
+  return run(h, fn, true);
+}
+
+function run<T>(h: CommitContext, fn: (tx: Transaction) => T, infallible: boolean): Promise<T> {
+  let steps: Step[] = [];
+  const committed = { now: false };
+  const body = () => {
+    // lmdb-js may run a callback again (a batch retried): start its steps afresh.
+    steps = [];
+    return fn(transaction(h, steps, committed));
+  };
+  const options = {
+    onCommitted: () => {
+      committed.now = true;
+      publishSteps(h, steps);
+    },
+  };
+  return infallible ? h.store.commitInfallible(body, options) : h.store.commit(body, options);
+}
+
+/**
+ * Publishes an event that records no state, so there is no commit to wait for:
+ * typing notices, which Zulip sends straight to Tornado too.
+ */
+export function notifyWithoutCommit(h: CommitContext, event: ApiEvent, userIds: Recipients, options?: PublishOptions): void {
+  h.events.publish(event, userIds, options);
+}
