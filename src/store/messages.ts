@@ -992,27 +992,49 @@ export function mergeIds(streams: Iterator<number>[], direction: "older" | "newe
   return mergeBy(streams, (id) => id, direction);
 }
 
-/** The union of streams whose items each run in `direction` by ID, in that order, without repeats; of items with one ID, the first stream's. */
+/**
+ * The union of streams whose items each run in `direction` by ID, in that order, without
+ * repeats; of items with one ID, the first stream's. A caller that stops early (the
+ * newest ID, a page of 50) ends this generator, which ends every stream: a range scan
+ * left open keeps its read transaction, and with it LMDB's reader slot and the snapshot
+ * that stops it reusing pages freed since (the data file grows, the reader table fills).
+ */
 function* mergeBy<T>(streams: Iterator<T>[], idOf: (item: T) => number, direction: "older" | "newer"): Generator<T> {
-  const heads = streams.map((stream) => stream.next());
-  for (;;) {
-    let best = -1;
-    for (let i = 0; i < heads.length; i++) {
-      const head = heads[i];
-      if (head.done) continue;
-      if (best === -1) best = i;
-      else {
-        const id = idOf(head.value);
-        const bestId = idOf(heads[best].value as T);
-        if (direction === "older" ? id > bestId : id < bestId) best = i;
+  try {
+    const heads: IteratorResult<T>[] = [];
+    for (const stream of streams) heads.push(stream.next());
+    for (;;) {
+      let best = -1;
+      for (let i = 0; i < heads.length; i++) {
+        const head = heads[i];
+        if (head.done) continue;
+        if (best === -1) best = i;
+        else {
+          const id = idOf(head.value);
+          const bestId = idOf(heads[best].value as T);
+          if (direction === "older" ? id > bestId : id < bestId) best = i;
+        }
+      }
+      if (best === -1) return;
+      const item = heads[best].value as T;
+      const id = idOf(item);
+      yield item;
+      for (let i = 0; i < heads.length; i++) {
+        while (!heads[i].done && idOf(heads[i].value as T) === id) heads[i] = streams[i].next();
       }
     }
-    if (best === -1) return;
-    const item = heads[best].value as T;
-    const id = idOf(item);
-    yield item;
-    for (let i = 0; i < heads.length; i++) {
-      while (!heads[i].done && idOf(heads[i].value as T) === id) heads[i] = streams[i].next();
+  } finally {
+    closeAll(streams);
+  }
+}
+
+/** Ends iterators (a finished one ignores it); one that fails to end does not keep the others open. */
+function closeAll(iterators: readonly Iterator<unknown>[]): void {
+  for (const iterator of iterators) {
+    try {
+      iterator.return?.();
+    } catch (error) {
+      console.error("Ending a range scan failed:", error);
     }
   }
 }
