@@ -119,7 +119,7 @@ export function startUnreadRowsJob(h: Hearth, intervalMs: number, workerUrl: str
     const spawned = new Worker(workerUrl);
     spawned.onmessage = (event: MessageEvent<UnreadRowsWorkerReport>) => {
       const report = event.data;
-      if (report.type === "batch") loadPendingUnreadIndex(h.store);
+      if (report.type === "batch") pruneIndex();
       else if (report.type === "error") console.error("Writing deferred unread rows failed; it will retry:", report.message);
       else if (report.type === "idle") runEnded();
       else if (report.type === "stopped") onStopped?.();
@@ -142,12 +142,21 @@ export function startUnreadRowsJob(h: Hearth, intervalMs: number, workerUrl: str
    * on the main thread: an idle server's worker stays asleep.
    */
   const start = (oldest?: number): void => {
+    // Marked running once the worker has the command: a spawn that throws leaves the next tick free to try again.
+    (worker ??= spawn()).postMessage({ type: "run", oldest } satisfies UnreadRowsWorkerCommand);
     running = true;
     // Any run restarts the longest wait: under steady load past the backlog limit the
     // runs of the oldest keep the wait short, so it never forces a catch-up on the
     // whole backlog (the burst those runs avoid).
     waitingSince = null;
-    (worker ??= spawn()).postMessage({ type: "run", oldest } satisfies UnreadRowsWorkerCommand);
+  };
+  /** After a batch: a failure leaves the index larger than needed, never wrong (the next batch prunes it). */
+  const pruneIndex = (): void => {
+    try {
+      loadPendingUnreadIndex(h.store);
+    } catch (error) {
+      console.error("Pruning the index of pending unread rows failed; the next batch retries:", error);
+    }
   };
   /** Starts a run of every pending batch unless none is pending or one is under way; false when it did not. */
   const run = (): boolean => {
@@ -155,8 +164,19 @@ export function startUnreadRowsJob(h: Hearth, intervalMs: number, workerUrl: str
     start();
     return true;
   };
-  /** A tick: a run when rows are pending and the server is quiet, or they have waited too long. */
+  /**
+   * A timer callback that throws ends the process: a tick that fails (a store read
+   * throwing, a worker that cannot start) is logged and the next tick tries again.
+   */
   const tick = (): void => {
+    try {
+      checkPending();
+    } catch (error) {
+      console.error("The unread-rows job's tick failed; it retries at the next:", error);
+    }
+  };
+  /** A run when rows are pending and the server is quiet, or they have waited too long. */
+  const checkPending = (): void => {
     if (running || stopped) return;
     const now = Date.now();
     const newestId = h.store.lastId("message");
@@ -180,7 +200,11 @@ export function startUnreadRowsJob(h: Hearth, intervalMs: number, workerUrl: str
     const excess = newestId - unreadWatermark(h.store) - deferral.backlogLimit;
     if (excess >= 0) start(Math.min(excess + 1, MESSAGES_PER_BATCH));
   };
-  worker = spawn();
+  try {
+    worker = spawn();
+  } catch (error) {
+    console.error("The unread-rows worker did not start; the next tick tries again:", error);
+  }
   const timer = setInterval(tick, intervalMs);
   timer.unref();
   const idle = () => new Promise<void>((resolve) => onIdle.push(resolve));

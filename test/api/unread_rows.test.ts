@@ -3,7 +3,7 @@
  * background job (src/actions/unread_rows.ts). Everything a client reads must be the
  * same before and after the job ran, whatever happened to the messages in between.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, spyOn, test } from "bun:test";
 import { expectSuccess, startTestServer, type TestServer } from "../kit";
 import { register } from "../events-kit";
 import { threadNiceValues } from "../process";
@@ -105,6 +105,36 @@ describe("when the job runs", () => {
       await Bun.sleep(200);
       expect(watermark()).toBeLessThan(four);
     });
+  });
+
+  test("a tick that throws is logged, and the job goes on at the next tick", async () => {
+    const store = s.server.h.store;
+    const lastId = store.lastId;
+    let failures = 0;
+    const logged = spyOn(console, "error").mockImplementation(() => {});
+    try {
+      await withJob({ quietMs: 50, backlogLimit: 1000, maxWaitMs: HOUR }, async () => {
+        // Only the job's ticks read the store meanwhile: no request is under way.
+        store.lastId = (sequence: string) => {
+          if (failures < 3) {
+            failures++;
+            throw new Error("a store read failed");
+          }
+          return lastId.call(store, sequence);
+        };
+        const since = Date.now();
+        while (failures < 3 && Date.now() - since < 5_000) await Bun.sleep(10);
+        expect(failures).toBe(3);
+        expect(logged.mock.calls.filter(([text]) => String(text).includes("tick failed")).length).toBe(3);
+        // The server still answers, and the job still writes rows.
+        const sentAt = Date.now();
+        const id = await send("othello", denmark, "after a failed tick", "still served");
+        expect(await passes(id, sentAt)).not.toBeNull();
+      });
+    } finally {
+      store.lastId = lastId;
+      logged.mockRestore();
+    }
   });
 
   test("once rows have waited the longest wait, busy or not", async () => {
