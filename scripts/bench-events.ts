@@ -106,7 +106,7 @@ async function setupHearth() {
   // The set-up's messages (welcome and subscription notices) get their rows now: the
   // server measured starts as one that was quiet before the load, not with a backlog
   // its unread-rows job would write during the measurement.
-  const { hasDeferredUnreadRows } = await import("../src/store/messages");
+  const { hasDeferredUnreadRows } = await import("../src/store/unread");
   while (hasDeferredUnreadRows(server.h.store)) await server.unreadRows.drain();
   await server.stop();
   writeFileSync(join(dataDir, "bench-users.json"), JSON.stringify(users));
@@ -124,7 +124,7 @@ async function serveHearth() {
   const publishUrl = process.env.BENCH_PUBLISH_ONLY ? await servePublishOnly(server.h) : "";
   console.log(JSON.stringify({ url: server.url, users, publishUrl }));
   // Whether the unread-rows job keeps up: how many messages wait past its watermark.
-  const { unreadWatermark } = await import("../src/store/messages");
+  const { unreadWatermark } = await import("../src/store/unread");
   const behind: number[] = [];
   setInterval(() => behind.push(server.h.store.lastId("message") - unreadWatermark(server.h.store)), 1000).unref();
   process.on("SIGTERM", async () => {

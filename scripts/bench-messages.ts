@@ -33,7 +33,7 @@ import { rmSync } from "node:fs";
 import { startTestServer, expectSuccess } from "../test/kit";
 import { checkSendMessage, resolveTarget } from "../src/actions/messages";
 import { getUser } from "../src/store/users";
-import { unreadWatermark } from "../src/store/messages";
+import { unreadWatermark } from "../src/store/unread";
 
 const TOTAL = Number(process.argv[2] ?? 200_000);
 const QUERIES = Number(process.argv[3] ?? 300);

@@ -201,8 +201,8 @@ export async function buildBinary(target: BuildTarget, outfile = OUTFILE[target]
   mkdirSync(dirname(outfile), { recursive: true });
   const result = await Bun.build({
     // The unread-rows job's worker thread is a second entry point: Bun embeds it, and
-    // src/server.ts's `new URL("./actions/unread_rows_worker.ts", import.meta.url)` finds it inside.
-    entrypoints: [join(ROOT, "src", "main.ts"), join(ROOT, "src", "actions", "unread_rows_worker.ts")],
+    // src/server.ts's `new URL("./store/unread_rows_worker.ts", import.meta.url)` finds it inside.
+    entrypoints: [join(ROOT, "src", "main.ts"), join(ROOT, "src", "store", "unread_rows_worker.ts")],
     target: "bun",
     // With --compile the source map is embedded, so stack traces name src/ files.
     sourcemap: "linked",

@@ -36,8 +36,8 @@ import { channelsRoutes } from "./api/channels";
 import { userGroupsRoutes } from "./api/user_groups";
 import { messagesRoutes } from "./api/messages";
 import { startRetentionJob } from "./actions/retention";
-import { loadPendingUnreadIndex } from "./store/messages";
-import { startUnreadRowsJob, type UnreadRowsJob } from "./actions/unread_rows";
+import { loadPendingUnreadIndex } from "./store/unread";
+import { startUnreadRowsJob, type UnreadRowsJob } from "./store/unread_rows";
 import { startScheduledDeliveryJob } from "./actions/scheduled_messages";
 import { scheduledMessagesRoutes } from "./api/scheduled_messages";
 import { eventsRoutes, fastPollRoute } from "./api/events";
@@ -50,7 +50,7 @@ import { inviteRoutes, joinPageRoutes } from "./api/invites";
 
 export interface RunningServer {
   h: Hearth;
-  /** The background writer of deferred unread rows (src/actions/unread_rows.ts). */
+  /** The background writer of deferred unread rows (src/store/unread_rows.ts). */
   unreadRows: UnreadRowsJob;
   url: string;
   port: number;
@@ -178,7 +178,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     // Resolved here, in a module beside main.ts: in a compiled executable import.meta.url
     // is the bundle's (at the root of the embedded files), not each source file's, and
     // scripts/build.ts embeds the worker at the same path relative to that root.
-    const unreadRowsWorker = new URL("./actions/unread_rows_worker.ts", import.meta.url).href;
+    const unreadRowsWorker = new URL("./store/unread_rows_worker.ts", import.meta.url).href;
     const unreadRows = startUnreadRowsJob(h, envNumber("HEARTH_UNREAD_ROWS_INTERVAL_MS", 500), unreadRowsWorker);
     started.push(() => unreadRows.stop());
     // Messages and reminders that fell due while the server was down go out before it

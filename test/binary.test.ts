@@ -15,7 +15,7 @@ import { rawGet } from "./raw-http";
 import { threadNiceValues } from "./process";
 import { KEYSPACES } from "../src/store/keyspaces";
 import { KEYSPACE_OPTIONS, type Store } from "../src/store/db";
-import { UNREAD_WATERMARK, writtenUnreadLocation } from "../src/store/messages";
+import { UNREAD_WATERMARK, writtenUnreadLocation } from "../src/store/unread";
 
 const ROOT = resolve(import.meta.dir, "..");
 const ICON = readFileSync(join(ROOT, "admin-ui", "hearth-icon.svg"), "utf8");

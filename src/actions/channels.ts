@@ -50,7 +50,7 @@ import { getSystemBot } from "../store/system_bots";
 import { checkFolderForChannel } from "./channel_folders";
 import { doSendMessage, sendSystemBotDm } from "./messages";
 import { getRealm } from "../store/realm";
-import { topicsOfChannel } from "../store/messages";
+import { topicsOfChannel } from "../store/message_indexes";
 import { realmSetting } from "../views/realm-settings";
 
 

@@ -20,33 +20,34 @@ import { accessChannel, channelViewerIds } from "../access/channels";
 import {
   conversationKey,
   MAX_DM_PARTICIPANTS,
-  deleteMessageRows,
   flagList,
   getMessage,
-  getUserFlags,
-  idsInRange,
-  indexRows,
-  insertMessage,
-  unreadMessageIds,
-  relocateUnreadRows,
-  removeUserRows,
-  addUserRows,
-  messageRecipientFlags,
-  messageRecipientIds,
   messageLocation,
   type MessageLocation,
   MENTION_BITS,
   MessageFlag,
   RESOLVED_TOPIC_PREFIX,
   recipientIdFor,
-  replaceMessage,
-  setUserFlags,
-  setUserFlagsOfMessages,
   topicKey,
   type EditHistoryEntry,
   type MessageRecord,
   type Reaction,
 } from "../store/messages";
+import { idsInRange } from "../store/message_indexes";
+import { unreadMessageIds, relocateUnreadRows } from "../store/unread";
+import {
+  deleteMessageRows,
+  getUserFlags,
+  indexRows,
+  insertMessage,
+  removeUserRows,
+  addUserRows,
+  messageRecipientFlags,
+  messageRecipientIds,
+  replaceMessage,
+  setUserFlags,
+  setUserFlagsOfMessages,
+} from "../store/user_messages";
 import { linkProperties, renderMarkdown, topicLinks, type MentionableUser, type RenderContext, type RenderResult } from "../markdown";
 import { DIFF_CELLS_PER_REQUEST, htmlDiff } from "../markdown/html_diff";
 import { widgetFromContent, type WidgetContent } from "../markdown/widgets";

@@ -7,7 +7,7 @@ import { badRequest } from "../errors";
 import { getRealm, putRealm, REALM_ID, type Realm } from "../store/realm";
 import { BotType, EmailVisibility, putUser, Role, type UserRecord } from "../store/users";
 import { StoreCache } from "../store/cache";
-import { recipientsChanged } from "../store/messages";
+import { recipientsChanged } from "../store/unread";
 import { generateApiKey, hashPasswordSync } from "../auth/credentials";
 import { ensureAvatarSalt } from "../store/avatars";
 import { activeUserIds, checkEmailAddress, checkFullName } from "./users";

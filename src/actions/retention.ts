@@ -1,6 +1,7 @@
 import type { Hearth } from "../context";
 import { allChannels } from "../store/channels";
-import { getMessage, idsInRange } from "../store/messages";
+import { getMessage } from "../store/messages";
+import { idsInRange } from "../store/message_indexes";
 import { realmMessageRetentionDays } from "../access/groups";
 import { doDeleteMessages } from "./messages";
 import { doExpireUnclaimedUploads } from "./uploads";

@@ -3,7 +3,9 @@ import type { Hearth } from "../context";
 import { appendTo } from "../lib/collections";
 import type { UserRecord } from "../store/users";
 import { getSubscription } from "../store/channels";
-import { getMessage, idsInRange, indexRows, messageLocation, type MessageLocation } from "../store/messages";
+import { getMessage, messageLocation, type MessageLocation } from "../store/messages";
+import { idsInRange } from "../store/message_indexes";
+import { indexRows } from "../store/user_messages";
 import { topicDisplayName } from "./messages";
 
 /**

@@ -2,17 +2,9 @@ import type { Hearth } from "../context";
 import { getUser, type UserRecord } from "../store/users";
 import { getRealm } from "../store/realm";
 import { REALM_DEFAULTS, realmSetting as realmSettingOrDefault } from "./realm-settings";
-import {
-  flagList,
-  getMessage,
-  getUserFlags,
-  idsInRange,
-  MessageFlag,
-  newestMessageIdOf,
-  topicKey,
-  topicsOfChannel,
-  type MessageRecord,
-} from "../store/messages";
+import { flagList, getMessage, MessageFlag, topicKey, type MessageRecord } from "../store/messages";
+import { idsInRange, topicsOfChannel } from "../store/message_indexes";
+import { getUserFlags, newestMessageIdOf } from "../store/user_messages";
 import { accessChannel } from "../access/channels";
 import { apiEmail } from "./users";
 import { avatarUrl } from "./avatars";

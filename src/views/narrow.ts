@@ -3,21 +3,10 @@ import { escapeHtml, escapeRegExp } from "../lib/text";
 import { ApiError, badRequest } from "../errors";
 import { getUser, type UserRecord } from "../store/users";
 import { visibleUserByEmail } from "./users";
-import {
-  conversationKey,
-  MAX_DM_PARTICIPANTS,
-  getMessage,
-  idsForTermPrefix,
-  idsInRange,
-  MessageFlag,
-  RESOLVED_TOPIC_PREFIX,
-  MENTION_BITS,
-  searchWords,
-  topicKey,
-  unreadMessageIds,
-  userMessageIds,
-  type MessageRecord,
-} from "../store/messages";
+import { conversationKey, MAX_DM_PARTICIPANTS, getMessage, MessageFlag, RESOLVED_TOPIC_PREFIX, MENTION_BITS, searchWords, topicKey, type MessageRecord } from "../store/messages";
+import { idsForTermPrefix, idsInRange } from "../store/message_indexes";
+import { unreadMessageIds } from "../store/unread";
+import { userMessageIds } from "../store/user_messages";
 import { channelById, channelByName, canReadChannel, type MessageChannel } from "./message_channels";
 import { readableChannels, visibleFlags, type ReadableChannels } from "./messages";
 import { visibilityPolicyOf, VisibilityPolicy } from "../store/user_topics";

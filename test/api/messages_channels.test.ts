@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { expectError, expectSchema, expectSuccess, recordPublished, startTestServer, type TestServer } from "../kit";
 import { GetMessagesByIdsResponse, GetMessagesResponse, MessageHistoryResponse, SendMessageResponse, TopicsResponse, UpdateFlagsResponse } from "../../src/schemas/messages";
-import { getMessage, getUserFlags, MessageFlag } from "../../src/store/messages";
+import { getMessage, MessageFlag } from "../../src/store/messages";
+import { getUserFlags } from "../../src/store/user_messages";
 import { register } from "../events-kit";
 import { getChannel, putChannel } from "../../src/store/channels";
 import { doExpireMessages } from "../../src/actions/retention";

@@ -1,14 +1,16 @@
 /**
  * Channel messages' "unread" rows are implicit when sent and written later by the
- * background job (src/actions/unread_rows.ts). Everything a client reads must be the
+ * background job (src/store/unread_rows.ts). Everything a client reads must be the
  * same before and after the job ran, whatever happened to the messages in between.
  */
 import { afterAll, beforeAll, describe, expect, spyOn, test } from "bun:test";
 import { expectSuccess, startTestServer, type TestServer } from "../kit";
 import { register } from "../events-kit";
 import { threadNiceValues } from "../process";
-import { getUserFlags, planDeferredUnreadRows, unreadWatermark, writeDeferredUnreadRows, writtenUnreadLocation } from "../../src/store/messages";
-import { startUnreadRowsJob } from "../../src/actions/unread_rows";
+import { unreadWatermark, writtenUnreadLocation } from "../../src/store/unread";
+import { planDeferredUnreadRows, writeDeferredUnreadRows } from "../../src/store/unread_batches";
+import { getUserFlags } from "../../src/store/user_messages";
+import { startUnreadRowsJob } from "../../src/store/unread_rows";
 
 let s: TestServer;
 let denmark: number;
@@ -44,7 +46,7 @@ async function readable(who: "hamlet" | "polonius" | "iago") {
 }
 
 describe("when the job runs", () => {
-  const workerUrl = new URL("../../src/actions/unread_rows_worker.ts", import.meta.url).href;
+  const workerUrl = new URL("../../src/store/unread_rows_worker.ts", import.meta.url).href;
   const HOUR = 3600_000;
   const watermark = () => unreadWatermark(s.server.h.store);
   /** Waits up to 10 s for the job to pass `id`; how long that took (ms), or null. */

@@ -1,5 +1,5 @@
 /**
- * Unread runs (src/store/messages.ts, "Unread runs:"): a run entry must
+ * Unread runs (src/store/unread_runs.ts): a run entry must
  * mean exactly what a written `[userId, "unread", messageId]` row means. Each scenario
  * runs three times on fresh channels, with the readers' "unread" rows of its messages
  * in each form when the actions start:
@@ -12,7 +12,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { expectSuccess, startTestServer, type CastName, type TestServer } from "../kit";
 import { register } from "../events-kit";
-import { getUserFlags, planDeferredUnreadRows, unreadWatermark, writeDeferredUnreadRows, writtenUnreadLocation } from "../../src/store/messages";
+import { unreadWatermark, writtenUnreadLocation } from "../../src/store/unread";
+import { planDeferredUnreadRows, writeDeferredUnreadRows } from "../../src/store/unread_batches";
+import { getUserFlags } from "../../src/store/user_messages";
 import { doExpireMessages } from "../../src/actions/retention";
 
 let s: TestServer;

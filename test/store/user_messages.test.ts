@@ -1,5 +1,5 @@
 /**
- * The per-recipient rows of a message (src/store/messages.ts): flags 0 are kept only
+ * The per-recipient rows of a message (src/store/user_messages.ts, src/store/unread.ts): flags 0 are kept only
  * as the "unread" index row (implicit, through the recipient list, for recent channel
  * messages), and each message lists its recipients in one row. These check that the
  * compact form reads back exactly like one flags row per recipient.
@@ -9,20 +9,19 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Store } from "../../src/store/db";
+import { MessageFlag, type MessageRecord } from "../../src/store/messages";
+import { loadPendingUnreadIndex } from "../../src/store/unread";
 import {
   deleteMessageRows,
   getUserFlags,
   insertMessage,
-  loadPendingUnreadIndex,
-  MessageFlag,
   messageRecipientFlags,
   newestMessageIdOf,
   removeUserRows,
   addUserRows,
   setUserFlags,
   userMessageIds,
-  type MessageRecord,
-} from "../../src/store/messages";
+} from "../../src/store/user_messages";
 
 const dir = mkdtempSync(join(tmpdir(), "hearth-user-messages-"));
 const store = new Store(dir);

@@ -5,9 +5,10 @@
  * in unread_rows.ts. scripts/build.ts compiles this file into the executable as a
  * second entry point.
  */
-import { Store } from "../store/db";
 import { lowerThisThreadsPriority } from "../lib/thread_priority";
-import { MESSAGES_PER_BATCH, writeDeferredUnreadBatch, type UnreadRowsWorkerCommand, type UnreadRowsWorkerReport } from "./unread_rows";
+import { Store } from "./db";
+import { MESSAGES_PER_BATCH, writeDeferredUnreadBatch } from "./unread_batches";
+import type { UnreadRowsWorkerCommand, UnreadRowsWorkerReport } from "./unread_rows";
 
 declare const self: Worker;
 
@@ -22,15 +23,14 @@ async function runBatches(oldest?: number): Promise<void> {
     // Only a full batch (a backlog) runs the next at once; otherwise the next tick does,
     // with what arrived meanwhile. Looping until nothing was pending wrote a batch per
     // message or two under steady sends, each with its own commits and collection:
-    // twice the CPU of batches every tick (scripts/bench-events.ts, 22–26 % of a core
-    // against 10–12 %).
+    // about twice the CPU of batches every tick (scripts/bench-events.ts).
     while (!stopping && store) {
       const covered = await writeDeferredUnreadBatch(store, oldest);
       if (covered === 0) break;
       report({ type: "batch" });
-      // A batch decodes up to 500 recipient lists, garbage once it is written: a full
-      // collection here (on this thread, not the server's) keeps the thread's heap at
-      // its ~19 MiB of code and structures between batches.
+      // A batch decodes up to MESSAGES_PER_BATCH recipient lists, garbage once it is
+      // written: a full collection here (on this thread, not the server's) keeps the
+      // thread's heap at its code and structures between batches.
       Bun.gc(true);
       if (oldest !== undefined || covered < MESSAGES_PER_BATCH) break;
     }
@@ -45,8 +45,8 @@ self.onmessage = (event: MessageEvent<UnreadRowsWorkerCommand>) => {
   if (command.type === "open") {
     // The rows can wait; requests cannot. At nice 19 the OS gives this thread the CPU
     // time the server's own thread and everything else on the machine leave idle: on a
-    // 2-core box under scripts/bench-events.ts load it took 11–19 % of a core either
-    // way, and the delivery p99 ratio read 2.7–3.3 instead of 2.8–4.1.
+    // 2-core box under scripts/bench-events.ts load it took as much CPU either way, and
+    // the server's delivery p99 was lower.
     lowerThisThreadsPriority();
     store = new Store(command.dataDir);
   } else if (command.type === "run") {

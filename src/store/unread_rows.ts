@@ -1,60 +1,17 @@
 import type { Hearth } from "../context";
-import { appendTo } from "../lib/collections";
-import type { Store } from "../store/db";
-import { hasDeferredUnreadRows, loadPendingUnreadIndex, planDeferredUnreadRows, unreadWatermark, writeDeferredUnreadRows } from "../store/messages";
+import { MESSAGES_PER_BATCH } from "./unread_batches";
+import { hasDeferredUnreadRows, loadPendingUnreadIndex, unreadWatermark } from "./unread";
 
 /**
  * The background job that writes the "unread" rows channel messages' recipients hold
- * implicitly (src/store/messages.ts explains why a send does not write them). A batch
- * takes the messages past the watermark, groups their recipients by user, and writes
- * each user's rows for the batch as one run record (UNREAD_RUN there), 250 users per
- * commit. The last commit of a batch moves the watermark. A crash midway loses
- * nothing: the rows are still implicit, and the next batch rewrites what it must.
+ * implicitly (the top of unread.ts explains why a send does not write them), a batch
+ * at a time (unread_batches.ts). It writes only the store.
  *
  * It runs on a worker thread (unread_rows_worker.ts) with its own handle on the same
  * LMDB environment: on the main thread its commits stalled every request
- * (scripts/bench-events.ts). At 50 messages/s to 1,000 users, a row per message and
- * user was 50,000 puts a second, ~3 µs each, 10–12 % of a core; one run per user and
- * batch is two puts, 4,000 a second, 6–9 % (a batch of 25 messages to 1,000 users:
- * ~25–50 ms of CPU against ~90–190). Each commit holds LMDB's writer lock, which a
- * send's commit (on lmdb-js's write thread, never the main thread: Store.run) then
- * waits for, so commits stay short (250 users: ~3 ms of work under the lock) and are
- * spread 30 ms apart. 250 users rather than 100: 4 alternating rounds of
- * scripts/bench-events.ts, Hearth's p99 51–70 ms against 62–97 (fewer commits, fewer
- * fsyncs to collide with sends); all 1,000 in one commit held the lock so long that
- * the sends it delayed waited 18–28 ms.
+ * (scripts/bench-events.ts). One run per user and batch instead of a row per message
+ * and user cut the job's share of a core by about a third, and a batch's CPU by more.
  */
-const USERS_PER_COMMIT = 250;
-const PAUSE_MS = 30;
-/** Messages per batch: readers scan the lists past the watermark, so it must not trail far behind. */
-export const MESSAGES_PER_BATCH = 500;
-
-/**
- * Writes one batch with this thread's store; resolves with the number of messages it
- * was planned for (0: nothing was pending; MESSAGES_PER_BATCH: more may wait), counted
- * before the writes, which drop messages deleted meanwhile from the batch.
- */
-export async function writeDeferredUnreadBatch(store: Store, limit = MESSAGES_PER_BATCH): Promise<number> {
-  const batch = planDeferredUnreadRows(store, limit);
-  if (!batch) return 0;
-  const planned = batch.lists.size;
-  const idsByUser = new Map<number, number[]>();
-  for (const [id, recipients] of batch.lists) {
-    if (batch.locations.get(id)) for (const userId of recipients) appendTo(idsByUser, userId, id);
-  }
-  let chunk = new Map<number, number[]>();
-  for (const [userId, ids] of idsByUser) {
-    chunk.set(userId, ids);
-    if (chunk.size >= USERS_PER_COMMIT) {
-      const full = chunk;
-      store.commitOnThisThread(() => writeDeferredUnreadRows(store, batch, full, false));
-      chunk = new Map();
-      await Bun.sleep(PAUSE_MS);
-    }
-  }
-  store.commitOnThisThread(() => writeDeferredUnreadRows(store, batch, chunk, true));
-  return planned;
-}
 
 /** What the worker thread tells the job (see unread_rows_worker.ts). */
 export type UnreadRowsWorkerReport = { type: "batch" } | { type: "idle" } | { type: "stopped" } | { type: "error"; message: string };
@@ -63,11 +20,9 @@ export type UnreadRowsWorkerCommand = { type: "open"; dataDir: string } | { type
 
 /**
  * When the job waits instead of writing (see startUnreadRowsJob): rows can wait, the
- * requests of a busy server cannot. Under scripts/bench-events.ts (50 messages/s to
- * 1,000 users) the worker's batches took 6–8 % of a core from the two the clients
- * and the server share, and the server's delivery p99 rose with them: 3 rounds with
- * the job idle read 1.17–1.46× the p99 of a server that only authenticates and
- * commits (BENCH_FLOOR), 1.32–1.44× with it running (docs/events.md).
+ * requests of a busy server cannot. Under scripts/bench-events.ts the worker's
+ * batches took CPU from the cores the clients and the server share, and the server's
+ * delivery p99 rose with them (docs/events.md).
  */
 export interface UnreadRowsDeferral {
   /** A batch waits until no message has been sent for this long… */
@@ -88,11 +43,11 @@ export interface UnreadRowsJob {
 
 /**
  * Runs batches on the worker (`workerUrl`: unread_rows_worker.ts, see src/server.ts),
- * checking every `intervalMs` (500 ms by default) whether messages are pending and
- * the server quiet enough (`deferral`); `drain` runs one at once. (Before the
- * deferral, batches ran at every tick while messages were pending: every 500 ms gave
- * a lower delivery p99 under scripts/bench-events.ts than every 250 ms, 1 s, 2 s or
- * 5 s; a batch in quiet time competes with nothing.) A batch that fails is retried at the
+ * checking every `intervalMs` whether messages are pending and the server quiet
+ * enough (`deferral`); `drain` runs one at once. (Before the deferral, batches ran at
+ * every tick while messages were pending; the default interval gave the lowest
+ * delivery p99 under scripts/bench-events.ts of those tried; a batch in quiet time
+ * competes with nothing.) A batch that fails is retried at the
  * next tick; a worker that dies is replaced at the next tick (until then the rows stay
  * implicit and reads stay right, but the in-memory index of pending messages grows).
  * After each batch the main thread prunes that index to the new watermark.
@@ -195,8 +150,8 @@ export function startUnreadRowsJob(h: Hearth, intervalMs: number, workerUrl: str
     }
     // Busy, with more waiting than the limit: only the messages beyond it, oldest first,
     // a tick's arrivals at a time under steady load. Catching up on the whole backlog
-    // at once (a 500-message batch to 1,000 users every ~10 s at 50 messages/s) gave
-    // 20 s runs of scripts/bench-events.ts a higher p99 than batches at every tick did.
+    // at once (a full batch to a large channel every few seconds) gave runs of
+    // scripts/bench-events.ts a higher p99 than batches at every tick did.
     const excess = newestId - unreadWatermark(h.store) - deferral.backlogLimit;
     if (excess >= 0) start(Math.min(excess + 1, MESSAGES_PER_BATCH));
   };

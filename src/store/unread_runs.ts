@@ -1,0 +1,236 @@
+import { StoreCache } from "./cache";
+import type { Store } from "./db";
+import { firstAbove, type IndexRow } from "./message_indexes";
+import type { MessageLocation } from "./messages";
+
+/**
+ * Unread runs, the form in which the background job (unread_rows.ts) writes a user's
+ * "unread" rows for one batch of messages: one run per user and batch instead of a
+ * row per message, two puts instead of one per message. The key layout is at the top
+ * of unread.ts. A run's IDs are all at least its start, and the runs of one user
+ * cover disjoint spans (one per batch), so the run that may hold a message is the one
+ * with the greatest start not above it.
+ *
+ * A run entry means exactly what a written "unread" row means, and leaves as one
+ * does: whatever removes a user's "unread" row for a message (reading it, losing it,
+ * its deletion) takes it out of the run (applyRunRemovals), and a move updates its
+ * location there (relocateInUnreadRuns). A message is never both in a run and in a
+ * written "unread" row: the job skips messages with a row, and a message leaves the
+ * run before a new row can be written for it.
+ */
+const UNREAD_RUN = "unreadBatch";
+const UNREAD_RUN_PLACES = "unreadBatchPlaces";
+/**
+ * A batch's messages for one user are split into runs of at most this many: taking a
+ * message out rewrites its run, and a user reading a backlog message by message
+ * rewrites it each time. (Changes to many messages at once gather their removals and
+ * rewrite each run once, which keeps a large deletion about as fast as with a row per
+ * message; rewriting a whole batch's run per message and recipient was an order of
+ * magnitude slower.)
+ */
+export const RUN_MAX_IDS = 64;
+
+/**
+ * A run as stored: its IDs, then for each the position of its location in the run's
+ * places, as float64 in the machine's byte order (every platform Hearth builds for is
+ * little-endian). Taking a message out rewrites this record alone; the places, a
+ * batch's few conversations, stay as they are.
+ */
+interface Run {
+  start: number;
+  ids: Float64Array;
+  placeAt: Float64Array;
+}
+
+function encodeRun(ids: ArrayLike<number>, placeAt: ArrayLike<number>): Buffer {
+  const values = new Float64Array(ids.length * 2);
+  values.set(ids);
+  values.set(placeAt, ids.length);
+  return Buffer.from(values.buffer);
+}
+
+function decodeRun(start: number, value: unknown): Run {
+  const bytes = value as Uint8Array;
+  // Copied: lmdb-js reuses its read buffer, and a Float64Array view needs 8-byte alignment.
+  const values = new Float64Array(bytes.length / 8);
+  new Uint8Array(values.buffer).set(bytes);
+  const count = values.length / 2;
+  return { start, ids: values.subarray(0, count), placeAt: values.subarray(count) };
+}
+
+/** The user's runs from the one that may hold `from`, in the given direction. */
+function* userRuns(store: Store, userId: number, from: number, direction: "older" | "newer"): Generator<Run> {
+  let after = from;
+  for (const { key, value } of store.dbs.userMessageIndex.getRange({ start: [userId, UNREAD_RUN, from], end: [userId, UNREAD_RUN, -1], reverse: true, limit: direction === "older" ? undefined : 1 })) {
+    const start = (key as [number, string, number])[2];
+    yield decodeRun(start, value);
+    after = start;
+  }
+  if (direction === "older") return;
+  for (const { key, value } of store.dbs.userMessageIndex.getRange({ start: [userId, UNREAD_RUN, Math.max(after, from) + 1], end: [userId, UNREAD_RUN, Number.MAX_SAFE_INTEGER] })) {
+    yield decodeRun((key as [number, string, number])[2], value);
+  }
+}
+
+/**
+ * Each user's run last looked up, decoded: a walk over a user's messages (GET
+ * /messages) asks for the flags of message after message, mostly within one run, and
+ * a cursor per message made a 50-message narrow measurably slower
+ * (scripts/bench-messages.ts). Writes to runs on this thread drop it (runsChanged);
+ * reads inside a transaction, which writes follow, never use it. The worker's writes go
+ * to runs of later messages, or, for a batch planned again, to the same messages.
+ */
+const lastRunRead = new StoreCache<number, Run | undefined>();
+
+export function runsChanged(store: Store): void {
+  lastRunRead.invalidate(store);
+}
+
+/** The run holding a user's "unread" row for a message, and the message's position in it. */
+function unreadRunHolding(store: Store, userId: number, messageId: number): (Run & { at: number }) | undefined {
+  // A run spans from its start to its last ID: no other run of the user starts inside it.
+  const spans = (run: Run | undefined) => run !== undefined && run.start <= messageId && messageId <= run.ids[run.ids.length - 1];
+  const run = lastRunRead.getFitting(store, userId, spans, () => {
+    for (const found of userRuns(store, userId, messageId, "older")) return found;
+    return undefined;
+  });
+  if (!run || run.start > messageId) return undefined;
+  const at = firstAbove(run.ids, messageId - 1);
+  return run.ids[at] === messageId ? { ...run, at } : undefined;
+}
+
+/** Whether one of the user's runs holds their "unread" row for a message. */
+export function inUnreadRun(store: Store, userId: number, messageId: number): boolean {
+  return unreadRunHolding(store, userId, messageId) !== undefined;
+}
+
+/** Where the run holding a user's "unread" row for a message says the message is; undefined when no run holds it. */
+export function unreadRunLocation(store: Store, userId: number, messageId: number): MessageLocation | undefined {
+  const inRun = unreadRunHolding(store, userId, messageId);
+  return inRun && runPlaces(store, userId, inRun.start)[inRun.placeAt[inRun.at]];
+}
+
+function runPlaces(store: Store, userId: number, start: number): MessageLocation[] {
+  return (store.dbs.userMessageIndex.get([userId, UNREAD_RUN_PLACES, start]) as MessageLocation[] | undefined) ?? [];
+}
+
+/** Removes a user's runs starting from `from` to `to` (inclusive). Call inside `store.commit`. */
+export function removeRuns(store: Store, userId: number, from: number, to: number): void {
+  runsChanged(store);
+  for (const key of store.dbs.userMessageIndex.getKeys({ start: [userId, UNREAD_RUN, from], end: [userId, UNREAD_RUN, to + 1] })) {
+    const start = (key as [number, string, number])[2];
+    store.dbs.userMessageIndex.remove([userId, UNREAD_RUN, start]);
+    store.dbs.userMessageIndex.remove([userId, UNREAD_RUN_PLACES, start]);
+  }
+}
+
+/** Writes a user's run (non-empty). Call inside `store.commit`. */
+export function putRun(store: Store, userId: number, start: number, ids: ArrayLike<number>, locations: MessageLocation[]): void {
+  runsChanged(store);
+  const places: MessageLocation[] = [];
+  const placeAt = locations.map((location) => placeIndex(places, location));
+  store.dbs.userMessageIndex.put([userId, UNREAD_RUN, start], encodeRun(ids, placeAt));
+  store.dbs.userMessageIndex.put([userId, UNREAD_RUN_PLACES, start], places);
+}
+
+/** The position of a location in a run's places, added when new. */
+function placeIndex(places: MessageLocation[], location: MessageLocation): number {
+  // The job's locations are shared objects, one per message of the batch: most are found by identity.
+  const same = places.indexOf(location);
+  if (same !== -1) return same;
+  const key = JSON.stringify(location);
+  const at = places.findIndex((place) => JSON.stringify(place) === key);
+  return at !== -1 ? at : places.push(location) - 1;
+}
+
+/**
+ * "unread" rows held in runs to take out, by user: gathered over all the messages of
+ * a change, then written once per run (applyRunRemovals), since taking a message out
+ * rewrites its run.
+ */
+export type RunRemovals = Map<number, number[]>;
+
+/**
+ * Visits, once each, the user's runs that span some of these messages, with those
+ * messages (ascending IDs in, in any order): a change to many messages rewrites each
+ * run once.
+ */
+function forEachRunSpanning(store: Store, userId: number, messageIds: Iterable<number>, visit: (run: Run, spanned: number[]) => void): void {
+  const ids = [...new Set(messageIds)].sort((x, y) => x - y);
+  if (ids.length === 0) return;
+  // One walk over the runs from the first ID's to the last ID (not a lookup per ID: most
+  // IDs of a large change are in no run); collected first, since `visit` rewrites runs.
+  const runs: Run[] = [];
+  for (const run of userRuns(store, userId, ids[0], "newer")) {
+    if (run.start > ids[ids.length - 1]) break;
+    runs.push(run);
+  }
+  let i = 0;
+  for (const run of runs) {
+    const last = run.ids[run.ids.length - 1];
+    while (i < ids.length && ids[i] < run.start) i++;
+    const spanned: number[] = [];
+    for (; i < ids.length && ids[i] <= last; i++) spanned.push(ids[i]);
+    if (spanned.length > 0) visit(run, spanned);
+  }
+}
+
+/** Takes the gathered messages out of the users' runs that hold them. Call inside `store.commit`. */
+export function applyRunRemovals(store: Store, removals: RunRemovals): void {
+  for (const [userId, messageIds] of removals) forEachRunSpanning(store, userId, messageIds, (run, gone) => rewriteRunWithout(store, userId, run, new Set(gone)));
+}
+
+function rewriteRunWithout(store: Store, userId: number, run: Run, gone: ReadonlySet<number>): void {
+  const kept: number[] = [];
+  for (let i = 0; i < run.ids.length; i++) if (!gone.has(run.ids[i])) kept.push(i);
+  if (kept.length === run.ids.length) return;
+  if (kept.length === 0) {
+    removeRuns(store, userId, run.start, run.start);
+    return;
+  }
+  // Rewritten through putRun so places no kept entry uses are dropped.
+  const places = runPlaces(store, userId, run.start);
+  putRun(
+    store,
+    userId,
+    run.start,
+    kept.map((i) => run.ids[i]),
+    kept.map((i) => places[run.placeAt[i]]),
+  );
+}
+
+/** Points the user's run entries for moved messages (message ID → its new place) at their new places, each run rewritten once. */
+export function relocateInUnreadRuns(store: Store, userId: number, moved: ReadonlyMap<number, MessageLocation>): void {
+  forEachRunSpanning(store, userId, moved.keys(), (run, spanned) => {
+    const places = runPlaces(store, userId, run.start);
+    const locations = Array.from(run.placeAt, (at) => places[at]);
+    let changed = false;
+    for (const id of spanned) {
+      const at = firstAbove(run.ids, id - 1);
+      if (run.ids[at] !== id) continue;
+      locations[at] = moved.get(id)!;
+      changed = true;
+    }
+    // Rewritten through putRun so places no entry uses any more are dropped.
+    if (changed) putRun(store, userId, run.start, run.ids, locations);
+  });
+}
+
+/** A user's run rows with their locations, walking from `from` (inclusive) in the given direction. */
+export function* unreadRunRows(store: Store, userId: number, from: number, direction: "older" | "newer"): Generator<IndexRow> {
+  for (const run of userRuns(store, userId, from, direction)) {
+    const places = runPlaces(store, userId, run.start);
+    for (const i of runPositions(run.ids, from, direction)) yield { id: run.ids[i], value: places[run.placeAt[i]] };
+  }
+}
+
+export function* unreadRunIds(store: Store, userId: number, from: number, direction: "older" | "newer"): Generator<number> {
+  for (const run of userRuns(store, userId, from, direction)) for (const i of runPositions(run.ids, from, direction)) yield run.ids[i];
+}
+
+/** Positions in an ascending list from `from` (inclusive) in the given direction. */
+function* runPositions(ids: ArrayLike<number>, from: number, direction: "older" | "newer"): Generator<number> {
+  if (direction === "older") for (let i = firstAbove(ids, from) - 1; i >= 0; i--) yield i;
+  else for (let i = firstAbove(ids, from - 1); i < ids.length; i++) yield i;
+}
+
