@@ -27,8 +27,9 @@ import {
  * A user holds an "unread" row for a message in exactly one of these forms:
  *
  * - written: `userMessageIndex` [userId, "unread", messageId] → location. Direct
- *   messages (a handful of recipients), mentions and anything marked unread again get
- *   this form at once (src/store/user_messages.ts).
+ *   messages (a handful of recipients), recipients whose flags are not 0 when it is
+ *   sent (a mention) and rows written later (a message marked unread again) get this
+ *   form at once (src/store/user_messages.ts).
  * - in a run: `userMessageIndex` [userId, "unreadBatch", batchStart] → the run's
  *   message IDs, ascending, then for each the position of its location in the places
  *   record (float64 bytes, binary-searched without decoding), and
@@ -42,7 +43,7 @@ import {
  *
  * Two more meta keys serve the job: ["recipientsVersion"] moves whenever a recipient
  * list or a location changes (recipientsChanged), and ["unreadBatchInProgress"] marks a
- * batch partly written (unread_rows.ts).
+ * batch partly written (unread_batches.ts).
  *
  * The interface: add (initUnreadWatermark and addImplicitUnreadRows as a message is
  * sent, putUnreadRow), mark (removeUnreadRow, gathered and applied once per change by
