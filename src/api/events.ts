@@ -3,18 +3,19 @@ import { clientAddress } from "../http/client_address";
 import type { Hearth } from "../context";
 import { badRequest, missingArgument, unauthorized } from "../errors";
 import { eventsResponseFields } from "../events/serialize";
-import { ApiRoutes, authenticateEndpoint, errorResponse, serializedResponse, type SerializedFields } from "../http/route";
+import { ApiRoutes, authenticateEndpoint, errorResponse, serializedResponse } from "../http/route";
+import type { SerializedFields } from "../lib/serialized_fields";
 import { param, type ParamValues } from "../http/params";
 import type { UserRecord } from "../store/users";
 import { isGuest } from "../views/users";
-import { getChannel } from "../store/channels";
+import { channelById } from "../views/message_channels";
 import {
   DEFAULT_IDLE_QUEUE_TIMEOUT_SECS,
   MAX_IDLE_QUEUE_TIMEOUT_SECS,
   MOBILE_IDLE_QUEUE_TIMEOUT_SECS,
-  parseCapabilities,
   type QueueSettings,
 } from "../events/queues";
+import { parseCapabilities } from "../events/capabilities";
 import { parseNarrow } from "../events/narrow";
 import { fetchInitialState } from "../events/state";
 import { ZULIP_FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION } from "../version";
@@ -52,7 +53,7 @@ function queueSettings(h: Hearth, user: UserRecord, p: QueueParams, request: Req
   let narrow = p.narrow ?? [];
   // By ID: the narrow outlives a rename of the channel.
   const defaultChannelId = defaults?.events_register_channel_id;
-  if (narrow.length === 0 && defaultChannelId != null && getChannel(h.store, defaultChannelId)) narrow = [["stream", defaultChannelId]];
+  if (narrow.length === 0 && defaultChannelId != null && channelById(h, defaultChannelId)) narrow = [["stream", defaultChannelId]];
   // Guests may not read every public channel's messages (Zulip's can_access_public_streams).
   if (allPublicStreams && isGuest(user)) throw badRequest("User not authorized for this query");
   let idle = DEFAULT_IDLE_QUEUE_TIMEOUT_SECS;

@@ -1,3 +1,5 @@
+import type { ClientCapabilities } from "./capabilities";
+
 /**
  * Where actions publish events after their transaction committed. Each event goes to
  * the queues of exactly the users named; the queue manager (src/events/queues.ts)
@@ -31,7 +33,7 @@ export interface PublishOptions {
    * channel as `update` vs `delete`. Returns the event(s) for that queue, or null
    * for none. `event` (the published one) is the default.
    */
-  forCapabilities?: (capabilities: import("./queues").ClientCapabilities) => ApiEvent | ApiEvent[] | null;
+  forCapabilities?: (capabilities: ClientCapabilities) => ApiEvent | ApiEvent[] | null;
 }
 
 /*

@@ -1,48 +1,11 @@
-import { REALM_DEFAULTS } from "../views/realm-settings";
 import { envNumber } from "../lib/env";
 import { randomUUID } from "node:crypto";
 import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ApiError, badRequest } from "../errors";
 import type { ApiEvent, EventSink, PublishOptions } from "./hub";
+import type { ClientCapabilities } from "./capabilities";
 import { messageMatchesNarrow, type NarrowTerm } from "./narrow";
-
-/** The client_capabilities of POST /register; each changes what the queue receives. */
-export interface ClientCapabilities {
-  notification_settings_null: boolean;
-  bulk_message_deletion: boolean;
-  user_avatar_url_field_optional: boolean;
-  stream_typing_notifications: boolean;
-  user_settings_object: boolean;
-  linkifier_url_template: boolean;
-  user_list_incomplete: boolean;
-  include_deactivated_groups: boolean;
-  archived_channels: boolean;
-  empty_topic_name: boolean;
-  simplified_presence_events: boolean;
-  individual_emoji_changes: boolean;
-}
-
-export const CAPABILITY_NAMES = [
-  "notification_settings_null",
-  "bulk_message_deletion",
-  "user_avatar_url_field_optional",
-  "stream_typing_notifications",
-  "user_settings_object",
-  "linkifier_url_template",
-  "user_list_incomplete",
-  "include_deactivated_groups",
-  "archived_channels",
-  "empty_topic_name",
-  "simplified_presence_events",
-  "individual_emoji_changes",
-] as const satisfies readonly (keyof ClientCapabilities)[];
-
-export function parseCapabilities(raw: Record<string, unknown> | undefined): ClientCapabilities {
-  const caps = {} as ClientCapabilities;
-  for (const name of CAPABILITY_NAMES) caps[name] = raw?.[name] === true;
-  return caps;
-}
 
 /** What a queue was registered with; persisted with the queue across restarts. */
 export interface QueueSettings {
@@ -237,8 +200,12 @@ export class QueueManager implements EventSink {
 
   constructor(
     readonly limits: QueueLimits = queueLimitsFromEnv(),
-    /** The realm's display name for the empty topic, for clients without empty_topic_name. */
-    private readonly emptyTopicDisplayName: () => string = () => String(REALM_DEFAULTS.empty_topic_display_name),
+    /**
+     * The realm's display name for the empty topic, for clients without
+     * empty_topic_name: the server passes the realm's setting (the queue reads no
+     * realm); the default is Zulip's.
+     */
+    private readonly emptyTopicDisplayName: () => string = () => "general chat",
   ) {}
 
   startGc(): void {

@@ -1,6 +1,6 @@
 import type { Hearth } from "../context";
 import type { UserRecord } from "../store/users";
-import type { ClientCapabilities } from "./queues";
+import type { ClientCapabilities } from "./capabilities";
 import type { NarrowTerm } from "./narrow";
 
 /**
