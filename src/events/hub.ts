@@ -27,11 +27,12 @@ export interface PublishOptions {
    */
   toAllPublicStreamsQueues?: boolean;
   /**
-   * What a queue gets, per its client capabilities, when that differs by more than
-   * the built-in shaping: e.g. a deactivated user group as `update` for
-   * `include_deactivated_groups` clients and `remove` for others, or an archived
-   * channel as `update` vs `delete`. Returns the event(s) for that queue, or null
-   * for none. `event` (the published one) is the default.
+   * What a queue gets, per its client capabilities, when this publish has
+   * alternatives only the publisher can build: e.g. a deactivated user group as
+   * `update` for `include_deactivated_groups` clients and `remove` for others.
+   * Returns the event(s) for that queue, or null for none; without it, the published
+   * event. Rules that hold for every event of a type are not given here but in the
+   * one table of src/events/shaping.ts, applied to whatever this returns.
    */
   forCapabilities?: (capabilities: ClientCapabilities) => ApiEvent | ApiEvent[] | null;
 }

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { ApiError, badRequest } from "../errors";
 import type { ApiEvent, EventSink, PublishOptions } from "./hub";
 import type { ClientCapabilities } from "./capabilities";
+import { publishedForClient, shapeForClient, type ShapingRealm } from "./shaping";
 import { messageMatchesNarrow, type NarrowTerm } from "./narrow";
 
 /** What a queue was registered with; persisted with the queue across restarts. */
@@ -186,8 +187,8 @@ const SAVE_FORMAT = 1;
 /**
  * Holds every event queue in memory (Zulip's Tornado process). Actions publish
  * through the EventHub; `deliver` filters each event per queue (event types, narrow,
- * all_public_streams) and shapes it per the queue's client capabilities before it
- * gets its queue-local ID.
+ * all_public_streams) and shapes it per the queue's client capabilities (one hook,
+ * src/events/shaping.ts) before it gets its queue-local ID.
  */
 export class QueueManager implements EventSink {
   private readonly queues = new Map<string, EventQueue>();
@@ -207,6 +208,8 @@ export class QueueManager implements EventSink {
      */
     private readonly emptyTopicDisplayName: () => string = () => "general chat",
   ) {}
+
+  private readonly realm: ShapingRealm = { emptyTopicDisplayName: () => this.emptyTopicDisplayName() };
 
   startGc(): void {
     this.gcTimer ??= setInterval(() => this.collectIdle(), this.limits.gcIntervalSecs * 1000);
@@ -399,11 +402,8 @@ export class QueueManager implements EventSink {
   }
 
   private enqueue(queue: EventQueue, published: ApiEvent, options: PublishOptions, shared: SharedPayloads, userFields?: Record<string, unknown>): void {
-    let variants: ApiEvent[] = [published];
-    if (options.forCapabilities) {
-      const chosen = options.forCapabilities(queue.settings.capabilities);
-      variants = chosen === null ? [] : Array.isArray(chosen) ? chosen : [chosen];
-    }
+    const caps = queue.settings.capabilities;
+    const variants = publishedForClient(published, caps, options.forCapabilities);
     for (const event of variants) {
       const queueFields = options.perQueue?.get(queue.id);
       // Recipients with the same fields (publishers share one object per flags value)
@@ -424,7 +424,7 @@ export class QueueManager implements EventSink {
           entry?.byForm.set(form, payload);
         }
       }
-      for (const e of this.shape(queue.settings, payload)) {
+      for (const e of shapeForClient(payload, caps, this.realm)) {
         queue.push(e);
         this.totalEvents++;
       }
@@ -444,78 +444,7 @@ export class QueueManager implements EventSink {
     if (event.type === "message" && narrow.length > 0) {
       return messageMatchesNarrow(narrow, event.message as Record<string, unknown>, (event.flags as string[]) ?? []);
     }
-    // Pre-user_settings forms of a settings change, for old clients only (Zulip's Tornado rule).
-    if ((event.type === "update_display_settings" || event.type === "update_global_notifications") && queue.settings.capabilities.user_settings_object) {
-      return false;
-    }
-    // Stream typing notifications only for clients that declared they handle them.
-    if (event.type === "typing" && event.message_type === "stream" && !queue.settings.capabilities.stream_typing_notifications) return false;
-    // Without linkifier_url_template a client gets neither linkifiers nor their events.
-    if (event.type === "realm_linkifiers" && !queue.settings.capabilities.linkifier_url_template) return false;
     return true;
-  }
-
-  /** Per-capability shaping of one event into what this client understands. */
-  private shape(settings: QueueSettings, event: ApiEvent): ApiEvent[] {
-    const caps = settings.capabilities;
-    if (event.type === "delete_message" && Array.isArray(event.message_ids) && !caps.bulk_message_deletion) {
-      const { message_ids, ...rest } = event;
-      return (message_ids as number[]).map((id) => this.shapeTopics(caps, { ...rest, message_id: id }));
-    }
-    if (event.type === "presence" && "presences" in event) {
-      // Publishers give both forms; each client gets the one it asked for (FL 419).
-      const { presences, legacy, ...rest } = event as any;
-      return [caps.simplified_presence_events ? { ...rest, presences } : { ...rest, ...legacy }];
-    }
-    if (event.type === "subscription" && event.op === "add" && "resolved_subscriptions" in event) {
-      // Publishers give both forms: clients without notification_settings_null get the
-      // user's defaults in place of null per-channel notification settings.
-      const { resolved_subscriptions, ...rest } = event;
-      return [caps.notification_settings_null ? rest : { ...rest, subscriptions: resolved_subscriptions }];
-    }
-    if (event.type === "stream" && event.op === "delete" && "archived_update" in event) {
-      // FL 315: clients with archived_channels keep archived channels and get an update instead.
-      const { archived_update, ...rest } = event;
-      return [caps.archived_channels ? (archived_update as ApiEvent) : rest];
-    }
-    return [this.shapeTopics(caps, event)];
-  }
-
-  /** FL 334: clients without empty_topic_name see the realm's display name for "". */
-  private shapeTopics(caps: ClientCapabilities, event: ApiEvent): ApiEvent {
-    if (caps.empty_topic_name) return event;
-    // The name is read only for an event that has an empty topic (it costs a realm read).
-    const name = () => this.emptyTopicDisplayName();
-    switch (event.type) {
-      case "message": {
-        const message = event.message as Record<string, unknown> | undefined;
-        if (message && message.type === "stream" && message.subject === "") {
-          return { ...event, message: { ...message, subject: name() } };
-        }
-        return event;
-      }
-      case "update_message":
-      case "delete_message":
-      case "typing": {
-        let changed: ApiEvent | null = null;
-        for (const key of ["topic", "subject", "orig_subject"]) {
-          if (event[key] === "") (changed ??= { ...event })[key] = name();
-        }
-        return changed ?? event;
-      }
-      case "user_topic":
-        return event.topic_name === "" ? { ...event, topic_name: name() } : event;
-      case "update_message_flags": {
-        // Marking messages unread tells where they are: `message_details[id].topic`.
-        const details = event.message_details as Record<string, { topic?: string }> | undefined;
-        if (!details || !Object.values(details).some((d) => d.topic === "")) return event;
-        const shown: Record<string, unknown> = {};
-        for (const [id, d] of Object.entries(details)) shown[id] = d.topic === "" ? { ...d, topic: name() } : d;
-        return { ...event, message_details: shown };
-      }
-      default:
-        return event;
-    }
   }
 
   /** Removes the queue holding the most events; false when there is none left. */
