@@ -18,8 +18,8 @@ import {
 import { parseCapabilities } from "../events/capabilities";
 import { parseNarrow } from "../events/narrow";
 import { fetchInitialState } from "../events/state";
+import { REGISTER_STATE_PARTS } from "./register_state";
 import { ZULIP_FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION } from "../version";
-import "../views/register";
 
 const registerParams = {
   apply_markdown: param.bool().default(false),
@@ -91,7 +91,7 @@ export function registerQueue(h: Hearth, user: UserRecord | null, p: RegisterVal
   const settings = queueSettings(h, user, p, request);
   const queue = h.queues.create(settings);
   const fetchTypes: string[] | null = p.fetch_event_types ?? p.event_types ?? null;
-  const state = fetchInitialState({
+  const state = fetchInitialState(REGISTER_STATE_PARTS, {
     h,
     user,
     want: (type) => fetchTypes === null || fetchTypes.includes(type),
