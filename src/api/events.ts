@@ -223,8 +223,8 @@ function jsonInteger(text: string, start: number, end: number): number | undefin
 /**
  * GET /events as every client repeats it after every event: `queue_id`,
  * `last_event_id` and `dont_block` in the query string, nothing else. Such a poll
- * skips the generic route's body reading and parameter tables (a poll cost ~14.5 µs of
- * server CPU through them, against ~10 µs for a bare Bun.serve answer); any other
+ * skips the generic route's body reading and parameter tables (through them a poll
+ * cost half again a bare Bun.serve answer: docs/benchmarks.md); any other
  * form of the request (another parameter, an encoded or unusual value) goes to
  * `general`, the route every endpoint uses, so both answer alike.
  */
