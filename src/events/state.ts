@@ -67,14 +67,15 @@ export function defineStatePart(name: string, when: readonly string[] | ((ctx: S
   registered.set(name, { name, when, fetch });
 }
 
-/** The part `defineStatePart` registered as `name`, looked up when register runs (none yet: never wanted). */
+/**
+ * The part `defineStatePart` registered as `name`, looked up when register runs: a
+ * part that was never registered fails register, rather than vanish from its answer.
+ */
 export function registeredStatePart(name: string): StatePart {
-  return statePart(
-    name,
-    (ctx) => {
-      const part = registered.get(name);
-      return part !== undefined && isWanted(part, ctx);
-    },
-    (ctx) => registered.get(name)!.fetch(ctx),
-  );
+  const part = () => {
+    const found = registered.get(name);
+    if (!found) throw new Error(`State part ${name} is listed but was never defined`);
+    return found;
+  };
+  return statePart(name, (ctx) => isWanted(part(), ctx), (ctx) => part().fetch(ctx));
 }
