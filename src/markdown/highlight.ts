@@ -13,8 +13,8 @@ import { escapeHtml } from "../lib/text";
 /**
  * highlight.js grammars by the Pygments lexer name Hearth writes in `data-code-language`.
  * Left out, so written as plain text: C#, Bash sessions, TOML/INI and Markdown, whose
- * grammars took seconds on some 10,000-character inputs, twenty times the slowest
- * grammar kept here (docs/benchmarks.md).
+ * grammars took up to a second on some 10,000-character inputs, many times the
+ * slowest grammar kept here (docs/benchmarks.md).
  * They are loaded with the first code block (`require`, which Bun's bundler keeps
  * lazy; see highlighter).
  */

@@ -19,7 +19,7 @@ function tokenize(html: string): Token[] {
 /**
  * Word pairs one request may compare (the comparison is quadratic): a message's whole
  * history shares this budget, and a diff past what is left marks everything changed.
- * Its CPU cost is in docs/benchmarks.md.
+ * Sized to a small fraction of a second of CPU (docs/benchmarks.md).
  */
 export const DIFF_CELLS_PER_REQUEST = 4_000_000;
 
