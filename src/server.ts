@@ -70,7 +70,9 @@ export function createHearth(store: Store, config: ServerConfig): Hearth {
     store,
     config,
     events: new EventHub(),
-    queues: new QueueManager(undefined, () => String(realmSetting(getRealm(store)?.settings ?? {}, "empty_topic_display_name"))),
+    queues: new QueueManager(undefined, {
+      emptyTopicDisplayName: () => String(realmSetting(getRealm(store)?.settings ?? {}, "empty_topic_display_name")),
+    }),
     limits: {
       // Zulip's defaults: 5 failed logins per account per 30 minutes.
       loginByUser: new FailureLimiter(envNumber("HEARTH_LOGIN_FAILURES_PER_USER", 5), 1800),

@@ -202,14 +202,11 @@ export class QueueManager implements EventSink {
   constructor(
     readonly limits: QueueLimits = queueLimitsFromEnv(),
     /**
-     * The realm's display name for the empty topic, for clients without
-     * empty_topic_name: the server passes the realm's setting (the queue reads no
-     * realm); the default is Zulip's.
+     * What capability shaping reads of the realm: the server passes the realm's
+     * settings (the queue reads no realm); the default is Zulip's.
      */
-    private readonly emptyTopicDisplayName: () => string = () => "general chat",
+    private readonly realm: ShapingRealm = { emptyTopicDisplayName: () => "general chat" },
   ) {}
-
-  private readonly realm: ShapingRealm = { emptyTopicDisplayName: () => this.emptyTopicDisplayName() };
 
   startGc(): void {
     this.gcTimer ??= setInterval(() => this.collectIdle(), this.limits.gcIntervalSecs * 1000);
