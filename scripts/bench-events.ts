@@ -8,7 +8,7 @@
  *
  * The "send" is POST /messages to a channel every client is subscribed to: a durable
  * write of the message and its recipient list (the subscribers' "unread" rows follow
- * in background batches, see docs/events.md), then one message event to every queue.
+ * in background batches, see docs/benchmarks.md), then one message event to every queue.
  *
  *   bun scripts/bench-events.ts [--clients 1000] [--rate 50] [--seconds 5] [--rounds 1] [--warmup 3]
  *
@@ -401,7 +401,7 @@ function percentile(sorted: number[], p: number): number {
  * One long-polling client's HTTP/1.1 keep-alive connection, on a raw socket: fetch
  * costs the client process tens of microseconds per request, and with 1,000 clients
  * re-polling after every message the clients, not the servers, were what p99
- * measured (the bare server's own p99 varied from 0.3 to 1.1 s). Parses just what a
+ * measured (docs/benchmarks.md). Parses just what a
  * poll needs: the status line, Content-Length and the body.
  */
 class RawHttpClient {

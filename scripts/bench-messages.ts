@@ -8,26 +8,7 @@
  *
  * Bounded: a temp data folder, removed afterwards; loading stops at the count given.
  *
- * Measured 2026-11-22 on the 2-core development machine, 200,000 messages, 7
- * subscribers per channel (`bun scripts/bench-messages.ts 200000 300`), with the
- * deferred unread rows written on their worker thread (docs/events.md, "Per-recipient rows"):
- *   send throughput 10,167 messages/s (durable commits, 1,024 concurrent sends)
- *   deferred unread rows: 12,020 messages pending when the load ended; is:unread
- *   then p50 1.43 ms, while the worker was writing them (in 0.3 s)
- *   newest 50 in a topic   p50 0.97 ms  p99 3.34 ms
- *   is:unread              p50 0.90 ms  p99 2.94 ms
- *   search a rare word     p50 1.46 ms  p99 3.80 ms
- *   search a common word   p50 1.33 ms  p99 3.20 ms
- *   POST /register (unread_msgs) p50 63 ms
- * Since the job writes runs (one per user and batch, docs/events.md; 2026-11-23, the
- * code before and after in the same hour): POST /register (unread_msgs) p50 65 → 32 ms;
- * narrows p50 0.96–1.40 → 1.33–1.79 ms (a message's flags now look through a run,
- * a cursor and a binary search, where a written row was one key lookup); with each
- * user's last run kept decoded, 0.99–1.62 ms (is:unread 0.99, a topic 1.28: a topic's
- * messages lie in many runs).
- * With the job on the main thread: 7,916 sends/s, and is:unread p50 18.5 ms while rows
- * were pending. Before sends stopped writing per-recipient rows, with 1,000,000
- * messages: 7,087 sends/s, narrows p50 1.1–1.7 ms.
+ * Results, with their dates and the code they measured: docs/benchmarks.md.
  */
 import { rmSync } from "node:fs";
 import { startTestServer, expectSuccess } from "../test/kit";

@@ -206,9 +206,8 @@ export async function buildBinary(target: BuildTarget, outfile = OUTFILE[target]
     target: "bun",
     // With --compile the source map is embedded, so stack traces name src/ files.
     sourcemap: "linked",
-    // Precompiled JavaScriptCore bytecode, for 3 MiB: measured `serve` ready in 50
-    // instead of 110 ms on x64, `--version` in 1.5 instead of 2.0 s under qemu. Start
-    // time matters most on a Raspberry Pi.
+    // Precompiled JavaScriptCore bytecode, for a few MiB: it roughly halves the time to
+    // `serve` being ready (docs/benchmarks.md). Start time matters most on a Raspberry Pi.
     // (Bytecode needs the ESM output format here because main.ts awaits at top level.)
     bytecode: true,
     format: "esm",

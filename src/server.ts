@@ -70,7 +70,9 @@ export function createHearth(store: Store, config: ServerConfig): Hearth {
     store,
     config,
     events: new EventHub(),
-    queues: new QueueManager(undefined, () => String(realmSetting(getRealm(store)?.settings ?? {}, "empty_topic_display_name"))),
+    queues: new QueueManager(undefined, {
+      emptyTopicDisplayName: () => String(realmSetting(getRealm(store)?.settings ?? {}, "empty_topic_display_name")),
+    }),
     limits: {
       // Zulip's defaults: 5 failed logins per account per 30 minutes.
       loginByUser: new FailureLimiter(envNumber("HEARTH_LOGIN_FAILURES_PER_USER", 5), 1800),
@@ -125,8 +127,8 @@ export function buildApp(h: Hearth) {
   ];
   // GET /events goes to Bun's router directly, past Elysia's per-request context: it
   // is the request every client repeats after every event (1,000 of them per message
-  // to a 1,000-member channel). Measured over loopback, a poll round trip took ~17.2 µs
-  // through Elysia and ~16.2 µs direct; the usual poll now takes a shorter path still
+  // to a 1,000-member channel), and a round trip through Elysia measured slower
+  // (docs/benchmarks.md); the usual poll now takes a shorter path still
   // (fastPollRoute). Elysia keeps the route too (DELETE /events, 404s, and app.handle
   // in tests), with the general handler.
   const native = { "/api/v1/events": { GET: fastPollRoute(h, events.handlers.get("GET /api/v1/events")!) } };

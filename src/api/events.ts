@@ -3,22 +3,23 @@ import { clientAddress } from "../http/client_address";
 import type { Hearth } from "../context";
 import { badRequest, missingArgument, unauthorized } from "../errors";
 import { eventsResponseFields } from "../events/serialize";
-import { ApiRoutes, authenticateEndpoint, errorResponse, serializedResponse, type SerializedFields } from "../http/route";
+import { ApiRoutes, authenticateEndpoint, errorResponse, serializedResponse } from "../http/route";
+import type { SerializedFields } from "../lib/serialized_fields";
 import { param, type ParamValues } from "../http/params";
 import type { UserRecord } from "../store/users";
 import { isGuest } from "../views/users";
-import { getChannel } from "../store/channels";
+import { channelById } from "../views/message_channels";
 import {
   DEFAULT_IDLE_QUEUE_TIMEOUT_SECS,
   MAX_IDLE_QUEUE_TIMEOUT_SECS,
   MOBILE_IDLE_QUEUE_TIMEOUT_SECS,
-  parseCapabilities,
   type QueueSettings,
 } from "../events/queues";
+import { parseCapabilities } from "../events/capabilities";
 import { parseNarrow } from "../events/narrow";
 import { fetchInitialState } from "../events/state";
+import { REGISTER_STATE_PARTS } from "./register_state";
 import { ZULIP_FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION } from "../version";
-import "../views/register";
 
 const registerParams = {
   apply_markdown: param.bool().default(false),
@@ -52,7 +53,7 @@ function queueSettings(h: Hearth, user: UserRecord, p: QueueParams, request: Req
   let narrow = p.narrow ?? [];
   // By ID: the narrow outlives a rename of the channel.
   const defaultChannelId = defaults?.events_register_channel_id;
-  if (narrow.length === 0 && defaultChannelId != null && getChannel(h.store, defaultChannelId)) narrow = [["stream", defaultChannelId]];
+  if (narrow.length === 0 && defaultChannelId != null && channelById(h, defaultChannelId)) narrow = [["stream", defaultChannelId]];
   // Guests may not read every public channel's messages (Zulip's can_access_public_streams).
   if (allPublicStreams && isGuest(user)) throw badRequest("User not authorized for this query");
   let idle = DEFAULT_IDLE_QUEUE_TIMEOUT_SECS;
@@ -90,7 +91,7 @@ export function registerQueue(h: Hearth, user: UserRecord | null, p: RegisterVal
   const settings = queueSettings(h, user, p, request);
   const queue = h.queues.create(settings);
   const fetchTypes: string[] | null = p.fetch_event_types ?? p.event_types ?? null;
-  const state = fetchInitialState({
+  const state = fetchInitialState(REGISTER_STATE_PARTS, {
     h,
     user,
     want: (type) => fetchTypes === null || fetchTypes.includes(type),
@@ -222,8 +223,8 @@ function jsonInteger(text: string, start: number, end: number): number | undefin
 /**
  * GET /events as every client repeats it after every event: `queue_id`,
  * `last_event_id` and `dont_block` in the query string, nothing else. Such a poll
- * skips the generic route's body reading and parameter tables (a poll cost ~14.5 µs of
- * server CPU through them, against ~10 µs for a bare Bun.serve answer); any other
+ * skips the generic route's body reading and parameter tables (through them a poll
+ * cost half again a bare Bun.serve answer: docs/benchmarks.md); any other
  * form of the request (another parameter, an encoded or unusual value) goes to
  * `general`, the route every endpoint uses, so both answer alike.
  */

@@ -1,5 +1,4 @@
 import { pathId } from "../http/path";
-import "../views/message_state";
 import { Type as t } from "@sinclair/typebox";
 import type { Hearth } from "../context";
 import { badRequest, incompatibleParameters } from "../errors";

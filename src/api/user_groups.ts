@@ -11,7 +11,6 @@ import { checkCreateUserGroup, checkDeactivateUserGroup, checkUpdateUserGroup, c
 import { accessUser } from "../actions/users";
 import { listUserGroups } from "../views/user_groups";
 // Also registers the `realm_user_groups` part of POST /register.
-import "../views/channel_state";
 
 const groupIdOf = (path: Record<string, string>) => pathId(path.user_group_id, "user group");
 

@@ -6,9 +6,9 @@ import type { UserRecord } from "../store/users";
 import { ApiRoutes, jsonResponse } from "../http/route";
 import { param } from "../http/params";
 import { doSendWebhookMessage, jsonWebhookMessage, slackWebhookMessage, WEBHOOK_INTEGRATIONS } from "../actions/webhooks";
-import { defineStatePart } from "../events/state";
+import { statePart } from "../events/state";
 
-defineStatePart("realm_incoming_webhook_bots", ["realm_incoming_webhook_bots"], () => ({
+export const realmIncomingWebhookBotsPart = statePart("realm_incoming_webhook_bots", ["realm_incoming_webhook_bots"], () => ({
   realm_incoming_webhook_bots: WEBHOOK_INTEGRATIONS.map((integration) => ({ ...integration })),
 }));
 

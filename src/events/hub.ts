@@ -1,3 +1,5 @@
+import type { ClientCapabilities } from "./capabilities";
+
 /**
  * Where actions publish events after their transaction committed. Each event goes to
  * the queues of exactly the users named; the queue manager (src/events/queues.ts)
@@ -25,13 +27,14 @@ export interface PublishOptions {
    */
   toAllPublicStreamsQueues?: boolean;
   /**
-   * What a queue gets, per its client capabilities, when that differs by more than
-   * the built-in shaping: e.g. a deactivated user group as `update` for
-   * `include_deactivated_groups` clients and `remove` for others, or an archived
-   * channel as `update` vs `delete`. Returns the event(s) for that queue, or null
-   * for none. `event` (the published one) is the default.
+   * What a queue gets, per its client capabilities, when this publish has
+   * alternatives only the publisher can build: e.g. a deactivated user group as
+   * `update` for `include_deactivated_groups` clients and `remove` for others.
+   * Returns the event(s) for that queue, or null for none; without it, the published
+   * event. Rules that hold for every event of a type are not given here but in the
+   * one table of src/events/shaping.ts, applied to whatever this returns.
    */
-  forCapabilities?: (capabilities: import("./queues").ClientCapabilities) => ApiEvent | ApiEvent[] | null;
+  forCapabilities?: (capabilities: ClientCapabilities) => ApiEvent | ApiEvent[] | null;
 }
 
 /*
@@ -62,9 +65,10 @@ export class EventHub {
 }
 
 /**
- * The IDs once each, in order. `[...new Set(map.keys())]` took ~130 µs for a message's
- * 1,000 recipients (JSC builds a Set from a Map iterator slowly); an array first and a
- * loop take ~20, and a map or set passed as such none.
+ * The IDs once each, in order. Not `[...new Set(map.keys())]`: JSC builds a Set from a
+ * Map iterator slowly, a cost paid per message to a large channel; an array first and
+ * a loop cost a fraction of it, and a map or set passed as such nothing
+ * (docs/benchmarks.md).
  */
 function distinct(ids: Iterable<number>): number[] {
   const list = Array.isArray(ids) ? ids : Array.from(ids);

@@ -1,48 +1,12 @@
-import { REALM_DEFAULTS } from "../views/realm-settings";
 import { envNumber } from "../lib/env";
 import { randomUUID } from "node:crypto";
 import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ApiError, badRequest } from "../errors";
 import type { ApiEvent, EventSink, PublishOptions } from "./hub";
+import type { ClientCapabilities } from "./capabilities";
+import { publishedForClient, shapeForClient, type ShapingRealm } from "./shaping";
 import { messageMatchesNarrow, type NarrowTerm } from "./narrow";
-
-/** The client_capabilities of POST /register; each changes what the queue receives. */
-export interface ClientCapabilities {
-  notification_settings_null: boolean;
-  bulk_message_deletion: boolean;
-  user_avatar_url_field_optional: boolean;
-  stream_typing_notifications: boolean;
-  user_settings_object: boolean;
-  linkifier_url_template: boolean;
-  user_list_incomplete: boolean;
-  include_deactivated_groups: boolean;
-  archived_channels: boolean;
-  empty_topic_name: boolean;
-  simplified_presence_events: boolean;
-  individual_emoji_changes: boolean;
-}
-
-export const CAPABILITY_NAMES = [
-  "notification_settings_null",
-  "bulk_message_deletion",
-  "user_avatar_url_field_optional",
-  "stream_typing_notifications",
-  "user_settings_object",
-  "linkifier_url_template",
-  "user_list_incomplete",
-  "include_deactivated_groups",
-  "archived_channels",
-  "empty_topic_name",
-  "simplified_presence_events",
-  "individual_emoji_changes",
-] as const satisfies readonly (keyof ClientCapabilities)[];
-
-export function parseCapabilities(raw: Record<string, unknown> | undefined): ClientCapabilities {
-  const caps = {} as ClientCapabilities;
-  for (const name of CAPABILITY_NAMES) caps[name] = raw?.[name] === true;
-  return caps;
-}
 
 /** What a queue was registered with; persisted with the queue across restarts. */
 export interface QueueSettings {
@@ -223,8 +187,8 @@ const SAVE_FORMAT = 1;
 /**
  * Holds every event queue in memory (Zulip's Tornado process). Actions publish
  * through the EventHub; `deliver` filters each event per queue (event types, narrow,
- * all_public_streams) and shapes it per the queue's client capabilities before it
- * gets its queue-local ID.
+ * all_public_streams) and shapes it per the queue's client capabilities (one hook,
+ * src/events/shaping.ts) before it gets its queue-local ID.
  */
 export class QueueManager implements EventSink {
   private readonly queues = new Map<string, EventQueue>();
@@ -237,8 +201,11 @@ export class QueueManager implements EventSink {
 
   constructor(
     readonly limits: QueueLimits = queueLimitsFromEnv(),
-    /** The realm's display name for the empty topic, for clients without empty_topic_name. */
-    private readonly emptyTopicDisplayName: () => string = () => String(REALM_DEFAULTS.empty_topic_display_name),
+    /**
+     * What capability shaping reads of the realm: the server passes the realm's
+     * settings (the queue reads no realm); the default is Zulip's.
+     */
+    private readonly realm: ShapingRealm = { emptyTopicDisplayName: () => "general chat" },
   ) {}
 
   startGc(): void {
@@ -359,10 +326,10 @@ export class QueueManager implements EventSink {
   /**
    * One timer for every parked poll instead of a timer and an abort listener per poll:
    * sends the heartbeats that are due, and watches for hang-ups only on polls parked
-   * longer than a sweep. Asking Bun for a request's abort signal cost ~3 µs of a
-   * ~15 µs poll (measured with 50 clients polling without pause), and under a message
-   * flood polls are answered long before a sweep comes. A client that hangs up is
-   * noticed within two sweeps (at most 2 s).
+   * longer than a sweep. Asking Bun for a request's abort signal was a fifth of a
+   * poll's cost (docs/benchmarks.md), and under a message flood polls are answered
+   * long before a sweep comes. A client that hangs up is noticed within two sweeps
+   * (at most 2 s).
    */
   sweepParked(now = Date.now()): void {
     const heartbeatMs = this.limits.heartbeatSecs * 1000;
@@ -432,11 +399,8 @@ export class QueueManager implements EventSink {
   }
 
   private enqueue(queue: EventQueue, published: ApiEvent, options: PublishOptions, shared: SharedPayloads, userFields?: Record<string, unknown>): void {
-    let variants: ApiEvent[] = [published];
-    if (options.forCapabilities) {
-      const chosen = options.forCapabilities(queue.settings.capabilities);
-      variants = chosen === null ? [] : Array.isArray(chosen) ? chosen : [chosen];
-    }
+    const caps = queue.settings.capabilities;
+    const variants = publishedForClient(published, caps, options.forCapabilities);
     for (const event of variants) {
       const queueFields = options.perQueue?.get(queue.id);
       // Recipients with the same fields (publishers share one object per flags value)
@@ -457,7 +421,7 @@ export class QueueManager implements EventSink {
           entry?.byForm.set(form, payload);
         }
       }
-      for (const e of this.shape(queue.settings, payload)) {
+      for (const e of shapeForClient(payload, caps, this.realm)) {
         queue.push(e);
         this.totalEvents++;
       }
@@ -477,78 +441,7 @@ export class QueueManager implements EventSink {
     if (event.type === "message" && narrow.length > 0) {
       return messageMatchesNarrow(narrow, event.message as Record<string, unknown>, (event.flags as string[]) ?? []);
     }
-    // Pre-user_settings forms of a settings change, for old clients only (Zulip's Tornado rule).
-    if ((event.type === "update_display_settings" || event.type === "update_global_notifications") && queue.settings.capabilities.user_settings_object) {
-      return false;
-    }
-    // Stream typing notifications only for clients that declared they handle them.
-    if (event.type === "typing" && event.message_type === "stream" && !queue.settings.capabilities.stream_typing_notifications) return false;
-    // Without linkifier_url_template a client gets neither linkifiers nor their events.
-    if (event.type === "realm_linkifiers" && !queue.settings.capabilities.linkifier_url_template) return false;
     return true;
-  }
-
-  /** Per-capability shaping of one event into what this client understands. */
-  private shape(settings: QueueSettings, event: ApiEvent): ApiEvent[] {
-    const caps = settings.capabilities;
-    if (event.type === "delete_message" && Array.isArray(event.message_ids) && !caps.bulk_message_deletion) {
-      const { message_ids, ...rest } = event;
-      return (message_ids as number[]).map((id) => this.shapeTopics(caps, { ...rest, message_id: id }));
-    }
-    if (event.type === "presence" && "presences" in event) {
-      // Publishers give both forms; each client gets the one it asked for (FL 419).
-      const { presences, legacy, ...rest } = event as any;
-      return [caps.simplified_presence_events ? { ...rest, presences } : { ...rest, ...legacy }];
-    }
-    if (event.type === "subscription" && event.op === "add" && "resolved_subscriptions" in event) {
-      // Publishers give both forms: clients without notification_settings_null get the
-      // user's defaults in place of null per-channel notification settings.
-      const { resolved_subscriptions, ...rest } = event;
-      return [caps.notification_settings_null ? rest : { ...rest, subscriptions: resolved_subscriptions }];
-    }
-    if (event.type === "stream" && event.op === "delete" && "archived_update" in event) {
-      // FL 315: clients with archived_channels keep archived channels and get an update instead.
-      const { archived_update, ...rest } = event;
-      return [caps.archived_channels ? (archived_update as ApiEvent) : rest];
-    }
-    return [this.shapeTopics(caps, event)];
-  }
-
-  /** FL 334: clients without empty_topic_name see the realm's display name for "". */
-  private shapeTopics(caps: ClientCapabilities, event: ApiEvent): ApiEvent {
-    if (caps.empty_topic_name) return event;
-    // The name is read only for an event that has an empty topic (it costs a realm read).
-    const name = () => this.emptyTopicDisplayName();
-    switch (event.type) {
-      case "message": {
-        const message = event.message as Record<string, unknown> | undefined;
-        if (message && message.type === "stream" && message.subject === "") {
-          return { ...event, message: { ...message, subject: name() } };
-        }
-        return event;
-      }
-      case "update_message":
-      case "delete_message":
-      case "typing": {
-        let changed: ApiEvent | null = null;
-        for (const key of ["topic", "subject", "orig_subject"]) {
-          if (event[key] === "") (changed ??= { ...event })[key] = name();
-        }
-        return changed ?? event;
-      }
-      case "user_topic":
-        return event.topic_name === "" ? { ...event, topic_name: name() } : event;
-      case "update_message_flags": {
-        // Marking messages unread tells where they are: `message_details[id].topic`.
-        const details = event.message_details as Record<string, { topic?: string }> | undefined;
-        if (!details || !Object.values(details).some((d) => d.topic === "")) return event;
-        const shown: Record<string, unknown> = {};
-        for (const [id, d] of Object.entries(details)) shown[id] = d.topic === "" ? { ...d, topic: name() } : d;
-        return { ...event, message_details: shown };
-      }
-      default:
-        return event;
-    }
   }
 
   /** Removes the queue holding the most events; false when there is none left. */

@@ -1,21 +1,20 @@
 import type { Hearth } from "../context";
 import type { UserRecord } from "../store/users";
-import type { ClientCapabilities } from "./queues";
+import type { ClientCapabilities } from "./capabilities";
 import type { NarrowTerm } from "./narrow";
 
 /**
- * The initial state of `POST /register`, assembled from parts. Each capability
- * defines the part it owns next to its code, with the event types that keep it
- * current; register computes only the parts the client's `fetch_event_types` asks
- * for (Zulip's `want(...)` in `fetch_initial_state_data`), so a bot asking for
- * `["message"]` never pays for the user list.
+ * The initial state of `POST /register`, assembled from parts. Each part is a value
+ * defined next to the code it reads, with the event types that keep it current:
  *
- *     defineStatePart("subscriptions", ["subscription"], (ctx) => ({
+ *     export const subscriptionsPart = statePart("subscriptions", ["subscription"], (ctx) => ({
  *       subscriptions: ..., unsubscribed: ..., never_subscribed: ...,
  *     }));
  *
- * A part defined with `{ placeholder: true }` gives the documented empty value of a
- * feature not built yet; the real definition replaces it whatever the import order.
+ * and one list (src/api/register_state.ts) names every part in the order register
+ * gives them. Register computes only the parts the client's `fetch_event_types` asks
+ * for (Zulip's `want(...)` in `fetch_initial_state_data`), so a bot asking for
+ * `["message"]` never pays for the user list.
  */
 export interface StateContext {
   h: Hearth;
@@ -35,34 +34,48 @@ export interface StateContext {
 
 export type StatePartFetch = (ctx: StateContext) => Record<string, unknown>;
 
-interface StatePart {
+export interface StatePart {
   name: string;
-  /** Computed when any of these is wanted, or when the predicate says so. */
+  /** Computed when any of these event types is wanted, or when the predicate says so. */
   when: readonly string[] | ((ctx: StateContext) => boolean);
   fetch: StatePartFetch;
-  placeholder: boolean;
 }
 
-const parts = new Map<string, StatePart>();
-
-export function defineStatePart(
-  name: string,
-  when: readonly string[] | ((ctx: StateContext) => boolean),
-  fetch: StatePartFetch,
-  options: { placeholder?: boolean } = {},
-): void {
-  const placeholder = options.placeholder ?? false;
-  const existing = parts.get(name);
-  if (existing && placeholder && !existing.placeholder) return;
-  if (existing && !placeholder && !existing.placeholder) throw new Error(`State part ${name} is defined twice`);
-  parts.set(name, { name, when, fetch, placeholder });
+export function statePart(name: string, when: readonly string[] | ((ctx: StateContext) => boolean), fetch: StatePartFetch): StatePart {
+  return { name, when, fetch };
 }
 
-export function fetchInitialState(ctx: StateContext): Record<string, unknown> {
+/** The state of every wanted part of `parts`, in their order (later parts win a shared key). */
+export function fetchInitialState(parts: readonly StatePart[], ctx: StateContext): Record<string, unknown> {
   const state: Record<string, unknown> = {};
-  for (const part of parts.values()) {
-    const wanted = typeof part.when === "function" ? part.when(ctx) : part.when.some((t) => ctx.want(t));
-    if (wanted) Object.assign(state, part.fetch(ctx));
-  }
+  for (const part of parts) if (isWanted(part, ctx)) Object.assign(state, part.fetch(ctx));
   return state;
+}
+
+function isWanted(part: StatePart, ctx: StateContext): boolean {
+  return typeof part.when === "function" ? part.when(ctx) : part.when.some((t) => ctx.want(t));
+}
+
+/*
+ * Until every part is a value: a part still registered by `defineStatePart` at
+ * module load takes its place in the list through `registeredStatePart(name)`.
+ */
+const registered = new Map<string, StatePart>();
+
+export function defineStatePart(name: string, when: readonly string[] | ((ctx: StateContext) => boolean), fetch: StatePartFetch): void {
+  if (registered.has(name)) throw new Error(`State part ${name} is defined twice`);
+  registered.set(name, { name, when, fetch });
+}
+
+/**
+ * The part `defineStatePart` registered as `name`, looked up when register runs: a
+ * part that was never registered fails register, rather than vanish from its answer.
+ */
+export function registeredStatePart(name: string): StatePart {
+  const part = () => {
+    const found = registered.get(name);
+    if (!found) throw new Error(`State part ${name} is listed but was never defined`);
+    return found;
+  };
+  return statePart(name, (ctx) => isWanted(part(), ctx), (ctx) => part().fetch(ctx));
 }

@@ -6,6 +6,7 @@ import { authenticateRequest } from "../auth/basic";
 import { parseParams, type ParamSpecs, type ParamValues } from "./params";
 import { readRawParams } from "./wire";
 import { clientAddress } from "./client_address";
+import { SerializedFields } from "../lib/serialized_fields";
 
 export type AuthMode = "required" | "optional" | "none";
 
@@ -50,21 +51,13 @@ type Handler<P extends ParamSpecs, A extends AuthMode> = (
 const JSON_HEADERS = { "content-type": "application/json" };
 /**
  * The same, built once: a Response copies a Headers object faster than it converts a
- * plain one (0.36 → 0.21 µs each, measured), and every poll's answer builds one.
+ * plain one (docs/benchmarks.md), and every poll's answer builds one.
  * Shared read-only: each Response gets its own copy.
  */
 const SHARED_JSON_HEADERS = new Headers(JSON_HEADERS);
 
 /** The most of a request body read for a caller without credentials (fetch_api_key, server settings, webhooks' own keys aside). */
 const UNAUTHENTICATED_BODY_BYTES = 1024 * 1024;
-
-/**
- * Success fields already serialized (`"a":1,"b":[…]`, no braces), for responses
- * that reuse cached JSON of large shared objects (the event queue's messages).
- */
-export class SerializedFields {
-  constructor(readonly json: string) {}
-}
 
 /** A success answer from fields already serialized (see SerializedFields). */
 export function serializedResponse(fields: SerializedFields, ignored: readonly string[] = []): Response {

@@ -13,8 +13,8 @@ import { escapeHtml } from "../lib/text";
 /**
  * highlight.js grammars by the Pygments lexer name Hearth writes in `data-code-language`.
  * Left out, so written as plain text: C#, Bash sessions, TOML/INI and Markdown, whose
- * grammars took 0.17–1.1 s on some 10,000-character inputs (scratch runs over repeated
- * and random text), where every grammar kept here took at most ~50 ms.
+ * grammars took up to a second on some 10,000-character inputs, many times the
+ * slowest grammar kept here (docs/benchmarks.md).
  * They are loaded with the first code block (`require`, which Bun's bundler keeps
  * lazy; see highlighter).
  */
@@ -161,8 +161,8 @@ const unescape = (html: string) => html.replace(/&(?:amp|lt|gt|quot|#x27);/g, (e
  */
 export function highlightCode(code: string, pygmentsName: string): string | undefined {
   const grammar = Object.hasOwn(GRAMMARS, pygmentsName) ? GRAMMARS[pygmentsName][0] : undefined;
-  // Several grammars slow down with the length of a run without spaces (C: ~0.1 s for
-  // 10,000 characters in runs of 200); real code rarely has one this long.
+  // Several grammars slow down with the length of a run without spaces (C among them,
+  // docs/benchmarks.md); real code rarely has one this long.
   if (grammar === undefined || /\S{80}/.test(code)) return undefined;
   const hljs = highlighter();
   let marked: string;

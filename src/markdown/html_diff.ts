@@ -19,7 +19,7 @@ function tokenize(html: string): Token[] {
 /**
  * Word pairs one request may compare (the comparison is quadratic): a message's whole
  * history shares this budget, and a diff past what is left marks everything changed.
- * About 20 ms of CPU.
+ * Sized to a small fraction of a second of CPU (docs/benchmarks.md).
  */
 export const DIFF_CELLS_PER_REQUEST = 4_000_000;
 
@@ -107,7 +107,7 @@ export function htmlDiff(beforeHtml: string, afterHtml: string, budget: DiffBudg
 /**
  * Where the closing tags (and the whitespace around them) at the end of `html` begin.
  * Scanned backwards by hand: the regex `/\s*(<\/[^>]+>\s*)*$/` backtracks from every
- * space of a long run, ~0.4 s for 10,000 spaces in a code block.
+ * space of a long run (docs/benchmarks.md).
  */
 function closingSuffixStart(html: string): number {
   let end = html.length;

@@ -446,8 +446,8 @@ function globalTimeRule(state: StateInline, silent: boolean): boolean {
 
 /**
  * Macro definitions: the one way a short formula expands into an output of any size
- * (a 2,000-character message of nested \\defs rendered 20 MB in 2.6 s, on the thread
- * every request waits for). Zulip renders them, in a separate process with a timeout;
+ * (a short message of nested \\defs rendered megabytes for seconds, on the thread
+ * every request waits for; docs/benchmarks.md). Zulip renders them, in a separate process with a timeout;
  * here they are refused as TeX errors.
  */
 const TEX_MACRO_DEFINITION = /\\(?:[gex]?def|let|futurelet|(?:re)?newcommand|providecommand|(?:re)?newenvironment|DeclareMathOperator)(?![a-zA-Z])/;

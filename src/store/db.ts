@@ -18,13 +18,12 @@ import { KEYSPACES, type KeyspaceName } from "./keyspaces";
  * - The map is reserved at 16 GiB of address space up front on 64-bit systems (no
  *   memory or disk is taken until data is written). lmdb-js otherwise starts at
  *   128 KB and remaps as the file grows, keeping each outgrown mapping alive, so the
- *   same pages showed up resident several times: 7 mappings and ~90 MiB of RSS for a
- *   35 MB file in scripts/bench-events.ts. A store that outgrows it still grows
- *   (lmdb-js resizes on demand).
+ *   same pages showed up resident several times over (docs/benchmarks.md). A store
+ *   that outgrows it still grows (lmdb-js resizes on demand).
  * - msgpack record structures are shared per key space (stored once in the database)
- *   instead of written inline in every value: decoding a user record drops from
- *   ~4 µs to ~1 µs, which is what an event fan-out to every user spends its time on
- *   (scripts/bench-events.ts). Values written before this setting stay readable.
+ *   instead of written inline in every value: decoding a user record is several
+ *   times faster, and an event fan-out to every user spends its time on that
+ *   (docs/benchmarks.md). Values written before this setting stay readable.
  */
 const is64Bit = arch().endsWith("64");
 /** How every key space is opened (see the note on shared msgpack structures above). */
@@ -246,11 +245,10 @@ export class Store {
    * - "nested": a child transaction inside the batch (a throw undoes this action's writes only).
    * - "batch": straight in the batch transaction (see commitInfallible).
    * Lone commits used to run inline on the calling thread instead (transaction, commit
-   * and fsync: ~2 ms from the call to publishing against 9–15 ms for a batched commit,
-   * which costs two turns of the main thread under load). But the fsync held the main
-   * thread, p50 0.8 ms and p99 3–5 ms per message, and every parked poll with it: 8
-   * alternating rounds of scripts/bench-events.ts, batched only, gave Hearth's delivery
-   * p99 a median of 65 ms against 79 (lower in 7 of the 8 pairs); docs/events.md.
+   * and fsync: a shorter path to publishing than a batched commit, which costs two
+   * turns of the main thread under load). But the fsync held the main thread, and every
+   * parked poll with it: batched only, Hearth's delivery p99 under
+   * scripts/bench-events.ts was lower (docs/benchmarks.md).
    */
   private async run<T>(fn: () => T, mode: "nested" | "batch", options?: CommitOptions<T>): Promise<T> {
     this.writes++;

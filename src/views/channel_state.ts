@@ -10,7 +10,7 @@ import { isGuest } from "./users";
 import { hasContentAccess, hasMetadataAccess } from "../access/channels";
 import { activeSubscriberIds, formatChannel, formatChannelWithDefault, formatSubscription } from "./channels";
 import { listUserGroups } from "./user_groups";
-import { defineStatePart } from "../events/state";
+import { statePart } from "../events/state";
 
 export interface ChannelStateOptions {
   /** register's `include_subscribers`: false, true, or "partial" (full lists below 250 subscribers). */
@@ -155,7 +155,7 @@ export function userGroupsState(h: Hearth, _user: UserRecord, options: { include
 }
 
 // Register parts (src/events/state.ts): these replace the placeholders of register.ts.
-defineStatePart("subscriptions", ["subscription"], ({ h, user, includeSubscribers, capabilities }) => {
+export const subscriptionsPart = statePart("subscriptions", ["subscription"], ({ h, user, includeSubscribers, capabilities }) => {
   if (!user) return { subscriptions: [], unsubscribed: [], never_subscribed: [] };
   const options: ChannelStateOptions = {
     includeSubscribers,
@@ -169,14 +169,14 @@ defineStatePart("subscriptions", ["subscription"], ({ h, user, includeSubscriber
   };
 });
 
-defineStatePart("streams", ["stream"], ({ h, user, capabilities }) => ({
+export const streamsPart = statePart("streams", ["stream"], ({ h, user, capabilities }) => ({
   streams: user ? streamsState(h, user, { archivedChannels: capabilities.archived_channels }) : [],
 }));
 
-defineStatePart("realm_default_streams", ["default_streams"], ({ h, user }) => ({
+export const realmDefaultStreamsPart = statePart("realm_default_streams", ["default_streams"], ({ h, user }) => ({
   realm_default_streams: user ? defaultStreamsState(h, user) : [],
 }));
 
-defineStatePart("realm_user_groups", ["realm_user_groups", "user_group"], ({ h, user, capabilities }) => ({
+export const realmUserGroupsPart = statePart("realm_user_groups", ["realm_user_groups", "user_group"], ({ h, user, capabilities }) => ({
   realm_user_groups: user ? userGroupsState(h, user, { includeDeactivatedGroups: capabilities.include_deactivated_groups }) : [],
 }));

@@ -1,4 +1,4 @@
-import { defineStatePart } from "../events/state";
+import { statePart } from "../events/state";
 import type { Hearth } from "../context";
 import { appendTo } from "../lib/collections";
 import type { UserRecord } from "../store/users";
@@ -106,12 +106,12 @@ export function starredMessageIds(h: Hearth, user: UserRecord): number[] {
 }
 
 // Unread counts stay current only with both message and flag events (Zulip's rule).
-defineStatePart("unread_msgs", (ctx) => ctx.want("message") && ctx.want("update_message_flags"), ({ h, user, capabilities }) => ({
+export const unreadMsgsPart = statePart("unread_msgs", (ctx) => ctx.want("message") && ctx.want("update_message_flags"), ({ h, user, capabilities }) => ({
   unread_msgs: user ? unreadMessagesState(h, user, capabilities.empty_topic_name) : { count: 0, pms: [], streams: [], huddles: [], mentions: [], old_unreads_missing: false },
 }));
-defineStatePart("recent_private_conversations", ["recent_private_conversations"], ({ h, user }) => ({
+export const recentPrivateConversationsPart = statePart("recent_private_conversations", ["recent_private_conversations"], ({ h, user }) => ({
   recent_private_conversations: user ? recentPrivateConversations(h, user) : [],
 }));
-defineStatePart("starred_messages", ["starred_messages"], ({ h, user }) => ({
+export const starredMessagesPart = statePart("starred_messages", ["starred_messages"], ({ h, user }) => ({
   starred_messages: user ? starredMessageIds(h, user) : [],
 }));

@@ -1,9 +1,8 @@
 /**
  * The state parts of POST /register that this module owns (realm, users, bots,
- * settings, server constants), plus the documented empty values of capabilities not
- * built yet — each a placeholder its capability replaces with one `defineStatePart`.
+ * settings, server constants); src/api/register_state.ts lists every part in order.
  */
-import { defineStatePart, type StateContext } from "../events/state";
+import { statePart, type StateContext } from "../events/state";
 import { allUsers, Role, type UserRecord } from "../store/users";
 import { getRealm } from "../store/realm";
 import { botView } from "../actions/users";
@@ -21,9 +20,6 @@ import {
   SERVER_LIMITS,
 } from "./realm-settings";
 import { getRealmPresences, PRESENCE_OFFLINE_THRESHOLD_SECS, PRESENCE_PING_INTERVAL_SECS } from "./presence";
-// Parts defined next to their capability, imported so register always has them.
-import "./personal_state";
-import "./scheduled_state";
 import { USER_SETTINGS, userSettingsDefaultsView, userSettingsView } from "./settings";
 
 
@@ -33,7 +29,7 @@ const SERVER_GENERATION = Math.floor(Date.now() / 1000);
 /** Served later by the emoji capability; register must give an absolute URL now. */
 export const EMOJI_DATA_PATH = "/static/generated/emoji/emoji_api.json";
 
-defineStatePart("realm", ["realm"], ({ h }) => {
+export const realmPart = statePart("realm", ["realm"], ({ h }) => {
   const realm = requireRealm(h);
   const url = h.realmUrl();
   const state: Record<string, unknown> = {};
@@ -99,7 +95,7 @@ defineStatePart("realm", ["realm"], ({ h }) => {
   return state;
 });
 
-defineStatePart("realm_user_settings_defaults", ["realm_user_settings_defaults"], ({ h }) => ({
+export const realmUserSettingsDefaultsPart = statePart("realm_user_settings_defaults", ["realm_user_settings_defaults"], ({ h }) => ({
   realm_user_settings_defaults: userSettingsDefaultsView(getRealm(h.store)?.settings),
 }));
 
@@ -108,7 +104,7 @@ function userForViewer(ctx: StateContext, target: UserRecord): Record<string, un
   return formatUser(ctx.h, ctx.user, target, { clientGravatar: ctx.clientGravatar, includeCustomProfileFields: true });
 }
 
-defineStatePart("realm_user", ["realm_user"], (ctx) => {
+export const realmUserPart = statePart("realm_user", ["realm_user"], (ctx) => {
   const { h, user } = ctx;
   const realmUsers: Record<string, unknown>[] = [];
   const nonActive: Record<string, unknown>[] = [];
@@ -152,7 +148,7 @@ defineStatePart("realm_user", ["realm_user"], (ctx) => {
   return state;
 });
 
-defineStatePart("realm_bot", ["realm_bot"], ({ h, user }) => {
+export const realmBotPart = statePart("realm_bot", ["realm_bot"], ({ h, user }) => {
   const bots: Record<string, unknown>[] = [];
   if (user) {
     for (const u of allUsers(h.store)) {
@@ -167,7 +163,7 @@ defineStatePart("realm_bot", ["realm_bot"], ({ h, user }) => {
 /** Top-level copies of settings for clients without user_settings_object (pre-FL 89 layout). */
 const LEGACY_TOP_LEVEL_SETTINGS = Object.keys(USER_SETTINGS).filter((n) => n !== "web_channel_default_view");
 
-defineStatePart("user_settings", ["user_settings"], ({ user, capabilities }) => {
+export const userSettingsPart = statePart("user_settings", ["user_settings"], ({ user, capabilities }) => {
   if (!user) return { user_settings: userSettingsDefaultsView() };
   const settings = userSettingsView(user);
   const state: Record<string, unknown> = { user_settings: settings };
@@ -180,24 +176,11 @@ defineStatePart("user_settings", ["user_settings"], ({ user, capabilities }) => 
   return state;
 });
 
-defineStatePart("max_message_id", ["message"], ({ h, user }) => ({
+export const maxMessageIdPart = statePart("max_message_id", ["message"], ({ h, user }) => ({
   max_message_id: user ? maxMessageIdFor(h, user) : -1,
 }));
 
-defineStatePart("presences", ["presence"], ({ h, slimPresence, presenceHistoryLimitDays }) => ({
+export const presencesPart = statePart("presences", ["presence"], ({ h, slimPresence, presenceHistoryLimitDays }) => ({
   ...getRealmPresences(h, { slim: slimPresence, historyLimitDays: presenceHistoryLimitDays }),
   server_timestamp: Date.now() / 1000,
 }));
-
-// Documented empty values of capabilities that do not exist yet: truthful, since no
-// such data can exist until the capability lands and replaces its part.
-const placeholders: [string, string[] | ((ctx: StateContext) => boolean), () => Record<string, unknown>][] = [
-  ["realm_filters", ["realm_filters"], () => ({ realm_filters: [] })],
-  ["realm_embedded_bots", ["realm_embedded_bots"], () => ({ realm_embedded_bots: [] })],
-  ["stop_words", ["stop_words"], () => ({ stop_words: [] })],
-  ["has_zoom_token", ["video_calls", "has_zoom_token"], () => ({ has_zoom_token: false })],
-  // No GIPHY key is configured (Zulip sends "" then, and clients hide the GIF picker).
-  ["giphy_api_key", ["giphy"], () => ({ giphy_api_key: "" })],
-];
-for (const [name, when, fetch] of placeholders) defineStatePart(name, when, fetch, { placeholder: true });
-

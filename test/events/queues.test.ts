@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { EventHub } from "../../src/events/hub";
-import { parseCapabilities, QueueManager, queuedFrom, type QueueSettings } from "../../src/events/queues";
+import { parseCapabilities } from "../../src/events/capabilities";
+import { QueueManager, queuedFrom, type QueueSettings } from "../../src/events/queues";
 import { eventsResponseFields } from "../../src/events/serialize";
 import { parseNarrow } from "../../src/events/narrow";
 

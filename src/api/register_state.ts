@@ -1,0 +1,83 @@
+/**
+ * Every state part of POST /register, in the order register gives them (the order
+ * of keys in its answer). Each part names the event types that keep it current; see
+ * src/events/state.ts. It is a list at the route's layer because one part (the
+ * incoming-webhook integrations) is defined by the webhook routes.
+ */
+import { registeredStatePart, statePart, type StatePart } from "../events/state";
+import { realmDefaultStreamsPart, realmUserGroupsPart, streamsPart, subscriptionsPart } from "../views/channel_state";
+import {
+  alertWordsPart,
+  channelFoldersPart,
+  customProfileFieldsPart,
+  draftsPart,
+  mutedTopicsPart,
+  mutedUsersPart,
+  navigationViewsPart,
+  onboardingStepsPart,
+  realmDomainsPart,
+  realmEmojiPart,
+  realmLinkifiersPart,
+  realmPlaygroundsPart,
+  savedSnippetsPart,
+  userStatusPart,
+  userTopicsPart,
+} from "../views/personal_state";
+import { remindersPart, scheduledMessagesPart } from "../views/scheduled_state";
+import {
+  maxMessageIdPart,
+  presencesPart,
+  realmBotPart,
+  realmPart,
+  realmUserPart,
+  realmUserSettingsDefaultsPart,
+  userSettingsPart,
+} from "../views/register";
+import { recentPrivateConversationsPart, starredMessagesPart, unreadMsgsPart } from "../views/message_state";
+import { realmIncomingWebhookBotsPart } from "./webhooks";
+// Registers realm_default_stream_groups at load, until that part is a value too.
+import "../actions/default_channel_groups";
+
+export const REGISTER_STATE_PARTS: readonly StatePart[] = [
+  subscriptionsPart,
+  streamsPart,
+  realmDefaultStreamsPart,
+  realmUserGroupsPart,
+  registeredStatePart("realm_default_stream_groups"),
+  alertWordsPart,
+  mutedUsersPart,
+  savedSnippetsPart,
+  customProfileFieldsPart,
+  userStatusPart,
+  userTopicsPart,
+  mutedTopicsPart,
+  onboardingStepsPart,
+  draftsPart,
+  realmEmojiPart,
+  navigationViewsPart,
+  realmDomainsPart,
+  realmLinkifiersPart,
+  channelFoldersPart,
+  realmPlaygroundsPart,
+  scheduledMessagesPart,
+  remindersPart,
+  realmPart,
+  realmUserSettingsDefaultsPart,
+  realmUserPart,
+  realmBotPart,
+  userSettingsPart,
+  maxMessageIdPart,
+  presencesPart,
+  // Documented empty values of capabilities that do not exist yet: truthful, since no
+  // such data can exist until the capability lands and gives its own part.
+  statePart("realm_filters", ["realm_filters"], () => ({ realm_filters: [] })),
+  statePart("realm_embedded_bots", ["realm_embedded_bots"], () => ({ realm_embedded_bots: [] })),
+  statePart("stop_words", ["stop_words"], () => ({ stop_words: [] })),
+  statePart("has_zoom_token", ["video_calls", "has_zoom_token"], () => ({ has_zoom_token: false })),
+  // No GIPHY key is configured (Zulip sends "" then, and clients hide the GIF picker).
+  statePart("giphy_api_key", ["giphy"], () => ({ giphy_api_key: "" })),
+  unreadMsgsPart,
+  recentPrivateConversationsPart,
+  starredMessagesPart,
+  realmIncomingWebhookBotsPart,
+];

@@ -1,0 +1,114 @@
+import type { ClientCapabilities } from "./capabilities";
+import type { ApiEvent } from "./hub";
+
+/**
+ * What a client gets in place of one event, per the capabilities it declared at
+ * register: the event itself, another form of it, several events, or none (null).
+ * The one hook by which capabilities shape events. A publisher that has alternatives
+ * only it can build passes one as `PublishOptions.forCapabilities` (a deactivated
+ * user group as `update` or `remove`); every rule that holds for all events of a type
+ * is in SHAPERS below, so no queue code knows about any capability.
+ */
+export type CapabilityShaper = (event: ApiEvent, caps: ClientCapabilities, realm: ShapingRealm) => ApiEvent | ApiEvent[] | null;
+
+/** The realm facts a shaper may read, each only when an event needs it. */
+export interface ShapingRealm {
+  /** The realm's display name for the empty topic (costs a realm read). */
+  emptyTopicDisplayName(): string;
+}
+
+/** Pre-user_settings forms of a settings change, for old clients only (Zulip's Tornado rule). */
+const legacySettings: CapabilityShaper = (event, caps) => (caps.user_settings_object ? null : event);
+
+/**
+ * Per event type, applied in each queue after its event-type and narrow filters (a
+ * narrow judges the stored topic, not the name a client is shown) and after the
+ * message's content form is chosen.
+ */
+const SHAPERS: Readonly<Record<string, CapabilityShaper>> = {
+  update_display_settings: legacySettings,
+  update_global_notifications: legacySettings,
+  // Stream typing notifications only for clients that declared they handle them.
+  typing: (event, caps, realm) => (event.message_type === "stream" && !caps.stream_typing_notifications ? null : withTopicNames(event, caps, realm)),
+  // Without linkifier_url_template a client gets neither linkifiers nor their events.
+  realm_linkifiers: (event, caps) => (caps.linkifier_url_template ? event : null),
+  delete_message: (event, caps, realm) => {
+    if (!Array.isArray(event.message_ids) || caps.bulk_message_deletion) return withTopicNames(event, caps, realm);
+    const { message_ids, ...rest } = event;
+    return (message_ids as number[]).map((id) => withTopicNames({ ...rest, message_id: id }, caps, realm));
+  },
+  presence: (event, caps) => {
+    if (!("presences" in event)) return event;
+    // Publishers give both forms; each client gets the one it asked for (FL 419).
+    const { presences, legacy, ...rest } = event as any;
+    return caps.simplified_presence_events ? { ...rest, presences } : { ...rest, ...legacy };
+  },
+  subscription: (event, caps) => {
+    if (event.op !== "add" || !("resolved_subscriptions" in event)) return event;
+    // Publishers give both forms: clients without notification_settings_null get the
+    // user's defaults in place of null per-channel notification settings.
+    const { resolved_subscriptions, ...rest } = event;
+    return caps.notification_settings_null ? rest : { ...rest, subscriptions: resolved_subscriptions };
+  },
+  stream: (event, caps) => {
+    if (event.op !== "delete" || !("archived_update" in event)) return event;
+    // FL 315: clients with archived_channels keep archived channels and get an update instead.
+    const { archived_update, ...rest } = event;
+    return caps.archived_channels ? (archived_update as ApiEvent) : rest;
+  },
+  message: withTopicNames,
+  update_message: withTopicNames,
+  user_topic: withTopicNames,
+  update_message_flags: withTopicNames,
+};
+
+/** The events a queue with `caps` gets for `event`, in order (see SHAPERS). */
+export function shapeForClient(event: ApiEvent, caps: ClientCapabilities, realm: ShapingRealm): ApiEvent[] {
+  const shaper = SHAPERS[event.type];
+  if (!shaper) return [event];
+  const shaped = shaper(event, caps, realm);
+  return shaped === null ? [] : Array.isArray(shaped) ? shaped : [shaped];
+}
+
+/** The publisher's alternatives for this queue (`PublishOptions.forCapabilities`), or the event itself. */
+export function publishedForClient(event: ApiEvent, caps: ClientCapabilities, forCapabilities: ((caps: ClientCapabilities) => ApiEvent | ApiEvent[] | null) | undefined): ApiEvent[] {
+  if (!forCapabilities) return [event];
+  const chosen = forCapabilities(caps);
+  return chosen === null ? [] : Array.isArray(chosen) ? chosen : [chosen];
+}
+
+/** FL 334: clients without empty_topic_name see the realm's display name for "". */
+function withTopicNames(event: ApiEvent, caps: ClientCapabilities, realm: ShapingRealm): ApiEvent {
+  if (caps.empty_topic_name) return event;
+  const name = () => realm.emptyTopicDisplayName();
+  switch (event.type) {
+    case "message": {
+      const message = event.message as Record<string, unknown> | undefined;
+      if (message && message.type === "stream" && message.subject === "") {
+        return { ...event, message: { ...message, subject: name() } };
+      }
+      return event;
+    }
+    case "update_message":
+    case "delete_message":
+    case "typing": {
+      let changed: ApiEvent | null = null;
+      for (const key of ["topic", "subject", "orig_subject"]) {
+        if (event[key] === "") (changed ??= { ...event })[key] = name();
+      }
+      return changed ?? event;
+    }
+    case "user_topic":
+      return event.topic_name === "" ? { ...event, topic_name: name() } : event;
+    case "update_message_flags": {
+      // Marking messages unread tells where they are: `message_details[id].topic`.
+      const details = event.message_details as Record<string, { topic?: string }> | undefined;
+      if (!details || !Object.values(details).some((d) => d.topic === "")) return event;
+      const shown: Record<string, unknown> = {};
+      for (const [id, d] of Object.entries(details)) shown[id] = d.topic === "" ? { ...d, topic: name() } : d;
+      return { ...event, message_details: shown };
+    }
+    default:
+      return event;
+  }
+}
