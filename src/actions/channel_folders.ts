@@ -5,7 +5,8 @@ import { badRequest } from "../errors";
 import { renderDescription } from "../markdown/description";
 import type { UserRecord } from "../store/users";
 import { SERVER_LIMITS } from "../views/realm-settings";
-import { activeUserIds } from "./users";
+import { activeUserIdsOf } from "../store/users";
+import { commit } from "../events/commit";
 import { allChannels } from "../store/channels";
 
 /** A folder grouping channels in the sidebar (FL 389; `order` FL 414). */
@@ -62,7 +63,7 @@ function checkDescription(description: string): string {
 export async function doCreateChannelFolder(h: Hearth, user: UserRecord, name: string, description: string): Promise<number> {
   assertAdmin(user);
   const desc = checkDescription(description);
-  const folder = await h.store.commit(() => {
+  const folder = await commit(h, (tx) => {
     const folders = getChannelFolders(h);
     const f: ChannelFolder = {
       id: h.store.nextId("channel_folder"),
@@ -75,9 +76,9 @@ export async function doCreateChannelFolder(h: Hearth, user: UserRecord, name: s
       order: folders.length === 0 ? 0 : Math.max(...folders.map((x) => x.order)) + 1,
     };
     h.store.dbs.channelFolders.put(f.id, f);
+    tx.notify({ type: "channel_folder", op: "add", channel_folder: f }, activeUserIdsOf(h.store));
     return f;
   });
-  h.events.publish({ type: "channel_folder", op: "add", channel_folder: folder }, activeUserIds(h));
   return folder.id;
 }
 
@@ -88,8 +89,8 @@ export async function doUpdateChannelFolder(
   changes: { name?: string; description?: string; is_archived?: boolean },
 ): Promise<void> {
   assertAdmin(user);
-  const data: Record<string, unknown> = {};
-  await h.store.commit(() => {
+  await commit(h, (tx) => {
+    const data: Record<string, unknown> = {};
     const current = getChannelFolder(h, id);
     if (!current) throw invalidFolderId();
     const next = { ...current };
@@ -106,18 +107,18 @@ export async function doUpdateChannelFolder(
       data.is_archived = next.is_archived = changes.is_archived;
     }
     h.store.dbs.channelFolders.put(id, next);
+    if (Object.keys(data).length > 0) tx.notify({ type: "channel_folder", op: "update", channel_folder_id: id, data }, activeUserIdsOf(h.store));
   });
-  if (Object.keys(data).length > 0) h.events.publish({ type: "channel_folder", op: "update", channel_folder_id: id, data }, activeUserIds(h));
 }
 
 export async function doReorderChannelFolders(h: Hearth, user: UserRecord, order: number[]): Promise<void> {
   assertAdmin(user);
-  await h.store.commit(() => {
+  await commit(h, (tx) => {
     const ids = new Set(getChannelFolders(h).map((f) => f.id));
     if (!isPermutationOf(order, ids)) {
       throw badRequest("Invalid order mapping");
     }
     order.forEach((id, index) => h.store.dbs.channelFolders.put(id, { ...getChannelFolder(h, id)!, order: index }));
+    tx.notify({ type: "channel_folder", op: "reorder", order }, activeUserIdsOf(h.store));
   });
-  h.events.publish({ type: "channel_folder", op: "reorder", order }, activeUserIds(h));
 }

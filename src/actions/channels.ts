@@ -3,6 +3,7 @@ import { channelLinkSyntax } from "../markdown/links";
 import { appendTo } from "../lib/collections";
 import { silentMention } from "../markdown/syntax";
 import type { Hearth } from "../context";
+import { commit, type Transaction } from "../events/commit";
 import { badRequest, mustBeAdmin, mustBeOwner } from "../errors";
 import { allUsers, getUser, type UserRecord } from "../store/users";
 import {
@@ -265,7 +266,11 @@ function newSubscriptionRecord(h: Hearth, channel: ChannelRecord, userId: number
 /** POST /users/me/subscriptions. */
 export async function checkSubscribe(h: Hearth, actor: UserRecord, input: SubscribeInput): Promise<SubscribeResult> {
   const plan = planSubscribe(h, actor, input);
-  const outcome = await h.store.commit(() => writeSubscriptions(h, plan, input));
+  const outcome = await commit(h, (tx) => {
+    const written = writeSubscriptions(h, plan, input);
+    notifySubscribed(tx, h, input, plan, written);
+    return written;
+  });
   return finishSubscribe(h, actor, input, plan, outcome);
 }
 
@@ -355,10 +360,14 @@ function writeSubscriptions(h: Hearth, { principals, targets }: SubscribePlan, i
   return { created, added, already };
 }
 
-/** After a subscribe request's commit: its events and messages, and its answer. */
-async function finishSubscribe(h: Hearth, actor: UserRecord, input: SubscribeInput, { sawBefore, unauthorized }: SubscribePlan, outcome: SubscribeOutcome): Promise<SubscribeResult> {
-  notifySubscriptionsAdded(h, outcome.created, outcome.added, sawBefore);
-  if (input.creation.is_default_stream && outcome.created.length > 0) notifyDefaultChannels(h);
+/** In a subscribe request's transaction, after its writes: its events. */
+function notifySubscribed(tx: Transaction, h: Hearth, input: SubscribeInput, { sawBefore }: SubscribePlan, outcome: SubscribeOutcome): void {
+  notifySubscriptionsAdded(tx, h, outcome.created, outcome.added, sawBefore);
+  if (input.creation.is_default_stream && outcome.created.length > 0) notifyDefaultChannels(tx, h);
+}
+
+/** After a subscribe request's commit: its messages, and its answer. */
+async function finishSubscribe(h: Hearth, actor: UserRecord, input: SubscribeInput, { unauthorized }: SubscribePlan, outcome: SubscribeOutcome): Promise<SubscribeResult> {
   if (input.announce) await announceNewChannels(h, actor, outcome.created);
   if (input.sendNewSubscriptionMessages !== false) await sendNewSubscriptionMessages(h, actor, outcome.added, outcome.created);
 
@@ -432,6 +441,7 @@ async function sendNewSubscriptionMessages(h: Hearth, actor: UserRecord, added: 
 }
 
 function notifySubscriptionsAdded(
+  tx: Transaction,
   h: Hearth,
   created: ChannelRecord[],
   added: { channel: ChannelRecord; userIds: number[] }[],
@@ -441,7 +451,7 @@ function notifySubscriptionsAdded(
   // Announced as it was before anyone joined (as Zulip does): peer_add then counts the subscribers,
   // so a client that adds peer_add users to `subscriber_count` ends with the right number.
   for (const channel of created) {
-    h.events.publish({ type: "stream", op: "create", streams: [{ ...formatChannel(h, channel), subscriber_count: 0 }] }, channelViewerIds(h, channel));
+    tx.notify({ type: "stream", op: "create", streams: [{ ...formatChannel(h, channel), subscriber_count: 0 }] }, channelViewerIds(h, channel));
   }
   const createdIds = new Set(created.map((c) => c.id));
   // 2. Existing channels that newly subscribed users could not see before (private channels, guests).
@@ -449,7 +459,7 @@ function notifySubscriptionsAdded(
     if (createdIds.has(channel.id)) continue;
     const before = sawBefore.get(channel.id) ?? new Set();
     const admitted = userIds.filter((id) => !before.has(id));
-    if (admitted.length > 0) h.events.publish({ type: "stream", op: "create", streams: [formatChannel(h, getChannel(h.store, channel.id)!)] }, admitted);
+    if (admitted.length > 0) tx.notify({ type: "stream", op: "create", streams: [formatChannel(h, getChannel(h.store, channel.id)!)] }, admitted);
   }
   // 3. Each newly subscribed user: `subscription add` with the full subscription objects.
   const perUser = new Map<number, { raw: Record<string, unknown>[]; resolved: Record<string, unknown>[] }>();
@@ -466,14 +476,14 @@ function notifySubscriptionsAdded(
   }
   for (const [userId, lists] of perUser) {
     // The queue picks one form per its notification_settings_null capability (src/events/queues.ts).
-    h.events.publish({ type: "subscription", op: "add", subscriptions: lists.raw, resolved_subscriptions: lists.resolved }, [userId]);
+    tx.notify({ type: "subscription", op: "add", subscriptions: lists.raw, resolved_subscriptions: lists.resolved }, [userId]);
   }
   // 4. Everyone else who can see the subscriber list: `peer_add`.
   for (const { channel, userIds } of added) {
     if (userIds.length === 0) continue;
     const newcomers = new Set(userIds);
     const peers = channelViewerIds(h, getChannel(h.store, channel.id)!).filter((id) => !newcomers.has(id));
-    h.events.publish({ type: "subscription", op: "peer_add", stream_ids: [channel.id], user_ids: userIds }, peers);
+    tx.notify({ type: "subscription", op: "peer_add", stream_ids: [channel.id], user_ids: userIds }, peers);
   }
 }
 
@@ -525,8 +535,12 @@ function planUnsubscribe(h: Hearth, actor: UserRecord, names: string[], principa
 type Unsubscribed = { channel: ChannelRecord; userIds: number[]; notIds: number[] }[];
 
 async function doUnsubscribe(h: Hearth, actor: UserRecord, plan: UnsubscribePlan): Promise<UnsubscribeResult> {
-  const removed = await h.store.commit(() => writeUnsubscriptions(h, plan));
-  return finishUnsubscribe(h, removed);
+  const removed = await commit(h, (tx) => {
+    const written = writeUnsubscriptions(h, plan);
+    notifyUnsubscribed(tx, h, written);
+    return written;
+  });
+  return unsubscribeResult(removed);
 }
 
 /** The writes of an unsubscribe request; call inside `store.commit`. */
@@ -549,23 +563,27 @@ function writeUnsubscriptions(h: Hearth, { principals, channels }: UnsubscribePl
   return done;
 }
 
-/** After an unsubscribe request's commit: its events, and its answer. */
-function finishUnsubscribe(h: Hearth, removed: Unsubscribed): UnsubscribeResult {
+/** In an unsubscribe request's transaction, after its writes: its events. */
+function notifyUnsubscribed(tx: Transaction, h: Hearth, removed: Unsubscribed): void {
   for (const { channel, userIds } of removed) {
     if (userIds.length === 0) continue;
     for (const id of userIds) {
-      h.events.publish({ type: "subscription", op: "remove", subscriptions: [{ stream_id: channel.id, name: channel.name }] }, [id]);
+      tx.notify({ type: "subscription", op: "remove", subscriptions: [{ stream_id: channel.id, name: channel.name }] }, [id]);
     }
     const gone = new Set(userIds);
     const peers = channelViewerIds(h, channel).filter((id) => !gone.has(id));
-    h.events.publish({ type: "subscription", op: "peer_remove", stream_ids: [channel.id], user_ids: userIds }, peers);
+    tx.notify({ type: "subscription", op: "peer_remove", stream_ids: [channel.id], user_ids: userIds }, peers);
     // Leaving a private channel can take it out of sight entirely.
     const lostSight = userIds.filter((id) => {
       const u = getUser(h.store, id);
       return u && !hasMetadataAccess(h, u, channel);
     });
-    if (lostSight.length > 0) h.events.publish(streamDeleteEvent(h, channel), lostSight);
+    if (lostSight.length > 0) tx.notify(streamDeleteEvent(h, channel), lostSight);
   }
+}
+
+/** An unsubscribe request's answer. */
+function unsubscribeResult(removed: Unsubscribed): UnsubscribeResult {
   const result: UnsubscribeResult = { removed: [], not_removed: [] };
   for (const { channel, userIds, notIds } of removed) {
     for (const _ of userIds) result.removed.push(channel.name);
@@ -617,7 +635,7 @@ export async function checkUpdateSubscriptionProperties(h: Hearth, user: UserRec
       checked.push({ channelId: channel.id, property: change.property, value: change.value });
     }
   }
-  const applied = await h.store.commit(() => {
+  await commit(h, (tx) => {
     const events: { channelId: number; property: string; value: string | boolean }[] = [];
     for (const c of checked) {
       const sub = getSubscription(h.store, c.channelId, user.id)!;
@@ -633,11 +651,10 @@ export async function checkUpdateSubscriptionProperties(h: Hearth, user: UserRec
       }
       putSubscription(h.store, next);
     }
-    return events;
+    for (const e of events) {
+      tx.notify({ type: "subscription", op: "update", stream_id: e.channelId, property: e.property, value: e.value }, [user.id]);
+    }
   });
-  for (const e of applied) {
-    h.events.publish({ type: "subscription", op: "update", stream_id: e.channelId, property: e.property, value: e.value }, [user.id]);
-  }
 }
 
 // ---------------------------------------------------------------------------
@@ -751,7 +768,7 @@ export async function checkUpdateChannel(h: Hearth, actor: UserRecord, channelId
   if (changed.length === 0 && defaultChange === null) return;
 
   const viewersBefore = new Set(channelViewerIds(h, channel));
-  const saved = await h.store.commit(() => {
+  await commit(h, (tx) => {
     const current = getChannel(h.store, channel.id)!;
     if (next.name !== current.name) {
       const other = getChannelByName(h.store, next.name);
@@ -767,24 +784,23 @@ export async function checkUpdateChannel(h: Hearth, actor: UserRecord, channelId
     putChannel(h.store, merged, current.name);
     if (defaultChange === true) h.store.dbs.defaultChannels.put(channel.id, true);
     if (defaultChange === false) h.store.dbs.defaultChannels.remove(channel.id);
-    return merged;
+    notifyChannelUpdated(tx, h, channel, merged, changed, viewersBefore);
+    if (defaultChange !== null) notifyDefaultChannels(tx, h);
   });
-  notifyChannelUpdated(h, channel, saved, changed, viewersBefore);
-  if (defaultChange !== null) notifyDefaultChannels(h);
 }
 
-function notifyChannelUpdated(h: Hearth, before: ChannelRecord, after: ChannelRecord, changed: string[], viewersBefore: Set<number>): void {
+function notifyChannelUpdated(tx: Transaction, h: Hearth, before: ChannelRecord, after: ChannelRecord, changed: string[], viewersBefore: Set<number>): void {
   const viewersAfter = channelViewerIds(h, after);
   const viewersAfterSet = new Set(viewersAfter);
   const lost = [...viewersBefore].filter((id) => !viewersAfterSet.has(id));
   const gained = viewersAfter.filter((id) => !viewersBefore.has(id));
   const stayed = viewersAfter.filter((id) => viewersBefore.has(id));
-  if (lost.length > 0) h.events.publish(streamDeleteEvent(h, after), lost);
+  if (lost.length > 0) tx.notify(streamDeleteEvent(h, after), lost);
   if (gained.length > 0) {
     // Subscribers follow in peer_add, so the announced count starts at zero (see notifySubscriptionsAdded).
-    h.events.publish({ type: "stream", op: "create", streams: [{ ...formatChannel(h, after), subscriber_count: 0 }] }, gained);
+    tx.notify({ type: "stream", op: "create", streams: [{ ...formatChannel(h, after), subscriber_count: 0 }] }, gained);
     const subscribers = activeSubscriberIds(h, after.id);
-    if (subscribers.length > 0) h.events.publish({ type: "subscription", op: "peer_add", stream_ids: [after.id], user_ids: subscribers }, gained);
+    if (subscribers.length > 0) tx.notify({ type: "subscription", op: "peer_add", stream_ids: [after.id], user_ids: subscribers }, gained);
   }
   for (const property of changed) {
     const base = { type: "stream", op: "update", stream_id: after.id, name: before.name, property };
@@ -804,16 +820,16 @@ function notifyChannelUpdated(h: Hearth, before: ChannelRecord, after: ChannelRe
             : (after as unknown as Record<string, unknown>)[property],
         };
     }
-    h.events.publish(event as { type: string }, stayed);
+    tx.notify(event as { type: string }, stayed);
     // The deprecated fields follow can_send_message_group for clients that still read
     // them, when their value changes (Zulip's do_change_stream_group_based_setting):
     // stream_post_policy, then is_announcement_only for legacy mobile clients.
     if (property === "can_send_message_group") {
       const policy = streamPostPolicy(h, after);
       if (policy !== streamPostPolicy(h, before)) {
-        h.events.publish({ ...base, property: "stream_post_policy", value: policy }, stayed);
+        tx.notify({ ...base, property: "stream_post_policy", value: policy }, stayed);
         // 2: administrators only, what is_announcement_only meant.
-        h.events.publish({ ...base, property: "is_announcement_only", value: policy === 2 }, stayed);
+        tx.notify({ ...base, property: "is_announcement_only", value: policy === 2 }, stayed);
       }
     }
   }
@@ -826,13 +842,14 @@ function notifyChannelUpdated(h: Hearth, before: ChannelRecord, after: ChannelRe
         ...(defaults.sending_channel_id === after.id ? { default_sending_stream: after.name } : {}),
         ...(defaults.events_register_channel_id === after.id ? { default_events_register_stream: after.name } : {}),
       };
-      if (Object.keys(fields).length > 0) notifyRealmBot(h, "update", bot, fields);
+      // notifyRealmBot publishes itself: once the transaction is visible, after the events above.
+      if (Object.keys(fields).length > 0) tx.afterCommit(() => notifyRealmBot(h, "update", bot, fields));
     }
   }
 }
 
-function notifyDefaultChannels(h: Hearth): void {
-  h.events.publish({ type: "default_streams", default_streams: liveDefaultChannelIds(h) }, activeNonGuestUserIds(h));
+function notifyDefaultChannels(tx: Transaction, h: Hearth): void {
+  tx.notify({ type: "default_streams", default_streams: liveDefaultChannelIds(h) }, activeNonGuestUserIds(h));
 }
 
 // ---------------------------------------------------------------------------
@@ -845,24 +862,22 @@ export async function checkArchiveChannel(h: Hearth, actor: UserRecord, channelI
   if (channel.is_archived) throw badRequest("Channel is already deactivated");
   const viewers = channelViewerIds(h, channel);
   const wasDefault = isDefaultChannel(h.store, channel.id);
-  let groupsChanged = false;
-  const archived = await h.store.commit(() => {
+  await commit(h, (tx) => {
     const current = getChannel(h.store, channel.id)!;
-    const next = { ...current, is_archived: true };
-    putChannel(h.store, next);
+    const archived = { ...current, is_archived: true };
+    putChannel(h.store, archived);
     h.store.dbs.defaultChannels.remove(channel.id);
-    groupsChanged = removeChannelFromDefaultChannelGroups(h, channel.id);
-    return next;
+    const groupsChanged = removeChannelFromDefaultChannelGroups(h, channel.id);
+    tx.notify(
+      {
+        ...streamDeleteEvent(h, archived),
+        archived_update: { type: "stream", op: "update", stream_id: archived.id, name: archived.name, property: "is_archived", value: true },
+      },
+      viewers,
+    );
+    if (wasDefault) notifyDefaultChannels(tx, h);
+    if (groupsChanged) notifyDefaultChannelGroups(tx, h);
   });
-  h.events.publish(
-    {
-      ...streamDeleteEvent(h, archived),
-      archived_update: { type: "stream", op: "update", stream_id: archived.id, name: archived.name, property: "is_archived", value: true },
-    },
-    viewers,
-  );
-  if (wasDefault) notifyDefaultChannels(h);
-  if (groupsChanged) notifyDefaultChannelGroups(h);
 }
 
 export async function checkSetDefaultChannel(h: Hearth, actor: UserRecord, channelId: number, isDefault: boolean): Promise<void> {
@@ -870,15 +885,15 @@ export async function checkSetDefaultChannel(h: Hearth, actor: UserRecord, chann
   const channel = accessChannel(h, actor, channelId);
   if (isDefault && channel.invite_only) throw badRequest("Private channels cannot be made default.");
   if (isDefaultChannel(h.store, channel.id) === isDefault) return;
-  await h.store.commit(() => {
+  await commit(h, (tx) => {
     if (isDefault) h.store.dbs.defaultChannels.put(channel.id, true);
     else h.store.dbs.defaultChannels.remove(channel.id);
+    notifyDefaultChannels(tx, h);
   });
-  notifyDefaultChannels(h);
 }
 
 // ---------------------------------------------------------------------------
-// Consequences of user changes (called by src/actions/users.ts after its commit)
+// Consequences of user changes (called by src/actions/users.ts with its transaction)
 
 /**
  * A role change can show or hide channels (guests see only their subscriptions,
@@ -886,8 +901,8 @@ export async function checkSetDefaultChannel(h: Hearth, actor: UserRecord, chann
  * subscribers as `peer_add` for channels that came into sight, `stream delete` for
  * those that left it (FL 205).
  */
-export function notifyUserChannelAccessChanged(h: Hearth, before: UserRecord, after: UserRecord): void {
-  notifyVisibleChannelsChanged(h, after.id, visibleChannelIds(h, before), visibleChannelIds(h, after));
+export function notifyUserChannelAccessChanged(tx: Transaction, h: Hearth, before: UserRecord, after: UserRecord): void {
+  notifyVisibleChannelsChanged(tx, h, after.id, visibleChannelIds(h, before), visibleChannelIds(h, after));
 }
 
 /** The live channels (of `among`) `user` may see, to compare before and after a change of role or group membership. */
@@ -897,27 +912,27 @@ export function visibleChannelIds(h: Hearth, user: UserRecord, among: Iterable<C
   return ids;
 }
 
-export function notifyVisibleChannelsChanged(h: Hearth, userId: number, before: Set<number>, after: Set<number>): void {
+export function notifyVisibleChannelsChanged(tx: Transaction, h: Hearth, userId: number, before: Set<number>, after: Set<number>): void {
   for (const id of before) {
     const channel = getChannel(h.store, id);
-    if (channel && !after.has(id)) h.events.publish(streamDeleteEvent(h, channel), [userId]);
+    if (channel && !after.has(id)) tx.notify(streamDeleteEvent(h, channel), [userId]);
   }
   for (const id of after) {
     const channel = getChannel(h.store, id);
     if (!channel || before.has(id)) continue;
-    h.events.publish({ type: "stream", op: "create", streams: [{ ...formatChannel(h, channel), subscriber_count: 0 }] }, [userId]);
+    tx.notify({ type: "stream", op: "create", streams: [{ ...formatChannel(h, channel), subscriber_count: 0 }] }, [userId]);
     const subscribers = activeSubscriberIds(h, channel.id);
-    if (subscribers.length > 0) h.events.publish({ type: "subscription", op: "peer_add", stream_ids: [channel.id], user_ids: subscribers }, [userId]);
+    if (subscribers.length > 0) tx.notify({ type: "subscription", op: "peer_add", stream_ids: [channel.id], user_ids: subscribers }, [userId]);
   }
 }
 
 /** Subscriber lists and counts leave deactivated users out: their channels' viewers get peer_remove / peer_add. */
-export function notifySubscriberActivityChanged(h: Hearth, user: UserRecord, active: boolean): void {
+export function notifySubscriberActivityChanged(tx: Transaction, h: Hearth, user: UserRecord, active: boolean): void {
   for (const channelId of subscribedChannelIds(h.store, user.id)) {
     const channel = getChannel(h.store, channelId);
     if (!channel || channel.is_archived) continue;
     const viewers = channelViewerIds(h, channel).filter((id) => id !== user.id);
-    h.events.publish({ type: "subscription", op: active ? "peer_add" : "peer_remove", stream_ids: [channel.id], user_ids: [user.id] }, viewers);
+    tx.notify({ type: "subscription", op: active ? "peer_add" : "peer_remove", stream_ids: [channel.id], user_ids: [user.id] }, viewers);
   }
 }
 
@@ -937,10 +952,10 @@ export function subscribeToDefaultChannelsInTransaction(h: Hearth, user: UserRec
   return joined;
 }
 
-/** After commit: the events of `subscribeToDefaultChannelsInTransaction`. */
-export function notifyDefaultChannelsJoined(h: Hearth, user: UserRecord, channels: ChannelRecord[]): void {
+/** The events of `subscribeToDefaultChannelsInTransaction`. */
+export function notifyDefaultChannelsJoined(tx: Transaction, h: Hearth, user: UserRecord, channels: ChannelRecord[]): void {
   if (channels.length === 0) return;
-  notifySubscriptionsAdded(h, [], channels.map((channel) => ({ channel, userIds: [user.id] })), new Map(channels.map((c) => [c.id, new Set<number>()])));
+  notifySubscriptionsAdded(tx, h, [], channels.map((channel) => ({ channel, userIds: [user.id] })), new Map(channels.map((c) => [c.id, new Set<number>()])));
 }
 
 // ---------------------------------------------------------------------------
@@ -997,7 +1012,13 @@ export async function checkUpdateOwnSubscriptions(
     creation: { invite_only: false, is_web_public: false, is_default_stream: false, topics_policy: "inherit", groups: {} },
   };
   const addition = planSubscribe(h, actor, input);
-  const outcome = await h.store.commit(() => ({ added: writeSubscriptions(h, addition, input), removed: writeUnsubscriptions(h, removal) }));
+  const outcome = await commit(h, (tx) => {
+    const written = { added: writeSubscriptions(h, addition, input), removed: writeUnsubscriptions(h, removal) };
+    notifySubscribed(tx, h, input, addition, written.added);
+    notifyUnsubscribed(tx, h, written.removed);
+    return written;
+  });
+  // Nothing to send here (no announcement, and the caller's own subscriptions get no message), so the events' order is kept.
   const subscribed = await finishSubscribe(h, actor, input, addition, outcome.added);
-  return { ...subscribed, ...finishUnsubscribe(h, outcome.removed) };
+  return { ...subscribed, ...unsubscribeResult(outcome.removed) };
 }

@@ -2,6 +2,7 @@ import type { Hearth } from "../context";
 import { badRequest, mustBeAdmin } from "../errors";
 import { accessChannelByName } from "../access/channels";
 import { defineStatePart } from "../events/state";
+import { commit, type Transaction } from "../events/commit";
 import { getChannel, isDefaultChannel, type ChannelRecord } from "../store/channels";
 import type { UserRecord } from "../store/users";
 import { isAdmin, isGuest } from "../views/users";
@@ -77,8 +78,8 @@ defineStatePart("realm_default_stream_groups", ["default_stream_groups"], ({ h, 
 }));
 
 /** Zulip's notify_default_stream_groups: the whole list, to every active non-guest. */
-export function notifyDefaultChannelGroups(h: Hearth): void {
-  h.events.publish({ type: "default_stream_groups", default_stream_groups: defaultChannelGroupsView(h) }, activeNonGuestUserIds(h));
+export function notifyDefaultChannelGroups(tx: Transaction, h: Hearth): void {
+  tx.notify({ type: "default_stream_groups", default_stream_groups: defaultChannelGroupsView(h) }, activeNonGuestUserIds(h));
 }
 
 function accessGroup(h: Hearth, id: number): DefaultChannelGroup {
@@ -117,7 +118,7 @@ function checkNotDefault(h: Hearth, channel: ChannelRecord, groupName: string): 
 export async function doCreateDefaultChannelGroup(h: Hearth, user: UserRecord, name: string, description: string, channelNames: string[]): Promise<void> {
   assertMayManage(user);
   const channels = channelNames.map((channelName) => accessChannelByName(h, user, channelName));
-  await h.store.commit(() => {
+  await commit(h, (tx) => {
     for (const channel of channels) checkNotDefault(h, channel, name);
     checkName(name);
     checkNameFree(h, name);
@@ -125,8 +126,8 @@ export async function doCreateDefaultChannelGroup(h: Hearth, user: UserRecord, n
     const id = h.store.nextId("default_channel_group");
     const group: DefaultChannelGroup = { id, name, description, channel_ids: [...new Set(channels.map((c) => c.id))] };
     h.store.dbs.defaultChannelGroups.put(id, group);
+    notifyDefaultChannelGroups(tx, h);
   });
-  notifyDefaultChannelGroups(h);
 }
 
 /** PATCH /default_stream_groups/{group_id}: its name or description. */
@@ -134,7 +135,7 @@ export async function doUpdateDefaultChannelGroup(h: Hearth, user: UserRecord, i
   assertMayManage(user);
   // Zulip's wording; an empty string counts as not passed.
   if (!changes.name && !changes.description) throw badRequest('You must pass "new_description" or "new_group_name".');
-  await h.store.commit(() => {
+  await commit(h, (tx) => {
     const group = accessGroup(h, id);
     const next = { ...group };
     if (changes.name !== undefined) {
@@ -148,8 +149,8 @@ export async function doUpdateDefaultChannelGroup(h: Hearth, user: UserRecord, i
       next.description = changes.description;
     }
     h.store.dbs.defaultChannelGroups.put(id, next);
+    notifyDefaultChannelGroups(tx, h);
   });
-  notifyDefaultChannelGroups(h);
 }
 
 /** PATCH /default_stream_groups/{group_id}/streams. */
@@ -158,7 +159,7 @@ export async function doChangeDefaultChannelGroupChannels(h: Hearth, user: UserR
   accessGroup(h, id);
   const channels = channelNames.map((channelName) => accessChannelByName(h, user, channelName));
   if (op !== "add" && op !== "remove") throw badRequest('Invalid value for "op". Specify one of "add" or "remove".');
-  await h.store.commit(() => {
+  await commit(h, (tx) => {
     const group = accessGroup(h, id);
     const ids = new Set(group.channel_ids);
     for (const channel of channels) {
@@ -174,18 +175,18 @@ export async function doChangeDefaultChannelGroupChannels(h: Hearth, user: UserR
       }
     }
     h.store.dbs.defaultChannelGroups.put(id, { ...group, channel_ids: [...ids] });
+    notifyDefaultChannelGroups(tx, h);
   });
-  notifyDefaultChannelGroups(h);
 }
 
 /** DELETE /default_stream_groups/{group_id}. */
 export async function doRemoveDefaultChannelGroup(h: Hearth, user: UserRecord, id: number): Promise<void> {
   assertMayManage(user);
-  await h.store.commit(() => {
+  await commit(h, (tx) => {
     accessGroup(h, id);
     h.store.dbs.defaultChannelGroups.remove(id);
+    notifyDefaultChannelGroups(tx, h);
   });
-  notifyDefaultChannelGroups(h);
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { Hearth } from "../context";
+import { commit, type Transaction } from "../events/commit";
 import { badRequest } from "../errors";
 import { accessChannel } from "../access/channels";
 import { getChannel } from "../store/channels";
@@ -55,10 +56,10 @@ export interface PolicyChange {
  * legacy `muted_topics` list once, as it stands after all of them.
  */
 async function applyPolicyChanges(h: Hearth, changes: readonly PolicyChange[]): Promise<void> {
-  publishPolicyChanges(h, await h.store.commit(() => writePolicyChanges(h, changes)));
+  await commit(h, (tx) => publishPolicyChanges(tx, h, writePolicyChanges(h, changes)));
 }
 
-/** The policies a transaction wrote, for publishPolicyChanges once it committed. */
+/** The policies a transaction wrote, for publishPolicyChanges. */
 export type WrittenPolicies = { userId: number; topic: UserTopic }[];
 
 /** Inside a transaction: writes the changes that change something. */
@@ -74,12 +75,12 @@ export function writePolicyChanges(h: Hearth, changes: readonly PolicyChange[]):
   return written;
 }
 
-/** After the commit: the legacy muted_topics list once per user, then each change as user_topic. */
-export function publishPolicyChanges(h: Hearth, written: WrittenPolicies): void {
+/** The legacy muted_topics list once per user, then each change as user_topic (in the transaction that wrote them). */
+export function publishPolicyChanges(tx: Transaction, h: Hearth, written: WrittenPolicies): void {
   for (const userId of new Set(written.map((d) => d.userId))) {
-    h.events.publish({ type: "muted_topics", muted_topics: mutedTopicsView(h, userId) }, [userId]);
+    tx.notify({ type: "muted_topics", muted_topics: mutedTopicsView(h, userId) }, [userId]);
   }
-  for (const { userId, topic } of written) h.events.publish({ type: "user_topic", ...topic }, [userId]);
+  for (const { userId, topic } of written) tx.notify({ type: "user_topic", ...topic }, [userId]);
 }
 
 /** Every account's policy on one topic (the key space is by user, so each account is looked at). */
