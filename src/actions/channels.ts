@@ -6,26 +6,9 @@ import type { Hearth } from "../context";
 import { commit, type Transaction } from "../events/commit";
 import { badRequest, mustBeAdmin, mustBeOwner } from "../errors";
 import { allUsers, getUser, type UserRecord } from "../store/users";
-import {
-  allChannels,
-  CHANNEL_GROUP_SETTINGS,
-  defaultChannelIds,
-  subscribedChannelIds,
-  getChannel,
-  getChannelByName,
-  getSubscription,
-  isDefaultChannel,
-  isSubscribed,
-  MAX_CHANNEL_DESCRIPTION_LENGTH,
-  MAX_CHANNEL_NAME_LENGTH,
-  putChannel,
-  putSubscription,
-  userSubscriptionRows,
-  type ChannelGroupSettingName,
-  type ChannelRecord,
-  type SubscriptionRecord,
-  type TopicsPolicy,
-} from "../store/channels";
+import { allChannels, CHANNEL_GROUP_SETTINGS, getChannel, getChannelByName, getChannelEmailSecret, putChannelEmailSecret, MAX_CHANNEL_DESCRIPTION_LENGTH, MAX_CHANNEL_NAME_LENGTH, putChannel, type ChannelGroupSettingName, type ChannelRecord, type TopicsPolicy } from "../store/channels";
+import { subscribedChannelIds, getSubscription, isSubscribed, putSubscription, userSubscriptionRows, type SubscriptionRecord } from "../store/subscriptions";
+import { defaultChannelIds, isDefaultChannel, setDefaultChannel } from "../store/default_channels";
 import { systemGroupId, type GroupSettingValue } from "../store/user_groups";
 import {
   accessChannel,
@@ -341,7 +324,7 @@ function writeSubscriptions(h: Hearth, { principals, targets }: SubscribePlan, i
       if (getChannelByName(h.store, t.plan.name)) throw badRequest(`Channel name '${t.plan.name}' is already taken.`);
       channel = { id: h.store.nextId("channel"), ...t.newRecord! };
       putChannel(h.store, channel);
-      if (input.creation.is_default_stream) h.store.dbs.defaultChannels.put(channel.id, true);
+      if (input.creation.is_default_stream) setDefaultChannel(h.store, channel.id, true);
       created.push(channel);
     }
     const newIds: number[] = [];
@@ -782,8 +765,7 @@ export async function checkUpdateChannel(h: Hearth, actor: UserRecord, channelId
     }
     for (const name of CHANNEL_GROUP_SETTINGS) if (next.groups[name] !== channel.groups[name]) merged.groups[name] = next.groups[name];
     putChannel(h.store, merged, current.name);
-    if (defaultChange === true) h.store.dbs.defaultChannels.put(channel.id, true);
-    if (defaultChange === false) h.store.dbs.defaultChannels.remove(channel.id);
+    if (defaultChange !== null) setDefaultChannel(h.store, channel.id, defaultChange);
     notifyChannelUpdated(tx, h, channel, merged, changed, viewersBefore);
     if (defaultChange !== null) notifyDefaultChannels(tx, h);
   });
@@ -866,7 +848,7 @@ export async function checkArchiveChannel(h: Hearth, actor: UserRecord, channelI
     const current = getChannel(h.store, channel.id)!;
     const archived = { ...current, is_archived: true };
     putChannel(h.store, archived);
-    h.store.dbs.defaultChannels.remove(channel.id);
+    setDefaultChannel(h.store, channel.id, false);
     const groupsChanged = removeChannelFromDefaultChannelGroups(h, channel.id);
     tx.notify(
       {
@@ -886,8 +868,7 @@ export async function checkSetDefaultChannel(h: Hearth, actor: UserRecord, chann
   if (isDefault && channel.invite_only) throw badRequest("Private channels cannot be made default.");
   if (isDefaultChannel(h.store, channel.id) === isDefault) return;
   await commit(h, (tx) => {
-    if (isDefault) h.store.dbs.defaultChannels.put(channel.id, true);
-    else h.store.dbs.defaultChannels.remove(channel.id);
+    setDefaultChannel(h.store, channel.id, isDefault);
     notifyDefaultChannels(tx, h);
   });
 }
@@ -961,13 +942,11 @@ export function notifyDefaultChannelsJoined(tx: Transaction, h: Hearth, user: Us
 // ---------------------------------------------------------------------------
 // Channel email addresses
 
-const EMAIL_SECRET_KEY = "channel_email_secret";
-
 /** At server start: the key that derives channel email tokens, made once per data folder. */
 export async function ensureChannelEmailSecret(store: Hearth["store"]): Promise<void> {
-  if (store.dbs.meta.get(EMAIL_SECRET_KEY)) return;
+  if (getChannelEmailSecret(store)) return;
   await store.commit(() => {
-    if (!store.dbs.meta.get(EMAIL_SECRET_KEY)) store.dbs.meta.put(EMAIL_SECRET_KEY, randomBytes(32).toString("hex"));
+    if (!getChannelEmailSecret(store)) putChannelEmailSecret(store, randomBytes(32).toString("hex"));
   });
 }
 
@@ -983,7 +962,7 @@ export function getChannelEmailAddress(h: Hearth, actor: UserRecord, channelId: 
   const sender = senderId === undefined ? gateway : getUser(h.store, senderId);
   const allowed = sender && sender.is_active && (sender.id === actor.id || sender.id === gateway?.id || (sender.is_bot && sender.bot_owner_id === actor.id));
   if (!allowed) throw badRequest("Invalid user ID");
-  const secret = String(h.store.dbs.meta.get(EMAIL_SECRET_KEY) ?? "");
+  const secret = String(getChannelEmailSecret(h.store) ?? "");
   const token = createHmac("sha256", secret).update(`${channel.id}:${sender.id}`).digest("hex").slice(0, 32);
   const local = channel.name.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 30);
   return `${local ? local + "." : ""}${token}@${h.realmHost()}`;

@@ -3,31 +3,28 @@ import { badRequest, mustBeAdmin } from "../errors";
 import { accessChannelByName } from "../access/channels";
 import { defineStatePart } from "../events/state";
 import { commit, type Transaction } from "../events/commit";
-import { getChannel, isDefaultChannel, type ChannelRecord } from "../store/channels";
+import { getChannel, type ChannelRecord } from "../store/channels";
+import { isDefaultChannel } from "../store/default_channels";
 import type { UserRecord } from "../store/users";
+import {
+  allDefaultChannelGroups,
+  getDefaultChannelGroup,
+  putDefaultChannelGroup,
+  removeDefaultChannelGroup,
+  type DefaultChannelGroup,
+} from "../store/default_channel_groups";
 import { isAdmin, isGuest } from "../views/users";
 import { activeNonGuestUserIds } from "./users";
 
 /**
- * Default channel groups (Zulip's DefaultStreamGroup, "experimental" in its API): named
- * sets of channels an organization suggests to new users, beside the default channels
- * everyone joins. Administrators manage them; every non-guest sees them
- * (`realm_default_stream_groups`, the `default_stream_groups` event).
+ * Default channel groups (src/store/default_channel_groups.ts): administrators manage
+ * them; every non-guest sees them (`realm_default_stream_groups`, the
+ * `default_stream_groups` event).
  */
-export interface DefaultChannelGroup {
-  id: number;
-  name: string;
-  description: string;
-  channel_ids: number[];
-}
 
 /** Zulip's DefaultStreamGroup.MAX_NAME_LENGTH and its description column's length. */
 const MAX_NAME_LENGTH = 60;
 const MAX_DESCRIPTION_LENGTH = 1024;
-
-function allGroups(h: Hearth): DefaultChannelGroup[] {
-  return [...h.store.dbs.defaultChannelGroups.getRange({})].map((e) => e.value as DefaultChannelGroup);
-}
 
 /** A group as the API shows it. */
 export interface DefaultChannelGroupView {
@@ -39,7 +36,7 @@ export interface DefaultChannelGroupView {
 
 /** The API form: `streams` are the live channels' IDs in channel-name order (IDs since FL 330), groups sorted by name. */
 export function defaultChannelGroupsView(h: Hearth): DefaultChannelGroupView[] {
-  return allGroups(h)
+  return allDefaultChannelGroups(h.store)
     .sort(byName)
     .map((group) => ({
       name: group.name,
@@ -62,7 +59,7 @@ function liveChannels(h: Hearth, group: DefaultChannelGroup): ChannelRecord[] {
  * groups a joining person picked, by name; an unknown name is refused.
  */
 export function channelsOfDefaultChannelGroups(h: Hearth, names: readonly string[]): number[] {
-  const groups = allGroups(h);
+  const groups = allDefaultChannelGroups(h.store);
   const ids = new Set<number>();
   for (const name of names) {
     const group = groups.find((g) => g.name === name);
@@ -83,7 +80,7 @@ export function notifyDefaultChannelGroups(tx: Transaction, h: Hearth): void {
 }
 
 function accessGroup(h: Hearth, id: number): DefaultChannelGroup {
-  const group = h.store.dbs.defaultChannelGroups.get(id) as DefaultChannelGroup | undefined;
+  const group = getDefaultChannelGroup(h.store, id);
   if (!group) throw badRequest(`Default channel group with id '${id}' does not exist.`);
   return group;
 }
@@ -96,7 +93,7 @@ function checkName(name: string): void {
 }
 
 function checkNameFree(h: Hearth, name: string): void {
-  if (allGroups(h).some((g) => g.name === name)) throw badRequest(`Default channel group '${name}' already exists`);
+  if (allDefaultChannelGroups(h.store).some((g) => g.name === name)) throw badRequest(`Default channel group '${name}' already exists`);
 }
 
 function checkDescription(description: string): void {
@@ -125,7 +122,7 @@ export async function doCreateDefaultChannelGroup(h: Hearth, user: UserRecord, n
     checkDescription(description);
     const id = h.store.nextId("default_channel_group");
     const group: DefaultChannelGroup = { id, name, description, channel_ids: [...new Set(channels.map((c) => c.id))] };
-    h.store.dbs.defaultChannelGroups.put(id, group);
+    putDefaultChannelGroup(h.store, group);
     notifyDefaultChannelGroups(tx, h);
   });
 }
@@ -148,7 +145,7 @@ export async function doUpdateDefaultChannelGroup(h: Hearth, user: UserRecord, i
       checkDescription(changes.description);
       next.description = changes.description;
     }
-    h.store.dbs.defaultChannelGroups.put(id, next);
+    putDefaultChannelGroup(h.store, next);
     notifyDefaultChannelGroups(tx, h);
   });
 }
@@ -174,7 +171,7 @@ export async function doChangeDefaultChannelGroupChannels(h: Hearth, user: UserR
         ids.delete(channel.id);
       }
     }
-    h.store.dbs.defaultChannelGroups.put(id, { ...group, channel_ids: [...ids] });
+    putDefaultChannelGroup(h.store, { ...group, channel_ids: [...ids] });
     notifyDefaultChannelGroups(tx, h);
   });
 }
@@ -184,7 +181,7 @@ export async function doRemoveDefaultChannelGroup(h: Hearth, user: UserRecord, i
   assertMayManage(user);
   await commit(h, (tx) => {
     accessGroup(h, id);
-    h.store.dbs.defaultChannelGroups.remove(id);
+    removeDefaultChannelGroup(h.store, id);
     notifyDefaultChannelGroups(tx, h);
   });
 }
@@ -196,9 +193,9 @@ export async function doRemoveDefaultChannelGroup(h: Hearth, user: UserRecord, i
  */
 export function removeChannelFromDefaultChannelGroups(h: Hearth, channelId: number): boolean {
   let changed = false;
-  for (const group of allGroups(h)) {
+  for (const group of allDefaultChannelGroups(h.store)) {
     if (!group.channel_ids.includes(channelId)) continue;
-    h.store.dbs.defaultChannelGroups.put(group.id, { ...group, channel_ids: group.channel_ids.filter((id) => id !== channelId) });
+    putDefaultChannelGroup(h.store, { ...group, channel_ids: group.channel_ids.filter((id) => id !== channelId) });
     changed = true;
   }
   return changed;

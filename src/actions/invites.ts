@@ -8,7 +8,7 @@ import { allInvites, getInvite, getInviteByKey, inviteIsLive, putInvite, type In
 import { getUser, getUserByEmail, Role, ROLES, type UserRecord } from "../store/users";
 import { SERVER_LIMITS } from "../views/realm-settings";
 import { isAdmin, isOwner } from "../views/users";
-import { defaultChannelIds } from "../store/channels";
+import { defaultChannelIds } from "../store/default_channels";
 import { checkEmailAddress, checkFullName, doCreateUser } from "./users";
 import { emailRefusalForRealm } from "../views/realm_domains";
 import { notifyInvitesChanged } from "./invite_events";

@@ -15,7 +15,8 @@ import { checkEmojiRequest, emojiCodeByName, emojiTypeByName, type ReactionInput
 import { realmEmojiPath } from "../views/realm_emoji";
 import { ApiError, badRequest, mustBeAdmin } from "../errors";
 import { allUsers, getUser, inactiveUserIdsOf, type UserRecord } from "../store/users";
-import { everSubscribedIds, getChannel, getSubscription, putChannel } from "../store/channels";
+import { getChannel, putChannel } from "../store/channels";
+import { everSubscribedIds, getSubscription } from "../store/subscriptions";
 import { visibilityPolicyOf, VisibilityPolicy } from "../store/user_topics";
 import { accessChannel, channelViewerIds } from "../access/channels";
 import {

@@ -3,10 +3,10 @@ import { commit, type Transaction } from "../events/commit";
 import { badRequest } from "../errors";
 import { accessChannel } from "../access/channels";
 import { getChannel } from "../store/channels";
-import { getUserTopic, getUserTopics, putUserTopic, VisibilityPolicy, type UserTopic } from "../store/user_topics";
+import { getUserTopic, getUserTopics, policiesOnTopic, putUserTopic, VisibilityPolicy, type UserTopic } from "../store/user_topics";
 import { getUser, type UserRecord } from "../store/users";
 import { topicKey } from "../store/messages";
-import { getSubscription } from "../store/channels";
+import { getSubscription } from "../store/subscriptions";
 import { userSetting } from "../views/settings";
 import { MAX_TOPIC_LENGTH, normalizeTopic } from "./messages";
 
@@ -83,17 +83,6 @@ export function publishPolicyChanges(tx: Transaction, h: Hearth, written: Writte
   for (const { userId, topic } of written) tx.notify({ type: "user_topic", ...topic }, [userId]);
 }
 
-/** Every account's policy on one topic (the key space is by user, so each account is looked at). */
-function policiesOnTopic(h: Hearth, channelId: number, topic: string): Map<number, number> {
-  const policies = new Map<number, number>();
-  // User IDs alone (keys): decoding every account's record here cost a move or a topic deletion as much again.
-  for (const userId of h.store.dbs.users.getKeys({}) as Iterable<number>) {
-    const policy = getUserTopic(h.store, userId, channelId, topic)?.visibility_policy;
-    if (policy !== undefined && policy !== VisibilityPolicy.INHERIT) policies.set(userId, policy);
-  }
-  return policies;
-}
-
 /** Zulip's get_visibility_policy_after_merge: the more visible of the two wins. */
 function mergedPolicy(a: number, b: number): number {
   for (const policy of [VisibilityPolicy.FOLLOWED, VisibilityPolicy.UNMUTED, VisibilityPolicy.INHERIT]) if (a === policy || b === policy) return policy;
@@ -113,8 +102,8 @@ export function planMoveTopicPolicies(
 ): PolicyChange[] {
   // A rename that only changes case keeps the same topic, and its policies where they are.
   if (move.fromChannelId === move.toChannelId && topicKey(move.fromTopic) === topicKey(move.toTopic)) return [];
-  const from = policiesOnTopic(h, move.fromChannelId, move.fromTopic);
-  const to = policiesOnTopic(h, move.toChannelId, move.toTopic);
+  const from = policiesOnTopic(h.store, move.fromChannelId, move.fromTopic);
+  const to = policiesOnTopic(h.store, move.toChannelId, move.toTopic);
   const changes: PolicyChange[] = [];
   for (const userId of new Set([...from.keys(), ...to.keys()])) {
     const orig = from.get(userId) ?? VisibilityPolicy.INHERIT;
@@ -129,7 +118,7 @@ export function planMoveTopicPolicies(
 
 /** Zulip's delete-topic rule: the topic no longer exists, so neither do the policies on it. */
 export async function doClearTopicPolicies(h: Hearth, channelId: number, topic: string): Promise<void> {
-  const changes = [...policiesOnTopic(h, channelId, topic).keys()].map((userId) => ({ userId, channelId, topic, policy: VisibilityPolicy.INHERIT }));
+  const changes = [...policiesOnTopic(h.store, channelId, topic).keys()].map((userId) => ({ userId, channelId, topic, policy: VisibilityPolicy.INHERIT }));
   if (changes.length > 0) await applyPolicyChanges(h, changes);
 }
 

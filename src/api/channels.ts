@@ -16,12 +16,8 @@ import {
 } from "../actions/channels";
 import { accessUser } from "../actions/users";
 import { accessChannel, accessChannelByName } from "../access/channels";
-import {
-  CHANNEL_GROUP_SETTINGS,
-  isSubscribed,
-  TOPICS_POLICIES,
-  type TopicsPolicy,
-} from "../store/channels";
+import { CHANNEL_GROUP_SETTINGS, TOPICS_POLICIES, type TopicsPolicy } from "../store/channels";
+import { isSubscribed } from "../store/subscriptions";
 import type { GroupSettingValue } from "../store/user_groups";
 import { groupSettingParams } from "../http/group_params";
 import { activeSubscriberIds, formatChannel, streamPostPolicyGroupId } from "../views/channels";

@@ -5,7 +5,9 @@ import { getUser } from "../store/users";
  */
 import type { Hearth } from "../context";
 import { Role, type UserRecord } from "../store/users";
-import { allChannels, defaultChannelIds, getChannel, getSubscription, subscribedChannelIds, userSubscriptionRows, type ChannelRecord } from "../store/channels";
+import { allChannels, getChannel, type ChannelRecord } from "../store/channels";
+import { getSubscription, subscribedChannelIds, userSubscriptionRows } from "../store/subscriptions";
+import { defaultChannelIds } from "../store/default_channels";
 import { isGuest } from "./users";
 import { hasContentAccess, hasMetadataAccess } from "../access/channels";
 import { activeSubscriberIds, formatChannel, formatChannelWithDefault, formatSubscription } from "./channels";

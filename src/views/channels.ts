@@ -1,13 +1,8 @@
 import type { Hearth } from "../context";
 import { getUser, type UserRecord } from "../store/users";
-import {
-  CHANNEL_GROUP_SETTINGS,
-  isDefaultChannel,
-  subscriberIds,
-  SUBSCRIPTION_NOTIFICATION_PROPERTIES,
-  type ChannelRecord,
-  type SubscriptionRecord,
-} from "../store/channels";
+import { CHANNEL_GROUP_SETTINGS, type ChannelRecord } from "../store/channels";
+import { subscriberIds, SUBSCRIPTION_NOTIFICATION_PROPERTIES, type SubscriptionRecord } from "../store/subscriptions";
+import { isDefaultChannel } from "../store/default_channels";
 import { systemGroupId, type GroupSettingValue, type SystemGroupName } from "../store/user_groups";
 import { badRequest } from "../errors";
 import { isSystemGroupSetting } from "../access/groups";

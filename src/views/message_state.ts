@@ -2,7 +2,7 @@ import { defineStatePart } from "../events/state";
 import type { Hearth } from "../context";
 import { appendTo } from "../lib/collections";
 import type { UserRecord } from "../store/users";
-import { getSubscription } from "../store/channels";
+import { getSubscription } from "../store/subscriptions";
 import { getMessage, idsInRange, indexRows, messageLocation, type MessageLocation } from "../store/messages";
 import { topicDisplayName } from "./messages";
 

@@ -10,7 +10,7 @@ import { getDrafts } from "../actions/drafts";
 import { getNavigationViews } from "../actions/navigation_views";
 import { getRealmDomains, realmDomainView } from "./realm_domains";
 import { getLinkifiers } from "../actions/linkifiers";
-import { getChannelFolders } from "../actions/channel_folders";
+import { getChannelFolders } from "./channel_folders";
 import { getPlaygrounds } from "../actions/playgrounds";
 import { realmEmojiDict } from "./realm_emoji";
 import { userSetting } from "./settings";
