@@ -1,9 +1,8 @@
 import type { Hearth } from "../context";
 import { badRequest, mustBeAdmin } from "../errors";
 import { accessChannelByName } from "../access/channels";
-import { defineStatePart } from "../events/state";
 import { commit, type Transaction } from "../events/commit";
-import { getChannel, type ChannelRecord } from "../store/channels";
+import type { ChannelRecord } from "../store/channels";
 import { isDefaultChannel } from "../store/default_channels";
 import type { UserRecord } from "../store/users";
 import {
@@ -13,66 +12,16 @@ import {
   removeDefaultChannelGroup,
   type DefaultChannelGroup,
 } from "../store/default_channel_groups";
-import { isAdmin, isGuest } from "../views/users";
+import { isAdmin } from "../views/users";
+import { defaultChannelGroupsView } from "../views/default_channel_groups";
 import { activeNonGuestUserIds } from "./users";
 
-/**
- * Default channel groups (src/store/default_channel_groups.ts): administrators manage
- * them; every non-guest sees them (`realm_default_stream_groups`, the
- * `default_stream_groups` event).
- */
+// Default channel groups (src/store/default_channel_groups.ts): administrators manage
+// them; every non-guest sees them (src/views/default_channel_groups.ts).
 
 /** Zulip's DefaultStreamGroup.MAX_NAME_LENGTH and its description column's length. */
 const MAX_NAME_LENGTH = 60;
 const MAX_DESCRIPTION_LENGTH = 1024;
-
-/** A group as the API shows it. */
-export interface DefaultChannelGroupView {
-  name: string;
-  id: number;
-  description: string;
-  streams: number[];
-}
-
-/** The API form: `streams` are the live channels' IDs in channel-name order (IDs since FL 330), groups sorted by name. */
-export function defaultChannelGroupsView(h: Hearth): DefaultChannelGroupView[] {
-  return allDefaultChannelGroups(h.store)
-    .sort(byName)
-    .map((group) => ({
-      name: group.name,
-      id: group.id,
-      description: group.description,
-      streams: liveChannels(h, group).sort(byName).map((c) => c.id),
-    }));
-}
-
-/** Zulip orders groups, and channels in a group, by name (code-point order, as its database does). */
-const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
-
-/** A group's channels that still exist and are not archived. */
-function liveChannels(h: Hearth, group: DefaultChannelGroup): ChannelRecord[] {
-  return group.channel_ids.map((id) => getChannel(h.store, id)).filter((c): c is ChannelRecord => c !== undefined && !c.is_archived);
-}
-
-/**
- * Zulip's lookup_default_stream_groups, for the join page: the live channels of the
- * groups a joining person picked, by name; an unknown name is refused.
- */
-export function channelsOfDefaultChannelGroups(h: Hearth, names: readonly string[]): number[] {
-  const groups = allDefaultChannelGroups(h.store);
-  const ids = new Set<number>();
-  for (const name of names) {
-    const group = groups.find((g) => g.name === name);
-    if (!group) throw badRequest(`Invalid default channel group ${name}`);
-    for (const channel of liveChannels(h, group)) ids.add(channel.id);
-  }
-  return [...ids];
-}
-
-defineStatePart("realm_default_stream_groups", ["default_stream_groups"], ({ h, user }) => ({
-  // Zulip shows guests none (they are not sent the events either).
-  realm_default_stream_groups: user && !isGuest(user) ? defaultChannelGroupsView(h) : [],
-}));
 
 /** Zulip's notify_default_stream_groups: the whole list, to every active non-guest. */
 export function notifyDefaultChannelGroups(tx: Transaction, h: Hearth): void {

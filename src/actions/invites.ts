@@ -12,7 +12,7 @@ import { defaultChannelIds } from "../store/default_channels";
 import { checkEmailAddress, checkFullName, doCreateUser } from "./users";
 import { emailRefusalForRealm } from "../views/realm_domains";
 import { notifyInvitesChanged } from "./invite_events";
-import { channelsOfDefaultChannelGroups } from "./default_channel_groups";
+import { channelsOfDefaultChannelGroups } from "../views/default_channel_groups";
 
 /** Zulip's INVITATION_LINK_VALIDITY_MINUTES default: 10 days. */
 const DEFAULT_INVITE_EXPIRY_MINUTES = 14400;

@@ -2,24 +2,13 @@ import type { Hearth } from "../context";
 import { commit, type Transaction } from "../events/commit";
 import { badRequest } from "../errors";
 import { accessChannel } from "../access/channels";
-import { getChannel } from "../store/channels";
-import { getUserTopic, getUserTopics, policiesOnTopic, putUserTopic, VisibilityPolicy, type UserTopic } from "../store/user_topics";
+import { getUserTopic, policiesOnTopic, putUserTopic, VisibilityPolicy, type UserTopic } from "../store/user_topics";
 import { getUser, type UserRecord } from "../store/users";
 import { topicKey } from "../store/messages";
 import { getSubscription } from "../store/subscriptions";
 import { userSetting } from "../views/settings";
+import { mutedTopicsView } from "../views/user_topics";
 import { MAX_TOPIC_LENGTH, normalizeTopic } from "./messages";
-
-/** The legacy `muted_topics` list: `[channel name, topic, timestamp]` for each muted topic. */
-export function mutedTopicsView(h: Hearth, userId: number): [string, string, number][] {
-  const out: [string, string, number][] = [];
-  for (const t of getUserTopics(h.store, userId)) {
-    if (t.visibility_policy !== VisibilityPolicy.MUTED) continue;
-    const channel = getChannel(h.store, t.stream_id);
-    if (channel) out.push([channel.name, t.topic_name, t.last_updated]);
-  }
-  return out;
-}
 
 /**
  * `POST /user_topics`: sets one topic's visibility policy for the caller. Setting

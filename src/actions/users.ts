@@ -16,12 +16,8 @@ import { getChannel } from "../store/channels";
 import { accessChannelByName } from "../access/channels";
 import { joinGroupsInTransaction, notifyGroupsJoined, notifySystemGroupMembership } from "./user_groups";
 import { inRealmGroup } from "../access/groups";
-import {
-  notifyDefaultChannelsJoined,
-  notifySubscriberActivityChanged,
-  notifyUserChannelAccessChanged,
-  subscribeToDefaultChannelsInTransaction,
-} from "./channels";
+import { notifyUserChannelAccessChanged } from "./channels";
+import { notifyDefaultChannelsJoined, notifySubscriberActivityChanged, subscribeToDefaultChannelsInTransaction } from "./subscriptions";
 import { committedTransaction } from "./committed";
 import { canSeeRealEmail, formatUser, isAdmin, isOwner, isoTimestamp, visibleUserByEmail } from "../views/users";
 import { realmUserDefaults } from "../views/settings";

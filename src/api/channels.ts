@@ -3,24 +3,18 @@ import { Type as t } from "@sinclair/typebox";
 import type { Hearth } from "../context";
 import { ApiRoutes } from "../http/route";
 import { param } from "../http/params";
-import {
-  checkArchiveChannel,
-  checkSetDefaultChannel,
-  checkSubscribe,
-  checkUnsubscribe,
-  checkUpdateOwnSubscriptions,
-  checkUpdateChannel,
-  checkUpdateSubscriptionProperties,
-  getChannelEmailAddress,
-  type RetentionInput,
-} from "../actions/channels";
+import { checkArchiveChannel, checkUpdateChannel } from "../actions/channels";
+import type { RetentionInput } from "../actions/channel_checks";
+import { checkSetDefaultChannel } from "../actions/default_channels";
+import { checkSubscribe, checkUnsubscribe, checkUpdateOwnSubscriptions } from "../actions/subscriptions";
+import { checkUpdateSubscriptionProperties } from "../actions/subscription_properties";
 import { accessUser } from "../actions/users";
 import { accessChannel, accessChannelByName } from "../access/channels";
 import { CHANNEL_GROUP_SETTINGS, TOPICS_POLICIES, type TopicsPolicy } from "../store/channels";
 import { isSubscribed } from "../store/subscriptions";
 import type { GroupSettingValue } from "../store/user_groups";
 import { groupSettingParams } from "../http/group_params";
-import { activeSubscriberIds, formatChannel, streamPostPolicyGroupId } from "../views/channels";
+import { activeSubscriberIds, formatChannel, getChannelEmailAddress, streamPostPolicyGroupId } from "../views/channels";
 // Also registers the channel parts of POST /register.
 import { listChannels, subscriptionsState } from "../views/channel_state";
 

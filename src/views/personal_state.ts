@@ -3,7 +3,7 @@ import { defineStatePart } from "../events/state";
 import { allUserStatuses, getAlertWords, getMutedUsers, getSavedSnippets } from "../store/personal";
 import { allUsers } from "../store/users";
 import { statusView } from "../actions/user_status";
-import { mutedTopicsView } from "../actions/user_topics";
+import { mutedTopicsView } from "./user_topics";
 import { getUserTopics } from "../store/user_topics";
 import { topicDisplayName } from "./messages";
 import { getDrafts } from "../actions/drafts";
