@@ -1,7 +1,8 @@
 import type { Hearth } from "../context";
 import { badRequest, mustBeOwner } from "../errors";
 import type { UserRecord } from "../store/users";
-import { MAX_CHANNEL_DESCRIPTION_LENGTH, MAX_CHANNEL_NAME_LENGTH, type ChannelGroupSettingName, type ChannelRecord } from "../store/channels";
+import { MAX_CHANNEL_DESCRIPTION_LENGTH, MAX_CHANNEL_NAME_LENGTH, type ChannelRecord } from "../store/channels";
+import type { ChannelGroupSettingName } from "../schemas/channels";
 import type { GroupSettingValue } from "../store/user_groups";
 import { checkGroupSettingValue, isSystemGroupSetting, type GroupSettingRules } from "../access/groups";
 import { isOwner } from "../views/users";

@@ -3,18 +3,8 @@ import type { Hearth } from "../context";
 import { commit, type Transaction } from "../events/commit";
 import { badRequest, mustBeAdmin } from "../errors";
 import { allUsers, type UserRecord } from "../store/users";
-import {
-  allChannels,
-  CHANNEL_GROUP_SETTINGS,
-  getChannel,
-  getChannelByName,
-  getChannelEmailSecret,
-  putChannel,
-  putChannelEmailSecret,
-  type ChannelGroupSettingName,
-  type ChannelRecord,
-  type TopicsPolicy,
-} from "../store/channels";
+import { allChannels, getChannel, getChannelByName, getChannelEmailSecret, putChannel, putChannelEmailSecret, type ChannelRecord } from "../store/channels";
+import { CHANNEL_GROUP_SETTINGS, type ChannelGroupSettingName, type TopicsPolicy } from "../schemas/channels";
 import { isDefaultChannel, setDefaultChannel } from "../store/default_channels";
 import { systemGroupId, type GroupSettingValue } from "../store/user_groups";
 import { topicsOfChannel } from "../store/messages";

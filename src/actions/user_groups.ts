@@ -20,7 +20,8 @@ import {
 import { badRequest } from "../errors";
 import type { ApiEvent } from "../events/hub";
 import { getRealm } from "../store/realm";
-import { allChannels, CHANNEL_GROUP_SETTINGS, type ChannelRecord } from "../store/channels";
+import { allChannels, type ChannelRecord } from "../store/channels";
+import { CHANNEL_GROUP_SETTINGS } from "../schemas/channels";
 import { formatUserGroup } from "../views/user_groups";
 import { activeUserIds } from "./users";
 import { notifyVisibleChannelsChanged, visibleChannelIds } from "./channels";

@@ -26,6 +26,11 @@ export async function doSetTopicVisibility(h: Hearth, user: UserRecord, channelI
   await applyPolicyChanges(h, [{ userId: user.id, channelId, topic: name, policy }]);
 }
 
+/** The legacy `PATCH /users/me/subscriptions/muted_topics` add. */
+export async function doMuteTopic(h: Hearth, user: UserRecord, channelId: number, topic: string): Promise<void> {
+  await doSetTopicVisibility(h, user, channelId, topic, VisibilityPolicy.MUTED);
+}
+
 /** The legacy `PATCH /users/me/subscriptions/muted_topics` remove: unmutes, and leaves a followed or unmuted topic alone. */
 export async function doUnmuteTopic(h: Hearth, user: UserRecord, channelId: number, topic: string): Promise<void> {
   if (getUserTopic(h.store, user.id, channelId, normalizeTopic(topic))?.visibility_policy !== VisibilityPolicy.MUTED) return;

@@ -10,11 +10,10 @@ import { checkSubscribe, checkUnsubscribe, checkUpdateOwnSubscriptions } from ".
 import { checkUpdateSubscriptionProperties } from "../actions/subscription_properties";
 import { accessUser } from "../actions/users";
 import { accessChannel, accessChannelByName } from "../access/channels";
-import { CHANNEL_GROUP_SETTINGS, TOPICS_POLICIES, type TopicsPolicy } from "../store/channels";
-import { isSubscribed } from "../store/subscriptions";
+import { CHANNEL_GROUP_SETTINGS, TOPICS_POLICIES, type TopicsPolicy } from "../schemas/channels";
 import type { GroupSettingValue } from "../store/user_groups";
 import { groupSettingParams } from "../http/group_params";
-import { activeSubscriberIds, formatChannel, getChannelEmailAddress, streamPostPolicyGroupId } from "../views/channels";
+import { activeSubscriberIds, formatChannel, getChannelEmailAddress, streamPostPolicyGroupId, subscriptionStatusView } from "../views/channels";
 // Also registers the channel parts of POST /register.
 import { listChannels, subscriptionsState } from "../views/channel_state";
 
@@ -157,7 +156,7 @@ export function channelsRoutes(h: Hearth) {
     .get("/users/:user_id/subscriptions/:stream_id", {}, ({ user, path }) => {
       const target = accessUser(h, pathId(path.user_id, "user ID"), { allowDeactivated: true });
       const channel = accessChannel(h, user, pathChannelId(path.stream_id), { allowArchived: true });
-      return { is_subscribed: isSubscribed(h.store, channel.id, target.id) };
+      return subscriptionStatusView(h, channel, target);
     })
     .get("/streams/:stream_id/email_address", { params: { sender_id: param.int().optional() } }, ({ user, params, path }) => ({
       email: getChannelEmailAddress(h, user, pathChannelId(path.stream_id), params.sender_id),

@@ -1,24 +1,6 @@
 import { fitsKey, type Store } from "./db";
 import type { GroupSettingValue } from "./user_groups";
-
-/** The per-channel group settings (Zulip's Stream permission fields), in the API's order. */
-export const CHANNEL_GROUP_SETTINGS = [
-  "can_add_subscribers_group",
-  "can_administer_channel_group",
-  "can_create_topic_group",
-  "can_delete_any_message_group",
-  "can_delete_own_message_group",
-  "can_move_messages_out_of_channel_group",
-  "can_move_messages_within_channel_group",
-  "can_remove_subscribers_group",
-  "can_resolve_topics_group",
-  "can_send_message_group",
-  "can_subscribe_group",
-] as const;
-export type ChannelGroupSettingName = (typeof CHANNEL_GROUP_SETTINGS)[number];
-
-export const TOPICS_POLICIES = ["inherit", "allow_empty_topic", "disable_empty_topic", "empty_topic_only"] as const;
-export type TopicsPolicy = (typeof TOPICS_POLICIES)[number];
+import type { ChannelGroupSettingName, TopicsPolicy } from "../schemas/channels";
 
 export const MAX_CHANNEL_NAME_LENGTH = 60;
 export const MAX_CHANNEL_DESCRIPTION_LENGTH = 1024;

@@ -1,8 +1,9 @@
 import { createHmac } from "node:crypto";
 import type { Hearth } from "../context";
 import { getUser, type UserRecord } from "../store/users";
-import { CHANNEL_GROUP_SETTINGS, getChannelEmailSecret, type ChannelRecord } from "../store/channels";
-import { subscriberIds, SUBSCRIPTION_NOTIFICATION_PROPERTIES, type SubscriptionRecord } from "../store/subscriptions";
+import { getChannelEmailSecret, type ChannelRecord } from "../store/channels";
+import { CHANNEL_GROUP_SETTINGS } from "../schemas/channels";
+import { isSubscribed, subscriberIds, SUBSCRIPTION_NOTIFICATION_PROPERTIES, type SubscriptionRecord } from "../store/subscriptions";
 import { isDefaultChannel } from "../store/default_channels";
 import { systemGroupId, type GroupSettingValue, type SystemGroupName } from "../store/user_groups";
 import { badRequest } from "../errors";
@@ -173,4 +174,9 @@ export function getChannelEmailAddress(h: Hearth, actor: UserRecord, channelId: 
   const token = createHmac("sha256", secret).update(`${channel.id}:${sender.id}`).digest("hex").slice(0, 32);
   const local = channel.name.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 30);
   return `${local ? local + "." : ""}${token}@${h.realmHost()}`;
+}
+
+/** `GET /users/{user_id}/subscriptions/{stream_id}`. */
+export function subscriptionStatusView(h: Hearth, channel: ChannelRecord, user: UserRecord): { is_subscribed: boolean } {
+  return { is_subscribed: isSubscribed(h.store, channel.id, user.id) };
 }
