@@ -1,3 +1,4 @@
+/** Validation shared by creating a channel, editing it and subscribing (nothing written here). */
 import type { Hearth } from "../context";
 import { badRequest, mustBeOwner } from "../errors";
 import type { UserRecord } from "../store/users";
@@ -6,8 +7,6 @@ import type { ChannelGroupSettingName } from "../schemas/channels";
 import type { GroupSettingValue } from "../store/user_groups";
 import { checkGroupSettingValue, isSystemGroupSetting, type GroupSettingRules } from "../access/groups";
 import { isOwner } from "../views/users";
-
-/** Validation shared by creating a channel, editing it and subscribing (nothing written here). */
 
 /** Zulip's `check_stream_name`: trimmed, non-empty, at most 60 characters, no control characters. */
 export function checkChannelName(raw: string): string {

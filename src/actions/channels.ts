@@ -1,3 +1,8 @@
+/**
+ * Channels themselves (Zulip's zerver/actions/streams.py, less subscriptions): creating
+ * one, changing its settings, archiving it, and who sees it as roles and groups change.
+ * Subscribing, which creates channels on the way, is src/actions/subscriptions.ts.
+ */
 import { randomBytes } from "node:crypto";
 import type { Hearth } from "../context";
 import { commit, type Transaction } from "../events/commit";
@@ -26,12 +31,6 @@ import { checkFolderForChannel } from "./channel_folders";
 import { notifyDefaultChannelGroups, removeChannelFromDefaultChannelGroups } from "./default_channel_groups";
 import { notifyDefaultChannels } from "./default_channels";
 import { notifyRealmBot } from "./users";
-
-/**
- * Channels themselves (Zulip's zerver/actions/streams.py, less subscriptions): creating
- * one, changing its settings, archiving it, and who sees it as roles and groups change.
- * Subscribing, which creates channels on the way, is src/actions/subscriptions.ts.
- */
 
 // ---------------------------------------------------------------------------
 // Creation (planned by the subscribe request that names a new channel)

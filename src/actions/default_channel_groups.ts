@@ -138,7 +138,7 @@ export async function doRemoveDefaultChannelGroup(h: Hearth, user: UserRecord, i
 /**
  * Takes an archived channel out of every group, inside the archiving commit (Zulip's
  * do_deactivate_stream). Returns whether any group held it: then the caller announces
- * the groups after its commit.
+ * the groups (notifyDefaultChannelGroups), after the archiving's own events.
  */
 export function removeChannelFromDefaultChannelGroups(h: Hearth, channelId: number): boolean {
   let changed = false;

@@ -1,3 +1,4 @@
+/** The realm's default channels, which new users join (Zulip's zerver/actions/default_streams.py). */
 import type { Hearth } from "../context";
 import { commit, type Transaction } from "../events/commit";
 import { badRequest, mustBeAdmin } from "../errors";
@@ -7,8 +8,6 @@ import { accessChannel } from "../access/channels";
 import { liveDefaultChannelIds } from "../views/channel_state";
 import { isAdmin } from "../views/users";
 import { activeNonGuestUserIds } from "./users";
-
-/** The realm's default channels, which new users join (Zulip's zerver/actions/default_streams.py). */
 
 /** Zulip's notify_default_streams: the whole list, to every active non-guest. */
 export function notifyDefaultChannels(tx: Transaction, h: Hearth): void {

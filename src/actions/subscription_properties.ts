@@ -1,3 +1,4 @@
+/** A user's personal settings of a subscription (Zulip's do_change_subscription_property). */
 import type { Hearth } from "../context";
 import { commit } from "../events/commit";
 import { badRequest } from "../errors";
@@ -5,8 +6,6 @@ import type { UserRecord } from "../store/users";
 import { getSubscription, isSubscribed, putSubscription, type SubscriptionRecord } from "../store/subscriptions";
 import { accessChannel } from "../access/channels";
 import { isHexColor } from "./channel_checks";
-
-/** A user's personal settings of a subscription (Zulip's do_change_subscription_property). */
 
 export const SUBSCRIPTION_PROPERTIES = [
   "color",

@@ -1,3 +1,8 @@
+/**
+ * Subscribing and unsubscribing (Zulip's bulk_add_subscriptions and
+ * bulk_remove_subscriptions), creating the channels a subscribe request names, and the
+ * peer events that keep every client's subscriber lists right.
+ */
 import type { Hearth } from "../context";
 import { commit, type Transaction } from "../events/commit";
 import { badRequest } from "../errors";
@@ -18,12 +23,6 @@ import { checkChannelDescription, checkChannelName, isHexColor } from "./channel
 import { planNewChannel, writeNewChannel, type ChannelCreationSettings } from "./channels";
 import { notifyDefaultChannels } from "./default_channels";
 import { doSendMessage, sendSystemBotDm } from "./messages";
-
-/**
- * Subscribing and unsubscribing (Zulip's bulk_add_subscriptions and
- * bulk_remove_subscriptions), creating the channels a subscribe request names, and the
- * peer events that keep every client's subscriber lists right.
- */
 
 /**
  * Principals as user IDs or emails; unknown and deactivated users are a 400 (FL 208).
@@ -160,7 +159,7 @@ function planSubscribe(h: Hearth, actor: UserRecord, input: SubscribeInput): Sub
   return { principals, targets, unauthorized, sawBefore };
 }
 
-/** The writes of a subscribe request; call inside `store.commit`. */
+/** The writes of a subscribe request; call inside `commit`. */
 function writeSubscriptions(h: Hearth, { principals, targets }: SubscribePlan, input: SubscribeInput): SubscribeOutcome {
   const created: ChannelRecord[] = [];
   const added: { channel: ChannelRecord; userIds: number[] }[] = [];
@@ -370,7 +369,7 @@ async function doUnsubscribe(h: Hearth, actor: UserRecord, plan: UnsubscribePlan
   return unsubscribeResult(removed);
 }
 
-/** The writes of an unsubscribe request; call inside `store.commit`. */
+/** The writes of an unsubscribe request; call inside `commit`. */
 function writeUnsubscriptions(h: Hearth, { principals, channels }: UnsubscribePlan): Unsubscribed {
   const done: Unsubscribed = [];
   for (const channel of channels) {
