@@ -1,7 +1,8 @@
 import type { Hearth } from "../context";
 import { ApiError, badRequest } from "../errors";
 import { activeUserIdsOf, getUser, type UserRecord } from "../store/users";
-import { getChannel, getChannelByName, isSubscribed, type ChannelRecord } from "../store/channels";
+import { getChannel, getChannelByName, type ChannelRecord } from "../store/channels";
+import { isSubscribed } from "../store/subscriptions";
 import { inRealmGroup, isUserInGroupSetting } from "./groups";
 import { isAdmin, isGuest } from "../views/users";
 

@@ -3,42 +3,19 @@ import type { Hearth } from "../context";
 import { assertAdmin } from "../access/roles";
 import { badRequest } from "../errors";
 import { renderDescription } from "../markdown/description";
-import type { UserRecord } from "../store/users";
 import { SERVER_LIMITS } from "../views/realm-settings";
-import { activeUserIds } from "./users";
+import { activeUserIdsOf, type UserRecord } from "../store/users";
+import { commit } from "../events/commit";
 import { allChannels } from "../store/channels";
-
-/** A folder grouping channels in the sidebar (FL 389; `order` FL 414). */
-export interface ChannelFolder {
-  id: number;
-  name: string;
-  description: string;
-  rendered_description: string;
-  creator_id: number | null;
-  date_created: number;
-  is_archived: boolean;
-  order: number;
-}
-
-export function getChannelFolders(h: Hearth, includeArchived = true): ChannelFolder[] {
-  return [...h.store.dbs.channelFolders.getRange({})]
-    .map((e) => e.value as ChannelFolder)
-    .filter((f) => includeArchived || !f.is_archived)
-    .sort((a, b) => a.order - b.order || a.id - b.id);
-}
-
-export function getChannelFolder(h: Hearth, id: number): ChannelFolder | undefined {
-  return h.store.dbs.channelFolders.get(id) as ChannelFolder | undefined;
-}
+import { allChannelFolders, getChannelFolder, putChannelFolder, type ChannelFolder } from "../store/channel_folders";
 
 export const invalidFolderId = () => badRequest("Invalid channel folder ID");
 
 /** A folder a channel may be put in: existing and not archived. */
 export function checkFolderForChannel(h: Hearth, id: number): void {
-  const folder = getChannelFolder(h, id);
+  const folder = getChannelFolder(h.store, id);
   if (!folder || folder.is_archived) throw invalidFolderId();
 }
-
 
 function checkName(h: Hearth, raw: string, exceptId?: number): string {
   const name = raw.trim();
@@ -46,7 +23,7 @@ function checkName(h: Hearth, raw: string, exceptId?: number): string {
   if (name.length > SERVER_LIMITS.max_channel_folder_name_length) {
     throw badRequest(`name is too long (limit: ${SERVER_LIMITS.max_channel_folder_name_length} characters)`);
   }
-  if (getChannelFolders(h).some((f) => f.id !== exceptId && f.name.toLowerCase() === name.toLowerCase())) {
+  if (allChannelFolders(h.store).some((f) => f.id !== exceptId && f.name.toLowerCase() === name.toLowerCase())) {
     throw badRequest(`Channel folder name already in use`);
   }
   return name;
@@ -62,8 +39,8 @@ function checkDescription(description: string): string {
 export async function doCreateChannelFolder(h: Hearth, user: UserRecord, name: string, description: string): Promise<number> {
   assertAdmin(user);
   const desc = checkDescription(description);
-  const folder = await h.store.commit(() => {
-    const folders = getChannelFolders(h);
+  const folder = await commit(h, (tx) => {
+    const folders = allChannelFolders(h.store);
     const f: ChannelFolder = {
       id: h.store.nextId("channel_folder"),
       name: checkName(h, name),
@@ -74,10 +51,10 @@ export async function doCreateChannelFolder(h: Hearth, user: UserRecord, name: s
       is_archived: false,
       order: folders.length === 0 ? 0 : Math.max(...folders.map((x) => x.order)) + 1,
     };
-    h.store.dbs.channelFolders.put(f.id, f);
+    putChannelFolder(h.store, f);
+    tx.notify({ type: "channel_folder", op: "add", channel_folder: f }, activeUserIdsOf(h.store));
     return f;
   });
-  h.events.publish({ type: "channel_folder", op: "add", channel_folder: folder }, activeUserIds(h));
   return folder.id;
 }
 
@@ -88,9 +65,9 @@ export async function doUpdateChannelFolder(
   changes: { name?: string; description?: string; is_archived?: boolean },
 ): Promise<void> {
   assertAdmin(user);
-  const data: Record<string, unknown> = {};
-  await h.store.commit(() => {
-    const current = getChannelFolder(h, id);
+  await commit(h, (tx) => {
+    const data: Record<string, unknown> = {};
+    const current = getChannelFolder(h.store, id);
     if (!current) throw invalidFolderId();
     const next = { ...current };
     if (changes.name !== undefined && changes.name.trim() !== current.name) data.name = next.name = checkName(h, changes.name, id);
@@ -105,19 +82,19 @@ export async function doUpdateChannelFolder(
       }
       data.is_archived = next.is_archived = changes.is_archived;
     }
-    h.store.dbs.channelFolders.put(id, next);
+    putChannelFolder(h.store, next);
+    if (Object.keys(data).length > 0) tx.notify({ type: "channel_folder", op: "update", channel_folder_id: id, data }, activeUserIdsOf(h.store));
   });
-  if (Object.keys(data).length > 0) h.events.publish({ type: "channel_folder", op: "update", channel_folder_id: id, data }, activeUserIds(h));
 }
 
 export async function doReorderChannelFolders(h: Hearth, user: UserRecord, order: number[]): Promise<void> {
   assertAdmin(user);
-  await h.store.commit(() => {
-    const ids = new Set(getChannelFolders(h).map((f) => f.id));
+  await commit(h, (tx) => {
+    const ids = new Set(allChannelFolders(h.store).map((f) => f.id));
     if (!isPermutationOf(order, ids)) {
       throw badRequest("Invalid order mapping");
     }
-    order.forEach((id, index) => h.store.dbs.channelFolders.put(id, { ...getChannelFolder(h, id)!, order: index }));
+    order.forEach((id, index) => putChannelFolder(h.store, { ...getChannelFolder(h.store, id)!, order: index }));
+    tx.notify({ type: "channel_folder", op: "reorder", order }, activeUserIdsOf(h.store));
   });
-  h.events.publish({ type: "channel_folder", op: "reorder", order }, activeUserIds(h));
 }

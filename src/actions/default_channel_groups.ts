@@ -1,88 +1,35 @@
 import type { Hearth } from "../context";
 import { badRequest, mustBeAdmin } from "../errors";
 import { accessChannelByName } from "../access/channels";
-import { defineStatePart } from "../events/state";
-import { getChannel, isDefaultChannel, type ChannelRecord } from "../store/channels";
+import { commit, type Transaction } from "../events/commit";
+import type { ChannelRecord } from "../store/channels";
+import { isDefaultChannel } from "../store/default_channels";
 import type { UserRecord } from "../store/users";
-import { isAdmin, isGuest } from "../views/users";
+import {
+  allDefaultChannelGroups,
+  getDefaultChannelGroup,
+  putDefaultChannelGroup,
+  removeDefaultChannelGroup,
+  type DefaultChannelGroup,
+} from "../store/default_channel_groups";
+import { isAdmin } from "../views/users";
+import { defaultChannelGroupsView } from "../views/default_channel_groups";
 import { activeNonGuestUserIds } from "./users";
 
-/**
- * Default channel groups (Zulip's DefaultStreamGroup, "experimental" in its API): named
- * sets of channels an organization suggests to new users, beside the default channels
- * everyone joins. Administrators manage them; every non-guest sees them
- * (`realm_default_stream_groups`, the `default_stream_groups` event).
- */
-export interface DefaultChannelGroup {
-  id: number;
-  name: string;
-  description: string;
-  channel_ids: number[];
-}
+// Default channel groups (src/store/default_channel_groups.ts): administrators manage
+// them; every non-guest sees them (src/views/default_channel_groups.ts).
 
 /** Zulip's DefaultStreamGroup.MAX_NAME_LENGTH and its description column's length. */
 const MAX_NAME_LENGTH = 60;
 const MAX_DESCRIPTION_LENGTH = 1024;
 
-function allGroups(h: Hearth): DefaultChannelGroup[] {
-  return [...h.store.dbs.defaultChannelGroups.getRange({})].map((e) => e.value as DefaultChannelGroup);
-}
-
-/** A group as the API shows it. */
-export interface DefaultChannelGroupView {
-  name: string;
-  id: number;
-  description: string;
-  streams: number[];
-}
-
-/** The API form: `streams` are the live channels' IDs in channel-name order (IDs since FL 330), groups sorted by name. */
-export function defaultChannelGroupsView(h: Hearth): DefaultChannelGroupView[] {
-  return allGroups(h)
-    .sort(byName)
-    .map((group) => ({
-      name: group.name,
-      id: group.id,
-      description: group.description,
-      streams: liveChannels(h, group).sort(byName).map((c) => c.id),
-    }));
-}
-
-/** Zulip orders groups, and channels in a group, by name (code-point order, as its database does). */
-const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
-
-/** A group's channels that still exist and are not archived. */
-function liveChannels(h: Hearth, group: DefaultChannelGroup): ChannelRecord[] {
-  return group.channel_ids.map((id) => getChannel(h.store, id)).filter((c): c is ChannelRecord => c !== undefined && !c.is_archived);
-}
-
-/**
- * Zulip's lookup_default_stream_groups, for the join page: the live channels of the
- * groups a joining person picked, by name; an unknown name is refused.
- */
-export function channelsOfDefaultChannelGroups(h: Hearth, names: readonly string[]): number[] {
-  const groups = allGroups(h);
-  const ids = new Set<number>();
-  for (const name of names) {
-    const group = groups.find((g) => g.name === name);
-    if (!group) throw badRequest(`Invalid default channel group ${name}`);
-    for (const channel of liveChannels(h, group)) ids.add(channel.id);
-  }
-  return [...ids];
-}
-
-defineStatePart("realm_default_stream_groups", ["default_stream_groups"], ({ h, user }) => ({
-  // Zulip shows guests none (they are not sent the events either).
-  realm_default_stream_groups: user && !isGuest(user) ? defaultChannelGroupsView(h) : [],
-}));
-
 /** Zulip's notify_default_stream_groups: the whole list, to every active non-guest. */
-export function notifyDefaultChannelGroups(h: Hearth): void {
-  h.events.publish({ type: "default_stream_groups", default_stream_groups: defaultChannelGroupsView(h) }, activeNonGuestUserIds(h));
+export function notifyDefaultChannelGroups(tx: Transaction, h: Hearth): void {
+  tx.notify({ type: "default_stream_groups", default_stream_groups: defaultChannelGroupsView(h) }, activeNonGuestUserIds(h));
 }
 
 function accessGroup(h: Hearth, id: number): DefaultChannelGroup {
-  const group = h.store.dbs.defaultChannelGroups.get(id) as DefaultChannelGroup | undefined;
+  const group = getDefaultChannelGroup(h.store, id);
   if (!group) throw badRequest(`Default channel group with id '${id}' does not exist.`);
   return group;
 }
@@ -95,7 +42,7 @@ function checkName(name: string): void {
 }
 
 function checkNameFree(h: Hearth, name: string): void {
-  if (allGroups(h).some((g) => g.name === name)) throw badRequest(`Default channel group '${name}' already exists`);
+  if (allDefaultChannelGroups(h.store).some((g) => g.name === name)) throw badRequest(`Default channel group '${name}' already exists`);
 }
 
 function checkDescription(description: string): void {
@@ -117,16 +64,16 @@ function checkNotDefault(h: Hearth, channel: ChannelRecord, groupName: string): 
 export async function doCreateDefaultChannelGroup(h: Hearth, user: UserRecord, name: string, description: string, channelNames: string[]): Promise<void> {
   assertMayManage(user);
   const channels = channelNames.map((channelName) => accessChannelByName(h, user, channelName));
-  await h.store.commit(() => {
+  await commit(h, (tx) => {
     for (const channel of channels) checkNotDefault(h, channel, name);
     checkName(name);
     checkNameFree(h, name);
     checkDescription(description);
     const id = h.store.nextId("default_channel_group");
     const group: DefaultChannelGroup = { id, name, description, channel_ids: [...new Set(channels.map((c) => c.id))] };
-    h.store.dbs.defaultChannelGroups.put(id, group);
+    putDefaultChannelGroup(h.store, group);
+    notifyDefaultChannelGroups(tx, h);
   });
-  notifyDefaultChannelGroups(h);
 }
 
 /** PATCH /default_stream_groups/{group_id}: its name or description. */
@@ -134,7 +81,7 @@ export async function doUpdateDefaultChannelGroup(h: Hearth, user: UserRecord, i
   assertMayManage(user);
   // Zulip's wording; an empty string counts as not passed.
   if (!changes.name && !changes.description) throw badRequest('You must pass "new_description" or "new_group_name".');
-  await h.store.commit(() => {
+  await commit(h, (tx) => {
     const group = accessGroup(h, id);
     const next = { ...group };
     if (changes.name !== undefined) {
@@ -147,9 +94,9 @@ export async function doUpdateDefaultChannelGroup(h: Hearth, user: UserRecord, i
       checkDescription(changes.description);
       next.description = changes.description;
     }
-    h.store.dbs.defaultChannelGroups.put(id, next);
+    putDefaultChannelGroup(h.store, next);
+    notifyDefaultChannelGroups(tx, h);
   });
-  notifyDefaultChannelGroups(h);
 }
 
 /** PATCH /default_stream_groups/{group_id}/streams. */
@@ -158,7 +105,7 @@ export async function doChangeDefaultChannelGroupChannels(h: Hearth, user: UserR
   accessGroup(h, id);
   const channels = channelNames.map((channelName) => accessChannelByName(h, user, channelName));
   if (op !== "add" && op !== "remove") throw badRequest('Invalid value for "op". Specify one of "add" or "remove".');
-  await h.store.commit(() => {
+  await commit(h, (tx) => {
     const group = accessGroup(h, id);
     const ids = new Set(group.channel_ids);
     for (const channel of channels) {
@@ -173,31 +120,31 @@ export async function doChangeDefaultChannelGroupChannels(h: Hearth, user: UserR
         ids.delete(channel.id);
       }
     }
-    h.store.dbs.defaultChannelGroups.put(id, { ...group, channel_ids: [...ids] });
+    putDefaultChannelGroup(h.store, { ...group, channel_ids: [...ids] });
+    notifyDefaultChannelGroups(tx, h);
   });
-  notifyDefaultChannelGroups(h);
 }
 
 /** DELETE /default_stream_groups/{group_id}. */
 export async function doRemoveDefaultChannelGroup(h: Hearth, user: UserRecord, id: number): Promise<void> {
   assertMayManage(user);
-  await h.store.commit(() => {
+  await commit(h, (tx) => {
     accessGroup(h, id);
-    h.store.dbs.defaultChannelGroups.remove(id);
+    removeDefaultChannelGroup(h.store, id);
+    notifyDefaultChannelGroups(tx, h);
   });
-  notifyDefaultChannelGroups(h);
 }
 
 /**
  * Takes an archived channel out of every group, inside the archiving commit (Zulip's
  * do_deactivate_stream). Returns whether any group held it: then the caller announces
- * the groups after its commit.
+ * the groups (notifyDefaultChannelGroups), after the archiving's own events.
  */
 export function removeChannelFromDefaultChannelGroups(h: Hearth, channelId: number): boolean {
   let changed = false;
-  for (const group of allGroups(h)) {
+  for (const group of allDefaultChannelGroups(h.store)) {
     if (!group.channel_ids.includes(channelId)) continue;
-    h.store.dbs.defaultChannelGroups.put(group.id, { ...group, channel_ids: group.channel_ids.filter((id) => id !== channelId) });
+    putDefaultChannelGroup(h.store, { ...group, channel_ids: group.channel_ids.filter((id) => id !== channelId) });
     changed = true;
   }
   return changed;

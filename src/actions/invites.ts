@@ -8,11 +8,11 @@ import { allInvites, getInvite, getInviteByKey, inviteIsLive, putInvite, type In
 import { getUser, getUserByEmail, Role, ROLES, type UserRecord } from "../store/users";
 import { SERVER_LIMITS } from "../views/realm-settings";
 import { isAdmin, isOwner } from "../views/users";
-import { defaultChannelIds } from "../store/channels";
+import { defaultChannelIds } from "../store/default_channels";
 import { checkEmailAddress, checkFullName, doCreateUser } from "./users";
 import { emailRefusalForRealm } from "../views/realm_domains";
 import { notifyInvitesChanged } from "./invite_events";
-import { channelsOfDefaultChannelGroups } from "./default_channel_groups";
+import { channelsOfDefaultChannelGroups } from "../views/default_channel_groups";
 
 /** Zulip's INVITATION_LINK_VALIDITY_MINUTES default: 10 days. */
 const DEFAULT_INVITE_EXPIRY_MINUTES = 14400;

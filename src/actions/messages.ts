@@ -9,12 +9,14 @@ import { inRealmGroup, isSystemGroupSetting, isUserInGroupSetting } from "../acc
 import { getUserGroup } from "../store/user_groups";
 import { alertWordsByUser } from "../store/personal";
 import { doClearTopicPolicies, participationPolicyChanges, planMoveTopicPolicies, planAutomaticTopicPolicies, publishPolicyChanges, writePolicyChanges, type WrittenPolicies } from "./user_topics";
+import { committedTransaction } from "./committed";
 import { activeRealmEmojiByName } from "../store/realm_emoji";
 import { checkEmojiRequest, emojiCodeByName, emojiTypeByName, type ReactionInput } from "./realm_emoji";
 import { realmEmojiPath } from "../views/realm_emoji";
 import { ApiError, badRequest, mustBeAdmin } from "../errors";
 import { allUsers, getUser, inactiveUserIdsOf, type UserRecord } from "../store/users";
-import { everSubscribedIds, getChannel, getSubscription, putChannel } from "../store/channels";
+import { getChannel, putChannel } from "../store/channels";
+import { everSubscribedIds, getSubscription } from "../store/subscriptions";
 import { visibilityPolicyOf, VisibilityPolicy } from "../store/user_topics";
 import { accessChannel, channelViewerIds } from "../access/channels";
 import {
@@ -531,7 +533,7 @@ export async function doSendMessage(h: Hearth, sender: UserRecord, req: SendRequ
         notifyFirstMessageIds(h, [{ channel: target.channel, first: message.id }]);
       }
       // Zulip's order: the topic policies the message set, then the message.
-      publishPolicyChanges(h, policiesWritten);
+      publishPolicyChanges(committedTransaction(h), h, policiesWritten);
       notifyNewMessage(h, sender, message, flagsByUser, req);
     },
   });
@@ -802,7 +804,7 @@ export async function checkReaction(h: Hearth, user: UserRecord, messageId: numb
     },
     messageAudience(h, stored.message),
   );
-  publishPolicyChanges(h, stored.policies);
+  publishPolicyChanges(committedTransaction(h), h, stored.policies);
 }
 
 // ---------------------------------------------------------------------------
@@ -1042,7 +1044,7 @@ export async function checkEditMessage(h: Hearth, user: UserRecord, messageId: n
   notifyUpdateMessage(h, user, message, result.changes, result.holders, req, now);
   notifyFirstMessageIds(h, result.firstIdChanges);
   await notifyAttachmentChanges(h, attachmentChanges);
-  publishPolicyChanges(h, result.policies);
+  publishPolicyChanges(committedTransaction(h), h, result.policies);
   if (moving) await sendMoveNotifications(h, user, message, result.changes.length, newChannel, newTopic, req);
   return { detached_uploads: attachmentChanges.detached.map((a) => attachmentView(h, a)) };
 }

@@ -3,7 +3,7 @@ import { getChannelByName } from "../store/channels";
 import { getRealm } from "../store/realm";
 import { getSystemBot } from "../store/system_bots";
 import type { UserRecord } from "../store/users";
-import { checkSubscribe } from "./channels";
+import { checkSubscribe } from "./subscriptions";
 import { doSendMessage } from "./messages";
 import { checkUpdateRealm } from "./realm_settings";
 

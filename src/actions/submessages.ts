@@ -6,6 +6,7 @@ import { ValidationError } from "../lib/validator";
 import type { UserRecord } from "../store/users";
 import { accessMessage, invalidMessage, messageAudience } from "./messages";
 import { participationPolicyChanges, publishPolicyChanges, writePolicyChanges } from "./user_topics";
+import { committedTransaction } from "./committed";
 
 /** Readers' additions to one message (votes, tasks); each rewrites the message record, which holds them all. */
 const MAX_SUBMESSAGES_PER_MESSAGE = 1000;
@@ -67,5 +68,5 @@ export async function checkAddSubmessage(h: Hearth, user: UserRecord, messageId:
     { type: "submessage", msg_type: msgType, message_id: messageId, submessage_id: submessage.id, sender_id: user.id, content },
     messageAudience(h, added.message),
   );
-  publishPolicyChanges(h, added.policies);
+  publishPolicyChanges(committedTransaction(h), h, added.policies);
 }

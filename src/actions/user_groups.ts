@@ -20,10 +20,12 @@ import {
 import { badRequest } from "../errors";
 import type { ApiEvent } from "../events/hub";
 import { getRealm } from "../store/realm";
-import { allChannels, CHANNEL_GROUP_SETTINGS, type ChannelRecord } from "../store/channels";
+import { allChannels, type ChannelRecord } from "../store/channels";
+import { CHANNEL_GROUP_SETTINGS } from "../schemas/channels";
 import { formatUserGroup } from "../views/user_groups";
 import { activeUserIds } from "./users";
 import { notifyVisibleChannelsChanged, visibleChannelIds } from "./channels";
+import { committedTransaction } from "./committed";
 import { REALM_DEFAULTS, SYSTEM_GROUP_IDS } from "../views/realm-settings";
 import {
   allUserGroups,
@@ -415,7 +417,7 @@ export async function checkUpdateUserGroupMembership(h: Hearth, actor: UserRecor
   publish("remove_subgroups", "direct_subgroup_ids", subgroups.remove);
   for (const [id, before] of seenBefore) {
     const user = getUser(h.store, id);
-    if (user?.is_active) notifyVisibleChannelsChanged(h, id, before, visibleChannelIds(h, user, channels));
+    if (user?.is_active) notifyVisibleChannelsChanged(committedTransaction(h), h, id, before, visibleChannelIds(h, user, channels));
   }
 }
 

@@ -1,24 +1,14 @@
 import type { Hearth } from "../context";
+import { commit, type Transaction } from "../events/commit";
 import { badRequest } from "../errors";
 import { accessChannel } from "../access/channels";
-import { getChannel } from "../store/channels";
-import { getUserTopic, getUserTopics, putUserTopic, VisibilityPolicy, type UserTopic } from "../store/user_topics";
+import { getUserTopic, policiesOnTopic, putUserTopic, VisibilityPolicy, type UserTopic } from "../store/user_topics";
 import { getUser, type UserRecord } from "../store/users";
 import { topicKey } from "../store/messages";
-import { getSubscription } from "../store/channels";
+import { getSubscription } from "../store/subscriptions";
 import { userSetting } from "../views/settings";
+import { mutedTopicsView } from "../views/user_topics";
 import { MAX_TOPIC_LENGTH, normalizeTopic } from "./messages";
-
-/** The legacy `muted_topics` list: `[channel name, topic, timestamp]` for each muted topic. */
-export function mutedTopicsView(h: Hearth, userId: number): [string, string, number][] {
-  const out: [string, string, number][] = [];
-  for (const t of getUserTopics(h.store, userId)) {
-    if (t.visibility_policy !== VisibilityPolicy.MUTED) continue;
-    const channel = getChannel(h.store, t.stream_id);
-    if (channel) out.push([channel.name, t.topic_name, t.last_updated]);
-  }
-  return out;
-}
 
 /**
  * `POST /user_topics`: sets one topic's visibility policy for the caller. Setting
@@ -34,6 +24,11 @@ export async function doSetTopicVisibility(h: Hearth, user: UserRecord, channelI
   const name = normalizeTopic(topic);
   accessChannel(h, user, channelId, { allowArchived: true });
   await applyPolicyChanges(h, [{ userId: user.id, channelId, topic: name, policy }]);
+}
+
+/** The legacy `PATCH /users/me/subscriptions/muted_topics` add. */
+export async function doMuteTopic(h: Hearth, user: UserRecord, channelId: number, topic: string): Promise<void> {
+  await doSetTopicVisibility(h, user, channelId, topic, VisibilityPolicy.MUTED);
 }
 
 /** The legacy `PATCH /users/me/subscriptions/muted_topics` remove: unmutes, and leaves a followed or unmuted topic alone. */
@@ -55,10 +50,10 @@ export interface PolicyChange {
  * legacy `muted_topics` list once, as it stands after all of them.
  */
 async function applyPolicyChanges(h: Hearth, changes: readonly PolicyChange[]): Promise<void> {
-  publishPolicyChanges(h, await h.store.commit(() => writePolicyChanges(h, changes)));
+  await commit(h, (tx) => publishPolicyChanges(tx, h, writePolicyChanges(h, changes)));
 }
 
-/** The policies a transaction wrote, for publishPolicyChanges once it committed. */
+/** The policies a transaction wrote, for publishPolicyChanges. */
 export type WrittenPolicies = { userId: number; topic: UserTopic }[];
 
 /** Inside a transaction: writes the changes that change something. */
@@ -74,23 +69,12 @@ export function writePolicyChanges(h: Hearth, changes: readonly PolicyChange[]):
   return written;
 }
 
-/** After the commit: the legacy muted_topics list once per user, then each change as user_topic. */
-export function publishPolicyChanges(h: Hearth, written: WrittenPolicies): void {
+/** The legacy muted_topics list once per user, then each change as user_topic (in the transaction that wrote them). */
+export function publishPolicyChanges(tx: Transaction, h: Hearth, written: WrittenPolicies): void {
   for (const userId of new Set(written.map((d) => d.userId))) {
-    h.events.publish({ type: "muted_topics", muted_topics: mutedTopicsView(h, userId) }, [userId]);
+    tx.notify({ type: "muted_topics", muted_topics: mutedTopicsView(h, userId) }, [userId]);
   }
-  for (const { userId, topic } of written) h.events.publish({ type: "user_topic", ...topic }, [userId]);
-}
-
-/** Every account's policy on one topic (the key space is by user, so each account is looked at). */
-function policiesOnTopic(h: Hearth, channelId: number, topic: string): Map<number, number> {
-  const policies = new Map<number, number>();
-  // User IDs alone (keys): decoding every account's record here cost a move or a topic deletion as much again.
-  for (const userId of h.store.dbs.users.getKeys({}) as Iterable<number>) {
-    const policy = getUserTopic(h.store, userId, channelId, topic)?.visibility_policy;
-    if (policy !== undefined && policy !== VisibilityPolicy.INHERIT) policies.set(userId, policy);
-  }
-  return policies;
+  for (const { userId, topic } of written) tx.notify({ type: "user_topic", ...topic }, [userId]);
 }
 
 /** Zulip's get_visibility_policy_after_merge: the more visible of the two wins. */
@@ -112,8 +96,8 @@ export function planMoveTopicPolicies(
 ): PolicyChange[] {
   // A rename that only changes case keeps the same topic, and its policies where they are.
   if (move.fromChannelId === move.toChannelId && topicKey(move.fromTopic) === topicKey(move.toTopic)) return [];
-  const from = policiesOnTopic(h, move.fromChannelId, move.fromTopic);
-  const to = policiesOnTopic(h, move.toChannelId, move.toTopic);
+  const from = policiesOnTopic(h.store, move.fromChannelId, move.fromTopic);
+  const to = policiesOnTopic(h.store, move.toChannelId, move.toTopic);
   const changes: PolicyChange[] = [];
   for (const userId of new Set([...from.keys(), ...to.keys()])) {
     const orig = from.get(userId) ?? VisibilityPolicy.INHERIT;
@@ -128,7 +112,7 @@ export function planMoveTopicPolicies(
 
 /** Zulip's delete-topic rule: the topic no longer exists, so neither do the policies on it. */
 export async function doClearTopicPolicies(h: Hearth, channelId: number, topic: string): Promise<void> {
-  const changes = [...policiesOnTopic(h, channelId, topic).keys()].map((userId) => ({ userId, channelId, topic, policy: VisibilityPolicy.INHERIT }));
+  const changes = [...policiesOnTopic(h.store, channelId, topic).keys()].map((userId) => ({ userId, channelId, topic, policy: VisibilityPolicy.INHERIT }));
   if (changes.length > 0) await applyPolicyChanges(h, changes);
 }
 

@@ -16,12 +16,9 @@ import { getChannel } from "../store/channels";
 import { accessChannelByName } from "../access/channels";
 import { joinGroupsInTransaction, notifyGroupsJoined, notifySystemGroupMembership } from "./user_groups";
 import { inRealmGroup } from "../access/groups";
-import {
-  notifyDefaultChannelsJoined,
-  notifySubscriberActivityChanged,
-  notifyUserChannelAccessChanged,
-  subscribeToDefaultChannelsInTransaction,
-} from "./channels";
+import { notifyUserChannelAccessChanged } from "./channels";
+import { notifyDefaultChannelsJoined, notifySubscriberActivityChanged, subscribeToDefaultChannelsInTransaction } from "./subscriptions";
+import { committedTransaction } from "./committed";
 import { canSeeRealEmail, formatUser, isAdmin, isOwner, isoTimestamp, visibleUserByEmail } from "../views/users";
 import { realmUserDefaults } from "../views/settings";
 import { getRealm } from "../store/realm";
@@ -205,7 +202,7 @@ export async function doCreateUser(h: Hearth, input: NewUser): Promise<UserRecor
     notifyRealmUser(h, "add", user);
     if (user.is_bot) notifyRealmBot(h, "add", user);
     notifySystemGroupMembership(h, null, user);
-    notifyDefaultChannelsJoined(h, user, created.defaultChannels);
+    notifyDefaultChannelsJoined(committedTransaction(h), h, user, created.defaultChannels);
     notifyGroupsJoined(h, user, created.groups);
   }
   if (!user.is_bot && !user.is_system_bot) await sendWelcomeDm(h, user);
@@ -363,7 +360,7 @@ function notifyAccountChanged(h: Hearth, before: UserRecord, after: UserRecord):
   if (after.role !== before.role) {
     notifyRealmUser(h, "update", after, { role: after.role });
     notifySystemGroupMembership(h, before, after);
-    notifyUserChannelAccessChanged(h, before, after);
+    notifyUserChannelAccessChanged(committedTransaction(h), h, before, after);
   }
   if (!after.is_bot && isAdmin(after) !== isAdmin(before)) notifyBotListChanged(h, after, isAdmin(after));
 }
@@ -435,7 +432,7 @@ export async function doSetActive(h: Hearth, actor: UserRecord, userId: number, 
     // Zulip keeps deactivated bots in realm_bots (with is_active) and updates them in place.
     if (u.is_bot) notifyRealmBot(h, "update", u, { is_active: active });
     notifySystemGroupMembership(h, { ...u, is_active: !active }, u);
-    notifySubscriberActivityChanged(h, u, active);
+    notifySubscriberActivityChanged(committedTransaction(h), h, u, active);
   }
   // A deactivated account can no longer poll: free its queues now rather than at idle expiry.
   if (!active) for (const u of changed) for (const queue of h.queues.queuesOf(u.id)) h.queues.remove(queue);

@@ -5,7 +5,7 @@ import { unusedFence } from "../markdown/syntax";
 import { getSystemBot } from "../store/system_bots";
 import { getUser, type UserRecord } from "../store/users";
 import { channelById, channelByName, channelSubscriberIds } from "../views/message_channels";
-import { checkChannelName } from "./channels";
+import { checkChannelName } from "./channel_checks";
 import { checkSendMessage, resolveTarget, sendSystemBotDm } from "./messages";
 import { channelLinkSyntax } from "../markdown/links";
 import { splitOnce } from "../lib/text";

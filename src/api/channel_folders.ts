@@ -3,7 +3,8 @@ import type { Hearth } from "../context";
 import { ApiRoutes } from "../http/route";
 import { param } from "../http/params";
 import { pathId } from "../http/path";
-import { doCreateChannelFolder, doReorderChannelFolders, doUpdateChannelFolder, getChannelFolders } from "../actions/channel_folders";
+import { doCreateChannelFolder, doReorderChannelFolders, doUpdateChannelFolder } from "../actions/channel_folders";
+import { getChannelFolders } from "../views/channel_folders";
 
 export function channelFolderRoutes(h: Hearth) {
   return new ApiRoutes(h)

@@ -3,28 +3,17 @@ import { Type as t } from "@sinclair/typebox";
 import type { Hearth } from "../context";
 import { ApiRoutes } from "../http/route";
 import { param } from "../http/params";
-import {
-  checkArchiveChannel,
-  checkSetDefaultChannel,
-  checkSubscribe,
-  checkUnsubscribe,
-  checkUpdateOwnSubscriptions,
-  checkUpdateChannel,
-  checkUpdateSubscriptionProperties,
-  getChannelEmailAddress,
-  type RetentionInput,
-} from "../actions/channels";
+import { checkArchiveChannel, checkUpdateChannel } from "../actions/channels";
+import type { RetentionInput } from "../actions/channel_checks";
+import { checkSetDefaultChannel } from "../actions/default_channels";
+import { checkSubscribe, checkUnsubscribe, checkUpdateOwnSubscriptions } from "../actions/subscriptions";
+import { checkUpdateSubscriptionProperties } from "../actions/subscription_properties";
 import { accessUser } from "../actions/users";
 import { accessChannel, accessChannelByName } from "../access/channels";
-import {
-  CHANNEL_GROUP_SETTINGS,
-  isSubscribed,
-  TOPICS_POLICIES,
-  type TopicsPolicy,
-} from "../store/channels";
+import { CHANNEL_GROUP_SETTINGS, TOPICS_POLICIES, type TopicsPolicy } from "../schemas/channels";
 import type { GroupSettingValue } from "../store/user_groups";
 import { groupSettingParams } from "../http/group_params";
-import { activeSubscriberIds, formatChannel, streamPostPolicyGroupId } from "../views/channels";
+import { activeSubscriberIds, formatChannel, getChannelEmailAddress, streamPostPolicyGroupId, subscriptionStatusView } from "../views/channels";
 // Also registers the channel parts of POST /register.
 import { listChannels, subscriptionsState } from "../views/channel_state";
 
@@ -167,7 +156,7 @@ export function channelsRoutes(h: Hearth) {
     .get("/users/:user_id/subscriptions/:stream_id", {}, ({ user, path }) => {
       const target = accessUser(h, pathId(path.user_id, "user ID"), { allowDeactivated: true });
       const channel = accessChannel(h, user, pathChannelId(path.stream_id), { allowArchived: true });
-      return { is_subscribed: isSubscribed(h.store, channel.id, target.id) };
+      return subscriptionStatusView(h, channel, target);
     })
     .get("/streams/:stream_id/email_address", { params: { sender_id: param.int().optional() } }, ({ user, params, path }) => ({
       email: getChannelEmailAddress(h, user, pathChannelId(path.stream_id), params.sender_id),

@@ -9,7 +9,7 @@ import { readBodyUpTo } from "../http/wire";
 import { param } from "../http/params";
 import { pathId } from "../http/path";
 import { checkCreateInviteLink, checkJoinWithInvite, checkRevokeInviteLink, InviteLinkError, invitesFor, liveInviteByKey, offersDefaultChannelGroups } from "../actions/invites";
-import { defaultChannelGroupsView } from "../actions/default_channel_groups";
+import { defaultChannelGroupsView } from "../views/default_channel_groups";
 import type { InviteRecord } from "../store/invites";
 import { getRealm } from "../store/realm";
 import { Role } from "../store/users";

@@ -4,7 +4,8 @@
  * src/events/state.ts. It is a list at the route's layer because one part (the
  * incoming-webhook integrations) is defined by the webhook routes.
  */
-import { registeredStatePart, statePart, type StatePart } from "../events/state";
+import { statePart, type StatePart } from "../events/state";
+import { realmDefaultStreamGroupsPart } from "../views/default_channel_groups";
 import { realmDefaultStreamsPart, realmUserGroupsPart, streamsPart, subscriptionsPart } from "../views/channel_state";
 import {
   alertWordsPart,
@@ -35,15 +36,13 @@ import {
 } from "../views/register";
 import { recentPrivateConversationsPart, starredMessagesPart, unreadMsgsPart } from "../views/message_state";
 import { realmIncomingWebhookBotsPart } from "./webhooks";
-// Registers realm_default_stream_groups at load, until that part is a value too.
-import "../actions/default_channel_groups";
 
 export const REGISTER_STATE_PARTS: readonly StatePart[] = [
   subscriptionsPart,
   streamsPart,
   realmDefaultStreamsPart,
   realmUserGroupsPart,
-  registeredStatePart("realm_default_stream_groups"),
+  realmDefaultStreamGroupsPart,
   alertWordsPart,
   mutedUsersPart,
   savedSnippetsPart,

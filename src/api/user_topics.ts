@@ -3,8 +3,7 @@ import { badRequest } from "../errors";
 import { ApiRoutes } from "../http/route";
 import { param } from "../http/params";
 import { accessChannelByName } from "../access/channels";
-import { doSetTopicVisibility, doUnmuteTopic } from "../actions/user_topics";
-import { VisibilityPolicy } from "../store/user_topics";
+import { doMuteTopic, doSetTopicVisibility, doUnmuteTopic } from "../actions/user_topics";
 
 export function userTopicRoutes(h: Hearth) {
   return new ApiRoutes(h)
@@ -33,7 +32,7 @@ export function userTopicRoutes(h: Hearth) {
         }
         const channelId = params.stream_id ?? accessChannelByName(h, user, params.stream!).id;
         if (params.op === "add") {
-          await doSetTopicVisibility(h, user, channelId, params.topic, VisibilityPolicy.MUTED);
+          await doMuteTopic(h, user, channelId, params.topic);
         } else {
           await doUnmuteTopic(h, user, channelId, params.topic);
         }

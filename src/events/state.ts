@@ -55,27 +55,3 @@ export function fetchInitialState(parts: readonly StatePart[], ctx: StateContext
 function isWanted(part: StatePart, ctx: StateContext): boolean {
   return typeof part.when === "function" ? part.when(ctx) : part.when.some((t) => ctx.want(t));
 }
-
-/*
- * Until every part is a value: a part still registered by `defineStatePart` at
- * module load takes its place in the list through `registeredStatePart(name)`.
- */
-const registered = new Map<string, StatePart>();
-
-export function defineStatePart(name: string, when: readonly string[] | ((ctx: StateContext) => boolean), fetch: StatePartFetch): void {
-  if (registered.has(name)) throw new Error(`State part ${name} is defined twice`);
-  registered.set(name, { name, when, fetch });
-}
-
-/**
- * The part `defineStatePart` registered as `name`, looked up when register runs: a
- * part that was never registered fails register, rather than vanish from its answer.
- */
-export function registeredStatePart(name: string): StatePart {
-  const part = () => {
-    const found = registered.get(name);
-    if (!found) throw new Error(`State part ${name} is listed but was never defined`);
-    return found;
-  };
-  return statePart(name, (ctx) => isWanted(part(), ctx), (ctx) => part().fetch(ctx));
-}

@@ -1,6 +1,25 @@
 import { Type as t } from "@sinclair/typebox";
 import { GroupSettingValue, Nullable, success } from "./common";
 
+/** The per-channel group settings (Zulip's Stream permission fields), in the API's order. */
+export const CHANNEL_GROUP_SETTINGS = [
+  "can_add_subscribers_group",
+  "can_administer_channel_group",
+  "can_create_topic_group",
+  "can_delete_any_message_group",
+  "can_delete_own_message_group",
+  "can_move_messages_out_of_channel_group",
+  "can_move_messages_within_channel_group",
+  "can_remove_subscribers_group",
+  "can_resolve_topics_group",
+  "can_send_message_group",
+  "can_subscribe_group",
+] as const;
+export type ChannelGroupSettingName = (typeof CHANNEL_GROUP_SETTINGS)[number];
+
+export const TOPICS_POLICIES = ["inherit", "allow_empty_topic", "disable_empty_topic", "empty_topic_only"] as const;
+export type TopicsPolicy = (typeof TOPICS_POLICIES)[number];
+
 /** Zulip's `BasicChannel` (OpenAPI, with the newer fields of addendum §9 and the spec's Channel table). */
 export const Channel = t.Object({
   stream_id: t.Integer(),

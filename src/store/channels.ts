@@ -1,25 +1,6 @@
 import { fitsKey, type Store } from "./db";
-import { StoreCache } from "./cache";
 import type { GroupSettingValue } from "./user_groups";
-
-/** The per-channel group settings (Zulip's Stream permission fields), in the API's order. */
-export const CHANNEL_GROUP_SETTINGS = [
-  "can_add_subscribers_group",
-  "can_administer_channel_group",
-  "can_create_topic_group",
-  "can_delete_any_message_group",
-  "can_delete_own_message_group",
-  "can_move_messages_out_of_channel_group",
-  "can_move_messages_within_channel_group",
-  "can_remove_subscribers_group",
-  "can_resolve_topics_group",
-  "can_send_message_group",
-  "can_subscribe_group",
-] as const;
-export type ChannelGroupSettingName = (typeof CHANNEL_GROUP_SETTINGS)[number];
-
-export const TOPICS_POLICIES = ["inherit", "allow_empty_topic", "disable_empty_topic", "empty_topic_only"] as const;
-export type TopicsPolicy = (typeof TOPICS_POLICIES)[number];
+import type { ChannelGroupSettingName, TopicsPolicy } from "../schemas/channels";
 
 export const MAX_CHANNEL_NAME_LENGTH = 60;
 export const MAX_CHANNEL_DESCRIPTION_LENGTH = 1024;
@@ -51,31 +32,6 @@ export interface ChannelRecord {
   groups: Record<ChannelGroupSettingName, GroupSettingValue>;
 }
 
-/** Personal settings of one user's subscription to one channel. */
-export interface SubscriptionRecord {
-  channel_id: number;
-  user_id: number;
-  /** false after unsubscribing: the row is kept so a re-subscribe keeps color and settings. */
-  active: boolean;
-  color: string;
-  is_muted: boolean;
-  pin_to_top: boolean;
-  /** null inherits the user-level default. */
-  desktop_notifications: boolean | null;
-  email_notifications: boolean | null;
-  wildcard_mentions_notify: boolean | null;
-  push_notifications: boolean | null;
-  audible_notifications: boolean | null;
-}
-
-export const SUBSCRIPTION_NOTIFICATION_PROPERTIES = [
-  "desktop_notifications",
-  "email_notifications",
-  "wildcard_mentions_notify",
-  "push_notifications",
-  "audible_notifications",
-] as const;
-
 export function getChannel(store: Store, id: number): ChannelRecord | undefined {
   return store.dbs.channels.get(id) as ChannelRecord | undefined;
 }
@@ -101,59 +57,14 @@ export function* allChannels(store: Store): Generator<ChannelRecord> {
   for (const { value } of store.dbs.channels.getRange({})) yield value as ChannelRecord;
 }
 
-export function getSubscription(store: Store, channelId: number, userId: number): SubscriptionRecord | undefined {
-  return store.dbs.subscriptions.get([channelId, userId]) as SubscriptionRecord | undefined;
+/** The meta key of the secret that derives channel email tokens (made once per data folder). */
+const EMAIL_SECRET_KEY = "channel_email_secret";
+
+export function getChannelEmailSecret(store: Store): string | undefined {
+  return store.dbs.meta.get(EMAIL_SECRET_KEY) as string | undefined;
 }
 
-export function isSubscribed(store: Store, channelId: number, userId: number): boolean {
-  return store.dbs.userSubscriptions.get([userId, channelId]) === true;
-}
-
-/** Writes a subscription row and its per-user mirror; call only inside `commit`. */
-export function putSubscription(store: Store, sub: SubscriptionRecord): void {
-  subscriberCache.invalidate(store);
-  store.dbs.subscriptions.put([sub.channel_id, sub.user_id], sub);
-  store.dbs.userSubscriptions.put([sub.user_id, sub.channel_id], sub.active);
-}
-
-/** Everyone with a subscription row for the channel, current or past (Zulip's Subscription rows, active or not). */
-export function everSubscribedIds(store: Store, channelId: number): number[] {
-  return [...store.dbs.subscriptions.getKeys({ start: [channelId], end: [channelId, Infinity] })].map((key) => (key as unknown as [number, number])[1]);
-}
-
-/** Every channel message reads its channel's subscribers: decoding each row every time was costly. */
-const subscriberCache = new StoreCache<number, readonly number[]>();
-
-/** Active subscriber IDs of a channel, ascending (deactivated users included; filter where it matters). */
-export function subscriberIds(store: Store, channelId: number): number[] {
-  const ids = subscriberCache.get(store, channelId, () => {
-    const found: number[] = [];
-    for (const { key, value } of store.dbs.subscriptions.getRange({ start: [channelId], end: [channelId, Infinity] })) {
-      if ((value as SubscriptionRecord).active) found.push((key as [number, number])[1]);
-    }
-    return found;
-  });
-  return [...ids];
-}
-
-/** Every subscription row of a user (active and former), by channel ID. */
-export function* userSubscriptionRows(store: Store, userId: number): Generator<{ channelId: number; active: boolean }> {
-  for (const { key, value } of store.dbs.userSubscriptions.getRange({ start: [userId], end: [userId, Infinity] })) {
-    yield { channelId: (key as [number, number])[1], active: value as boolean };
-  }
-}
-
-/** IDs of the channels a user is subscribed to now. */
-export function subscribedChannelIds(store: Store, userId: number): number[] {
-  const ids: number[] = [];
-  for (const row of userSubscriptionRows(store, userId)) if (row.active) ids.push(row.channelId);
-  return ids;
-}
-
-export function isDefaultChannel(store: Store, channelId: number): boolean {
-  return store.dbs.defaultChannels.get(channelId) !== undefined;
-}
-
-export function defaultChannelIds(store: Store): number[] {
-  return [...store.dbs.defaultChannels.getKeys({})] as number[];
+/** Call only inside `commit`. */
+export function putChannelEmailSecret(store: Store, secret: string): void {
+  store.dbs.meta.put(EMAIL_SECRET_KEY, secret);
 }

@@ -42,7 +42,7 @@ export const KEYSPACES = {
   realmEmojiImages: "realm_emoji_images",
   /** folderId → ChannelFolder (archived ones kept) */
   channelFolders: "channel_folders",
-  /** groupId → DefaultChannelGroup (src/actions/default_channel_groups.ts) */
+  /** groupId → DefaultChannelGroup (src/store/default_channel_groups.ts) */
   defaultChannelGroups: "default_channel_groups",
   /** domain (lower-cased) → RealmDomain: allowed email domains for new users */
   realmDomains: "realm_domains",

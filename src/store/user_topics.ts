@@ -30,3 +30,17 @@ export function putUserTopic(store: Store, userId: number, t: UserTopic): void {
   if (t.visibility_policy === VisibilityPolicy.INHERIT) store.dbs.userTopics.remove(key);
   else store.dbs.userTopics.put(key, t);
 }
+
+/**
+ * Every account's policy on one topic, INHERIT left out. The key space is by user, so
+ * each account is looked at: by its ID alone (the keys of `users`), since decoding
+ * every account's record here cost a move or a topic deletion as much again.
+ */
+export function policiesOnTopic(store: Store, channelId: number, topic: string): Map<number, number> {
+  const policies = new Map<number, number>();
+  for (const userId of store.dbs.users.getKeys({}) as Iterable<number>) {
+    const policy = getUserTopic(store, userId, channelId, topic)?.visibility_policy;
+    if (policy !== undefined && policy !== VisibilityPolicy.INHERIT) policies.set(userId, policy);
+  }
+  return policies;
+}

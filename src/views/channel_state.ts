@@ -1,11 +1,12 @@
-import { getUser } from "../store/users";
 /**
  * The channel parts of POST /register's initial state, as plain functions the
  * register code calls (one per state key). Each reads what the user may see now.
  */
 import type { Hearth } from "../context";
-import { Role, type UserRecord } from "../store/users";
-import { allChannels, defaultChannelIds, getChannel, getSubscription, subscribedChannelIds, userSubscriptionRows, type ChannelRecord } from "../store/channels";
+import { getUser, Role, type UserRecord } from "../store/users";
+import { allChannels, getChannel, type ChannelRecord } from "../store/channels";
+import { getSubscription, subscribedChannelIds, userSubscriptionRows } from "../store/subscriptions";
+import { defaultChannelIds } from "../store/default_channels";
 import { isGuest } from "./users";
 import { hasContentAccess, hasMetadataAccess } from "../access/channels";
 import { activeSubscriberIds, formatChannel, formatChannelWithDefault, formatSubscription } from "./channels";

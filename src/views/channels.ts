@@ -1,16 +1,15 @@
+import { createHmac } from "node:crypto";
 import type { Hearth } from "../context";
 import { getUser, type UserRecord } from "../store/users";
-import {
-  CHANNEL_GROUP_SETTINGS,
-  isDefaultChannel,
-  subscriberIds,
-  SUBSCRIPTION_NOTIFICATION_PROPERTIES,
-  type ChannelRecord,
-  type SubscriptionRecord,
-} from "../store/channels";
+import { getChannelEmailSecret, type ChannelRecord } from "../store/channels";
+import { CHANNEL_GROUP_SETTINGS } from "../schemas/channels";
+import { isSubscribed, subscriberIds, SUBSCRIPTION_NOTIFICATION_PROPERTIES, type SubscriptionRecord } from "../store/subscriptions";
+import { isDefaultChannel } from "../store/default_channels";
 import { systemGroupId, type GroupSettingValue, type SystemGroupName } from "../store/user_groups";
 import { badRequest } from "../errors";
 import { isSystemGroupSetting } from "../access/groups";
+import { accessChannel, canPostInChannel } from "../access/channels";
+import { getSystemBot } from "../store/system_bots";
 
 const RECENTLY_ACTIVE_SECONDS = 180 * 86400;
 
@@ -151,4 +150,33 @@ export function formatSubscription(
 /** `GET /streams` adds `is_default` when asked (`include_default`). */
 export function formatChannelWithDefault(h: Hearth, channel: ChannelRecord): Record<string, unknown> {
   return { ...formatChannel(h, channel), is_default: isDefaultChannel(h.store, channel.id) };
+}
+
+/** A channel's `stream delete` event, for those who no longer see it. */
+export function streamDeleteEvent(h: Hearth, channel: ChannelRecord) {
+  // `streams` for clients before FL 343, `stream_ids` for newer ones (client requirements accept either).
+  return { type: "stream", op: "delete", streams: [formatChannel(h, channel)], stream_ids: [channel.id] };
+}
+
+/**
+ * GET /streams/{stream_id}/email_address. The address is `{name}.{token}@{host}` as in
+ * Zulip; the token is derived from the channel and the sender (Zulip keeps one token per
+ * channel and sender), so it is stable without storing one per request.
+ */
+export function getChannelEmailAddress(h: Hearth, actor: UserRecord, channelId: number, senderId?: number): string {
+  const channel = accessChannel(h, actor, channelId, { requireContentAccess: true });
+  if (!canPostInChannel(h, actor, channel)) throw badRequest("Invalid channel ID");
+  const gateway = getSystemBot(h.store, "email_gateway");
+  const sender = senderId === undefined ? gateway : getUser(h.store, senderId);
+  const allowed = sender && sender.is_active && (sender.id === actor.id || sender.id === gateway?.id || (sender.is_bot && sender.bot_owner_id === actor.id));
+  if (!allowed) throw badRequest("Invalid user ID");
+  const secret = String(getChannelEmailSecret(h.store) ?? "");
+  const token = createHmac("sha256", secret).update(`${channel.id}:${sender.id}`).digest("hex").slice(0, 32);
+  const local = channel.name.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 30);
+  return `${local ? local + "." : ""}${token}@${h.realmHost()}`;
+}
+
+/** `GET /users/{user_id}/subscriptions/{stream_id}`. */
+export function subscriptionStatusView(h: Hearth, channel: ChannelRecord, user: UserRecord): { is_subscribed: boolean } {
+  return { is_subscribed: isSubscribed(h.store, channel.id, user.id) };
 }

@@ -1,6 +1,7 @@
 import type { Hearth } from "../context";
 import { getUser, type UserRecord } from "../store/users";
-import { getChannel, getChannelByName, isSubscribed, subscriberIds, type ChannelRecord } from "../store/channels";
+import { getChannel, getChannelByName, type ChannelRecord } from "../store/channels";
+import { isSubscribed, subscriberIds } from "../store/subscriptions";
 import { getUserGroupByName } from "../store/user_groups";
 import { canPostInChannel, hasContentAccess } from "../access/channels";
 import { inRealmGroup, isUserInGroupSetting, usersInGroupSetting } from "../access/groups";

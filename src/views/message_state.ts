@@ -2,7 +2,7 @@ import { statePart } from "../events/state";
 import type { Hearth } from "../context";
 import { appendTo } from "../lib/collections";
 import type { UserRecord } from "../store/users";
-import { getSubscription } from "../store/channels";
+import { getSubscription } from "../store/subscriptions";
 import { getMessage, messageLocation, type MessageLocation } from "../store/messages";
 import { idsInRange } from "../store/message_indexes";
 import { indexRows } from "../store/user_messages";

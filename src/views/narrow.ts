@@ -10,7 +10,7 @@ import { userMessageIds } from "../store/user_messages";
 import { channelById, channelByName, canReadChannel, type MessageChannel } from "./message_channels";
 import { readableChannels, visibleFlags, type ReadableChannels } from "./messages";
 import { visibilityPolicyOf, VisibilityPolicy } from "../store/user_topics";
-import { getSubscription } from "../store/channels";
+import { getSubscription } from "../store/subscriptions";
 
 /**
  * The narrow engine. A narrow becomes one *source* — the most selective index range,

@@ -1,0 +1,424 @@
+/**
+ * Subscribing and unsubscribing (Zulip's bulk_add_subscriptions and
+ * bulk_remove_subscriptions), creating the channels a subscribe request names, and the
+ * peer events that keep every client's subscriber lists right.
+ */
+import type { Hearth } from "../context";
+import { commit, type Transaction } from "../events/commit";
+import { badRequest } from "../errors";
+import { getUser, type UserRecord } from "../store/users";
+import { getChannel, getChannelByName, type ChannelRecord } from "../store/channels";
+import { getSubscription, isSubscribed, putSubscription, subscribedChannelIds, userSubscriptionRows, type SubscriptionRecord } from "../store/subscriptions";
+import { defaultChannelIds } from "../store/default_channels";
+import { canAddSubscribers, canRemoveSubscribers, canSubscribeSelf, channelDoesNotExist, channelViewerIds, hasMetadataAccess } from "../access/channels";
+import { activeSubscriberIds, formatChannel, formatSubscription, pickChannelColor, streamDeleteEvent } from "../views/channels";
+import { isAdmin, isGuest, visibleUserByEmail } from "../views/users";
+import { checkChannelDescription, checkChannelName, isHexColor } from "./channel_checks";
+import { planNewChannel, writeNewChannel, type ChannelCreationSettings } from "./channels";
+import { notifyDefaultChannels } from "./default_channels";
+import { announceNewChannels, sendNewSubscriptionMessages } from "./subscription_messages";
+
+/**
+ * Principals as user IDs or emails; unknown and deactivated users are a 400 (FL 208).
+ * A real address counts only where the actor may see it, so the answer never
+ * confirms a hidden email (Zulip looks principals up with access_user_by_email).
+ */
+export function resolvePrincipals(h: Hearth, actor: UserRecord, principals: readonly (string | number)[]): UserRecord[] {
+  const users = new Map<number, UserRecord>();
+  for (const principal of principals) {
+    const user = typeof principal === "number" ? getUser(h.store, principal) : visibleUserByEmail(h, actor, principal);
+    if (!user || !user.is_active || user.is_system_bot) {
+      throw badRequest(`User not authorized to execute queries on behalf of '${principal}'`);
+    }
+    users.set(user.id, user);
+  }
+  return [...users.values()];
+}
+
+// ---------------------------------------------------------------------------
+// Subscribing (and creating channels on the way)
+
+export interface SubscribeInput {
+  /** `color`: the new subscriptions' color (Zulip's color_map); otherwise one is picked. */
+  subscriptions: { name: string; description?: string; color?: string }[];
+  principals?: (string | number)[];
+  authorizationErrorsFatal: boolean;
+  announce: boolean;
+  /** FL 397; default true: Notification Bot tells users whom someone else subscribed. */
+  sendNewSubscriptionMessages?: boolean;
+  creation: ChannelCreationSettings;
+}
+
+export interface SubscribeResult {
+  subscribed: Record<string, string[]>;
+  already_subscribed: Record<string, string[]>;
+  unauthorized?: string[];
+}
+
+interface PlannedChannel {
+  name: string;
+  existing: ChannelRecord | null;
+  description: string;
+  color?: string;
+}
+
+function newSubscriptionRecord(h: Hearth, channel: ChannelRecord, userId: number, color?: string): SubscriptionRecord {
+  // A subscription taken up again keeps its old settings, its color included (as in Zulip).
+  const previous = getSubscription(h.store, channel.id, userId);
+  if (previous) return { ...previous, active: true };
+  const used: string[] = [];
+  for (const row of userSubscriptionRows(h.store, userId)) {
+    const sub = getSubscription(h.store, row.channelId, userId);
+    if (sub?.active) used.push(sub.color);
+  }
+  return {
+    channel_id: channel.id,
+    user_id: userId,
+    active: true,
+    color: color ?? pickChannelColor(used),
+    is_muted: false,
+    pin_to_top: false,
+    desktop_notifications: null,
+    email_notifications: null,
+    wildcard_mentions_notify: null,
+    push_notifications: channel.default_push_notifications ? true : null,
+    audible_notifications: null,
+  };
+}
+
+/** POST /users/me/subscriptions. */
+export async function checkSubscribe(h: Hearth, actor: UserRecord, input: SubscribeInput): Promise<SubscribeResult> {
+  const plan = planSubscribe(h, actor, input);
+  const outcome = await commit(h, (tx) => {
+    const written = writeSubscriptions(h, plan, input);
+    notifySubscribed(tx, h, input, plan, written);
+    return written;
+  });
+  return finishSubscribe(h, actor, input, plan, outcome);
+}
+
+interface SubscribePlan {
+  principals: UserRecord[];
+  targets: { channel: ChannelRecord | null; plan: PlannedChannel; newRecord?: Omit<ChannelRecord, "id"> }[];
+  unauthorized: string[];
+  /** Who could see each existing channel before, so that newly admitted users get its `stream create`. */
+  sawBefore: Map<number, Set<number>>;
+}
+
+interface SubscribeOutcome {
+  created: ChannelRecord[];
+  added: { channel: ChannelRecord; userIds: number[] }[];
+  already: { channel: ChannelRecord; userIds: number[] }[];
+}
+
+/** Every check of a subscribe request, nothing written: afterwards only the writes remain. */
+function planSubscribe(h: Hearth, actor: UserRecord, input: SubscribeInput): SubscribePlan {
+  const principals = input.principals && input.principals.length > 0 ? resolvePrincipals(h, actor, input.principals) : [actor];
+  const addingOthers = principals.some((u) => u.id !== actor.id);
+
+  const planned = new Map<string, PlannedChannel>();
+  for (const entry of input.subscriptions) {
+    const name = checkChannelName(entry.name);
+    const description = checkChannelDescription(entry.description ?? "");
+    if (entry.color !== undefined && !isHexColor(entry.color)) throw badRequest("color is not a valid hex color code");
+    const key = name.toLowerCase();
+    if (planned.has(key)) continue;
+    planned.set(key, { name, description, color: entry.color?.toLowerCase(), existing: getChannelByName(h.store, name) ?? null });
+  }
+
+  const unauthorized: string[] = [];
+  const targets: SubscribePlan["targets"] = [];
+  for (const plan of planned.values()) {
+    const channel = plan.existing;
+    if (!channel) {
+      targets.push({ channel: null, plan, newRecord: planNewChannel(h, actor, plan.name, plan.description, input.creation) });
+      continue;
+    }
+    // A private channel the caller cannot reach is reported under its requested name
+    // without confirming it exists; an archived channel takes no subscribers.
+    if (channel.is_archived || !canSubscribeSelf(h, actor, channel)) {
+      if (input.authorizationErrorsFatal) throw badRequest(`Unable to access channel (${plan.name}).`);
+      unauthorized.push(plan.name);
+      continue;
+    }
+    if (addingOthers && !canAddSubscribers(h, actor, channel)) throw badRequest("Insufficient permission");
+    targets.push({ channel, plan });
+  }
+  if (addingOthers && isGuest(actor)) throw badRequest("Insufficient permission");
+
+  const sawBefore = new Map<number, Set<number>>();
+  for (const t of targets) {
+    if (t.channel) sawBefore.set(t.channel.id, new Set(principals.filter((u) => hasMetadataAccess(h, u, t.channel!)).map((u) => u.id)));
+  }
+  return { principals, targets, unauthorized, sawBefore };
+}
+
+/** The writes of a subscribe request; call inside `commit`. */
+function writeSubscriptions(h: Hearth, { principals, targets }: SubscribePlan, input: SubscribeInput): SubscribeOutcome {
+  const created: ChannelRecord[] = [];
+  const added: { channel: ChannelRecord; userIds: number[] }[] = [];
+  const already: { channel: ChannelRecord; userIds: number[] }[] = [];
+  for (const t of targets) {
+    let channel = t.channel;
+    if (!channel) {
+      channel = writeNewChannel(h, t.newRecord!, input.creation.is_default_stream);
+      created.push(channel);
+    }
+    const newIds: number[] = [];
+    const oldIds: number[] = [];
+    for (const u of principals) {
+      if (isSubscribed(h.store, channel.id, u.id)) {
+        oldIds.push(u.id);
+        continue;
+      }
+      putSubscription(h.store, newSubscriptionRecord(h, channel, u.id, t.plan.color));
+      newIds.push(u.id);
+    }
+    added.push({ channel, userIds: newIds });
+    already.push({ channel, userIds: oldIds });
+  }
+  return { created, added, already };
+}
+
+/** In a subscribe request's transaction, after its writes: its events. */
+function notifySubscribed(tx: Transaction, h: Hearth, input: SubscribeInput, { sawBefore }: SubscribePlan, outcome: SubscribeOutcome): void {
+  notifySubscriptionsAdded(tx, h, outcome.created, outcome.added, sawBefore);
+  if (input.creation.is_default_stream && outcome.created.length > 0) notifyDefaultChannels(tx, h);
+}
+
+/** After a subscribe request's commit: its messages, and its answer. */
+async function finishSubscribe(h: Hearth, actor: UserRecord, input: SubscribeInput, { unauthorized }: SubscribePlan, outcome: SubscribeOutcome): Promise<SubscribeResult> {
+  if (input.announce) await announceNewChannels(h, actor, outcome.created);
+  if (input.sendNewSubscriptionMessages !== false) await sendNewSubscriptionMessages(h, actor, outcome.added, outcome.created);
+
+  const result: SubscribeResult = { subscribed: {}, already_subscribed: {} };
+  for (const [list, into] of [
+    [outcome.added, result.subscribed],
+    [outcome.already, result.already_subscribed],
+  ] as const) {
+    for (const { channel, userIds } of list) for (const id of userIds) (into[String(id)] ??= []).push(channel.name);
+  }
+  if (!input.authorizationErrorsFatal) result.unauthorized = unauthorized;
+  return result;
+}
+
+function notifySubscriptionsAdded(
+  tx: Transaction,
+  h: Hearth,
+  created: ChannelRecord[],
+  added: { channel: ChannelRecord; userIds: number[] }[],
+  sawBefore: Map<number, Set<number>>,
+): void {
+  // 1. New channels: `stream create` to everyone who can now see them.
+  // Announced as it was before anyone joined (as Zulip does): peer_add then counts the subscribers,
+  // so a client that adds peer_add users to `subscriber_count` ends with the right number.
+  for (const channel of created) {
+    tx.notify({ type: "stream", op: "create", streams: [{ ...formatChannel(h, channel), subscriber_count: 0 }] }, channelViewerIds(h, channel));
+  }
+  const createdIds = new Set(created.map((c) => c.id));
+  // 2. Existing channels that newly subscribed users could not see before (private channels, guests).
+  for (const { channel, userIds } of added) {
+    if (createdIds.has(channel.id)) continue;
+    const before = sawBefore.get(channel.id) ?? new Set();
+    const admitted = userIds.filter((id) => !before.has(id));
+    if (admitted.length > 0) tx.notify({ type: "stream", op: "create", streams: [formatChannel(h, getChannel(h.store, channel.id)!)] }, admitted);
+  }
+  // 3. Each newly subscribed user: `subscription add` with the full subscription objects.
+  const perUser = new Map<number, { raw: Record<string, unknown>[]; resolved: Record<string, unknown>[] }>();
+  for (const { channel, userIds } of added) {
+    if (userIds.length === 0) continue;
+    const current = getChannel(h.store, channel.id)!;
+    const subscribers = activeSubscriberIds(h, channel.id);
+    for (const id of userIds) {
+      const sub = getSubscription(h.store, channel.id, id)!;
+      const lists = perUser.get(id) ?? perUser.set(id, { raw: [], resolved: [] }).get(id)!;
+      lists.raw.push(formatSubscription(h, current, sub, { subscribers }));
+      lists.resolved.push(formatSubscription(h, current, sub, { subscribers, resolveNullNotificationSettings: getUser(h.store, id) }));
+    }
+  }
+  for (const [userId, lists] of perUser) {
+    // The queue picks one form per its notification_settings_null capability (src/events/queues.ts).
+    tx.notify({ type: "subscription", op: "add", subscriptions: lists.raw, resolved_subscriptions: lists.resolved }, [userId]);
+  }
+  // 4. Everyone else who can see the subscriber list: `peer_add`.
+  for (const { channel, userIds } of added) {
+    if (userIds.length === 0) continue;
+    const newcomers = new Set(userIds);
+    const peers = channelViewerIds(h, getChannel(h.store, channel.id)!).filter((id) => !newcomers.has(id));
+    tx.notify({ type: "subscription", op: "peer_add", stream_ids: [channel.id], user_ids: userIds }, peers);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Unsubscribing
+
+export interface UnsubscribeResult {
+  removed: string[];
+  not_removed: string[];
+}
+
+/** DELETE /users/me/subscriptions. */
+export async function checkUnsubscribe(
+  h: Hearth,
+  actor: UserRecord,
+  names: string[],
+  principalsInput?: (string | number)[],
+): Promise<UnsubscribeResult> {
+  return doUnsubscribe(h, actor, planUnsubscribe(h, actor, names, principalsInput));
+}
+
+interface UnsubscribePlan {
+  principals: UserRecord[];
+  channels: ChannelRecord[];
+}
+
+/** Every check of an unsubscribe, nothing written: afterwards only the writes remain. */
+function planUnsubscribe(h: Hearth, actor: UserRecord, names: string[], principalsInput?: (string | number)[]): UnsubscribePlan {
+  const principals = principalsInput && principalsInput.length > 0 ? resolvePrincipals(h, actor, principalsInput) : [actor];
+  const channels: ChannelRecord[] = [];
+  for (const raw of names) {
+    const channel = getChannelByName(h.store, raw);
+    // Channels the caller may not see are reported as missing, so their names stay secret.
+    if (!channel || (!hasMetadataAccess(h, actor, channel) && !isAdmin(actor))) {
+      throw channelDoesNotExist(raw.trim());
+    }
+    if (!channels.some((c) => c.id === channel.id)) channels.push(channel);
+  }
+  for (const channel of channels) {
+    for (const target of principals) {
+      if (target.id === actor.id) continue;
+      const ownsBot = target.is_bot && target.bot_owner_id === actor.id && hasMetadataAccess(h, actor, channel);
+      if (!ownsBot && !canRemoveSubscribers(h, actor, channel)) throw badRequest("Insufficient permission");
+    }
+  }
+  return { principals, channels };
+}
+
+type Unsubscribed = { channel: ChannelRecord; userIds: number[]; notIds: number[] }[];
+
+async function doUnsubscribe(h: Hearth, actor: UserRecord, plan: UnsubscribePlan): Promise<UnsubscribeResult> {
+  const removed = await commit(h, (tx) => {
+    const written = writeUnsubscriptions(h, plan);
+    notifyUnsubscribed(tx, h, written);
+    return written;
+  });
+  return unsubscribeResult(removed);
+}
+
+/** The writes of an unsubscribe request; call inside `commit`. */
+function writeUnsubscriptions(h: Hearth, { principals, channels }: UnsubscribePlan): Unsubscribed {
+  const done: Unsubscribed = [];
+  for (const channel of channels) {
+    const userIds: number[] = [];
+    const notIds: number[] = [];
+    for (const target of principals) {
+      const sub = getSubscription(h.store, channel.id, target.id);
+      if (!sub || !sub.active) {
+        notIds.push(target.id);
+        continue;
+      }
+      putSubscription(h.store, { ...sub, active: false });
+      userIds.push(target.id);
+    }
+    done.push({ channel, userIds, notIds });
+  }
+  return done;
+}
+
+/** In an unsubscribe request's transaction, after its writes: its events. */
+function notifyUnsubscribed(tx: Transaction, h: Hearth, removed: Unsubscribed): void {
+  for (const { channel, userIds } of removed) {
+    if (userIds.length === 0) continue;
+    for (const id of userIds) {
+      tx.notify({ type: "subscription", op: "remove", subscriptions: [{ stream_id: channel.id, name: channel.name }] }, [id]);
+    }
+    const gone = new Set(userIds);
+    const peers = channelViewerIds(h, channel).filter((id) => !gone.has(id));
+    tx.notify({ type: "subscription", op: "peer_remove", stream_ids: [channel.id], user_ids: userIds }, peers);
+    // Leaving a private channel can take it out of sight entirely.
+    const lostSight = userIds.filter((id) => {
+      const u = getUser(h.store, id);
+      return u && !hasMetadataAccess(h, u, channel);
+    });
+    if (lostSight.length > 0) tx.notify(streamDeleteEvent(h, channel), lostSight);
+  }
+}
+
+/** An unsubscribe request's answer. */
+function unsubscribeResult(removed: Unsubscribed): UnsubscribeResult {
+  const result: UnsubscribeResult = { removed: [], not_removed: [] };
+  for (const { channel, userIds, notIds } of removed) {
+    for (const _ of userIds) result.removed.push(channel.name);
+    for (const _ of notIds) result.not_removed.push(channel.name);
+  }
+  return result;
+}
+
+/**
+ * `PATCH /users/me/subscriptions` (Zulip's older single call): removals, additions
+ * and initial colors, checked first and written in one transaction, so a refused
+ * request or a crash leaves every subscription as it was.
+ */
+export async function checkUpdateOwnSubscriptions(
+  h: Hearth,
+  actor: UserRecord,
+  remove: string[],
+  add: { name: string; description?: string; color?: string }[],
+): Promise<SubscribeResult & UnsubscribeResult> {
+  for (const a of add) if (a.color !== undefined && !isHexColor(a.color)) throw badRequest("Invalid color");
+  const removing = new Set(remove.map((name) => name.trim().toLowerCase()));
+  const both = add.find((a) => removing.has(a.name.trim().toLowerCase()));
+  if (both) throw badRequest(`Cannot both subscribe to and unsubscribe from ${both.name.trim()}`);
+  const removal = planUnsubscribe(h, actor, remove);
+  const input: SubscribeInput = {
+    subscriptions: add,
+    authorizationErrorsFatal: true,
+    announce: false,
+    creation: { invite_only: false, is_web_public: false, is_default_stream: false, topics_policy: "inherit", groups: {} },
+  };
+  const addition = planSubscribe(h, actor, input);
+  const outcome = await commit(h, (tx) => {
+    const written = { added: writeSubscriptions(h, addition, input), removed: writeUnsubscriptions(h, removal) };
+    notifySubscribed(tx, h, input, addition, written.added);
+    notifyUnsubscribed(tx, h, written.removed);
+    return written;
+  });
+  // Nothing to send here (no announcement, and the caller's own subscriptions get no message), so the events' order is kept.
+  const subscribed = await finishSubscribe(h, actor, input, addition, outcome.added);
+  return { ...subscribed, ...unsubscribeResult(outcome.removed) };
+}
+
+// ---------------------------------------------------------------------------
+// Consequences of user changes (called by src/actions/users.ts)
+
+/** Subscriber lists and counts leave deactivated users out: their channels' viewers get peer_remove / peer_add. */
+export function notifySubscriberActivityChanged(tx: Transaction, h: Hearth, user: UserRecord, active: boolean): void {
+  for (const channelId of subscribedChannelIds(h.store, user.id)) {
+    const channel = getChannel(h.store, channelId);
+    if (!channel || channel.is_archived) continue;
+    const viewers = channelViewerIds(h, channel).filter((id) => id !== user.id);
+    tx.notify({ type: "subscription", op: active ? "peer_add" : "peer_remove", stream_ids: [channel.id], user_ids: [user.id] }, viewers);
+  }
+}
+
+/**
+ * New human users join the default channels (or the invitation's `channelIds`) in their
+ * creation transaction (call only inside `commit`). Channels archived since are skipped.
+ */
+export function subscribeToDefaultChannelsInTransaction(h: Hearth, user: UserRecord, channelIds: Iterable<number> = defaultChannelIds(h.store)): ChannelRecord[] {
+  if (user.is_bot || user.is_system_bot) return [];
+  const joined: ChannelRecord[] = [];
+  for (const id of new Set(channelIds)) {
+    const channel = getChannel(h.store, id);
+    if (!channel || channel.is_archived) continue;
+    putSubscription(h.store, newSubscriptionRecord(h, channel, user.id));
+    joined.push(channel);
+  }
+  return joined;
+}
+
+/** The events of `subscribeToDefaultChannelsInTransaction`. */
+export function notifyDefaultChannelsJoined(tx: Transaction, h: Hearth, user: UserRecord, channels: ChannelRecord[]): void {
+  if (channels.length === 0) return;
+  notifySubscriptionsAdded(tx, h, [], channels.map((channel) => ({ channel, userIds: [user.id] })), new Map(channels.map((c) => [c.id, new Set<number>()])));
+}
