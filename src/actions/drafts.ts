@@ -3,6 +3,7 @@ import { ApiError, badRequest } from "../errors";
 import { accessChannel } from "../access/channels";
 import { getUser, type UserRecord } from "../store/users";
 import { userSetting } from "../views/settings";
+import { commit } from "../events/commit";
 import { MAX_MESSAGE_LENGTH, normalizeTopic } from "./messages";
 
 /** A draft as stored and as the API shows it (Zulip's Draft object). */
@@ -58,34 +59,33 @@ function checkDraft(h: Hearth, user: UserRecord, input: DraftInput): Omit<Draft,
 export async function doCreateDrafts(h: Hearth, user: UserRecord, inputs: DraftInput[]): Promise<number[]> {
   assertSyncEnabled(user);
   const checked = inputs.map((d) => checkDraft(h, user, d));
-  const drafts = await h.store.commit(() =>
-    checked.map((d) => {
+  return commit(h, (tx) => {
+    const drafts = checked.map((d) => {
       const draft: Draft = { id: h.store.nextId("draft"), ...d };
       h.store.dbs.drafts.put([user.id, draft.id], draft);
       return draft;
-    }),
-  );
-  h.events.publish({ type: "drafts", op: "add", drafts }, [user.id]);
-  return drafts.map((d) => d.id);
+    });
+    tx.notify({ type: "drafts", op: "add", drafts }, [user.id]);
+    return drafts.map((d) => d.id);
+  });
 }
 
 export async function doEditDraft(h: Hearth, user: UserRecord, id: number, input: DraftInput): Promise<void> {
   assertSyncEnabled(user);
   const checked = checkDraft(h, user, input);
-  const draft = await h.store.commit(() => {
+  await commit(h, (tx) => {
     if (!h.store.dbs.drafts.get([user.id, id])) throw draftMissing();
-    const next: Draft = { id, ...checked };
-    h.store.dbs.drafts.put([user.id, id], next);
-    return next;
+    const draft: Draft = { id, ...checked };
+    h.store.dbs.drafts.put([user.id, id], draft);
+    tx.notify({ type: "drafts", op: "update", draft }, [user.id]);
   });
-  h.events.publish({ type: "drafts", op: "update", draft }, [user.id]);
 }
 
 export async function doDeleteDraft(h: Hearth, user: UserRecord, id: number): Promise<void> {
   assertSyncEnabled(user);
-  await h.store.commit(() => {
+  await commit(h, (tx) => {
     if (!h.store.dbs.drafts.get([user.id, id])) throw draftMissing();
     h.store.dbs.drafts.remove([user.id, id]);
+    tx.notify({ type: "drafts", op: "remove", draft_id: id }, [user.id]);
   });
-  h.events.publish({ type: "drafts", op: "remove", draft_id: id }, [user.id]);
 }

@@ -1,6 +1,7 @@
 import type { Hearth } from "../context";
 import { ApiError, badRequest } from "../errors";
 import type { UserRecord } from "../store/users";
+import { commit } from "../events/commit";
 
 /** A sidebar view (FL 390): built-in views have no name; custom views must have one. */
 export interface NavigationView {
@@ -62,35 +63,31 @@ export async function doAddNavigationView(h: Hearth, user: UserRecord, fragment:
   if (f === "") throw badRequest("fragment cannot be blank");
   if (f.length > MAX_FRAGMENT_LENGTH) throw badRequest(`fragment is too long (limit: ${MAX_FRAGMENT_LENGTH} characters)`);
   const view: NavigationView = { fragment: f, is_pinned: isPinned, name: checkName(f, name) };
-  await h.store.commit(() => {
+  await commit(h, (tx) => {
     if (getNavigationView(h, user.id, f)) throw badRequest("Navigation view already exists.");
     h.store.dbs.navigationViews.put([user.id, f], view);
+    tx.notify({ type: "navigation_view", op: "add", navigation_view: navigationViewView(view) }, [user.id]);
   });
-  h.events.publish({ type: "navigation_view", op: "add", navigation_view: navigationViewView(view) }, [user.id]);
 }
 
 export async function doUpdateNavigationView(h: Hearth, user: UserRecord, fragment: string, changes: { is_pinned?: boolean; name?: string }): Promise<void> {
   if (changes.is_pinned === undefined && changes.name === undefined) throw badRequest("At least one of is_pinned and name must be provided.");
   const name = changes.name === undefined ? undefined : checkName(fragment, changes.name);
-  await h.store.commit(() => {
-    const current = getNavigationView(h, user.id, fragment);
-    if (!current) throw viewMissing();
-    h.store.dbs.navigationViews.put([user.id, fragment], {
-      ...current,
-      ...(changes.is_pinned !== undefined ? { is_pinned: changes.is_pinned } : {}),
-      ...(name !== undefined ? { name } : {}),
-    });
-  });
   const data: Record<string, unknown> = {};
   if (changes.is_pinned !== undefined) data.is_pinned = changes.is_pinned;
   if (name !== undefined) data.name = name;
-  h.events.publish({ type: "navigation_view", op: "update", fragment, data }, [user.id]);
+  await commit(h, (tx) => {
+    const current = getNavigationView(h, user.id, fragment);
+    if (!current) throw viewMissing();
+    h.store.dbs.navigationViews.put([user.id, fragment], { ...current, ...data });
+    tx.notify({ type: "navigation_view", op: "update", fragment, data }, [user.id]);
+  });
 }
 
 export async function doRemoveNavigationView(h: Hearth, user: UserRecord, fragment: string): Promise<void> {
-  await h.store.commit(() => {
+  await commit(h, (tx) => {
     if (!getNavigationView(h, user.id, fragment)) throw viewMissing();
     h.store.dbs.navigationViews.remove([user.id, fragment]);
+    tx.notify({ type: "navigation_view", op: "remove", fragment }, [user.id]);
   });
-  h.events.publish({ type: "navigation_view", op: "remove", fragment }, [user.id]);
 }

@@ -2,6 +2,7 @@ import type { Hearth } from "../context";
 import { badRequest, botRequestRefused } from "../errors";
 import type { Store } from "../store/db";
 import type { UserRecord } from "../store/users";
+import { commit } from "../events/commit";
 
 /**
  * Zulip's onboarding steps (zerver/lib/onboarding_steps.py): one-time notices and
@@ -36,8 +37,8 @@ export async function doMarkOnboardingStepSeen(h: Hearth, user: UserRecord, step
   // Zulip's @human_users_only.
   if (user.is_bot) throw botRequestRefused();
   if (!ONE_TIME_NOTICES.includes(step) && !ONE_TIME_ACTIONS.includes(step)) throw badRequest(`Unknown onboarding_step: ${step}`);
-  await h.store.commit(() => {
+  await commit(h, (tx) => {
     if (!h.store.dbs.onboardingSteps.doesExist([user.id, step])) h.store.dbs.onboardingSteps.put([user.id, step], Math.floor(Date.now() / 1000));
+    tx.notify({ type: "onboarding_steps", onboarding_steps: nextOnboardingSteps(h.store, user.id) }, [user.id]);
   });
-  h.events.publish({ type: "onboarding_steps", onboarding_steps: nextOnboardingSteps(h.store, user.id) }, [user.id]);
 }

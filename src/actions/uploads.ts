@@ -20,6 +20,7 @@ import {
 } from "../store/uploads";
 import { getMessage } from "../store/messages";
 import type { UserRecord } from "../store/users";
+import { commit, type Transaction } from "../events/commit";
 import { SERVER_LIMITS } from "../views/realm-settings";
 import { readableChannels, readableMessage } from "../views/messages";
 
@@ -179,7 +180,7 @@ async function doCreateAttachment(
   }
   let attachment: AttachmentRecord;
   try {
-    attachment = await h.store.commit(() => {
+    attachment = await commit(h, (tx) => {
       const a: AttachmentRecord = {
         id: h.store.nextId("attachment"),
         owner_id: owner.id,
@@ -192,13 +193,16 @@ async function doCreateAttachment(
       };
       putAttachment(h.store, a);
       alsoInCommit();
+      // The space used is summed after the commit, when the sum can be cached.
+      tx.afterCommit(() =>
+        tx.notify({ type: "attachment", op: "add", attachment: attachmentView(h, a), upload_space_used: uploadSpaceUsed(h.store) }, [owner.id]),
+      );
       return a;
     });
   } catch (e) {
     await unplace(file);
     throw e;
   }
-  h.events.publish({ type: "attachment", op: "add", attachment: attachmentView(h, attachment), upload_space_used: uploadSpaceUsed(h.store) }, [owner.id]);
   return attachment;
 }
 
@@ -222,12 +226,13 @@ export async function doAdoptPartialFile(
 export async function checkDeleteAttachment(h: Hearth, user: UserRecord, id: number): Promise<void> {
   // Looked up inside the commit: a message claiming the file may commit just before,
   // and removing an older copy would leave that message's link to a deleted record.
-  const a = await h.store.commit(() => {
+  const a = await commit(h, (tx) => {
     const current = accessOwnAttachment(h, user, id);
     removeAttachment(h.store, current);
+    notifyAttachmentEvents(tx, h, { updated: [], removed: [current] });
     return current;
   });
-  await notifyAttachmentChanges(h, { updated: [], removed: [a] });
+  await removeAttachmentFiles(h, [a]);
 }
 
 // ---------------------------------------------------------------------------
@@ -311,14 +316,43 @@ export function releaseDeletedMessages(h: Hearth, messageIds: number[]): Attachm
   return changes;
 }
 
-/** After the commit: removed uploads' files go, and each owner hears about their uploads. */
-export async function notifyAttachmentChanges(h: Hearth, changes: AttachmentChanges): Promise<void> {
-  // Most messages link no upload: skip the space scan below.
-  if (changes.updated.length === 0 && changes.removed.length === 0) return;
-  for (const a of changes.removed) await removeFile(uploadFilePath(h.store, a.path_id));
+type AttachmentEvent = { type: "attachment"; op: string; attachment: Record<string, unknown>; upload_space_used: number };
+
+function attachmentEvents(h: Hearth, changes: AttachmentChanges): [event: AttachmentEvent, ownerId: number][] {
   const space = uploadSpaceUsed(h.store);
-  for (const a of changes.updated) h.events.publish({ type: "attachment", op: "update", attachment: attachmentView(h, a), upload_space_used: space }, [a.owner_id]);
-  for (const a of changes.removed) h.events.publish({ type: "attachment", op: "remove", attachment: { id: a.id }, upload_space_used: space }, [a.owner_id]);
+  return [
+    ...changes.updated.map((a): [AttachmentEvent, number] => [{ type: "attachment", op: "update", attachment: attachmentView(h, a), upload_space_used: space }, a.owner_id]),
+    ...changes.removed.map((a): [AttachmentEvent, number] => [{ type: "attachment", op: "remove", attachment: { id: a.id }, upload_space_used: space }, a.owner_id]),
+  ];
+}
+
+/**
+ * Inside `commit`: each owner hears about their uploads once the transaction is
+ * visible (the space used summed then, when the sum can be cached). The files of
+ * removed uploads are the caller's to remove after the commit (`removeAttachmentFiles`).
+ */
+export function notifyAttachmentEvents(tx: Transaction, h: Hearth, changes: AttachmentChanges): void {
+  // Most messages link no upload: skip the space scan.
+  if (changes.updated.length === 0 && changes.removed.length === 0) return;
+  tx.afterCommit(() => {
+    for (const [event, ownerId] of attachmentEvents(h, changes)) tx.notify(event, [ownerId]);
+  });
+}
+
+/** After the commit: the files of uploads whose records it removed. */
+export async function removeAttachmentFiles(h: Hearth, removed: AttachmentRecord[]): Promise<void> {
+  for (const a of removed) await removeFile(uploadFilePath(h.store, a.path_id));
+}
+
+/**
+ * After the commit: removed uploads' files go, and each owner hears about their
+ * uploads. Still called after their commit by the message actions (src/actions/messages.ts);
+ * inside a commit, `notifyAttachmentEvents` and `removeAttachmentFiles` replace it.
+ */
+export async function notifyAttachmentChanges(h: Hearth, changes: AttachmentChanges): Promise<void> {
+  if (changes.updated.length === 0 && changes.removed.length === 0) return;
+  await removeAttachmentFiles(h, changes.removed);
+  for (const [event, ownerId] of attachmentEvents(h, changes)) h.events.publish(event, [ownerId]);
 }
 
 // ---------------------------------------------------------------------------
@@ -363,12 +397,13 @@ export async function doExpireUnclaimedUploads(h: Hearth, now = Date.now() / 100
   const expired = (a: AttachmentRecord) => a.message_ids.length === 0 && a.create_time < cutoff;
   // Most runs find nothing: look before opening a write transaction.
   if (![...allAttachments(h.store)].some(expired)) return 0;
-  const removed = await h.store.commit(() => {
+  const removed = await commit(h, (tx) => {
     // Read again inside the transaction: a message may have linked one meanwhile.
     const out = [...allAttachments(h.store)].filter(expired);
     for (const a of out) removeAttachment(h.store, a);
+    notifyAttachmentEvents(tx, h, { updated: [], removed: out });
     return out;
   });
-  await notifyAttachmentChanges(h, { updated: [], removed });
+  await removeAttachmentFiles(h, removed);
   return removed.length;
 }
