@@ -2,33 +2,18 @@ import type { Hearth } from "../context";
 import { ApiError, badRequest } from "../errors";
 import { accessChannel } from "../access/channels";
 import { getUser, type UserRecord } from "../store/users";
+import { getDraft, putDraft, removeAllDrafts, removeDraft, type Draft } from "../store/drafts";
 import { userSetting } from "../views/settings";
 import { commit } from "../events/commit";
 import { MAX_MESSAGE_LENGTH, normalizeTopic } from "./messages";
-
-/** A draft as stored and as the API shows it (Zulip's Draft object). */
-export interface Draft {
-  id: number;
-  type: "" | "stream" | "private";
-  to: number[];
-  topic: string;
-  content: string;
-  timestamp: number;
-}
 
 export type DraftInput = Omit<Draft, "id" | "timestamp"> & { timestamp?: number };
 
 const draftMissing = () => new ApiError("Draft does not exist", "BAD_REQUEST", 404);
 
-export function getDrafts(h: Hearth, userId: number): Draft[] {
-  const drafts = [...h.store.dbs.drafts.getRange({ start: [userId], end: [userId, Infinity] })].map((e) => e.value as Draft);
-  // Most recently edited first (Zulip's order).
-  return drafts.sort((a, b) => b.timestamp - a.timestamp || b.id - a.id);
-}
-
 /** Inside a transaction: every draft the user stored. */
 export function deleteAllDrafts(h: Hearth, userId: number): void {
-  for (const key of h.store.dbs.drafts.getKeys({ start: [userId], end: [userId, Infinity] })) h.store.dbs.drafts.remove(key);
+  removeAllDrafts(h.store, userId);
 }
 
 function assertSyncEnabled(user: UserRecord): void {
@@ -62,7 +47,7 @@ export async function doCreateDrafts(h: Hearth, user: UserRecord, inputs: DraftI
   return commit(h, (tx) => {
     const drafts = checked.map((d) => {
       const draft: Draft = { id: h.store.nextId("draft"), ...d };
-      h.store.dbs.drafts.put([user.id, draft.id], draft);
+      putDraft(h.store, user.id, draft);
       return draft;
     });
     tx.notify({ type: "drafts", op: "add", drafts }, [user.id]);
@@ -74,9 +59,9 @@ export async function doEditDraft(h: Hearth, user: UserRecord, id: number, input
   assertSyncEnabled(user);
   const checked = checkDraft(h, user, input);
   await commit(h, (tx) => {
-    if (!h.store.dbs.drafts.get([user.id, id])) throw draftMissing();
+    if (!getDraft(h.store, user.id, id)) throw draftMissing();
     const draft: Draft = { id, ...checked };
-    h.store.dbs.drafts.put([user.id, id], draft);
+    putDraft(h.store, user.id, draft);
     tx.notify({ type: "drafts", op: "update", draft }, [user.id]);
   });
 }
@@ -84,8 +69,8 @@ export async function doEditDraft(h: Hearth, user: UserRecord, id: number, input
 export async function doDeleteDraft(h: Hearth, user: UserRecord, id: number): Promise<void> {
   assertSyncEnabled(user);
   await commit(h, (tx) => {
-    if (!h.store.dbs.drafts.get([user.id, id])) throw draftMissing();
-    h.store.dbs.drafts.remove([user.id, id]);
+    if (!getDraft(h.store, user.id, id)) throw draftMissing();
+    removeDraft(h.store, user.id, id);
     tx.notify({ type: "drafts", op: "remove", draft_id: id }, [user.id]);
   });
 }

@@ -1,6 +1,6 @@
 import type { Hearth } from "../context";
 import { badRequest } from "../errors";
-import { getMutedUsers, isMuted } from "../store/personal";
+import { getMutedUsers, isMuted, putMutedUser, removeMutedUser } from "../store/personal";
 import { getUser, type UserRecord } from "../store/users";
 import { commit, type Transaction } from "../events/commit";
 import { applyFlagChange, publishFlagChange, unreadFromSender } from "./messages";
@@ -15,7 +15,7 @@ export async function doMuteUser(h: Hearth, user: UserRecord, mutedUserId: numbe
     const target = getUser(h.store, mutedUserId);
     if (!target || target.is_system_bot) throw badRequest("No such user");
     if (isMuted(h.store, user.id, mutedUserId)) throw badRequest("User already muted");
-    h.store.dbs.mutedUsers.put([user.id, mutedUserId], Math.floor(Date.now() / 1000));
+    putMutedUser(h.store, user.id, mutedUserId, Math.floor(Date.now() / 1000));
     notifyMutedUsers(tx, h, user);
     // As Zulip's do_mute_user, in the same transaction: the muted user's messages count as read for the muter.
     return applyFlagChange(h, user, unreadFromSender(h, user, mutedUserId), "add", "read");
@@ -28,7 +28,7 @@ export async function doUnmuteUser(h: Hearth, user: UserRecord, mutedUserId: num
     const target = getUser(h.store, mutedUserId);
     if (!target || target.is_system_bot) throw badRequest("No such user");
     if (!isMuted(h.store, user.id, mutedUserId)) throw badRequest("User is not muted");
-    h.store.dbs.mutedUsers.remove([user.id, mutedUserId]);
+    removeMutedUser(h.store, user.id, mutedUserId);
     notifyMutedUsers(tx, h, user);
   });
 }

@@ -1,6 +1,6 @@
 import type { Hearth } from "../context";
 import { ApiError, badRequest } from "../errors";
-import { getSavedSnippet, type SavedSnippet } from "../store/personal";
+import { getSavedSnippet, putSavedSnippet, removeSavedSnippet, type SavedSnippet } from "../store/personal";
 import type { UserRecord } from "../store/users";
 import { commit } from "../events/commit";
 
@@ -26,7 +26,7 @@ export async function doCreateSavedSnippet(h: Hearth, user: UserRecord, title: s
   const checked = { title: checkTitle(title), content: checkContent(content) };
   return commit(h, (tx) => {
     const snippet: SavedSnippet = { id: h.store.nextId("saved_snippet"), ...checked, date_created: Math.floor(Date.now() / 1000) };
-    h.store.dbs.savedSnippets.put([user.id, snippet.id], snippet);
+    putSavedSnippet(h.store, user.id, snippet);
     tx.notify({ type: "saved_snippets", op: "add", saved_snippet: snippet }, [user.id]);
     return snippet;
   });
@@ -40,7 +40,7 @@ export async function doEditSavedSnippet(h: Hearth, user: UserRecord, id: number
     const current = getSavedSnippet(h.store, user.id, id);
     if (!current) throw snippetMissing();
     const snippet = { ...current, ...(title !== undefined ? { title } : {}), ...(content !== undefined ? { content } : {}) };
-    h.store.dbs.savedSnippets.put([user.id, id], snippet);
+    putSavedSnippet(h.store, user.id, snippet);
     tx.notify({ type: "saved_snippets", op: "update", saved_snippet: snippet }, [user.id]);
   });
 }
@@ -48,7 +48,7 @@ export async function doEditSavedSnippet(h: Hearth, user: UserRecord, id: number
 export async function doDeleteSavedSnippet(h: Hearth, user: UserRecord, id: number): Promise<void> {
   await commit(h, (tx) => {
     if (!getSavedSnippet(h.store, user.id, id)) throw snippetMissing();
-    h.store.dbs.savedSnippets.remove([user.id, id]);
+    removeSavedSnippet(h.store, user.id, id);
     tx.notify({ type: "saved_snippets", op: "remove", saved_snippet_id: id }, [user.id]);
   });
 }

@@ -3,7 +3,8 @@ import { open, stat, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import type { Hearth } from "../context";
 import { ApiError } from "../errors";
-import { allTusUploads, getTusUpload, partialUploadsDir, type AttachmentRecord, type TusUpload } from "../store/uploads";
+import { allTusUploads, getTusUpload, partialUploadsDir, putTusUpload, removeTusUpload, type AttachmentRecord, type TusUpload } from "../store/uploads";
+import { commit } from "../events/commit";
 import type { UserRecord } from "../store/users";
 import { doAdoptPartialFile, ensureUploadDir, MAX_UPLOAD_BYTES } from "./uploads";
 
@@ -49,7 +50,7 @@ export async function doCreateTusUpload(h: Hearth, owner: UserRecord, input: { l
   const path = partialFilePath(h, upload.id);
   await (await open(path, "wx", 0o600)).close();
   try {
-    await h.store.commit(() => h.store.dbs.tusUploads.put(upload.id, upload));
+    await commit(h, () => putTusUpload(h.store, upload));
   } catch (e) {
     await unlink(path).catch(() => {});
     throw e;
@@ -101,7 +102,7 @@ export async function doAppendTusUpload(h: Hearth, owner: UserRecord, upload: Tu
       owner,
       partialFilePath(h, upload.id),
       { name: upload.filename, contentType: upload.filetype, size: upload.length },
-      () => h.store.dbs.tusUploads.remove(upload.id),
+      () => removeTusUpload(h.store, upload.id),
     );
     return { offset: written, attachment };
   } finally {
@@ -114,7 +115,7 @@ export async function doTerminateTusUpload(h: Hearth, upload: TusUpload): Promis
   // Held until the file is gone, so a PATCH arriving meanwhile is refused rather than written to a removed file.
   writing.add(upload.id);
   try {
-    await h.store.commit(() => h.store.dbs.tusUploads.remove(upload.id));
+    await commit(h, () => removeTusUpload(h.store, upload.id));
     await unlink(partialFilePath(h, upload.id)).catch(() => {});
   } finally {
     writing.delete(upload.id);

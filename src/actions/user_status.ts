@@ -1,9 +1,8 @@
 import type { Hearth } from "../context";
 import { badRequest } from "../errors";
 import { emojiCodeFor } from "../markdown/emoji";
-import { getUserStatus, type UserStatus } from "../store/personal";
+import { getUserStatus, putUserStatus, type UserStatus } from "../store/personal";
 import { getUser, putUser, type UserRecord } from "../store/users";
-import { userSetting } from "../views/settings";
 import { applySettings, publishSettingChanges } from "./settings";
 import { commit } from "../events/commit";
 import { activeUserIds } from "./users";
@@ -58,8 +57,7 @@ export async function checkUpdateUserStatus(h: Hearth, user: UserRecord, changes
   const { account, settingChanges } = await commit(h, (tx) => {
     const current = getUserStatus(h.store, user.id) ?? EMPTY;
     const next: UserStatus = { ...current, ...(text !== undefined ? { status_text: text } : {}), ...(emoji ?? {}) };
-    if (next.status_text === "" && next.emoji_name === "") h.store.dbs.userStatus.remove(user.id);
-    else h.store.dbs.userStatus.put(user.id, next);
+    putUserStatus(h.store, user.id, next);
     // The recipients after the commit, from the cache a read inside the transaction would bypass.
     tx.afterCommit(() => tx.notify(event as { type: string }, activeUserIds(h)));
     const account = getUser(h.store, user.id)!;
@@ -70,17 +68,4 @@ export async function checkUpdateUserStatus(h: Hearth, user: UserRecord, changes
     return { account: updated, settingChanges };
   });
   publishSettingChanges(h, account, settingChanges);
-}
-
-/** A status as the API shows it: only the fields that are set (Zulip's format_user_status). */
-export function statusView(status: UserStatus | undefined, user: UserRecord): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  if (userSetting(user, "presence_enabled") === false) out.away = true;
-  if (status?.status_text) out.status_text = status.status_text;
-  if (status?.emoji_name) {
-    out.emoji_name = status.emoji_name;
-    out.emoji_code = status.emoji_code;
-    out.reaction_type = status.reaction_type;
-  }
-  return out;
 }
