@@ -2,9 +2,9 @@ import { randomBytes } from "node:crypto";
 import { open, stat, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import type { Hearth } from "../context";
-import { ApiError } from "../errors";
-import { allTusUploads, getTusUpload, partialUploadsDir, putTusUpload, removeTusUpload, type AttachmentRecord, type TusUpload } from "../store/uploads";
+import { allTusUploads, partialUploadsDir, putTusUpload, removeTusUpload, type AttachmentRecord, type TusUpload } from "../store/uploads";
 import { commit } from "../events/commit";
+import { tusError } from "../access/uploads";
 import type { UserRecord } from "../store/users";
 import { doAdoptPartialFile, ensureUploadDir, MAX_UPLOAD_BYTES } from "./uploads";
 
@@ -13,8 +13,6 @@ import { doAdoptPartialFile, ensureUploadDir, MAX_UPLOAD_BYTES } from "./uploads
  * far are the partial file itself: its size is the upload's offset, so an upload
  * survives a server restart or a dropped connection with nothing else to recover.
  */
-
-export const tusError = (status: number, message: string) => new ApiError(message, "BAD_REQUEST", status);
 
 export function partialFilePath(h: Hearth, id: string): string {
   return join(partialUploadsDir(h.store), id);
@@ -27,13 +25,6 @@ export async function tusOffset(h: Hearth, upload: TusUpload): Promise<number> {
   } catch {
     return 0;
   }
-}
-
-/** The caller's own upload; anyone else's is as absent as a made-up ID. */
-export function accessTusUpload(h: Hearth, user: UserRecord, id: string): TusUpload {
-  const upload = /^[A-Za-z0-9_-]{1,64}$/.test(id) ? getTusUpload(h.store, id) : undefined;
-  if (!upload || upload.owner_id !== user.id) throw tusError(404, "Upload not found");
-  return upload;
 }
 
 export async function doCreateTusUpload(h: Hearth, owner: UserRecord, input: { length: number; filename: string; filetype: string }): Promise<TusUpload> {

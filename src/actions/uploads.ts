@@ -1,28 +1,16 @@
-import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { chmodSync, mkdirSync } from "node:fs";
 import { open, rename, rmdir, unlink } from "node:fs/promises";
 import { dirname } from "node:path";
 import type { Hearth } from "../context";
 import { ApiError, badRequest } from "../errors";
-import { getAvatarSalt } from "../store/avatars";
 import { getRealm } from "../store/realm";
-import {
-  allAttachments,
-  getAttachment,
-  getAttachmentByPath,
-  messageAttachmentIds,
-  putAttachment,
-  removeAttachment,
-  uploadFilePath,
-  uploadSpaceUsed,
-  uploadsRoot,
-  type AttachmentRecord,
-} from "../store/uploads";
-import { getMessage } from "../store/messages";
+import { allAttachments, putAttachment, removeAttachment, uploadFilePath, uploadSpaceUsed, uploadsRoot, type AttachmentRecord } from "../store/uploads";
 import type { UserRecord } from "../store/users";
 import { commit, type Transaction } from "../events/commit";
+import { accessOwnAttachment } from "../access/uploads";
 import { SERVER_LIMITS } from "../views/realm-settings";
-import { readableChannels, readableMessage } from "../views/messages";
+import { attachmentView } from "../views/uploads";
 
 export const MAX_UPLOAD_BYTES = SERVER_LIMITS.max_file_upload_size_mib * 1024 * 1024;
 
@@ -79,48 +67,6 @@ export function guessContentType(name: string, claimed: string | undefined): str
   if (byName) return byName;
   const type = (claimed ?? "").split(";")[0].trim().toLowerCase();
   return /^[a-z0-9][a-z0-9.+-]*\/[a-z0-9][a-z0-9.+-]*$/.test(type) ? type : "application/octet-stream";
-}
-
-/** Image types a browser shows without running anything (SVG can carry script, so it is a download). */
-const INLINE_TYPES = new Set(["image/png", "image/apng", "image/jpeg", "image/gif", "image/webp", "image/avif", "image/bmp"]);
-export function servedInline(contentType: string): boolean {
-  return INLINE_TYPES.has(contentType);
-}
-
-/** `/user_uploads/<path_id>` with each segment URL-encoded (names may hold non-ASCII letters). */
-export function uploadUrl(pathId: string): string {
-  return "/user_uploads/" + pathId.split("/").map(encodeURIComponent).join("/");
-}
-
-/**
- * The API form of an attachment. Times are milliseconds: Zulip switched them to
- * seconds at feature level 443, above the level we advertise.
- */
-export function attachmentView(h: Hearth, a: AttachmentRecord): Record<string, unknown> {
-  return {
-    id: a.id,
-    name: a.name,
-    path_id: a.path_id,
-    size: a.size,
-    create_time: a.create_time * 1000,
-    messages: a.message_ids.flatMap((id) => {
-      const m = getMessage(h.store, id);
-      return m ? [{ id, date_sent: m.timestamp * 1000 }] : [];
-    }),
-  };
-}
-
-/** Who may read an upload (Zulip's `validate_attachment_request`): its owner, or anyone who can read a message linking it. */
-export function canReadAttachment(h: Hearth, user: UserRecord, a: AttachmentRecord): boolean {
-  if (a.owner_id === user.id) return true;
-  const readable = readableChannels(h, user);
-  return a.message_ids.some((id) => readableMessage(h, user, id, readable) !== undefined);
-}
-
-export function accessOwnAttachment(h: Hearth, user: UserRecord, id: number): AttachmentRecord {
-  const a = getAttachment(h.store, id);
-  if (!a || a.owner_id !== user.id) throw badRequest("Invalid attachment");
-  return a;
 }
 
 /** Creates `dir` under the uploads folder, which (like every folder in it) only the server's user may read. */
@@ -235,85 +181,10 @@ export async function checkDeleteAttachment(h: Hearth, user: UserRecord, id: num
   await removeAttachmentFiles(h, [a]);
 }
 
-// ---------------------------------------------------------------------------
-// Messages linking uploads (Zulip's `do_claim_attachments`)
-
-/** The path_ids of `/user_uploads/…` links, relative or on this server's own address. */
-export function linkedPathIds(h: Hearth, urls: string[]): string[] {
-  const own = h.realmUrl();
-  const out = new Set<string>();
-  for (const url of urls) {
-    let path = url.startsWith(own + "/") ? url.slice(own.length) : url;
-    if (!path.startsWith("/user_uploads/")) continue;
-    path = path.slice("/user_uploads/".length).split(/[?#]/)[0];
-    try {
-      out.add(decodeURIComponent(path));
-    } catch {
-      // Not a link we produced.
-    }
-  }
-  return [...out];
-}
-
+/** What a commit did to uploads: records changed (the messages linking them) and records removed. */
 export interface AttachmentChanges {
   updated: AttachmentRecord[];
   removed: AttachmentRecord[];
-}
-
-/**
- * Makes a message's attachments exactly the uploads its content links; call inside
- * `commit`. A link claims an upload when the sender owns it or can already read it
- * (the API docs: users who can access a link can reshare it), so nobody gains access
- * to a file by guessing its URL. Uploads the message stops linking stay (an edit
- * reports them as `detached_uploads`).
- */
-export function setMessageAttachments(h: Hearth, sender: UserRecord, messageId: number, urls: string[]): AttachmentChanges & { detached: AttachmentRecord[] } {
-  const wanted = new Map<number, AttachmentRecord>();
-  for (const pathId of linkedPathIds(h, urls)) {
-    const a = getAttachmentByPath(h.store, pathId);
-    if (a && canReadAttachment(h, sender, a)) wanted.set(a.id, a);
-  }
-  const updated: AttachmentRecord[] = [];
-  const detached: AttachmentRecord[] = [];
-  for (const id of messageAttachmentIds(h.store, messageId)) {
-    if (wanted.delete(id)) continue;
-    const before = getAttachment(h.store, id)!;
-    const after = { ...before, message_ids: before.message_ids.filter((m) => m !== messageId) };
-    putAttachment(h.store, after, before);
-    updated.push(after);
-    if (after.message_ids.length === 0) detached.push(after);
-  }
-  for (const before of wanted.values()) {
-    const after = { ...before, message_ids: [...before.message_ids, messageId].sort((a, b) => a - b) };
-    putAttachment(h.store, after, before);
-    updated.push(after);
-  }
-  return { updated, removed: [], detached };
-}
-
-/**
- * Messages are going away; call inside `commit`. Uploads they were the last link to
- * are deleted with them (Zulip: files are removed once the last message linking them
- * is, by a user or by the retention policy).
- */
-export function releaseDeletedMessages(h: Hearth, messageIds: number[]): AttachmentChanges {
-  const touched = new Map<number, AttachmentRecord>();
-  for (const messageId of messageIds) {
-    for (const id of messageAttachmentIds(h.store, messageId)) {
-      const before = touched.get(id) ?? getAttachment(h.store, id)!;
-      const after = { ...before, message_ids: before.message_ids.filter((m) => m !== messageId) };
-      putAttachment(h.store, after, before);
-      touched.set(id, after);
-    }
-  }
-  const changes: AttachmentChanges = { updated: [], removed: [] };
-  for (const a of touched.values()) {
-    if (a.message_ids.length === 0) {
-      removeAttachment(h.store, a);
-      changes.removed.push(a);
-    } else changes.updated.push(a);
-  }
-  return changes;
 }
 
 type AttachmentEvent = { type: "attachment"; op: string; attachment: Record<string, unknown>; upload_space_used: number };
@@ -353,40 +224,6 @@ export async function notifyAttachmentChanges(h: Hearth, changes: AttachmentChan
   if (changes.updated.length === 0 && changes.removed.length === 0) return;
   await removeAttachmentFiles(h, changes.removed);
   for (const [event, ownerId] of attachmentEvents(h, changes)) h.events.publish(event, [ownerId]);
-}
-
-// ---------------------------------------------------------------------------
-// Temporary URLs (the mobile app opens files in a browser, which has no credentials)
-
-export const TEMPORARY_URL_SECONDS = 60;
-
-/**
- * The signing key, derived from the data folder's avatar salt so that no second
- * secret has to be created and kept: a different purpose string gives an unrelated key.
- */
-function temporaryUrlKey(h: Hearth): Buffer {
-  return createHmac("sha256", getAvatarSalt(h.store) ?? "").update("hearth temporary upload URL").digest();
-}
-
-function sign(h: Hearth, payload: string): string {
-  return createHmac("sha256", temporaryUrlKey(h)).update(payload).digest("base64url");
-}
-
-export function temporaryUploadUrl(h: Hearth, a: AttachmentRecord, now = Date.now() / 1000): string {
-  const payload = `${Buffer.from(a.path_id).toString("base64url")}.${Math.floor(now) + TEMPORARY_URL_SECONDS}`;
-  const fileName = a.path_id.slice(a.path_id.lastIndexOf("/") + 1);
-  return `/user_uploads/temporary/${payload}.${sign(h, payload)}/${encodeURIComponent(fileName)}`;
-}
-
-/** The path_id a temporary token grants, or undefined when forged or expired. */
-export function verifyTemporaryToken(h: Hearth, token: string, now = Date.now() / 1000): string | undefined {
-  const match = /^([A-Za-z0-9_-]+)\.(\d{1,12})\.([A-Za-z0-9_-]{43})$/.exec(token);
-  if (!match) return undefined;
-  const expected = Buffer.from(sign(h, `${match[1]}.${match[2]}`));
-  const given = Buffer.from(match[3]);
-  if (expected.length !== given.length || !timingSafeEqual(expected, given)) return undefined;
-  if (Number(match[2]) < now) return undefined;
-  return Buffer.from(match[1], "base64url").toString("utf-8");
 }
 
 /** Zulip deletes uploads no message links once they are three weeks old (`delete_old_unclaimed_attachments`). */
