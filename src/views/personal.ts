@@ -4,7 +4,7 @@ import { getBotStorageEntries } from "../store/bot_storage";
 import { getAlertWords, getSavedSnippets, type SavedSnippet } from "../store/personal";
 import type { UserRecord } from "../store/users";
 
-/** Reads of state only its owner sees, as the API shows it (routes and register alike). */
+/** Reads of state only its owner sees, for its routes (register reads the same records in personal_state.ts). */
 
 export function getUserAlertWords(h: Hearth, userId: number): string[] {
   return getAlertWords(h.store, userId);

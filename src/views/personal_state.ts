@@ -1,9 +1,8 @@
+import { nextOnboardingSteps } from "./onboarding_steps";
 import { defineStatePart } from "../events/state";
-import { allUserStatuses, getMutedUsers } from "../store/personal";
+import { allUserStatuses, getAlertWords, getMutedUsers, getSavedSnippets } from "../store/personal";
 import { allUsers } from "../store/users";
 import { statusView } from "./user_status";
-import { nextOnboardingSteps } from "./onboarding_steps";
-import { getUserAlertWords, getUserSavedSnippets } from "./personal";
 import { mutedTopicsView } from "../actions/user_topics";
 import { getUserTopics } from "../store/user_topics";
 import { topicDisplayName } from "./messages";
@@ -21,7 +20,7 @@ import { PROFILE_FIELD_TYPES, profileFieldView } from "./profile_fields";
 /** Register parts of per-user settings and custom profile fields. */
 
 defineStatePart("alert_words", ["alert_words"], ({ h, user }) => ({
-  alert_words: user ? getUserAlertWords(h, user.id) : [],
+  alert_words: user ? getAlertWords(h.store, user.id) : [],
 }));
 
 defineStatePart("muted_users", ["muted_users"], ({ h, user }) => ({
@@ -29,7 +28,7 @@ defineStatePart("muted_users", ["muted_users"], ({ h, user }) => ({
 }));
 
 defineStatePart("saved_snippets", ["saved_snippets"], ({ h, user }) => ({
-  saved_snippets: user ? getUserSavedSnippets(h, user.id) : [],
+  saved_snippets: user ? getSavedSnippets(h.store, user.id) : [],
 }));
 
 defineStatePart("custom_profile_fields", ["custom_profile_fields"], ({ h }) => ({
