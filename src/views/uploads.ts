@@ -95,7 +95,6 @@ export function verifyTemporaryToken(h: Hearth, token: string, now = Date.now() 
   return Buffer.from(match[1], "base64url").toString("utf-8");
 }
 
-
 /** The upload a temporary URL's token grants, or undefined when forged, expired or gone. */
 export function temporaryAttachment(h: Hearth, token: string): AttachmentRecord | undefined {
   const pathId = verifyTemporaryToken(h, token);
