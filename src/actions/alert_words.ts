@@ -2,6 +2,7 @@ import type { Hearth } from "../context";
 import { badRequest } from "../errors";
 import { getAlertWords, putAlertWords } from "../store/personal";
 import type { UserRecord } from "../store/users";
+import { commit, type Transaction } from "../events/commit";
 
 export const MAX_ALERT_WORD_LENGTH = 100;
 
@@ -16,14 +17,14 @@ function cleanWords(words: string[]): string[] {
   return cleaned;
 }
 
-function notifyAlertWords(h: Hearth, user: UserRecord, words: string[]): void {
-  h.events.publish({ type: "alert_words", alert_words: words }, [user.id]);
+function notifyAlertWords(tx: Transaction, user: UserRecord, words: string[]): void {
+  tx.notify({ type: "alert_words", alert_words: words }, [user.id]);
 }
 
 /** Adds words not already present; alert words match case-insensitively, as in Zulip. */
 export async function doAddAlertWords(h: Hearth, user: UserRecord, words: string[]): Promise<string[]> {
   const toAdd = cleanWords(words);
-  const result = await h.store.commit(() => {
+  return commit(h, (tx) => {
     const current = getAlertWords(h.store, user.id);
     const seen = new Set(current.map((w) => w.toLowerCase()));
     const next = [...current];
@@ -33,19 +34,17 @@ export async function doAddAlertWords(h: Hearth, user: UserRecord, words: string
       next.push(w);
     }
     putAlertWords(h.store, user.id, next);
+    notifyAlertWords(tx, user, next);
     return next;
   });
-  notifyAlertWords(h, user, result);
-  return result;
 }
 
 export async function doRemoveAlertWords(h: Hearth, user: UserRecord, words: string[]): Promise<string[]> {
   const toRemove = new Set(words.map((w) => w.trim().toLowerCase()));
-  const result = await h.store.commit(() => {
+  return commit(h, (tx) => {
     const next = getAlertWords(h.store, user.id).filter((w) => !toRemove.has(w.toLowerCase()));
     putAlertWords(h.store, user.id, next);
+    notifyAlertWords(tx, user, next);
     return next;
   });
-  notifyAlertWords(h, user, result);
-  return result;
 }

@@ -2,32 +2,18 @@ import type { Hearth } from "../context";
 import { ApiError, badRequest } from "../errors";
 import { accessChannel } from "../access/channels";
 import { getUser, type UserRecord } from "../store/users";
+import { getDraft, putDraft, removeAllDrafts, removeDraft, type Draft } from "../store/drafts";
 import { userSetting } from "../views/settings";
+import { commit } from "../events/commit";
 import { MAX_MESSAGE_LENGTH, normalizeTopic } from "./messages";
-
-/** A draft as stored and as the API shows it (Zulip's Draft object). */
-export interface Draft {
-  id: number;
-  type: "" | "stream" | "private";
-  to: number[];
-  topic: string;
-  content: string;
-  timestamp: number;
-}
 
 export type DraftInput = Omit<Draft, "id" | "timestamp"> & { timestamp?: number };
 
 const draftMissing = () => new ApiError("Draft does not exist", "BAD_REQUEST", 404);
 
-export function getDrafts(h: Hearth, userId: number): Draft[] {
-  const drafts = [...h.store.dbs.drafts.getRange({ start: [userId], end: [userId, Infinity] })].map((e) => e.value as Draft);
-  // Most recently edited first (Zulip's order).
-  return drafts.sort((a, b) => b.timestamp - a.timestamp || b.id - a.id);
-}
-
 /** Inside a transaction: every draft the user stored. */
 export function deleteAllDrafts(h: Hearth, userId: number): void {
-  for (const key of h.store.dbs.drafts.getKeys({ start: [userId], end: [userId, Infinity] })) h.store.dbs.drafts.remove(key);
+  removeAllDrafts(h.store, userId);
 }
 
 function assertSyncEnabled(user: UserRecord): void {
@@ -58,34 +44,33 @@ function checkDraft(h: Hearth, user: UserRecord, input: DraftInput): Omit<Draft,
 export async function doCreateDrafts(h: Hearth, user: UserRecord, inputs: DraftInput[]): Promise<number[]> {
   assertSyncEnabled(user);
   const checked = inputs.map((d) => checkDraft(h, user, d));
-  const drafts = await h.store.commit(() =>
-    checked.map((d) => {
+  return commit(h, (tx) => {
+    const drafts = checked.map((d) => {
       const draft: Draft = { id: h.store.nextId("draft"), ...d };
-      h.store.dbs.drafts.put([user.id, draft.id], draft);
+      putDraft(h.store, user.id, draft);
       return draft;
-    }),
-  );
-  h.events.publish({ type: "drafts", op: "add", drafts }, [user.id]);
-  return drafts.map((d) => d.id);
+    });
+    tx.notify({ type: "drafts", op: "add", drafts }, [user.id]);
+    return drafts.map((d) => d.id);
+  });
 }
 
 export async function doEditDraft(h: Hearth, user: UserRecord, id: number, input: DraftInput): Promise<void> {
   assertSyncEnabled(user);
   const checked = checkDraft(h, user, input);
-  const draft = await h.store.commit(() => {
-    if (!h.store.dbs.drafts.get([user.id, id])) throw draftMissing();
-    const next: Draft = { id, ...checked };
-    h.store.dbs.drafts.put([user.id, id], next);
-    return next;
+  await commit(h, (tx) => {
+    if (!getDraft(h.store, user.id, id)) throw draftMissing();
+    const draft: Draft = { id, ...checked };
+    putDraft(h.store, user.id, draft);
+    tx.notify({ type: "drafts", op: "update", draft }, [user.id]);
   });
-  h.events.publish({ type: "drafts", op: "update", draft }, [user.id]);
 }
 
 export async function doDeleteDraft(h: Hearth, user: UserRecord, id: number): Promise<void> {
   assertSyncEnabled(user);
-  await h.store.commit(() => {
-    if (!h.store.dbs.drafts.get([user.id, id])) throw draftMissing();
-    h.store.dbs.drafts.remove([user.id, id]);
+  await commit(h, (tx) => {
+    if (!getDraft(h.store, user.id, id)) throw draftMissing();
+    removeDraft(h.store, user.id, id);
+    tx.notify({ type: "drafts", op: "remove", draft_id: id }, [user.id]);
   });
-  h.events.publish({ type: "drafts", op: "remove", draft_id: id }, [user.id]);
 }

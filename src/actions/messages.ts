@@ -76,7 +76,9 @@ import { fetchRange, type AnchorSpec, type CompiledNarrow } from "../views/narro
 import { editHistoryPolicy, formatMessage, readableChannels, readableMessage, realmSetting, topicDisplayName, visibleFlags } from "../views/messages";
 import { userSetting } from "../views/settings";
 import { outgoingWebhookTriggers, recordOutgoingWebhookCalls, startOutgoingWebhookCalls } from "./outgoing_webhooks";
-import { attachmentView, notifyAttachmentChanges, releaseDeletedMessages, setMessageAttachments, type AttachmentChanges } from "./uploads";
+import { notifyAttachmentChanges, type AttachmentChanges } from "./uploads";
+import { releaseDeletedMessages, setMessageAttachments } from "./message_attachments";
+import { attachmentView } from "../views/uploads";
 
 export const MAX_MESSAGE_LENGTH = 10000;
 export const MAX_TOPIC_LENGTH = 60;

@@ -1,48 +1,13 @@
 import type { Hearth } from "../context";
 import { ApiError, badRequest } from "../errors";
 import type { UserRecord } from "../store/users";
-
-/** A sidebar view (FL 390): built-in views have no name; custom views must have one. */
-export interface NavigationView {
-  fragment: string;
-  is_pinned: boolean;
-  name: string | null;
-}
-
-/** The web app's built-in views, by URL fragment. */
-export const BUILT_IN_VIEWS: ReadonlySet<string> = new Set([
-  "inbox",
-  "recent",
-  "feed",
-  "drafts",
-  "scheduled",
-  "reminders",
-  "channels/subscribed",
-  "narrow/is/mentioned",
-  "narrow/is/starred",
-  "narrow/has/reaction/sender/me",
-]);
+import { commit } from "../events/commit";
+import { getNavigationView, MAX_FRAGMENT_LENGTH, putNavigationView, removeNavigationView, type NavigationView } from "../store/navigation_views";
+import { BUILT_IN_VIEWS, navigationViewView } from "../views/navigation_views";
 
 export const MAX_VIEW_NAME_LENGTH = 100;
-/** Fragments are index keys, which LMDB caps at 1978 bytes: 400 characters of up to 4 bytes fit. */
-export const MAX_FRAGMENT_LENGTH = 400;
 
 const viewMissing = () => new ApiError("Navigation view does not exist.", "NOT_FOUND", 404);
-
-/** A user's view by fragment; a fragment longer than any view may have names none (and would not fit in a key). */
-function getNavigationView(h: Hearth, userId: number, fragment: string): NavigationView | undefined {
-  if (fragment.length > MAX_FRAGMENT_LENGTH) return undefined;
-  return h.store.dbs.navigationViews.get([userId, fragment]) as NavigationView | undefined;
-}
-
-/** How a view appears in the API: `name` left out for built-in views. */
-export function navigationViewView(v: NavigationView): Record<string, unknown> {
-  return BUILT_IN_VIEWS.has(v.fragment) ? { fragment: v.fragment, is_pinned: v.is_pinned } : { ...v };
-}
-
-export function getNavigationViews(h: Hearth, userId: number): Record<string, unknown>[] {
-  return [...h.store.dbs.navigationViews.getRange({ start: [userId], end: [userId + 1] })].map((e) => navigationViewView(e.value as NavigationView));
-}
 
 function checkName(fragment: string, name: string | undefined): string | null {
   const builtIn = BUILT_IN_VIEWS.has(fragment);
@@ -62,35 +27,31 @@ export async function doAddNavigationView(h: Hearth, user: UserRecord, fragment:
   if (f === "") throw badRequest("fragment cannot be blank");
   if (f.length > MAX_FRAGMENT_LENGTH) throw badRequest(`fragment is too long (limit: ${MAX_FRAGMENT_LENGTH} characters)`);
   const view: NavigationView = { fragment: f, is_pinned: isPinned, name: checkName(f, name) };
-  await h.store.commit(() => {
-    if (getNavigationView(h, user.id, f)) throw badRequest("Navigation view already exists.");
-    h.store.dbs.navigationViews.put([user.id, f], view);
+  await commit(h, (tx) => {
+    if (getNavigationView(h.store, user.id, f)) throw badRequest("Navigation view already exists.");
+    putNavigationView(h.store, user.id, view);
+    tx.notify({ type: "navigation_view", op: "add", navigation_view: navigationViewView(view) }, [user.id]);
   });
-  h.events.publish({ type: "navigation_view", op: "add", navigation_view: navigationViewView(view) }, [user.id]);
 }
 
 export async function doUpdateNavigationView(h: Hearth, user: UserRecord, fragment: string, changes: { is_pinned?: boolean; name?: string }): Promise<void> {
   if (changes.is_pinned === undefined && changes.name === undefined) throw badRequest("At least one of is_pinned and name must be provided.");
   const name = changes.name === undefined ? undefined : checkName(fragment, changes.name);
-  await h.store.commit(() => {
-    const current = getNavigationView(h, user.id, fragment);
-    if (!current) throw viewMissing();
-    h.store.dbs.navigationViews.put([user.id, fragment], {
-      ...current,
-      ...(changes.is_pinned !== undefined ? { is_pinned: changes.is_pinned } : {}),
-      ...(name !== undefined ? { name } : {}),
-    });
-  });
   const data: Record<string, unknown> = {};
   if (changes.is_pinned !== undefined) data.is_pinned = changes.is_pinned;
   if (name !== undefined) data.name = name;
-  h.events.publish({ type: "navigation_view", op: "update", fragment, data }, [user.id]);
+  await commit(h, (tx) => {
+    const current = getNavigationView(h.store, user.id, fragment);
+    if (!current) throw viewMissing();
+    putNavigationView(h.store, user.id, { ...current, ...data });
+    tx.notify({ type: "navigation_view", op: "update", fragment, data }, [user.id]);
+  });
 }
 
 export async function doRemoveNavigationView(h: Hearth, user: UserRecord, fragment: string): Promise<void> {
-  await h.store.commit(() => {
-    if (!getNavigationView(h, user.id, fragment)) throw viewMissing();
-    h.store.dbs.navigationViews.remove([user.id, fragment]);
+  await commit(h, (tx) => {
+    if (!getNavigationView(h.store, user.id, fragment)) throw viewMissing();
+    removeNavigationView(h.store, user.id, fragment);
+    tx.notify({ type: "navigation_view", op: "remove", fragment }, [user.id]);
   });
-  h.events.publish({ type: "navigation_view", op: "remove", fragment }, [user.id]);
 }

@@ -1,43 +1,17 @@
 import type { Hearth } from "../context";
 import { badRequest, botRequestRefused } from "../errors";
-import type { Store } from "../store/db";
 import type { UserRecord } from "../store/users";
-
-/**
- * Zulip's onboarding steps (zerver/lib/onboarding_steps.py): one-time notices and
- * actions a client shows a new user once. Clients mark each seen; register's
- * `onboarding_steps` lists the ones left. Zulip's navigation tour video counts as seen
- * when the server has no video to show, as here.
- */
-const ONE_TIME_NOTICES = [
-  "visibility_policy_banner",
-  "intro_inbox_view_modal",
-  "intro_recent_view_modal",
-  "first_stream_created_banner",
-  "jump_to_conversation_banner",
-  "non_interleaved_view_messages_fading",
-  "interleaved_view_messages_fading",
-  "intro_resolve_topic",
-  "navigation_tour_video",
-];
-const ONE_TIME_ACTIONS = ["narrow_to_dm_with_welcome_bot_new_user"];
-const WITHOUT_VIDEO = new Set(["navigation_tour_video"]);
-
-export function nextOnboardingSteps(store: Store, userId: number): { type: string; name: string }[] {
-  const seen = (name: string) => WITHOUT_VIDEO.has(name) || store.dbs.onboardingSteps.doesExist([userId, name]);
-  return [
-    ...ONE_TIME_NOTICES.filter((name) => !seen(name)).map((name) => ({ type: "one_time_notice", name })),
-    ...ONE_TIME_ACTIONS.filter((name) => !seen(name)).map((name) => ({ type: "one_time_action", name })),
-  ];
-}
+import { markOnboardingStepSeen } from "../store/onboarding_steps";
+import { commit } from "../events/commit";
+import { isOnboardingStep, nextOnboardingSteps } from "../views/onboarding_steps";
 
 /** `POST /users/me/onboarding_steps`: marks one step seen; the user's clients get the steps left. */
 export async function doMarkOnboardingStepSeen(h: Hearth, user: UserRecord, step: string): Promise<void> {
   // Zulip's @human_users_only.
   if (user.is_bot) throw botRequestRefused();
-  if (!ONE_TIME_NOTICES.includes(step) && !ONE_TIME_ACTIONS.includes(step)) throw badRequest(`Unknown onboarding_step: ${step}`);
-  await h.store.commit(() => {
-    if (!h.store.dbs.onboardingSteps.doesExist([user.id, step])) h.store.dbs.onboardingSteps.put([user.id, step], Math.floor(Date.now() / 1000));
+  if (!isOnboardingStep(step)) throw badRequest(`Unknown onboarding_step: ${step}`);
+  await commit(h, (tx) => {
+    markOnboardingStepSeen(h.store, user.id, step, Math.floor(Date.now() / 1000));
+    tx.notify({ type: "onboarding_steps", onboarding_steps: nextOnboardingSteps(h.store, user.id) }, [user.id]);
   });
-  h.events.publish({ type: "onboarding_steps", onboarding_steps: nextOnboardingSteps(h.store, user.id) }, [user.id]);
 }

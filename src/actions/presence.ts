@@ -3,6 +3,7 @@ import { getPresence, putPresence, type PresenceRecord } from "../store/presence
 import { getUser, type UserRecord } from "../store/users";
 import { apiEmail } from "../views/users";
 import { legacyClientPresence, modernPresence, presenceStatus, presenceVisible } from "../views/presence";
+import { commit, type Transaction } from "../events/commit";
 import { activeUserIds } from "./users";
 
 /**
@@ -13,7 +14,7 @@ import { activeUserIds } from "./users";
  */
 export async function doUpdatePresence(h: Hearth, user: UserRecord, status: "active" | "idle"): Promise<void> {
   const now = Math.floor(Date.now() / 1000);
-  const { before, after } = await h.store.commit(() => {
+  await commit(h, (tx) => {
     const before = getPresence(h.store, user.id);
     const after: PresenceRecord = {
       last_connected_time: now,
@@ -21,18 +22,21 @@ export async function doUpdatePresence(h: Hearth, user: UserRecord, status: "act
       last_update_id: h.store.nextId("presence_update"),
     };
     putPresence(h.store, user.id, after);
-    return { before, after };
+    // After the commit, where the user and the recipient list come from the caches
+    // (a read inside the write transaction would bypass them).
+    tx.afterCommit(() => {
+      const current = getUser(h.store, user.id);
+      if (!current || !presenceVisible(h, current)) return;
+      if (before && presenceStatus(before, now) === presenceStatus(after, now)) return;
+      notifyPresence(tx, h, current, after);
+    });
   });
-  const current = getUser(h.store, user.id);
-  if (!current || !presenceVisible(h, current)) return;
-  if (before && presenceStatus(before, now) === presenceStatus(after, now)) return;
-  notifyPresence(h, current, after);
 }
 
 /** One event in both formats; the queue manager gives each client the one it asked for. */
-function notifyPresence(h: Hearth, user: UserRecord, p: PresenceRecord): void {
+function notifyPresence(tx: Transaction, h: Hearth, user: UserRecord, p: PresenceRecord): void {
   const serverTimestamp = Date.now() / 1000;
-  h.events.publish(
+  tx.notify(
     {
       type: "presence",
       presences: { [String(user.id)]: modernPresence(p) },

@@ -1,14 +1,14 @@
-import { createHash } from "node:crypto";
 import type { Hearth } from "../context";
 import { ApiError, badRequest, botRequestRefused } from "../errors";
 import type { UserRecord } from "../store/users";
+import { commit } from "../events/commit";
+import { getPushDevice, putPushDevice, removePushDevice, type PushTokenKind } from "../store/push_devices";
 
 /**
  * Legacy push-token registration (what the Zulip mobile app calls below feature
  * level 468). Hearth has no push service (`push_notifications_enabled: false`), so
  * tokens are validated and stored for when it has one; no events concern them.
  */
-export type PushTokenKind = "apns" | "fcm";
 
 const MAX_TOKEN_LENGTH = 4096;
 const deviceNotRecognized = () => new ApiError("Device not recognized", "INVALID_PUSH_DEVICE_TOKEN", 400);
@@ -20,9 +20,6 @@ function checkToken(kind: PushTokenKind, token: string): string {
   return t;
 }
 
-/** Tokens may be longer than an LMDB key allows (1978 bytes): rows are keyed by their hash. */
-const tokenKey = (userId: number, kind: PushTokenKind, token: string) => [userId, kind, createHash("sha256").update(token).digest("hex")];
-
 /** Zulip's `human_users_only`: bots have no mobile devices. */
 function checkHuman(user: UserRecord): void {
   if (user.is_bot) throw botRequestRefused();
@@ -32,15 +29,15 @@ export async function doRegisterPushToken(h: Hearth, user: UserRecord, kind: Pus
   checkHuman(user);
   const t = checkToken(kind, token);
   if (appid !== null && !/^[.a-zA-Z0-9-]+$/.test(appid)) throw badRequest("Invalid app ID");
-  await h.store.commit(() => h.store.dbs.pushDevices.put(tokenKey(user.id, kind, t), { token: t, appid, registered: Math.floor(Date.now() / 1000) }));
+  await commit(h, () => putPushDevice(h.store, user.id, kind, { token: t, appid, registered: Math.floor(Date.now() / 1000) }));
 }
 
 export async function doRemovePushToken(h: Hearth, user: UserRecord, kind: PushTokenKind, token: string): Promise<void> {
   checkHuman(user);
-  const key = tokenKey(user.id, kind, checkToken(kind, token));
-  await h.store.commit(() => {
-    if (h.store.dbs.pushDevices.get(key) === undefined) throw deviceNotRecognized();
-    h.store.dbs.pushDevices.remove(key);
+  const t = checkToken(kind, token);
+  await commit(h, () => {
+    if (getPushDevice(h.store, user.id, kind, t) === undefined) throw deviceNotRecognized();
+    removePushDevice(h.store, user.id, kind, t);
   });
 }
 
@@ -54,6 +51,6 @@ export function checkTestNotificationTarget(h: Hearth, user: UserRecord, token: 
   checkHuman(user);
   if (token === undefined) return;
   const t = token.trim();
-  const known = (["apns", "fcm"] as const).some((kind) => h.store.dbs.pushDevices.get(tokenKey(user.id, kind, t)) !== undefined);
+  const known = (["apns", "fcm"] as const).some((kind) => getPushDevice(h.store, user.id, kind, t) !== undefined);
   if (!known) throw deviceNotRecognized();
 }

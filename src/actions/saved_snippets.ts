@@ -1,7 +1,8 @@
 import type { Hearth } from "../context";
 import { ApiError, badRequest } from "../errors";
-import { getSavedSnippet, type SavedSnippet } from "../store/personal";
+import { getSavedSnippet, putSavedSnippet, removeSavedSnippet, type SavedSnippet } from "../store/personal";
 import type { UserRecord } from "../store/users";
+import { commit } from "../events/commit";
 
 export const MAX_SNIPPET_TITLE_LENGTH = 60;
 export const MAX_SNIPPET_CONTENT_LENGTH = 10000;
@@ -23,33 +24,31 @@ function checkContent(content: string): string {
 
 export async function doCreateSavedSnippet(h: Hearth, user: UserRecord, title: string, content: string): Promise<SavedSnippet> {
   const checked = { title: checkTitle(title), content: checkContent(content) };
-  const snippet = await h.store.commit(() => {
-    const s: SavedSnippet = { id: h.store.nextId("saved_snippet"), ...checked, date_created: Math.floor(Date.now() / 1000) };
-    h.store.dbs.savedSnippets.put([user.id, s.id], s);
-    return s;
+  return commit(h, (tx) => {
+    const snippet: SavedSnippet = { id: h.store.nextId("saved_snippet"), ...checked, date_created: Math.floor(Date.now() / 1000) };
+    putSavedSnippet(h.store, user.id, snippet);
+    tx.notify({ type: "saved_snippets", op: "add", saved_snippet: snippet }, [user.id]);
+    return snippet;
   });
-  h.events.publish({ type: "saved_snippets", op: "add", saved_snippet: snippet }, [user.id]);
-  return snippet;
 }
 
 export async function doEditSavedSnippet(h: Hearth, user: UserRecord, id: number, changes: { title?: string; content?: string }): Promise<void> {
   if (changes.title === undefined && changes.content === undefined) throw badRequest("No new values provided.");
   const title = changes.title === undefined ? undefined : checkTitle(changes.title);
   const content = changes.content === undefined ? undefined : checkContent(changes.content);
-  const snippet = await h.store.commit(() => {
+  await commit(h, (tx) => {
     const current = getSavedSnippet(h.store, user.id, id);
     if (!current) throw snippetMissing();
-    const next = { ...current, ...(title !== undefined ? { title } : {}), ...(content !== undefined ? { content } : {}) };
-    h.store.dbs.savedSnippets.put([user.id, id], next);
-    return next;
+    const snippet = { ...current, ...(title !== undefined ? { title } : {}), ...(content !== undefined ? { content } : {}) };
+    putSavedSnippet(h.store, user.id, snippet);
+    tx.notify({ type: "saved_snippets", op: "update", saved_snippet: snippet }, [user.id]);
   });
-  h.events.publish({ type: "saved_snippets", op: "update", saved_snippet: snippet }, [user.id]);
 }
 
 export async function doDeleteSavedSnippet(h: Hearth, user: UserRecord, id: number): Promise<void> {
-  await h.store.commit(() => {
+  await commit(h, (tx) => {
     if (!getSavedSnippet(h.store, user.id, id)) throw snippetMissing();
-    h.store.dbs.savedSnippets.remove([user.id, id]);
+    removeSavedSnippet(h.store, user.id, id);
+    tx.notify({ type: "saved_snippets", op: "remove", saved_snippet_id: id }, [user.id]);
   });
-  h.events.publish({ type: "saved_snippets", op: "remove", saved_snippet_id: id }, [user.id]);
 }

@@ -2,8 +2,9 @@ import { randomBytes } from "node:crypto";
 import { open, stat, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import type { Hearth } from "../context";
-import { ApiError } from "../errors";
-import { allTusUploads, getTusUpload, partialUploadsDir, type AttachmentRecord, type TusUpload } from "../store/uploads";
+import { allTusUploads, partialUploadsDir, putTusUpload, removeTusUpload, type AttachmentRecord, type TusUpload } from "../store/uploads";
+import { commit } from "../events/commit";
+import { tusError } from "../access/uploads";
 import type { UserRecord } from "../store/users";
 import { doAdoptPartialFile, ensureUploadDir, MAX_UPLOAD_BYTES } from "./uploads";
 
@@ -12,8 +13,6 @@ import { doAdoptPartialFile, ensureUploadDir, MAX_UPLOAD_BYTES } from "./uploads
  * far are the partial file itself: its size is the upload's offset, so an upload
  * survives a server restart or a dropped connection with nothing else to recover.
  */
-
-export const tusError = (status: number, message: string) => new ApiError(message, "BAD_REQUEST", status);
 
 export function partialFilePath(h: Hearth, id: string): string {
   return join(partialUploadsDir(h.store), id);
@@ -26,13 +25,6 @@ export async function tusOffset(h: Hearth, upload: TusUpload): Promise<number> {
   } catch {
     return 0;
   }
-}
-
-/** The caller's own upload; anyone else's is as absent as a made-up ID. */
-export function accessTusUpload(h: Hearth, user: UserRecord, id: string): TusUpload {
-  const upload = /^[A-Za-z0-9_-]{1,64}$/.test(id) ? getTusUpload(h.store, id) : undefined;
-  if (!upload || upload.owner_id !== user.id) throw tusError(404, "Upload not found");
-  return upload;
 }
 
 export async function doCreateTusUpload(h: Hearth, owner: UserRecord, input: { length: number; filename: string; filetype: string }): Promise<TusUpload> {
@@ -49,7 +41,7 @@ export async function doCreateTusUpload(h: Hearth, owner: UserRecord, input: { l
   const path = partialFilePath(h, upload.id);
   await (await open(path, "wx", 0o600)).close();
   try {
-    await h.store.commit(() => h.store.dbs.tusUploads.put(upload.id, upload));
+    await commit(h, () => putTusUpload(h.store, upload));
   } catch (e) {
     await unlink(path).catch(() => {});
     throw e;
@@ -101,7 +93,7 @@ export async function doAppendTusUpload(h: Hearth, owner: UserRecord, upload: Tu
       owner,
       partialFilePath(h, upload.id),
       { name: upload.filename, contentType: upload.filetype, size: upload.length },
-      () => h.store.dbs.tusUploads.remove(upload.id),
+      () => removeTusUpload(h.store, upload.id),
     );
     return { offset: written, attachment };
   } finally {
@@ -114,7 +106,7 @@ export async function doTerminateTusUpload(h: Hearth, upload: TusUpload): Promis
   // Held until the file is gone, so a PATCH arriving meanwhile is refused rather than written to a removed file.
   writing.add(upload.id);
   try {
-    await h.store.commit(() => h.store.dbs.tusUploads.remove(upload.id));
+    await commit(h, () => removeTusUpload(h.store, upload.id));
     await unlink(partialFilePath(h, upload.id)).catch(() => {});
   } finally {
     writing.delete(upload.id);

@@ -1,27 +1,16 @@
-import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { chmodSync, mkdirSync } from "node:fs";
 import { open, rename, rmdir, unlink } from "node:fs/promises";
 import { dirname } from "node:path";
 import type { Hearth } from "../context";
 import { ApiError, badRequest } from "../errors";
-import { getAvatarSalt } from "../store/avatars";
 import { getRealm } from "../store/realm";
-import {
-  allAttachments,
-  getAttachment,
-  getAttachmentByPath,
-  messageAttachmentIds,
-  putAttachment,
-  removeAttachment,
-  uploadFilePath,
-  uploadSpaceUsed,
-  uploadsRoot,
-  type AttachmentRecord,
-} from "../store/uploads";
-import { getMessage } from "../store/messages";
+import { allAttachments, putAttachment, removeAttachment, uploadFilePath, uploadSpaceUsed, uploadsRoot, type AttachmentRecord } from "../store/uploads";
 import type { UserRecord } from "../store/users";
+import { commit, type Transaction } from "../events/commit";
+import { accessOwnAttachment } from "../access/uploads";
 import { SERVER_LIMITS } from "../views/realm-settings";
-import { readableChannels, readableMessage } from "../views/messages";
+import { attachmentView } from "../views/uploads";
 
 export const MAX_UPLOAD_BYTES = SERVER_LIMITS.max_file_upload_size_mib * 1024 * 1024;
 
@@ -78,48 +67,6 @@ export function guessContentType(name: string, claimed: string | undefined): str
   if (byName) return byName;
   const type = (claimed ?? "").split(";")[0].trim().toLowerCase();
   return /^[a-z0-9][a-z0-9.+-]*\/[a-z0-9][a-z0-9.+-]*$/.test(type) ? type : "application/octet-stream";
-}
-
-/** Image types a browser shows without running anything (SVG can carry script, so it is a download). */
-const INLINE_TYPES = new Set(["image/png", "image/apng", "image/jpeg", "image/gif", "image/webp", "image/avif", "image/bmp"]);
-export function servedInline(contentType: string): boolean {
-  return INLINE_TYPES.has(contentType);
-}
-
-/** `/user_uploads/<path_id>` with each segment URL-encoded (names may hold non-ASCII letters). */
-export function uploadUrl(pathId: string): string {
-  return "/user_uploads/" + pathId.split("/").map(encodeURIComponent).join("/");
-}
-
-/**
- * The API form of an attachment. Times are milliseconds: Zulip switched them to
- * seconds at feature level 443, above the level we advertise.
- */
-export function attachmentView(h: Hearth, a: AttachmentRecord): Record<string, unknown> {
-  return {
-    id: a.id,
-    name: a.name,
-    path_id: a.path_id,
-    size: a.size,
-    create_time: a.create_time * 1000,
-    messages: a.message_ids.flatMap((id) => {
-      const m = getMessage(h.store, id);
-      return m ? [{ id, date_sent: m.timestamp * 1000 }] : [];
-    }),
-  };
-}
-
-/** Who may read an upload (Zulip's `validate_attachment_request`): its owner, or anyone who can read a message linking it. */
-export function canReadAttachment(h: Hearth, user: UserRecord, a: AttachmentRecord): boolean {
-  if (a.owner_id === user.id) return true;
-  const readable = readableChannels(h, user);
-  return a.message_ids.some((id) => readableMessage(h, user, id, readable) !== undefined);
-}
-
-export function accessOwnAttachment(h: Hearth, user: UserRecord, id: number): AttachmentRecord {
-  const a = getAttachment(h.store, id);
-  if (!a || a.owner_id !== user.id) throw badRequest("Invalid attachment");
-  return a;
 }
 
 /** Creates `dir` under the uploads folder, which (like every folder in it) only the server's user may read. */
@@ -179,7 +126,7 @@ async function doCreateAttachment(
   }
   let attachment: AttachmentRecord;
   try {
-    attachment = await h.store.commit(() => {
+    attachment = await commit(h, (tx) => {
       const a: AttachmentRecord = {
         id: h.store.nextId("attachment"),
         owner_id: owner.id,
@@ -192,13 +139,16 @@ async function doCreateAttachment(
       };
       putAttachment(h.store, a);
       alsoInCommit();
+      // The space used is summed after the commit, when the sum can be cached.
+      tx.afterCommit(() =>
+        tx.notify({ type: "attachment", op: "add", attachment: attachmentView(h, a), upload_space_used: uploadSpaceUsed(h.store) }, [owner.id]),
+      );
       return a;
     });
   } catch (e) {
     await unplace(file);
     throw e;
   }
-  h.events.publish({ type: "attachment", op: "add", attachment: attachmentView(h, attachment), upload_space_used: uploadSpaceUsed(h.store) }, [owner.id]);
   return attachment;
 }
 
@@ -222,137 +172,58 @@ export async function doAdoptPartialFile(
 export async function checkDeleteAttachment(h: Hearth, user: UserRecord, id: number): Promise<void> {
   // Looked up inside the commit: a message claiming the file may commit just before,
   // and removing an older copy would leave that message's link to a deleted record.
-  const a = await h.store.commit(() => {
+  const a = await commit(h, (tx) => {
     const current = accessOwnAttachment(h, user, id);
     removeAttachment(h.store, current);
+    notifyAttachmentEvents(tx, h, { updated: [], removed: [current] });
     return current;
   });
-  await notifyAttachmentChanges(h, { updated: [], removed: [a] });
+  await removeAttachmentFiles(h, [a]);
 }
 
-// ---------------------------------------------------------------------------
-// Messages linking uploads (Zulip's `do_claim_attachments`)
-
-/** The path_ids of `/user_uploads/…` links, relative or on this server's own address. */
-export function linkedPathIds(h: Hearth, urls: string[]): string[] {
-  const own = h.realmUrl();
-  const out = new Set<string>();
-  for (const url of urls) {
-    let path = url.startsWith(own + "/") ? url.slice(own.length) : url;
-    if (!path.startsWith("/user_uploads/")) continue;
-    path = path.slice("/user_uploads/".length).split(/[?#]/)[0];
-    try {
-      out.add(decodeURIComponent(path));
-    } catch {
-      // Not a link we produced.
-    }
-  }
-  return [...out];
-}
-
+/** What a commit did to uploads: records changed (the messages linking them) and records removed. */
 export interface AttachmentChanges {
   updated: AttachmentRecord[];
   removed: AttachmentRecord[];
 }
 
-/**
- * Makes a message's attachments exactly the uploads its content links; call inside
- * `commit`. A link claims an upload when the sender owns it or can already read it
- * (the API docs: users who can access a link can reshare it), so nobody gains access
- * to a file by guessing its URL. Uploads the message stops linking stay (an edit
- * reports them as `detached_uploads`).
- */
-export function setMessageAttachments(h: Hearth, sender: UserRecord, messageId: number, urls: string[]): AttachmentChanges & { detached: AttachmentRecord[] } {
-  const wanted = new Map<number, AttachmentRecord>();
-  for (const pathId of linkedPathIds(h, urls)) {
-    const a = getAttachmentByPath(h.store, pathId);
-    if (a && canReadAttachment(h, sender, a)) wanted.set(a.id, a);
-  }
-  const updated: AttachmentRecord[] = [];
-  const detached: AttachmentRecord[] = [];
-  for (const id of messageAttachmentIds(h.store, messageId)) {
-    if (wanted.delete(id)) continue;
-    const before = getAttachment(h.store, id)!;
-    const after = { ...before, message_ids: before.message_ids.filter((m) => m !== messageId) };
-    putAttachment(h.store, after, before);
-    updated.push(after);
-    if (after.message_ids.length === 0) detached.push(after);
-  }
-  for (const before of wanted.values()) {
-    const after = { ...before, message_ids: [...before.message_ids, messageId].sort((a, b) => a - b) };
-    putAttachment(h.store, after, before);
-    updated.push(after);
-  }
-  return { updated, removed: [], detached };
-}
+type AttachmentEvent = { type: "attachment"; op: string; attachment: Record<string, unknown>; upload_space_used: number };
 
-/**
- * Messages are going away; call inside `commit`. Uploads they were the last link to
- * are deleted with them (Zulip: files are removed once the last message linking them
- * is, by a user or by the retention policy).
- */
-export function releaseDeletedMessages(h: Hearth, messageIds: number[]): AttachmentChanges {
-  const touched = new Map<number, AttachmentRecord>();
-  for (const messageId of messageIds) {
-    for (const id of messageAttachmentIds(h.store, messageId)) {
-      const before = touched.get(id) ?? getAttachment(h.store, id)!;
-      const after = { ...before, message_ids: before.message_ids.filter((m) => m !== messageId) };
-      putAttachment(h.store, after, before);
-      touched.set(id, after);
-    }
-  }
-  const changes: AttachmentChanges = { updated: [], removed: [] };
-  for (const a of touched.values()) {
-    if (a.message_ids.length === 0) {
-      removeAttachment(h.store, a);
-      changes.removed.push(a);
-    } else changes.updated.push(a);
-  }
-  return changes;
-}
-
-/** After the commit: removed uploads' files go, and each owner hears about their uploads. */
-export async function notifyAttachmentChanges(h: Hearth, changes: AttachmentChanges): Promise<void> {
-  // Most messages link no upload: skip the space scan below.
-  if (changes.updated.length === 0 && changes.removed.length === 0) return;
-  for (const a of changes.removed) await removeFile(uploadFilePath(h.store, a.path_id));
+function attachmentEvents(h: Hearth, changes: AttachmentChanges): [event: AttachmentEvent, ownerId: number][] {
   const space = uploadSpaceUsed(h.store);
-  for (const a of changes.updated) h.events.publish({ type: "attachment", op: "update", attachment: attachmentView(h, a), upload_space_used: space }, [a.owner_id]);
-  for (const a of changes.removed) h.events.publish({ type: "attachment", op: "remove", attachment: { id: a.id }, upload_space_used: space }, [a.owner_id]);
+  return [
+    ...changes.updated.map((a): [AttachmentEvent, number] => [{ type: "attachment", op: "update", attachment: attachmentView(h, a), upload_space_used: space }, a.owner_id]),
+    ...changes.removed.map((a): [AttachmentEvent, number] => [{ type: "attachment", op: "remove", attachment: { id: a.id }, upload_space_used: space }, a.owner_id]),
+  ];
 }
-
-// ---------------------------------------------------------------------------
-// Temporary URLs (the mobile app opens files in a browser, which has no credentials)
-
-export const TEMPORARY_URL_SECONDS = 60;
 
 /**
- * The signing key, derived from the data folder's avatar salt so that no second
- * secret has to be created and kept: a different purpose string gives an unrelated key.
+ * Inside `commit`: each owner hears about their uploads once the transaction is
+ * visible (the space used summed then, when the sum can be cached). The files of
+ * removed uploads are the caller's to remove after the commit (`removeAttachmentFiles`).
  */
-function temporaryUrlKey(h: Hearth): Buffer {
-  return createHmac("sha256", getAvatarSalt(h.store) ?? "").update("hearth temporary upload URL").digest();
+export function notifyAttachmentEvents(tx: Transaction, h: Hearth, changes: AttachmentChanges): void {
+  // Most messages link no upload: skip the space scan.
+  if (changes.updated.length === 0 && changes.removed.length === 0) return;
+  tx.afterCommit(() => {
+    for (const [event, ownerId] of attachmentEvents(h, changes)) tx.notify(event, [ownerId]);
+  });
 }
 
-function sign(h: Hearth, payload: string): string {
-  return createHmac("sha256", temporaryUrlKey(h)).update(payload).digest("base64url");
+/** After the commit: the files of uploads whose records it removed. */
+export async function removeAttachmentFiles(h: Hearth, removed: AttachmentRecord[]): Promise<void> {
+  for (const a of removed) await removeFile(uploadFilePath(h.store, a.path_id));
 }
 
-export function temporaryUploadUrl(h: Hearth, a: AttachmentRecord, now = Date.now() / 1000): string {
-  const payload = `${Buffer.from(a.path_id).toString("base64url")}.${Math.floor(now) + TEMPORARY_URL_SECONDS}`;
-  const fileName = a.path_id.slice(a.path_id.lastIndexOf("/") + 1);
-  return `/user_uploads/temporary/${payload}.${sign(h, payload)}/${encodeURIComponent(fileName)}`;
-}
-
-/** The path_id a temporary token grants, or undefined when forged or expired. */
-export function verifyTemporaryToken(h: Hearth, token: string, now = Date.now() / 1000): string | undefined {
-  const match = /^([A-Za-z0-9_-]+)\.(\d{1,12})\.([A-Za-z0-9_-]{43})$/.exec(token);
-  if (!match) return undefined;
-  const expected = Buffer.from(sign(h, `${match[1]}.${match[2]}`));
-  const given = Buffer.from(match[3]);
-  if (expected.length !== given.length || !timingSafeEqual(expected, given)) return undefined;
-  if (Number(match[2]) < now) return undefined;
-  return Buffer.from(match[1], "base64url").toString("utf-8");
+/**
+ * After the commit: removed uploads' files go, and each owner hears about their
+ * uploads. Still called after their commit by the message actions (src/actions/messages.ts);
+ * inside a commit, `notifyAttachmentEvents` and `removeAttachmentFiles` replace it.
+ */
+export async function notifyAttachmentChanges(h: Hearth, changes: AttachmentChanges): Promise<void> {
+  if (changes.updated.length === 0 && changes.removed.length === 0) return;
+  await removeAttachmentFiles(h, changes.removed);
+  for (const [event, ownerId] of attachmentEvents(h, changes)) h.events.publish(event, [ownerId]);
 }
 
 /** Zulip deletes uploads no message links once they are three weeks old (`delete_old_unclaimed_attachments`). */
@@ -363,12 +234,13 @@ export async function doExpireUnclaimedUploads(h: Hearth, now = Date.now() / 100
   const expired = (a: AttachmentRecord) => a.message_ids.length === 0 && a.create_time < cutoff;
   // Most runs find nothing: look before opening a write transaction.
   if (![...allAttachments(h.store)].some(expired)) return 0;
-  const removed = await h.store.commit(() => {
+  const removed = await commit(h, (tx) => {
     // Read again inside the transaction: a message may have linked one meanwhile.
     const out = [...allAttachments(h.store)].filter(expired);
     for (const a of out) removeAttachment(h.store, a);
+    notifyAttachmentEvents(tx, h, { updated: [], removed: out });
     return out;
   });
-  await notifyAttachmentChanges(h, { updated: [], removed });
+  await removeAttachmentFiles(h, removed);
   return removed.length;
 }

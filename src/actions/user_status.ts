@@ -1,10 +1,10 @@
 import type { Hearth } from "../context";
 import { badRequest } from "../errors";
 import { emojiCodeFor } from "../markdown/emoji";
-import { getUserStatus, type UserStatus } from "../store/personal";
+import { getUserStatus, putUserStatus, type UserStatus } from "../store/personal";
 import { getUser, putUser, type UserRecord } from "../store/users";
-import { userSetting } from "../views/settings";
 import { applySettings, publishSettingChanges } from "./settings";
+import { commit } from "../events/commit";
 import { activeUserIds } from "./users";
 import { checkEmojiRequest, emojiTypeByName } from "./realm_emoji";
 
@@ -50,11 +50,16 @@ export async function checkUpdateUserStatus(h: Hearth, user: UserRecord, changes
     throw badRequest(`status_text is too long (limit: ${MAX_STATUS_TEXT_LENGTH} characters)`);
   }
   const emoji = checkEmoji(h, changes);
-  const { account, settingChanges } = await h.store.commit(() => {
+  const event: Record<string, unknown> = { type: "user_status", user_id: user.id };
+  if (changes.away !== undefined) event.away = changes.away;
+  if (text !== undefined) event.status_text = text;
+  if (emoji) Object.assign(event, emoji);
+  const { account, settingChanges } = await commit(h, (tx) => {
     const current = getUserStatus(h.store, user.id) ?? EMPTY;
     const next: UserStatus = { ...current, ...(text !== undefined ? { status_text: text } : {}), ...(emoji ?? {}) };
-    if (next.status_text === "" && next.emoji_name === "") h.store.dbs.userStatus.remove(user.id);
-    else h.store.dbs.userStatus.put(user.id, next);
+    putUserStatus(h.store, user.id, next);
+    // The recipients after the commit, from the cache a read inside the transaction would bypass.
+    tx.afterCommit(() => tx.notify(event as { type: string }, activeUserIds(h)));
     const account = getUser(h.store, user.id)!;
     if (changes.away === undefined) return { account, settingChanges: [] };
     const updated: UserRecord = { ...account, settings: { ...account.settings } };
@@ -62,23 +67,5 @@ export async function checkUpdateUserStatus(h: Hearth, user: UserRecord, changes
     if (settingChanges.length > 0) putUser(h.store, updated);
     return { account: updated, settingChanges };
   });
-  const event: Record<string, unknown> = { type: "user_status", user_id: user.id };
-  if (changes.away !== undefined) event.away = changes.away;
-  if (text !== undefined) event.status_text = text;
-  if (emoji) Object.assign(event, emoji);
-  h.events.publish(event as { type: string }, activeUserIds(h));
   publishSettingChanges(h, account, settingChanges);
-}
-
-/** A status as the API shows it: only the fields that are set (Zulip's format_user_status). */
-export function statusView(status: UserStatus | undefined, user: UserRecord): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  if (userSetting(user, "presence_enabled") === false) out.away = true;
-  if (status?.status_text) out.status_text = status.status_text;
-  if (status?.emoji_name) {
-    out.emoji_name = status.emoji_name;
-    out.emoji_code = status.emoji_code;
-    out.reaction_type = status.reaction_type;
-  }
-  return out;
 }

@@ -3,7 +3,8 @@ import type { Hearth } from "../context";
 import { ApiRoutes } from "../http/route";
 import { param } from "../http/params";
 import { pathId } from "../http/path";
-import { doCreateDrafts, doDeleteDraft, doEditDraft, getDrafts } from "../actions/drafts";
+import { doCreateDrafts, doDeleteDraft, doEditDraft } from "../actions/drafts";
+import { getDrafts } from "../views/drafts";
 
 const DraftInput = t.Object({
   type: t.Union([t.Literal(""), t.Literal("stream"), t.Literal("private")]),

@@ -2,7 +2,8 @@ import type { Hearth } from "../context";
 import { ApiRoutes } from "../http/route";
 import { decodePathTail } from "../http/path";
 import { param } from "../http/params";
-import { doAddNavigationView, doRemoveNavigationView, doUpdateNavigationView, getNavigationViews } from "../actions/navigation_views";
+import { doAddNavigationView, doRemoveNavigationView, doUpdateNavigationView } from "../actions/navigation_views";
+import { getNavigationViews } from "../views/navigation_views";
 
 /** Fragments may contain slashes (`narrow/is/starred`), so the path is a wildcard. */
 const fragmentOf = (path: Record<string, string>) => decodePathTail(path["*"] ?? "", "navigation view fragment");

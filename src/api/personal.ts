@@ -7,16 +7,17 @@ import { doAddAlertWords, doRemoveAlertWords } from "../actions/alert_words";
 import { doMuteUser, doUnmuteUser } from "../actions/muted_users";
 import { doCreateSavedSnippet, doDeleteSavedSnippet, doEditSavedSnippet } from "../actions/saved_snippets";
 import { doMarkOnboardingStepSeen } from "../actions/onboarding_steps";
-import { getAlertWords, getSavedSnippets, getUserStatus } from "../store/personal";
-import { checkUpdateUserStatus, statusView } from "../actions/user_status";
-import { doPutBotStorage, doRemoveBotStorage, getBotStorage } from "../actions/bot_storage";
+import { checkUpdateUserStatus } from "../actions/user_status";
+import { doPutBotStorage, doRemoveBotStorage } from "../actions/bot_storage";
+import { getBotStorage, getUserAlertWords, getUserSavedSnippets } from "../views/personal";
+import { getUserStatusView } from "../views/user_status";
 import { accessUser } from "../actions/users";
 
 /** The caller's own settings that only they see: alert words, muted users, saved snippets. */
 export function personalRoutes(h: Hearth) {
   const words = { alert_words: param.json(t.Array(t.String())) };
   return new ApiRoutes(h)
-    .get("/users/me/alert_words", {}, ({ user }) => ({ alert_words: getAlertWords(h.store, user.id) }))
+    .get("/users/me/alert_words", {}, ({ user }) => ({ alert_words: getUserAlertWords(h, user.id) }))
     .post("/users/me/alert_words", { params: words }, async ({ user, params }) => ({
       alert_words: await doAddAlertWords(h, user, params.alert_words),
     }))
@@ -49,7 +50,7 @@ export function personalRoutes(h: Hearth) {
     )
     .get("/users/:user_id/status", {}, ({ path }) => {
       const target = accessUser(h, pathId(path.user_id, "user ID"), { allowDeactivated: true });
-      return { status: statusView(getUserStatus(h.store, target.id), target) };
+      return { status: getUserStatusView(h, target) };
     })
     // Key-value storage for bots (zulip_bots' StateHandler), per account.
     .get("/bot_storage", { params: { keys: param.json(t.Array(t.String())).optional() } }, ({ user, params }) => ({
@@ -67,7 +68,7 @@ export function personalRoutes(h: Hearth) {
       await doMarkOnboardingStepSeen(h, user, params.onboarding_step);
       return {};
     })
-    .get("/saved_snippets", {}, ({ user }) => ({ saved_snippets: getSavedSnippets(h.store, user.id) }))
+    .get("/saved_snippets", {}, ({ user }) => ({ saved_snippets: getUserSavedSnippets(h, user.id) }))
     .post("/saved_snippets", { params: { title: param.string(), content: param.string() } }, async ({ user, params }) => ({
       saved_snippet_id: (await doCreateSavedSnippet(h, user, params.title, params.content)).id,
     }))

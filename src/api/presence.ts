@@ -3,9 +3,8 @@ import { badRequest } from "../errors";
 import { ApiRoutes } from "../http/route";
 import { param } from "../http/params";
 import { doUpdatePresence } from "../actions/presence";
-import { getPresence } from "../store/presence";
 import { accessUserByIdOrEmail } from "../actions/users";
-import { getRealmPresences, legacyPresence, presenceVisible } from "../views/presence";
+import { getRealmPresences, getUserPresence } from "../views/presence";
 
 export function presenceRoutes(h: Hearth) {
   return new ApiRoutes(h)
@@ -40,10 +39,8 @@ export function presenceRoutes(h: Hearth) {
     .get("/users/:user_id/presence", {}, ({ user, path }) => {
       const raw = path.user_id;
       const target = accessUserByIdOrEmail(h, user, raw);
-      const record = getPresence(h.store, target.id);
-      if (!record || !presenceVisible(h, target)) throw badRequest(`No presence data for ${raw}`);
-      const { website } = legacyPresence(record);
-      const entry = { status: website.status, timestamp: website.timestamp };
-      return { presence: { website: entry, aggregated: entry } };
+      const presence = getUserPresence(h, target);
+      if (!presence) throw badRequest(`No presence data for ${raw}`);
+      return { presence };
     });
 }

@@ -4,8 +4,10 @@ import type { Hearth } from "../context";
 import { ApiError } from "../errors";
 import { authenticateEndpoint } from "../http/route";
 import { errorResponse, jsonResponse } from "../http/route";
-import { accessTusUpload, doAppendTusUpload, doCreateTusUpload, doTerminateTusUpload, tusError, tusOffset } from "../actions/tus";
-import { MAX_UPLOAD_BYTES, uploadUrl } from "../actions/uploads";
+import { doAppendTusUpload, doCreateTusUpload, doTerminateTusUpload, tusOffset } from "../actions/tus";
+import { MAX_UPLOAD_BYTES } from "../actions/uploads";
+import { accessTusUpload, tusError } from "../access/uploads";
+import { uploadUrl } from "../views/uploads";
 import type { UserRecord } from "../store/users";
 
 /**

@@ -1,18 +1,17 @@
 import type { Hearth } from "../context";
 import { badRequest, notFound, unauthorized } from "../errors";
 import { ApiRoutes } from "../http/route";
+import { checkDeleteAttachment, doUploadFile } from "../actions/uploads";
+import type { AttachmentRecord } from "../store/uploads";
 import {
-  attachmentView,
-  canReadAttachment,
-  checkDeleteAttachment,
-  doUploadFile,
+  attachmentFilePath,
+  getUserAttachments,
+  readableAttachment,
   servedInline,
+  temporaryAttachment,
   temporaryUploadUrl,
   uploadUrl,
-  verifyTemporaryToken,
-} from "../actions/uploads";
-import { getAttachmentByPath, uploadFilePath, uploadSpaceUsed, userAttachments, type AttachmentRecord } from "../store/uploads";
-import type { UserRecord } from "../store/users";
+} from "../views/uploads";
 
 /** The part of the request path after `prefix`, percent-decoded; undefined when it cannot be decoded. */
 function pathAfter(request: Request, prefix: string): string | undefined {
@@ -25,15 +24,8 @@ function pathAfter(request: Request, prefix: string): string | undefined {
   }
 }
 
-/** Readable uploads only; anything else is the same 404, so URLs cannot be probed. */
-function readableAttachment(h: Hearth, user: UserRecord, pathId: string | undefined): AttachmentRecord {
-  const a = pathId === undefined ? undefined : getAttachmentByPath(h.store, pathId);
-  if (!a || !canReadAttachment(h, user, a)) throw notFound("File not found");
-  return a;
-}
-
 async function fileResponse(h: Hearth, a: AttachmentRecord): Promise<Response> {
-  const file = Bun.file(uploadFilePath(h.store, a.path_id));
+  const file = Bun.file(attachmentFilePath(h, a));
   if (!(await file.exists())) throw notFound("File not found");
   const disposition = servedInline(a.content_type) ? "inline" : "attachment";
   // RFC 6266: an ASCII fallback plus the exact UTF-8 name.
@@ -58,8 +50,7 @@ export function uploadsRoutes(h: Hearth) {
     const rest = pathAfter(request, "/user_uploads/");
     const temporary = rest === undefined ? null : /^temporary\/([^/]+)\/[^/]+$/.exec(rest);
     if (temporary) {
-      const pathId = verifyTemporaryToken(h, temporary[1]);
-      const a = pathId === undefined ? undefined : getAttachmentByPath(h.store, pathId);
+      const a = temporaryAttachment(h, temporary[1]);
       if (!a) throw notFound("File not found");
       return fileResponse(h, a);
     }
@@ -77,10 +68,7 @@ export function uploadsRoutes(h: Hearth) {
       const a = readableAttachment(h, user, pathAfter(request, "/api/v1/user_uploads/"));
       return { url: temporaryUploadUrl(h, a) };
     })
-    .get("/attachments", {}, ({ user }) => ({
-      attachments: userAttachments(h.store, user.id).map((a) => attachmentView(h, a)),
-      upload_space_used: uploadSpaceUsed(h.store),
-    }))
+    .get("/attachments", {}, ({ user }) => getUserAttachments(h, user.id))
     .delete("/attachments/:attachment_id", {}, async ({ user, path }) => {
       // Zulip answers every unknown or foreign ID with this one message.
       if (!/^\d{1,15}$/.test(path.attachment_id)) throw badRequest("Invalid attachment");

@@ -1,7 +1,7 @@
 import type { Store } from "./db";
 import { StoreCache } from "./cache";
 
-/** Per-user state that only its owner sees: alert words, muted users, saved snippets. */
+/** Per-user state: alert words, muted users and saved snippets (which only their owner sees), and user statuses. */
 
 /** Every message checks each recipient's alert words. */
 const alertWordCache = new StoreCache<number, readonly string[]>();
@@ -46,6 +46,16 @@ export function isMuted(store: Store, userId: number, mutedUserId: number): bool
   return store.dbs.mutedUsers.get([userId, mutedUserId]) !== undefined;
 }
 
+/** Call inside `commit`. */
+export function putMutedUser(store: Store, userId: number, mutedUserId: number, seconds: number): void {
+  store.dbs.mutedUsers.put([userId, mutedUserId], seconds);
+}
+
+/** Call inside `commit`. */
+export function removeMutedUser(store: Store, userId: number, mutedUserId: number): void {
+  store.dbs.mutedUsers.remove([userId, mutedUserId]);
+}
+
 export interface SavedSnippet {
   id: number;
   title: string;
@@ -61,6 +71,16 @@ export function getSavedSnippet(store: Store, userId: number, id: number): Saved
   return store.dbs.savedSnippets.get([userId, id]) as SavedSnippet | undefined;
 }
 
+/** Call inside `commit`. */
+export function putSavedSnippet(store: Store, userId: number, snippet: SavedSnippet): void {
+  store.dbs.savedSnippets.put([userId, snippet.id], snippet);
+}
+
+/** Call inside `commit`. */
+export function removeSavedSnippet(store: Store, userId: number, id: number): void {
+  store.dbs.savedSnippets.remove([userId, id]);
+}
+
 export interface UserStatus {
   status_text: string;
   emoji_name: string;
@@ -70,6 +90,12 @@ export interface UserStatus {
 
 export function getUserStatus(store: Store, userId: number): UserStatus | undefined {
   return store.dbs.userStatus.get(userId) as UserStatus | undefined;
+}
+
+/** An empty status is no row at all; call inside `commit`. */
+export function putUserStatus(store: Store, userId: number, status: UserStatus): void {
+  if (status.status_text === "" && status.emoji_name === "") store.dbs.userStatus.remove(userId);
+  else store.dbs.userStatus.put(userId, status);
 }
 
 export function* allUserStatuses(store: Store): Generator<[number, UserStatus]> {

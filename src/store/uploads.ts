@@ -117,3 +117,13 @@ export function getTusUpload(store: Store, id: string): TusUpload | undefined {
 export function allTusUploads(store: Store): Iterable<TusUpload> {
   return store.dbs.tusUploads.getRange({}).map(({ value }) => value as TusUpload);
 }
+
+/** Call inside `commit`. */
+export function putTusUpload(store: Store, upload: TusUpload): void {
+  store.dbs.tusUploads.put(upload.id, upload);
+}
+
+/** Call inside `commit`. */
+export function removeTusUpload(store: Store, id: string): void {
+  store.dbs.tusUploads.remove(id);
+}

@@ -1,13 +1,13 @@
-import { nextOnboardingSteps } from "../actions/onboarding_steps";
+import { nextOnboardingSteps } from "./onboarding_steps";
 import { statePart } from "../events/state";
 import { allUserStatuses, getAlertWords, getMutedUsers, getSavedSnippets } from "../store/personal";
 import { allUsers } from "../store/users";
-import { statusView } from "../actions/user_status";
+import { statusView } from "./user_status";
 import { mutedTopicsView } from "./user_topics";
 import { getUserTopics } from "../store/user_topics";
 import { topicDisplayName } from "./messages";
-import { getDrafts } from "../actions/drafts";
-import { getNavigationViews } from "../actions/navigation_views";
+import { getDrafts } from "./drafts";
+import { getNavigationViews } from "./navigation_views";
 import { getRealmDomains, realmDomainView } from "./realm_domains";
 import { getLinkifiers } from "../actions/linkifiers";
 import { getChannelFolders } from "./channel_folders";

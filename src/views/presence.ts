@@ -1,5 +1,5 @@
 import type { Hearth } from "../context";
-import { allPresence, lastPresenceUpdateId, type PresenceRecord } from "../store/presence";
+import { allPresence, getPresence, lastPresenceUpdateId, type PresenceRecord } from "../store/presence";
 import { getUser, type UserRecord } from "../store/users";
 import { apiEmail } from "./users";
 import { userSetting } from "./settings";
@@ -63,4 +63,13 @@ export function getRealmPresences(h: Hearth, query: PresenceQuery): { presences:
     else presences[apiEmail(h, user)] = legacyPresence(p);
   }
   return { presences, presence_last_update_id: lastPresenceUpdateId(h.store) };
+}
+
+/** `GET /users/{user_id}/presence`: the user's aggregated legacy presence, or undefined when others may not see any. */
+export function getUserPresence(h: Hearth, user: UserRecord): { website: { status: string; timestamp: number }; aggregated: { status: string; timestamp: number } } | undefined {
+  const record = getPresence(h.store, user.id);
+  if (!record || !presenceVisible(h, user)) return undefined;
+  const { website } = legacyPresence(record);
+  const entry = { status: website.status, timestamp: website.timestamp };
+  return { website: entry, aggregated: entry };
 }
