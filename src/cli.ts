@@ -13,7 +13,7 @@ import { randomPassword } from "./auth/credentials";
 import { createBackup } from "./backup/create";
 import { restoreBackup, verifyBackup } from "./backup/restore";
 import type { BackupManifest } from "./backup/manifest";
-import { BackupSchedule, parseInterval, type BackupScheduleConfig } from "./backup/schedule";
+import { parseInterval, type BackupScheduleConfig } from "./backup/schedule";
 import { HEARTH_VERSION, ZULIP_FEATURE_LEVEL, ZULIP_VERSION } from "./version";
 
 export class UsageError extends Error {}
@@ -282,9 +282,7 @@ async function cmdServe(args: string[]) {
     return { email: owner.email, password, api_key: owner.api_key };
   });
 
-  const server = await startServer({ dataDir, host, port, externalUrl });
-  const backups = backupConfig ? new BackupSchedule(backupConfig, { dataDir, store: server.h.store }) : null;
-  backups?.start();
+  const server = await startServer({ dataDir, host, port, externalUrl, backup: backupConfig });
   if (firstRun) {
     console.log("Created a new organization. The owner's credentials (shown only this once):");
     console.log(`  email:    ${firstRun.email}`);
@@ -298,7 +296,6 @@ async function cmdServe(args: string[]) {
   const shutdown = async (signal: string) => {
     console.log(`Received ${signal}; shutting down.`);
     try {
-      await backups?.stop();
       await server.stop();
       process.exit(0);
     } catch (e) {

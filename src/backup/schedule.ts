@@ -48,7 +48,7 @@ export class BackupSchedule {
   private stopped = false;
 
   constructor(
-    private readonly config: BackupScheduleConfig,
+    readonly config: BackupScheduleConfig,
     private readonly source: { dataDir: string; store: Store },
   ) {}
 

@@ -7,8 +7,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { tmpdir } from "node:os";
 import * as tar from "tar";
-import { ApiClient, expectSuccess, startTestServer, type TestServer, type CastName } from "../kit";
+import { ApiClient, expectError, expectSuccess, startTestServer, type TestServer, type CastName } from "../kit";
 import { hearth, MAIN, tempDir } from "../process";
 import { identiconPng } from "../../src/avatars/identicon";
 import { Store } from "../../src/store/db";
@@ -248,7 +249,7 @@ describe("scheduled backups", () => {
     const dataDir = join(dir, "data");
     const backupDir = join(dir, "backups");
     const names = () => (existsSync(backupDir) ? readdirSync(backupDir).filter((f) => f.endsWith(".tar.gz")) : []);
-    const { proc, output } = await startServe(["--data", dataDir, "--port", "0", "--backup-every", "1s", "--backup-dir", backupDir, "--backup-keep", "2"]);
+    const { proc, output, url } = await startServe(["--data", dataDir, "--port", "0", "--backup-every", "1s", "--backup-dir", backupDir, "--backup-keep", "2"]);
     try {
       expect(output).toContain(`Backups: every 1s into ${backupDir}, keeping 2`);
       const deadline = Date.now() + 20_000;
@@ -258,6 +259,14 @@ describe("scheduled backups", () => {
         await Bun.sleep(100);
       }
       expect(seen.size).toBeGreaterThanOrEqual(3);
+      // The administration page's view of them.
+      const key = /API key:\s+(\S+)/.exec(output + (await Bun.sleep(200), ""))?.[1] ?? /API key:\s+(\S+)/.exec(await readMore(proc))?.[1];
+      const owner = new ApiClient(url, "owner@hearth.local", key!);
+      const status = expectSuccess(await owner.get("/hearth/backups"));
+      expect(status.schedule).toEqual({ every_seconds: 1, dir: backupDir, keep: 2 });
+      expect(status.last).toMatchObject({ ok: true, error: null });
+      expect(status.backups.length).toBeGreaterThanOrEqual(1);
+      expect(status.backups[0].name).toMatch(/^hearth-backup-/);
     } finally {
       proc.kill("SIGTERM");
       await proc.exited;
@@ -269,5 +278,32 @@ describe("scheduled backups", () => {
     const bad = await hearth(["serve", "--data", dataDir, "--backup-every", "soon"]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("invalid backup interval 'soon'");
+  });
+});
+
+/** What a running `serve` printed after its listening line (the first run's credentials). */
+async function readMore(proc: { stdout: ReadableStream<Uint8Array> }): Promise<string> {
+  const reader = proc.stdout.getReader();
+  const { value } = await reader.read();
+  reader.releaseLock();
+  return new TextDecoder().decode(value);
+}
+
+describe("backups on the administration API", () => {
+  test("owners download a fresh backup that restores; others may not", async () => {
+    expectError(await s.as("iago").get("/hearth/backups"), 400, "UNAUTHORIZED_PRINCIPAL", "Must be an organization owner");
+    expectError(await s.as("iago").get("/hearth/backup"), 400, "UNAUTHORIZED_PRINCIPAL", "Must be an organization owner");
+    expect(expectSuccess(await s.as("desdemona").get("/hearth/backups"))).toMatchObject({ schedule: null, last: null, backups: [] });
+    const owner = s.users.desdemona;
+    const res = await fetch(`${s.url}/api/v1/hearth/backup`, { headers: { authorization: "Basic " + Buffer.from(`${owner.email}:${owner.apiKey}`).toString("base64") } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("application/gzip");
+    expect(res.headers.get("content-disposition")).toMatch(/^attachment; filename="hearth-backup-\d{8}-\d{6}\.tar\.gz"$/);
+    const bytes = new Uint8Array(await res.arrayBuffer());
+    const dir = tempDir();
+    writeFileSync(join(dir, "download.tar.gz"), bytes);
+    expect((await hearth(["verify-backup", join(dir, "download.tar.gz")])).code).toBe(0);
+    // Nothing of it stays on the server's disk.
+    expect(readdirSync(tmpdir()).filter((f) => f.startsWith("hearth-download-"))).toEqual([]);
   });
 });
