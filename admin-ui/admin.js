@@ -83,11 +83,55 @@ async function loadAll() {
   $("admin").hidden = false;
   $("logout").hidden = false;
   $("danger").hidden = me.role !== 100;
+  $("backups-section").hidden = me.role !== 100;
   $("who").textContent = me.full_name;
   // Nobody invites to a role above their own (the server refuses it too).
   const inviteRole = $("invite-link").elements.invite_as;
   inviteRole.replaceChildren(...ROLES.filter(([value]) => value >= me.role).map(([value, label]) => new Option(label, String(value), false, value === 400)));
-  await Promise.all([loadSettings(), loadUsers(), loadChannels(), loadInvites()]);
+  await Promise.all([loadSettings(), loadUsers(), loadChannels(), loadInvites(), me.role === 100 ? loadBackups() : null]);
+}
+
+const megabytes = (bytes) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+const when = (seconds) => new Date(seconds * 1000).toLocaleString();
+
+async function loadBackups() {
+  const { schedule, last, backups } = await api("GET", "/hearth/backups");
+  $("backup-schedule").textContent = schedule
+    ? `Every ${schedule.every_seconds >= 3600 ? `${schedule.every_seconds / 3600} h` : `${schedule.every_seconds} s`} into ${schedule.dir}, keeping the newest ${schedule.keep}.`
+    : "No scheduled backups: start the server with --backup-every 24h to take one a day.";
+  $("backup-last").textContent = last === null ? "" : last.ok ? `Last backup: ${when(last.at)}, in ${last.seconds.toFixed(1)} s.` : `Last backup FAILED at ${when(last.at)}: ${last.error}`;
+  $("backup-last").className = last !== null && !last.ok ? "error" : "";
+  $("backups").replaceChildren(
+    ...backups.map((backup) => {
+      const row = document.createElement("tr");
+      for (const text of [backup.name, megabytes(backup.size), when(backup.created)]) {
+        const cell = document.createElement("td");
+        cell.textContent = text;
+        row.append(cell);
+      }
+      return row;
+    }),
+  );
+}
+
+/** Fetched with the page's credentials, then saved through a temporary link to the bytes. */
+async function downloadBackup() {
+  const res = await fetch("/api/v1/hearth/backup", {
+    headers: { "x-requested-with": "XMLHttpRequest", authorization: `Basic ${base64(`${credentials.email}:${credentials.key}`)}` },
+  });
+  if (!res.ok) throw new Error((await res.json().catch(() => ({}))).msg || `HTTP ${res.status}`);
+  const name = /filename="([^"]+)"/.exec(res.headers.get("content-disposition") ?? "")?.[1] ?? "hearth-backup.tar.gz";
+  const url = URL.createObjectURL(await res.blob());
+  const link = document.createElement("a");
+  link.href = url;
+  link.download = name;
+  document.body.append(link);
+  link.click();
+  setTimeout(() => {
+    link.remove();
+    URL.revokeObjectURL(url);
+  }, 60_000);
+  return name;
 }
 
 const roleName = (value) => (ROLES.find(([v]) => v === value) ?? [0, String(value)])[1];
@@ -291,5 +335,12 @@ $("logout").addEventListener("click", () => {
   show("Logged out.");
 });
 $("deactivate-realm").addEventListener("click", (event) => armRealmDeactivation(event.target));
+$("download-backup").addEventListener("click", () => {
+  show("Taking a backup…");
+  run(async () => {
+    const name = await downloadBackup();
+    show(`Backup ${name} downloaded.`);
+  });
+});
 
 if (credentials) run(loadAll);

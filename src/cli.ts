@@ -5,10 +5,15 @@ import { doCreateStarterContent } from "./actions/new_organization";
 import { createHearth, listeningUrl, startServer } from "./server";
 import { Store } from "./store/db";
 import { getRealm } from "./store/realm";
+import { openStoreFormat } from "./store/format";
 import { DataFolderLock } from "./lockfile";
 import { doCreateUser } from "./actions/users";
 import { allUsers, Role, ROLES, BotType } from "./store/users";
 import { randomPassword } from "./auth/credentials";
+import { createBackup } from "./backup/create";
+import { restoreBackup, verifyBackup } from "./backup/restore";
+import type { BackupManifest } from "./backup/manifest";
+import { parseInterval, type BackupScheduleConfig } from "./backup/schedule";
 import { HEARTH_VERSION, ZULIP_FEATURE_LEVEL, ZULIP_VERSION } from "./version";
 
 export class UsageError extends Error {}
@@ -17,9 +22,13 @@ const HELP = `Hearth ${HEARTH_VERSION}: a team-chat server that speaks the Zulip
 
 Usage:
   hearth serve [--data DIR] [--port N] [--host ADDR] [--external-url URL]
+              [--backup-every 24h [--backup-dir DIR] [--backup-keep N]]
       Run the server (defaults: ./hearth-data, 9991, 127.0.0.1; env HEARTH_DATA,
       HEARTH_PORT, HEARTH_HOST, HEARTH_EXTERNAL_URL). On an empty data folder it
       creates the organization and an owner and prints their credentials once.
+      With --backup-every (s, m, h or d; env HEARTH_BACKUP_EVERY) it backs up on
+      that schedule into --backup-dir (default: DIR-backups beside the data
+      folder), keeping the newest --backup-keep (default 7).
   hearth init --data DIR --realm-name NAME --owner-email E --owner-password P
               [--owner-name NAME] [--external-url URL] [--json]
       Create the organization and its owner without starting the server.
@@ -28,6 +37,12 @@ Usage:
       Add a user (or, with --bot, a generic bot owned by the first owner).
   hearth reactivate-realm --data DIR
       Reactivate a deactivated organization.
+  hearth backup --data DIR --out FILE.tar.gz
+      Back up the store and uploads into one archive, while the server runs or not.
+  hearth restore --from FILE.tar.gz --data DIR
+      Restore a backup into a new (absent or empty) data folder.
+  hearth verify-backup FILE.tar.gz
+      Check a backup's checksums and that its store opens, without restoring it.
   hearth --help | --version
 `;
 
@@ -94,6 +109,7 @@ async function withStore<T>(dataDir: string, fn: (store: Store) => Promise<T>): 
   const lock = DataFolderLock.acquire(dataDir);
   const store = new Store(dataDir);
   try {
+    await openStoreFormat(store);
     return await fn(store);
   } finally {
     await store.close();
@@ -186,12 +202,72 @@ async function cmdReactivateRealm(args: string[]) {
   console.log(changed ? "The organization is active again." : "The organization was already active.");
 }
 
+async function cmdBackup(args: string[]) {
+  const flags = parseFlags(args, { data: "string", out: "string" });
+  const dataDir = resolve(required(flags, "data"));
+  const outFile = resolve(required(flags, "out"));
+  const started = Date.now();
+  const manifest = await createBackup({ dataDir }, outFile);
+  console.log(`Backed up ${describeBackup(manifest)} to ${outFile} in ${((Date.now() - started) / 1000).toFixed(1)} s.`);
+  warnMissingUploads(manifest);
+}
+
+async function cmdRestore(args: string[]) {
+  const flags = parseFlags(args, { from: "string", data: "string" });
+  const archive = resolve(required(flags, "from"));
+  const dataDir = resolve(required(flags, "data"));
+  const manifest = await restoreBackup(archive, dataDir);
+  console.log(`Restored ${describeBackup(manifest)} into ${dataDir}. Start it with: hearth serve --data ${dataDir}`);
+  warnMissingUploads(manifest);
+}
+
+async function cmdVerifyBackup(args: string[]) {
+  if (args.length !== 1 || args[0].startsWith("--")) throw new UsageError("verify-backup takes one backup file");
+  const manifest = await verifyBackup(resolve(args[0]));
+  console.log(`OK: ${describeBackup(manifest)}, taken ${new Date(manifest.created_at * 1000).toISOString()} by Hearth ${manifest.hearth_version}; every checksum matches and the store opens.`);
+  warnMissingUploads(manifest);
+}
+
+function describeBackup(m: BackupManifest): string {
+  const c = m.record_counts;
+  const uploads = m.files.length - 1;
+  return `${c.users ?? 0} users, ${c.channels ?? 0} channels, ${c.messages ?? 0} messages and ${uploads} uploaded file${uploads === 1 ? "" : "s"}`;
+}
+
+function warnMissingUploads(m: BackupManifest): void {
+  if (m.missing_uploads.length > 0) console.warn(`Warning: ${m.missing_uploads.length} uploaded file(s) named by the store were not on disk when the backup ran: ${m.missing_uploads.slice(0, 5).join(", ")}`);
+}
+
+function parseBackupSchedule(flags: Record<string, string | boolean>, dataDir: string): BackupScheduleConfig | null {
+  const every = (flags["backup-every"] as string | undefined) ?? process.env.HEARTH_BACKUP_EVERY;
+  const dir = (flags["backup-dir"] as string | undefined) ?? process.env.HEARTH_BACKUP_DIR;
+  const keepText = (flags["backup-keep"] as string | undefined) ?? process.env.HEARTH_BACKUP_KEEP;
+  if (every === undefined || every === "") {
+    if (flags["backup-dir"] !== undefined || flags["backup-keep"] !== undefined) throw new UsageError("--backup-dir and --backup-keep need --backup-every");
+    return null;
+  }
+  const everyMs = parseInterval(every);
+  if (everyMs === null) throw new UsageError(`invalid backup interval '${every}' (use e.g. 90s, 30m, 24h or 7d)`);
+  const keep = keepText === undefined ? 7 : Number(keepText);
+  if (!Number.isInteger(keep) || keep < 1 || keep > 10_000) throw new UsageError(`invalid --backup-keep '${keepText}' (a whole number from 1)`);
+  return { everyMs, keep, dir: resolve(dir ?? `${dataDir}-backups`) };
+}
+
 async function cmdServe(args: string[]) {
-  const flags = parseFlags(args, { data: "string", port: "string", host: "string", "external-url": "string" });
+  const flags = parseFlags(args, {
+    data: "string",
+    port: "string",
+    host: "string",
+    "external-url": "string",
+    "backup-every": "string",
+    "backup-dir": "string",
+    "backup-keep": "string",
+  });
   const dataDir = resolve((flags.data as string | undefined) ?? process.env.HEARTH_DATA ?? "./hearth-data");
   const port = parsePort((flags.port as string | undefined) ?? process.env.HEARTH_PORT ?? "9991");
   const host = (flags.host as string | undefined) ?? process.env.HEARTH_HOST ?? "127.0.0.1";
   const externalUrl = parseExternalUrl((flags["external-url"] as string | undefined) ?? process.env.HEARTH_EXTERNAL_URL);
+  const backupConfig = parseBackupSchedule(flags, dataDir);
 
   const firstRun = await withStore(dataDir, async (store) => {
     if (getRealm(store)) return null;
@@ -206,7 +282,7 @@ async function cmdServe(args: string[]) {
     return { email: owner.email, password, api_key: owner.api_key };
   });
 
-  const server = await startServer({ dataDir, host, port, externalUrl });
+  const server = await startServer({ dataDir, host, port, externalUrl, backup: backupConfig });
   if (firstRun) {
     console.log("Created a new organization. The owner's credentials (shown only this once):");
     console.log(`  email:    ${firstRun.email}`);
@@ -214,6 +290,7 @@ async function cmdServe(args: string[]) {
     console.log(`  API key:  ${firstRun.api_key}\n`);
   }
   console.log(`Organization URL: ${server.h.realmUrl()}   Data folder: ${dataDir}`);
+  if (backupConfig) console.log(`Backups: every ${flags["backup-every"] ?? process.env.HEARTH_BACKUP_EVERY} into ${backupConfig.dir}, keeping ${backupConfig.keep}`);
   // Printed last: scripts wait for this line to know the server is ready.
   console.log(`Hearth ${HEARTH_VERSION} (Zulip ${ZULIP_VERSION}, feature level ${ZULIP_FEATURE_LEVEL}) is listening on ${server.url}`);
   const shutdown = async (signal: string) => {
@@ -259,6 +336,15 @@ export async function runCli(argv: string[]): Promise<number> {
         return 0;
       case "reactivate-realm":
         await cmdReactivateRealm(rest);
+        return 0;
+      case "backup":
+        await cmdBackup(rest);
+        return 0;
+      case "restore":
+        await cmdRestore(rest);
+        return 0;
+      case "verify-backup":
+        await cmdVerifyBackup(rest);
         return 0;
       default:
         throw new UsageError(`unknown command '${command}'`);

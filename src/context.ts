@@ -2,6 +2,7 @@ import type { FailureLimiter } from "./auth/ratelimit";
 import type { Store } from "./store/db";
 import type { EventHub } from "./events/hub";
 import type { QueueManager } from "./events/queues";
+import type { BackupSchedule, BackupScheduleConfig } from "./backup/schedule";
 
 export interface ServerConfig {
   dataDir: string;
@@ -16,6 +17,8 @@ export interface ServerConfig {
   outgoingWebhooksToPrivateNetworks?: boolean;
   /** Reverse proxies whose X-Forwarded-For is believed (HEARTH_TRUSTED_PROXIES; default loopback). See src/http/client_address.ts. */
   trustedProxies?: string[];
+  /** Scheduled backups (serve --backup-every …), if asked for. */
+  backup?: BackupScheduleConfig | null;
 }
 
 /** Everything a request handler or action may use; one per running server. */
@@ -25,6 +28,8 @@ export interface Hearth {
   events: EventHub;
   /** The event queues of GET /events (attached to `events` as a sink). */
   queues: QueueManager;
+  /** Scheduled backups, when configured (the admin page shows their last result). */
+  backups: BackupSchedule | null;
   limits: {
     loginByUser: FailureLimiter;
     loginByIp: FailureLimiter;

@@ -47,6 +47,9 @@ import { presenceRoutes } from "./api/presence";
 import { uploadsRoutes } from "./api/uploads";
 import { tusRoutes } from "./api/tus";
 import { inviteRoutes, joinPageRoutes } from "./api/invites";
+import { backupRoutes } from "./api/backups";
+import { BackupSchedule } from "./backup/schedule";
+import { openStoreFormat } from "./store/format";
 
 export interface RunningServer {
   h: Hearth;
@@ -70,6 +73,7 @@ export function createHearth(store: Store, config: ServerConfig): Hearth {
     store,
     config,
     events: new EventHub(),
+    backups: null,
     queues: new QueueManager(undefined, {
       emptyTopicDisplayName: () => String(realmSetting(getRealm(store)?.settings ?? {}, "empty_topic_display_name")),
     }),
@@ -123,6 +127,7 @@ export function buildApp(h: Hearth) {
     settingsRoutes(h),
     presenceRoutes(h),
     inviteRoutes(h),
+    backupRoutes(h),
     joinPageRoutes(h),
   ];
   // GET /events goes to Bun's router directly, past Elysia's per-request context: it
@@ -158,6 +163,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
   try {
     const store = new Store(dataDir);
     started.push(() => store.close());
+    await openStoreFormat(store);
     // Data folders initialised before these features existed get what they need now.
     if (!getAvatarSalt(store)) await store.commit(() => ensureAvatarSalt(store));
     if (getRealm(store)) {
@@ -207,6 +213,9 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     h.config.port = server.port!;
     // Calls a crash or a stop left unmade go out now (a bot's server may call back at once).
     resumeOutgoingWebhookCalls(h);
+    const backups = config.backup ? new BackupSchedule(config.backup, { dataDir, store }) : null;
+    h.backups = backups;
+    backups?.start();
     let stopped: Promise<void> | null = null;
     return {
       h,
@@ -219,6 +228,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
           // the queues are written to the data folder for the next start.
           try {
             clearInterval(deletionTimer);
+            await backups?.stop();
             h.queues.close(null);
             await stopRetention();
             await scheduledDelivery.stop();

@@ -8,6 +8,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { expectSuccess, PASSWORD, startTestServer, type TestServer } from "./kit";
 import { launchChromium, type Browser, type Page } from "./browser";
+import { hearth, tempDir } from "./process";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 
 let s: TestServer;
 let browser: Browser;
@@ -80,6 +83,21 @@ describe("administration page", () => {
     expect(state.realm_mandatory_topics).toBe(true);
     // What the page shows came back from the server.
     expect(await page.evaluate(`document.getElementById("settings").elements.mandatory_topics.checked`)).toBe(true);
+  });
+
+  test("owners see the backup schedule and download a backup that verifies", async () => {
+    await page.waitFor(`!document.getElementById("backups-section").hidden && document.getElementById("backup-schedule").textContent !== ""`);
+    expect(await page.evaluate(`document.getElementById("backup-schedule").textContent`)).toContain("No scheduled backups");
+    const downloads = tempDir();
+    await browser.saveDownloadsIn(downloads);
+    await page.evaluate(`document.getElementById("download-backup").click()`);
+    await page.waitFor(`/^Backup hearth-backup-\\d{8}-\\d{6}\\.tar\\.gz downloaded\\.$/.test(document.getElementById("status").textContent)`);
+    const name = (await page.evaluate<string>(`document.getElementById("status").textContent`)).split(" ")[1];
+    // The browser saved it where the user's downloads go.
+    for (let i = 0; i < 200 && !existsSync(join(downloads, name)); i++) await Bun.sleep(25);
+    const verified = await hearth(["verify-backup", join(downloads, name)]);
+    expect(verified.stderr).toBe("");
+    expect(verified.code).toBe(0);
   });
 
   test("users are deactivated, reactivated and given roles; names are shown as text", async () => {

@@ -25,6 +25,7 @@ const LAYERS: [prefix: string, rank: number][] = [
   ["src/views/", 51],
   ["src/access/", 50],
   ["src/events/", 40],
+  ["src/backup/", 35],
   ["src/store/", 30],
   // Beside every layer: they import only each other.
   ["src/markdown/", 10],

@@ -266,7 +266,18 @@ describe("dist/hearth (linux x64)", () => {
     // Threads the worker starts afterwards (its collector's helpers) inherit the value.
     expect(threads.some((t) => t.nice === 19 && t.name === "Worker")).toBe(true);
     expect(threads.find((t) => t.main)?.nice).toBeLessThan(19);
+    // A backup of the running server's folder, checked and restored by the executable (tar, gzip and LMDB's copy inside it).
+    const archive = join(tempDir(), "backup.tar.gz");
+    const backup = runToEnd(x64, ["backup", "--data", dataDir, "--out", archive]);
+    expect({ code: backup.code, stderr: backup.stderr }).toEqual({ code: 0, stderr: "" });
+    expect(runToEnd(x64, ["verify-backup", archive]).code).toBe(0);
+    const restoredDir = join(tempDir(), "restored");
+    expect(runToEnd(x64, ["restore", "--from", archive, "--data", restoredDir]).code).toBe(0);
     expect(await terminate(restarted)).toBe(0);
+    const fromBackup = await startServe(x64, ["--data", restoredDir, "--port", String(await freePort())]);
+    const restoredApi = new ApiClient(fromBackup.url, owner.email, owner.api_key);
+    expect(expectSuccess(await restoredApi.get(`/messages/${sent}`)).message.content).toBe("for the worker");
+    expect(await terminate(fromBackup)).toBe(0);
     }, 60_000);
 
   test("serve on an empty folder creates the organization and prints working owner credentials", async () => {

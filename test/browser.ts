@@ -38,6 +38,8 @@ export interface Page {
 
 export interface Browser {
   newPage(): Promise<Page>;
+  /** Files the pages download are saved into `dir` (as a user's would be), not refused. */
+  saveDownloadsIn(dir: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -155,6 +157,9 @@ export async function launchChromium(): Promise<Browser> {
           }
         },
       };
+    },
+    async saveDownloadsIn(dir: string) {
+      await send("Browser.setDownloadBehavior", { behavior: "allow", downloadPath: dir });
     },
     async close() {
       await send("Browser.close").catch(() => {});

@@ -354,6 +354,11 @@ export class Store {
     return next;
   }
 
+  /** A compacted copy of the store as of one commit into `dir/data.mdb` (LMDB's copy; writers go on). */
+  snapshotTo(dir: string): Promise<void> {
+    return this.root.backup(dir, true);
+  }
+
   async close(): Promise<void> {
     await this.root.flushed;
     await this.root.close();

@@ -1,0 +1,55 @@
+import { createReadStream, existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
+import { once } from "node:events";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Readable } from "node:stream";
+import type { Hearth } from "../context";
+import { mustBeOwner } from "../errors";
+import { ApiRoutes } from "../http/route";
+import { createBackup } from "../backup/create";
+import { isOwner } from "../views/users";
+
+/**
+ * Hearth's own backups, for the administration page (owners only, like Zulip's
+ * organization exports): the schedule and its last result, and a fresh backup to
+ * download.
+ */
+export function backupRoutes(h: Hearth) {
+  return new ApiRoutes(h)
+    .get("/hearth/backups", {}, ({ user }) => {
+      if (!isOwner(user)) throw mustBeOwner();
+      const schedule = h.backups;
+      return {
+        schedule: schedule ? { every_seconds: schedule.config.everyMs / 1000, dir: schedule.config.dir, keep: schedule.config.keep } : null,
+        last: schedule?.last ?? null,
+        backups: (schedule?.backups() ?? []).reverse().map((name) => {
+          const stat = statSync(join(schedule!.config.dir, name));
+          return { name, size: stat.size, created: Math.floor(stat.mtimeMs / 1000) };
+        }),
+      };
+    })
+    .get("/hearth/backup", {}, async ({ user }) => {
+      if (!isOwner(user)) throw mustBeOwner();
+      const scratch = mkdtempSync(join(tmpdir(), "hearth-download-"));
+      const name = `hearth-backup-${new Date().toISOString().slice(0, 19).replace(/[-:]/g, "").replace("T", "-")}.tar.gz`;
+      const file = join(scratch, name);
+      try {
+        await createBackup({ dataDir: h.store.dataDir, store: h.store }, file);
+        const stream = createReadStream(file);
+        await once(stream, "open");
+        // Open: the folder can go now, and the bytes go with the last reader.
+        rmSync(scratch, { recursive: true, force: true });
+        return new Response(Readable.toWeb(stream) as unknown as ReadableStream, {
+          headers: {
+            "content-type": "application/gzip",
+            "content-disposition": `attachment; filename="${name}"`,
+            "cache-control": "no-store",
+            "x-content-type-options": "nosniff",
+          },
+        });
+      } finally {
+        if (existsSync(scratch)) rmSync(scratch, { recursive: true, force: true });
+      }
+    });
+}
+

@@ -1,0 +1,47 @@
+import type { Store } from "./db";
+
+/**
+ * The layout version of the store's key spaces and records. A Hearth reads stores of
+ * its own version and older ones; it refuses a newer one rather than misread it (a
+ * downgrade after an upgrade, or a backup restored into an older Hearth). Raise it
+ * with any change an older Hearth would misread, and add the upgrade of older stores.
+ * Stores written before the version was recorded are version 1.
+ */
+export const STORE_FORMAT_VERSION = 1;
+
+const FORMAT_KEY = "store_format_version";
+
+export class StoreFormatError extends Error {}
+
+/** The version the store was written with (1 for a store that predates the record). */
+export function storeFormatVersion(store: Store): number {
+  const value = store.dbs.meta.get(FORMAT_KEY);
+  return typeof value === "number" ? value : 1;
+}
+
+/** Throws a StoreFormatError for a store newer than this Hearth reads. */
+export function assertReadableFormat(version: number, where: string): void {
+  if (version > STORE_FORMAT_VERSION) {
+    throw new StoreFormatError(
+      `${where} was written by a newer Hearth (store format ${version}); this Hearth reads format ${STORE_FORMAT_VERSION} and older. ` +
+        "Run the newer Hearth, or restore a backup made by this version.",
+    );
+  }
+}
+
+/**
+ * At start: refuses a newer store, and records the version in one that has none (so
+ * that an older Hearth, once it knows of versions, can tell).
+ */
+export async function openStoreFormat(store: Store): Promise<void> {
+  const recorded = store.dbs.meta.get(FORMAT_KEY);
+  assertReadableFormat(typeof recorded === "number" ? recorded : 1, `The data folder ${store.dataDir}`);
+  if (recorded === undefined) await store.commit(() => store.dbs.meta.put(FORMAT_KEY, STORE_FORMAT_VERSION));
+}
+
+/** How many records each key space holds: a backup's manifest, checked again at restore. */
+export function recordCounts(store: Store): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const [name, db] of Object.entries(store.dbs)) counts[name] = (db.getStats() as { entryCount: number }).entryCount;
+  return counts;
+}
