@@ -4,6 +4,7 @@ import { topicLinkSyntax } from "../markdown/links";
 import { escapeRegExp } from "../lib/text";
 import { silentMention, truncateContent } from "../markdown/syntax";
 import type { Hearth } from "../context";
+import { commit, commitInfallible, notifyWithoutCommit, type Transaction } from "../events/commit";
 import { appendTo } from "../lib/collections";
 import { inRealmGroup, isSystemGroupSetting, isUserInGroupSetting } from "../access/groups";
 import { getUserGroup } from "../store/user_groups";
@@ -261,8 +262,8 @@ export interface SendRequest {
   readBySender: boolean;
   localId?: string;
   queueId?: string;
-  /** Writes that must commit with the message or not at all (a scheduled message marked delivered). */
-  alsoInTransaction?: (messageId: number) => void;
+  /** Writes (and their events) that must commit with the message or not at all (a scheduled message marked delivered). */
+  alsoInTransaction?: (messageId: number, tx: Transaction) => void;
   /** The content's rendering when the checks already made it (rendering scans users; once per send is enough). */
   rendered?: RenderResult;
   /** A bot's widget (POST /messages `widget_content`, checked); otherwise `/poll` and `/todo` content starts one. */
@@ -464,7 +465,6 @@ export async function doSendMessage(h: Hearth, sender: UserRecord, req: SendRequ
   if (target.type === "private" && target.userIds.length === 1) flagsByUser.set(sender.id, flagsByUser.get(sender.id)! | MessageFlag.read);
 
   const serviceTriggers = outgoingWebhookTriggers(h, sender, target, rendered, groupMembers);
-  let firstInChannel = false;
   const startsTopic = target.type === "stream" && h.store.dbs.topics.get([target.channel.id, topicKey(target.topic)]) === undefined;
   const mentioned: number[] = [];
   for (const [id, bits] of flagsByUser) if (id !== sender.id && (bits & MessageFlag.mentioned) !== 0) mentioned.push(id);
@@ -474,11 +474,12 @@ export async function doSendMessage(h: Hearth, sender: UserRecord, req: SendRequ
       : [];
   let policiesWritten: WrittenPolicies = [];
   let attachmentChanges: AttachmentChanges = { updated: [], removed: [] };
-  // Every check ran above, so this phase only writes (Store.commitInfallible), unless
+  // Every check ran above, so this phase only writes (commitInfallible), unless
   // the caller's hook may still abandon the send (scheduled delivery): then it must
   // be able to roll back.
-  const commit = req.alsoInTransaction ? h.store.commit.bind(h.store) : h.store.commitInfallible.bind(h.store);
-  const message = await commit(() => {
+  const write = req.alsoInTransaction ? commit : commitInfallible;
+  const message = await write(h, (tx) => {
+    let firstInChannel = false;
     const id = h.store.nextId("message");
     const recipientKey = target.type === "stream" ? `c:${target.channel.id}` : `d:${conversationKey(target.userIds)}`;
     const record: MessageRecord = {
@@ -511,7 +512,6 @@ export async function doSendMessage(h: Hearth, sender: UserRecord, req: SendRequ
     insertMessage(h.store, record, flagsByUser);
     recordOutgoingWebhookCalls(h, id, serviceTriggers);
     policiesWritten = writePolicyChanges(h, automaticPolicies);
-    req.alsoInTransaction?.(id);
     if (record.has_attachment) attachmentChanges = setMessageAttachments(h, sender, id, rendered.linkUrls);
     if (target.type === "stream") {
       // The channels layer shows these (`first_message_id`, `is_recently_active`).
@@ -522,17 +522,19 @@ export async function doSendMessage(h: Hearth, sender: UserRecord, req: SendRequ
         if (channel.first_message_id === null) firstInChannel = true;
       }
     }
-    return record;
-  }, {
-    onCommitted: (message) => {
+    // The message's event is built once it is committed, outside the write batch.
+    tx.afterCommit(() => {
       if (firstInChannel && target.type === "stream") {
         // Zulip announces a channel's first message ID (clients show "no older messages").
-        notifyFirstMessageIds(h, [{ channel: target.channel, first: message.id }]);
+        notifyFirstMessageIds(tx, h, [{ channel: target.channel, first: record.id }]);
       }
       // Zulip's order: the topic policies the message set, then the message.
       publishPolicyChanges(h, policiesWritten);
-      notifyNewMessage(h, sender, message, flagsByUser, req);
-    },
+      notifyNewMessage(tx, h, sender, record, flagsByUser, req);
+    });
+    // Last, so that the events it queues follow the message's.
+    req.alsoInTransaction?.(id, tx);
+    return record;
   });
   await notifyAttachmentChanges(h, attachmentChanges);
   startOutgoingWebhookCalls(h, message.id, serviceTriggers);
@@ -547,7 +549,7 @@ export async function doSendMessage(h: Hearth, sender: UserRecord, req: SendRequ
  * both the raw Markdown (`content`) and the HTML (`rendered_content`) so each queue
  * gets what its client registered for (apply_markdown, client_gravatar).
  */
-function notifyNewMessage(h: Hearth, sender: UserRecord, m: MessageRecord, flagsByUser: Map<number, number>, req: SendRequest): void {
+function notifyNewMessage(tx: Transaction, h: Hearth, sender: UserRecord, m: MessageRecord, flagsByUser: Map<number, number>, req: SendRequest): void {
   const message = formatMessage(h, sender, m, 0, { applyMarkdown: false, allowEmptyTopicName: true });
   delete message.flags;
   message.rendered_content = m.rendered_content;
@@ -566,7 +568,7 @@ function notifyNewMessage(h: Hearth, sender: UserRecord, m: MessageRecord, flags
     perQueue.set(req.queueId, { local_message_id: req.localId });
   }
   const channel = m.type === "stream" ? channelById(h, m.channel_id!) : undefined;
-  h.events.publish({ type: "message", message, flags: [] }, flagsByUser, {
+  tx.notify({ type: "message", message, flags: [] }, flagsByUser, {
     perUser,
     perQueue,
     toAllPublicStreamsQueues: channel !== undefined && !channel.invite_only,
@@ -614,9 +616,11 @@ function messageDetails(h: Hearth, userId: number, ids: number[]): Record<string
  * starred or collapsed (as Zulip does); marking them read or unread changes nothing.
  */
 export async function doUpdateFlags(h: Hearth, user: UserRecord, ids: number[], op: "add" | "remove", flag: "read" | "starred" | "collapsed", options: { all?: boolean } = {}): Promise<number[]> {
-  const changed = await h.store.commit(() => applyFlagChange(h, user, ids, op, flag));
-  publishFlagChange(h, user, changed, op, flag, options.all ?? false);
-  return changed;
+  return commit(h, (tx) => {
+    const changed = applyFlagChange(h, user, ids, op, flag);
+    notifyFlagChange(tx, h, user, changed, op, flag, options.all ?? false);
+    return changed;
+  });
 }
 
 /** Inside a commit: sets or clears one flag on the messages; returns the IDs whose flags changed. */
@@ -641,11 +645,20 @@ export function applyFlagChange(h: Hearth, user: UserRecord, ids: number[], op: 
   return changes.map((change) => change.message.id);
 }
 
+/**
+ * After a commit that changed flags without a `tx` at hand (src/actions/muted_users.ts):
+ * to go once that caller passes its transaction to notifyFlagChange.
+ */
 export function publishFlagChange(h: Hearth, user: UserRecord, changed: number[], op: "add" | "remove", flag: string, all = false): void {
+  notifyFlagChange({ notify: (event, userIds) => notifyWithoutCommit(h, event, userIds), afterCommit: (fn) => fn() }, h, user, changed, op, flag, all);
+}
+
+/** Inside the commit that changed the flags: the user's `update_message_flags` event. */
+export function notifyFlagChange(tx: Transaction, h: Hearth, user: UserRecord, changed: number[], op: "add" | "remove", flag: string, all = false): void {
   if (changed.length === 0 && !all) return;
   const event: Record<string, unknown> = { type: "update_message_flags", op, operation: op, flag, messages: changed, all };
   if (op === "remove" && flag === "read") event.message_details = messageDetails(h, user.id, changed);
-  h.events.publish(event as any, [user.id]);
+  tx.notify(event as any, [user.id]);
 }
 
 /**
@@ -775,7 +788,7 @@ export async function checkReaction(h: Hearth, user: UserRecord, messageId: numb
     reaction = { emoji_name: name ?? "", emoji_code: input.emoji_code ?? emojiCodeFor(name ?? "") ?? "", reaction_type: (input.reaction_type ?? "unicode_emoji") as Reaction["reaction_type"] };
   }
   const same = (r: Reaction) => r.user_id === user.id && r.reaction_type === reaction.reaction_type && (r.emoji_code === reaction.emoji_code || (!input.emoji_code && r.emoji_name === reaction.emoji_name));
-  const stored = await h.store.commit(() => {
+  const stored = await commit(h, (tx) => {
     const m = getMessage(h.store, messageId);
     if (!m) throw invalidMessage();
     const existing = m.reactions.find(same);
@@ -786,21 +799,22 @@ export async function checkReaction(h: Hearth, user: UserRecord, messageId: numb
     // Reacting to a message one only sees historically gives it a row, as in Zulip.
     if (op === "add" && getUserFlags(h.store, user.id, m.id) === undefined) setUserFlags(h.store, user.id, m, undefined, MessageFlag.read | MessageFlag.historical);
     const policies = op === "add" && m.type === "stream" ? writePolicyChanges(h, participationPolicyChanges(h, user, m.channel_id!, m.topic)) : [];
-    return { message: m, reaction: op === "add" ? { ...reaction, user_id: user.id } : existing!, policies };
+    const changed = op === "add" ? { ...reaction, user_id: user.id } : existing!;
+    tx.notify(
+      {
+        type: "reaction",
+        op,
+        user_id: user.id,
+        user: { user_id: user.id, email: apiEmail(h, user), full_name: user.full_name },
+        message_id: messageId,
+        emoji_name: changed.emoji_name,
+        emoji_code: changed.emoji_code,
+        reaction_type: changed.reaction_type,
+      },
+      messageAudience(h, m),
+    );
+    return { policies };
   });
-  h.events.publish(
-    {
-      type: "reaction",
-      op,
-      user_id: user.id,
-      user: { user_id: user.id, email: apiEmail(h, user), full_name: user.full_name },
-      message_id: messageId,
-      emoji_name: stored.reaction.emoji_name,
-      emoji_code: stored.reaction.emoji_code,
-      reaction_type: stored.reaction.reaction_type,
-    },
-    messageAudience(h, stored.message),
-  );
   publishPolicyChanges(h, stored.policies);
 }
 
@@ -920,7 +934,7 @@ export async function checkEditMessage(h: Hearth, user: UserRecord, messageId: n
   const rendered = content !== undefined ? render() : undefined;
 
   let attachmentChanges: ReturnType<typeof setMessageAttachments> = { updated: [], removed: [], detached: [] };
-  const result = await h.store.commit(() => {
+  const result = await commit(h, (tx) => {
     const changes: { before: MessageRecord; after: MessageRecord }[] = [];
     for (const id of ids) {
       const before = getMessage(h.store, id);
@@ -1030,16 +1044,16 @@ export async function checkEditMessage(h: Hearth, user: UserRecord, messageId: n
       const plan = { fromChannelId: message.channel_id!, fromTopic: message.topic, toChannelId, toTopic, destinationHadMessages, lostAccess };
       policies = writePolicyChanges(h, planMoveTopicPolicies(h, plan));
     }
-    return { changes, holders, firstIdChanges, lostAccess, policies };
+    if (lostAccess.size > 0) {
+      tx.notify(
+        { type: "delete_message", message_type: "stream", message_ids: changes.map((c) => c.after.id).sort((a, b) => a - b), stream_id: message.channel_id, topic: message.topic },
+        lostAccess,
+      );
+    }
+    notifyUpdateMessage(tx, h, user, message, changes, holders, req, now);
+    notifyFirstMessageIds(tx, h, firstIdChanges);
+    return { changes, policies };
   });
-  if (result.lostAccess.size > 0) {
-    h.events.publish(
-      { type: "delete_message", message_type: "stream", message_ids: result.changes.map((c) => c.after.id).sort((a, b) => a - b), stream_id: message.channel_id, topic: message.topic },
-      result.lostAccess,
-    );
-  }
-  notifyUpdateMessage(h, user, message, result.changes, result.holders, req, now);
-  notifyFirstMessageIds(h, result.firstIdChanges);
   await notifyAttachmentChanges(h, attachmentChanges);
   publishPolicyChanges(h, result.policies);
   if (moving) await sendMoveNotifications(h, user, message, result.changes.length, newChannel, newTopic, req);
@@ -1082,6 +1096,7 @@ async function sendMoveNotifications(
 }
 
 function notifyUpdateMessage(
+  tx: Transaction,
   h: Hearth,
   user: UserRecord,
   original: MessageRecord,
@@ -1125,7 +1140,7 @@ function notifyUpdateMessage(
   // Those who may read it now; subscribers without a row get flags ["read"], as Zulip's subscriber_info gives them.
   const audience = new Map<number, number>();
   for (const id of messageAudience(h, target.after, holders.keys())) audience.set(id, holders.get(id) ?? MessageFlag.read);
-  publishPerFlags(h, audience, (flags, userIds) => h.events.publish({ ...base, type: "update_message", flags }, userIds));
+  publishPerFlags(h, audience, (flags, userIds) => tx.notify({ ...base, type: "update_message", flags }, userIds));
 }
 
 export async function checkDeleteMessage(h: Hearth, user: UserRecord, messageId: number): Promise<void> {
@@ -1142,7 +1157,7 @@ export async function checkDeleteMessage(h: Hearth, user: UserRecord, messageId:
 /** Deletes messages with every row and index entry; notifies everyone who could see them. */
 export async function doDeleteMessages(h: Hearth, ids: number[]): Promise<void> {
   let attachmentChanges: AttachmentChanges = { updated: [], removed: [] };
-  const { deleted, firstIdChanges } = await h.store.commit(() => {
+  await commit(h, (tx) => {
     const out: { message: MessageRecord; audience: number[]; recipients: Map<number, number> }[] = [];
     for (const id of ids) {
       const m = getMessage(h.store, id);
@@ -1153,10 +1168,18 @@ export async function doDeleteMessages(h: Hearth, ids: number[]): Promise<void> 
     deleteMessageRows(h.store, out);
     attachmentChanges = releaseDeletedMessages(h, out.map((d) => d.message.id));
     const channelIds = out.filter((d) => d.message.type === "stream").map((d) => d.message.channel_id!);
-    return { deleted: out, firstIdChanges: refreshFirstMessageIds(h, channelIds) };
+    const firstIdChanges = refreshFirstMessageIds(h, channelIds);
+    notifyDeleteMessages(tx, out);
+    notifyFirstMessageIds(tx, h, firstIdChanges);
   });
-  // One event per conversation, listing its deleted messages (clients with
-  // bulk_message_deletion get it whole; queues split it for the others).
+  await notifyAttachmentChanges(h, attachmentChanges);
+}
+
+/**
+ * One event per conversation, listing its deleted messages (clients with
+ * bulk_message_deletion get it whole; queues split it for the others).
+ */
+function notifyDeleteMessages(tx: Transaction, deleted: { message: MessageRecord; audience: number[] }[]): void {
   const groups = new Map<string, { event: Record<string, unknown>; ids: number[]; audience: Set<number> }>();
   for (const { message: m, audience } of deleted) {
     const key = m.type === "stream" ? `c:${m.channel_id}:${topicKey(m.topic)}` : `d:${conversationKey(m.dm_user_ids!)}`;
@@ -1173,10 +1196,8 @@ export async function doDeleteMessages(h: Hearth, ids: number[]): Promise<void> 
     for (const id of audience) group.audience.add(id);
   }
   for (const { event, ids: messageIds, audience } of groups.values()) {
-    h.events.publish({ ...event, type: "delete_message", message_ids: messageIds.sort((a, b) => a - b) }, audience);
+    tx.notify({ ...event, type: "delete_message", message_ids: messageIds.sort((a, b) => a - b) }, audience);
   }
-  notifyFirstMessageIds(h, firstIdChanges);
-  await notifyAttachmentChanges(h, attachmentChanges);
 }
 
 type FirstIdChange = { channel: MessageChannel; first: number | null };
@@ -1203,9 +1224,9 @@ function refreshFirstMessageIds(h: Hearth, channelIds: Iterable<number>): FirstI
 }
 
 /** Zulip announces a channel's new first message ID to everyone who can see the channel. */
-function notifyFirstMessageIds(h: Hearth, changes: FirstIdChange[]): void {
+function notifyFirstMessageIds(tx: Transaction, h: Hearth, changes: FirstIdChange[]): void {
   for (const { channel, first } of changes) {
-    h.events.publish(
+    tx.notify(
       { type: "stream", op: "update", property: "first_message_id", value: first, stream_id: channel.id, name: channel.name },
       channelViewerIds(h, channel),
     );
@@ -1238,7 +1259,8 @@ export function doTypingDirect(h: Hearth, sender: UserRecord, op: "start" | "sto
   const ids = [...new Set([...users.map((u) => u.id), sender.id])].sort((a, b) => a - b);
   // A user who opted out of sending typing notifications sends none (Zulip: `send_private_typing_notifications`).
   if (sender.settings.send_private_typing_notifications === false) return;
-  h.events.publish(
+  notifyWithoutCommit(
+    h,
     {
       type: "typing",
       op,
@@ -1257,7 +1279,8 @@ export function doTypingChannel(h: Hearth, sender: UserRecord, op: "start" | "st
   const topic = normalizeTopic(rawTopic);
   if (sender.settings.send_stream_typing_notifications === false) return;
   const recipients = channelSubscriberIds(h, channelId).filter((id) => id !== sender.id);
-  h.events.publish(
+  notifyWithoutCommit(
+    h,
     { type: "typing", op, message_type: "stream", sender: { user_id: sender.id, email: apiEmail(h, sender) }, stream_id: channelId, topic },
     typingReceivers(h, recipients),
   );
@@ -1271,7 +1294,7 @@ export function doTypingEditMessage(h: Hearth, sender: UserRecord, op: "start" |
       ? { type: "channel", channel_id: message.channel_id, topic: message.topic }
       : { type: "direct", user_ids: message.dm_user_ids };
   const audience = typingReceivers(h, messageAudience(h, message).filter((id) => id !== sender.id));
-  h.events.publish({ type: "typing_edit_message", op, sender_id: sender.id, message_id: messageId, recipient }, audience);
+  notifyWithoutCommit(h, { type: "typing_edit_message", op, sender_id: sender.id, message_id: messageId, recipient }, audience);
 }
 
 // ---------------------------------------------------------------------------

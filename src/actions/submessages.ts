@@ -1,4 +1,5 @@
 import type { Hearth } from "../context";
+import { commit } from "../events/commit";
 import { badRequest } from "../errors";
 import { checkWidgetEvent, MAX_SUBMESSAGE_LENGTH } from "../markdown/widgets";
 import { getMessage, type MessageRecord } from "../store/messages";
@@ -51,7 +52,7 @@ export async function checkAddSubmessage(h: Hearth, user: UserRecord, messageId:
       throw e;
     }
   }
-  const added = await h.store.commit(() => {
+  const added = await commit(h, (tx) => {
     // Read again in the transaction: two votes at once must both be kept.
     const m = getMessage(h.store, messageId);
     if (!m) throw invalidMessage();
@@ -60,12 +61,11 @@ export async function checkAddSubmessage(h: Hearth, user: UserRecord, messageId:
     h.store.dbs.messages.put(m.id, { ...m, submessages: [...m.submessages, submessage] });
     // Taking part (a vote) may follow the topic, in the same transaction (Zulip's rule).
     const policies = m.type === "stream" ? writePolicyChanges(h, participationPolicyChanges(h, user, m.channel_id!, m.topic)) : [];
-    return { message: m, submessage, policies };
+    tx.notify(
+      { type: "submessage", msg_type: msgType, message_id: messageId, submessage_id: submessage.id, sender_id: user.id, content },
+      messageAudience(h, m),
+    );
+    return { policies };
   });
-  const { submessage } = added;
-  h.events.publish(
-    { type: "submessage", msg_type: msgType, message_id: messageId, submessage_id: submessage.id, sender_id: user.id, content },
-    messageAudience(h, added.message),
-  );
   publishPolicyChanges(h, added.policies);
 }
