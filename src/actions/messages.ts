@@ -1,5 +1,6 @@
 import { fitsKey } from "../store/db";
 import { getSystemBot } from "../store/system_bots";
+import { topicExists } from "../store/message_topics";
 import { topicLinkSyntax } from "../markdown/links";
 import { escapeRegExp } from "../lib/text";
 import { silentMention, truncateContent } from "../markdown/syntax";
@@ -373,7 +374,7 @@ export function checkMayPost(h: Hearth, sender: UserRecord, target: MessageTarge
 function checkMayCreateTopic(h: Hearth, user: UserRecord, channel: MessageChannel, topic: string): void {
   const setting = channel.groups.can_create_topic_group;
   if (user.is_system_bot || setting === undefined || isSystemGroupSetting(h, setting, "role:everyone")) return;
-  if (h.store.dbs.topics.get([channel.id, topicKey(topic)]) !== undefined) return;
+  if (topicExists(h.store, channel.id, topic)) return;
   const may = (u: UserRecord | undefined) => u !== undefined && !isSystemGroupSetting(h, setting, "role:nobody") && isUserInGroupSetting(h, u, setting);
   if (!may(user) && !may(botOwner(h, user))) throw badRequest("You do not have permission to create new topics in this channel.");
 }
@@ -465,7 +466,7 @@ export async function doSendMessage(h: Hearth, sender: UserRecord, req: SendRequ
   if (target.type === "private" && target.userIds.length === 1) flagsByUser.set(sender.id, flagsByUser.get(sender.id)! | MessageFlag.read);
 
   const serviceTriggers = outgoingWebhookTriggers(h, sender, target, rendered, groupMembers);
-  const startsTopic = target.type === "stream" && h.store.dbs.topics.get([target.channel.id, topicKey(target.topic)]) === undefined;
+  const startsTopic = target.type === "stream" && !topicExists(h.store, target.channel.id, target.topic);
   const mentioned: number[] = [];
   for (const [id, bits] of flagsByUser) if (id !== sender.id && (bits & MessageFlag.mentioned) !== 0) mentioned.push(id);
   const automaticPolicies =
@@ -795,7 +796,7 @@ export async function checkReaction(h: Hearth, user: UserRecord, messageId: numb
     if (op === "add" && existing) throw new ApiError("Reaction already exists.", "REACTION_ALREADY_EXISTS");
     if (op === "remove" && !existing) throw new ApiError("Reaction doesn't exist.", "REACTION_DOES_NOT_EXIST");
     const reactions = op === "add" ? [...m.reactions, { ...reaction, user_id: user.id }] : m.reactions.filter((r) => r !== existing);
-    h.store.dbs.messages.put(m.id, { ...m, reactions });
+    replaceMessage(h.store, m, { ...m, reactions });
     // Reacting to a message one only sees historically gives it a row, as in Zulip.
     if (op === "add" && getUserFlags(h.store, user.id, m.id) === undefined) setUserFlags(h.store, user.id, m, undefined, MessageFlag.read | MessageFlag.historical);
     const policies = op === "add" && m.type === "stream" ? writePolicyChanges(h, participationPolicyChanges(h, user, m.channel_id!, m.topic)) : [];

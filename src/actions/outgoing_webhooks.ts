@@ -8,6 +8,7 @@ import { envNumber } from "../lib/env";
 import type { RenderResult } from "../markdown";
 import { getMessage, type MessageRecord } from "../store/messages";
 import { REALM_ID } from "../store/realm";
+import { putOutgoingWebhookCall, removeOutgoingWebhookCall, storedOutgoingWebhookCalls, type OutgoingWebhookTrigger } from "../store/outgoing_webhook_calls";
 import { BotType, getUser, type OutgoingWebhookService, type UserRecord } from "../store/users";
 import { generateApiKey } from "../auth/credentials";
 import { channelById } from "../views/message_channels";
@@ -74,7 +75,7 @@ export function serviceDicts(bot: UserRecord): Record<string, unknown>[] {
   return service ? [{ base_url: service.base_url, interface: service.interface, token: service.token }] : [];
 }
 
-type Trigger = "mention" | "direct_message";
+type Trigger = OutgoingWebhookTrigger;
 
 /** One call a message asks for: which bot, and why. */
 export interface ServiceTrigger {
@@ -106,7 +107,7 @@ export function outgoingWebhookTriggers(h: Hearth, sender: UserRecord, target: M
  * short by a crash may so be made twice.
  */
 export function recordOutgoingWebhookCalls(h: Hearth, messageId: number, triggers: readonly ServiceTrigger[]): void {
-  for (const { botId, trigger } of triggers) h.store.dbs.outgoingWebhookCalls.put([messageId, botId], trigger);
+  for (const { botId, trigger } of triggers) putOutgoingWebhookCall(h.store, messageId, botId, trigger);
 }
 
 /** Once the message is committed: makes its calls, in the background. */
@@ -116,10 +117,7 @@ export function startOutgoingWebhookCalls(h: Hearth, messageId: number, triggers
 
 /** At start: the calls stored but not finished when the server last stopped. */
 export function resumeOutgoingWebhookCalls(h: Hearth): void {
-  for (const { key, value } of h.store.dbs.outgoingWebhookCalls.getRange()) {
-    const [messageId, botId] = key as [number, number];
-    pendingCalls(h).run(() => callService(h, botId, messageId, value as Trigger));
-  }
+  for (const { messageId, botId, trigger } of storedOutgoingWebhookCalls(h.store)) pendingCalls(h).run(() => callService(h, botId, messageId, trigger));
 }
 
 /**
@@ -211,7 +209,7 @@ async function callService(h: Hearth, botId: number, messageId: number, trigger:
     outcome = await makeCall(h, botId, messageId, trigger);
   } finally {
     // A call that failed unexpectedly is dropped too (and logged): retrying it at every start would fail the same way.
-    if (outcome === "done") await h.store.commit(() => h.store.dbs.outgoingWebhookCalls.remove([messageId, botId]));
+    if (outcome === "done") await h.store.commit(() => removeOutgoingWebhookCall(h.store, messageId, botId));
   }
 }
 

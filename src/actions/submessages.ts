@@ -2,7 +2,7 @@ import type { Hearth } from "../context";
 import { commit } from "../events/commit";
 import { badRequest } from "../errors";
 import { checkWidgetEvent, MAX_SUBMESSAGE_LENGTH } from "../markdown/widgets";
-import { getMessage, type MessageRecord } from "../store/messages";
+import { getMessage, replaceMessage, type MessageRecord } from "../store/messages";
 import { ValidationError } from "../lib/validator";
 import type { UserRecord } from "../store/users";
 import { accessMessage, invalidMessage, messageAudience } from "./messages";
@@ -58,7 +58,7 @@ export async function checkAddSubmessage(h: Hearth, user: UserRecord, messageId:
     if (!m) throw invalidMessage();
     if (m.submessages.length >= MAX_SUBMESSAGES_PER_MESSAGE) throw badRequest(`This message has too many submessages (limit: ${MAX_SUBMESSAGES_PER_MESSAGE})`);
     const submessage = { id: h.store.nextId("submessage"), message_id: m.id, sender_id: user.id, msg_type: msgType, content };
-    h.store.dbs.messages.put(m.id, { ...m, submessages: [...m.submessages, submessage] });
+    replaceMessage(h.store, m, { ...m, submessages: [...m.submessages, submessage] });
     // Taking part (a vote) may follow the topic, in the same transaction (Zulip's rule).
     const policies = m.type === "stream" ? writePolicyChanges(h, participationPolicyChanges(h, user, m.channel_id!, m.topic)) : [];
     tx.notify(
