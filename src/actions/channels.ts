@@ -48,7 +48,7 @@ import { activeNonGuestUserIds, notifyRealmBot } from "./users";
 import { visibleUserByEmail } from "../views/users";
 import { getSystemBot } from "../store/system_bots";
 import { checkFolderForChannel } from "./channel_folders";
-import { doSendMessage, sendSystemBotDm } from "./messages";
+import { doSendMessage, sendSystemBotDm } from "./message_send";
 import { getRealm } from "../store/realm";
 import { topicsOfChannel } from "../store/messages";
 import { realmSetting } from "../views/realm-settings";

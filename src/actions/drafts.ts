@@ -3,7 +3,7 @@ import { ApiError, badRequest } from "../errors";
 import { accessChannel } from "../access/channels";
 import { getUser, type UserRecord } from "../store/users";
 import { userSetting } from "../views/settings";
-import { MAX_MESSAGE_LENGTH, normalizeTopic } from "./messages";
+import { MAX_MESSAGE_LENGTH, normalizeTopic } from "./message_content";
 
 /** A draft as stored and as the API shows it (Zulip's Draft object). */
 export interface Draft {

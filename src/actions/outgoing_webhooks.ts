@@ -13,7 +13,8 @@ import { BotType, getUser, type OutgoingWebhookService, type UserRecord } from "
 import { generateApiKey } from "../auth/credentials";
 import { channelById } from "../views/message_channels";
 import { formatMessage, messageNearUrl } from "../views/messages";
-import { doSendMessage, MAX_MESSAGE_LENGTH, type MessageTarget } from "./messages";
+import { MAX_MESSAGE_LENGTH, type MessageTarget } from "./message_content";
+import { doSendMessage } from "./message_send";
 
 /**
  * Outgoing-webhook bots (Zulip's bot type 3, https://zulip.com/api/outgoing-webhooks):

@@ -3,7 +3,7 @@ import { allChannels } from "../store/channels";
 import { allUsers } from "../store/users";
 import { getMessage, idsInRange } from "../store/messages";
 import { realmMessageRetentionDays } from "../access/groups";
-import { doDeleteMessages } from "./messages";
+import { doDeleteMessages } from "./message_delete";
 import { doExpireUnclaimedUploads } from "./uploads";
 import { doExpireTusUploads } from "./tus";
 

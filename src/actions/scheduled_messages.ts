@@ -15,18 +15,10 @@ import {
 } from "../store/scheduled_messages";
 import { messageNearUrl } from "../views/messages";
 import { canReadChannel, channelById } from "../views/message_channels";
-import {
-  accessMessage,
-  checkMayPost,
-  checkSendMessage,
-  doSendMessage,
-  MAX_MESSAGE_LENGTH,
-  normalizeContent,
-  renderMessageContent,
-  resolveTarget,
-  sendSystemBotDm,
-  type MessageTarget,
-} from "./messages";
+import { accessMessage } from "../access/messages";
+import { checkMayPost } from "./message_checks";
+import { MAX_MESSAGE_LENGTH, normalizeContent, renderMessageContent, type MessageTarget } from "./message_content";
+import { checkSendMessage, doSendMessage, resolveTarget, sendSystemBotDm } from "./message_send";
 
 /** Zulip's MAX_REMINDER_NOTE_LENGTH (FL 415), announced in register as `max_reminder_note_length`. */
 export const MAX_REMINDER_NOTE_LENGTH = 1000;

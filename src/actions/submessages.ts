@@ -5,7 +5,7 @@ import { checkWidgetEvent, MAX_SUBMESSAGE_LENGTH } from "../markdown/widgets";
 import { getMessage, replaceMessage, type MessageRecord } from "../store/messages";
 import { ValidationError } from "../lib/validator";
 import type { UserRecord } from "../store/users";
-import { accessMessage, invalidMessage, messageAudience } from "./messages";
+import { accessMessage, invalidMessage, messageAudience } from "../access/messages";
 import { participationPolicyChanges, publishPolicyChanges, writePolicyChanges } from "./user_topics";
 
 /** Readers' additions to one message (votes, tasks); each rewrites the message record, which holds them all. */

@@ -21,7 +21,7 @@ import {
 import { getMessage } from "../store/messages";
 import type { UserRecord } from "../store/users";
 import { SERVER_LIMITS } from "../views/realm-settings";
-import { readableChannels, readableMessage } from "../views/messages";
+import { readableChannels, readableMessage } from "../access/messages";
 
 export const MAX_UPLOAD_BYTES = SERVER_LIMITS.max_file_upload_size_mib * 1024 * 1024;
 

@@ -7,7 +7,7 @@ import { getUser, type UserRecord } from "../store/users";
 import { topicKey } from "../store/messages";
 import { getSubscription } from "../store/channels";
 import { userSetting } from "../views/settings";
-import { MAX_TOPIC_LENGTH, normalizeTopic } from "./messages";
+import { MAX_TOPIC_LENGTH, normalizeTopic } from "./message_content";
 
 /** The legacy `muted_topics` list: `[channel name, topic, timestamp]` for each muted topic. */
 export function mutedTopicsView(h: Hearth, userId: number): [string, string, number][] {

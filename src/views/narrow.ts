@@ -19,7 +19,7 @@ import {
   type MessageRecord,
 } from "../store/messages";
 import { channelById, channelByName, canReadChannel, type MessageChannel } from "./message_channels";
-import { readableChannels, visibleFlags, type ReadableChannels } from "./messages";
+import { readableChannels, visibleFlags, type ReadableChannels } from "../access/messages";
 import { visibilityPolicyOf, VisibilityPolicy } from "../store/user_topics";
 import { getSubscription } from "../store/channels";
 
