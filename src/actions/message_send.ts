@@ -15,7 +15,8 @@ import { notifyFirstMessageIds } from "./channel_first_message";
 import { checkMayPost, checkTopicPolicy } from "./message_checks";
 import { normalizeContent, normalizeTopic, renderMessageContent, type MessageTarget } from "./message_content";
 import { alertWordBits, mentionBitsFor, mentionedGroupMembers, topicParticipants } from "./message_mentions";
-import { outgoingWebhookTriggers, recordOutgoingWebhookCalls, startOutgoingWebhookCalls } from "./outgoing_webhooks";
+import { announceMessageSent } from "./message_sent";
+import { outgoingWebhookTriggers, recordOutgoingWebhookCalls } from "./outgoing_webhook_services";
 import { notifyAttachmentChanges, setMessageAttachments, type AttachmentChanges } from "./uploads";
 import { planAutomaticTopicPolicies, publishPolicyChanges, writePolicyChanges, type WrittenPolicies } from "./user_topics";
 
@@ -207,7 +208,7 @@ export async function doSendMessage(h: Hearth, sender: UserRecord, req: SendRequ
     return record;
   });
   await notifyAttachmentChanges(h, attachmentChanges);
-  startOutgoingWebhookCalls(h, message.id, serviceTriggers);
+  announceMessageSent(h, { messageId: message.id, serviceTriggers });
   // What the commit wrote, not what was planned: a send batched behind another that set the same policy changes nothing.
   const policy = policiesWritten.find((written) => written.userId === sender.id)?.topic.visibility_policy;
   return policy === undefined ? { id: message.id } : { id: message.id, automatic_new_visibility_policy: policy };

@@ -5,16 +5,17 @@ import { isIP, type LookupFunction } from "node:net";
 import type { Hearth } from "../context";
 import { badRequest } from "../errors";
 import { envNumber } from "../lib/env";
-import type { RenderResult } from "../markdown";
+import { commit } from "../events/commit";
 import { getMessage, type MessageRecord } from "../store/messages";
 import { REALM_ID } from "../store/realm";
-import { putOutgoingWebhookCall, removeOutgoingWebhookCall, storedOutgoingWebhookCalls, type OutgoingWebhookTrigger } from "../store/outgoing_webhook_calls";
-import { BotType, getUser, type OutgoingWebhookService, type UserRecord } from "../store/users";
-import { generateApiKey } from "../auth/credentials";
+import { removeOutgoingWebhookCall, storedOutgoingWebhookCalls, type OutgoingWebhookTrigger } from "../store/outgoing_webhook_calls";
+import { getUser, type OutgoingWebhookService, type UserRecord } from "../store/users";
 import { channelById } from "../views/message_channels";
 import { formatMessage, messageNearUrl } from "../views/messages";
 import { MAX_MESSAGE_LENGTH, type MessageTarget } from "./message_content";
+import { onMessageSent } from "./message_sent";
 import { doSendMessage } from "./message_send";
+import { ServiceInterface } from "./outgoing_webhook_services";
 
 /**
  * Outgoing-webhook bots (Zulip's bot type 3, https://zulip.com/api/outgoing-webhooks):
@@ -27,12 +28,13 @@ import { doSendMessage } from "./message_send";
  *
  * Each call is stored with its message and removed once made, so a server stopped or
  * killed before then makes it at its next start (Zulip's queue server keeps its events
- * the same way); a call cut short by a crash may be made twice.
+ * the same way); a call cut short by a crash may be made twice. Which calls a message
+ * asks for, and storing them, is the send's part (outgoing_webhook_services.ts); this
+ * module learns of them through onMessageSent, so that it may send the bots' replies
+ * without the send depending on it.
  */
 
-/** Zulip's Service.GENERIC and Service.SLACK. */
-export const ServiceInterface = { GENERIC: 1, SLACK: 2 } as const;
-const INTERFACES: readonly number[] = Object.values(ServiceInterface);
+type Trigger = OutgoingWebhookTrigger;
 
 /** Zulip's OUTGOING_WEBHOOK_TIMEOUT_SECONDS. */
 const TIMEOUT_SECONDS = envNumber("HEARTH_OUTGOING_WEBHOOK_TIMEOUT_SECS", 10);
@@ -48,76 +50,19 @@ const MAX_RESPONSE_BYTES = 1024 * 1024;
 /** Zulip's User-Agent for these calls names its version; Hearth names itself. */
 const USER_AGENT = "HearthOutgoingWebhook";
 
-export function checkInterfaceType(value: number): number {
-  if (!INTERFACES.includes(value)) throw badRequest("Invalid interface type");
-  return value;
-}
-
-/** Zulip's check_url for `payload_url`: an absolute http(s) URL. */
-export function checkPayloadUrl(value: string, name: string): string {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw badRequest(`${name} is not a URL`);
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw badRequest(`${name} is not a URL`);
-  return value;
-}
-
-/** A new bot's service: Zulip's add_service, with a fresh token for the receiver to check. */
-export function newOutgoingWebhookService(name: string, payloadUrl: string, interfaceType: number): OutgoingWebhookService {
-  return { name, base_url: checkPayloadUrl(payloadUrl, "payload_url"), interface: checkInterfaceType(interfaceType), token: generateApiKey() };
-}
-
-/** A bot's services as realm_bots and realm_bot events carry them (Zulip's get_service_dicts_for_bot). */
-export function serviceDicts(bot: UserRecord): Record<string, unknown>[] {
-  const service = bot.bot_type === BotType.OUTGOING_WEBHOOK ? bot.bot_service : undefined;
-  return service ? [{ base_url: service.base_url, interface: service.interface, token: service.token }] : [];
-}
-
-type Trigger = OutgoingWebhookTrigger;
-
-/** One call a message asks for: which bot, and why. */
-export interface ServiceTrigger {
-  botId: number;
-  trigger: Trigger;
-}
+const listening = new WeakSet<Hearth>();
 
 /**
- * Zulip's get_service_bot_events: the outgoing-webhook bots a new message triggers.
- * Messages from bots trigger none (no loops between bots). In a channel a bot is
- * triggered by a mention, subscribed or not; in a direct message, by being a recipient.
+ * At start: makes the calls stored but not finished when the server last stopped, and
+ * from now on each new message's calls once it is committed, in the background.
  */
-export function outgoingWebhookTriggers(h: Hearth, sender: UserRecord, target: MessageTarget, rendered: RenderResult, mentionedGroupMembers: ReadonlySet<number>): ServiceTrigger[] {
-  if (sender.is_bot) return [];
-  const trigger: Trigger = target.type === "stream" ? "mention" : "direct_message";
-  const candidates = target.type === "stream" ? [...rendered.mentionedUserIds, ...mentionedGroupMembers] : target.userIds;
-  const triggers: ServiceTrigger[] = [];
-  for (const userId of new Set(candidates)) {
-    const bot = getUser(h.store, userId);
-    if (bot && bot.is_active && bot.bot_type === BotType.OUTGOING_WEBHOOK && bot.bot_service) triggers.push({ botId: bot.id, trigger });
-  }
-  return triggers;
-}
-
-/**
- * Inside the message's transaction: the calls it asks for are stored with it, so that
- * a crash before they are made (or finished) loses none; the next start makes them
- * (resumeOutgoingWebhookCalls), as Zulip's queue server keeps its events. A call cut
- * short by a crash may so be made twice.
- */
-export function recordOutgoingWebhookCalls(h: Hearth, messageId: number, triggers: readonly ServiceTrigger[]): void {
-  for (const { botId, trigger } of triggers) putOutgoingWebhookCall(h.store, messageId, botId, trigger);
-}
-
-/** Once the message is committed: makes its calls, in the background. */
-export function startOutgoingWebhookCalls(h: Hearth, messageId: number, triggers: readonly ServiceTrigger[]): void {
-  for (const { botId, trigger } of triggers) pendingCalls(h).run(() => callService(h, botId, messageId, trigger));
-}
-
-/** At start: the calls stored but not finished when the server last stopped. */
 export function resumeOutgoingWebhookCalls(h: Hearth): void {
+  if (!listening.has(h)) {
+    listening.add(h);
+    onMessageSent(h, ({ messageId, serviceTriggers }) => {
+      for (const { botId, trigger } of serviceTriggers) pendingCalls(h).run(() => callService(h, botId, messageId, trigger));
+    });
+  }
   for (const { messageId, botId, trigger } of storedOutgoingWebhookCalls(h.store)) pendingCalls(h).run(() => callService(h, botId, messageId, trigger));
 }
 
@@ -210,7 +155,7 @@ async function callService(h: Hearth, botId: number, messageId: number, trigger:
     outcome = await makeCall(h, botId, messageId, trigger);
   } finally {
     // A call that failed unexpectedly is dropped too (and logged): retrying it at every start would fail the same way.
-    if (outcome === "done") await h.store.commit(() => removeOutgoingWebhookCall(h.store, messageId, botId));
+    if (outcome === "done") await commit(h, () => removeOutgoingWebhookCall(h.store, messageId, botId));
   }
 }
 

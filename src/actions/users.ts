@@ -11,7 +11,7 @@ import { getSystemBot } from "../store/system_bots";
 import { sendSystemBotDm } from "./message_send";
 import { notifyInvitesChanged } from "./invite_events";
 import { activeUserIdsOf, allUsers, BotType, EmailVisibility, getUser, getUserByEmail, putUser, Role, ROLES, type BotDefaults, type OutgoingWebhookService, type UserRecord } from "../store/users";
-import { checkInterfaceType, checkPayloadUrl, newOutgoingWebhookService, serviceDicts, ServiceInterface } from "./outgoing_webhooks";
+import { checkInterfaceType, checkPayloadUrl, newOutgoingWebhookService, serviceDicts, ServiceInterface } from "./outgoing_webhook_services";
 import { getChannel } from "../store/channels";
 import { accessChannelByName } from "../access/channels";
 import { joinGroupsInTransaction, notifyGroupsJoined, notifySystemGroupMembership } from "./user_groups";
