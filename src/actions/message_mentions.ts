@@ -30,7 +30,7 @@ export function mentionBitsFor(userId: number, senderId: number, rendered: Rende
  * The `has_alert_word` bit of each recipient, for one message: any of their alert
  * words in the message, case insensitive, standing alone between Zulip's separators
  * (spaces, quotes, brackets, punctuation); never for one's own messages. Only users
- * who have alert words are checked (a message to 1,000 users usually checks a few).
+ * who have alert words are checked (a message to a large channel usually checks a few).
  */
 export function alertWordBits(h: Hearth, senderId: number, content: string): (userId: number) => number {
   const byUser = alertWordsByUser(h.store);
