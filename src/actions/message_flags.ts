@@ -64,7 +64,7 @@ function messageDetails(h: Hearth, userId: number, ids: number[]): Record<string
 export async function doUpdateFlags(h: Hearth, user: UserRecord, ids: number[], op: "add" | "remove", flag: "read" | "starred" | "collapsed", options: { all?: boolean } = {}): Promise<number[]> {
   return commit(h, (tx) => {
     const changed = applyFlagChange(h, user, ids, op, flag);
-    notifyFlagChange(tx, h, user, changed, op, flag, options.all ?? false);
+    publishFlagChange(tx, h, user, changed, op, flag, options.all ?? false);
     return changed;
   });
 }
@@ -92,15 +92,16 @@ export function applyFlagChange(h: Hearth, user: UserRecord, ids: number[], op: 
 }
 
 /**
- * After a commit that changed flags without a `tx` at hand (src/actions/muted_users.ts):
- * to go once that caller passes its transaction to notifyFlagChange.
+ * For a caller that changed flags in a commit of its own made without `tx`
+ * (src/actions/muted_users.ts), called once that commit resolved: to go once it
+ * passes its transaction to publishFlagChange.
  */
-export function publishFlagChange(h: Hearth, user: UserRecord, changed: number[], op: "add" | "remove", flag: string, all = false): void {
-  notifyFlagChange({ notify: (event, userIds) => notifyWithoutCommit(h, event, userIds), afterCommit: (fn) => fn() }, h, user, changed, op, flag, all);
+export function publishFlagChangeAfterCommit(h: Hearth, user: UserRecord, changed: number[], op: "add" | "remove", flag: string, all = false): void {
+  publishFlagChange({ notify: (event, userIds) => notifyWithoutCommit(h, event, userIds), afterCommit: (fn) => fn() }, h, user, changed, op, flag, all);
 }
 
 /** Inside the commit that changed the flags: the user's `update_message_flags` event. */
-export function notifyFlagChange(tx: Transaction, h: Hearth, user: UserRecord, changed: number[], op: "add" | "remove", flag: string, all = false): void {
+export function publishFlagChange(tx: Transaction, h: Hearth, user: UserRecord, changed: number[], op: "add" | "remove", flag: string, all = false): void {
   if (changed.length === 0 && !all) return;
   const event: Record<string, unknown> = { type: "update_message_flags", op, operation: op, flag, messages: changed, all };
   if (op === "remove" && flag === "read") event.message_details = messageDetails(h, user.id, changed);

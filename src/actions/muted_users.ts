@@ -2,7 +2,7 @@ import type { Hearth } from "../context";
 import { badRequest } from "../errors";
 import { getMutedUsers, isMuted } from "../store/personal";
 import { getUser, type UserRecord } from "../store/users";
-import { applyFlagChange, publishFlagChange, unreadFromSender } from "./message_flags";
+import { applyFlagChange, publishFlagChangeAfterCommit as publishFlagChange, unreadFromSender } from "./message_flags";
 
 function notifyMutedUsers(h: Hearth, user: UserRecord): void {
   h.events.publish({ type: "muted_users", muted_users: getMutedUsers(h.store, user.id) }, [user.id]);
