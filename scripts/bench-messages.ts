@@ -12,7 +12,7 @@
  */
 import { rmSync } from "node:fs";
 import { startTestServer, expectSuccess } from "../test/kit";
-import { checkSendMessage, resolveTarget } from "../src/actions/messages";
+import { checkSendMessage, resolveTarget } from "../src/actions/message_send";
 import { getUser } from "../src/store/users";
 import { unreadWatermark } from "../src/store/unread";
 

@@ -5,7 +5,7 @@ import { getUser, type UserRecord } from "../store/users";
 import { getDraft, putDraft, removeAllDrafts, removeDraft, type Draft } from "../store/drafts";
 import { userSetting } from "../views/settings";
 import { commit } from "../events/commit";
-import { MAX_MESSAGE_LENGTH, normalizeTopic } from "./messages";
+import { MAX_MESSAGE_LENGTH, normalizeTopic } from "./message_content";
 
 export type DraftInput = Omit<Draft, "id" | "timestamp"> & { timestamp?: number };
 

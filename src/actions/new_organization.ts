@@ -4,7 +4,7 @@ import { getRealm } from "../store/realm";
 import { getSystemBot } from "../store/system_bots";
 import type { UserRecord } from "../store/users";
 import { checkSubscribe } from "./subscriptions";
-import { doSendMessage } from "./messages";
+import { doSendMessage } from "./message_send";
 import { checkUpdateRealm } from "./realm_settings";
 
 /**

@@ -1,18 +1,18 @@
-import { lookup as lookupCallback, type LookupAddress } from "node:dns";
-import { request as httpRequest, type IncomingMessage } from "node:http";
-import { request as httpsRequest } from "node:https";
-import { isIP, type LookupFunction } from "node:net";
 import type { Hearth } from "../context";
 import { badRequest } from "../errors";
 import { envNumber } from "../lib/env";
-import type { RenderResult } from "../markdown";
+import { commit } from "../events/commit";
 import { getMessage, type MessageRecord } from "../store/messages";
 import { REALM_ID } from "../store/realm";
-import { BotType, getUser, type OutgoingWebhookService, type UserRecord } from "../store/users";
-import { generateApiKey } from "../auth/credentials";
+import { removeOutgoingWebhookCall, storedOutgoingWebhookCalls, type OutgoingWebhookTrigger } from "../store/outgoing_webhook_calls";
+import { getUser, type OutgoingWebhookService, type UserRecord } from "../store/users";
 import { channelById } from "../views/message_channels";
 import { formatMessage, messageNearUrl } from "../views/messages";
-import { doSendMessage, MAX_MESSAGE_LENGTH, type MessageTarget } from "./messages";
+import { MAX_MESSAGE_LENGTH, type MessageTarget } from "./message_content";
+import { onMessageSent } from "./message_sent";
+import { postOnce, PrivateNetworkRefused } from "./outgoing_webhook_http";
+import { doSendMessage } from "./message_send";
+import { ServiceInterface } from "./outgoing_webhook_services";
 
 /**
  * Outgoing-webhook bots (Zulip's bot type 3, https://zulip.com/api/outgoing-webhooks):
@@ -25,101 +25,35 @@ import { doSendMessage, MAX_MESSAGE_LENGTH, type MessageTarget } from "./message
  *
  * Each call is stored with its message and removed once made, so a server stopped or
  * killed before then makes it at its next start (Zulip's queue server keeps its events
- * the same way); a call cut short by a crash may be made twice.
+ * the same way); a call cut short by a crash may be made twice. Which calls a message
+ * asks for, and storing them, is the send's part (outgoing_webhook_services.ts); this
+ * module learns of them through onMessageSent, so that it may send the bots' replies
+ * without the send depending on it.
  */
 
-/** Zulip's Service.GENERIC and Service.SLACK. */
-export const ServiceInterface = { GENERIC: 1, SLACK: 2 } as const;
-const INTERFACES: readonly number[] = Object.values(ServiceInterface);
+type Trigger = OutgoingWebhookTrigger;
 
 /** Zulip's OUTGOING_WEBHOOK_TIMEOUT_SECONDS. */
 const TIMEOUT_SECONDS = envNumber("HEARTH_OUTGOING_WEBHOOK_TIMEOUT_SECS", 10);
 /** Zulip's MAX_REQUEST_RETRIES: retries after the first attempt. */
 const MAX_RETRIES = 3;
-/**
- * What is read of a service's answer: a reply is at most a message (10,000 characters),
- * so a bigger answer only matters as far as the owner's notice quotes it, and a server
- * sending without end must not fill this one's memory. Beyond it the answer is cut
- * (a JSON answer cut short fails as invalid JSON).
- */
-const MAX_RESPONSE_BYTES = 1024 * 1024;
 /** Zulip's User-Agent for these calls names its version; Hearth names itself. */
 const USER_AGENT = "HearthOutgoingWebhook";
 
-export function checkInterfaceType(value: number): number {
-  if (!INTERFACES.includes(value)) throw badRequest("Invalid interface type");
-  return value;
-}
-
-/** Zulip's check_url for `payload_url`: an absolute http(s) URL. */
-export function checkPayloadUrl(value: string, name: string): string {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw badRequest(`${name} is not a URL`);
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw badRequest(`${name} is not a URL`);
-  return value;
-}
-
-/** A new bot's service: Zulip's add_service, with a fresh token for the receiver to check. */
-export function newOutgoingWebhookService(name: string, payloadUrl: string, interfaceType: number): OutgoingWebhookService {
-  return { name, base_url: checkPayloadUrl(payloadUrl, "payload_url"), interface: checkInterfaceType(interfaceType), token: generateApiKey() };
-}
-
-/** A bot's services as realm_bots and realm_bot events carry them (Zulip's get_service_dicts_for_bot). */
-export function serviceDicts(bot: UserRecord): Record<string, unknown>[] {
-  const service = bot.bot_type === BotType.OUTGOING_WEBHOOK ? bot.bot_service : undefined;
-  return service ? [{ base_url: service.base_url, interface: service.interface, token: service.token }] : [];
-}
-
-type Trigger = "mention" | "direct_message";
-
-/** One call a message asks for: which bot, and why. */
-export interface ServiceTrigger {
-  botId: number;
-  trigger: Trigger;
-}
+const listening = new WeakSet<Hearth>();
 
 /**
- * Zulip's get_service_bot_events: the outgoing-webhook bots a new message triggers.
- * Messages from bots trigger none (no loops between bots). In a channel a bot is
- * triggered by a mention, subscribed or not; in a direct message, by being a recipient.
+ * At start: makes the calls stored but not finished when the server last stopped, and
+ * from now on each new message's calls once it is committed, in the background.
  */
-export function outgoingWebhookTriggers(h: Hearth, sender: UserRecord, target: MessageTarget, rendered: RenderResult, mentionedGroupMembers: ReadonlySet<number>): ServiceTrigger[] {
-  if (sender.is_bot) return [];
-  const trigger: Trigger = target.type === "stream" ? "mention" : "direct_message";
-  const candidates = target.type === "stream" ? [...rendered.mentionedUserIds, ...mentionedGroupMembers] : target.userIds;
-  const triggers: ServiceTrigger[] = [];
-  for (const userId of new Set(candidates)) {
-    const bot = getUser(h.store, userId);
-    if (bot && bot.is_active && bot.bot_type === BotType.OUTGOING_WEBHOOK && bot.bot_service) triggers.push({ botId: bot.id, trigger });
-  }
-  return triggers;
-}
-
-/**
- * Inside the message's transaction: the calls it asks for are stored with it, so that
- * a crash before they are made (or finished) loses none; the next start makes them
- * (resumeOutgoingWebhookCalls), as Zulip's queue server keeps its events. A call cut
- * short by a crash may so be made twice.
- */
-export function recordOutgoingWebhookCalls(h: Hearth, messageId: number, triggers: readonly ServiceTrigger[]): void {
-  for (const { botId, trigger } of triggers) h.store.dbs.outgoingWebhookCalls.put([messageId, botId], trigger);
-}
-
-/** Once the message is committed: makes its calls, in the background. */
-export function startOutgoingWebhookCalls(h: Hearth, messageId: number, triggers: readonly ServiceTrigger[]): void {
-  for (const { botId, trigger } of triggers) pendingCalls(h).run(() => callService(h, botId, messageId, trigger));
-}
-
-/** At start: the calls stored but not finished when the server last stopped. */
 export function resumeOutgoingWebhookCalls(h: Hearth): void {
-  for (const { key, value } of h.store.dbs.outgoingWebhookCalls.getRange()) {
-    const [messageId, botId] = key as [number, number];
-    pendingCalls(h).run(() => callService(h, botId, messageId, value as Trigger));
+  if (!listening.has(h)) {
+    listening.add(h);
+    onMessageSent(h, ({ messageId, serviceTriggers }) => {
+      for (const { botId, trigger } of serviceTriggers) pendingCalls(h).run(() => callService(h, botId, messageId, trigger));
+    });
   }
+  for (const { messageId, botId, trigger } of storedOutgoingWebhookCalls(h.store)) pendingCalls(h).run(() => callService(h, botId, messageId, trigger));
 }
 
 /**
@@ -211,7 +145,7 @@ async function callService(h: Hearth, botId: number, messageId: number, trigger:
     outcome = await makeCall(h, botId, messageId, trigger);
   } finally {
     // A call that failed unexpectedly is dropped too (and logged): retrying it at every start would fail the same way.
-    if (outcome === "done") await h.store.commit(() => h.store.dbs.outgoingWebhookCalls.remove([messageId, botId]));
+    if (outcome === "done") await commit(h, () => removeOutgoingWebhookCall(h.store, messageId, botId));
   }
 }
 
@@ -251,67 +185,6 @@ async function makeCall(h: Hearth, botId: number, messageId: number, trigger: Tr
   await failWithMessage(h, call, "Bot is unavailable");
   await notifyBotOwner(h, call, { failureMessage: failure });
   return "done";
-}
-
-/** A call's host is, or resolved when the connection was made to, an internal address (see connectionLookup). */
-class PrivateNetworkRefused extends Error {}
-
-/**
- * The resolver a call's connection uses: it refuses a name that resolves to an
- * internal address, at the moment of connecting, unless private networks are allowed:
- * checking the name before the request would not do, as it could resolve elsewhere by
- * the time the request connects (DNS rebinding). Node's resolver signature, as
- * node:http's `lookup` option takes it. An address written in the URL is never looked
- * up (postOnce checks it with isInternalAddressUrl).
- */
-export function connectionLookup(allowPrivate: boolean): LookupFunction {
-  return (hostname, options, callback) => {
-    const family = options?.family === "IPv4" ? 4 : options?.family === "IPv6" ? 6 : (options?.family ?? 0);
-    lookupCallback(hostname, { all: true, family }, (error, addresses: LookupAddress[]) => {
-      if (error) return callback(error, "", 0);
-      if (!allowPrivate && addresses.some(isInternalAddress)) return callback(new PrivateNetworkRefused(`${hostname} resolves to an internal address`), "", 0);
-      if (options?.all) (callback as unknown as (error: null, all: LookupAddress[]) => void)(null, addresses);
-      else callback(null, addresses[0].address, addresses[0].family);
-    });
-  };
-}
-
-/**
- * One POST to a bot's URL (node:http, for the connection-time address check of
- * connectionLookup): the status and at most MAX_RESPONSE_BYTES of the answer; the rest
- * is not read. Redirects are not followed.
- */
-function postOnce(url: string, { headers, body }: { headers: Record<string, string>; body: string }, signal: AbortSignal, allowPrivate: boolean): Promise<{ status: number; body: Uint8Array }> {
-  return new Promise((resolve, reject) => {
-    if (!allowPrivate && isInternalAddressUrl(url)) return reject(new PrivateNetworkRefused(`${url} is an internal address`));
-    const target = new URL(url);
-    const send = target.protocol === "https:" ? httpsRequest : httpRequest;
-    const options = { method: "POST", headers: { ...headers, "content-length": String(Buffer.byteLength(body)) }, lookup: connectionLookup(allowPrivate), signal };
-    const request = send(target, options, (response: IncomingMessage) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      let finished = false;
-      const finish = () => {
-        if (finished) return;
-        finished = true;
-        resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks) });
-      };
-      response.on("data", (chunk: Buffer) => {
-        if (finished) return;
-        chunks.push(chunk.subarray(0, MAX_RESPONSE_BYTES - size));
-        size += Math.min(chunk.length, MAX_RESPONSE_BYTES - size);
-        if (size < MAX_RESPONSE_BYTES) return;
-        finish();
-        response.destroy();
-      });
-      response.on("end", finish);
-      response.on("error", (error) => (finished ? undefined : reject(error)));
-      // Cut off before its end (a timeout, the server going away): not an answer.
-      response.on("close", () => (finished ? undefined : reject(new Error("The connection closed before the answer ended"))));
-    });
-    request.on("error", reject);
-    request.end(body);
-  });
 }
 
 /** The request of each interface (Zulip's GenericOutgoingWebhookService and SlackOutgoingWebhookService make_request). */
@@ -420,60 +293,6 @@ async function notifyBotOwner(h: Hearth, call: Call, why: { statusCode?: number;
   if (why.responseContent) content += `\nThe response contains the following payload:\n\`\`\`\n${why.responseContent}\n\`\`\``;
   const userIds = [...new Set([bot.id, owner.id])].sort((a, b) => a - b);
   await doSendMessage(h, bot, { target: { type: "private", userIds }, content, client: "OutgoingWebhookResponse", readBySender: true });
-}
-
-/**
- * Whether the URL's host is an address (not a name) that is loopback, private,
- * link-local or otherwise internal: a bot's URL must not let whoever may create bots
- * make the server probe its own network (Zulip sends these calls through Smokescreen,
- * which refuses such addresses). Names are checked as they resolve (connectionLookup).
- */
-export function isInternalAddressUrl(url: string): boolean {
-  const host = new URL(url).hostname.replace(/^\[|\]$/g, "");
-  const family = isIP(host);
-  return family !== 0 && isInternalAddress({ address: host, family });
-}
-
-function isInternalAddress({ address, family }: { address: string; family: number }): boolean {
-  return family === 6 ? isInternalIpv6(address) : isInternalIpv4(address);
-}
-
-function isInternalIpv4(address: string): boolean {
-  const [a, b] = address.split(".").map(Number);
-  return (
-    a === 0 || a === 10 || a === 127 || (a === 100 && b >= 64 && b <= 127) || (a === 169 && b === 254) ||
-    (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || (a === 198 && (b === 18 || b === 19)) || a >= 224
-  );
-}
-
-function isInternalIpv6(address: string): boolean {
-  const words = ipv6Words(address.toLowerCase());
-  if (!words) return true; // Not an address this check understands: refused rather than risked.
-  const [w0, w1, w2, w3, w4, w5, w6, w7] = words;
-  const embeddedIpv4 = () => `${w6 >> 8}.${w6 & 0xff}.${w7 >> 8}.${w7 & 0xff}`;
-  // ::ffff:a.b.c.d (mapped), ::a.b.c.d (compatible, :: and ::1 among them), 64:ff9b::a.b.c.d (NAT64).
-  if (w0 === 0 && w1 === 0 && w2 === 0 && w3 === 0 && w4 === 0 && (w5 === 0xffff || w5 === 0)) return w5 === 0 && w6 === 0 ? true : isInternalIpv4(embeddedIpv4());
-  if (w0 === 0x64 && w1 === 0xff9b && w2 === 0 && w3 === 0 && w4 === 0 && w5 === 0) return isInternalIpv4(embeddedIpv4());
-  // fc00::/7 unique local, fe80::/10 link-local, ff00::/8 multicast.
-  return (w0 & 0xfe00) === 0xfc00 || (w0 & 0xffc0) === 0xfe80 || (w0 & 0xff00) === 0xff00;
-}
-
-/** The eight 16-bit words of an IPv6 address (`::` expanded, a trailing dotted IPv4 converted), or null. */
-function ipv6Words(address: string): number[] | null {
-  let text = address.split("%")[0];
-  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
-  if (dotted) {
-    const [a, b, c, d] = dotted.slice(1).map(Number);
-    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
-  }
-  const halves = text.split("::");
-  if (halves.length > 2) return null;
-  const head = halves[0] ? halves[0].split(":") : [];
-  const tail = halves.length === 2 && halves[1] ? halves[1].split(":") : [];
-  const missing = 8 - head.length - tail.length;
-  if (halves.length === 1 ? missing !== 0 : missing < 1) return null;
-  const words = [...head, ...Array(halves.length === 2 ? missing : 0).fill("0"), ...tail].map((w) => (/^[0-9a-f]{1,4}$/.test(w) ? parseInt(w, 16) : NaN));
-  return words.some(Number.isNaN) ? null : words;
 }
 
 /**

@@ -1,9 +1,10 @@
 import type { Hearth } from "../context";
 import { allChannels } from "../store/channels";
+import { allUsers } from "../store/users";
 import { getMessage } from "../store/messages";
 import { idsInRange } from "../store/message_indexes";
 import { realmMessageRetentionDays } from "../access/groups";
-import { doDeleteMessages } from "./messages";
+import { doDeleteMessages } from "./message_delete";
 import { doExpireUnclaimedUploads } from "./uploads";
 import { doExpireTusUploads } from "./tus";
 
@@ -49,7 +50,7 @@ export async function doExpireMessages(h: Hearth, now = Date.now() / 1000): Prom
   if (realmDays >= 0) {
     const cutoff = now - realmDays * DAY;
     // Direct messages are found through each participant's "dm" index.
-    for (const key of [...h.store.dbs.users.getKeys({})] as number[]) {
+    for (const key of [...allUsers(h.store)].map((u) => u.id)) {
       for (;;) {
         const ids = expiredIds(h, "userMessageIndex", [key, "dm"], cutoff, BATCH);
         if (ids.length === 0) break;

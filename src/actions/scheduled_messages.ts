@@ -2,6 +2,7 @@ import { getSystemBot } from "../store/system_bots";
 import { messageLinkSyntax } from "../markdown/links";
 import { silentMention, truncateContent, unusedFence } from "../markdown/syntax";
 import type { Hearth } from "../context";
+import { commit, type Transaction } from "../events/commit";
 import { ApiError, badRequest } from "../errors";
 import { getUser, type UserRecord } from "../store/users";
 import {
@@ -9,23 +10,15 @@ import {
   getScheduled,
   putScheduled,
   removeScheduled,
-  scheduledOfOwner,
   type ScheduledRecord,
 } from "../store/scheduled_messages";
 import { messageNearUrl } from "../views/messages";
+import { reminderView, scheduledMessageView } from "../views/scheduled_state";
 import { canReadChannel, channelById } from "../views/message_channels";
-import {
-  accessMessage,
-  checkMayPost,
-  checkSendMessage,
-  doSendMessage,
-  MAX_MESSAGE_LENGTH,
-  normalizeContent,
-  renderMessageContent,
-  resolveTarget,
-  sendSystemBotDm,
-  type MessageTarget,
-} from "./messages";
+import { accessMessage } from "../access/messages";
+import { checkMayPost } from "./message_checks";
+import { MAX_MESSAGE_LENGTH, normalizeContent, renderMessageContent, type MessageTarget } from "./message_content";
+import { checkSendMessage, doSendMessage, resolveTarget, sendSystemBotDm } from "./message_send";
 
 /** Zulip's MAX_REMINDER_NOTE_LENGTH (FL 415), announced in register as `max_reminder_note_length`. */
 export const MAX_REMINDER_NOTE_LENGTH = 1000;
@@ -40,40 +33,6 @@ const isChannelType = (type: string) => type === "stream" || type === "channel";
 function checkFutureTimestamp(timestamp: number, now = Date.now() / 1000): void {
   if (timestamp <= now) throw pastDeliveryTime();
 }
-
-// ---------------------------------------------------------------------------
-// Views
-
-/** Zulip's ScheduledMessage object (legacy type names, `topic` only for channel messages). */
-export function scheduledMessageView(r: ScheduledRecord): Record<string, unknown> {
-  const view: Record<string, unknown> = { scheduled_message_id: r.id, type: r.type, to: r.to };
-  if (r.type === "stream") view.topic = r.topic;
-  return { ...view, content: r.content, rendered_content: r.rendered_content, scheduled_delivery_timestamp: r.deliver_at, failed: r.failed };
-}
-
-/** Zulip's Reminder object (FL 399). */
-export function reminderView(r: ScheduledRecord): Record<string, unknown> {
-  return {
-    reminder_id: r.id,
-    type: "private",
-    to: r.to,
-    content: r.content,
-    rendered_content: r.rendered_content,
-    scheduled_delivery_timestamp: r.deliver_at,
-    failed: r.failed,
-    reminder_target_message_id: r.reminder_target_message_id,
-  };
-}
-
-/** The owner's undelivered items of one kind, soonest first (failed ones included: the owner must see them). */
-function undelivered(h: Hearth, ownerId: number, kind: ScheduledRecord["kind"]): ScheduledRecord[] {
-  return scheduledOfOwner(h.store, ownerId)
-    .filter((r) => r.kind === kind && r.delivered_message_id === null)
-    .sort((a, b) => a.deliver_at - b.deliver_at || a.id - b.id);
-}
-
-export const getScheduledMessages = (h: Hearth, user: UserRecord) => undelivered(h, user.id, "message").map(scheduledMessageView);
-export const getReminders = (h: Hearth, user: UserRecord) => undelivered(h, user.id, "reminder").map(reminderView);
 
 // ---------------------------------------------------------------------------
 // Scheduled messages
@@ -135,7 +94,7 @@ export interface ScheduleMessageRequest {
 export async function checkScheduleMessage(h: Hearth, owner: UserRecord, req: ScheduleMessageRequest): Promise<number> {
   checkFutureTimestamp(req.deliverAt);
   const fields = checkedMessageFields(h, owner, req.type, req.to, req.topic, req.content);
-  const record = await h.store.commit(() => {
+  const record = await commit(h, (tx) => {
     const r: ScheduledRecord = {
       id: h.store.nextId("scheduled_message"),
       kind: "message",
@@ -150,9 +109,9 @@ export async function checkScheduleMessage(h: Hearth, owner: UserRecord, req: Sc
       reminder_target_message_id: null,
     };
     putScheduled(h.store, r);
+    tx.notify({ type: "scheduled_messages", op: "add", scheduled_messages: [scheduledMessageView(r)] }, [owner.id]);
     return r;
   });
-  h.events.publish({ type: "scheduled_messages", op: "add", scheduled_messages: [scheduledMessageView(record)] }, [owner.id]);
   return record.id;
 }
 
@@ -192,25 +151,24 @@ export async function checkEditScheduledMessage(h: Hearth, owner: UserRecord, id
       req.content ?? existing.content,
     );
   }
-  const updated = await h.store.commit(() => {
+  await commit(h, (tx) => {
     const current = getScheduled(h.store, owner.id, id);
     // Delivery may have happened since the checks above.
     if (!current) throw scheduledMessageMissing();
     if (current.delivered_message_id !== null) throw badRequest("Scheduled message was already sent");
     const next: ScheduledRecord = { ...current, ...fields, deliver_at: req.deliverAt ?? current.deliver_at, failed: false, failure_message: null };
     putScheduled(h.store, next, current);
-    return next;
+    tx.notify({ type: "scheduled_messages", op: "update", scheduled_message: scheduledMessageView(next) }, [owner.id]);
   });
-  h.events.publish({ type: "scheduled_messages", op: "update", scheduled_message: scheduledMessageView(updated) }, [owner.id]);
 }
 
 export async function doDeleteScheduledMessage(h: Hearth, owner: UserRecord, id: number): Promise<void> {
-  await h.store.commit(() => {
+  await commit(h, (tx) => {
     const r = getScheduled(h.store, owner.id, id);
     if (!r || r.kind !== "message") throw scheduledMessageMissing();
     removeScheduled(h.store, r);
+    tx.notify({ type: "scheduled_messages", op: "remove", scheduled_message_id: id }, [owner.id]);
   });
-  h.events.publish({ type: "scheduled_messages", op: "remove", scheduled_message_id: id }, [owner.id]);
 }
 
 // ---------------------------------------------------------------------------
@@ -259,7 +217,7 @@ export async function checkScheduleReminder(h: Hearth, owner: UserRecord, req: S
   if ([...note].length > MAX_REMINDER_NOTE_LENGTH) throw badRequest(`Maximum reminder note length: ${MAX_REMINDER_NOTE_LENGTH} characters`);
   const content = reminderContent(h, message, note);
   const renderer = getSystemBot(h.store, "notification") ?? owner;
-  const record = await h.store.commit(() => {
+  const record = await commit(h, (tx) => {
     const r: ScheduledRecord = {
       id: h.store.nextId("scheduled_message"),
       kind: "reminder",
@@ -278,19 +236,19 @@ export async function checkScheduleReminder(h: Hearth, owner: UserRecord, req: S
       reminder_target_message_id: message.id,
     };
     putScheduled(h.store, r);
+    tx.notify({ type: "reminders", op: "add", reminders: [reminderView(r)] }, [owner.id]);
     return r;
   });
-  h.events.publish({ type: "reminders", op: "add", reminders: [reminderView(record)] }, [owner.id]);
   return record.id;
 }
 
 export async function doDeleteReminder(h: Hearth, owner: UserRecord, id: number): Promise<void> {
-  await h.store.commit(() => {
+  await commit(h, (tx) => {
     const r = getScheduled(h.store, owner.id, id);
     if (!r || r.kind !== "reminder") throw reminderMissing();
     removeScheduled(h.store, r);
+    tx.notify({ type: "reminders", op: "remove", reminder_id: id }, [owner.id]);
   });
-  h.events.publish({ type: "reminders", op: "remove", reminder_id: id }, [owner.id]);
 }
 
 // ---------------------------------------------------------------------------
@@ -307,10 +265,12 @@ class Superseded extends Error {}
 async function deliverOne(h: Hearth, ownerId: number, id: number): Promise<void> {
   const record = getScheduled(h.store, ownerId, id);
   if (!record || record.delivered_message_id !== null || record.failed) return;
-  const markDelivered = (messageId: number) => {
+  const markDelivered = (messageId: number, tx: Transaction) => {
     const current = getScheduled(h.store, ownerId, id);
     if (!current || JSON.stringify(current) !== JSON.stringify(record)) throw new Superseded();
     putScheduled(h.store, { ...current, delivered_message_id: messageId }, current);
+    if (record.kind === "reminder") tx.notify({ type: "reminders", op: "remove", reminder_id: id }, [ownerId]);
+    else tx.notify({ type: "scheduled_messages", op: "remove", scheduled_message_id: id }, [ownerId]);
   };
   try {
     const owner = getUser(h.store, ownerId);
@@ -320,7 +280,6 @@ async function deliverOne(h: Hearth, ownerId: number, id: number): Promise<void>
       if (!bot) throw badRequest("The notification bot does not exist.");
       const userIds = [bot.id, owner.id].sort((a, b) => a - b);
       await doSendMessage(h, bot, { target: { type: "private", userIds }, content: record.content, client: "Internal", readBySender: true, alsoInTransaction: markDelivered });
-      h.events.publish({ type: "reminders", op: "remove", reminder_id: id }, [ownerId]);
     } else {
       // The owner's permissions now, not when scheduled (Zulip re-runs its checks).
       const target = resolveScheduledTarget(h, owner, record.type, record.to, record.topic);
@@ -331,7 +290,6 @@ async function deliverOne(h: Hearth, ownerId: number, id: number): Promise<void>
         readBySender: record.read_by_sender,
         alsoInTransaction: markDelivered,
       });
-      h.events.publish({ type: "scheduled_messages", op: "remove", scheduled_message_id: id }, [ownerId]);
     }
   } catch (e) {
     if (e instanceof Superseded) return;
@@ -343,21 +301,19 @@ async function deliverOne(h: Hearth, ownerId: number, id: number): Promise<void>
 
 /** Zulip: a failed item stays listed with `failed: true`, and its owner is told. */
 async function doMarkFailed(h: Hearth, ownerId: number, id: number, reason: string): Promise<void> {
-  const failed = await h.store.commit(() => {
+  const failed = await commit(h, (tx) => {
     const current = getScheduled(h.store, ownerId, id);
     if (!current || current.delivered_message_id !== null) return undefined;
     const next = { ...current, failed: true, failure_message: reason };
     putScheduled(h.store, next, current);
+    if (next.kind === "reminder") {
+      // Reminder events have no update op: replace the client's copy.
+      tx.notify({ type: "reminders", op: "remove", reminder_id: id }, [ownerId]);
+      tx.notify({ type: "reminders", op: "add", reminders: [reminderView(next)] }, [ownerId]);
+    } else tx.notify({ type: "scheduled_messages", op: "update", scheduled_message: scheduledMessageView(next) }, [ownerId]);
     return next;
   });
-  if (!failed) return;
-  if (failed.kind === "reminder") {
-    // Reminder events have no update op: replace the client's copy.
-    h.events.publish({ type: "reminders", op: "remove", reminder_id: id }, [ownerId]);
-    h.events.publish({ type: "reminders", op: "add", reminders: [reminderView(failed)] }, [ownerId]);
-    return;
-  }
-  h.events.publish({ type: "scheduled_messages", op: "update", scheduled_message: scheduledMessageView(failed) }, [ownerId]);
+  if (!failed || failed.kind === "reminder") return;
   const owner = getUser(h.store, ownerId);
   const bot = getSystemBot(h.store, "notification");
   if (!owner?.is_active || !bot) return;

@@ -1,10 +1,12 @@
 import type { Hearth } from "../context";
+import { commit } from "../events/commit";
 import { badRequest } from "../errors";
 import { checkWidgetEvent, MAX_SUBMESSAGE_LENGTH } from "../markdown/widgets";
 import { getMessage, type MessageRecord } from "../store/messages";
+import { replaceMessage } from "../store/user_messages";
 import { ValidationError } from "../lib/validator";
 import type { UserRecord } from "../store/users";
-import { accessMessage, invalidMessage, messageAudience } from "./messages";
+import { accessMessage, invalidMessage, messageAudience } from "../access/messages";
 import { participationPolicyChanges, publishPolicyChanges, writePolicyChanges } from "./user_topics";
 import { committedTransaction } from "./committed";
 
@@ -52,21 +54,19 @@ export async function checkAddSubmessage(h: Hearth, user: UserRecord, messageId:
       throw e;
     }
   }
-  const added = await h.store.commit(() => {
+  const added = await commit(h, (tx) => {
     // Read again in the transaction: two votes at once must both be kept.
     const m = getMessage(h.store, messageId);
     if (!m) throw invalidMessage();
     if (m.submessages.length >= MAX_SUBMESSAGES_PER_MESSAGE) throw badRequest(`This message has too many submessages (limit: ${MAX_SUBMESSAGES_PER_MESSAGE})`);
     const submessage = { id: h.store.nextId("submessage"), message_id: m.id, sender_id: user.id, msg_type: msgType, content };
-    h.store.dbs.messages.put(m.id, { ...m, submessages: [...m.submessages, submessage] });
+    replaceMessage(h.store, m, { ...m, submessages: [...m.submessages, submessage] });
     // Taking part (a vote) may follow the topic, in the same transaction (Zulip's rule).
     const policies = m.type === "stream" ? writePolicyChanges(h, participationPolicyChanges(h, user, m.channel_id!, m.topic)) : [];
-    return { message: m, submessage, policies };
+    tx.notify(
+      { type: "submessage", msg_type: msgType, message_id: messageId, submessage_id: submessage.id, sender_id: user.id, content },
+      messageAudience(h, m),
+    );
+    publishPolicyChanges(tx, h, policies);
   });
-  const { submessage } = added;
-  h.events.publish(
-    { type: "submessage", msg_type: msgType, message_id: messageId, submessage_id: submessage.id, sender_id: user.id, content },
-    messageAudience(h, added.message),
-  );
-  publishPolicyChanges(committedTransaction(h), h, added.policies);
 }

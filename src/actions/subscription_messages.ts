@@ -8,7 +8,7 @@ import { getChannel, type ChannelRecord } from "../store/channels";
 import { getSystemBot } from "../store/system_bots";
 import { getRealm } from "../store/realm";
 import { realmSetting } from "../views/realm-settings";
-import { doSendMessage, sendSystemBotDm } from "./messages";
+import { doSendMessage, sendSystemBotDm } from "./message_send";
 
 /**
  * `announce`: Notification Bot posts to the organization's new-channel announcements

@@ -215,17 +215,6 @@ export async function removeAttachmentFiles(h: Hearth, removed: AttachmentRecord
   for (const a of removed) await removeFile(uploadFilePath(h.store, a.path_id));
 }
 
-/**
- * After the commit: removed uploads' files go, and each owner hears about their
- * uploads. Still called after their commit by the message actions (src/actions/messages.ts);
- * inside a commit, `notifyAttachmentEvents` and `removeAttachmentFiles` replace it.
- */
-export async function notifyAttachmentChanges(h: Hearth, changes: AttachmentChanges): Promise<void> {
-  if (changes.updated.length === 0 && changes.removed.length === 0) return;
-  await removeAttachmentFiles(h, changes.removed);
-  for (const [event, ownerId] of attachmentEvents(h, changes)) h.events.publish(event, [ownerId]);
-}
-
 /** Zulip deletes uploads no message links once they are three weeks old (`delete_old_unclaimed_attachments`). */
 export const UNCLAIMED_UPLOAD_DAYS = 21;
 

@@ -8,7 +8,7 @@ import { topicKey } from "../store/messages";
 import { getSubscription } from "../store/subscriptions";
 import { userSetting } from "../views/settings";
 import { mutedTopicsView } from "../views/user_topics";
-import { MAX_TOPIC_LENGTH, normalizeTopic } from "./messages";
+import { MAX_TOPIC_LENGTH, normalizeTopic } from "./message_content";
 
 /**
  * `POST /user_topics`: sets one topic's visibility policy for the caller. Setting

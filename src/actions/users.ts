@@ -8,10 +8,10 @@ import { badRequest, insufficientPermission, mustBeAdmin, mustBeOwner } from "..
 import { generateApiKey, hashPassword, passwordLengthAllowed } from "../auth/credentials";
 import { revokeInvitesCreatedBy } from "../store/invites";
 import { getSystemBot } from "../store/system_bots";
-import { sendSystemBotDm } from "./messages";
+import { sendSystemBotDm } from "./message_send";
 import { notifyInvitesChanged } from "./invite_events";
 import { activeUserIdsOf, allUsers, BotType, EmailVisibility, getUser, getUserByEmail, putUser, Role, ROLES, type BotDefaults, type OutgoingWebhookService, type UserRecord } from "../store/users";
-import { checkInterfaceType, checkPayloadUrl, newOutgoingWebhookService, serviceDicts, ServiceInterface } from "./outgoing_webhooks";
+import { checkInterfaceType, checkPayloadUrl, newOutgoingWebhookService, serviceDicts, ServiceInterface } from "./outgoing_webhook_services";
 import { getChannel } from "../store/channels";
 import { accessChannelByName } from "../access/channels";
 import { joinGroupsInTransaction, notifyGroupsJoined, notifySystemGroupMembership } from "./user_groups";

@@ -6,7 +6,7 @@ import { getSystemBot } from "../store/system_bots";
 import { getUser, type UserRecord } from "../store/users";
 import { channelById, channelByName, channelSubscriberIds } from "../views/message_channels";
 import { checkChannelName } from "./channel_checks";
-import { checkSendMessage, resolveTarget, sendSystemBotDm } from "./messages";
+import { checkSendMessage, resolveTarget, sendSystemBotDm } from "./message_send";
 import { channelLinkSyntax } from "../markdown/links";
 import { splitOnce } from "../lib/text";
 

@@ -4,26 +4,15 @@ import type { Hearth } from "../context";
 import { badRequest, incompatibleParameters } from "../errors";
 import { ApiRoutes } from "../http/route";
 import { param } from "../http/params";
-import {
-  accessMessage,
-  checkDeleteMessage,
-  checkDeleteTopic,
-  checkEditMessage,
-  checkReaction,
-  checkSendMessage,
-  checkUpdateFlags,
-  checkUpdateFlagsForNarrow,
-  doMarkAllAsRead,
-  checkMarkChannelAsRead,
-  doTypingChannel,
-  doTypingDirect,
-  doTypingEditMessage,
-  messageHistory,
-  readReceipts,
-  renderMessageContent,
-  resolveTarget,
-} from "../actions/messages";
-import { formatMessage, readableChannels, realmSetting, topicDisplayName, topicsForUser, type MessageViewOptions } from "../views/messages";
+import { accessMessage, readableChannels } from "../access/messages";
+import { renderMessageContent } from "../actions/message_content";
+import { checkDeleteMessage, checkDeleteTopic } from "../actions/message_delete";
+import { checkEditMessage } from "../actions/message_edit";
+import { checkMarkChannelAsRead, checkUpdateFlags, checkUpdateFlagsForNarrow, doMarkAllAsRead } from "../actions/message_flags";
+import { checkSendMessage, resolveTarget } from "../actions/message_send";
+import { checkReaction } from "../actions/reactions";
+import { doTypingChannel, doTypingDirect, doTypingEditMessage } from "../actions/typing";
+import { formatMessage, getMessageHistory, getReadReceipts, realmSetting, topicDisplayName, topicsForUser, type MessageViewOptions } from "../views/messages";
 import { compileNarrow, fetchByIds, fetchRange, highlightHtml, highlightTopic, matchesNarrow, parseAnchor, parseNarrow } from "../views/narrow";
 import { checkReportMessage } from "../actions/message_reports";
 import { checkAddSubmessage } from "../actions/submessages";
@@ -210,9 +199,9 @@ export function messagesRoutes(h: Hearth) {
       return {};
     })
     .get("/messages/:message_id/history", { params: { allow_empty_topic_name: param.bool().default(false) } }, ({ user, path, params }) => ({
-      message_history: messageHistory(h, user, messageIdOf(path.message_id), params.allow_empty_topic_name),
+      message_history: getMessageHistory(h, user, messageIdOf(path.message_id), params.allow_empty_topic_name),
     }))
-    .get("/messages/:message_id/read_receipts", {}, ({ user, path }) => ({ user_ids: readReceipts(h, user, messageIdOf(path.message_id)) }))
+    .get("/messages/:message_id/read_receipts", {}, ({ user, path }) => ({ user_ids: getReadReceipts(h, user, messageIdOf(path.message_id)) }))
     .post(
       "/messages/:message_id/reactions",
       { params: { emoji_name: param.string(), emoji_code: param.string().optional(), reaction_type: param.string().optional() } },

@@ -10,9 +10,8 @@ import {
   checkScheduleReminder,
   doDeleteReminder,
   doDeleteScheduledMessage,
-  getReminders,
-  getScheduledMessages,
 } from "../actions/scheduled_messages";
+import { getReminders, getScheduledMessages } from "../views/scheduled_state";
 
 const MessageType = param.oneOf(["direct", "channel", "stream", "private"] as const);
 // Zulip's `Json[int | list[int]]`: a channel ID or a list of user IDs (no names here).

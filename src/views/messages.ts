@@ -4,30 +4,15 @@ import { getRealm } from "../store/realm";
 import { REALM_DEFAULTS, realmSetting as realmSettingOrDefault } from "./realm-settings";
 import { flagList, getMessage, MessageFlag, topicKey, type MessageRecord } from "../store/messages";
 import { idsInRange, topicsOfChannel } from "../store/message_indexes";
-import { getUserFlags, newestMessageIdOf } from "../store/user_messages";
+import { getUserFlags, messageRecipientFlags, newestMessageIdOf } from "../store/user_messages";
 import { accessChannel } from "../access/channels";
 import { apiEmail } from "./users";
 import { avatarUrl } from "./avatars";
-import { channelById, canReadChannel, type MessageChannel } from "./message_channels";
+import { channelById } from "./message_channels";
+import { accessMessage } from "../access/messages";
+import { badRequest } from "../errors";
+import { DIFF_CELLS_PER_REQUEST, htmlDiff } from "../markdown/html_diff";
 import { channelNarrowSlug, encodeHashComponent, topicLinks, type Linkifier } from "../markdown";
-
-/** A channel by ID if `user` may read its messages, else undefined. */
-export type ReadableChannels = (channelId: number) => MessageChannel | undefined;
-
-/**
- * The channels `user` may read, each looked up once: a walk over many messages
- * (walkNarrow) asks once per channel rather than reading the channel per message.
- */
-export function readableChannels(h: Hearth, user: UserRecord): ReadableChannels {
-  const known = new Map<number, MessageChannel | undefined>();
-  return (channelId) => {
-    if (!known.has(channelId)) {
-      const channel = channelById(h, channelId);
-      known.set(channelId, channel && canReadChannel(h, user, channel) ? channel : undefined);
-    }
-    return known.get(channelId);
-  };
-}
 
 /** The newest message ID the user has received; -1 when none (Zulip's convention). */
 export function maxMessageIdFor(h: Hearth, user: UserRecord): number {
@@ -49,25 +34,6 @@ export interface MessageViewOptions {
 }
 
 export const DEFAULT_VIEW: MessageViewOptions = { applyMarkdown: true, allowEmptyTopicName: true };
-
-/**
- * The flags a user sees on a message: their row, or — for a channel message they
- * may read without having received it — Zulip's `read` + `historical`.
- * Undefined when the user may not see the message at all.
- */
-export function visibleFlags(h: Hearth, user: UserRecord, m: MessageRecord, readable: ReadableChannels = readableChannels(h, user)): number | undefined {
-  const own = getUserFlags(h.store, user.id, m.id);
-  if (m.type !== "stream") return own;
-  // Zulip's has_message_access: a row is not enough in a channel. Someone who left a
-  // private channel (or a guest who left any channel) keeps their rows, but no longer
-  // reads its messages.
-  const channel = readable(m.channel_id!);
-  if (!channel) return undefined;
-  if (own !== undefined) return own;
-  // Private channels with protected history show subscribers only what they received.
-  if (channel.invite_only && !channel.history_public_to_subscribers) return undefined;
-  return MessageFlag.read | MessageFlag.historical;
-}
 
 function displayUser(h: Hearth, id: number): { id: number; email: string; full_name: string; is_mirror_dummy: boolean } {
   const u = getUser(h.store, id);
@@ -151,19 +117,6 @@ export function visibleEditHistory(h: Hearth, m: MessageRecord): MessageRecord["
     .map(({ prev_content, prev_rendered_content, prev_rendered_content_version, ...move }) => move);
 }
 
-/** Reads a message and its flags for `user`, or undefined when they may not see it. */
-export function readableMessage(
-  h: Hearth,
-  user: UserRecord,
-  id: number,
-  readable: ReadableChannels = readableChannels(h, user),
-): { message: MessageRecord; flags: number } | undefined {
-  const message = getMessage(h.store, id);
-  if (!message) return undefined;
-  const flags = visibleFlags(h, user, message, readable);
-  return flags === undefined ? undefined : { message, flags };
-}
-
 /**
  * `GET /users/me/{stream_id}/topics`: a channel's topics, newest first. Where
  * history is protected, only topics with messages the user received, up to the
@@ -181,4 +134,67 @@ export function topicsForUser(h: Hearth, user: UserRecord, channelId: number, op
     });
   }
   return topics.map((topic) => ({ name: topicDisplayName(h, topic.name, options), max_id: topic.max_id }));
+}
+
+/**
+ * GET /messages/{id}/history: oldest first, each entry the state after that change.
+ * Without `allowEmptyTopicName` (FL 334) a channel message's "" topic shows as the
+ * realm's display name.
+ */
+export function getMessageHistory(h: Hearth, user: UserRecord, messageId: number, allowEmptyTopicName = false): Record<string, unknown>[] {
+  const { message } = accessMessage(h, user, messageId);
+  const policy = editHistoryPolicy(h);
+  if (policy === "none") throw badRequest("Message edit history is disabled in this organization");
+  const entries: Record<string, unknown>[] = [];
+  // One budget for the whole history: a long message edited many times stays cheap to ask for.
+  const diffBudget = { cells: DIFF_CELLS_PER_REQUEST };
+  let content = message.content;
+  let rendered = message.rendered_content;
+  let topic = message.topic;
+  let stream = message.channel_id;
+  // Walk back from the current state; edit_history is newest first.
+  for (const e of message.edit_history) {
+    const snapshot: Record<string, unknown> = { user_id: e.user_id, timestamp: e.timestamp, topic, content, rendered_content: rendered };
+    if (e.prev_content !== undefined && policy === "all") {
+      snapshot.prev_content = e.prev_content;
+      snapshot.prev_rendered_content = e.prev_rendered_content;
+      // What the edit changed, word by word, as Zulip marks it.
+      if (e.prev_rendered_content !== undefined) snapshot.content_html_diff = htmlDiff(e.prev_rendered_content, rendered, diffBudget);
+      content = e.prev_content;
+      rendered = e.prev_rendered_content ?? rendered;
+    }
+    if (e.prev_topic !== undefined) {
+      snapshot.prev_topic = e.prev_topic;
+      topic = e.prev_topic;
+    }
+    if (e.prev_stream !== undefined) {
+      snapshot.prev_stream = e.prev_stream;
+      snapshot.stream = stream;
+      stream = e.prev_stream;
+    }
+    entries.push(snapshot);
+  }
+  entries.push({ user_id: message.sender_id, timestamp: message.timestamp, topic, content, rendered_content: rendered });
+  if (message.type === "stream" && !allowEmptyTopicName) {
+    for (const entry of entries) {
+      for (const key of ["topic", "prev_topic"]) {
+        if (entry[key] !== undefined) entry[key] = topicDisplayName(h, entry[key] as string, { allowEmptyTopicName });
+      }
+    }
+  }
+  return entries.reverse();
+}
+
+/** GET /messages/{id}/read_receipts: who read it, as far as each lets it be known. */
+export function getReadReceipts(h: Hearth, user: UserRecord, messageId: number): number[] {
+  if (!realmSetting<boolean>(h, "enable_read_receipts", true)) throw badRequest("Read receipts are disabled in this organization.");
+  const { message } = accessMessage(h, user, messageId);
+  const ids: number[] = [];
+  for (const [userId, bits] of messageRecipientFlags(h.store, message)) {
+    if (userId === message.sender_id || !(bits & MessageFlag.read) || bits & MessageFlag.historical) continue;
+    const u = getUser(h.store, userId);
+    if (!u || !u.is_active || u.settings.send_read_receipts === false) continue;
+    ids.push(userId);
+  }
+  return ids.sort((a, b) => a - b);
 }

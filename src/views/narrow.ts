@@ -8,7 +8,7 @@ import { idsForTermPrefix, idsInRange } from "../store/message_indexes";
 import { unreadMessageIds } from "../store/unread";
 import { userMessageIds } from "../store/user_messages";
 import { channelById, channelByName, canReadChannel, type MessageChannel } from "./message_channels";
-import { readableChannels, visibleFlags, type ReadableChannels } from "./messages";
+import { readableChannels, visibleFlags, type ReadableChannels } from "../access/messages";
 import { visibilityPolicyOf, VisibilityPolicy } from "../store/user_topics";
 import { getSubscription } from "../store/subscriptions";
 

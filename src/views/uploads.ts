@@ -5,7 +5,7 @@ import { getAvatarSalt } from "../store/avatars";
 import { getMessage } from "../store/messages";
 import { getAttachmentByPath, uploadFilePath, uploadSpaceUsed, userAttachments, type AttachmentRecord } from "../store/uploads";
 import type { UserRecord } from "../store/users";
-import { readableChannels, readableMessage } from "./messages";
+import { readableChannels, readableMessage } from "../access/messages";
 
 /** Uploads as the API shows them, who may read them, and where their bytes are. */
 

@@ -10,7 +10,8 @@ import { rmSync } from "node:fs";
 import { expectError, expectSchema, expectSuccess, startTestServer, type TestServer, type TestUser } from "../kit";
 import { register, verifyAction } from "../events-kit";
 import { RegisterResponse } from "../../src/schemas/register";
-import { connectionLookup, drainOutgoingWebhooks, isInternalAddressUrl } from "../../src/actions/outgoing_webhooks";
+import { drainOutgoingWebhooks } from "../../src/actions/outgoing_webhooks";
+import { connectionLookup, isInternalAddressUrl } from "../../src/actions/outgoing_webhook_http";
 
 let s: TestServer;
 let denmark: number;
