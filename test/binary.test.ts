@@ -276,7 +276,7 @@ describe("dist/hearth (linux x64)", () => {
     expect(await terminate(restarted)).toBe(0);
     const fromBackup = await startServe(x64, ["--data", restoredDir, "--port", String(await freePort())]);
     const restoredApi = new ApiClient(fromBackup.url, owner.email, owner.api_key);
-    expect(expectSuccess(await restoredApi.get(`/messages/${sent}`)).message.content).toBe("for the worker");
+    expect(expectSuccess(await restoredApi.get(`/messages/${sent}`, { apply_markdown: false })).message.content).toBe("for the worker");
     expect(await terminate(fromBackup)).toBe(0);
     }, 60_000);
 
