@@ -35,7 +35,7 @@ else await main();
 /** Child process: a Hearth test server, one user with CLIENTS queues. */
 async function serveHearth() {
   const { startTestServer } = await import("../test/kit");
-  const { register } = await import("../test/events-kit");
+  const { register } = await import("../test/kit/events");
   const s = await startTestServer();
   const queues: string[] = [];
   for (let i = 0; i < CLIENTS; i++) queues.push((await register(s.as("hamlet"), { event_types: ["realm_user"] })).queue_id);

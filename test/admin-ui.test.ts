@@ -7,8 +7,8 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { expectSuccess, PASSWORD, startTestServer, type TestServer } from "./kit";
-import { launchChromium, type Browser, type Page } from "./browser";
-import { hearth, tempDir } from "./process";
+import { launchChromium, type Browser, type Page } from "./kit/browser";
+import { hearth, tempDir } from "./kit/process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 

@@ -3,7 +3,7 @@ import { describe, expect, test } from "bun:test";
 import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 
-import { auth, freePort, hearth, startServe, tempDir } from "./process";
+import { auth, freePort, hearth, startServe, tempDir } from "./kit/process";
 
 /**
  * A new organization's starting point, as the Zulip server sets one up: three public

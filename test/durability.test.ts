@@ -1,6 +1,6 @@
 /** Every write that returned success survives kill -9. */
 import { expect, test } from "bun:test";
-import { auth, freePort, hearth, startServe, tempDir } from "./process";
+import { auth, freePort, hearth, startServe, tempDir } from "./kit/process";
 
 /** A data folder with an organization and its owner. */
 async function initFolder() {

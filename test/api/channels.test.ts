@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expectError, expectSchema, expectSuccess, startTestServer, type CastName, type Params, type TestServer } from "../kit";
-import { verifyAction } from "../events-kit";
+import { verifyAction } from "../kit/events";
 import {
   GetStreamIdResponse,
   GetStreamResponse,

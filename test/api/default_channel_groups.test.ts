@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Type as t } from "@sinclair/typebox";
 import { expectError, expectSchema, expectSuccess, startTestServer, type TestServer } from "../kit";
-import { register, verifyAction } from "../events-kit";
+import { register, verifyAction } from "../kit/events";
 import { DefaultStreamGroup } from "../../src/schemas/channels";
 
 let s: TestServer;

@@ -77,7 +77,7 @@ describe("names that are Object.prototype keys", () => {
 
 describe("queues, lookups and listings respect each viewer", () => {
   test("a queue narrowed to is:mentioned gets the messages that mention its user", async () => {
-    const { register, drainEvents } = await import("../events-kit");
+    const { register, drainEvents } = await import("../kit/events");
     const state = await register(s.as("hamlet"), { event_types: ["message"], narrow: [["is", "mentioned"]] });
     expectSuccess(await s.as("iago").post("/messages", { type: "stream", to: denmark, topic: "t", content: "@**King Hamlet** look" }));
     expectSuccess(await s.as("iago").post("/messages", { type: "stream", to: denmark, topic: "t", content: "nobody here" }));

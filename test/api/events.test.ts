@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ApiClient, expectError, expectSchema, expectSuccess, startTestServer, type TestServer } from "../kit";
-import { drainEvents, register } from "../events-kit";
-import { auth } from "../process";
+import { drainEvents, register } from "../kit/events";
+import { auth } from "../kit/process";
 import { runZulipJs } from "../clients/zulip-js";
 import { BadEventQueueIdError, GetEventsResponse } from "../../src/schemas/register";
 

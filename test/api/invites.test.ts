@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ApiClient, expectError, expectSchema, expectSuccess, startTestServer, type TestServer } from "../kit";
-import { verifyAction } from "../events-kit";
+import { verifyAction } from "../kit/events";
 import { CreateInviteLinkResponse, GetInvitesResponse } from "../../src/schemas/users";
 import { Role } from "../../src/store/users";
 

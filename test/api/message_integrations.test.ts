@@ -1,7 +1,7 @@
 /** Messages meeting the per-user and organization features: alert words, topic visibility, linkifiers, custom emoji, muting. */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { expectError, expectSuccess, recordPublished, startTestServer, type TestServer } from "../kit";
-import { verifyAction } from "../events-kit";
+import { verifyAction } from "../kit/events";
 import { identiconPng } from "../../src/avatars/identicon";
 
 let s: TestServer;

@@ -3,7 +3,7 @@ import { expectError, expectSchema, expectSuccess, recordPublished, startTestSer
 import { GetMessagesByIdsResponse, GetMessagesResponse, MessageHistoryResponse, SendMessageResponse, TopicsResponse, UpdateFlagsResponse } from "../../src/schemas/messages";
 import { getMessage, MessageFlag } from "../../src/store/messages";
 import { getUserFlags } from "../../src/store/user_messages";
-import { register } from "../events-kit";
+import { register } from "../kit/events";
 import { getChannel, putChannel } from "../../src/store/channels";
 import { doExpireMessages } from "../../src/actions/retention";
 import { putUserGroup, systemGroupId, USER_GROUP_SETTINGS } from "../../src/store/user_groups";

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { expectError, expectSchema, expectSuccess, recordPublished, startTestServer, type TestServer } from "../kit";
 import { getRealm, putRealm } from "../../src/store/realm";
 import { systemGroupId } from "../../src/store/user_groups";
-import { register } from "../events-kit";
+import { register } from "../kit/events";
 import {
   GetMessageResponse,
   GetMessagesResponse,

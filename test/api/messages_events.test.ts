@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { expectSuccess, startTestServer, type TestServer } from "../kit";
-import { drainEvents, register } from "../events-kit";
+import { drainEvents, register } from "../kit/events";
 
 let s: TestServer;
 beforeAll(async () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { expectSuccess, startTestServer, type TestServer } from "../kit";
-import { verifyAction } from "../events-kit";
+import { verifyAction } from "../kit/events";
 
 /**
  * State + events consistency for every message action: register, act, apply the

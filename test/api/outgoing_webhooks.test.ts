@@ -8,7 +8,7 @@ import { createServer, type AddressInfo } from "node:net";
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { expectError, expectSchema, expectSuccess, startTestServer, type TestServer, type TestUser } from "../kit";
-import { register, verifyAction } from "../events-kit";
+import { register, verifyAction } from "../kit/events";
 import { RegisterResponse } from "../../src/schemas/register";
 import { drainOutgoingWebhooks } from "../../src/actions/outgoing_webhooks";
 import { connectionLookup, isInternalAddressUrl } from "../../src/actions/outgoing_webhook_http";

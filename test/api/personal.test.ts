@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:tes
 import { expectError, expectSchema, expectSuccess, recordPublished, startTestServer, type TestServer } from "../kit";
 import { Type as t } from "@sinclair/typebox";
 import { success } from "../../src/schemas/common";
-import { verifyAction } from "../events-kit";
+import { verifyAction } from "../kit/events";
 
 let s: TestServer;
 let published: ReturnType<typeof recordPublished>;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { expectError, expectSuccess, startTestServer, type TestServer } from "../kit";
-import { register, verifyAction, drainEvents } from "../events-kit";
+import { register, verifyAction, drainEvents } from "../kit/events";
 
 let s: TestServer;
 beforeAll(async () => {

@@ -1,10 +1,10 @@
 import { describe, expect, test } from "bun:test";
 import { expectError, expectSuccess, startTestServer } from "../kit";
-import { register } from "../events-kit";
+import { register } from "../kit/events";
 import { runRealmDeletionIfDue } from "../../src/actions/realm";
 import { getRealm, putRealm } from "../../src/store/realm";
 import { getUser } from "../../src/store/users";
-import { hearth } from "../process";
+import { hearth } from "../kit/process";
 
 describe("POST /realm/deactivate", () => {
   test("owners only; bounds from register; everyone is logged out and told", async () => {

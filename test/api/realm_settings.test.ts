@@ -1,7 +1,7 @@
 /** PATCH /realm: organization settings changed by administrators, with Zulip's realm events. */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { expectError, expectSuccess, startTestServer, type TestServer } from "../kit";
-import { register, verifyAction } from "../events-kit";
+import { register, verifyAction } from "../kit/events";
 
 let s: TestServer;
 let lobby: number;

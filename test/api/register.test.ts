@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { expectError, expectSchema, expectSuccess, MOBILE_APP_CAPABILITIES, startTestServer, type TestServer } from "../kit";
-import { register, verifyAction, drainEvents } from "../events-kit";
+import { register, verifyAction, drainEvents } from "../kit/events";
 import { RegisterResponse } from "../../src/schemas/register";
 
 let s: TestServer;

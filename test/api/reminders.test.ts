@@ -1,7 +1,7 @@
 /** Message reminders: create, list, delete, delivery by the Notification Bot (fake clock). */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { expectError, expectSchema, expectSuccess, startTestServer, type TestServer } from "../kit";
-import { register, verifyAction } from "../events-kit";
+import { register, verifyAction } from "../kit/events";
 import { deliverDueScheduledMessages } from "../../src/actions/scheduled_messages";
 import { CreateReminderResponse, RemindersResponse } from "../../src/schemas/scheduled_messages";
 

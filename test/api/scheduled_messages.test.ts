@@ -1,7 +1,7 @@
 /** Scheduled messages: create, list, edit, delete, delivery by the job (fake clock), failure, restart. */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { expectError, expectSchema, expectSuccess, startTestServer, type TestServer } from "../kit";
-import { register, verifyAction } from "../events-kit";
+import { register, verifyAction } from "../kit/events";
 import { Store } from "../../src/store/db";
 import { getScheduled, putScheduled } from "../../src/store/scheduled_messages";
 import { checkEditScheduledMessage, deliverDueScheduledMessages } from "../../src/actions/scheduled_messages";

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, 
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { expectSuccess, startTestServer, type TestServer } from "../kit";
-import { rawGet } from "../raw-http";
+import { rawGet } from "../kit/raw-http";
 import { resolveAssetFolder, unpackAssets, UNPACKED_ASSETS_FOLDER } from "../../src/api/static";
 import { ADMIN_UI_ASSETS } from "../../admin-ui/assets";
 import { REALM_ICON_PATH } from "../../src/views/realm";

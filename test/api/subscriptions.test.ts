@@ -1,7 +1,7 @@
 import { getRealm, putRealm } from "../../src/store/realm";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { expectError, expectSchema, expectSuccess, startTestServer, type CastName, type Params, type TestServer } from "../kit";
-import { register, verifyAction } from "../events-kit";
+import { register, verifyAction } from "../kit/events";
 import {
   GetStreamsResponse,
   GetSubscriptionsResponse,

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { expectSuccess, startTestServer, type CastName, type TestServer } from "../kit";
-import { register, verifyAction } from "../events-kit";
+import { register, verifyAction } from "../kit/events";
 
 const MUTED = 1;
 const UNMUTED = 2;

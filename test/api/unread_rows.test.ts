@@ -5,8 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, spyOn, test } from "bun:test";
 import { expectSuccess, startTestServer, type TestServer } from "../kit";
-import { register } from "../events-kit";
-import { threadNiceValues } from "../process";
+import { register } from "../kit/events";
+import { threadNiceValues } from "../kit/process";
 import { unreadWatermark, writtenUnreadLocation } from "../../src/store/unread";
 import { planDeferredUnreadRows, writeDeferredUnreadRows } from "../../src/store/unread_batches";
 import { getUserFlags } from "../../src/store/user_messages";

@@ -11,7 +11,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { expectSuccess, startTestServer, type CastName, type TestServer } from "../kit";
-import { register } from "../events-kit";
+import { register } from "../kit/events";
 import { unreadWatermark, writtenUnreadLocation } from "../../src/store/unread";
 import { planDeferredUnreadRows, writeDeferredUnreadRows } from "../../src/store/unread_batches";
 import { getUserFlags } from "../../src/store/user_messages";

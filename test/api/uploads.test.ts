@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { expectError, expectSuccess, recordPublished, startTestServer, type CastName, type TestServer } from "../kit";
-import { rawGet } from "../raw-http";
+import { rawGet } from "../kit/raw-http";
 import { doExpireUnclaimedUploads } from "../../src/actions/uploads";
 import { temporaryUploadUrl } from "../../src/views/uploads";
 import { getAttachmentByPath } from "../../src/store/uploads";

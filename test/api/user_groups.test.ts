@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ApiClient, expectError, expectSchema, expectSuccess, startTestServer, type CastName, type Params, type TestServer } from "../kit";
-import { verifyAction } from "../events-kit";
+import { verifyAction } from "../kit/events";
 import {
   CreateUserGroupResponse,
   GroupInUseError,

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ApiClient, expectError, expectSchema, expectSuccess, startTestServer, type TestServer } from "../kit";
 import { CreateBotResponse, CreateUserResponse, GetOwnUserResponse, GetUserResponse, GetUsersResponse } from "../../src/schemas/users";
 import { Role } from "../../src/store/users";
-import { drainEvents, register, verifyAction } from "../events-kit";
+import { drainEvents, register, verifyAction } from "../kit/events";
 
 let s: TestServer;
 beforeAll(async () => {

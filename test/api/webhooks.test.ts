@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { type ApiResponse, expectError, expectSchema, expectSuccess, startTestServer, type TestServer, type TestUser } from "../kit";
-import { auth } from "../process";
+import { auth } from "../kit/process";
 import { RegisterResponse } from "../../src/schemas/register";
 
 let s: TestServer;

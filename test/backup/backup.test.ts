@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { tmpdir } from "node:os";
 import * as tar from "tar";
 import { ApiClient, expectError, expectSuccess, startTestServer, type TestServer, type CastName } from "../kit";
-import { hearth, MAIN, tempDir } from "../process";
+import { hearth, MAIN, tempDir } from "../kit/process";
 import { identiconPng } from "../../src/avatars/identicon";
 import { Store } from "../../src/store/db";
 
@@ -244,7 +244,7 @@ describe("the store's format version", () => {
 
 describe("scheduled backups", () => {
   test("serve --backup-every writes backups on schedule and keeps the newest --backup-keep, each whole", async () => {
-    const { startServe } = await import("../process");
+    const { startServe } = await import("../kit/process");
     const dir = tempDir();
     const dataDir = join(dir, "data");
     const backupDir = join(dir, "backups");

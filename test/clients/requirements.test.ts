@@ -10,7 +10,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { MOBILE_APP_CAPABILITIES, PASSWORD, readResponse, startTestServer, type CastName, type Params, type TestServer, type TestUser } from "../kit";
-import { drainEvents, type ApiEventJson } from "../events-kit";
+import { drainEvents, type ApiEventJson } from "../kit/events";
 
 // ---------------------------------------------------------------------------------------
 // Small type-check helpers. A check pushes "path: problem" strings; `expectShape` fails

@@ -1,7 +1,7 @@
 /** State + events stay consistent for per-user settings, avatars and profile fields. */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { expectSuccess, startTestServer, type TestServer } from "../kit";
-import { captureEvents, register, verifyAction } from "../events-kit";
+import { captureEvents, register, verifyAction } from "../kit/events";
 import { identiconPng } from "../../src/avatars/identicon";
 
 let s: TestServer;

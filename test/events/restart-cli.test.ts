@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ApiClient, expectError, expectSuccess } from "../kit";
-import { drainEvents, register } from "../events-kit";
+import { drainEvents, register } from "../kit/events";
 
 const dataDir = mkdtempSync(join(tmpdir(), "hearth-cli-restart-"));
 const main = join(import.meta.dir, "../../src/main.ts");

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { expectError, expectSuccess, PASSWORD, startTestServer, type CastName, type TestServer, type TestUser } from "../kit";
-import { rawGet } from "../raw-http";
+import { rawGet } from "../kit/raw-http";
 
 let s: TestServer;
 beforeAll(async () => {

@@ -10,11 +10,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Value } from "@sinclair/typebox/value";
 import type { TSchema } from "@sinclair/typebox";
-import { startServer, type RunningServer } from "../src/server";
-import { Store } from "../src/store/db";
-import { doInitRealm } from "../src/actions/realm";
-import { doCreateUser } from "../src/actions/users";
-import { Role } from "../src/store/users";
+import { startServer, type RunningServer } from "../../src/server";
+import { Store } from "../../src/store/db";
+import { doInitRealm } from "../../src/actions/realm";
+import { doCreateUser } from "../../src/actions/users";
+import { Role } from "../../src/store/users";
 
 export const CAST = {
   desdemona: { full_name: "Desdemona", role: Role.OWNER },

@@ -7,9 +7,9 @@
 import { expect } from "bun:test";
 import type { TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
-import { type ApiClient, expectSchema, expectSuccess, type TestServer, type CastName, type Params } from "./kit";
-import { EventSchemas } from "../src/schemas/register";
-import { applyMessageEvent } from "./message-events-kit";
+import { type ApiClient, expectSchema, expectSuccess, type TestServer, type CastName, type Params } from "./index";
+import { EventSchemas } from "../../src/schemas/register";
+import { applyMessageEvent } from "./message-events";
 
 export type State = Record<string, any>;
 export type ApiEventJson = { id: number; type: string } & Record<string, any>;

@@ -1,6 +1,6 @@
 import { describe, expect, spyOn, test } from "bun:test";
-import { linkProperties, renderMarkdown, type RenderContext } from "../src/markdown";
-import { htmlDiff } from "../src/markdown/html_diff";
+import { linkProperties, renderMarkdown, type RenderContext } from "../../src/markdown";
+import { htmlDiff } from "../../src/markdown/html_diff";
 
 const ctx: RenderContext = {
   userById: (id) => (id === 5 ? { id: 5, full_name: "King Hamlet" } : id === 6 ? { id: 6, full_name: "King Hamlet" } : undefined),

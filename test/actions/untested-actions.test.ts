@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { expectError, expectSuccess, startTestServer, type CastName, type TestServer, type TestUser } from "../kit";
-import { captureEvents, verifyAction, type VerifyResult } from "../events-kit";
+import { captureEvents, verifyAction, type VerifyResult } from "../kit/events";
 
 let s: TestServer;
 beforeAll(async () => {

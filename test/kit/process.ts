@@ -4,7 +4,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
-export const MAIN = join(import.meta.dir, "../src/main.ts");
+export const MAIN = join(import.meta.dir, "../../src/main.ts");
 const dirs: string[] = [];
 export const tempDir = () => {
   const d = mkdtempSync(join(tmpdir(), "hearth-cli-"));
