@@ -1,4 +1,5 @@
 import { envNumber } from "../lib/env";
+import { guardedTick } from "../lib/background";
 import { randomUUID } from "node:crypto";
 import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -209,7 +210,7 @@ export class QueueManager implements EventSink {
   ) {}
 
   startGc(): void {
-    this.gcTimer ??= setInterval(() => this.collectIdle(), this.limits.gcIntervalSecs * 1000);
+    this.gcTimer ??= setInterval(guardedTick("Collecting idle event queues", () => this.collectIdle()), this.limits.gcIntervalSecs * 1000);
     (this.gcTimer as any).unref?.();
   }
 
@@ -309,7 +310,7 @@ export class QueueManager implements EventSink {
       queue.waiter = { resolve: settle, parkedAt: now, hangUpSignal, listening: false };
       this.parked.add(queue);
       if (!this.sweepTimer) {
-        this.sweepTimer = setInterval(() => this.sweepParked(), this.sweepIntervalMs());
+        this.sweepTimer = setInterval(guardedTick("Sweeping parked polls", () => this.sweepParked()), this.sweepIntervalMs());
         (this.sweepTimer as any).unref?.();
       }
     });

@@ -1,4 +1,4 @@
-import { describe, expect, test } from "bun:test";
+import { describe, expect, spyOn, test } from "bun:test";
 import { EventHub } from "../../src/events/hub";
 import { parseCapabilities } from "../../src/events/capabilities";
 import { QueueManager, queuedFrom, type QueueSettings } from "../../src/events/queues";
@@ -246,5 +246,26 @@ describe("one bad queue does not stop a delivery", () => {
     expect(first.events).toHaveLength(1);
     expect(last.events).toHaveLength(1);
     expect(() => manager.access(broken.id, 1)).toThrow("Bad event queue ID");
+  });
+});
+
+describe("background ticks", () => {
+  test("an idle-queue collection that throws is logged and tried again at the next tick, not the end of the process", async () => {
+    const ticking = new QueueManager({ heartbeatSecs: 60, maxEventsPerQueue: 100, maxQueues: 100, maxQueuesPerUser: 10, maxTotalEvents: 1000, gcIntervalSecs: 0.02 });
+    let runs = 0;
+    (ticking as unknown as { collectIdle(): void }).collectIdle = () => {
+      runs++;
+      throw new Error("a broken queue");
+    };
+    const logged = spyOn(console, "error").mockImplementation(() => {});
+    try {
+      ticking.startGc();
+      for (let i = 0; i < 100 && runs < 3; i++) await Bun.sleep(10);
+      expect(runs).toBeGreaterThanOrEqual(3);
+      expect(String(logged.mock.calls[0]?.[0])).toContain("Collecting idle event queues failed");
+    } finally {
+      ticking.close(null);
+      logged.mockRestore();
+    }
   });
 });
