@@ -45,6 +45,7 @@ import { notifyDefaultChannelGroups, removeChannelFromDefaultChannelGroups } fro
 import { activeSubscriberIds, formatChannel, formatSubscription, pickChannelColor, streamPostPolicy, streamPostPolicyGroupId } from "../views/channels";
 import { isAdmin, isGuest, isOwner } from "../views/users";
 import { activeNonGuestUserIds, notifyRealmBot } from "./users";
+import { committedTransaction } from "./committed";
 import { visibleUserByEmail } from "../views/users";
 import { getSystemBot } from "../store/system_bots";
 import { checkFolderForChannel } from "./channel_folders";
@@ -826,7 +827,7 @@ function notifyChannelUpdated(h: Hearth, before: ChannelRecord, after: ChannelRe
         ...(defaults.sending_channel_id === after.id ? { default_sending_stream: after.name } : {}),
         ...(defaults.events_register_channel_id === after.id ? { default_events_register_stream: after.name } : {}),
       };
-      if (Object.keys(fields).length > 0) notifyRealmBot(h, "update", bot, fields);
+      if (Object.keys(fields).length > 0) notifyRealmBot(committedTransaction(h), h, "update", bot, fields);
     }
   }
 }

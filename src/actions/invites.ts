@@ -1,4 +1,5 @@
 import type { Hearth } from "../context";
+import { commit } from "../events/commit";
 import { passwordLengthAllowed, randomToken } from "../auth/credentials";
 import { accessChannel } from "../access/channels";
 import { accessUserGroupForUpdate, inRealmGroup } from "../access/groups";
@@ -86,7 +87,7 @@ export async function checkCreateInviteLink(h: Hearth, actor: UserRecord, input:
     throw badRequest("Invalid invite_expires_in_minutes");
   }
   const now = Math.floor(Date.now() / 1000);
-  const invite = await h.store.commit(() => {
+  const invite = await commit(h, (tx) => {
     // A deactivation, demotion or permission change committed since the checks wins.
     checkInviteLink(h, getUser(h.store, actor.id) ?? { ...actor, is_active: false }, input);
     const record: InviteRecord = {
@@ -102,9 +103,9 @@ export async function checkCreateInviteLink(h: Hearth, actor: UserRecord, input:
       revoked: false,
     };
     putInvite(h.store, record);
+    notifyInvitesChanged(tx, h, actor.id);
     return record;
   });
-  notifyInvitesChanged(h, actor.id);
   return inviteLinkUrl(h, invite);
 }
 
@@ -128,12 +129,12 @@ export async function checkRevokeInviteLink(h: Hearth, actor: UserRecord, invite
     if (found.invited_as === Role.OWNER && !isOwner(actor)) throw mustBeOwner();
     if (!isAdmin(actor)) throw mustBeAdmin();
   }
-  await h.store.commit(() => {
+  await commit(h, (tx) => {
     const invite = getInvite(h.store, inviteId)!;
     if (invite.revoked) throw badRequest("Invitation has already been revoked");
     putInvite(h.store, { ...invite, revoked: true });
+    notifyInvitesChanged(tx, h, found.invited_by_user_id);
   });
-  notifyInvitesChanged(h, found.invited_by_user_id);
 }
 
 /** Why a link no longer works, in Zulip's words for a dead confirmation link. */

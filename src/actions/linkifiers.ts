@@ -1,6 +1,7 @@
 import { isPermutationOf } from "../lib/collections";
 import { pythonPatternToJs } from "../lib/text";
 import type { Hearth } from "../context";
+import { commit } from "../events/commit";
 import { assertAdmin } from "../access/roles";
 import { badRequest } from "../errors";
 import { getRealm, putRealm } from "../store/realm";
@@ -78,14 +79,13 @@ function checkLinkifier(input: LinkifierInput): Omit<Linkifier, "id"> {
 
 
 async function writeLinkifiers(h: Hearth, change: (current: Linkifier[]) => Linkifier[]): Promise<void> {
-  const next = await h.store.commit(() => {
+  await commit(h, (tx) => {
     const realm = getRealm(h.store)!;
     const list = change([...((realm.settings.linkifiers as Linkifier[] | undefined) ?? [])]);
     putRealm(h.store, { ...realm, settings: { ...realm.settings, linkifiers: list } });
-    return list;
+    // Queues whose clients lack linkifier_url_template drop this event (src/events/queues.ts).
+    tx.notify({ type: "realm_linkifiers", realm_linkifiers: list }, activeUserIds(h));
   });
-  // Queues whose clients lack linkifier_url_template drop this event (src/events/queues.ts).
-  h.events.publish({ type: "realm_linkifiers", realm_linkifiers: next }, activeUserIds(h));
 }
 
 export async function doAddLinkifier(h: Hearth, user: UserRecord, input: LinkifierInput): Promise<number> {

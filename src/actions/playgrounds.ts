@@ -1,4 +1,5 @@
 import type { Hearth } from "../context";
+import { commit, type Transaction } from "../events/commit";
 import { assertAdmin } from "../access/roles";
 import { badRequest } from "../errors";
 import type { UserRecord } from "../store/users";
@@ -16,8 +17,8 @@ export function getPlaygrounds(h: Hearth): RealmPlayground[] {
   return [...h.store.dbs.realmPlaygrounds.getRange({})].map((e) => e.value as RealmPlayground);
 }
 
-function notifyPlaygrounds(h: Hearth): void {
-  h.events.publish({ type: "realm_playgrounds", realm_playgrounds: getPlaygrounds(h) }, activeUserIds(h));
+function notifyPlaygrounds(tx: Transaction, h: Hearth): void {
+  tx.notify({ type: "realm_playgrounds", realm_playgrounds: getPlaygrounds(h) }, activeUserIds(h));
 }
 
 
@@ -36,23 +37,22 @@ export async function doAddPlayground(h: Hearth, user: UserRecord, input: Omit<R
   if (name === "") throw badRequest("Name cannot be blank.");
   if (!/^[\w+#.-]+( [\w+#.-]+)*$/.test(language) || language.length > 40) throw badRequest("Invalid characters in pygments language");
   const template = checkTemplate(input.url_template);
-  const id = await h.store.commit(() => {
+  return commit(h, (tx) => {
     if (getPlaygrounds(h).some((p) => p.name === name && p.pygments_language === language)) {
       throw badRequest("Realm playground with this Realm, Pygments language and Name already exists.");
     }
     const playground: RealmPlayground = { id: h.store.nextId("playground"), name, pygments_language: language, url_template: template };
     h.store.dbs.realmPlaygrounds.put(playground.id, playground);
+    notifyPlaygrounds(tx, h);
     return playground.id;
   });
-  notifyPlaygrounds(h);
-  return id;
 }
 
 export async function doRemovePlayground(h: Hearth, user: UserRecord, id: number): Promise<void> {
   assertAdmin(user);
-  await h.store.commit(() => {
+  await commit(h, (tx) => {
     if (!h.store.dbs.realmPlaygrounds.get(id)) throw badRequest("Invalid playground");
     h.store.dbs.realmPlaygrounds.remove(id);
+    notifyPlaygrounds(tx, h);
   });
-  notifyPlaygrounds(h);
 }

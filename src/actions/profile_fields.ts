@@ -1,5 +1,6 @@
 import { isPermutationOf } from "../lib/collections";
 import type { Hearth } from "../context";
+import { commit, type Transaction } from "../events/commit";
 import { assertAdmin } from "../access/roles";
 import { badRequest, mustBeAdmin } from "../errors";
 import { getProfileData, getProfileField, getProfileFields, ProfileFieldType, type CustomProfileField } from "../store/profile_fields";
@@ -76,8 +77,8 @@ function checkName(h: Hearth, name: string, exceptId?: number): string {
   return n;
 }
 
-function notifyFields(h: Hearth): void {
-  h.events.publish({ type: "custom_profile_fields", fields: getProfileFields(h.store).map(profileFieldView) }, activeUserIds(h));
+function notifyFields(tx: Transaction, h: Hearth): void {
+  tx.notify({ type: "custom_profile_fields", fields: getProfileFields(h.store).map(profileFieldView) }, activeUserIds(h));
 }
 
 function checkUserMatchingFlag(type: number, useForUserMatching: boolean | undefined): void {
@@ -96,7 +97,7 @@ export async function doCreateProfileField(h: Hearth, actor: UserRecord, type: n
     else if (subtype === "twitter") input = { ...input, name: "Twitter" };
   }
   const fieldData = checkFieldData(type, input.field_data);
-  const id = await h.store.commit(() => {
+  return commit(h, (tx) => {
     const name = checkName(h, input.name ?? "");
     checkSummaryFlag(h, type, input.display_in_profile_summary ?? false);
     const hint = (input.hint ?? "").trim();
@@ -115,16 +116,15 @@ export async function doCreateProfileField(h: Hearth, actor: UserRecord, type: n
       use_for_user_matching: input.use_for_user_matching ?? false,
     };
     h.store.dbs.profileFields.put(field.id, field);
+    notifyFields(tx, h);
     return field.id;
   });
-  notifyFields(h);
-  return id;
 }
 
 
 export async function doUpdateProfileField(h: Hearth, actor: UserRecord, id: number, input: FieldInput): Promise<void> {
   assertAdmin(actor);
-  const cleared = await h.store.commit(() => {
+  await commit(h, (tx) => {
     const cleared: UserRecord[] = [];
     const field = getProfileField(h.store, id);
     if (!field) throw badRequest(`Field id ${id} not found.`);
@@ -159,34 +159,33 @@ export async function doUpdateProfileField(h: Hearth, actor: UserRecord, id: num
       next.use_for_user_matching = input.use_for_user_matching;
     }
     h.store.dbs.profileFields.put(id, next);
-    return cleared;
+    notifyFields(tx, h);
+    // Clients hold each user's values: the cleared ones go as a null value (Zulip sends none, leaving them stale).
+    for (const user of cleared) notifyRealmUser(tx, h, "update", user, { custom_profile_field: { id, value: null } });
   });
-  notifyFields(h);
-  // Clients hold each user's values: the cleared ones go as a null value (Zulip sends none, leaving them stale).
-  for (const user of cleared) notifyRealmUser(h, "update", user, { custom_profile_field: { id, value: null } });
 }
 
 export async function doDeleteProfileField(h: Hearth, actor: UserRecord, id: number): Promise<void> {
   assertAdmin(actor);
-  await h.store.commit(() => {
+  await commit(h, (tx) => {
     if (!getProfileField(h.store, id)) throw badRequest(`Field id ${id} not found.`);
     h.store.dbs.profileFields.remove(id);
     for (const u of allUsers(h.store)) h.store.dbs.profileData.remove([u.id, id]);
+    notifyFields(tx, h);
   });
-  notifyFields(h);
 }
 
 export async function doReorderProfileFields(h: Hearth, actor: UserRecord, order: number[]): Promise<void> {
   assertAdmin(actor);
-  await h.store.commit(() => {
+  await commit(h, (tx) => {
     const fields = getProfileFields(h.store);
     const ids = new Set(fields.map((f) => f.id));
     if (!isPermutationOf(order, ids)) {
       throw badRequest("Invalid order mapping.");
     }
     order.forEach((id, i) => h.store.dbs.profileFields.put(id, { ...getProfileField(h.store, id)!, order: i + 1 }));
+    notifyFields(tx, h);
   });
-  notifyFields(h);
 }
 
 /** Validates one value and returns its stored text ("" means remove the value; null asks for that of any field type). */
@@ -259,8 +258,10 @@ export function checkProfileData(h: Hearth, actor: UserRecord, target: UserRecor
 
 /** Sets (or, with an empty value, clears) checked profile values. */
 export async function doSetProfileData(h: Hearth, target: UserRecord, changes: ProfileDataChange[]): Promise<void> {
-  await h.store.commit(() => writeProfileData(h, target, changes));
-  notifyProfileData(h, target, changes);
+  await commit(h, (tx) => {
+    writeProfileData(h, target, changes);
+    notifyProfileData(tx, h, target, changes);
+  });
 }
 
 /** Inside a commit: stores checked profile values ("" removes one). */
@@ -277,10 +278,10 @@ export function writeProfileData(h: Hearth, target: UserRecord, changes: Profile
   }
 }
 
-export function notifyProfileData(h: Hearth, target: UserRecord, changes: ProfileDataChange[]): void {
+export function notifyProfileData(tx: Transaction, h: Hearth, target: UserRecord, changes: ProfileDataChange[]): void {
   const current = getProfileData(h.store, target.id);
   for (const c of changes) {
     const stored = current.get(c.id);
-    notifyRealmUser(h, "update", target, { custom_profile_field: stored ? { id: c.id, ...stored } : { id: c.id, value: null } });
+    notifyRealmUser(tx, h, "update", target, { custom_profile_field: stored ? { id: c.id, ...stored } : { id: c.id, value: null } });
   }
 }

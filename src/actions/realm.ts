@@ -2,6 +2,7 @@ import { rmSync } from "node:fs";
 import { uploadsRoot } from "../store/uploads";
 import type { Store } from "../store/db";
 import type { Hearth } from "../context";
+import { commit } from "../events/commit";
 import { assertOwner } from "../access/roles";
 import { badRequest } from "../errors";
 import { getRealm, putRealm, REALM_ID, type Realm } from "../store/realm";
@@ -110,14 +111,13 @@ export async function doDeactivateRealm(h: Hearth, actor: UserRecord, deletionDe
     throw badRequest(`Data deletion time must be at least ${MIN_DEACTIVATED_REALM_DELETION_DAYS} days in the future.`);
   }
   const recipients = activeUserIds(h);
-  const realm = await h.store.commit(() => {
+  await commit(h, (tx) => {
     const current = getRealm(h.store)!;
     const scheduled = deletionDelayDays === null ? null : Math.floor(Date.now() / 1000) + deletionDelayDays * 86400;
     const next = { ...current, deactivated: true, scheduled_deletion_date: scheduled };
     putRealm(h.store, next);
-    return next;
+    tx.notify({ type: "realm", op: "deactivated", realm_id: next.id }, recipients);
   });
-  h.events.publish({ type: "realm", op: "deactivated", realm_id: realm.id }, recipients);
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { Hearth } from "../context";
+import { commit, type Transaction } from "../events/commit";
 import { assertAdmin } from "../access/roles";
 import { badRequest } from "../errors";
 import { hashPassword, passwordLengthAllowed, verifyPassword } from "../auth/credentials";
@@ -65,20 +66,20 @@ export function applySettings(next: UserRecord, settings: Record<string, unknown
 }
 
 /** One `user_settings` update per changed setting to the user, plus the legacy forms older clients read. */
-export function publishSettingChanges(h: Hearth, user: UserRecord, changed: [string, unknown][]): void {
+export function notifySettingChanges(tx: Transaction, h: Hearth, user: UserRecord, changed: [string, unknown][]): void {
   for (const [property, value] of changed) {
     const event: Record<string, unknown> = { type: "user_settings", op: "update", property, value };
     if (property === "default_language") event.language_name = LANGUAGE_NAMES[String(value)];
-    h.events.publish(event as { type: string }, [user.id]);
+    tx.notify(event as { type: string }, [user.id]);
     // The queue manager gives these only to clients without user_settings_object.
     const email = apiEmail(h, user);
     if (LEGACY_DISPLAY_SETTINGS.has(property)) {
       const legacy: Record<string, unknown> = { type: "update_display_settings", user: email, setting_name: property, setting: value };
       if (property === "default_language") legacy.language_name = LANGUAGE_NAMES[String(value)];
-      h.events.publish(legacy as { type: string }, [user.id]);
+      tx.notify(legacy as { type: string }, [user.id]);
     }
     if (LEGACY_NOTIFICATION_SETTINGS.has(property)) {
-      h.events.publish({ type: "update_global_notifications", user: email, notification_name: property, setting: value }, [user.id]);
+      tx.notify({ type: "update_global_notifications", user: email, notification_name: property, setting: value }, [user.id]);
     }
   }
 }
@@ -129,7 +130,7 @@ export async function checkUpdateSettings(
     passwordHash = await hashPassword(changes.new_password);
   }
 
-  const { before, after, changed } = await h.store.commit(() => {
+  await commit(h, (tx) => {
     const current = getUser(h.store, user.id)!;
     const next: UserRecord = { ...current, settings: { ...current.settings } };
     const changed = applySettings(next, changes.settings);
@@ -148,16 +149,18 @@ export async function checkUpdateSettings(
     if (changed.some(([name, value]) => name === "enable_drafts_synchronization" && value === false)) deleteAllDrafts(h, user.id);
     // A request that changes nothing writes nothing.
     if (changed.length > 0 || next.full_name !== current.full_name || passwordHash !== undefined) putUser(h.store, next);
-    return { before: current, after: next, changed };
+    notifySettingsUpdated(tx, h, current, next, changed);
   });
+}
 
-  publishSettingChanges(h, after, changed);
+function notifySettingsUpdated(tx: Transaction, h: Hearth, before: UserRecord, after: UserRecord, changed: [string, unknown][]): void {
+  notifySettingChanges(tx, h, after, changed);
   // The deprecated user_status `away` mirrors presence_enabled (FL 148): everyone hears of it.
   const presenceChange = changed.find(([property]) => property === "presence_enabled");
-  if (presenceChange) h.events.publish({ type: "user_status", user_id: after.id, away: presenceChange[1] === false }, activeUserIds(h));
-  if (after.full_name !== before.full_name) notifyFullNameChanged(h, after);
-  if (after.timezone !== before.timezone) notifyRealmUser(h, "update", after, { timezone: after.timezone });
-  if (after.email_address_visibility !== before.email_address_visibility) notifyEmailVisibilityChanged(h, before, after);
+  if (presenceChange) tx.notify({ type: "user_status", user_id: after.id, away: presenceChange[1] === false }, activeUserIds(h));
+  if (after.full_name !== before.full_name) notifyFullNameChanged(tx, h, after);
+  if (after.timezone !== before.timezone) notifyRealmUser(tx, h, "update", after, { timezone: after.timezone });
+  if (after.email_address_visibility !== before.email_address_visibility) notifyEmailVisibilityChanged(tx, h, before, after);
 }
 
 /**
@@ -166,7 +169,7 @@ export async function checkUpdateSettings(
  * longer may get null, and when the API email itself changes (between the real
  * address and the placeholder) everyone gets it as `new_email`.
  */
-function notifyEmailVisibilityChanged(h: Hearth, before: UserRecord, after: UserRecord): void {
+function notifyEmailVisibilityChanged(tx: Transaction, h: Hearth, before: UserRecord, after: UserRecord): void {
   const nowVisible: number[] = [];
   const nowHidden: number[] = [];
   for (const viewer of allUsers(h.store)) {
@@ -175,10 +178,10 @@ function notifyEmailVisibilityChanged(h: Hearth, before: UserRecord, after: User
     const can = canSeeRealEmail(viewer, after);
     if (could !== can) (can ? nowVisible : nowHidden).push(viewer.id);
   }
-  if (nowVisible.length > 0) h.events.publish({ type: "realm_user", op: "update", person: { user_id: after.id, delivery_email: after.email } }, nowVisible);
-  if (nowHidden.length > 0) h.events.publish({ type: "realm_user", op: "update", person: { user_id: after.id, delivery_email: null } }, nowHidden);
+  if (nowVisible.length > 0) tx.notify({ type: "realm_user", op: "update", person: { user_id: after.id, delivery_email: after.email } }, nowVisible);
+  if (nowHidden.length > 0) tx.notify({ type: "realm_user", op: "update", person: { user_id: after.id, delivery_email: null } }, nowHidden);
   const newEmail = apiEmail(h, after);
-  if (newEmail !== apiEmail(h, before)) h.events.publish({ type: "realm_user", op: "update", person: { user_id: after.id, new_email: newEmail } }, activeUserIds(h));
+  if (newEmail !== apiEmail(h, before)) tx.notify({ type: "realm_user", op: "update", person: { user_id: after.id, new_email: newEmail } }, activeUserIds(h));
 }
 
 /**
@@ -192,7 +195,7 @@ export async function checkUpdateUserSettingsDefaults(h: Hearth, actor: UserReco
     throw badRequest("Invalid email_address_visibility");
   }
   for (const [name, value] of Object.entries(changes)) checkSettingValue(name, value);
-  const changed = await h.store.commit(() => {
+  await commit(h, (tx) => {
     const realm = getRealm(h.store)!;
     const defaults = { ...realmUserDefaults(realm.settings) };
     const current = userSettingsDefaultsView(realm.settings);
@@ -203,9 +206,8 @@ export async function checkUpdateUserSettingsDefaults(h: Hearth, actor: UserReco
       changed.push([name, value]);
     }
     if (changed.length > 0) putRealm(h.store, { ...realm, settings: { ...realm.settings, user_settings_defaults: defaults } });
-    return changed;
+    for (const [property, value] of changed) {
+      tx.notify({ type: "realm_user_settings_defaults", op: "update", property, value }, activeUserIds(h));
+    }
   });
-  for (const [property, value] of changed) {
-    h.events.publish({ type: "realm_user_settings_defaults", op: "update", property, value }, activeUserIds(h));
-  }
 }

@@ -1,5 +1,6 @@
 import type { Store } from "../store/db";
 import type { Hearth } from "../context";
+import { commit, type Transaction } from "../events/commit";
 import { allUsers, getUser, Role, type UserRecord } from "../store/users";
 import {
   accessUserGroupForRead,
@@ -104,22 +105,22 @@ function directSystemGroups(h: Hearth, user: UserRecord | null): Set<number> {
  * changed with a user's creation, role change, deactivation or reactivation. Every
  * user sees every group's members (`realm_user_groups`).
  */
-export function notifySystemGroupMembership(h: Hearth, before: UserRecord | null, after: UserRecord): void {
+export function notifySystemGroupMembership(tx: Transaction, h: Hearth, before: UserRecord | null, after: UserRecord): void {
   const was = directSystemGroups(h, before);
   const now = directSystemGroups(h, after);
   const everyone = activeUserIds(h);
   for (const id of was) {
-    if (!now.has(id)) h.events.publish({ type: "user_group", op: "remove_members", group_id: id, user_ids: [after.id] }, everyone);
+    if (!now.has(id)) tx.notify({ type: "user_group", op: "remove_members", group_id: id, user_ids: [after.id] }, everyone);
   }
   for (const id of now) {
-    if (!was.has(id)) h.events.publish({ type: "user_group", op: "add_members", group_id: id, user_ids: [after.id] }, everyone);
+    if (!was.has(id)) tx.notify({ type: "user_group", op: "add_members", group_id: id, user_ids: [after.id] }, everyone);
   }
   // FL 303: user-defined groups list only active members, so (re)activation changes them too.
   if (before && before.is_active !== after.is_active) {
     const op = after.is_active ? "add_members" : "remove_members";
     for (const group of allUserGroups(h.store)) {
       if (group.is_system_group || !isStoredGroupMember(h.store, group.id, after.id)) continue;
-      publishGroupEvent(h, group, { type: "user_group", op, group_id: group.id, user_ids: [after.id] });
+      publishGroupEvent(tx, h, group, { type: "user_group", op, group_id: group.id, user_ids: [after.id] });
     }
   }
 }
@@ -132,14 +133,14 @@ export function fullMemberIds(h: Hearth): Set<number> {
 }
 
 /** After the waiting period changed: role:fullmembers gains and loses members (Zulip's update_users_in_full_members_system_group). */
-export function notifyFullMembersChanged(h: Hearth, before: ReadonlySet<number>): void {
+export function notifyFullMembersChanged(tx: Transaction, h: Hearth, before: ReadonlySet<number>): void {
   const after = fullMemberIds(h);
   const groupId = systemGroupId(h.store, "role:fullmembers");
   const everyone = activeUserIds(h);
   const removed = [...before].filter((id) => !after.has(id));
   const added = [...after].filter((id) => !before.has(id));
-  if (removed.length > 0) h.events.publish({ type: "user_group", op: "remove_members", group_id: groupId, user_ids: removed.sort((a, b) => a - b) }, everyone);
-  if (added.length > 0) h.events.publish({ type: "user_group", op: "add_members", group_id: groupId, user_ids: added.sort((a, b) => a - b) }, everyone);
+  if (removed.length > 0) tx.notify({ type: "user_group", op: "remove_members", group_id: groupId, user_ids: removed.sort((a, b) => a - b) }, everyone);
+  if (added.length > 0) tx.notify({ type: "user_group", op: "add_members", group_id: groupId, user_ids: added.sort((a, b) => a - b) }, everyone);
 }
 
 // ---------------------------------------------------------------------------
@@ -191,8 +192,8 @@ function groupAudience(h: Hearth): readonly number[] {
  * know deactivated groups, so they hear nothing about one (Zulip: renaming a deactivated
  * group sends them nothing; we extend that to every change, so their state stays whole).
  */
-function publishGroupEvent(h: Hearth, group: UserGroupRecord, event: ApiEvent): void {
-  h.events.publish(event, groupAudience(h), group.deactivated ? { forCapabilities: (caps) => (caps.include_deactivated_groups ? event : null) } : {});
+function publishGroupEvent(tx: Transaction, h: Hearth, group: UserGroupRecord, event: ApiEvent): void {
+  tx.notify(event, groupAudience(h), group.deactivated ? { forCapabilities: (caps) => (caps.include_deactivated_groups ? event : null) } : {});
 }
 
 /**
@@ -212,8 +213,8 @@ export function joinGroupsInTransaction(h: Hearth, user: UserRecord, groupIds: r
 }
 
 /** After commit: the add_members events of `joinGroupsInTransaction`. */
-export function notifyGroupsJoined(h: Hearth, user: UserRecord, groups: readonly UserGroupRecord[]): void {
-  for (const group of groups) publishGroupEvent(h, group, { type: "user_group", op: "add_members", group_id: group.id, user_ids: [user.id] });
+export function notifyGroupsJoined(tx: Transaction, h: Hearth, user: UserRecord, groups: readonly UserGroupRecord[]): void {
+  for (const group of groups) publishGroupEvent(tx, h, group, { type: "user_group", op: "add_members", group_id: group.id, user_ids: [user.id] });
 }
 
 export interface CreateUserGroupInput {
@@ -259,11 +260,10 @@ export async function checkCreateUserGroup(h: Hearth, actor: UserRecord, input: 
           ? { direct_members: [actor.id], direct_subgroups: [] }
           : systemGroupId(h.store, rule.defaultValue);
   }
-  let created: UserGroupRecord | undefined;
-  await h.store.commit(() => {
+  return commit(h, (tx) => {
     // Checked again inside the transaction: a concurrent create may have taken the name.
     checkUserGroupName(h, name);
-    created = {
+    const created: UserGroupRecord = {
       id: h.store.nextId("user_group"),
       name,
       description: input.description,
@@ -276,9 +276,9 @@ export async function checkCreateUserGroup(h: Hearth, actor: UserRecord, input: 
     };
     putUserGroup(h.store, created);
     for (const id of members) h.store.dbs.userGroupMembers.put([created.id, id], true);
+    tx.notify({ type: "user_group", op: "add", group: formatUserGroup(h, created) }, groupAudience(h));
+    return created.id;
   });
-  h.events.publish({ type: "user_group", op: "add", group: formatUserGroup(h, created!) }, groupAudience(h));
-  return created!.id;
 }
 
 export interface UpdateUserGroupInput {
@@ -309,24 +309,23 @@ export async function checkUpdateUserGroup(h: Hearth, actor: UserRecord, groupId
   const reactivate = input.deactivated === false && group.deactivated;
   if (Object.keys(data).length === 0 && !reactivate) return;
 
-  await h.store.commit(() => {
+  await commit(h, (tx) => {
     // Only this request's changes go onto the stored record: a deactivation or
     // membership change committed meanwhile stays as it is.
     const current = getUserGroup(h.store, group.id)!;
     if (changes.name !== undefined && changes.name !== current.name) checkUserGroupName(h, changes.name, group.id);
     const next = { ...current, ...changes, settings: { ...current.settings, ...settingChanges }, deactivated: reactivate ? false : current.deactivated };
     putUserGroup(h.store, next, current.name);
+    if (Object.keys(data).length > 0) {
+      // Sent while the group's old status decides who hears it (a rename of a deactivated group reaches only capable clients).
+      publishGroupEvent(tx, h, group, { type: "user_group", op: "update", group_id: group.id, data });
+    }
+    if (reactivate) {
+      const update = { type: "user_group", op: "update", group_id: group.id, data: { deactivated: false } };
+      const add = { type: "user_group", op: "add", group: formatUserGroup(h, next) };
+      tx.notify(update, groupAudience(h), { forCapabilities: (caps) => (caps.include_deactivated_groups ? update : add) });
+    }
   });
-  const after = getUserGroup(h.store, group.id)!;
-  if (Object.keys(data).length > 0) {
-    // Sent while the group's old status decides who hears it (a rename of a deactivated group reaches only capable clients).
-    publishGroupEvent(h, group, { type: "user_group", op: "update", group_id: group.id, data });
-  }
-  if (reactivate) {
-    const update = { type: "user_group", op: "update", group_id: group.id, data: { deactivated: false } };
-    const add = { type: "user_group", op: "add", group: formatUserGroup(h, after) };
-    h.events.publish(update, groupAudience(h), { forCapabilities: (caps) => (caps.include_deactivated_groups ? update : add) });
-  }
 }
 
 /** Where a group is used in a permission (Zulip's objections for CANNOT_DEACTIVATE_GROUP_IN_USE). */
@@ -356,13 +355,13 @@ export async function checkDeactivateUserGroup(h: Hearth, actor: UserRecord, gro
   if (group.deactivated) return;
   const objections = groupObjections(h, group.id);
   if (objections.length > 0) throw groupInUse(objections);
-  await h.store.commit(() => {
+  await commit(h, (tx) => {
     const current = getUserGroup(h.store, group.id)!;
     putUserGroup(h.store, { ...current, deactivated: true });
+    const update = { type: "user_group", op: "update", group_id: group.id, data: { deactivated: true } };
+    const remove = { type: "user_group", op: "remove", group_id: group.id };
+    tx.notify(update, groupAudience(h), { forCapabilities: (caps) => (caps.include_deactivated_groups ? update : remove) });
   });
-  const update = { type: "user_group", op: "update", group_id: group.id, data: { deactivated: true } };
-  const remove = { type: "user_group", op: "remove", group_id: group.id };
-  h.events.publish(update, groupAudience(h), { forCapabilities: (caps) => (caps.include_deactivated_groups ? update : remove) });
 }
 
 /**
@@ -396,7 +395,7 @@ export async function checkUpdateUserGroupMembership(h: Hearth, actor: UserRecor
   const affected = new Set(channels.length === 0 ? [] : [...members.add, ...members.remove]);
   if (channels.length > 0) for (const id of [...subgroups.add, ...subgroups.remove]) for (const userId of usersInGroupSetting(h, id)) affected.add(userId);
   const seenBefore = new Map([...affected].map((id) => [id, visibleChannelIds(h, getUser(h.store, id)!, channels)]));
-  await h.store.commit(() => {
+  await commit(h, (tx) => {
     for (const id of members.add) h.store.dbs.userGroupMembers.put([group.id, id], true);
     for (const id of members.remove) h.store.dbs.userGroupMembers.remove([group.id, id]);
     if (subgroups.add.length + subgroups.remove.length > 0) {
@@ -405,18 +404,21 @@ export async function checkUpdateUserGroupMembership(h: Hearth, actor: UserRecor
       for (const id of subgroups.add) if (!ids.includes(id)) ids.push(id);
       putUserGroup(h.store, { ...current, direct_subgroup_ids: ids.sort((a, b) => a - b) });
     }
+    const notify = (op: string, field: string, ids: number[]) => {
+      if (ids.length > 0) publishGroupEvent(tx, h, group, { type: "user_group", op, group_id: group.id, [field]: ids });
+    };
+    notify("add_members", "user_ids", members.add);
+    notify("remove_members", "user_ids", members.remove);
+    notify("add_subgroups", "direct_subgroup_ids", subgroups.add);
+    notify("remove_subgroups", "direct_subgroup_ids", subgroups.remove);
+    // The channels each user now sees are read once the change is visible (channels' own notifier publishes).
+    tx.afterCommit(() => {
+      for (const [id, before] of seenBefore) {
+        const user = getUser(h.store, id);
+        if (user?.is_active) notifyVisibleChannelsChanged(h, id, before, visibleChannelIds(h, user, channels));
+      }
+    });
   });
-  const publish = (op: string, field: string, ids: number[]) => {
-    if (ids.length > 0) publishGroupEvent(h, group, { type: "user_group", op, group_id: group.id, [field]: ids });
-  };
-  publish("add_members", "user_ids", members.add);
-  publish("remove_members", "user_ids", members.remove);
-  publish("add_subgroups", "direct_subgroup_ids", subgroups.add);
-  publish("remove_subgroups", "direct_subgroup_ids", subgroups.remove);
-  for (const [id, before] of seenBefore) {
-    const user = getUser(h.store, id);
-    if (user?.is_active) notifyVisibleChannelsChanged(h, id, before, visibleChannelIds(h, user, channels));
-  }
 }
 
 /** Private channels with a group setting naming this group or a group that contains it. */

@@ -4,7 +4,8 @@ import { emojiCodeFor } from "../markdown/emoji";
 import { getUserStatus, type UserStatus } from "../store/personal";
 import { getUser, putUser, type UserRecord } from "../store/users";
 import { userSetting } from "../views/settings";
-import { applySettings, publishSettingChanges } from "./settings";
+import { applySettings, notifySettingChanges } from "./settings";
+import { committedTransaction } from "./committed";
 import { activeUserIds } from "./users";
 import { checkEmojiRequest, emojiTypeByName } from "./realm_emoji";
 
@@ -67,7 +68,7 @@ export async function checkUpdateUserStatus(h: Hearth, user: UserRecord, changes
   if (text !== undefined) event.status_text = text;
   if (emoji) Object.assign(event, emoji);
   h.events.publish(event as { type: string }, activeUserIds(h));
-  publishSettingChanges(h, account, settingChanges);
+  notifySettingChanges(committedTransaction(h), h, account, settingChanges);
 }
 
 /** A status as the API shows it: only the fields that are set (Zulip's format_user_status). */

@@ -1,4 +1,5 @@
 import type { Hearth } from "../context";
+import { commit, type Transaction } from "../events/commit";
 import { notifyAvatarChange, readBotAvatarFiles, withUploadedAvatar } from "./avatars";
 import type { UploadedAvatar } from "../store/avatars";
 import { assertAdmin } from "../access/roles";
@@ -74,10 +75,10 @@ function countActiveOwners(h: Hearth): number {
  * add, whose `person` depends on the recipient's right to see the real email, as one
  * event per distinct view, each to exactly its viewers.
  */
-export function notifyRealmUser(h: Hearth, op: "add" | "update", target: UserRecord, fields?: Record<string, unknown>): void {
+export function notifyRealmUser(tx: Transaction, h: Hearth, op: "add" | "update", target: UserRecord, fields?: Record<string, unknown>): void {
   if (op === "update") {
     // The common case (a name, a role): one event for all, no user record decoded.
-    h.events.publish({ type: "realm_user", op, person: { user_id: target.id, ...fields } }, activeUserIds(h));
+    tx.notify({ type: "realm_user", op, person: { user_id: target.id, ...fields } }, activeUserIds(h));
     return;
   }
   const viewers: UserRecord[] = [];
@@ -88,7 +89,7 @@ export function notifyRealmUser(h: Hearth, op: "add" | "update", target: UserRec
   for (const group of [withEmail, withoutEmail]) {
     if (group.length === 0) continue;
     const person = formatUser(h, group[0], target, { clientGravatar: false, includeCustomProfileFields: !target.is_bot });
-    h.events.publish({ type: "realm_user", op, person }, group.map((v) => v.id));
+    tx.notify({ type: "realm_user", op, person }, group.map((v) => v.id));
   }
 }
 
@@ -117,17 +118,17 @@ export function botView(h: Hearth, bot: UserRecord): Record<string, unknown> {
   };
 }
 
-export function notifyRealmBot(h: Hearth, op: "add" | "update" | "delete", bot: UserRecord, fields?: Record<string, unknown>): void {
+export function notifyRealmBot(tx: Transaction, h: Hearth, op: "add" | "update" | "delete", bot: UserRecord, fields?: Record<string, unknown>): void {
   const recipients = new Set(adminIds(h));
   if (bot.bot_owner_id !== null) recipients.add(bot.bot_owner_id);
   const payload = op === "add" ? botView(h, bot) : { user_id: bot.id, ...fields };
-  h.events.publish({ type: "realm_bot", op, bot: payload }, recipients);
+  tx.notify({ type: "realm_bot", op, bot: payload }, recipients);
 }
 
 /** A new name reaches realm_users, and realm_bots where the account is a bot. */
-export function notifyFullNameChanged(h: Hearth, user: UserRecord): void {
-  notifyRealmUser(h, "update", user, { full_name: user.full_name });
-  if (user.is_bot) notifyRealmBot(h, "update", user, { full_name: user.full_name });
+export function notifyFullNameChanged(tx: Transaction, h: Hearth, user: UserRecord): void {
+  notifyRealmUser(tx, h, "update", user, { full_name: user.full_name });
+  if (user.is_bot) notifyRealmBot(tx, h, "update", user, { full_name: user.full_name });
 }
 
 export interface NewUser {
@@ -166,7 +167,7 @@ export async function doCreateUser(h: Hearth, input: NewUser): Promise<UserRecor
   if (!ROLES.includes(role)) throw badRequest("Invalid role");
   const password_hash = input.password === null ? null : await hashPassword(input.password);
   const isBot = input.bot_type !== undefined && input.bot_type !== null;
-  const created = await h.store.commit(() => {
+  const user = await commit(h, (tx) => {
     if (getUserByEmail(h.store, email)) throw badRequest(`Email '${email}' already in use`);
     input.recheck?.();
     let record: UserRecord = {
@@ -194,20 +195,17 @@ export async function doCreateUser(h: Hearth, input: NewUser): Promise<UserRecor
     };
     if (input.avatar) record = withUploadedAvatar(h, record, input.avatar);
     putUser(h.store, record);
-    return {
-      record,
-      defaultChannels: subscribeToDefaultChannelsInTransaction(h, record, input.channel_ids),
-      groups: isBot ? [] : joinGroupsInTransaction(h, record, input.group_ids ?? []),
-    };
+    const defaultChannels = subscribeToDefaultChannelsInTransaction(h, record, input.channel_ids);
+    const groups = isBot ? [] : joinGroupsInTransaction(h, record, input.group_ids ?? []);
+    if (!record.is_system_bot) {
+      notifyRealmUser(tx, h, "add", record);
+      if (record.is_bot) notifyRealmBot(tx, h, "add", record);
+      notifySystemGroupMembership(tx, h, null, record);
+      tx.afterCommit(() => notifyDefaultChannelsJoined(h, record, defaultChannels));
+      notifyGroupsJoined(tx, h, record, groups);
+    }
+    return record;
   });
-  const user = created.record;
-  if (!user.is_system_bot) {
-    notifyRealmUser(h, "add", user);
-    if (user.is_bot) notifyRealmBot(h, "add", user);
-    notifySystemGroupMembership(h, null, user);
-    notifyDefaultChannelsJoined(h, user, created.defaultChannels);
-    notifyGroupsJoined(h, user, created.groups);
-  }
   if (!user.is_bot && !user.is_system_bot) await sendWelcomeDm(h, user);
   return user;
 }
@@ -358,14 +356,14 @@ function checkRoleChange(actor: UserRecord, target: UserRecord, role: number): v
 }
 
 /** The events of a changed name or role (and, for a human, of gaining or losing the admin role). */
-function notifyAccountChanged(h: Hearth, before: UserRecord, after: UserRecord): void {
-  if (after.full_name !== before.full_name) notifyFullNameChanged(h, after);
+function notifyAccountChanged(tx: Transaction, h: Hearth, before: UserRecord, after: UserRecord): void {
+  if (after.full_name !== before.full_name) notifyFullNameChanged(tx, h, after);
   if (after.role !== before.role) {
-    notifyRealmUser(h, "update", after, { role: after.role });
-    notifySystemGroupMembership(h, before, after);
-    notifyUserChannelAccessChanged(h, before, after);
+    notifyRealmUser(tx, h, "update", after, { role: after.role });
+    notifySystemGroupMembership(tx, h, before, after);
+    tx.afterCommit(() => notifyUserChannelAccessChanged(h, before, after));
   }
-  if (!after.is_bot && isAdmin(after) !== isAdmin(before)) notifyBotListChanged(h, after, isAdmin(after));
+  if (!after.is_bot && isAdmin(after) !== isAdmin(before)) notifyBotListChanged(tx, h, after, isAdmin(after));
 }
 
 export async function checkUpdateUser(
@@ -373,35 +371,34 @@ export async function checkUpdateUser(
   actor: UserRecord,
   userId: number,
   changes: { full_name?: string; role?: number },
-  alsoInCommit: () => void = () => {},
+  alsoInCommit: (tx: Transaction) => void = () => {},
 ): Promise<void> {
   const target = accessUser(h, userId, { allowDeactivated: true });
   assertCanManage(actor, target);
   const full_name = changes.full_name === undefined ? undefined : checkFullName(changes.full_name);
   const role = changes.role;
   if (role !== undefined) checkRoleChange(actor, target, role);
-  const { before, after } = await h.store.commit(() => {
+  await commit(h, (tx) => {
     const current = getUser(h.store, userId)!;
     if (role !== undefined && isOwner(current) && role !== Role.OWNER && current.is_active && countActiveOwners(h) <= 1) {
       throw badRequest("The owner permission cannot be removed from the only organization owner.");
     }
     const next = { ...current, ...(full_name !== undefined ? { full_name } : {}), ...(role !== undefined ? { role } : {}) };
     putUser(h.store, next);
-    alsoInCommit();
-    return { before: current, after: next };
+    notifyAccountChanged(tx, h, current, next);
+    alsoInCommit(tx);
   });
-  notifyAccountChanged(h, before, after);
 }
 
 /**
  * Administrators see every bot in realm_bots, others only their own: a user who
  * gains or loses the role gets the other owners' bots added or deleted.
  */
-function notifyBotListChanged(h: Hearth, user: UserRecord, nowAdmin: boolean): void {
+function notifyBotListChanged(tx: Transaction, h: Hearth, user: UserRecord, nowAdmin: boolean): void {
   for (const bot of allUsers(h.store)) {
     if (!bot.is_bot || bot.is_system_bot || bot.bot_owner_id === user.id) continue;
     const event = nowAdmin ? { type: "realm_bot", op: "add", bot: botView(h, bot) } : { type: "realm_bot", op: "delete", bot: { user_id: bot.id } };
-    h.events.publish(event, [user.id]);
+    tx.notify(event, [user.id]);
   }
 }
 
@@ -411,7 +408,7 @@ export async function doSetActive(h: Hearth, actor: UserRecord, userId: number, 
   if (!(actor.id === target.id && !active)) assertCanManage(actor, target);
   const alreadyThere = () => badRequest(active ? "User is already active" : "User is already deactivated");
   if (target.is_active === active) throw alreadyThere();
-  const committed = await h.store.commit(() => {
+  const changed = await commit(h, (tx) => {
     const current = getUser(h.store, userId)!;
     // Checked again here: a concurrent request may have made this change already.
     if (current.is_active === active) throw alreadyThere();
@@ -426,17 +423,16 @@ export async function doSetActive(h: Hearth, actor: UserRecord, userId: number, 
     for (const u of updates) putUser(h.store, u);
     // Zulip revokes the invitations a deactivated user made; reactivation does not restore them.
     const revokedInvites = active ? 0 : revokeInvitesCreatedBy(h.store, current.id);
-    return { updates, revokedInvites };
+    if (revokedInvites > 0) notifyInvitesChanged(tx, h, userId);
+    for (const u of updates) {
+      notifyRealmUser(tx, h, "update", u, { is_active: active });
+      // Zulip keeps deactivated bots in realm_bots (with is_active) and updates them in place.
+      if (u.is_bot) notifyRealmBot(tx, h, "update", u, { is_active: active });
+      notifySystemGroupMembership(tx, h, { ...u, is_active: !active }, u);
+      tx.afterCommit(() => notifySubscriberActivityChanged(h, u, active));
+    }
+    return updates;
   });
-  const changed = committed.updates;
-  if (committed.revokedInvites > 0) notifyInvitesChanged(h, userId);
-  for (const u of changed) {
-    notifyRealmUser(h, "update", u, { is_active: active });
-    // Zulip keeps deactivated bots in realm_bots (with is_active) and updates them in place.
-    if (u.is_bot) notifyRealmBot(h, "update", u, { is_active: active });
-    notifySystemGroupMembership(h, { ...u, is_active: !active }, u);
-    notifySubscriberActivityChanged(h, u, active);
-  }
   // A deactivated account can no longer poll: free its queues now rather than at idle expiry.
   if (!active) for (const u of changed) for (const queue of h.queues.queuesOf(u.id)) h.queues.remove(queue);
 }
@@ -501,7 +497,7 @@ export async function checkUpdateBot(h: Hearth, actor: UserRecord, botId: number
   const defaults = checkBotDefaults(h, actor, changes);
   const service = checkServiceChange(bot, changes);
   const avatar = await readBotAvatarFiles(changes.avatarFiles ?? []);
-  const { before, after } = await h.store.commit(() => {
+  return commit(h, (tx) => {
     const current = getUser(h.store, botId)!;
     // The new owner may have been deactivated since the check.
     if (owner) checkNewBotOwner(h, owner.id);
@@ -515,19 +511,23 @@ export async function checkUpdateBot(h: Hearth, actor: UserRecord, botId: number
     };
     if (avatar) next = withUploadedAvatar(h, next, avatar);
     putUser(h.store, next);
-    return { before: current, after: next };
+    notifyBotChanged(tx, h, current, next, { owner, service: service !== undefined });
+    return next;
   });
-  notifyAccountChanged(h, before, after);
-  if (after.avatar_version !== before.avatar_version) notifyAvatarChange(h, after);
+}
+
+/** The events of checkUpdateBot, in Zulip's order. */
+function notifyBotChanged(tx: Transaction, h: Hearth, before: UserRecord, after: UserRecord, change: { owner?: UserRecord; service: boolean }): void {
+  notifyAccountChanged(tx, h, before, after);
+  if (after.avatar_version !== before.avatar_version) notifyAvatarChange(tx, h, after);
   const was = botDefaultsView(h, before);
   const now = botDefaultsView(h, after);
   for (const key of Object.keys(now) as (keyof typeof now)[]) {
-    if (was[key] !== now[key]) notifyRealmBot(h, "update", after, { [key]: now[key] });
+    if (was[key] !== now[key]) notifyRealmBot(tx, h, "update", after, { [key]: now[key] });
   }
-  if (owner && before.bot_owner_id !== owner.id) notifyBotOwnerChanged(h, before, after, owner);
+  if (change.owner && before.bot_owner_id !== change.owner.id) notifyBotOwnerChanged(tx, h, before, after, change.owner);
   // Zulip's do_update_outgoing_webhook_service announces the service even when unchanged.
-  if (service) notifyRealmBot(h, "update", after, { services: serviceDicts(after) });
-  return after;
+  if (change.service) notifyRealmBot(tx, h, "update", after, { services: serviceDicts(after) });
 }
 
 /**
@@ -544,19 +544,19 @@ function checkServiceChange(bot: UserRecord, changes: BotChanges): Pick<Outgoing
   };
 }
 
-function notifyBotOwnerChanged(h: Hearth, before: UserRecord, after: UserRecord, owner: UserRecord): void {
+function notifyBotOwnerChanged(tx: Transaction, h: Hearth, before: UserRecord, after: UserRecord, owner: UserRecord): void {
   const updated = new Set(adminIds(h));
   const previous = before.bot_owner_id === null ? undefined : getUser(h.store, before.bot_owner_id);
   if (previous && !isAdmin(previous)) {
-    h.events.publish({ type: "realm_bot", op: "delete", bot: { user_id: after.id } }, [previous.id]);
+    tx.notify({ type: "realm_bot", op: "delete", bot: { user_id: after.id } }, [previous.id]);
     updated.delete(previous.id);
   }
   if (!isAdmin(owner)) {
-    h.events.publish({ type: "realm_bot", op: "add", bot: botView(h, after) }, [owner.id]);
+    tx.notify({ type: "realm_bot", op: "add", bot: botView(h, after) }, [owner.id]);
     updated.delete(owner.id);
   }
-  h.events.publish({ type: "realm_bot", op: "update", bot: { user_id: after.id, owner_id: owner.id } }, updated);
-  notifyRealmUser(h, "update", after, { bot_owner_id: owner.id });
+  tx.notify({ type: "realm_bot", op: "update", bot: { user_id: after.id, owner_id: owner.id } }, updated);
+  notifyRealmUser(tx, h, "update", after, { bot_owner_id: owner.id });
 }
 
 /** A new key for a bot its owner or an administrator manages. */
@@ -566,27 +566,25 @@ export async function checkRegenerateBotApiKey(h: Hearth, actor: UserRecord, bot
 
 export async function doRegenerateApiKey(h: Hearth, user: UserRecord, targetId = user.id): Promise<string> {
   const key = generateApiKey();
-  const updated = await h.store.commit(() => {
+  await commit(h, (tx) => {
     const current = getUser(h.store, targetId)!;
     const next = { ...current, api_key: key };
     putUser(h.store, next);
-    return next;
+    if (next.is_bot) notifyRealmBot(tx, h, "update", next, { api_key: key });
   });
-  if (updated.is_bot) notifyRealmBot(h, "update", updated, { api_key: key });
   return key;
 }
 
 /** FL 475: an API- or CLI-created user's date_joined becomes the first-login time. */
 export async function doRecordFirstLogin(h: Hearth, user: UserRecord): Promise<void> {
   if (!user.joined_pending_first_login) return;
-  const updated = await h.store.commit(() => {
+  await commit(h, (tx) => {
     const current = getUser(h.store, user.id)!;
-    if (!current.joined_pending_first_login) return null;
+    if (!current.joined_pending_first_login) return;
     const next = { ...current, joined_pending_first_login: false, date_joined: Date.now() / 1000 };
     putUser(h.store, next);
-    return next;
+    notifyRealmUser(tx, h, "update", next, { date_joined: isoTimestamp(next.date_joined) });
   });
-  if (updated) notifyRealmUser(h, "update", updated, { date_joined: isoTimestamp(updated.date_joined) });
 }
 
 /** `DELETE /users/{id}` and `POST /users/{id}/reactivate`: administrators only (bots go through /bots). */
@@ -615,8 +613,10 @@ export async function checkAdminUpdateUser(
   const profileChanges = profile_data === undefined ? [] : checkProfileData(h, actor, target, profile_data);
   // One commit for all of it: a refused part leaves the account as it was.
   if (account.full_name !== undefined || account.role !== undefined) {
-    await checkUpdateUser(h, actor, target.id, account, () => writeProfileData(h, target, profileChanges));
-    notifyProfileData(h, target, profileChanges);
+    await checkUpdateUser(h, actor, target.id, account, (tx) => {
+      writeProfileData(h, target, profileChanges);
+      notifyProfileData(tx, h, target, profileChanges);
+    });
   } else if (profileChanges.length > 0) {
     await doSetProfileData(h, target, profileChanges);
   }
