@@ -1,7 +1,7 @@
 import type { Hearth } from "../context";
 import { commit, type Transaction } from "../events/commit";
 import { badRequest } from "../errors";
-import { putUploadedAvatar, type UploadedAvatar } from "../store/avatars";
+import { putUploadedAvatar, removeUploadedAvatar, type UploadedAvatar } from "../store/avatars";
 import { getUser, putUser, type UserRecord } from "../store/users";
 import { avatarUrl } from "../views/avatars";
 import { notifyRealmBot, notifyRealmUser } from "./users";
@@ -80,7 +80,7 @@ export async function doResetAvatar(h: Hearth, user: UserRecord): Promise<void> 
   await commit(h, (tx) => {
     const current = getUser(h.store, user.id)!;
     const next: UserRecord = { ...current, avatar_source: "G", avatar_version: current.avatar_version + 1 };
-    h.store.dbs.avatars.remove(user.id);
+    removeUploadedAvatar(h.store, user.id);
     putUser(h.store, next);
     notifyAvatarChange(tx, h, next);
   });

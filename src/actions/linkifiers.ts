@@ -7,19 +7,8 @@ import { badRequest } from "../errors";
 import { getRealm, putRealm } from "../store/realm";
 import type { UserRecord } from "../store/users";
 import { activeUserIds } from "./users";
+import type { Linkifier } from "../views/linkifiers";
 
-/**
- * A linkifier (the spec's Linkifier). Kept as an ordered list in the realm settings
- * (`linkifiers`), which the Markdown renderer reads; order matters (first match wins).
- */
-export interface Linkifier {
-  id: number;
-  pattern: string;
-  url_template: string;
-  example_input: string | null;
-  reverse_template: string | null;
-  alternative_url_templates: string[];
-}
 
 export interface LinkifierInput {
   pattern: string;
@@ -31,10 +20,6 @@ export interface LinkifierInput {
 
 const MAX_PATTERN_LENGTH = 1000;
 const MAX_TEMPLATE_LENGTH = 1024;
-
-export function getLinkifiers(h: Hearth): Linkifier[] {
-  return (getRealm(h.store)?.settings?.linkifiers as Linkifier[] | undefined) ?? [];
-}
 
 /** Named groups of a Zulip (Python-syntax) pattern, after checking it compiles. */
 function patternGroups(pattern: string): Set<string> {

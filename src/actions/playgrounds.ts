@@ -4,18 +4,8 @@ import { assertAdmin } from "../access/roles";
 import { badRequest } from "../errors";
 import type { UserRecord } from "../store/users";
 import { activeUserIds } from "./users";
-
-/** A code playground: where a code block of a language can be opened (Zulip's RealmPlayground). */
-export interface RealmPlayground {
-  id: number;
-  name: string;
-  pygments_language: string;
-  url_template: string;
-}
-
-export function getPlaygrounds(h: Hearth): RealmPlayground[] {
-  return [...h.store.dbs.realmPlaygrounds.getRange({})].map((e) => e.value as RealmPlayground);
-}
+import { getPlayground, putPlayground, removePlayground, type RealmPlayground } from "../store/playgrounds";
+import { getPlaygrounds } from "../views/playgrounds";
 
 function notifyPlaygrounds(tx: Transaction, h: Hearth): void {
   tx.notify({ type: "realm_playgrounds", realm_playgrounds: getPlaygrounds(h) }, activeUserIds(h));
@@ -42,7 +32,7 @@ export async function doAddPlayground(h: Hearth, user: UserRecord, input: Omit<R
       throw badRequest("Realm playground with this Realm, Pygments language and Name already exists.");
     }
     const playground: RealmPlayground = { id: h.store.nextId("playground"), name, pygments_language: language, url_template: template };
-    h.store.dbs.realmPlaygrounds.put(playground.id, playground);
+    putPlayground(h.store, playground);
     notifyPlaygrounds(tx, h);
     return playground.id;
   });
@@ -51,8 +41,8 @@ export async function doAddPlayground(h: Hearth, user: UserRecord, input: Omit<R
 export async function doRemovePlayground(h: Hearth, user: UserRecord, id: number): Promise<void> {
   assertAdmin(user);
   await commit(h, (tx) => {
-    if (!h.store.dbs.realmPlaygrounds.get(id)) throw badRequest("Invalid playground");
-    h.store.dbs.realmPlaygrounds.remove(id);
+    if (!getPlayground(h.store, id)) throw badRequest("Invalid playground");
+    removePlayground(h.store, id);
     notifyPlaygrounds(tx, h);
   });
 }

@@ -3,7 +3,18 @@ import type { Hearth } from "../context";
 import { commit, type Transaction } from "../events/commit";
 import { assertAdmin } from "../access/roles";
 import { badRequest, mustBeAdmin } from "../errors";
-import { getProfileData, getProfileField, getProfileFields, ProfileFieldType, type CustomProfileField } from "../store/profile_fields";
+import {
+  getProfileData,
+  getProfileField,
+  getProfileFields,
+  getProfileValue,
+  ProfileFieldType,
+  putProfileField,
+  putProfileValue,
+  removeProfileField,
+  removeProfileValue,
+  type CustomProfileField,
+} from "../store/profile_fields";
 import { allUsers, getUser, type UserRecord } from "../store/users";
 import { isAdmin } from "../views/users";
 import { renderDescription } from "../markdown/description";
@@ -115,7 +126,7 @@ export async function doCreateProfileField(h: Hearth, actor: UserRecord, type: n
       editable_by_user: input.editable_by_user ?? true,
       use_for_user_matching: input.use_for_user_matching ?? false,
     };
-    h.store.dbs.profileFields.put(field.id, field);
+    putProfileField(h.store, field);
     notifyFields(tx, h);
     return field.id;
   });
@@ -140,9 +151,9 @@ export async function doUpdateProfileField(h: Hearth, actor: UserRecord, id: num
       if (field.type === ProfileFieldType.SELECT) {
         const kept = new Set(Object.keys(JSON.parse(next.field_data) as Record<string, unknown>));
         for (const u of allUsers(h.store)) {
-          const held = h.store.dbs.profileData.get([u.id, id]) as { value: string } | undefined;
+          const held = getProfileValue(h.store, u.id, id);
           if (held && !kept.has(held.value)) {
-            h.store.dbs.profileData.remove([u.id, id]);
+            removeProfileValue(h.store, u.id, id);
             cleared.push(u);
           }
         }
@@ -158,7 +169,7 @@ export async function doUpdateProfileField(h: Hearth, actor: UserRecord, id: num
       checkUserMatchingFlag(field.type, input.use_for_user_matching);
       next.use_for_user_matching = input.use_for_user_matching;
     }
-    h.store.dbs.profileFields.put(id, next);
+    putProfileField(h.store, next);
     notifyFields(tx, h);
     // Clients hold each user's values: the cleared ones go as a null value (Zulip sends none, leaving them stale).
     for (const user of cleared) notifyRealmUser(tx, h, "update", user, { custom_profile_field: { id, value: null } });
@@ -169,8 +180,7 @@ export async function doDeleteProfileField(h: Hearth, actor: UserRecord, id: num
   assertAdmin(actor);
   await commit(h, (tx) => {
     if (!getProfileField(h.store, id)) throw badRequest(`Field id ${id} not found.`);
-    h.store.dbs.profileFields.remove(id);
-    for (const u of allUsers(h.store)) h.store.dbs.profileData.remove([u.id, id]);
+    removeProfileField(h.store, id, [...allUsers(h.store)].map((u) => u.id));
     notifyFields(tx, h);
   });
 }
@@ -183,7 +193,7 @@ export async function doReorderProfileFields(h: Hearth, actor: UserRecord, order
     if (!isPermutationOf(order, ids)) {
       throw badRequest("Invalid order mapping.");
     }
-    order.forEach((id, i) => h.store.dbs.profileFields.put(id, { ...getProfileField(h.store, id)!, order: i + 1 }));
+    order.forEach((id, i) => putProfileField(h.store, { ...getProfileField(h.store, id)!, order: i + 1 }));
     notifyFields(tx, h);
   });
 }
@@ -269,11 +279,11 @@ export function writeProfileData(h: Hearth, target: UserRecord, changes: Profile
   for (const c of changes) {
     const field = getProfileField(h.store, c.id);
     if (!field) throw badRequest(`Field id ${c.id} not found.`);
-    if (c.value === "") h.store.dbs.profileData.remove([target.id, c.id]);
+    if (c.value === "") removeProfileValue(h.store, target.id, c.id);
     else {
       // Short and long text are Markdown in Zulip: their HTML is stored beside them.
       const markdown = field.type === ProfileFieldType.SHORT_TEXT || field.type === ProfileFieldType.LONG_TEXT;
-      h.store.dbs.profileData.put([target.id, c.id], markdown ? { value: c.value, rendered_value: renderDescription(c.value) } : { value: c.value });
+      putProfileValue(h.store, target.id, c.id, markdown ? { value: c.value, rendered_value: renderDescription(c.value) } : { value: c.value });
     }
   }
 }

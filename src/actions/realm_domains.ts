@@ -4,7 +4,8 @@ import { assertOwner } from "../access/roles";
 import { badRequest } from "../errors";
 import type { UserRecord } from "../store/users";
 import { activeUserIds } from "./users";
-import { realmDomainView, type RealmDomain } from "../views/realm_domains";
+import { realmDomainView } from "../views/realm_domains";
+import { getRealmDomain, putRealmDomain, removeRealmDomain, type RealmDomain } from "../store/realm_domains";
 
 /** Zulip's domain rules: letters, digits, `-` and `.`, at least one dot; lower-cased. */
 export function checkDomain(raw: string): string {
@@ -25,9 +26,9 @@ export async function doAddRealmDomain(h: Hearth, user: UserRecord, rawDomain: s
   assertOwner(user);
   const domain = checkDomain(rawDomain);
   return commit(h, (tx) => {
-    if (h.store.dbs.realmDomains.get(domain)) throw badRequest(`The domain ${domain} is already a part of your organization.`);
+    if (getRealmDomain(h.store, domain)) throw badRequest(`The domain ${domain} is already a part of your organization.`);
     const d: RealmDomain = { id: h.store.nextId("realm_domain"), domain, allow_subdomains: allowSubdomains };
-    h.store.dbs.realmDomains.put(domain, d);
+    putRealmDomain(h.store, d);
     tx.notify({ type: "realm_domains", op: "add", realm_domain: realmDomainView(d) }, activeUserIds(h));
     return d;
   });
@@ -37,9 +38,9 @@ export async function doChangeRealmDomain(h: Hearth, user: UserRecord, rawDomain
   assertOwner(user);
   const domain = rawDomain.trim().toLowerCase();
   await commit(h, (tx) => {
-    const current = h.store.dbs.realmDomains.get(domain) as RealmDomain | undefined;
+    const current = getRealmDomain(h.store, domain);
     if (!current) throw domainMissing(domain);
-    h.store.dbs.realmDomains.put(domain, { ...current, allow_subdomains: allowSubdomains });
+    putRealmDomain(h.store, { ...current, allow_subdomains: allowSubdomains });
     tx.notify({ type: "realm_domains", op: "change", realm_domain: { domain, allow_subdomains: allowSubdomains } }, activeUserIds(h));
   });
 }
@@ -48,8 +49,8 @@ export async function doRemoveRealmDomain(h: Hearth, user: UserRecord, rawDomain
   assertOwner(user);
   const domain = rawDomain.trim().toLowerCase();
   await commit(h, (tx) => {
-    if (!h.store.dbs.realmDomains.get(domain)) throw domainMissing(domain);
-    h.store.dbs.realmDomains.remove(domain);
+    if (!getRealmDomain(h.store, domain)) throw domainMissing(domain);
+    removeRealmDomain(h.store, domain);
     tx.notify({ type: "realm_domains", op: "remove", domain }, activeUserIds(h));
   });
 }

@@ -2,7 +2,7 @@ import type { Hearth } from "../context";
 import { commit, type Transaction } from "../events/commit";
 import { badRequest, insufficientPermission } from "../errors";
 import { inRealmGroup } from "../access/groups";
-import { activeRealmEmojiByName, getRealmEmoji, putRealmEmoji, type RealmEmoji } from "../store/realm_emoji";
+import { activeRealmEmojiByName, getRealmEmoji, putRealmEmoji, putRealmEmojiImage, type RealmEmoji } from "../store/realm_emoji";
 import { emojiCodeFor } from "../markdown/emoji";
 import type { Reaction } from "../store/messages";
 import type { UserRecord } from "../store/users";
@@ -47,7 +47,7 @@ export async function doAddRealmEmoji(h: Hearth, user: UserRecord, rawName: stri
     if (activeRealmEmojiByName(h.store, name)) throw badRequest("A custom emoji with this name already exists.");
     const e: RealmEmoji = { id: h.store.nextId("realm_emoji"), name, author_id: user.id, deactivated: false, content_type: contentType };
     putRealmEmoji(h.store, e);
-    h.store.dbs.realmEmojiImages.put(e.id, data);
+    putRealmEmojiImage(h.store, e.id, data);
     notifyRealmEmoji(tx, h, { op: "add", emoji: e });
     return e;
   });

@@ -30,8 +30,10 @@ import {
   allUserGroups,
   getUserGroup,
   getUserGroupByName,
+  addStoredGroupMember,
   isStoredGroupMember,
   putUserGroup,
+  removeStoredGroupMember,
   SYSTEM_GROUPS,
   USER_GROUP_SETTINGS,
   type UserGroupRecord,
@@ -206,7 +208,7 @@ export function joinGroupsInTransaction(h: Hearth, user: UserRecord, groupIds: r
   for (const id of new Set(groupIds)) {
     const group = getUserGroup(h.store, id);
     if (!group || group.is_system_group || group.deactivated) continue;
-    h.store.dbs.userGroupMembers.put([group.id, user.id], true);
+    addStoredGroupMember(h.store, group.id, user.id);
     joined.push(group);
   }
   return joined;
@@ -275,7 +277,7 @@ export async function checkCreateUserGroup(h: Hearth, actor: UserRecord, input: 
       settings,
     };
     putUserGroup(h.store, created);
-    for (const id of members) h.store.dbs.userGroupMembers.put([created.id, id], true);
+    for (const id of members) addStoredGroupMember(h.store, created.id, id);
     tx.notify({ type: "user_group", op: "add", group: formatUserGroup(h, created) }, groupAudience(h));
     return created.id;
   });
@@ -396,8 +398,8 @@ export async function checkUpdateUserGroupMembership(h: Hearth, actor: UserRecor
   if (channels.length > 0) for (const id of [...subgroups.add, ...subgroups.remove]) for (const userId of usersInGroupSetting(h, id)) affected.add(userId);
   const seenBefore = new Map([...affected].map((id) => [id, visibleChannelIds(h, getUser(h.store, id)!, channels)]));
   await commit(h, (tx) => {
-    for (const id of members.add) h.store.dbs.userGroupMembers.put([group.id, id], true);
-    for (const id of members.remove) h.store.dbs.userGroupMembers.remove([group.id, id]);
+    for (const id of members.add) addStoredGroupMember(h.store, group.id, id);
+    for (const id of members.remove) removeStoredGroupMember(h.store, group.id, id);
     if (subgroups.add.length + subgroups.remove.length > 0) {
       const current = getUserGroup(h.store, group.id)!;
       const ids = current.direct_subgroup_ids.filter((id) => !subgroups.remove.includes(id));
