@@ -154,7 +154,7 @@ async function serveHearth() {
  * authentication, rendering and the store: what Hearth's queues and polls cost alone.
  */
 async function servePublishOnly(h: import("../src/context").Hearth): Promise<string> {
-  const { activeUserIds } = await import("../src/actions/users");
+  const { activeUserIds } = await import("../src/store/users");
   let nextId = 10_000_000;
   const side = Bun.serve({
     hostname: "127.0.0.1",

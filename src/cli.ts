@@ -8,7 +8,7 @@ import { getRealm } from "./store/realm";
 import { DataFolderLock } from "./lockfile";
 import { doCreateUser } from "./actions/users";
 import { allUsers, Role, ROLES, BotType } from "./store/users";
-import { randomPassword } from "./auth/credentials";
+import { randomPassword } from "./lib/credentials";
 import { HEARTH_VERSION, ZULIP_FEATURE_LEVEL, ZULIP_VERSION } from "./version";
 
 export class UsageError extends Error {}

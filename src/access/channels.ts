@@ -3,7 +3,7 @@ import { ApiError, badRequest } from "../errors";
 import { activeUserIdsOf, getUser, type UserRecord } from "../store/users";
 import { getChannel, getChannelByName, isSubscribed, type ChannelRecord } from "../store/channels";
 import { inRealmGroup, isUserInGroupSetting } from "./groups";
-import { isAdmin, isGuest } from "../views/users";
+import { isAdmin, isGuest } from "../store/users";
 
 /**
  * Channel permissions as Zulip 10/11 define them ("metadata access" lets a user see

@@ -4,8 +4,8 @@ import { assertAdmin } from "../access/roles";
 import { badRequest } from "../errors";
 import { renderDescription } from "../markdown/description";
 import type { UserRecord } from "../store/users";
-import { SERVER_LIMITS } from "../views/realm-settings";
-import { activeUserIds } from "./users";
+import { SERVER_LIMITS } from "../store/realm_settings";
+import { activeUserIds } from "../store/users";
 import { allChannels } from "../store/channels";
 
 /** A folder grouping channels in the sidebar (FL 389; `order` FL 414). */

@@ -43,16 +43,17 @@ import { renderDescription } from "../markdown/description";
 import { liveDefaultChannelIds } from "../views/channel_state";
 import { notifyDefaultChannelGroups, removeChannelFromDefaultChannelGroups } from "./default_channel_groups";
 import { activeSubscriberIds, formatChannel, formatSubscription, pickChannelColor, streamPostPolicy, streamPostPolicyGroupId } from "../views/channels";
-import { isAdmin, isGuest, isOwner } from "../views/users";
-import { activeNonGuestUserIds, notifyRealmBot } from "./users";
+import { isAdmin, isGuest, isOwner } from "../store/users";
+import { notifyRealmBot } from "./users";
+import { activeNonGuestUserIds } from "../store/users";
 import { committedTransaction } from "./committed";
-import { visibleUserByEmail } from "../views/users";
+import { visibleUserByEmail } from "../access/users";
 import { getSystemBot } from "../store/system_bots";
 import { checkFolderForChannel } from "./channel_folders";
 import { doSendMessage, sendSystemBotDm } from "./messages";
 import { getRealm } from "../store/realm";
 import { topicsOfChannel } from "../store/messages";
-import { realmSetting } from "../views/realm-settings";
+import { realmSetting } from "../store/realm_settings";
 
 
 // ---------------------------------------------------------------------------

@@ -4,8 +4,8 @@ import { accessChannelByName } from "../access/channels";
 import { defineStatePart } from "../events/state";
 import { getChannel, isDefaultChannel, type ChannelRecord } from "../store/channels";
 import type { UserRecord } from "../store/users";
-import { isAdmin, isGuest } from "../views/users";
-import { activeNonGuestUserIds } from "./users";
+import { isAdmin, isGuest } from "../store/users";
+import { activeNonGuestUserIds } from "../store/users";
 
 /**
  * Default channel groups (Zulip's DefaultStreamGroup, "experimental" in its API): named

@@ -1,14 +1,15 @@
 import type { Hearth } from "../context";
 import { commit } from "../events/commit";
-import { passwordLengthAllowed, randomToken } from "../auth/credentials";
+import { randomToken } from "../lib/credentials";
+import { passwordLengthAllowed } from "../store/realm_settings";
 import { accessChannel } from "../access/channels";
 import { accessUserGroupForUpdate, inRealmGroup } from "../access/groups";
 import { badRequest, insufficientPermission, mustBeAdmin, mustBeOwner } from "../errors";
 import { getRealm } from "../store/realm";
 import { allInvites, getInvite, getInviteByKey, inviteIsLive, putInvite, type InviteRecord } from "../store/invites";
 import { getUser, getUserByEmail, Role, ROLES, type UserRecord } from "../store/users";
-import { SERVER_LIMITS } from "../views/realm-settings";
-import { isAdmin, isOwner } from "../views/users";
+import { SERVER_LIMITS } from "../store/realm_settings";
+import { isAdmin, isOwner } from "../store/users";
 import { defaultChannelIds } from "../store/channels";
 import { checkEmailAddress, checkFullName, doCreateUser } from "./users";
 import { emailRefusalForRealm } from "../views/realm_domains";
@@ -78,6 +79,9 @@ function checkInviteLink(h: Hearth, actor: UserRecord, input: InviteLinkInput): 
     if (group.deactivated) throw badRequest("You can't add users to a deactivated user group.");
   }
 }
+
+/** The role an invitation link gives when it names none. */
+export const DEFAULT_INVITE_AS = Role.MEMBER;
 
 /** `POST /invites/multiuse`: a reusable invitation link; answers its URL. */
 export async function checkCreateInviteLink(h: Hearth, actor: UserRecord, input: InviteLinkInput): Promise<string> {

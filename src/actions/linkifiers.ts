@@ -6,7 +6,7 @@ import { assertAdmin } from "../access/roles";
 import { badRequest } from "../errors";
 import { getRealm, putRealm } from "../store/realm";
 import type { UserRecord } from "../store/users";
-import { activeUserIds } from "./users";
+import { activeUserIds } from "../store/users";
 import type { Linkifier } from "../views/linkifiers";
 
 

@@ -6,7 +6,7 @@ import { getSystemBot } from "../store/system_bots";
 import { getUser, type UserRecord } from "../store/users";
 import { channelById } from "../views/message_channels";
 import { realmSetting } from "../views/messages";
-import { REPORT_MESSAGE_TYPES } from "../views/realm-settings";
+import { REPORT_MESSAGE_TYPES } from "../store/realm_settings";
 import { accessMessage, doSendMessage, MAX_MESSAGE_LENGTH } from "./messages";
 
 const MAX_REPORT_DESCRIPTION_LENGTH = 1000;

@@ -51,7 +51,9 @@ import { linkProperties, renderMarkdown, topicLinks, type MentionableUser, type 
 import { DIFF_CELLS_PER_REQUEST, htmlDiff } from "../markdown/html_diff";
 import { widgetFromContent, type WidgetContent } from "../markdown/widgets";
 import { emojiCodeFor, emojiNameFor } from "../markdown/emoji";
-import { apiEmail, isAdmin, isGuest, isModerator, visibleUserByEmail } from "../views/users";
+import { apiEmail } from "../views/users";
+import { visibleUserByEmail } from "../access/users";
+import { isAdmin, isGuest, isModerator } from "../store/users";
 import {
   canDeleteAnyMessage,
   canDeleteOwnMessage,

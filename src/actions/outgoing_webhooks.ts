@@ -9,7 +9,7 @@ import type { RenderResult } from "../markdown";
 import { getMessage, type MessageRecord } from "../store/messages";
 import { REALM_ID } from "../store/realm";
 import { BotType, getUser, type OutgoingWebhookService, type UserRecord } from "../store/users";
-import { generateApiKey } from "../auth/credentials";
+import { generateApiKey } from "../lib/credentials";
 import { channelById } from "../views/message_channels";
 import { formatMessage, messageNearUrl } from "../views/messages";
 import { doSendMessage, MAX_MESSAGE_LENGTH, type MessageTarget } from "./messages";

@@ -3,7 +3,7 @@ import { commit, type Transaction } from "../events/commit";
 import { assertAdmin } from "../access/roles";
 import { badRequest } from "../errors";
 import type { UserRecord } from "../store/users";
-import { activeUserIds } from "./users";
+import { activeUserIds } from "../store/users";
 import { getPlayground, putPlayground, removePlayground, type RealmPlayground } from "../store/playgrounds";
 import { getPlaygrounds } from "../views/playgrounds";
 

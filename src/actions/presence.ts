@@ -3,7 +3,7 @@ import { getPresence, putPresence, type PresenceRecord } from "../store/presence
 import { getUser, type UserRecord } from "../store/users";
 import { apiEmail } from "../views/users";
 import { legacyClientPresence, modernPresence, presenceStatus, presenceVisible } from "../views/presence";
-import { activeUserIds } from "./users";
+import { activeUserIds } from "../store/users";
 
 /**
  * `POST /users/me/presence`: records that a client of `user` is connected, and

@@ -16,10 +16,11 @@ import {
   type CustomProfileField,
 } from "../store/profile_fields";
 import { allUsers, getUser, type UserRecord } from "../store/users";
-import { isAdmin } from "../views/users";
+import { isAdmin } from "../store/users";
 import { renderDescription } from "../markdown/description";
 import { profileFieldView } from "../views/profile_fields";
-import { activeUserIds, notifyRealmUser } from "./users";
+import { notifyRealmUser } from "./users";
+import { activeUserIds } from "../store/users";
 
 export const MAX_FIELD_NAME_LENGTH = 40;
 export const MAX_FIELD_HINT_LENGTH = 80;

@@ -9,10 +9,12 @@ import { getRealm, putRealm, REALM_ID, type Realm } from "../store/realm";
 import { BotType, EmailVisibility, putUser, Role, type UserRecord } from "../store/users";
 import { StoreCache } from "../store/cache";
 import { recipientsChanged } from "../store/messages";
-import { generateApiKey, hashPasswordSync } from "../auth/credentials";
+import { generateApiKey, hashPasswordSync } from "../lib/credentials";
 import { ensureAvatarSalt } from "../store/avatars";
-import { activeUserIds, checkEmailAddress, checkFullName } from "./users";
+import { checkEmailAddress, checkFullName } from "./users";
+import { activeUserIds } from "../store/users";
 import { SYSTEM_BOTS } from "../store/system_bots";
+import { MIN_DEACTIVATED_REALM_DELETION_DAYS } from "../views/realm";
 
 import { createMissingSystemGroups } from "./user_groups";
 
@@ -97,8 +99,6 @@ export async function doReactivateRealm(store: Store): Promise<boolean> {
   });
 }
 
-/** The lower bound register advertises (`server_min_deactivated_realm_deletion_days`; there is no upper bound). */
-export const MIN_DEACTIVATED_REALM_DELETION_DAYS = 14;
 
 /**
  * `POST /realm/deactivate` (owners): everyone is logged out at once (every API key is

@@ -6,10 +6,10 @@ import { badRequest, mustBeOwner } from "../errors";
 import { getChannel } from "../store/channels";
 import { getRealm, putRealm } from "../store/realm";
 import type { UserRecord } from "../store/users";
-import { realmSetting } from "../views/realm-settings";
-import { isOwner } from "../views/users";
+import { realmSetting } from "../store/realm_settings";
+import { isOwner } from "../store/users";
 import type { GroupSettingValue } from "../store/user_groups";
-import { activeUserIds } from "./users";
+import { activeUserIds } from "../store/users";
 import { MAX_REALM_NAME_LENGTH } from "./realm";
 import { fullMemberIds, notifyFullMembersChanged } from "./user_groups";
 

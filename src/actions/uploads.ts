@@ -20,7 +20,7 @@ import {
 } from "../store/uploads";
 import { getMessage } from "../store/messages";
 import type { UserRecord } from "../store/users";
-import { SERVER_LIMITS } from "../views/realm-settings";
+import { SERVER_LIMITS } from "../store/realm_settings";
 import { readableChannels, readableMessage } from "../views/messages";
 
 export const MAX_UPLOAD_BYTES = SERVER_LIMITS.max_file_upload_size_mib * 1024 * 1024;

@@ -23,9 +23,9 @@ import type { ApiEvent } from "../events/hub";
 import { getRealm } from "../store/realm";
 import { allChannels, CHANNEL_GROUP_SETTINGS, type ChannelRecord } from "../store/channels";
 import { formatUserGroup } from "../views/user_groups";
-import { activeUserIds } from "./users";
+import { activeUserIds } from "../store/users";
 import { notifyVisibleChannelsChanged, visibleChannelIds } from "./channels";
-import { REALM_DEFAULTS, SYSTEM_GROUP_IDS } from "../views/realm-settings";
+import { REALM_DEFAULTS, SYSTEM_GROUP_IDS } from "../store/realm_settings";
 import {
   allUserGroups,
   getUserGroup,

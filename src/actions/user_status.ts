@@ -6,7 +6,7 @@ import { getUser, putUser, type UserRecord } from "../store/users";
 import { userSetting } from "../views/settings";
 import { applySettings, notifySettingChanges } from "./settings";
 import { committedTransaction } from "./committed";
-import { activeUserIds } from "./users";
+import { activeUserIds } from "../store/users";
 import { checkEmojiRequest, emojiTypeByName } from "./realm_emoji";
 
 export const MAX_STATUS_TEXT_LENGTH = 60;

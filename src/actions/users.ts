@@ -3,16 +3,18 @@ import { commit, type Transaction } from "../events/commit";
 import { notifyAvatarChange, readBotAvatarFiles, withUploadedAvatar } from "./avatars";
 import type { UploadedAvatar } from "../store/avatars";
 import { assertAdmin } from "../access/roles";
-import { pathId } from "../http/path";
+import { accessBot, accessManagedBot, accessUser } from "../access/users";
 import { checkProfileData, doSetProfileData, notifyProfileData, writeProfileData } from "./profile_fields";
 import { badRequest, insufficientPermission, mustBeAdmin, mustBeOwner } from "../errors";
-import { generateApiKey, hashPassword, passwordLengthAllowed } from "../auth/credentials";
+import { generateApiKey, hashPassword } from "../lib/credentials";
+import { passwordLengthAllowed } from "../store/realm_settings";
 import { revokeInvitesCreatedBy } from "../store/invites";
 import { getSystemBot } from "../store/system_bots";
 import { sendSystemBotDm } from "./messages";
 import { notifyInvitesChanged } from "./invite_events";
-import { activeUserIdsOf, allUsers, BotType, EmailVisibility, getUser, getUserByEmail, putUser, Role, ROLES, type BotDefaults, type OutgoingWebhookService, type UserRecord } from "../store/users";
-import { checkInterfaceType, checkPayloadUrl, newOutgoingWebhookService, serviceDicts, ServiceInterface } from "./outgoing_webhooks";
+import { activeUserIds, activeUserIdsOf, allUsers, BotType, EmailVisibility, getUser, getUserByEmail, putUser, Role, ROLES, type BotDefaults, type OutgoingWebhookService, type UserRecord } from "../store/users";
+import { checkInterfaceType, checkPayloadUrl, newOutgoingWebhookService, ServiceInterface } from "./outgoing_webhooks";
+import { botDefaultsView, botServicesView, botView } from "../views/bots";
 import { getChannel } from "../store/channels";
 import { accessChannelByName } from "../access/channels";
 import { joinGroupsInTransaction, notifyGroupsJoined, notifySystemGroupMembership } from "./user_groups";
@@ -23,7 +25,9 @@ import {
   notifyUserChannelAccessChanged,
   subscribeToDefaultChannelsInTransaction,
 } from "./channels";
-import { canSeeRealEmail, formatUser, isAdmin, isOwner, isoTimestamp, visibleUserByEmail } from "../views/users";
+import { formatUser, isoTimestamp } from "../views/users";
+import { canSeeRealEmail, visibleUserByEmail } from "../access/users";
+import { isAdmin, isOwner } from "../store/users";
 import { realmUserDefaults } from "../views/settings";
 import { getRealm } from "../store/realm";
 import { emailRefusalForRealm } from "../views/realm_domains";
@@ -46,16 +50,6 @@ export function checkEmailAddress(email: string): string {
     throw badRequest(`Invalid email '${email}'`);
   }
   return trimmed;
-}
-
-/** Every active human and bot account (not system bots): the audience of realm-wide events. */
-export function activeUserIds(h: Hearth): readonly number[] {
-  return activeUserIdsOf(h.store);
-}
-
-/** The same without guests (Zulip's active_non_guest_user_ids): who hears of default channels and their groups. */
-export function activeNonGuestUserIds(h: Hearth): number[] {
-  return activeUserIdsOf(h.store).filter((id) => getUser(h.store, id)?.role !== Role.GUEST);
 }
 
 function adminIds(h: Hearth): number[] {
@@ -91,31 +85,6 @@ export function notifyRealmUser(tx: Transaction, h: Hearth, op: "add" | "update"
     const person = formatUser(h, group[0], target, { clientGravatar: false, includeCustomProfileFields: !target.is_bot });
     tx.notify({ type: "realm_user", op, person }, group.map((v) => v.id));
   }
-}
-
-/** A bot's defaults as the API names them: channels by name (null: none, or the channel is gone). */
-export function botDefaultsView(h: Hearth, bot: UserRecord): { default_sending_stream: string | null; default_events_register_stream: string | null; default_all_public_streams: boolean } {
-  const name = (id: number | null | undefined) => (id === null || id === undefined ? null : (getChannel(h.store, id)?.name ?? null));
-  return {
-    default_sending_stream: name(bot.bot_defaults?.sending_channel_id),
-    default_events_register_stream: name(bot.bot_defaults?.events_register_channel_id),
-    default_all_public_streams: bot.bot_defaults?.all_public_streams ?? false,
-  };
-}
-
-export function botView(h: Hearth, bot: UserRecord): Record<string, unknown> {
-  return {
-    user_id: bot.id,
-    full_name: bot.full_name,
-    api_key: bot.api_key,
-    avatar_url: avatarUrl(h, bot),
-    ...botDefaultsView(h, bot),
-    owner_id: bot.bot_owner_id,
-    is_active: bot.is_active,
-    bot_type: bot.bot_type,
-    services: serviceDicts(bot),
-    email: bot.email,
-  };
 }
 
 export function notifyRealmBot(tx: Transaction, h: Hearth, op: "add" | "update" | "delete", bot: UserRecord, fields?: Record<string, unknown>): void {
@@ -326,27 +295,6 @@ function assertCanManage(actor: UserRecord, target: UserRecord): void {
   throw insufficientPermission();
 }
 
-export function accessUser(h: Hearth, userId: number, options: { allowDeactivated?: boolean; allowBots?: boolean } = {}): UserRecord {
-  const target = getUser(h.store, userId);
-  if (!target || target.is_system_bot) throw badRequest("No such user");
-  if (!target.is_active && !options.allowDeactivated) throw badRequest("User is deactivated");
-  if (target.is_bot && options.allowBots === false) throw badRequest("No such user");
-  return target;
-}
-
-/**
- * A `{user_id}` path segment that may also be an email (`GET /users/{email}`): the
- * placeholder address always works, a real address only for those who may see it,
- * so the lookup never reveals a hidden email.
- */
-export function accessUserByIdOrEmail(h: Hearth, viewer: UserRecord, raw: string, options: { allowDeactivated?: boolean } = {}): UserRecord {
-  if (/^\d+$/.test(raw)) return accessUser(h, pathId(raw, "user ID"), options);
-  const target = visibleUserByEmail(h, viewer, raw);
-  if (!target || target.is_system_bot) throw badRequest("No such user");
-  if (!target.is_active && !options.allowDeactivated) throw badRequest("User is deactivated");
-  return target;
-}
-
 /** Zulip's rules for changing `target`'s role (the only-owner rule is checked in the commit). */
 function checkRoleChange(actor: UserRecord, target: UserRecord, role: number): void {
   if (!ROLES.includes(role)) throw badRequest("Invalid role");
@@ -437,20 +385,6 @@ export async function doSetActive(h: Hearth, actor: UserRecord, userId: number, 
   if (!active) for (const u of changed) for (const queue of h.queues.queuesOf(u.id)) h.queues.remove(queue);
 }
 
-/** A bot by ID; any other account is "No such bot", as in Zulip. */
-export function accessBot(h: Hearth, botId: number, options: { allowDeactivated?: boolean } = {}): UserRecord {
-  const bot = accessUser(h, botId, options);
-  if (!bot.is_bot) throw badRequest("No such bot");
-  return bot;
-}
-
-/** A bot its owner or an administrator may manage (Zulip's can_admin_user); others are told there is no such bot. */
-export function accessManagedBot(h: Hearth, actor: UserRecord, botId: number): UserRecord {
-  const bot = accessBot(h, botId);
-  if (bot.bot_owner_id !== actor.id && !isAdmin(actor)) throw badRequest("No such bot");
-  return bot;
-}
-
 /** Who may own a bot: an active human of the organization (Zulip's wording for each refusal). */
 function checkNewBotOwner(h: Hearth, ownerId: number): UserRecord {
   const owner = getUser(h.store, ownerId);
@@ -527,7 +461,7 @@ function notifyBotChanged(tx: Transaction, h: Hearth, before: UserRecord, after:
   }
   if (change.owner && before.bot_owner_id !== change.owner.id) notifyBotOwnerChanged(tx, h, before, after, change.owner);
   // Zulip's do_update_outgoing_webhook_service announces the service even when unchanged.
-  if (change.service) notifyRealmBot(tx, h, "update", after, { services: serviceDicts(after) });
+  if (change.service) notifyRealmBot(tx, h, "update", after, { services: botServicesView(after) });
 }
 
 /**

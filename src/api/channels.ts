@@ -14,7 +14,7 @@ import {
   getChannelEmailAddress,
   type RetentionInput,
 } from "../actions/channels";
-import { accessUser } from "../actions/users";
+import { accessUser } from "../access/users";
 import { accessChannel, accessChannelByName } from "../access/channels";
 import {
   CHANNEL_GROUP_SETTINGS,

@@ -6,7 +6,7 @@ import { eventsResponseFields } from "../events/serialize";
 import { ApiRoutes, authenticateEndpoint, errorResponse, serializedResponse, type SerializedFields } from "../http/route";
 import { param, type ParamValues } from "../http/params";
 import type { UserRecord } from "../store/users";
-import { isGuest } from "../views/users";
+import { isGuest } from "../store/users";
 import { getChannel } from "../store/channels";
 import {
   DEFAULT_IDLE_QUEUE_TIMEOUT_SECS,

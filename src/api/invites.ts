@@ -8,11 +8,10 @@ import { ApiRoutes } from "../http/route";
 import { readBodyUpTo } from "../http/wire";
 import { param } from "../http/params";
 import { pathId } from "../http/path";
-import { checkCreateInviteLink, checkJoinWithInvite, checkRevokeInviteLink, InviteLinkError, invitesFor, liveInviteByKey, offersDefaultChannelGroups } from "../actions/invites";
+import { DEFAULT_INVITE_AS, checkCreateInviteLink, checkJoinWithInvite, checkRevokeInviteLink, InviteLinkError, invitesFor, liveInviteByKey, offersDefaultChannelGroups } from "../actions/invites";
 import { defaultChannelGroupsView } from "../actions/default_channel_groups";
 import type { InviteRecord } from "../store/invites";
-import { getRealm } from "../store/realm";
-import { Role } from "../store/users";
+import { realmName } from "../views/realm";
 import { escapeHtml } from "../lib/text";
 
 export function inviteRoutes(h: Hearth) {
@@ -28,7 +27,7 @@ export function inviteRoutes(h: Hearth) {
       {
         params: {
           invite_expires_in_minutes: param.json(t.Union([t.Integer(), t.Null()])).optional().nullMeansNull(),
-          invite_as: param.int().default(Role.MEMBER),
+          invite_as: param.int().default(DEFAULT_INVITE_AS),
           stream_ids: param.json(t.Array(t.Integer())).default([]),
           group_ids: param.json(t.Array(t.Integer())).default([]),
           include_realm_default_subscriptions: param.bool().default(false),
@@ -78,7 +77,6 @@ interface JoinValues {
  * Zulip's registration form offers them; not to a guest, whom the API shows none).
  */
 function joinForm(h: Hearth, invite: InviteRecord, values: JoinValues, error?: string): string {
-  const realm = getRealm(h.store);
   const groups = offersDefaultChannelGroups(invite) ? defaultChannelGroupsView(h) : [];
   const picked = new Set(values.default_channel_groups ?? []);
   const groupChoices =
@@ -90,7 +88,7 @@ function joinForm(h: Hearth, invite: InviteRecord, values: JoinValues, error?: s
               `<label><input type="checkbox" name="default_stream_group" id="group${i}" value="${escapeHtml(group.name)}"${picked.has(group.name) ? " checked" : ""}> ${escapeHtml(group.name)}${group.description ? ` — ${escapeHtml(group.description)}` : ""}</label>`,
           )
           .join("\n")}</fieldset>`;
-  return `<p>You have been invited to join ${escapeHtml(realm?.name ?? "this organization")}.</p>
+  return `<p>You have been invited to join ${escapeHtml(realmName(h) ?? "this organization")}.</p>
 ${error ? `<p class="error" role="alert">${escapeHtml(error)}</p>` : ""}
 <form method="post">
 <label for="email">Email</label><input id="email" name="email" type="email" required value="${escapeHtml(values.email ?? "")}">

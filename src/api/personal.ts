@@ -10,7 +10,7 @@ import { doMarkOnboardingStepSeen } from "../actions/onboarding_steps";
 import { getAlertWords, getSavedSnippets, getUserStatus } from "../store/personal";
 import { checkUpdateUserStatus, statusView } from "../actions/user_status";
 import { doPutBotStorage, doRemoveBotStorage, getBotStorage } from "../actions/bot_storage";
-import { accessUser } from "../actions/users";
+import { accessUser } from "../access/users";
 
 /** The caller's own settings that only they see: alert words, muted users, saved snippets. */
 export function personalRoutes(h: Hearth) {

@@ -4,7 +4,7 @@ import { ApiRoutes } from "../http/route";
 import { param } from "../http/params";
 import { doUpdatePresence } from "../actions/presence";
 import { getPresence } from "../store/presence";
-import { accessUserByIdOrEmail } from "../actions/users";
+import { accessUserByIdOrEmail } from "../access/users";
 import { getRealmPresences, legacyPresence, presenceVisible } from "../views/presence";
 
 export function presenceRoutes(h: Hearth) {

@@ -1,4 +1,4 @@
-import { REALM_DEFAULTS } from "../views/realm-settings";
+import { REALM_DEFAULTS } from "../store/realm_settings";
 import { envNumber } from "../lib/env";
 import { randomUUID } from "node:crypto";
 import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";

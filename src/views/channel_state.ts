@@ -6,7 +6,7 @@ import { getUser } from "../store/users";
 import type { Hearth } from "../context";
 import { Role, type UserRecord } from "../store/users";
 import { allChannels, defaultChannelIds, getChannel, getSubscription, subscribedChannelIds, userSubscriptionRows, type ChannelRecord } from "../store/channels";
-import { isGuest } from "./users";
+import { isGuest } from "../store/users";
 import { hasContentAccess, hasMetadataAccess } from "../access/channels";
 import { activeSubscriberIds, formatChannel, formatChannelWithDefault, formatSubscription } from "./channels";
 import { listUserGroups } from "./user_groups";

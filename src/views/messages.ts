@@ -1,7 +1,7 @@
 import type { Hearth } from "../context";
 import { getUser, type UserRecord } from "../store/users";
 import { getRealm } from "../store/realm";
-import { REALM_DEFAULTS, realmSetting as realmSettingOrDefault } from "./realm-settings";
+import { REALM_DEFAULTS, realmSetting as realmSettingOrDefault } from "../store/realm_settings";
 import {
   flagList,
   getMessage,

@@ -2,7 +2,7 @@ import type { Hearth } from "../context";
 import { escapeHtml, escapeRegExp } from "../lib/text";
 import { ApiError, badRequest } from "../errors";
 import { getUser, type UserRecord } from "../store/users";
-import { visibleUserByEmail } from "./users";
+import { visibleUserByEmail } from "../access/users";
 import {
   conversationKey,
   MAX_DM_PARTICIPANTS,

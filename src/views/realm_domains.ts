@@ -1,6 +1,6 @@
 import type { Hearth } from "../context";
 import { getRealm } from "../store/realm";
-import { realmSetting } from "./realm-settings";
+import { realmSetting } from "../store/realm_settings";
 import { allRealmDomains, type RealmDomain } from "../store/realm_domains";
 
 export function getRealmDomains(h: Hearth): RealmDomain[] {
