@@ -4,7 +4,7 @@ import { badRequest } from "../errors";
 import { putUploadedAvatar, removeUploadedAvatar, type UploadedAvatar } from "../store/avatars";
 import { getUser, putUser, type UserRecord } from "../store/users";
 import { avatarUrl } from "../views/avatars";
-import { notifyRealmBot, notifyRealmUser } from "./users";
+import { notifyRealmBot, notifyRealmUser } from "./user_events";
 
 export const MAX_AVATAR_FILE_SIZE_MIB = 5;
 export const MAX_EMOJI_FILE_SIZE_MIB = 5;

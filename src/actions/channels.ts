@@ -44,7 +44,7 @@ import { liveDefaultChannelIds } from "../views/channel_state";
 import { notifyDefaultChannelGroups, removeChannelFromDefaultChannelGroups } from "./default_channel_groups";
 import { activeSubscriberIds, formatChannel, formatSubscription, pickChannelColor, streamPostPolicy, streamPostPolicyGroupId } from "../views/channels";
 import { isAdmin, isGuest, isOwner } from "../store/users";
-import { notifyRealmBot } from "./users";
+import { notifyRealmBot } from "./user_events";
 import { activeNonGuestUserIds } from "../store/users";
 import { committedTransaction } from "./committed";
 import { visibleUserByEmail } from "../access/users";

@@ -19,7 +19,7 @@ import { allUsers, getUser, type UserRecord } from "../store/users";
 import { isAdmin } from "../store/users";
 import { renderDescription } from "../markdown/description";
 import { profileFieldView } from "../views/profile_fields";
-import { notifyRealmUser } from "./users";
+import { notifyRealmUser } from "./user_events";
 import { activeUserIds } from "../store/users";
 
 export const MAX_FIELD_NAME_LENGTH = 40;

@@ -21,7 +21,8 @@ import {
 import { getRealm, putRealm } from "../store/realm";
 import { requireRealm } from "../views/realm";
 import { realmSetting } from "../store/realm_settings";
-import { checkFullName, notifyFullNameChanged, notifyRealmUser } from "./users";
+import { checkFullName } from "./users";
+import { notifyFullNameChanged, notifyRealmUser } from "./user_events";
 import { activeUserIds } from "../store/users";
 import { deleteAllDrafts } from "./drafts";
 

@@ -12,6 +12,7 @@ import { revokeInvitesCreatedBy } from "../store/invites";
 import { getSystemBot } from "../store/system_bots";
 import { sendSystemBotDm } from "./messages";
 import { notifyInvitesChanged } from "./invite_events";
+import { adminIds, notifyFullNameChanged, notifyRealmBot, notifyRealmUser } from "./user_events";
 import { activeUserIds, activeUserIdsOf, allUsers, BotType, EmailVisibility, getUser, getUserByEmail, putUser, Role, ROLES, type BotDefaults, type OutgoingWebhookService, type UserRecord } from "../store/users";
 import { checkInterfaceType, checkPayloadUrl, newOutgoingWebhookService, ServiceInterface } from "./outgoing_webhooks";
 import { botDefaultsView, botServicesView, botView } from "../views/bots";
@@ -52,52 +53,10 @@ export function checkEmailAddress(email: string): string {
   return trimmed;
 }
 
-function adminIds(h: Hearth): number[] {
-  const ids: number[] = [];
-  for (const u of allUsers(h.store)) if (u.is_active && !u.is_bot && isAdmin(u)) ids.push(u.id);
-  return ids;
-}
-
 function countActiveOwners(h: Hearth): number {
   let n = 0;
   for (const u of allUsers(h.store)) if (u.is_active && !u.is_bot && isOwner(u)) n++;
   return n;
-}
-
-/**
- * Sends a realm_user event: an update (the changed fields) to every active user; an
- * add, whose `person` depends on the recipient's right to see the real email, as one
- * event per distinct view, each to exactly its viewers.
- */
-export function notifyRealmUser(tx: Transaction, h: Hearth, op: "add" | "update", target: UserRecord, fields?: Record<string, unknown>): void {
-  if (op === "update") {
-    // The common case (a name, a role): one event for all, no user record decoded.
-    tx.notify({ type: "realm_user", op, person: { user_id: target.id, ...fields } }, activeUserIds(h));
-    return;
-  }
-  const viewers: UserRecord[] = [];
-  for (const u of allUsers(h.store)) if (u.is_active && !u.is_system_bot) viewers.push(u);
-  const withEmail: UserRecord[] = [];
-  const withoutEmail: UserRecord[] = [];
-  for (const viewer of viewers) (canSeeRealEmail(viewer, target) ? withEmail : withoutEmail).push(viewer);
-  for (const group of [withEmail, withoutEmail]) {
-    if (group.length === 0) continue;
-    const person = formatUser(h, group[0], target, { clientGravatar: false, includeCustomProfileFields: !target.is_bot });
-    tx.notify({ type: "realm_user", op, person }, group.map((v) => v.id));
-  }
-}
-
-export function notifyRealmBot(tx: Transaction, h: Hearth, op: "add" | "update" | "delete", bot: UserRecord, fields?: Record<string, unknown>): void {
-  const recipients = new Set(adminIds(h));
-  if (bot.bot_owner_id !== null) recipients.add(bot.bot_owner_id);
-  const payload = op === "add" ? botView(h, bot) : { user_id: bot.id, ...fields };
-  tx.notify({ type: "realm_bot", op, bot: payload }, recipients);
-}
-
-/** A new name reaches realm_users, and realm_bots where the account is a bot. */
-export function notifyFullNameChanged(tx: Transaction, h: Hearth, user: UserRecord): void {
-  notifyRealmUser(tx, h, "update", user, { full_name: user.full_name });
-  if (user.is_bot) notifyRealmBot(tx, h, "update", user, { full_name: user.full_name });
 }
 
 export interface NewUser {
