@@ -77,7 +77,7 @@ async function setupHearth() {
   const { startServer } = await import("../src/server");
   const { Store } = await import("../src/store/db");
   const { doInitRealm } = await import("../src/actions/realm");
-  const { doCreateUser } = await import("../src/actions/users");
+  const { doCreateUser } = await import("../src/actions/create_user");
   const dataDir = process.env.BENCH_DATA!;
   const store = new Store(dataDir);
   const { owner } = await doInitRealm(store, { realmName: "Bench", ownerEmail: "owner@bench.test", ownerPassword: "bench-password" });

@@ -6,7 +6,7 @@ import { createHearth, listeningUrl, startServer } from "./server";
 import { Store } from "./store/db";
 import { getRealm } from "./store/realm";
 import { DataFolderLock } from "./lockfile";
-import { doCreateUser } from "./actions/users";
+import { doCreateUser } from "./actions/create_user";
 import { allUsers, Role, ROLES, BotType } from "./store/users";
 import { randomPassword } from "./lib/credentials";
 import { HEARTH_VERSION, ZULIP_FEATURE_LEVEL, ZULIP_VERSION } from "./version";

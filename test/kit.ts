@@ -13,7 +13,7 @@ import type { TSchema } from "@sinclair/typebox";
 import { startServer, type RunningServer } from "../src/server";
 import { Store } from "../src/store/db";
 import { doInitRealm } from "../src/actions/realm";
-import { doCreateUser } from "../src/actions/users";
+import { doCreateUser } from "../src/actions/create_user";
 import { Role } from "../src/store/users";
 
 export const CAST = {

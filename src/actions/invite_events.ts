@@ -1,7 +1,6 @@
 import type { Hearth } from "../context";
 import type { Transaction } from "../events/commit";
-import { allUsers, getUser } from "../store/users";
-import { isAdmin } from "../store/users";
+import { allUsers, getUser, isAdmin } from "../store/users";
 
 /**
  * Zulip's notify_invites_changed: administrators (bots with the role included) and the

@@ -15,12 +15,10 @@ import {
   removeProfileValue,
   type CustomProfileField,
 } from "../store/profile_fields";
-import { allUsers, getUser, type UserRecord } from "../store/users";
-import { isAdmin } from "../store/users";
+import { activeUserIds, allUsers, getUser, isAdmin, type UserRecord } from "../store/users";
 import { renderDescription } from "../markdown/description";
 import { profileFieldView } from "../views/profile_fields";
 import { notifyRealmUser } from "./user_events";
-import { activeUserIds } from "../store/users";
 
 export const MAX_FIELD_NAME_LENGTH = 40;
 export const MAX_FIELD_HINT_LENGTH = 80;

@@ -6,13 +6,12 @@ import { commit } from "../events/commit";
 import { assertOwner } from "../access/roles";
 import { badRequest } from "../errors";
 import { getRealm, putRealm, REALM_ID, type Realm } from "../store/realm";
-import { BotType, EmailVisibility, putUser, Role, type UserRecord } from "../store/users";
+import { activeUserIds, BotType, EmailVisibility, putUser, Role, type UserRecord } from "../store/users";
 import { StoreCache } from "../store/cache";
 import { recipientsChanged } from "../store/messages";
 import { generateApiKey, hashPasswordSync } from "../lib/credentials";
 import { ensureAvatarSalt } from "../store/avatars";
-import { checkEmailAddress, checkFullName } from "./users";
-import { activeUserIds } from "../store/users";
+import { checkEmailAddress, checkFullName } from "./create_user";
 import { SYSTEM_BOTS } from "../store/system_bots";
 import { MIN_DEACTIVATED_REALM_DELETION_DAYS } from "../views/realm";
 

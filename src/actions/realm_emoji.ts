@@ -6,10 +6,9 @@ import { activeRealmEmojiByName, getRealmEmoji, putRealmEmoji, putRealmEmojiImag
 import { emojiCodeFor } from "../markdown/emoji";
 import type { Reaction } from "../store/messages";
 import type { UserRecord } from "../store/users";
-import { isAdmin } from "../store/users";
+import { activeUserIds, isAdmin } from "../store/users";
 import { realmEmojiDict, realmEmojiView } from "../views/realm_emoji";
 import { MAX_EMOJI_FILE_SIZE_MIB, readUploadedImage } from "./avatars";
-import { activeUserIds } from "../store/users";
 
 const emojiMissing = (name: string) => badRequest(`Emoji '${name}' does not exist`);
 

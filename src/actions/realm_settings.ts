@@ -7,9 +7,8 @@ import { getChannel } from "../store/channels";
 import { getRealm, putRealm } from "../store/realm";
 import type { UserRecord } from "../store/users";
 import { realmSetting } from "../store/realm_settings";
-import { isOwner } from "../store/users";
+import { activeUserIds, isOwner } from "../store/users";
 import type { GroupSettingValue } from "../store/user_groups";
-import { activeUserIds } from "../store/users";
 import { MAX_REALM_NAME_LENGTH } from "./realm";
 import { fullMemberIds, notifyFullMembersChanged } from "./user_groups";
 

@@ -3,11 +3,10 @@ import { commit, type Transaction } from "../events/commit";
 import { assertAdmin } from "../access/roles";
 import { badRequest } from "../errors";
 import { hashPassword } from "../lib/credentials";
-import { passwordLengthAllowed } from "../store/realm_settings";
-import { allUsers, EmailVisibility, getUser, putUser, type UserRecord } from "../store/users";
+import { passwordLengthAllowed, realmSetting } from "../store/realm_settings";
+import { activeUserIds, allUsers, EmailVisibility, getUser, isAdmin, putUser, type UserRecord } from "../store/users";
 import { apiEmail } from "../views/users";
 import { canSeeRealEmail } from "../access/users";
-import { isAdmin } from "../store/users";
 import {
   AVAILABLE_NOTIFICATION_SOUNDS,
   LANGUAGE_NAMES,
@@ -20,10 +19,8 @@ import {
 } from "../views/settings";
 import { getRealm, putRealm } from "../store/realm";
 import { requireRealm } from "../views/realm";
-import { realmSetting } from "../store/realm_settings";
-import { checkFullName } from "./users";
+import { checkFullName } from "./create_user";
 import { notifyFullNameChanged, notifyRealmUser } from "./user_events";
-import { activeUserIds } from "../store/users";
 import { deleteAllDrafts } from "./drafts";
 
 export interface SettingsChanges {

@@ -1,7 +1,7 @@
 import type { Store } from "../store/db";
 import type { Hearth } from "../context";
 import { commit, type Transaction } from "../events/commit";
-import { allUsers, getUser, Role, type UserRecord } from "../store/users";
+import { activeUserIds, allUsers, getUser, Role, type UserRecord } from "../store/users";
 import {
   accessUserGroupForRead,
   accessUserGroupForUpdate,
@@ -23,7 +23,6 @@ import type { ApiEvent } from "../events/hub";
 import { getRealm } from "../store/realm";
 import { allChannels, CHANNEL_GROUP_SETTINGS, type ChannelRecord } from "../store/channels";
 import { formatUserGroup } from "../views/user_groups";
-import { activeUserIds } from "../store/users";
 import { notifyVisibleChannelsChanged, visibleChannelIds } from "./channels";
 import { REALM_DEFAULTS, SYSTEM_GROUP_IDS } from "../store/realm_settings";
 import {

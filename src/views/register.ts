@@ -4,16 +4,14 @@
  * built yet — each a placeholder its capability replaces with one `defineStatePart`.
  */
 import { defineStatePart, type StateContext } from "../events/state";
-import { allUsers, Role, type UserRecord } from "../store/users";
+import { allUsers, isAdmin, isGuest, isOwner, Role, type UserRecord } from "../store/users";
 import { getRealm } from "../store/realm";
 import { botView } from "./bots";
 import { apiEmail, formatUser } from "./users";
-import { isAdmin, isGuest, isOwner } from "../store/users";
-import { MIN_DEACTIVATED_REALM_DELETION_DAYS } from "./realm";
+import { MIN_DEACTIVATED_REALM_DELETION_DAYS, REALM_ICON_PATH, requireRealm } from "./realm";
 import { inRealmGroup } from "../access/groups";
 import { avatarUrl } from "./avatars";
 import { maxMessageIdFor } from "./messages";
-import { REALM_ICON_PATH, requireRealm } from "./realm";
 import { DEFAULT_EXTERNAL_ACCOUNTS, REALM_DEFAULTS, realmSetting, REPORT_MESSAGE_TYPES, SERVER_LIMITS } from "../store/realm_settings";
 import { getRealmPresences, PRESENCE_OFFLINE_THRESHOLD_SECS, PRESENCE_PING_INTERVAL_SECS } from "./presence";
 // Parts defined next to their capability, imported so register always has them.
