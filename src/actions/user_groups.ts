@@ -2,45 +2,14 @@ import type { Store } from "../store/db";
 import type { Hearth } from "../context";
 import { commit, type Transaction } from "../events/commit";
 import { activeUserIds, allUsers, getUser, Role, type UserRecord } from "../store/users";
-import {
-  accessUserGroupForRead,
-  accessUserGroupForUpdate,
-  applyGroupSettingUpdate,
-  checkGroupSettingValue,
-  checkMayChangeGroups,
-  groupInUse,
-  groupSettingUsesGroup,
-  hasUserGroupAccessForUpdate,
-  isFullMember,
-  inRealmGroup,
-  recursiveSubgroupIds,
-  usersInGroupSetting,
-  type GroupChangePermission,
-  type GroupSettingRules,
-} from "../access/groups";
+import { accessUserGroupForUpdate, applyGroupSettingUpdate, checkGroupSettingValue, checkMayChangeGroups, groupInUse, groupSettingUsesGroup, isFullMember, inRealmGroup, type GroupSettingRules } from "../access/groups";
 import { badRequest } from "../errors";
 import type { ApiEvent } from "../events/hub";
 import { getRealm } from "../store/realm";
-import { allChannels, CHANNEL_GROUP_SETTINGS, type ChannelRecord } from "../store/channels";
+import { allChannels, CHANNEL_GROUP_SETTINGS } from "../store/channels";
 import { formatUserGroup } from "../views/user_groups";
-import { notifyVisibleChannelsChanged, visibleChannelIds } from "./channels";
 import { REALM_DEFAULTS, SYSTEM_GROUP_IDS } from "../store/realm_settings";
-import {
-  allUserGroups,
-  getUserGroup,
-  getUserGroupByName,
-  addStoredGroupMember,
-  isStoredGroupMember,
-  putUserGroup,
-  removeStoredGroupMember,
-  SYSTEM_GROUPS,
-  USER_GROUP_SETTINGS,
-  type UserGroupRecord,
-  type UserGroupSettingName,
-  type GroupSettingValue,
-  systemGroupId,
-  type SystemGroupName,
-} from "../store/user_groups";
+import { allUserGroups, getUserGroup, getUserGroupByName, addStoredGroupMember, isStoredGroupMember, putUserGroup, SYSTEM_GROUPS, USER_GROUP_SETTINGS, type UserGroupRecord, type UserGroupSettingName, type GroupSettingValue, systemGroupId, type SystemGroupName } from "../store/user_groups";
 
 /**
  * Creates whichever of Zulip's role-based system groups are missing; call only inside
@@ -145,7 +114,7 @@ export function notifyFullMembersChanged(tx: Transaction, h: Hearth, before: Rea
 }
 
 // ---------------------------------------------------------------------------
-// User-defined groups: create, update, deactivate/reactivate, members, subgroups.
+// User-defined groups: create, update, deactivate/reactivate (members and subgroups: user_group_members.ts).
 // ---------------------------------------------------------------------------
 
 /** Zulip's `UserGroup.MAX_NAME_LENGTH` and `INVALID_NAME_PREFIXES`. */
@@ -193,29 +162,8 @@ function groupAudience(h: Hearth): readonly number[] {
  * know deactivated groups, so they hear nothing about one (Zulip: renaming a deactivated
  * group sends them nothing; we extend that to every change, so their state stays whole).
  */
-function publishGroupEvent(tx: Transaction, h: Hearth, group: UserGroupRecord, event: ApiEvent): void {
+export function publishGroupEvent(tx: Transaction, h: Hearth, group: UserGroupRecord, event: ApiEvent): void {
   tx.notify(event, groupAudience(h), group.deactivated ? { forCapabilities: (caps) => (caps.include_deactivated_groups ? event : null) } : {});
-}
-
-/**
- * A new account joins user-defined groups in its creation transaction (an invitation
- * link's `group_ids`; call only inside `commit`): groups deleted or deactivated since are
- * skipped. Returns the groups joined, for `notifyGroupsJoined`.
- */
-export function joinGroupsInTransaction(h: Hearth, user: UserRecord, groupIds: readonly number[]): UserGroupRecord[] {
-  const joined: UserGroupRecord[] = [];
-  for (const id of new Set(groupIds)) {
-    const group = getUserGroup(h.store, id);
-    if (!group || group.is_system_group || group.deactivated) continue;
-    addStoredGroupMember(h.store, group.id, user.id);
-    joined.push(group);
-  }
-  return joined;
-}
-
-/** After commit: the add_members events of `joinGroupsInTransaction`. */
-export function notifyGroupsJoined(tx: Transaction, h: Hearth, user: UserRecord, groups: readonly UserGroupRecord[]): void {
-  for (const group of groups) publishGroupEvent(tx, h, group, { type: "user_group", op: "add_members", group_id: group.id, user_ids: [user.id] });
 }
 
 export interface CreateUserGroupInput {
@@ -226,7 +174,7 @@ export interface CreateUserGroupInput {
   settings: Partial<Record<UserGroupSettingName, GroupSettingValue>>;
 }
 
-function checkActiveUserIds(h: Hearth, ids: number[]): number[] {
+export function checkActiveUserIds(h: Hearth, ids: number[]): number[] {
   for (const id of ids) {
     const u = getUser(h.store, id);
     if (!u || !u.is_active || u.is_system_bot) throw badRequest(`Invalid user ID: ${id}`);
@@ -235,7 +183,7 @@ function checkActiveUserIds(h: Hearth, ids: number[]): number[] {
 }
 
 /** Subgroup candidates: existing, active groups (deactivated ones are unusable until reactivated). */
-function checkSubgroupIds(h: Hearth, ids: number[]): number[] {
+export function checkSubgroupIds(h: Hearth, ids: number[]): number[] {
   for (const id of ids) {
     const group = getUserGroup(h.store, id);
     if (!group || group.deactivated) throw badRequest("Invalid user group ID: " + id);
@@ -363,105 +311,4 @@ export async function checkDeactivateUserGroup(h: Hearth, actor: UserRecord, gro
     const remove = { type: "user_group", op: "remove", group_id: group.id };
     tx.notify(update, groupAudience(h), { forCapabilities: (caps) => (caps.include_deactivated_groups ? update : remove) });
   });
-}
-
-/**
- * POST /user_groups/{id}/members: `add`/`delete` users, and since FL 311
- * `add_subgroups`/`delete_subgroups`, all checked first and written in one transaction.
- * Adding or removing oneself is allowed by `can_join_group` / `can_leave_group`; others
- * by `can_add_members_group` / `can_remove_members_group`; `can_manage_group` and the
- * realm's `can_manage_all_groups` allow both (Zulip's `update_user_group_backend`).
- * Deactivated groups' members may change too (FL 391).
- */
-export interface GroupMembershipChange {
-  add?: number[];
-  delete?: number[];
-  add_subgroups?: number[];
-  delete_subgroups?: number[];
-}
-
-export async function checkUpdateUserGroupMembership(h: Hearth, actor: UserRecord, groupId: number, change: GroupMembershipChange): Promise<void> {
-  checkMayChangeGroups(actor);
-  const group = accessUserGroupForRead(h, groupId);
-  if (group.is_system_group) throw badRequest("Insufficient permission");
-  const members = planMemberChange(h, actor, group, change.add ?? [], change.delete ?? []);
-  const subgroups =
-    change.add_subgroups !== undefined || change.delete_subgroups !== undefined
-      ? planSubgroupChange(h, actor, group, change.add_subgroups ?? [], change.delete_subgroups ?? [])
-      : { add: [], remove: [] };
-  if (members.add.length + members.remove.length + subgroups.add.length + subgroups.remove.length === 0) return;
-  // Membership can grant or take away sight of private channels whose settings reach the
-  // group: what each affected user saw of those before is compared with what they see after.
-  const channels = privateChannelsReachingGroup(h, group.id);
-  const affected = new Set(channels.length === 0 ? [] : [...members.add, ...members.remove]);
-  if (channels.length > 0) for (const id of [...subgroups.add, ...subgroups.remove]) for (const userId of usersInGroupSetting(h, id)) affected.add(userId);
-  const seenBefore = new Map([...affected].map((id) => [id, visibleChannelIds(h, getUser(h.store, id)!, channels)]));
-  await commit(h, (tx) => {
-    for (const id of members.add) addStoredGroupMember(h.store, group.id, id);
-    for (const id of members.remove) removeStoredGroupMember(h.store, group.id, id);
-    if (subgroups.add.length + subgroups.remove.length > 0) {
-      const current = getUserGroup(h.store, group.id)!;
-      const ids = current.direct_subgroup_ids.filter((id) => !subgroups.remove.includes(id));
-      for (const id of subgroups.add) if (!ids.includes(id)) ids.push(id);
-      putUserGroup(h.store, { ...current, direct_subgroup_ids: ids.sort((a, b) => a - b) });
-    }
-    const notify = (op: string, field: string, ids: number[]) => {
-      if (ids.length > 0) publishGroupEvent(tx, h, group, { type: "user_group", op, group_id: group.id, [field]: ids });
-    };
-    notify("add_members", "user_ids", members.add);
-    notify("remove_members", "user_ids", members.remove);
-    notify("add_subgroups", "direct_subgroup_ids", subgroups.add);
-    notify("remove_subgroups", "direct_subgroup_ids", subgroups.remove);
-    // The channels each user now sees are read once the change is visible (channels' own notifier publishes).
-    tx.afterCommit(() => {
-      for (const [id, before] of seenBefore) {
-        const user = getUser(h.store, id);
-        if (user?.is_active) notifyVisibleChannelsChanged(h, id, before, visibleChannelIds(h, user, channels));
-      }
-    });
-  });
-}
-
-/** Private channels with a group setting naming this group or a group that contains it. */
-function privateChannelsReachingGroup(h: Hearth, groupId: number): ChannelRecord[] {
-  const containing = [...allUserGroups(h.store)].filter((g) => g.id === groupId || recursiveSubgroupIds(h, g).includes(groupId)).map((g) => g.id);
-  return [...allChannels(h.store)].filter(
-    (channel) =>
-      channel.invite_only && !channel.is_archived && CHANNEL_GROUP_SETTINGS.some((name) => containing.some((id) => groupSettingUsesGroup(channel.groups[name], id))),
-  );
-}
-
-/** POST /user_groups/{id}/subgroups (`add`/`delete`): needs `can_manage_group`. */
-export async function checkUpdateUserGroupSubgroups(h: Hearth, actor: UserRecord, groupId: number, add: number[], remove: number[]): Promise<void> {
-  return checkUpdateUserGroupMembership(h, actor, groupId, { add_subgroups: add, delete_subgroups: remove });
-}
-
-function planMemberChange(h: Hearth, actor: UserRecord, group: UserGroupRecord, add: number[], remove: number[]): { add: number[]; remove: number[] } {
-  const addIds = checkActiveUserIds(h, add);
-  const removeIds = checkActiveUserIds(h, remove);
-  const needs = (ids: number[], self: GroupChangePermission, others: GroupChangePermission) => {
-    if (ids.includes(actor.id) && !hasUserGroupAccessForUpdate(h, actor, group, self)) throw badRequest("Insufficient permission");
-    if (ids.some((id) => id !== actor.id) && !hasUserGroupAccessForUpdate(h, actor, group, others)) throw badRequest("Insufficient permission");
-  };
-  needs(addIds, "can_join_group", "can_add_members_group");
-  needs(removeIds, "can_leave_group", "can_remove_members_group");
-  for (const id of addIds) if (isStoredGroupMember(h.store, group.id, id)) throw badRequest(`User ${id} is already a member of this group`);
-  for (const id of removeIds) if (!isStoredGroupMember(h.store, group.id, id)) throw badRequest(`There is no member '${id}' in this user group`);
-  return { add: addIds, remove: removeIds };
-}
-
-function planSubgroupChange(h: Hearth, actor: UserRecord, group: UserGroupRecord, add: number[], remove: number[]): { add: number[]; remove: number[] } {
-  if (!hasUserGroupAccessForUpdate(h, actor, group, "can_manage_group")) throw badRequest("Insufficient permission");
-  const addIds = checkSubgroupIds(h, add);
-  const removeIds = [...new Set(remove)].sort((a, b) => a - b);
-  for (const id of removeIds) if (!getUserGroup(h.store, id)) throw badRequest("Invalid user group ID: " + id);
-  for (const id of addIds) {
-    if (group.direct_subgroup_ids.includes(id)) throw badRequest(`User group ${id} is already a subgroup of this group.`);
-    // A cycle would make membership infinite: the new subgroup must not contain this group.
-    if (id === group.id || recursiveSubgroupIds(h, getUserGroup(h.store, id)!).includes(group.id)) {
-      throw badRequest(`User group ${group.id} is already a subgroup of one of the passed subgroups.`);
-    }
-  }
-  for (const id of removeIds) if (!group.direct_subgroup_ids.includes(id)) throw badRequest(`User group ${id} is not a subgroup of this group.`);
-  return { add: addIds, remove: removeIds };
 }

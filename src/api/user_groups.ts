@@ -7,7 +7,8 @@ import { param } from "../http/params";
 import { userGroupSettingParams } from "../http/group_params";
 import type { GroupSettingValue } from "../store/user_groups";
 import { accessUserGroupForRead, directMemberIds, directSubgroupIds, recursiveMemberIds, recursiveSubgroupIds } from "../access/groups";
-import { checkCreateUserGroup, checkDeactivateUserGroup, checkUpdateUserGroup, checkUpdateUserGroupMembership, checkUpdateUserGroupSubgroups } from "../actions/user_groups";
+import { checkCreateUserGroup, checkDeactivateUserGroup, checkUpdateUserGroup } from "../actions/user_groups";
+import { checkUpdateUserGroupMembership, checkUpdateUserGroupSubgroups } from "../actions/user_group_members";
 import { accessUser } from "../access/users";
 import { listUserGroups } from "../views/user_groups";
 // Also registers the `realm_user_groups` part of POST /register.
