@@ -1,4 +1,4 @@
-import { SerializedFields } from "../http/route";
+import { SerializedFields } from "../lib/serialized_fields";
 import type { ApiEvent } from "./hub";
 import { queuedFrom } from "./queues";
 

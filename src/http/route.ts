@@ -6,6 +6,7 @@ import { authenticateRequest } from "../auth/basic";
 import { parseParams, type ParamSpecs, type ParamValues } from "./params";
 import { readRawParams } from "./wire";
 import { clientAddress } from "./client_address";
+import { SerializedFields } from "../lib/serialized_fields";
 
 export type AuthMode = "required" | "optional" | "none";
 
@@ -57,14 +58,6 @@ const SHARED_JSON_HEADERS = new Headers(JSON_HEADERS);
 
 /** The most of a request body read for a caller without credentials (fetch_api_key, server settings, webhooks' own keys aside). */
 const UNAUTHENTICATED_BODY_BYTES = 1024 * 1024;
-
-/**
- * Success fields already serialized (`"a":1,"b":[…]`, no braces), for responses
- * that reuse cached JSON of large shared objects (the event queue's messages).
- */
-export class SerializedFields {
-  constructor(readonly json: string) {}
-}
 
 /** A success answer from fields already serialized (see SerializedFields). */
 export function serializedResponse(fields: SerializedFields, ignored: readonly string[] = []): Response {
