@@ -8,7 +8,9 @@ import { ApiRoutes } from "../http/route";
 import { readBodyUpTo } from "../http/wire";
 import { param } from "../http/params";
 import { pathId } from "../http/path";
-import { DEFAULT_INVITE_AS, checkCreateInviteLink, checkJoinWithInvite, checkRevokeInviteLink, InviteLinkError, invitesFor, liveInviteByKey, offersDefaultChannelGroups } from "../actions/invites";
+import { DEFAULT_INVITE_AS, checkCreateInviteLink, checkJoinWithInvite, checkRevokeInviteLink } from "../actions/invites";
+import { accessLiveInvite, InviteLinkError, offersDefaultChannelGroups } from "../access/invites";
+import { invitesFor } from "../views/invites";
 import { defaultChannelGroupsView } from "../actions/default_channel_groups";
 import type { InviteRecord } from "../store/invites";
 import { realmName } from "../views/realm";
@@ -121,7 +123,7 @@ export function joinPageRoutes(h: Hearth) {
     const ipKey = ipKeyOf(request, server);
     try {
       h.limits.loginByIp.assertAllowed(ipKey);
-      return page("Join", joinForm(h, liveInviteByKey(h, params.key), {}));
+      return page("Join", joinForm(h, accessLiveInvite(h, params.key), {}));
     } catch (error) {
       if (error instanceof InviteLinkError) return deadLink(error, ipKey);
       if (error instanceof ApiError) return refusal(error);
@@ -138,7 +140,7 @@ export function joinPageRoutes(h: Hearth) {
     }
     let invite: InviteRecord;
     try {
-      invite = liveInviteByKey(h, params.key);
+      invite = accessLiveInvite(h, params.key);
     } catch (error) {
       if (error instanceof InviteLinkError) return deadLink(error, ipKey);
       throw error;
