@@ -5,8 +5,7 @@ import { commit } from "../events/commit";
 import { assertAdmin } from "../access/roles";
 import { badRequest } from "../errors";
 import { getRealm, putRealm } from "../store/realm";
-import type { UserRecord } from "../store/users";
-import { activeUserIds } from "../store/users";
+import { activeUserIds, type UserRecord } from "../store/users";
 import type { Linkifier } from "../views/linkifiers";
 
 

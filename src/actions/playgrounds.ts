@@ -2,8 +2,7 @@ import type { Hearth } from "../context";
 import { commit, type Transaction } from "../events/commit";
 import { assertAdmin } from "../access/roles";
 import { badRequest } from "../errors";
-import type { UserRecord } from "../store/users";
-import { activeUserIds } from "../store/users";
+import { activeUserIds, type UserRecord } from "../store/users";
 import { getPlayground, putPlayground, removePlayground, type RealmPlayground } from "../store/playgrounds";
 import { getPlaygrounds } from "../views/playgrounds";
 

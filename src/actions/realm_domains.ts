@@ -2,8 +2,7 @@ import type { Hearth } from "../context";
 import { commit } from "../events/commit";
 import { assertOwner } from "../access/roles";
 import { badRequest } from "../errors";
-import type { UserRecord } from "../store/users";
-import { activeUserIds } from "../store/users";
+import { activeUserIds, type UserRecord } from "../store/users";
 import { realmDomainView } from "../views/realm_domains";
 import { getRealmDomain, putRealmDomain, removeRealmDomain, type RealmDomain } from "../store/realm_domains";
 

@@ -5,8 +5,7 @@ import { inRealmGroup } from "../access/groups";
 import { activeRealmEmojiByName, getRealmEmoji, putRealmEmoji, putRealmEmojiImage, type RealmEmoji } from "../store/realm_emoji";
 import { emojiCodeFor } from "../markdown/emoji";
 import type { Reaction } from "../store/messages";
-import type { UserRecord } from "../store/users";
-import { activeUserIds, isAdmin } from "../store/users";
+import { activeUserIds, isAdmin, type UserRecord } from "../store/users";
 import { realmEmojiDict, realmEmojiView } from "../views/realm_emoji";
 import { MAX_EMOJI_FILE_SIZE_MIB, readUploadedImage } from "./avatars";
 

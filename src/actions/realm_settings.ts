@@ -5,9 +5,8 @@ import { applyGroupSettingUpdate, type GroupSettingRules, type RealmGroupSetting
 import { badRequest, mustBeOwner } from "../errors";
 import { getChannel } from "../store/channels";
 import { getRealm, putRealm } from "../store/realm";
-import type { UserRecord } from "../store/users";
+import { activeUserIds, isOwner, type UserRecord } from "../store/users";
 import { realmSetting } from "../store/realm_settings";
-import { activeUserIds, isOwner } from "../store/users";
 import type { GroupSettingValue } from "../store/user_groups";
 import { MAX_REALM_NAME_LENGTH } from "./realm";
 import { fullMemberIds, notifyFullMembersChanged } from "./user_groups";
