@@ -77,7 +77,7 @@ async function setupHearth() {
   const { startServer } = await import("../src/server");
   const { Store } = await import("../src/store/db");
   const { doInitRealm } = await import("../src/actions/realm");
-  const { doCreateUser } = await import("../src/actions/users");
+  const { doCreateUser } = await import("../src/actions/create_user");
   const dataDir = process.env.BENCH_DATA!;
   const store = new Store(dataDir);
   const { owner } = await doInitRealm(store, { realmName: "Bench", ownerEmail: "owner@bench.test", ownerPassword: "bench-password" });
@@ -154,7 +154,7 @@ async function serveHearth() {
  * authentication, rendering and the store: what Hearth's queues and polls cost alone.
  */
 async function servePublishOnly(h: import("../src/context").Hearth): Promise<string> {
-  const { activeUserIds } = await import("../src/actions/users");
+  const { activeUserIds } = await import("../src/store/users");
   let nextId = 10_000_000;
   const side = Bun.serve({
     hostname: "127.0.0.1",

@@ -7,14 +7,14 @@ import { Store } from "./store/db";
 import { getRealm } from "./store/realm";
 import { openStoreFormat } from "./store/format";
 import { DataFolderLock } from "./lockfile";
-import { doCreateUser } from "./actions/users";
+import { doCreateUser } from "./actions/create_user";
 import { allUsers, Role, ROLES, BotType } from "./store/users";
-import { randomPassword } from "./auth/credentials";
 import { createBackup } from "./backup/create";
 import { restoreBackup, verifyBackup } from "./backup/restore";
 import type { BackupManifest } from "./backup/manifest";
 import { parseInterval, type BackupScheduleConfig } from "./backup/schedule";
 import { HEARTH_VERSION, ZULIP_FEATURE_LEVEL, ZULIP_VERSION } from "./version";
+import { randomPassword } from "./lib/credentials";
 
 export class UsageError extends Error {}
 

@@ -5,7 +5,7 @@ import type { Hearth, ServerConfig } from "./context";
 import { Store } from "./store/db";
 import { EventHub } from "./events/hub";
 import { QueueManager } from "./events/queues";
-import { realmSetting } from "./views/realm-settings";
+import { realmSetting } from "./store/realm_settings";
 import { FailureLimiter } from "./auth/ratelimit";
 import { DataFolderLock } from "./lockfile";
 import { ApiRoutes, errorResponse, jsonResponse } from "./http/route";

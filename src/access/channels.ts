@@ -4,7 +4,7 @@ import { activeUserIdsOf, getUser, type UserRecord } from "../store/users";
 import { getChannel, getChannelByName, type ChannelRecord } from "../store/channels";
 import { isSubscribed } from "../store/subscriptions";
 import { inRealmGroup, isUserInGroupSetting } from "./groups";
-import { isAdmin, isGuest } from "../views/users";
+import { isAdmin, isGuest } from "../store/users";
 
 /**
  * Channel permissions as Zulip 10/11 define them ("metadata access" lets a user see

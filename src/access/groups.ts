@@ -1,17 +1,9 @@
 import type { Hearth } from "../context";
 import { ApiError, badRequest, botRequestRefused } from "../errors";
 import { getRealm } from "../store/realm";
-import { realmSetting } from "../views/realm-settings";
+import { realmSetting } from "../store/realm_settings";
 import { allUsers, getUser, Role, type UserRecord } from "../store/users";
-import {
-  getUserGroup,
-  isStoredGroupMember,
-  storedGroupMemberIds,
-  systemGroupId,
-  type GroupSettingValue,
-  type SystemGroupName,
-  type UserGroupRecord,
-} from "../store/user_groups";
+import { getUserGroup, isStoredGroupMember, storedGroupMemberIds, systemGroupId, type GroupSettingValue, type SystemGroupName, type UserGroupRecord } from "../store/user_groups";
 
 const DAY_SECONDS = 86400;
 
@@ -44,7 +36,7 @@ export function realmGroupSetting(h: Hearth, name: RealmGroupSettingName): Group
   return realmSetting(realmSettings(h), name) as GroupSettingValue;
 }
 
-/** Whether `user` is in an organization group setting (defaults in realm-settings). */
+/** Whether `user` is in an organization group setting (defaults in src/store/realm_settings.ts). */
 export function inRealmGroup(h: Hearth, user: UserRecord, name: RealmGroupSettingName): boolean {
   return isUserInGroupSetting(h, user, realmGroupSetting(h, name));
 }

@@ -1,6 +1,5 @@
 import { mustBeAdmin, mustBeOwner } from "../errors";
-import type { UserRecord } from "../store/users";
-import { isAdmin, isOwner } from "../views/users";
+import { isAdmin, isOwner, type UserRecord } from "../store/users";
 
 /** Organization administrators (owners included) acting as themselves, never their bots. */
 export function assertAdmin(user: UserRecord): void {

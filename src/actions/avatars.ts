@@ -1,9 +1,10 @@
 import type { Hearth } from "../context";
+import { commit, type Transaction } from "../events/commit";
 import { badRequest } from "../errors";
-import { putUploadedAvatar, type UploadedAvatar } from "../store/avatars";
+import { putUploadedAvatar, removeUploadedAvatar, type UploadedAvatar } from "../store/avatars";
 import { getUser, putUser, type UserRecord } from "../store/users";
 import { avatarUrl } from "../views/avatars";
-import { notifyRealmBot, notifyRealmUser } from "./users";
+import { notifyRealmBot, notifyRealmUser } from "./user_events";
 
 export const MAX_AVATAR_FILE_SIZE_MIB = 5;
 export const MAX_EMOJI_FILE_SIZE_MIB = 5;
@@ -49,15 +50,15 @@ export async function readUploadedImage(file: File, maxMiB: number): Promise<{ d
   return { data, contentType };
 }
 
-export function notifyAvatarChange(h: Hearth, user: UserRecord): void {
-  notifyRealmUser(h, "update", user, {
+export function notifyAvatarChange(tx: Transaction, h: Hearth, user: UserRecord): void {
+  notifyRealmUser(tx, h, "update", user, {
     avatar_url: avatarUrl(h, user),
     avatar_source: user.avatar_source,
     avatar_url_medium: avatarUrl(h, user, true),
     avatar_version: user.avatar_version,
   });
   // Owners and administrators manage bots from realm_bots, so theirs must follow too.
-  if (user.is_bot) notifyRealmBot(h, "update", user, { avatar_url: avatarUrl(h, user) });
+  if (user.is_bot) notifyRealmBot(tx, h, "update", user, { avatar_url: avatarUrl(h, user) });
 }
 
 /**
@@ -66,23 +67,21 @@ export function notifyAvatarChange(h: Hearth, user: UserRecord): void {
  */
 export async function doSetAvatar(h: Hearth, user: UserRecord, file: File): Promise<UserRecord> {
   const avatar = await readAvatarImage(file);
-  const updated = await h.store.commit(() => {
+  return commit(h, (tx) => {
     const next = withUploadedAvatar(h, getUser(h.store, user.id)!, avatar);
     putUser(h.store, next);
+    notifyAvatarChange(tx, h, next);
     return next;
   });
-  notifyAvatarChange(h, updated);
-  return updated;
 }
 
 /** Back to the generated default avatar. */
 export async function doResetAvatar(h: Hearth, user: UserRecord): Promise<void> {
-  const updated = await h.store.commit(() => {
+  await commit(h, (tx) => {
     const current = getUser(h.store, user.id)!;
     const next: UserRecord = { ...current, avatar_source: "G", avatar_version: current.avatar_version + 1 };
-    h.store.dbs.avatars.remove(user.id);
+    removeUploadedAvatar(h.store, user.id);
     putUser(h.store, next);
-    return next;
+    notifyAvatarChange(tx, h, next);
   });
-  notifyAvatarChange(h, updated);
 }

@@ -6,7 +6,7 @@ import { MAX_CHANNEL_DESCRIPTION_LENGTH, MAX_CHANNEL_NAME_LENGTH, type ChannelRe
 import type { ChannelGroupSettingName } from "../schemas/channels";
 import type { GroupSettingValue } from "../store/user_groups";
 import { checkGroupSettingValue, isSystemGroupSetting, type GroupSettingRules } from "../access/groups";
-import { isOwner } from "../views/users";
+import { isOwner } from "../store/users";
 
 /** Zulip's `check_stream_name`: trimmed, non-empty, at most 60 characters, no control characters. */
 export function checkChannelName(raw: string): string {

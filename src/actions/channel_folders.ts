@@ -3,11 +3,11 @@ import type { Hearth } from "../context";
 import { assertAdmin } from "../access/roles";
 import { badRequest } from "../errors";
 import { renderDescription } from "../markdown/description";
-import { SERVER_LIMITS } from "../views/realm-settings";
 import { activeUserIdsOf, type UserRecord } from "../store/users";
 import { commit } from "../events/commit";
 import { allChannels } from "../store/channels";
 import { allChannelFolders, getChannelFolder, putChannelFolder, type ChannelFolder } from "../store/channel_folders";
+import { SERVER_LIMITS } from "../store/realm_settings";
 
 export const invalidFolderId = () => badRequest("Invalid channel folder ID");
 

@@ -17,20 +17,12 @@ import { accessChannel, canAdministerChannel, channelViewerIds, hasContentAccess
 import { applyGroupSettingUpdate, isUserInGroupSetting, realmGroupSetting } from "../access/groups";
 import { renderDescription } from "../markdown/description";
 import { activeSubscriberIds, formatChannel, streamDeleteEvent, streamPostPolicy, streamPostPolicyGroupId } from "../views/channels";
-import { isAdmin } from "../views/users";
-import {
-  CHANNEL_GROUP_RULES,
-  checkChannelDescription,
-  checkChannelGroupSetting,
-  checkChannelName,
-  checkCreateTopicGroupRule,
-  checkMessageRetentionDays,
-  type RetentionInput,
-} from "./channel_checks";
+import { CHANNEL_GROUP_RULES, checkChannelDescription, checkChannelGroupSetting, checkChannelName, checkCreateTopicGroupRule, checkMessageRetentionDays, type RetentionInput } from "./channel_checks";
 import { checkFolderForChannel } from "./channel_folders";
 import { notifyDefaultChannelGroups, removeChannelFromDefaultChannelGroups } from "./default_channel_groups";
 import { notifyDefaultChannels } from "./default_channels";
-import { notifyRealmBot } from "./users";
+import { isAdmin } from "../store/users";
+import { notifyRealmBot } from "./user_events";
 
 // ---------------------------------------------------------------------------
 // Creation (planned by the subscribe request that names a new channel)
@@ -299,8 +291,7 @@ function notifyChannelUpdated(tx: Transaction, h: Hearth, before: ChannelRecord,
         ...(defaults.sending_channel_id === after.id ? { default_sending_stream: after.name } : {}),
         ...(defaults.events_register_channel_id === after.id ? { default_events_register_stream: after.name } : {}),
       };
-      // notifyRealmBot publishes itself: once the transaction is visible, after the events above.
-      if (Object.keys(fields).length > 0) tx.afterCommit(() => notifyRealmBot(h, "update", bot, fields));
+      if (Object.keys(fields).length > 0) notifyRealmBot(tx, h, "update", bot, fields);
     }
   }
 }

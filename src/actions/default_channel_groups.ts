@@ -5,16 +5,9 @@ import { commit, type Transaction } from "../events/commit";
 import type { ChannelRecord } from "../store/channels";
 import { isDefaultChannel } from "../store/default_channels";
 import type { UserRecord } from "../store/users";
-import {
-  allDefaultChannelGroups,
-  getDefaultChannelGroup,
-  putDefaultChannelGroup,
-  removeDefaultChannelGroup,
-  type DefaultChannelGroup,
-} from "../store/default_channel_groups";
-import { isAdmin } from "../views/users";
+import { allDefaultChannelGroups, getDefaultChannelGroup, putDefaultChannelGroup, removeDefaultChannelGroup, type DefaultChannelGroup } from "../store/default_channel_groups";
 import { defaultChannelGroupsView } from "../views/default_channel_groups";
-import { activeNonGuestUserIds } from "./users";
+import { isAdmin, activeNonGuestUserIds } from "../store/users";
 
 // Default channel groups (src/store/default_channel_groups.ts): administrators manage
 // them; every non-guest sees them (src/views/default_channel_groups.ts).

@@ -6,8 +6,7 @@ import type { UserRecord } from "../store/users";
 import { isDefaultChannel, setDefaultChannel } from "../store/default_channels";
 import { accessChannel } from "../access/channels";
 import { liveDefaultChannelIds } from "../views/channel_state";
-import { isAdmin } from "../views/users";
-import { activeNonGuestUserIds } from "./users";
+import { isAdmin, activeNonGuestUserIds } from "../store/users";
 
 /** Zulip's notify_default_streams: the whole list, to every active non-guest. */
 export function notifyDefaultChannels(tx: Transaction, h: Hearth): void {

@@ -1,41 +1,26 @@
 import type { Hearth } from "../context";
-import { passwordLengthAllowed, randomToken } from "../auth/credentials";
+import { commit } from "../events/commit";
+import { randomToken } from "../lib/credentials";
+import { passwordLengthAllowed, SERVER_LIMITS } from "../store/realm_settings";
 import { accessChannel } from "../access/channels";
 import { accessUserGroupForUpdate, inRealmGroup } from "../access/groups";
 import { badRequest, insufficientPermission, mustBeAdmin, mustBeOwner } from "../errors";
-import { getRealm } from "../store/realm";
-import { allInvites, getInvite, getInviteByKey, inviteIsLive, putInvite, type InviteRecord } from "../store/invites";
+import { getInvite, putInvite, type InviteRecord } from "../store/invites";
 import { getUser, getUserByEmail, Role, ROLES, type UserRecord } from "../store/users";
-import { SERVER_LIMITS } from "../views/realm-settings";
-import { isAdmin, isOwner } from "../views/users";
 import { defaultChannelIds } from "../store/default_channels";
-import { checkEmailAddress, checkFullName, doCreateUser } from "./users";
 import { emailRefusalForRealm } from "../views/realm_domains";
 import { notifyInvitesChanged } from "./invite_events";
 import { channelsOfDefaultChannelGroups } from "../views/default_channel_groups";
+import { accessLiveInvite, offersDefaultChannelGroups } from "../access/invites";
+import { inviteLinkUrl } from "../views/invites";
+import { isAdmin, isOwner } from "../store/users";
+import { checkEmailAddress, checkFullName, doCreateUser } from "./create_user";
 
 /** Zulip's INVITATION_LINK_VALIDITY_MINUTES default: 10 days. */
 const DEFAULT_INVITE_EXPIRY_MINUTES = 14400;
 /** Zulip's confirmation keys: 24 characters of lower-case letters and digits. */
 const KEY_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789";
 const KEY_LENGTH = 24;
-
-function inviteLinkUrl(h: Hearth, invite: InviteRecord): string {
-  return `${h.realmUrl()}/join/${invite.key}/`;
-}
-
-/** GET /invites' view of a link (Zulip's Invite object). */
-function inviteView(h: Hearth, invite: InviteRecord) {
-  return {
-    id: invite.id,
-    invited_by_user_id: invite.invited_by_user_id,
-    invited: invite.invited,
-    expiry_date: invite.expiry_date,
-    invited_as: invite.invited_as,
-    is_multiuse: true,
-    link_url: inviteLinkUrl(h, invite),
-  };
-}
 
 /** The spec's rule: only roles equal to or more restricted than the caller's (Zulip's words for owner and administrator). */
 function checkInviteRole(actor: UserRecord, role: number): void {
@@ -78,6 +63,9 @@ function checkInviteLink(h: Hearth, actor: UserRecord, input: InviteLinkInput): 
   }
 }
 
+/** The role an invitation link gives when it names none. */
+export const DEFAULT_INVITE_AS = Role.MEMBER;
+
 /** `POST /invites/multiuse`: a reusable invitation link; answers its URL. */
 export async function checkCreateInviteLink(h: Hearth, actor: UserRecord, input: InviteLinkInput): Promise<string> {
   checkInviteLink(h, actor, input);
@@ -86,7 +74,7 @@ export async function checkCreateInviteLink(h: Hearth, actor: UserRecord, input:
     throw badRequest("Invalid invite_expires_in_minutes");
   }
   const now = Math.floor(Date.now() / 1000);
-  const invite = await h.store.commit(() => {
+  const invite = await commit(h, (tx) => {
     // A deactivation, demotion or permission change committed since the checks wins.
     checkInviteLink(h, getUser(h.store, actor.id) ?? { ...actor, is_active: false }, input);
     const record: InviteRecord = {
@@ -102,22 +90,10 @@ export async function checkCreateInviteLink(h: Hearth, actor: UserRecord, input:
       revoked: false,
     };
     putInvite(h.store, record);
+    notifyInvitesChanged(tx, h, actor.id);
     return record;
   });
-  notifyInvitesChanged(h, actor.id);
   return inviteLinkUrl(h, invite);
-}
-
-/**
- * `GET /invites`: the live links the caller may manage. Administrators manage every
- * link but those to the owner role, which only owners see; others their own.
- */
-export function invitesFor(h: Hearth, viewer: UserRecord) {
-  const now = Date.now() / 1000;
-  return allInvites(h.store)
-    .filter((invite) => linkWorks(h, invite, now))
-    .filter((invite) => (isAdmin(viewer) ? invite.invited_as !== Role.OWNER || isOwner(viewer) : invite.invited_by_user_id === viewer.id))
-    .map((invite) => inviteView(h, invite));
 }
 
 /** `DELETE /invites/multiuse/{invite_id}`: its creator or an administrator (an owner for owner links). */
@@ -128,46 +104,12 @@ export async function checkRevokeInviteLink(h: Hearth, actor: UserRecord, invite
     if (found.invited_as === Role.OWNER && !isOwner(actor)) throw mustBeOwner();
     if (!isAdmin(actor)) throw mustBeAdmin();
   }
-  await h.store.commit(() => {
+  await commit(h, (tx) => {
     const invite = getInvite(h.store, inviteId)!;
     if (invite.revoked) throw badRequest("Invitation has already been revoked");
     putInvite(h.store, { ...invite, revoked: true });
+    notifyInvitesChanged(tx, h, found.invited_by_user_id);
   });
-  notifyInvitesChanged(h, found.invited_by_user_id);
-}
-
-/** Why a link no longer works, in Zulip's words for a dead confirmation link. */
-export class InviteLinkError extends Error {
-  constructor(
-    message: string,
-    /** No link ever had this key (a guess, or a typo), rather than one that died. */
-    readonly unknownKey = false,
-  ) {
-    super(message);
-  }
-}
-
-/**
- * Live, and never granting more than its creator holds now: deactivation revokes a
- * creator's links, and a creator demoted below a link's role makes that link dead too.
- */
-function linkWorks(h: Hearth, invite: InviteRecord, nowSeconds: number): boolean {
-  const creator = getUser(h.store, invite.invited_by_user_id);
-  return inviteIsLive(invite, nowSeconds) && creator?.is_active === true && creator.role <= invite.invited_as;
-}
-
-/** Whether joining with `invite` offers the default channel groups: not to a guest, whom the API shows none (Zulip's registration form). */
-export function offersDefaultChannelGroups(invite: InviteRecord): boolean {
-  return invite.invited_as !== Role.GUEST;
-}
-
-/** The live invitation behind a `/join/<key>/` URL, or InviteLinkError. */
-export function liveInviteByKey(h: Hearth, key: string): InviteRecord {
-  const invite = /^[a-z0-9]{1,64}$/.test(key) ? getInviteByKey(h.store, key) : undefined;
-  if (!invite) throw new InviteLinkError("Whoops. We couldn't find your confirmation link in the system.", true);
-  if (!linkWorks(h, invite, Date.now() / 1000)) throw new InviteLinkError("The confirmation link has expired or been deactivated.");
-  if (getRealm(h.store)?.deactivated) throw new InviteLinkError("This organization has been deactivated.");
-  return invite;
 }
 
 /**
@@ -179,7 +121,7 @@ export async function checkJoinWithInvite(
   key: string,
   input: { email: string; full_name: string; password: string; default_channel_groups?: readonly string[] },
 ): Promise<UserRecord> {
-  const invite = liveInviteByKey(h, key);
+  const invite = accessLiveInvite(h, key);
   const email = checkEmailAddress(input.email);
   // Zulip's registration form's words.
   const refusal = emailRefusalForRealm(h, email);
@@ -207,6 +149,6 @@ export async function checkJoinWithInvite(
     channel_ids: channelIds,
     group_ids: invite.group_ids,
     // Revoked while the password was hashed: no account.
-    recheck: () => void liveInviteByKey(h, key),
+    recheck: () => void accessLiveInvite(h, key),
   });
 }

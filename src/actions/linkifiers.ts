@@ -1,24 +1,13 @@
 import { isPermutationOf } from "../lib/collections";
 import { pythonPatternToJs } from "../lib/text";
 import type { Hearth } from "../context";
+import { commit } from "../events/commit";
 import { assertAdmin } from "../access/roles";
 import { badRequest } from "../errors";
 import { getRealm, putRealm } from "../store/realm";
-import type { UserRecord } from "../store/users";
-import { activeUserIds } from "./users";
+import { activeUserIds, type UserRecord } from "../store/users";
+import type { Linkifier } from "../views/linkifiers";
 
-/**
- * A linkifier (the spec's Linkifier). Kept as an ordered list in the realm settings
- * (`linkifiers`), which the Markdown renderer reads; order matters (first match wins).
- */
-export interface Linkifier {
-  id: number;
-  pattern: string;
-  url_template: string;
-  example_input: string | null;
-  reverse_template: string | null;
-  alternative_url_templates: string[];
-}
 
 export interface LinkifierInput {
   pattern: string;
@@ -30,10 +19,6 @@ export interface LinkifierInput {
 
 const MAX_PATTERN_LENGTH = 1000;
 const MAX_TEMPLATE_LENGTH = 1024;
-
-export function getLinkifiers(h: Hearth): Linkifier[] {
-  return (getRealm(h.store)?.settings?.linkifiers as Linkifier[] | undefined) ?? [];
-}
 
 /** Named groups of a Zulip (Python-syntax) pattern, after checking it compiles. */
 function patternGroups(pattern: string): Set<string> {
@@ -78,14 +63,13 @@ function checkLinkifier(input: LinkifierInput): Omit<Linkifier, "id"> {
 
 
 async function writeLinkifiers(h: Hearth, change: (current: Linkifier[]) => Linkifier[]): Promise<void> {
-  const next = await h.store.commit(() => {
+  await commit(h, (tx) => {
     const realm = getRealm(h.store)!;
     const list = change([...((realm.settings.linkifiers as Linkifier[] | undefined) ?? [])]);
     putRealm(h.store, { ...realm, settings: { ...realm.settings, linkifiers: list } });
-    return list;
+    // Queues whose clients lack linkifier_url_template drop this event (src/events/queues.ts).
+    tx.notify({ type: "realm_linkifiers", realm_linkifiers: list }, activeUserIds(h));
   });
-  // Queues whose clients lack linkifier_url_template drop this event (src/events/queues.ts).
-  h.events.publish({ type: "realm_linkifiers", realm_linkifiers: next }, activeUserIds(h));
 }
 
 export async function doAddLinkifier(h: Hearth, user: UserRecord, input: LinkifierInput): Promise<number> {

@@ -9,11 +9,11 @@ import { deleteMessageRows, messageRecipientFlags } from "../store/user_messages
 import type { UserRecord } from "../store/users";
 import { canDeleteAnyMessage, canDeleteOwnMessage, channelById } from "../views/message_channels";
 import { realmSetting } from "../views/messages";
-import { isAdmin } from "../views/users";
 import { notifyFirstMessageIds, refreshFirstMessageIds } from "./channel_first_message";
 import { notifyAttachmentEvents, removeAttachmentFiles, type AttachmentChanges } from "./uploads";
 import { releaseDeletedMessages } from "./message_attachments";
 import { doClearTopicPolicies } from "./user_topics";
+import { isAdmin } from "../store/users";
 
 /** Deleting messages and topics (Zulip's zerver/actions/message_delete.py). */
 

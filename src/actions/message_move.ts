@@ -9,20 +9,12 @@ import { getMessage, MessageFlag, RESOLVED_TOPIC_PREFIX, type MessageRecord } fr
 import { addUserRows, getUserFlags, removeUserRows } from "../store/user_messages";
 import { getSystemBot } from "../store/system_bots";
 import { getUser, type UserRecord } from "../store/users";
-import {
-  canMoveBetweenChannels,
-  canMoveBetweenTopics,
-  canPostToChannel,
-  canResolveTopics,
-  channelById,
-  channelSubscriberIds,
-  type MessageChannel,
-} from "../views/message_channels";
+import { canMoveBetweenChannels, canMoveBetweenTopics, canPostToChannel, canResolveTopics, channelById, channelSubscriberIds, type MessageChannel } from "../views/message_channels";
 import { realmSetting } from "../views/messages";
-import { isGuest, isModerator } from "../views/users";
 import { checkMayCreateTopic, checkTopicPolicy } from "./message_checks";
 import { doSendMessage } from "./message_send";
 import { planMoveTopicPolicies, writePolicyChanges, type WrittenPolicies } from "./user_topics";
+import { isGuest, isModerator } from "../store/users";
 
 /** Moving messages to another topic or channel: the part of Zulip's message_edit.py that a content edit does not need. */
 

@@ -6,10 +6,10 @@ import { getSystemBot } from "../store/system_bots";
 import { getUser, type UserRecord } from "../store/users";
 import { channelById } from "../views/message_channels";
 import { realmSetting } from "../views/messages";
-import { REPORT_MESSAGE_TYPES } from "../views/realm-settings";
 import { accessMessage } from "../access/messages";
 import { MAX_MESSAGE_LENGTH } from "./message_content";
 import { doSendMessage } from "./message_send";
+import { REPORT_MESSAGE_TYPES } from "../store/realm_settings";
 
 const MAX_REPORT_DESCRIPTION_LENGTH = 1000;
 /** The reported message is quoted up to this length, so the report fits in one message (Zulip's rule). */

@@ -11,7 +11,7 @@ import { getChannel, putChannel } from "../store/channels";
 import { getUser, inactiveUserIdsOf, type UserRecord } from "../store/users";
 import { botOwner, canReadChannel, channelById, channelByName, channelSubscriberIds, isSubscribedTo, type MessageChannel } from "../views/message_channels";
 import { formatMessage } from "../views/messages";
-import { apiEmail, visibleUserByEmail } from "../views/users";
+import { apiEmail } from "../views/users";
 import { notifyFirstMessageIds } from "./channel_first_message";
 import { checkMayPost, checkTopicPolicy } from "./message_checks";
 import { normalizeContent, normalizeTopic, renderMessageContent, type MessageTarget } from "./message_content";
@@ -21,6 +21,7 @@ import { outgoingWebhookTriggers, recordOutgoingWebhookCalls } from "./outgoing_
 import { notifyAttachmentEvents, removeAttachmentFiles, type AttachmentChanges } from "./uploads";
 import { setMessageAttachments } from "./message_attachments";
 import { planAutomaticTopicPolicies, publishPolicyChanges, writePolicyChanges, type WrittenPolicies } from "./user_topics";
+import { visibleUserByEmail } from "../access/users";
 
 /** Sending a message (Zulip's zerver/actions/message_send.py): its recipients, checks, rows and event. */
 

@@ -1,10 +1,10 @@
 import type { Hearth } from "../context";
 import { badRequest } from "../errors";
 import type { RenderResult } from "../markdown";
-import { generateApiKey } from "../auth/credentials";
 import { putOutgoingWebhookCall, type OutgoingWebhookTrigger } from "../store/outgoing_webhook_calls";
 import { BotType, getUser, type OutgoingWebhookService, type UserRecord } from "../store/users";
 import type { MessageTarget } from "./message_content";
+import { generateApiKey } from "../lib/credentials";
 
 /**
  * Outgoing-webhook bots' services, and which of them a new message calls: what bot

@@ -1,23 +1,13 @@
 import type { Hearth } from "../context";
+import { commit, type Transaction } from "../events/commit";
 import { assertAdmin } from "../access/roles";
 import { badRequest } from "../errors";
-import type { UserRecord } from "../store/users";
-import { activeUserIds } from "./users";
+import { activeUserIds, type UserRecord } from "../store/users";
+import { getPlayground, putPlayground, removePlayground, type RealmPlayground } from "../store/playgrounds";
+import { getPlaygrounds } from "../views/playgrounds";
 
-/** A code playground: where a code block of a language can be opened (Zulip's RealmPlayground). */
-export interface RealmPlayground {
-  id: number;
-  name: string;
-  pygments_language: string;
-  url_template: string;
-}
-
-export function getPlaygrounds(h: Hearth): RealmPlayground[] {
-  return [...h.store.dbs.realmPlaygrounds.getRange({})].map((e) => e.value as RealmPlayground);
-}
-
-function notifyPlaygrounds(h: Hearth): void {
-  h.events.publish({ type: "realm_playgrounds", realm_playgrounds: getPlaygrounds(h) }, activeUserIds(h));
+function notifyPlaygrounds(tx: Transaction, h: Hearth): void {
+  tx.notify({ type: "realm_playgrounds", realm_playgrounds: getPlaygrounds(h) }, activeUserIds(h));
 }
 
 
@@ -36,23 +26,22 @@ export async function doAddPlayground(h: Hearth, user: UserRecord, input: Omit<R
   if (name === "") throw badRequest("Name cannot be blank.");
   if (!/^[\w+#.-]+( [\w+#.-]+)*$/.test(language) || language.length > 40) throw badRequest("Invalid characters in pygments language");
   const template = checkTemplate(input.url_template);
-  const id = await h.store.commit(() => {
+  return commit(h, (tx) => {
     if (getPlaygrounds(h).some((p) => p.name === name && p.pygments_language === language)) {
       throw badRequest("Realm playground with this Realm, Pygments language and Name already exists.");
     }
     const playground: RealmPlayground = { id: h.store.nextId("playground"), name, pygments_language: language, url_template: template };
-    h.store.dbs.realmPlaygrounds.put(playground.id, playground);
+    putPlayground(h.store, playground);
+    notifyPlaygrounds(tx, h);
     return playground.id;
   });
-  notifyPlaygrounds(h);
-  return id;
 }
 
 export async function doRemovePlayground(h: Hearth, user: UserRecord, id: number): Promise<void> {
   assertAdmin(user);
-  await h.store.commit(() => {
-    if (!h.store.dbs.realmPlaygrounds.get(id)) throw badRequest("Invalid playground");
-    h.store.dbs.realmPlaygrounds.remove(id);
+  await commit(h, (tx) => {
+    if (!getPlayground(h.store, id)) throw badRequest("Invalid playground");
+    removePlayground(h.store, id);
+    notifyPlaygrounds(tx, h);
   });
-  notifyPlaygrounds(h);
 }

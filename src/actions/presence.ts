@@ -4,7 +4,7 @@ import { getUser, type UserRecord } from "../store/users";
 import { apiEmail } from "../views/users";
 import { legacyClientPresence, modernPresence, presenceStatus, presenceVisible } from "../views/presence";
 import { commit, type Transaction } from "../events/commit";
-import { activeUserIds } from "./users";
+import { activeUserIds } from "../store/users";
 
 /**
  * `POST /users/me/presence`: records that a client of `user` is connected, and

@@ -1,13 +1,13 @@
 import { isPermutationOf } from "../lib/collections";
 import type { Hearth } from "../context";
+import { commit, type Transaction } from "../events/commit";
 import { assertAdmin } from "../access/roles";
 import { badRequest, mustBeAdmin } from "../errors";
-import { getProfileData, getProfileField, getProfileFields, ProfileFieldType, type CustomProfileField } from "../store/profile_fields";
-import { allUsers, getUser, type UserRecord } from "../store/users";
-import { isAdmin } from "../views/users";
+import { getProfileData, getProfileField, getProfileFields, getProfileValue, ProfileFieldType, putProfileField, putProfileValue, removeProfileField, removeProfileValue, type CustomProfileField } from "../store/profile_fields";
+import { activeUserIds, allUsers, getUser, isAdmin, type UserRecord } from "../store/users";
 import { renderDescription } from "../markdown/description";
 import { profileFieldView } from "../views/profile_fields";
-import { activeUserIds, notifyRealmUser } from "./users";
+import { notifyRealmUser } from "./user_events";
 
 export const MAX_FIELD_NAME_LENGTH = 40;
 export const MAX_FIELD_HINT_LENGTH = 80;
@@ -76,8 +76,8 @@ function checkName(h: Hearth, name: string, exceptId?: number): string {
   return n;
 }
 
-function notifyFields(h: Hearth): void {
-  h.events.publish({ type: "custom_profile_fields", fields: getProfileFields(h.store).map(profileFieldView) }, activeUserIds(h));
+function notifyFields(tx: Transaction, h: Hearth): void {
+  tx.notify({ type: "custom_profile_fields", fields: getProfileFields(h.store).map(profileFieldView) }, activeUserIds(h));
 }
 
 function checkUserMatchingFlag(type: number, useForUserMatching: boolean | undefined): void {
@@ -96,7 +96,7 @@ export async function doCreateProfileField(h: Hearth, actor: UserRecord, type: n
     else if (subtype === "twitter") input = { ...input, name: "Twitter" };
   }
   const fieldData = checkFieldData(type, input.field_data);
-  const id = await h.store.commit(() => {
+  return commit(h, (tx) => {
     const name = checkName(h, input.name ?? "");
     checkSummaryFlag(h, type, input.display_in_profile_summary ?? false);
     const hint = (input.hint ?? "").trim();
@@ -114,17 +114,16 @@ export async function doCreateProfileField(h: Hearth, actor: UserRecord, type: n
       editable_by_user: input.editable_by_user ?? true,
       use_for_user_matching: input.use_for_user_matching ?? false,
     };
-    h.store.dbs.profileFields.put(field.id, field);
+    putProfileField(h.store, field);
+    notifyFields(tx, h);
     return field.id;
   });
-  notifyFields(h);
-  return id;
 }
 
 
 export async function doUpdateProfileField(h: Hearth, actor: UserRecord, id: number, input: FieldInput): Promise<void> {
   assertAdmin(actor);
-  const cleared = await h.store.commit(() => {
+  await commit(h, (tx) => {
     const cleared: UserRecord[] = [];
     const field = getProfileField(h.store, id);
     if (!field) throw badRequest(`Field id ${id} not found.`);
@@ -140,9 +139,9 @@ export async function doUpdateProfileField(h: Hearth, actor: UserRecord, id: num
       if (field.type === ProfileFieldType.SELECT) {
         const kept = new Set(Object.keys(JSON.parse(next.field_data) as Record<string, unknown>));
         for (const u of allUsers(h.store)) {
-          const held = h.store.dbs.profileData.get([u.id, id]) as { value: string } | undefined;
+          const held = getProfileValue(h.store, u.id, id);
           if (held && !kept.has(held.value)) {
-            h.store.dbs.profileData.remove([u.id, id]);
+            removeProfileValue(h.store, u.id, id);
             cleared.push(u);
           }
         }
@@ -158,35 +157,33 @@ export async function doUpdateProfileField(h: Hearth, actor: UserRecord, id: num
       checkUserMatchingFlag(field.type, input.use_for_user_matching);
       next.use_for_user_matching = input.use_for_user_matching;
     }
-    h.store.dbs.profileFields.put(id, next);
-    return cleared;
+    putProfileField(h.store, next);
+    notifyFields(tx, h);
+    // Clients hold each user's values: the cleared ones go as a null value (Zulip sends none, leaving them stale).
+    for (const user of cleared) notifyRealmUser(tx, h, "update", user, { custom_profile_field: { id, value: null } });
   });
-  notifyFields(h);
-  // Clients hold each user's values: the cleared ones go as a null value (Zulip sends none, leaving them stale).
-  for (const user of cleared) notifyRealmUser(h, "update", user, { custom_profile_field: { id, value: null } });
 }
 
 export async function doDeleteProfileField(h: Hearth, actor: UserRecord, id: number): Promise<void> {
   assertAdmin(actor);
-  await h.store.commit(() => {
+  await commit(h, (tx) => {
     if (!getProfileField(h.store, id)) throw badRequest(`Field id ${id} not found.`);
-    h.store.dbs.profileFields.remove(id);
-    for (const u of allUsers(h.store)) h.store.dbs.profileData.remove([u.id, id]);
+    removeProfileField(h.store, id, [...allUsers(h.store)].map((u) => u.id));
+    notifyFields(tx, h);
   });
-  notifyFields(h);
 }
 
 export async function doReorderProfileFields(h: Hearth, actor: UserRecord, order: number[]): Promise<void> {
   assertAdmin(actor);
-  await h.store.commit(() => {
+  await commit(h, (tx) => {
     const fields = getProfileFields(h.store);
     const ids = new Set(fields.map((f) => f.id));
     if (!isPermutationOf(order, ids)) {
       throw badRequest("Invalid order mapping.");
     }
-    order.forEach((id, i) => h.store.dbs.profileFields.put(id, { ...getProfileField(h.store, id)!, order: i + 1 }));
+    order.forEach((id, i) => putProfileField(h.store, { ...getProfileField(h.store, id)!, order: i + 1 }));
+    notifyFields(tx, h);
   });
-  notifyFields(h);
 }
 
 /** Validates one value and returns its stored text ("" means remove the value; null asks for that of any field type). */
@@ -259,8 +256,10 @@ export function checkProfileData(h: Hearth, actor: UserRecord, target: UserRecor
 
 /** Sets (or, with an empty value, clears) checked profile values. */
 export async function doSetProfileData(h: Hearth, target: UserRecord, changes: ProfileDataChange[]): Promise<void> {
-  await h.store.commit(() => writeProfileData(h, target, changes));
-  notifyProfileData(h, target, changes);
+  await commit(h, (tx) => {
+    writeProfileData(h, target, changes);
+    notifyProfileData(tx, h, target, changes);
+  });
 }
 
 /** Inside a commit: stores checked profile values ("" removes one). */
@@ -268,19 +267,19 @@ export function writeProfileData(h: Hearth, target: UserRecord, changes: Profile
   for (const c of changes) {
     const field = getProfileField(h.store, c.id);
     if (!field) throw badRequest(`Field id ${c.id} not found.`);
-    if (c.value === "") h.store.dbs.profileData.remove([target.id, c.id]);
+    if (c.value === "") removeProfileValue(h.store, target.id, c.id);
     else {
       // Short and long text are Markdown in Zulip: their HTML is stored beside them.
       const markdown = field.type === ProfileFieldType.SHORT_TEXT || field.type === ProfileFieldType.LONG_TEXT;
-      h.store.dbs.profileData.put([target.id, c.id], markdown ? { value: c.value, rendered_value: renderDescription(c.value) } : { value: c.value });
+      putProfileValue(h.store, target.id, c.id, markdown ? { value: c.value, rendered_value: renderDescription(c.value) } : { value: c.value });
     }
   }
 }
 
-export function notifyProfileData(h: Hearth, target: UserRecord, changes: ProfileDataChange[]): void {
+export function notifyProfileData(tx: Transaction, h: Hearth, target: UserRecord, changes: ProfileDataChange[]): void {
   const current = getProfileData(h.store, target.id);
   for (const c of changes) {
     const stored = current.get(c.id);
-    notifyRealmUser(h, "update", target, { custom_profile_field: stored ? { id: c.id, ...stored } : { id: c.id, value: null } });
+    notifyRealmUser(tx, h, "update", target, { custom_profile_field: stored ? { id: c.id, ...stored } : { id: c.id, value: null } });
   }
 }

@@ -28,7 +28,7 @@ export async function checkReaction(h: Hearth, user: UserRecord, messageId: numb
     reaction = { emoji_name: name ?? "", emoji_code: input.emoji_code ?? emojiCodeFor(name ?? "") ?? "", reaction_type: (input.reaction_type ?? "unicode_emoji") as Reaction["reaction_type"] };
   }
   const same = (r: Reaction) => r.user_id === user.id && r.reaction_type === reaction.reaction_type && (r.emoji_code === reaction.emoji_code || (!input.emoji_code && r.emoji_name === reaction.emoji_name));
-  const stored = await commit(h, (tx) => {
+  await commit(h, (tx) => {
     const m = getMessage(h.store, messageId);
     if (!m) throw invalidMessage();
     const existing = m.reactions.find(same);

@@ -2,18 +2,20 @@ import { rmSync } from "node:fs";
 import { uploadsRoot } from "../store/uploads";
 import type { Store } from "../store/db";
 import type { Hearth } from "../context";
+import { commit } from "../events/commit";
 import { assertOwner } from "../access/roles";
 import { badRequest } from "../errors";
 import { getRealm, putRealm, REALM_ID, type Realm } from "../store/realm";
-import { BotType, EmailVisibility, putUser, Role, type UserRecord } from "../store/users";
+import { activeUserIds, BotType, EmailVisibility, putUser, Role, type UserRecord } from "../store/users";
 import { StoreCache } from "../store/cache";
 import { recipientsChanged } from "../store/unread";
-import { generateApiKey, hashPasswordSync } from "../auth/credentials";
 import { ensureAvatarSalt } from "../store/avatars";
-import { activeUserIds, checkEmailAddress, checkFullName } from "./users";
+import { checkEmailAddress, checkFullName } from "./create_user";
 import { SYSTEM_BOTS } from "../store/system_bots";
+import { MIN_DEACTIVATED_REALM_DELETION_DAYS } from "../views/realm";
 
 import { createMissingSystemGroups } from "./user_groups";
+import { generateApiKey, hashPasswordSync } from "../lib/credentials";
 
 
 export interface InitOptions {
@@ -96,8 +98,6 @@ export async function doReactivateRealm(store: Store): Promise<boolean> {
   });
 }
 
-/** The lower bound register advertises (`server_min_deactivated_realm_deletion_days`; there is no upper bound). */
-export const MIN_DEACTIVATED_REALM_DELETION_DAYS = 14;
 
 /**
  * `POST /realm/deactivate` (owners): everyone is logged out at once (every API key is
@@ -110,14 +110,13 @@ export async function doDeactivateRealm(h: Hearth, actor: UserRecord, deletionDe
     throw badRequest(`Data deletion time must be at least ${MIN_DEACTIVATED_REALM_DELETION_DAYS} days in the future.`);
   }
   const recipients = activeUserIds(h);
-  const realm = await h.store.commit(() => {
+  await commit(h, (tx) => {
     const current = getRealm(h.store)!;
     const scheduled = deletionDelayDays === null ? null : Math.floor(Date.now() / 1000) + deletionDelayDays * 86400;
     const next = { ...current, deactivated: true, scheduled_deletion_date: scheduled };
     putRealm(h.store, next);
-    return next;
+    tx.notify({ type: "realm", op: "deactivated", realm_id: next.id }, recipients);
   });
-  h.events.publish({ type: "realm", op: "deactivated", realm_id: realm.id }, recipients);
 }
 
 /**

@@ -1,9 +1,10 @@
 import type { Hearth } from "../context";
+import { commit } from "../events/commit";
 import { assertOwner } from "../access/roles";
 import { badRequest } from "../errors";
-import type { UserRecord } from "../store/users";
-import { activeUserIds } from "./users";
-import { realmDomainView, type RealmDomain } from "../views/realm_domains";
+import { activeUserIds, type UserRecord } from "../store/users";
+import { realmDomainView } from "../views/realm_domains";
+import { getRealmDomain, putRealmDomain, removeRealmDomain, type RealmDomain } from "../store/realm_domains";
 
 /** Zulip's domain rules: letters, digits, `-` and `.`, at least one dot; lower-cased. */
 export function checkDomain(raw: string): string {
@@ -23,33 +24,32 @@ const domainMissing = (domain: string) => badRequest(`No entry found for domain 
 export async function doAddRealmDomain(h: Hearth, user: UserRecord, rawDomain: string, allowSubdomains: boolean): Promise<RealmDomain> {
   assertOwner(user);
   const domain = checkDomain(rawDomain);
-  const added = await h.store.commit(() => {
-    if (h.store.dbs.realmDomains.get(domain)) throw badRequest(`The domain ${domain} is already a part of your organization.`);
+  return commit(h, (tx) => {
+    if (getRealmDomain(h.store, domain)) throw badRequest(`The domain ${domain} is already a part of your organization.`);
     const d: RealmDomain = { id: h.store.nextId("realm_domain"), domain, allow_subdomains: allowSubdomains };
-    h.store.dbs.realmDomains.put(domain, d);
+    putRealmDomain(h.store, d);
+    tx.notify({ type: "realm_domains", op: "add", realm_domain: realmDomainView(d) }, activeUserIds(h));
     return d;
   });
-  h.events.publish({ type: "realm_domains", op: "add", realm_domain: realmDomainView(added) }, activeUserIds(h));
-  return added;
 }
 
 export async function doChangeRealmDomain(h: Hearth, user: UserRecord, rawDomain: string, allowSubdomains: boolean): Promise<void> {
   assertOwner(user);
   const domain = rawDomain.trim().toLowerCase();
-  await h.store.commit(() => {
-    const current = h.store.dbs.realmDomains.get(domain) as RealmDomain | undefined;
+  await commit(h, (tx) => {
+    const current = getRealmDomain(h.store, domain);
     if (!current) throw domainMissing(domain);
-    h.store.dbs.realmDomains.put(domain, { ...current, allow_subdomains: allowSubdomains });
+    putRealmDomain(h.store, { ...current, allow_subdomains: allowSubdomains });
+    tx.notify({ type: "realm_domains", op: "change", realm_domain: { domain, allow_subdomains: allowSubdomains } }, activeUserIds(h));
   });
-  h.events.publish({ type: "realm_domains", op: "change", realm_domain: { domain, allow_subdomains: allowSubdomains } }, activeUserIds(h));
 }
 
 export async function doRemoveRealmDomain(h: Hearth, user: UserRecord, rawDomain: string): Promise<void> {
   assertOwner(user);
   const domain = rawDomain.trim().toLowerCase();
-  await h.store.commit(() => {
-    if (!h.store.dbs.realmDomains.get(domain)) throw domainMissing(domain);
-    h.store.dbs.realmDomains.remove(domain);
+  await commit(h, (tx) => {
+    if (!getRealmDomain(h.store, domain)) throw domainMissing(domain);
+    removeRealmDomain(h.store, domain);
+    tx.notify({ type: "realm_domains", op: "remove", domain }, activeUserIds(h));
   });
-  h.events.publish({ type: "realm_domains", op: "remove", domain }, activeUserIds(h));
 }

@@ -1,14 +1,13 @@
 import type { Hearth } from "../context";
+import { commit, type Transaction } from "../events/commit";
 import { badRequest, insufficientPermission } from "../errors";
 import { inRealmGroup } from "../access/groups";
-import { activeRealmEmojiByName, getRealmEmoji, putRealmEmoji, type RealmEmoji } from "../store/realm_emoji";
+import { activeRealmEmojiByName, getRealmEmoji, putRealmEmoji, putRealmEmojiImage, type RealmEmoji } from "../store/realm_emoji";
 import { emojiCodeFor } from "../markdown/emoji";
 import type { Reaction } from "../store/messages";
-import type { UserRecord } from "../store/users";
-import { isAdmin } from "../views/users";
+import { activeUserIds, isAdmin, type UserRecord } from "../store/users";
 import { realmEmojiDict, realmEmojiView } from "../views/realm_emoji";
 import { MAX_EMOJI_FILE_SIZE_MIB, readUploadedImage } from "./avatars";
-import { activeUserIds } from "./users";
 
 const emojiMissing = (name: string) => badRequest(`Emoji '${name}' does not exist`);
 
@@ -27,13 +26,13 @@ type EmojiChange = { op: "add"; emoji: RealmEmoji } | { op: "update_one"; emoji:
  * Clients with `individual_emoji_changes` (FL 491) get `add` / `update_one` for the
  * one emoji that changed; the rest get the whole dictionary in one `update`.
  */
-function notifyRealmEmoji(h: Hearth, change: EmojiChange): void {
+function notifyRealmEmoji(tx: Transaction, h: Hearth, change: EmojiChange): void {
   const full = { type: "realm_emoji", op: "update", realm_emoji: realmEmojiDict(h) };
   const individual =
     change.op === "add"
       ? { type: "realm_emoji", op: "add", emoji: realmEmojiView(h, change.emoji) }
       : { type: "realm_emoji", op: "update_one", emoji_id: String(change.emoji.id), data: change.data };
-  h.events.publish(full, activeUserIds(h), { forCapabilities: (caps) => (caps.individual_emoji_changes ? individual : full) });
+  tx.notify(full, activeUserIds(h), { forCapabilities: (caps) => (caps.individual_emoji_changes ? individual : full) });
 }
 
 export async function doAddRealmEmoji(h: Hearth, user: UserRecord, rawName: string, file: File): Promise<RealmEmoji> {
@@ -42,28 +41,26 @@ export async function doAddRealmEmoji(h: Hearth, user: UserRecord, rawName: stri
   }
   const name = checkEmojiName(rawName);
   const { data, contentType } = await readUploadedImage(file, MAX_EMOJI_FILE_SIZE_MIB);
-  const emoji = await h.store.commit(() => {
+  return commit(h, (tx) => {
     if (activeRealmEmojiByName(h.store, name)) throw badRequest("A custom emoji with this name already exists.");
     const e: RealmEmoji = { id: h.store.nextId("realm_emoji"), name, author_id: user.id, deactivated: false, content_type: contentType };
     putRealmEmoji(h.store, e);
-    h.store.dbs.realmEmojiImages.put(e.id, data);
+    putRealmEmojiImage(h.store, e.id, data);
+    notifyRealmEmoji(tx, h, { op: "add", emoji: e });
     return e;
   });
-  notifyRealmEmoji(h, { op: "add", emoji });
-  return emoji;
 }
 
 /** Administrators may remove any emoji; others only their own. */
 export async function doDeactivateRealmEmoji(h: Hearth, user: UserRecord, name: string): Promise<void> {
-  const emoji = await h.store.commit(() => {
+  await commit(h, (tx) => {
     const e = activeRealmEmojiByName(h.store, name);
     if (!e) throw emojiMissing(name);
     if (!isAdmin(user) && e.author_id !== user.id) throw badRequest("Must be an organization administrator or emoji author");
     const next = { ...e, deactivated: true };
     putRealmEmoji(h.store, next);
-    return next;
+    notifyRealmEmoji(tx, h, { op: "update_one", emoji: next, data: { deactivated: true } });
   });
-  notifyRealmEmoji(h, { op: "update_one", emoji, data: { deactivated: true } });
 }
 
 

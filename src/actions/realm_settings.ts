@@ -1,14 +1,13 @@
 import type { Hearth } from "../context";
+import { commit } from "../events/commit";
 import { assertAdmin } from "../access/roles";
 import { applyGroupSettingUpdate, type GroupSettingRules, type RealmGroupSettingName } from "../access/groups";
 import { badRequest, mustBeOwner } from "../errors";
 import { getChannel } from "../store/channels";
 import { getRealm, putRealm } from "../store/realm";
-import type { UserRecord } from "../store/users";
-import { realmSetting } from "../views/realm-settings";
-import { isOwner } from "../views/users";
+import { activeUserIds, isOwner, type UserRecord } from "../store/users";
+import { realmSetting } from "../store/realm_settings";
 import type { GroupSettingValue } from "../store/user_groups";
-import { activeUserIds } from "./users";
 import { MAX_REALM_NAME_LENGTH } from "./realm";
 import { fullMemberIds, notifyFullMembersChanged } from "./user_groups";
 
@@ -144,7 +143,7 @@ export async function checkUpdateRealm(h: Hearth, actor: UserRecord, input: Real
 
   // The waiting period decides who is in role:fullmembers.
   const fullMembersBefore = wanted.waiting_period_threshold !== undefined ? fullMemberIds(h) : null;
-  const { changed, groupsChanged } = await h.store.commit(() => {
+  return commit(h, (tx) => {
     const realm = getRealm(h.store)!;
     const settings = { ...realm.settings };
     const changed: Record<string, unknown> = {};
@@ -165,19 +164,17 @@ export async function checkUpdateRealm(h: Hearth, actor: UserRecord, input: Real
       if (next !== undefined) settings[key] = groupsChanged[key] = next;
     }
     if (Object.keys(changed).length > 0 || Object.keys(groupsChanged).length > 0) putRealm(h.store, { ...realm, name, description, settings });
-    return { changed, groupsChanged };
+    const everyone = activeUserIds(h);
+    for (const [property, value] of Object.entries(changed)) {
+      tx.notify(
+        UPDATE_DICT_SETTINGS.has(property) ? { type: "realm", op: "update_dict", property: "default", data: { [property]: value } } : { type: "realm", op: "update", property, value },
+        everyone,
+      );
+    }
+    for (const [property, value] of Object.entries(groupsChanged)) {
+      tx.notify({ type: "realm", op: "update_dict", property: "default", data: { [property]: value } }, everyone);
+    }
+    if (fullMembersBefore && "waiting_period_threshold" in changed) notifyFullMembersChanged(tx, h, fullMembersBefore);
+    return changed;
   });
-
-  const everyone = activeUserIds(h);
-  for (const [property, value] of Object.entries(changed)) {
-    h.events.publish(
-      UPDATE_DICT_SETTINGS.has(property) ? { type: "realm", op: "update_dict", property: "default", data: { [property]: value } } : { type: "realm", op: "update", property, value },
-      everyone,
-    );
-  }
-  for (const [property, value] of Object.entries(groupsChanged)) {
-    h.events.publish({ type: "realm", op: "update_dict", property: "default", data: { [property]: value } }, everyone);
-  }
-  if (fullMembersBefore && "waiting_period_threshold" in changed) notifyFullMembersChanged(h, fullMembersBefore);
-  return changed;
 }

@@ -5,13 +5,7 @@ import type { Hearth } from "../context";
 import { commit, type Transaction } from "../events/commit";
 import { ApiError, badRequest } from "../errors";
 import { getUser, type UserRecord } from "../store/users";
-import {
-  dueScheduled,
-  getScheduled,
-  putScheduled,
-  removeScheduled,
-  type ScheduledRecord,
-} from "../store/scheduled_messages";
+import { dueScheduled, getScheduled, putScheduled, removeScheduled, type ScheduledRecord } from "../store/scheduled_messages";
 import { messageNearUrl } from "../views/messages";
 import { reminderView, scheduledMessageView } from "../views/scheduled_state";
 import { canReadChannel, channelById } from "../views/message_channels";

@@ -1,25 +1,18 @@
 import type { Hearth } from "../context";
+import { commit, type Transaction } from "../events/commit";
 import { assertAdmin } from "../access/roles";
 import { badRequest } from "../errors";
-import { hashPassword, passwordLengthAllowed, verifyPassword } from "../auth/credentials";
-import { allUsers, EmailVisibility, getUser, putUser, type UserRecord } from "../store/users";
-import { apiEmail, canSeeRealEmail, isAdmin } from "../views/users";
-import {
-  AVAILABLE_NOTIFICATION_SOUNDS,
-  LANGUAGE_NAMES,
-  LEGACY_DISPLAY_SETTINGS,
-  LEGACY_NOTIFICATION_SETTINGS,
-  realmUserDefaults,
-  USER_SETTINGS,
-  userSetting,
-  userSettingsDefaultsView,
-} from "../views/settings";
+import { hashPassword } from "../lib/credentials";
+import { passwordLengthAllowed, realmSetting } from "../store/realm_settings";
+import { activeUserIds, allUsers, EmailVisibility, getUser, isAdmin, putUser, type UserRecord } from "../store/users";
+import { apiEmail } from "../views/users";
+import { canSeeRealEmail } from "../access/users";
+import { AVAILABLE_NOTIFICATION_SOUNDS, LANGUAGE_NAMES, LEGACY_DISPLAY_SETTINGS, LEGACY_NOTIFICATION_SETTINGS, realmUserDefaults, USER_SETTINGS, userSetting, userSettingsDefaultsView } from "../views/settings";
 import { getRealm, putRealm } from "../store/realm";
 import { requireRealm } from "../views/realm";
-import { realmSetting } from "../views/realm-settings";
-import { activeUserIds, checkFullName, notifyFullNameChanged, notifyRealmUser } from "./users";
+import { checkFullName } from "./create_user";
+import { notifyFullNameChanged, notifyRealmUser } from "./user_events";
 import { deleteAllDrafts } from "./drafts";
-import { accountLimitKey } from "../auth/login";
 
 export interface SettingsChanges {
   settings: Record<string, unknown>;
@@ -65,20 +58,20 @@ export function applySettings(next: UserRecord, settings: Record<string, unknown
 }
 
 /** One `user_settings` update per changed setting to the user, plus the legacy forms older clients read. */
-export function publishSettingChanges(h: Hearth, user: UserRecord, changed: [string, unknown][]): void {
+export function notifySettingChanges(tx: Transaction, h: Hearth, user: UserRecord, changed: [string, unknown][]): void {
   for (const [property, value] of changed) {
     const event: Record<string, unknown> = { type: "user_settings", op: "update", property, value };
     if (property === "default_language") event.language_name = LANGUAGE_NAMES[String(value)];
-    h.events.publish(event as { type: string }, [user.id]);
+    tx.notify(event as { type: string }, [user.id]);
     // The queue manager gives these only to clients without user_settings_object.
     const email = apiEmail(h, user);
     if (LEGACY_DISPLAY_SETTINGS.has(property)) {
       const legacy: Record<string, unknown> = { type: "update_display_settings", user: email, setting_name: property, setting: value };
       if (property === "default_language") legacy.language_name = LANGUAGE_NAMES[String(value)];
-      h.events.publish(legacy as { type: string }, [user.id]);
+      tx.notify(legacy as { type: string }, [user.id]);
     }
     if (LEGACY_NOTIFICATION_SETTINGS.has(property)) {
-      h.events.publish({ type: "update_global_notifications", user: email, notification_name: property, setting: value }, [user.id]);
+      tx.notify({ type: "update_global_notifications", user: email, notification_name: property, setting: value }, [user.id]);
     }
   }
 }
@@ -94,6 +87,8 @@ export async function checkUpdateSettings(
   h: Hearth,
   user: UserRecord,
   changes: SettingsChanges,
+  /** Whether a password is the user's: the HTTP side's rate-limited check (src/auth/login.ts). */
+  isCurrentPassword: (password: string) => Promise<boolean>,
 ): Promise<void> {
   const realm = requireRealm(h);
   if (changes.email !== undefined && changes.email.trim().toLowerCase() !== user.email.toLowerCase()) {
@@ -115,21 +110,14 @@ export async function checkUpdateSettings(
   let passwordHash: string | undefined;
   if (changes.new_password !== undefined) {
     if (changes.old_password === undefined) throw badRequest("Please fill out all fields.");
-    // Zulip checks the old password through its rate-limited authenticate(): an API key
-    // must not buy unlimited guesses at the account's password.
-    const limitKey = accountLimitKey(user.id);
-    h.limits.loginByUser.assertAllowed(limitKey);
-    if (!(await verifyPassword(changes.old_password, user.password_hash))) {
-      h.limits.loginByUser.recordFailure(limitKey);
-      throw badRequest("Wrong password!");
-    }
+    if (!(await isCurrentPassword(changes.old_password))) throw badRequest("Wrong password!");
     if (!passwordLengthAllowed(changes.new_password)) {
       throw badRequest("New password is too weak!");
     }
     passwordHash = await hashPassword(changes.new_password);
   }
 
-  const { before, after, changed } = await h.store.commit(() => {
+  await commit(h, (tx) => {
     const current = getUser(h.store, user.id)!;
     const next: UserRecord = { ...current, settings: { ...current.settings } };
     const changed = applySettings(next, changes.settings);
@@ -148,16 +136,18 @@ export async function checkUpdateSettings(
     if (changed.some(([name, value]) => name === "enable_drafts_synchronization" && value === false)) deleteAllDrafts(h, user.id);
     // A request that changes nothing writes nothing.
     if (changed.length > 0 || next.full_name !== current.full_name || passwordHash !== undefined) putUser(h.store, next);
-    return { before: current, after: next, changed };
+    notifySettingsUpdated(tx, h, current, next, changed);
   });
+}
 
-  publishSettingChanges(h, after, changed);
+function notifySettingsUpdated(tx: Transaction, h: Hearth, before: UserRecord, after: UserRecord, changed: [string, unknown][]): void {
+  notifySettingChanges(tx, h, after, changed);
   // The deprecated user_status `away` mirrors presence_enabled (FL 148): everyone hears of it.
   const presenceChange = changed.find(([property]) => property === "presence_enabled");
-  if (presenceChange) h.events.publish({ type: "user_status", user_id: after.id, away: presenceChange[1] === false }, activeUserIds(h));
-  if (after.full_name !== before.full_name) notifyFullNameChanged(h, after);
-  if (after.timezone !== before.timezone) notifyRealmUser(h, "update", after, { timezone: after.timezone });
-  if (after.email_address_visibility !== before.email_address_visibility) notifyEmailVisibilityChanged(h, before, after);
+  if (presenceChange) tx.notify({ type: "user_status", user_id: after.id, away: presenceChange[1] === false }, activeUserIds(h));
+  if (after.full_name !== before.full_name) notifyFullNameChanged(tx, h, after);
+  if (after.timezone !== before.timezone) notifyRealmUser(tx, h, "update", after, { timezone: after.timezone });
+  if (after.email_address_visibility !== before.email_address_visibility) notifyEmailVisibilityChanged(tx, h, before, after);
 }
 
 /**
@@ -166,7 +156,7 @@ export async function checkUpdateSettings(
  * longer may get null, and when the API email itself changes (between the real
  * address and the placeholder) everyone gets it as `new_email`.
  */
-function notifyEmailVisibilityChanged(h: Hearth, before: UserRecord, after: UserRecord): void {
+function notifyEmailVisibilityChanged(tx: Transaction, h: Hearth, before: UserRecord, after: UserRecord): void {
   const nowVisible: number[] = [];
   const nowHidden: number[] = [];
   for (const viewer of allUsers(h.store)) {
@@ -175,10 +165,10 @@ function notifyEmailVisibilityChanged(h: Hearth, before: UserRecord, after: User
     const can = canSeeRealEmail(viewer, after);
     if (could !== can) (can ? nowVisible : nowHidden).push(viewer.id);
   }
-  if (nowVisible.length > 0) h.events.publish({ type: "realm_user", op: "update", person: { user_id: after.id, delivery_email: after.email } }, nowVisible);
-  if (nowHidden.length > 0) h.events.publish({ type: "realm_user", op: "update", person: { user_id: after.id, delivery_email: null } }, nowHidden);
+  if (nowVisible.length > 0) tx.notify({ type: "realm_user", op: "update", person: { user_id: after.id, delivery_email: after.email } }, nowVisible);
+  if (nowHidden.length > 0) tx.notify({ type: "realm_user", op: "update", person: { user_id: after.id, delivery_email: null } }, nowHidden);
   const newEmail = apiEmail(h, after);
-  if (newEmail !== apiEmail(h, before)) h.events.publish({ type: "realm_user", op: "update", person: { user_id: after.id, new_email: newEmail } }, activeUserIds(h));
+  if (newEmail !== apiEmail(h, before)) tx.notify({ type: "realm_user", op: "update", person: { user_id: after.id, new_email: newEmail } }, activeUserIds(h));
 }
 
 /**
@@ -192,7 +182,7 @@ export async function checkUpdateUserSettingsDefaults(h: Hearth, actor: UserReco
     throw badRequest("Invalid email_address_visibility");
   }
   for (const [name, value] of Object.entries(changes)) checkSettingValue(name, value);
-  const changed = await h.store.commit(() => {
+  await commit(h, (tx) => {
     const realm = getRealm(h.store)!;
     const defaults = { ...realmUserDefaults(realm.settings) };
     const current = userSettingsDefaultsView(realm.settings);
@@ -203,9 +193,8 @@ export async function checkUpdateUserSettingsDefaults(h: Hearth, actor: UserReco
       changed.push([name, value]);
     }
     if (changed.length > 0) putRealm(h.store, { ...realm, settings: { ...realm.settings, user_settings_defaults: defaults } });
-    return changed;
+    for (const [property, value] of changed) {
+      tx.notify({ type: "realm_user_settings_defaults", op: "update", property, value }, activeUserIds(h));
+    }
   });
-  for (const [property, value] of changed) {
-    h.events.publish({ type: "realm_user_settings_defaults", op: "update", property, value }, activeUserIds(h));
-  }
 }

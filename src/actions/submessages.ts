@@ -8,7 +8,6 @@ import { ValidationError } from "../lib/validator";
 import type { UserRecord } from "../store/users";
 import { accessMessage, invalidMessage, messageAudience } from "../access/messages";
 import { participationPolicyChanges, publishPolicyChanges, writePolicyChanges } from "./user_topics";
-import { committedTransaction } from "./committed";
 
 /** Readers' additions to one message (votes, tasks); each rewrites the message record, which holds them all. */
 const MAX_SUBMESSAGES_PER_MESSAGE = 1000;
@@ -54,7 +53,7 @@ export async function checkAddSubmessage(h: Hearth, user: UserRecord, messageId:
       throw e;
     }
   }
-  const added = await commit(h, (tx) => {
+  await commit(h, (tx) => {
     // Read again in the transaction: two votes at once must both be kept.
     const m = getMessage(h.store, messageId);
     if (!m) throw invalidMessage();

@@ -7,7 +7,7 @@ import { getUser, type UserRecord } from "../store/users";
 import { getChannel, type ChannelRecord } from "../store/channels";
 import { getSystemBot } from "../store/system_bots";
 import { getRealm } from "../store/realm";
-import { realmSetting } from "../views/realm-settings";
+import { realmSetting } from "../store/realm_settings";
 import { doSendMessage, sendSystemBotDm } from "./message_send";
 
 /**

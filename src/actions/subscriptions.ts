@@ -12,11 +12,12 @@ import { getSubscription, isSubscribed, putSubscription, subscribedChannelIds, u
 import { defaultChannelIds } from "../store/default_channels";
 import { canAddSubscribers, canRemoveSubscribers, canSubscribeSelf, channelDoesNotExist, channelViewerIds, hasMetadataAccess } from "../access/channels";
 import { activeSubscriberIds, formatChannel, formatSubscription, pickChannelColor, streamDeleteEvent } from "../views/channels";
-import { isAdmin, isGuest, visibleUserByEmail } from "../views/users";
 import { checkChannelDescription, checkChannelName, isHexColor } from "./channel_checks";
 import { planNewChannel, writeNewChannel, type ChannelCreationSettings } from "./channels";
 import { notifyDefaultChannels } from "./default_channels";
 import { announceNewChannels, sendNewSubscriptionMessages } from "./subscription_messages";
+import { isAdmin, isGuest } from "../store/users";
+import { visibleUserByEmail } from "../access/users";
 
 /**
  * Principals as user IDs or emails; unknown and deactivated users are a 400 (FL 208).

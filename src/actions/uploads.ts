@@ -9,8 +9,8 @@ import { allAttachments, putAttachment, removeAttachment, uploadFilePath, upload
 import type { UserRecord } from "../store/users";
 import { commit, type Transaction } from "../events/commit";
 import { accessOwnAttachment } from "../access/uploads";
-import { SERVER_LIMITS } from "../views/realm-settings";
 import { attachmentView } from "../views/uploads";
+import { SERVER_LIMITS } from "../store/realm_settings";
 
 export const MAX_UPLOAD_BYTES = SERVER_LIMITS.max_file_upload_size_mib * 1024 * 1024;
 

@@ -1,46 +1,17 @@
 import type { Store } from "../store/db";
 import type { Hearth } from "../context";
-import { allUsers, getUser, Role, type UserRecord } from "../store/users";
-import {
-  accessUserGroupForRead,
-  accessUserGroupForUpdate,
-  applyGroupSettingUpdate,
-  checkGroupSettingValue,
-  checkMayChangeGroups,
-  groupInUse,
-  groupSettingUsesGroup,
-  hasUserGroupAccessForUpdate,
-  isFullMember,
-  inRealmGroup,
-  recursiveSubgroupIds,
-  usersInGroupSetting,
-  type GroupChangePermission,
-  type GroupSettingRules,
-} from "../access/groups";
+import { commit, type Transaction } from "../events/commit";
+import { activeUserIds, allUsers, getUser, Role, type UserRecord } from "../store/users";
+import { accessUserGroupForUpdate, applyGroupSettingUpdate, checkGroupSettingValue, checkMayChangeGroups, groupInUse, groupSettingUsesGroup, isFullMember, inRealmGroup, type GroupSettingRules } from "../access/groups";
 import { badRequest } from "../errors";
 import type { ApiEvent } from "../events/hub";
 import { getRealm } from "../store/realm";
-import { allChannels, type ChannelRecord } from "../store/channels";
+import { allChannels } from "../store/channels";
 import { CHANNEL_GROUP_SETTINGS } from "../schemas/channels";
 import { formatUserGroup } from "../views/user_groups";
-import { activeUserIds } from "./users";
-import { notifyVisibleChannelsChanged, visibleChannelIds } from "./channels";
-import { committedTransaction } from "./committed";
-import { REALM_DEFAULTS, SYSTEM_GROUP_IDS } from "../views/realm-settings";
-import {
-  allUserGroups,
-  getUserGroup,
-  getUserGroupByName,
-  isStoredGroupMember,
-  putUserGroup,
-  SYSTEM_GROUPS,
-  USER_GROUP_SETTINGS,
-  type UserGroupRecord,
-  type UserGroupSettingName,
-  type GroupSettingValue,
-  systemGroupId,
-  type SystemGroupName,
-} from "../store/user_groups";
+import { allUserGroups, getUserGroup, getUserGroupByName, isStoredGroupMember, putUserGroup, SYSTEM_GROUPS, USER_GROUP_SETTINGS, type UserGroupRecord, type UserGroupSettingName, type GroupSettingValue, systemGroupId, type SystemGroupName } from "../store/user_groups";
+import { addStoredGroupMember } from "../store/user_groups";
+import { REALM_DEFAULTS, SYSTEM_GROUP_IDS } from "../store/realm_settings";
 
 /**
  * Creates whichever of Zulip's role-based system groups are missing; call only inside
@@ -106,22 +77,22 @@ function directSystemGroups(h: Hearth, user: UserRecord | null): Set<number> {
  * changed with a user's creation, role change, deactivation or reactivation. Every
  * user sees every group's members (`realm_user_groups`).
  */
-export function notifySystemGroupMembership(h: Hearth, before: UserRecord | null, after: UserRecord): void {
+export function notifySystemGroupMembership(tx: Transaction, h: Hearth, before: UserRecord | null, after: UserRecord): void {
   const was = directSystemGroups(h, before);
   const now = directSystemGroups(h, after);
   const everyone = activeUserIds(h);
   for (const id of was) {
-    if (!now.has(id)) h.events.publish({ type: "user_group", op: "remove_members", group_id: id, user_ids: [after.id] }, everyone);
+    if (!now.has(id)) tx.notify({ type: "user_group", op: "remove_members", group_id: id, user_ids: [after.id] }, everyone);
   }
   for (const id of now) {
-    if (!was.has(id)) h.events.publish({ type: "user_group", op: "add_members", group_id: id, user_ids: [after.id] }, everyone);
+    if (!was.has(id)) tx.notify({ type: "user_group", op: "add_members", group_id: id, user_ids: [after.id] }, everyone);
   }
   // FL 303: user-defined groups list only active members, so (re)activation changes them too.
   if (before && before.is_active !== after.is_active) {
     const op = after.is_active ? "add_members" : "remove_members";
     for (const group of allUserGroups(h.store)) {
       if (group.is_system_group || !isStoredGroupMember(h.store, group.id, after.id)) continue;
-      publishGroupEvent(h, group, { type: "user_group", op, group_id: group.id, user_ids: [after.id] });
+      publishGroupEvent(tx, h, group, { type: "user_group", op, group_id: group.id, user_ids: [after.id] });
     }
   }
 }
@@ -134,18 +105,18 @@ export function fullMemberIds(h: Hearth): Set<number> {
 }
 
 /** After the waiting period changed: role:fullmembers gains and loses members (Zulip's update_users_in_full_members_system_group). */
-export function notifyFullMembersChanged(h: Hearth, before: ReadonlySet<number>): void {
+export function notifyFullMembersChanged(tx: Transaction, h: Hearth, before: ReadonlySet<number>): void {
   const after = fullMemberIds(h);
   const groupId = systemGroupId(h.store, "role:fullmembers");
   const everyone = activeUserIds(h);
   const removed = [...before].filter((id) => !after.has(id));
   const added = [...after].filter((id) => !before.has(id));
-  if (removed.length > 0) h.events.publish({ type: "user_group", op: "remove_members", group_id: groupId, user_ids: removed.sort((a, b) => a - b) }, everyone);
-  if (added.length > 0) h.events.publish({ type: "user_group", op: "add_members", group_id: groupId, user_ids: added.sort((a, b) => a - b) }, everyone);
+  if (removed.length > 0) tx.notify({ type: "user_group", op: "remove_members", group_id: groupId, user_ids: removed.sort((a, b) => a - b) }, everyone);
+  if (added.length > 0) tx.notify({ type: "user_group", op: "add_members", group_id: groupId, user_ids: added.sort((a, b) => a - b) }, everyone);
 }
 
 // ---------------------------------------------------------------------------
-// User-defined groups: create, update, deactivate/reactivate, members, subgroups.
+// User-defined groups: create, update, deactivate/reactivate (members and subgroups: user_group_members.ts).
 // ---------------------------------------------------------------------------
 
 /** Zulip's `UserGroup.MAX_NAME_LENGTH` and `INVALID_NAME_PREFIXES`. */
@@ -193,29 +164,8 @@ function groupAudience(h: Hearth): readonly number[] {
  * know deactivated groups, so they hear nothing about one (Zulip: renaming a deactivated
  * group sends them nothing; we extend that to every change, so their state stays whole).
  */
-function publishGroupEvent(h: Hearth, group: UserGroupRecord, event: ApiEvent): void {
-  h.events.publish(event, groupAudience(h), group.deactivated ? { forCapabilities: (caps) => (caps.include_deactivated_groups ? event : null) } : {});
-}
-
-/**
- * A new account joins user-defined groups in its creation transaction (an invitation
- * link's `group_ids`; call only inside `commit`): groups deleted or deactivated since are
- * skipped. Returns the groups joined, for `notifyGroupsJoined`.
- */
-export function joinGroupsInTransaction(h: Hearth, user: UserRecord, groupIds: readonly number[]): UserGroupRecord[] {
-  const joined: UserGroupRecord[] = [];
-  for (const id of new Set(groupIds)) {
-    const group = getUserGroup(h.store, id);
-    if (!group || group.is_system_group || group.deactivated) continue;
-    h.store.dbs.userGroupMembers.put([group.id, user.id], true);
-    joined.push(group);
-  }
-  return joined;
-}
-
-/** After commit: the add_members events of `joinGroupsInTransaction`. */
-export function notifyGroupsJoined(h: Hearth, user: UserRecord, groups: readonly UserGroupRecord[]): void {
-  for (const group of groups) publishGroupEvent(h, group, { type: "user_group", op: "add_members", group_id: group.id, user_ids: [user.id] });
+export function publishGroupEvent(tx: Transaction, h: Hearth, group: UserGroupRecord, event: ApiEvent): void {
+  tx.notify(event, groupAudience(h), group.deactivated ? { forCapabilities: (caps) => (caps.include_deactivated_groups ? event : null) } : {});
 }
 
 export interface CreateUserGroupInput {
@@ -226,7 +176,7 @@ export interface CreateUserGroupInput {
   settings: Partial<Record<UserGroupSettingName, GroupSettingValue>>;
 }
 
-function checkActiveUserIds(h: Hearth, ids: number[]): number[] {
+export function checkActiveUserIds(h: Hearth, ids: number[]): number[] {
   for (const id of ids) {
     const u = getUser(h.store, id);
     if (!u || !u.is_active || u.is_system_bot) throw badRequest(`Invalid user ID: ${id}`);
@@ -235,7 +185,7 @@ function checkActiveUserIds(h: Hearth, ids: number[]): number[] {
 }
 
 /** Subgroup candidates: existing, active groups (deactivated ones are unusable until reactivated). */
-function checkSubgroupIds(h: Hearth, ids: number[]): number[] {
+export function checkSubgroupIds(h: Hearth, ids: number[]): number[] {
   for (const id of ids) {
     const group = getUserGroup(h.store, id);
     if (!group || group.deactivated) throw badRequest("Invalid user group ID: " + id);
@@ -261,11 +211,10 @@ export async function checkCreateUserGroup(h: Hearth, actor: UserRecord, input: 
           ? { direct_members: [actor.id], direct_subgroups: [] }
           : systemGroupId(h.store, rule.defaultValue);
   }
-  let created: UserGroupRecord | undefined;
-  await h.store.commit(() => {
+  return commit(h, (tx) => {
     // Checked again inside the transaction: a concurrent create may have taken the name.
     checkUserGroupName(h, name);
-    created = {
+    const created: UserGroupRecord = {
       id: h.store.nextId("user_group"),
       name,
       description: input.description,
@@ -277,10 +226,10 @@ export async function checkCreateUserGroup(h: Hearth, actor: UserRecord, input: 
       settings,
     };
     putUserGroup(h.store, created);
-    for (const id of members) h.store.dbs.userGroupMembers.put([created.id, id], true);
+    for (const id of members) addStoredGroupMember(h.store, created.id, id);
+    tx.notify({ type: "user_group", op: "add", group: formatUserGroup(h, created) }, groupAudience(h));
+    return created.id;
   });
-  h.events.publish({ type: "user_group", op: "add", group: formatUserGroup(h, created!) }, groupAudience(h));
-  return created!.id;
 }
 
 export interface UpdateUserGroupInput {
@@ -311,24 +260,23 @@ export async function checkUpdateUserGroup(h: Hearth, actor: UserRecord, groupId
   const reactivate = input.deactivated === false && group.deactivated;
   if (Object.keys(data).length === 0 && !reactivate) return;
 
-  await h.store.commit(() => {
+  await commit(h, (tx) => {
     // Only this request's changes go onto the stored record: a deactivation or
     // membership change committed meanwhile stays as it is.
     const current = getUserGroup(h.store, group.id)!;
     if (changes.name !== undefined && changes.name !== current.name) checkUserGroupName(h, changes.name, group.id);
     const next = { ...current, ...changes, settings: { ...current.settings, ...settingChanges }, deactivated: reactivate ? false : current.deactivated };
     putUserGroup(h.store, next, current.name);
+    if (Object.keys(data).length > 0) {
+      // Sent while the group's old status decides who hears it (a rename of a deactivated group reaches only capable clients).
+      publishGroupEvent(tx, h, group, { type: "user_group", op: "update", group_id: group.id, data });
+    }
+    if (reactivate) {
+      const update = { type: "user_group", op: "update", group_id: group.id, data: { deactivated: false } };
+      const add = { type: "user_group", op: "add", group: formatUserGroup(h, next) };
+      tx.notify(update, groupAudience(h), { forCapabilities: (caps) => (caps.include_deactivated_groups ? update : add) });
+    }
   });
-  const after = getUserGroup(h.store, group.id)!;
-  if (Object.keys(data).length > 0) {
-    // Sent while the group's old status decides who hears it (a rename of a deactivated group reaches only capable clients).
-    publishGroupEvent(h, group, { type: "user_group", op: "update", group_id: group.id, data });
-  }
-  if (reactivate) {
-    const update = { type: "user_group", op: "update", group_id: group.id, data: { deactivated: false } };
-    const add = { type: "user_group", op: "add", group: formatUserGroup(h, after) };
-    h.events.publish(update, groupAudience(h), { forCapabilities: (caps) => (caps.include_deactivated_groups ? update : add) });
-  }
 }
 
 /** Where a group is used in a permission (Zulip's objections for CANNOT_DEACTIVATE_GROUP_IN_USE). */
@@ -358,109 +306,11 @@ export async function checkDeactivateUserGroup(h: Hearth, actor: UserRecord, gro
   if (group.deactivated) return;
   const objections = groupObjections(h, group.id);
   if (objections.length > 0) throw groupInUse(objections);
-  await h.store.commit(() => {
+  await commit(h, (tx) => {
     const current = getUserGroup(h.store, group.id)!;
     putUserGroup(h.store, { ...current, deactivated: true });
+    const update = { type: "user_group", op: "update", group_id: group.id, data: { deactivated: true } };
+    const remove = { type: "user_group", op: "remove", group_id: group.id };
+    tx.notify(update, groupAudience(h), { forCapabilities: (caps) => (caps.include_deactivated_groups ? update : remove) });
   });
-  const update = { type: "user_group", op: "update", group_id: group.id, data: { deactivated: true } };
-  const remove = { type: "user_group", op: "remove", group_id: group.id };
-  h.events.publish(update, groupAudience(h), { forCapabilities: (caps) => (caps.include_deactivated_groups ? update : remove) });
-}
-
-/**
- * POST /user_groups/{id}/members: `add`/`delete` users, and since FL 311
- * `add_subgroups`/`delete_subgroups`, all checked first and written in one transaction.
- * Adding or removing oneself is allowed by `can_join_group` / `can_leave_group`; others
- * by `can_add_members_group` / `can_remove_members_group`; `can_manage_group` and the
- * realm's `can_manage_all_groups` allow both (Zulip's `update_user_group_backend`).
- * Deactivated groups' members may change too (FL 391).
- */
-export interface GroupMembershipChange {
-  add?: number[];
-  delete?: number[];
-  add_subgroups?: number[];
-  delete_subgroups?: number[];
-}
-
-export async function checkUpdateUserGroupMembership(h: Hearth, actor: UserRecord, groupId: number, change: GroupMembershipChange): Promise<void> {
-  checkMayChangeGroups(actor);
-  const group = accessUserGroupForRead(h, groupId);
-  if (group.is_system_group) throw badRequest("Insufficient permission");
-  const members = planMemberChange(h, actor, group, change.add ?? [], change.delete ?? []);
-  const subgroups =
-    change.add_subgroups !== undefined || change.delete_subgroups !== undefined
-      ? planSubgroupChange(h, actor, group, change.add_subgroups ?? [], change.delete_subgroups ?? [])
-      : { add: [], remove: [] };
-  if (members.add.length + members.remove.length + subgroups.add.length + subgroups.remove.length === 0) return;
-  // Membership can grant or take away sight of private channels whose settings reach the
-  // group: what each affected user saw of those before is compared with what they see after.
-  const channels = privateChannelsReachingGroup(h, group.id);
-  const affected = new Set(channels.length === 0 ? [] : [...members.add, ...members.remove]);
-  if (channels.length > 0) for (const id of [...subgroups.add, ...subgroups.remove]) for (const userId of usersInGroupSetting(h, id)) affected.add(userId);
-  const seenBefore = new Map([...affected].map((id) => [id, visibleChannelIds(h, getUser(h.store, id)!, channels)]));
-  await h.store.commit(() => {
-    for (const id of members.add) h.store.dbs.userGroupMembers.put([group.id, id], true);
-    for (const id of members.remove) h.store.dbs.userGroupMembers.remove([group.id, id]);
-    if (subgroups.add.length + subgroups.remove.length > 0) {
-      const current = getUserGroup(h.store, group.id)!;
-      const ids = current.direct_subgroup_ids.filter((id) => !subgroups.remove.includes(id));
-      for (const id of subgroups.add) if (!ids.includes(id)) ids.push(id);
-      putUserGroup(h.store, { ...current, direct_subgroup_ids: ids.sort((a, b) => a - b) });
-    }
-  });
-  const publish = (op: string, field: string, ids: number[]) => {
-    if (ids.length > 0) publishGroupEvent(h, group, { type: "user_group", op, group_id: group.id, [field]: ids });
-  };
-  publish("add_members", "user_ids", members.add);
-  publish("remove_members", "user_ids", members.remove);
-  publish("add_subgroups", "direct_subgroup_ids", subgroups.add);
-  publish("remove_subgroups", "direct_subgroup_ids", subgroups.remove);
-  for (const [id, before] of seenBefore) {
-    const user = getUser(h.store, id);
-    if (user?.is_active) notifyVisibleChannelsChanged(committedTransaction(h), h, id, before, visibleChannelIds(h, user, channels));
-  }
-}
-
-/** Private channels with a group setting naming this group or a group that contains it. */
-function privateChannelsReachingGroup(h: Hearth, groupId: number): ChannelRecord[] {
-  const containing = [...allUserGroups(h.store)].filter((g) => g.id === groupId || recursiveSubgroupIds(h, g).includes(groupId)).map((g) => g.id);
-  return [...allChannels(h.store)].filter(
-    (channel) =>
-      channel.invite_only && !channel.is_archived && CHANNEL_GROUP_SETTINGS.some((name) => containing.some((id) => groupSettingUsesGroup(channel.groups[name], id))),
-  );
-}
-
-/** POST /user_groups/{id}/subgroups (`add`/`delete`): needs `can_manage_group`. */
-export async function checkUpdateUserGroupSubgroups(h: Hearth, actor: UserRecord, groupId: number, add: number[], remove: number[]): Promise<void> {
-  return checkUpdateUserGroupMembership(h, actor, groupId, { add_subgroups: add, delete_subgroups: remove });
-}
-
-function planMemberChange(h: Hearth, actor: UserRecord, group: UserGroupRecord, add: number[], remove: number[]): { add: number[]; remove: number[] } {
-  const addIds = checkActiveUserIds(h, add);
-  const removeIds = checkActiveUserIds(h, remove);
-  const needs = (ids: number[], self: GroupChangePermission, others: GroupChangePermission) => {
-    if (ids.includes(actor.id) && !hasUserGroupAccessForUpdate(h, actor, group, self)) throw badRequest("Insufficient permission");
-    if (ids.some((id) => id !== actor.id) && !hasUserGroupAccessForUpdate(h, actor, group, others)) throw badRequest("Insufficient permission");
-  };
-  needs(addIds, "can_join_group", "can_add_members_group");
-  needs(removeIds, "can_leave_group", "can_remove_members_group");
-  for (const id of addIds) if (isStoredGroupMember(h.store, group.id, id)) throw badRequest(`User ${id} is already a member of this group`);
-  for (const id of removeIds) if (!isStoredGroupMember(h.store, group.id, id)) throw badRequest(`There is no member '${id}' in this user group`);
-  return { add: addIds, remove: removeIds };
-}
-
-function planSubgroupChange(h: Hearth, actor: UserRecord, group: UserGroupRecord, add: number[], remove: number[]): { add: number[]; remove: number[] } {
-  if (!hasUserGroupAccessForUpdate(h, actor, group, "can_manage_group")) throw badRequest("Insufficient permission");
-  const addIds = checkSubgroupIds(h, add);
-  const removeIds = [...new Set(remove)].sort((a, b) => a - b);
-  for (const id of removeIds) if (!getUserGroup(h.store, id)) throw badRequest("Invalid user group ID: " + id);
-  for (const id of addIds) {
-    if (group.direct_subgroup_ids.includes(id)) throw badRequest(`User group ${id} is already a subgroup of this group.`);
-    // A cycle would make membership infinite: the new subgroup must not contain this group.
-    if (id === group.id || recursiveSubgroupIds(h, getUserGroup(h.store, id)!).includes(group.id)) {
-      throw badRequest(`User group ${group.id} is already a subgroup of one of the passed subgroups.`);
-    }
-  }
-  for (const id of removeIds) if (!group.direct_subgroup_ids.includes(id)) throw badRequest(`User group ${id} is not a subgroup of this group.`);
-  return { add: addIds, remove: removeIds };
 }

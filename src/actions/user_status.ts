@@ -3,10 +3,11 @@ import { badRequest } from "../errors";
 import { emojiCodeFor } from "../markdown/emoji";
 import { getUserStatus, putUserStatus, type UserStatus } from "../store/personal";
 import { getUser, putUser, type UserRecord } from "../store/users";
-import { applySettings, publishSettingChanges } from "./settings";
+
 import { commit } from "../events/commit";
-import { activeUserIds } from "./users";
+import { applySettings, notifySettingChanges } from "./settings";
 import { checkEmojiRequest, emojiTypeByName } from "./realm_emoji";
+import { activeUserIds } from "../store/users";
 
 export const MAX_STATUS_TEXT_LENGTH = 60;
 
@@ -54,18 +55,18 @@ export async function checkUpdateUserStatus(h: Hearth, user: UserRecord, changes
   if (changes.away !== undefined) event.away = changes.away;
   if (text !== undefined) event.status_text = text;
   if (emoji) Object.assign(event, emoji);
-  const { account, settingChanges } = await commit(h, (tx) => {
+  await commit(h, (tx) => {
     const current = getUserStatus(h.store, user.id) ?? EMPTY;
     const next: UserStatus = { ...current, ...(text !== undefined ? { status_text: text } : {}), ...(emoji ?? {}) };
     putUserStatus(h.store, user.id, next);
     // The recipients after the commit, from the cache a read inside the transaction would bypass.
     tx.afterCommit(() => tx.notify(event as { type: string }, activeUserIds(h)));
     const account = getUser(h.store, user.id)!;
-    if (changes.away === undefined) return { account, settingChanges: [] };
+    if (changes.away === undefined) return;
     const updated: UserRecord = { ...account, settings: { ...account.settings } };
     const settingChanges = applySettings(updated, { presence_enabled: !changes.away });
     if (settingChanges.length > 0) putUser(h.store, updated);
-    return { account: updated, settingChanges };
+    // After the status event: the queued steps run in order once the commit is visible.
+    notifySettingChanges(tx, h, updated, settingChanges);
   });
-  publishSettingChanges(h, account, settingChanges);
 }

@@ -1,64 +1,21 @@
+/** Changing accounts (Zulip's zerver/actions/users.py): name and role, deactivation and reactivation, API keys, first login. */
 import type { Hearth } from "../context";
-import { notifyAvatarChange, readBotAvatarFiles, withUploadedAvatar } from "./avatars";
-import type { UploadedAvatar } from "../store/avatars";
+import { commit, type Transaction } from "../events/commit";
 import { assertAdmin } from "../access/roles";
-import { pathId } from "../http/path";
+import { accessUser } from "../access/users";
 import { checkProfileData, doSetProfileData, notifyProfileData, writeProfileData } from "./profile_fields";
 import { badRequest, insufficientPermission, mustBeAdmin, mustBeOwner } from "../errors";
-import { generateApiKey, hashPassword, passwordLengthAllowed } from "../auth/credentials";
+import { generateApiKey } from "../lib/credentials";
 import { revokeInvitesCreatedBy } from "../store/invites";
-import { getSystemBot } from "../store/system_bots";
-import { sendSystemBotDm } from "./message_send";
 import { notifyInvitesChanged } from "./invite_events";
-import { activeUserIdsOf, allUsers, BotType, EmailVisibility, getUser, getUserByEmail, putUser, Role, ROLES, type BotDefaults, type OutgoingWebhookService, type UserRecord } from "../store/users";
-import { checkInterfaceType, checkPayloadUrl, newOutgoingWebhookService, serviceDicts, ServiceInterface } from "./outgoing_webhook_services";
-import { getChannel } from "../store/channels";
-import { accessChannelByName } from "../access/channels";
-import { joinGroupsInTransaction, notifyGroupsJoined, notifySystemGroupMembership } from "./user_groups";
-import { inRealmGroup } from "../access/groups";
+import { notifyFullNameChanged, notifyRealmBot, notifyRealmUser } from "./user_events";
+import { allUsers, getUser, isAdmin, isOwner, putUser, Role, ROLES, type UserRecord } from "../store/users";
+import { botView } from "../views/bots";
+import { notifySystemGroupMembership } from "./user_groups";
 import { notifyUserChannelAccessChanged } from "./channels";
-import { notifyDefaultChannelsJoined, notifySubscriberActivityChanged, subscribeToDefaultChannelsInTransaction } from "./subscriptions";
-import { committedTransaction } from "./committed";
-import { canSeeRealEmail, formatUser, isAdmin, isOwner, isoTimestamp, visibleUserByEmail } from "../views/users";
-import { realmUserDefaults } from "../views/settings";
-import { getRealm } from "../store/realm";
-import { emailRefusalForRealm } from "../views/realm_domains";
-import { avatarUrl } from "../views/avatars";
-
-export const MAX_NAME_LENGTH = 100;
-const NAME_FORBIDDEN = /[*`\\>"@]/;
-
-export function checkFullName(name: string): string {
-  const trimmed = name.trim();
-  if (trimmed.length === 0) throw badRequest("Name too short!");
-  if (trimmed.length > MAX_NAME_LENGTH) throw badRequest("Name too long!");
-  if (NAME_FORBIDDEN.test(trimmed) || /[\u0000-\u001f]/.test(trimmed)) throw badRequest("Invalid characters in name!");
-  return trimmed;
-}
-
-export function checkEmailAddress(email: string): string {
-  const trimmed = email.trim();
-  if (!/^[^\s@<>(),;:"\[\]\\]+@[^\s@<>(),;:"\[\]\\]+\.[^\s@<>(),;:"\[\]\\]+$|^[^\s@]+@localhost$/i.test(trimmed) || trimmed.length > 254) {
-    throw badRequest(`Invalid email '${email}'`);
-  }
-  return trimmed;
-}
-
-/** Every active human and bot account (not system bots): the audience of realm-wide events. */
-export function activeUserIds(h: Hearth): readonly number[] {
-  return activeUserIdsOf(h.store);
-}
-
-/** The same without guests (Zulip's active_non_guest_user_ids): who hears of default channels and their groups. */
-export function activeNonGuestUserIds(h: Hearth): number[] {
-  return activeUserIdsOf(h.store).filter((id) => getUser(h.store, id)?.role !== Role.GUEST);
-}
-
-function adminIds(h: Hearth): number[] {
-  const ids: number[] = [];
-  for (const u of allUsers(h.store)) if (u.is_active && !u.is_bot && isAdmin(u)) ids.push(u.id);
-  return ids;
-}
+import { isoTimestamp } from "../views/users";
+import { checkFullName } from "./create_user";
+import { notifySubscriberActivityChanged } from "./subscriptions";
 
 function countActiveOwners(h: Hearth): number {
   let n = 0;
@@ -66,288 +23,15 @@ function countActiveOwners(h: Hearth): number {
   return n;
 }
 
-/**
- * Sends a realm_user event: an update (the changed fields) to every active user; an
- * add, whose `person` depends on the recipient's right to see the real email, as one
- * event per distinct view, each to exactly its viewers.
- */
-export function notifyRealmUser(h: Hearth, op: "add" | "update", target: UserRecord, fields?: Record<string, unknown>): void {
-  if (op === "update") {
-    // The common case (a name, a role): one event for all, no user record decoded.
-    h.events.publish({ type: "realm_user", op, person: { user_id: target.id, ...fields } }, activeUserIds(h));
-    return;
-  }
-  const viewers: UserRecord[] = [];
-  for (const u of allUsers(h.store)) if (u.is_active && !u.is_system_bot) viewers.push(u);
-  const withEmail: UserRecord[] = [];
-  const withoutEmail: UserRecord[] = [];
-  for (const viewer of viewers) (canSeeRealEmail(viewer, target) ? withEmail : withoutEmail).push(viewer);
-  for (const group of [withEmail, withoutEmail]) {
-    if (group.length === 0) continue;
-    const person = formatUser(h, group[0], target, { clientGravatar: false, includeCustomProfileFields: !target.is_bot });
-    h.events.publish({ type: "realm_user", op, person }, group.map((v) => v.id));
-  }
-}
-
-/** A bot's defaults as the API names them: channels by name (null: none, or the channel is gone). */
-export function botDefaultsView(h: Hearth, bot: UserRecord): { default_sending_stream: string | null; default_events_register_stream: string | null; default_all_public_streams: boolean } {
-  const name = (id: number | null | undefined) => (id === null || id === undefined ? null : (getChannel(h.store, id)?.name ?? null));
-  return {
-    default_sending_stream: name(bot.bot_defaults?.sending_channel_id),
-    default_events_register_stream: name(bot.bot_defaults?.events_register_channel_id),
-    default_all_public_streams: bot.bot_defaults?.all_public_streams ?? false,
-  };
-}
-
-export function botView(h: Hearth, bot: UserRecord): Record<string, unknown> {
-  return {
-    user_id: bot.id,
-    full_name: bot.full_name,
-    api_key: bot.api_key,
-    avatar_url: avatarUrl(h, bot),
-    ...botDefaultsView(h, bot),
-    owner_id: bot.bot_owner_id,
-    is_active: bot.is_active,
-    bot_type: bot.bot_type,
-    services: serviceDicts(bot),
-    email: bot.email,
-  };
-}
-
-export function notifyRealmBot(h: Hearth, op: "add" | "update" | "delete", bot: UserRecord, fields?: Record<string, unknown>): void {
-  const recipients = new Set(adminIds(h));
-  if (bot.bot_owner_id !== null) recipients.add(bot.bot_owner_id);
-  const payload = op === "add" ? botView(h, bot) : { user_id: bot.id, ...fields };
-  h.events.publish({ type: "realm_bot", op, bot: payload }, recipients);
-}
-
-/** A new name reaches realm_users, and realm_bots where the account is a bot. */
-export function notifyFullNameChanged(h: Hearth, user: UserRecord): void {
-  notifyRealmUser(h, "update", user, { full_name: user.full_name });
-  if (user.is_bot) notifyRealmBot(h, "update", user, { full_name: user.full_name });
-}
-
-export interface NewUser {
-  email: string;
-  full_name: string;
-  password: string | null;
-  role?: number;
-  bot_type?: number | null;
-  bot_owner_id?: number | null;
-  is_system_bot?: boolean;
-  /** Users created by an administrator or the CLI get their date_joined at first login. */
-  pending_first_login?: boolean;
-  bot_defaults?: BotDefaults;
-  bot_service?: OutgoingWebhookService;
-  /** The channels a new human account joins; default: the organization's default channels. */
-  channel_ids?: readonly number[];
-  /** User-defined groups a new human account joins (an invitation link's `group_ids`). */
-  group_ids?: readonly number[];
-  /** Checked again inside the creation transaction (an invitation link still live). */
-  recheck?: () => void;
-  /** An uploaded avatar, already checked (readBotAvatarFiles): a bot's, from POST /bots. */
-  avatar?: UploadedAvatar;
-}
-
-/** The settings a new account starts with: Zulip's defaults overridden by the organization's. */
-function newUserSettings(realmSettings: Record<string, unknown> | undefined): Pick<UserRecord, "settings" | "email_address_visibility"> {
-  const { email_address_visibility, ...settings } = realmUserDefaults(realmSettings);
-  return { settings, email_address_visibility: (email_address_visibility as number | undefined) ?? EmailVisibility.EVERYONE };
-}
-
-/** Builds and stores a new account in one transaction; returns it after it is durable. */
-export async function doCreateUser(h: Hearth, input: NewUser): Promise<UserRecord> {
-  const email = checkEmailAddress(input.email);
-  const full_name = checkFullName(input.full_name);
-  const role = input.role ?? Role.MEMBER;
-  if (!ROLES.includes(role)) throw badRequest("Invalid role");
-  const password_hash = input.password === null ? null : await hashPassword(input.password);
-  const isBot = input.bot_type !== undefined && input.bot_type !== null;
-  const created = await h.store.commit(() => {
-    if (getUserByEmail(h.store, email)) throw badRequest(`Email '${email}' already in use`);
-    input.recheck?.();
-    let record: UserRecord = {
-      id: h.store.nextId("user"),
-      email,
-      full_name,
-      role,
-      is_active: true,
-      is_bot: isBot,
-      bot_type: isBot ? input.bot_type! : null,
-      bot_owner_id: isBot ? (input.bot_owner_id ?? null) : null,
-      is_system_bot: input.is_system_bot ?? false,
-      password_hash,
-      api_key: generateApiKey(),
-      timezone: "",
-      date_joined: Date.now() / 1000,
-      joined_pending_first_login: input.pending_first_login ?? false,
-      avatar_source: "G",
-      avatar_version: 1,
-      is_imported_stub: false,
-      // New accounts start from the organization's defaults (PATCH /realm/user_settings_defaults).
-      ...newUserSettings(getRealm(h.store)?.settings),
-      ...(isBot && input.bot_defaults ? { bot_defaults: input.bot_defaults } : {}),
-      ...(isBot && input.bot_service ? { bot_service: input.bot_service } : {}),
-    };
-    if (input.avatar) record = withUploadedAvatar(h, record, input.avatar);
-    putUser(h.store, record);
-    return {
-      record,
-      defaultChannels: subscribeToDefaultChannelsInTransaction(h, record, input.channel_ids),
-      groups: isBot ? [] : joinGroupsInTransaction(h, record, input.group_ids ?? []),
-    };
-  });
-  const user = created.record;
-  if (!user.is_system_bot) {
-    notifyRealmUser(h, "add", user);
-    if (user.is_bot) notifyRealmBot(h, "add", user);
-    notifySystemGroupMembership(h, null, user);
-    notifyDefaultChannelsJoined(committedTransaction(h), h, user, created.defaultChannels);
-    notifyGroupsJoined(h, user, created.groups);
-  }
-  if (!user.is_bot && !user.is_system_bot) await sendWelcomeDm(h, user);
-  return user;
-}
-
-/**
- * Like Zulip's send_initial_direct_message: every new human account finds a direct
- * message from Welcome Bot (the conversation the `narrow_to_dm_with_welcome_bot_new_user`
- * onboarding step opens). Best effort, after the account is durable.
- */
-async function sendWelcomeDm(h: Hearth, user: UserRecord): Promise<void> {
-  const bot = getSystemBot(h.store, "welcome");
-  if (!bot) return;
-  const realmName = getRealm(h.store)?.name ?? "your organization";
-  const content = [
-    `Hello, and welcome to **${realmName}**! :wave:`,
-    "",
-    "I'm Welcome Bot. A few things to know as you start:",
-    "* Conversations happen in **channels**, and every message has a **topic**, so several conversations can go on side by side without mixing.",
-    "* Browse the channels to join the ones that interest you, and mute the ones you don't need.",
-    "* Direct messages, like this one, are for conversations with one person or a small group.",
-    "",
-    "Try the message box by replying here: nobody else reads this conversation.",
-  ].join("\n");
-  await sendSystemBotDm(h, bot, user.id, content, "a welcome message");
-}
-
-/** `POST /users`: administrators create accounts. */
-export async function checkCreateUser(h: Hearth, actor: UserRecord, input: { email: string; full_name: string; password: string }) {
-  assertAdmin(actor);
-  // Zulip's create_user_backend's words for email_allowed_for_realm's refusals.
-  const email = checkEmailAddress(input.email);
-  const refusal = emailRefusalForRealm(h, email);
-  if (refusal === "plus") throw badRequest("Email addresses containing + are not allowed.");
-  if (refusal === "domain") throw badRequest(`Email '${email}' not allowed in this organization`);
-  // Zulip's create_user_backend order: the address in use, then the password's strength (here, its length limits).
-  if (getUserByEmail(h.store, email)) throw badRequest(`Email '${email}' already in use`);
-  checkFullName(input.full_name);
-  if (!passwordLengthAllowed(input.password)) throw badRequest("The password is too weak.");
-  return doCreateUser(h, { ...input, pending_first_login: true });
-}
-
-export const BOT_TYPES_SUPPORTED: readonly number[] = [BotType.GENERIC, BotType.INCOMING_WEBHOOK, BotType.OUTGOING_WEBHOOK];
-
-/** A bot's defaults as clients send them: channel names ("" for none), checked against the caller's access. */
-export interface BotDefaultsInput {
-  default_sending_stream?: string;
-  default_events_register_stream?: string;
-  default_all_public_streams?: boolean;
-}
-
-/** The defaults asked for, channel names turned into IDs (undefined: leave as is; null: none). */
-interface BotDefaultsChange {
-  sending_channel_id?: number | null;
-  events_register_channel_id?: number | null;
-  all_public_streams?: boolean;
-}
-
-function checkBotDefaults(h: Hearth, actor: UserRecord, input: BotDefaultsInput): BotDefaultsChange {
-  // Zulip's access_stream_by_name for the caller: a channel they cannot read is an invalid name.
-  const channelId = (name: string | undefined) =>
-    name === undefined ? undefined : name === "" ? null : accessChannelByName(h, actor, name, { requireContentAccess: true }).id;
-  return {
-    sending_channel_id: channelId(input.default_sending_stream),
-    events_register_channel_id: channelId(input.default_events_register_stream),
-    all_public_streams: input.default_all_public_streams,
-  };
-}
-
-function mergeBotDefaults(current: BotDefaults | undefined, change: BotDefaultsChange): BotDefaults {
-  return {
-    sending_channel_id: change.sending_channel_id !== undefined ? change.sending_channel_id : (current?.sending_channel_id ?? null),
-    events_register_channel_id: change.events_register_channel_id !== undefined ? change.events_register_channel_id : (current?.events_register_channel_id ?? null),
-    all_public_streams: change.all_public_streams ?? current?.all_public_streams ?? false,
-  };
-}
-
-export async function checkCreateBot(
-  h: Hearth,
-  owner: UserRecord,
-  input: { full_name: string; short_name: string; bot_type: number; avatarFiles?: readonly File[]; service?: OutgoingWebhookInput } & BotDefaultsInput,
-): Promise<UserRecord> {
-  if (owner.is_bot) throw badRequest("Bots cannot create bots");
-  if (!BOT_TYPES_SUPPORTED.includes(input.bot_type)) throw badRequest("Invalid bot type");
-  // Zulip's check_bot_creation_policy: can_create_bots_group for any bot, and
-  // can_create_write_only_bots_group for incoming webhooks too.
-  const mayCreate =
-    inRealmGroup(h, owner, "can_create_bots_group") ||
-    (input.bot_type === BotType.INCOMING_WEBHOOK && inRealmGroup(h, owner, "can_create_write_only_bots_group"));
-  if (!mayCreate) throw insufficientPermission();
-  const short = input.short_name.trim().toLowerCase();
-  if (!/^[a-z0-9._-]+$/.test(short)) throw badRequest("Bad name or username");
-  const email = `${short}-bot@${h.realmHost()}`;
-  const bot_defaults = mergeBotDefaults(undefined, checkBotDefaults(h, owner, input));
-  // Zulip's add_bot_backend: an outgoing-webhook bot gets its service, named after the bot unless named.
-  const bot_service =
-    input.bot_type === BotType.OUTGOING_WEBHOOK
-      ? newOutgoingWebhookService(input.service?.service_name || short, input.service?.payload_url ?? "", input.service?.interface_type ?? ServiceInterface.GENERIC)
-      : undefined;
-  // Read once the caller is known to be allowed: a refused request does not get its file looked at.
-  const avatar = await readBotAvatarFiles(input.avatarFiles ?? []);
-  return doCreateUser(h, {
-    email,
-    full_name: input.full_name,
-    password: null,
-    role: Role.MEMBER,
-    bot_type: input.bot_type,
-    bot_owner_id: owner.id,
-    bot_defaults,
-    bot_service,
-    avatar,
-  });
-}
-
 /** Who may change or deactivate `target`: administrators, and a bot's owner. */
-function assertCanManage(actor: UserRecord, target: UserRecord): void {
+export function assertCanManage(actor: UserRecord, target: UserRecord): void {
   if (isAdmin(actor) && !actor.is_bot) return;
   if (target.is_bot && target.bot_owner_id === actor.id) return;
   throw insufficientPermission();
 }
 
-export function accessUser(h: Hearth, userId: number, options: { allowDeactivated?: boolean; allowBots?: boolean } = {}): UserRecord {
-  const target = getUser(h.store, userId);
-  if (!target || target.is_system_bot) throw badRequest("No such user");
-  if (!target.is_active && !options.allowDeactivated) throw badRequest("User is deactivated");
-  if (target.is_bot && options.allowBots === false) throw badRequest("No such user");
-  return target;
-}
-
-/**
- * A `{user_id}` path segment that may also be an email (`GET /users/{email}`): the
- * placeholder address always works, a real address only for those who may see it,
- * so the lookup never reveals a hidden email.
- */
-export function accessUserByIdOrEmail(h: Hearth, viewer: UserRecord, raw: string, options: { allowDeactivated?: boolean } = {}): UserRecord {
-  if (/^\d+$/.test(raw)) return accessUser(h, pathId(raw, "user ID"), options);
-  const target = visibleUserByEmail(h, viewer, raw);
-  if (!target || target.is_system_bot) throw badRequest("No such user");
-  if (!target.is_active && !options.allowDeactivated) throw badRequest("User is deactivated");
-  return target;
-}
-
 /** Zulip's rules for changing `target`'s role (the only-owner rule is checked in the commit). */
-function checkRoleChange(actor: UserRecord, target: UserRecord, role: number): void {
+export function checkRoleChange(actor: UserRecord, target: UserRecord, role: number): void {
   if (!ROLES.includes(role)) throw badRequest("Invalid role");
   if (!isAdmin(actor)) throw mustBeAdmin();
   if ((role === Role.OWNER || isOwner(target)) && !isOwner(actor)) throw mustBeOwner();
@@ -355,14 +39,14 @@ function checkRoleChange(actor: UserRecord, target: UserRecord, role: number): v
 }
 
 /** The events of a changed name or role (and, for a human, of gaining or losing the admin role). */
-function notifyAccountChanged(h: Hearth, before: UserRecord, after: UserRecord): void {
-  if (after.full_name !== before.full_name) notifyFullNameChanged(h, after);
+export function notifyAccountChanged(tx: Transaction, h: Hearth, before: UserRecord, after: UserRecord): void {
+  if (after.full_name !== before.full_name) notifyFullNameChanged(tx, h, after);
   if (after.role !== before.role) {
-    notifyRealmUser(h, "update", after, { role: after.role });
-    notifySystemGroupMembership(h, before, after);
-    notifyUserChannelAccessChanged(committedTransaction(h), h, before, after);
+    notifyRealmUser(tx, h, "update", after, { role: after.role });
+    notifySystemGroupMembership(tx, h, before, after);
+    tx.afterCommit(() => notifyUserChannelAccessChanged(tx, h, before, after));
   }
-  if (!after.is_bot && isAdmin(after) !== isAdmin(before)) notifyBotListChanged(h, after, isAdmin(after));
+  if (!after.is_bot && isAdmin(after) !== isAdmin(before)) notifyBotListChanged(tx, h, after, isAdmin(after));
 }
 
 export async function checkUpdateUser(
@@ -370,35 +54,34 @@ export async function checkUpdateUser(
   actor: UserRecord,
   userId: number,
   changes: { full_name?: string; role?: number },
-  alsoInCommit: () => void = () => {},
+  alsoInCommit: (tx: Transaction) => void = () => {},
 ): Promise<void> {
   const target = accessUser(h, userId, { allowDeactivated: true });
   assertCanManage(actor, target);
   const full_name = changes.full_name === undefined ? undefined : checkFullName(changes.full_name);
   const role = changes.role;
   if (role !== undefined) checkRoleChange(actor, target, role);
-  const { before, after } = await h.store.commit(() => {
+  await commit(h, (tx) => {
     const current = getUser(h.store, userId)!;
     if (role !== undefined && isOwner(current) && role !== Role.OWNER && current.is_active && countActiveOwners(h) <= 1) {
       throw badRequest("The owner permission cannot be removed from the only organization owner.");
     }
     const next = { ...current, ...(full_name !== undefined ? { full_name } : {}), ...(role !== undefined ? { role } : {}) };
     putUser(h.store, next);
-    alsoInCommit();
-    return { before: current, after: next };
+    notifyAccountChanged(tx, h, current, next);
+    alsoInCommit(tx);
   });
-  notifyAccountChanged(h, before, after);
 }
 
 /**
  * Administrators see every bot in realm_bots, others only their own: a user who
  * gains or loses the role gets the other owners' bots added or deleted.
  */
-function notifyBotListChanged(h: Hearth, user: UserRecord, nowAdmin: boolean): void {
+function notifyBotListChanged(tx: Transaction, h: Hearth, user: UserRecord, nowAdmin: boolean): void {
   for (const bot of allUsers(h.store)) {
     if (!bot.is_bot || bot.is_system_bot || bot.bot_owner_id === user.id) continue;
     const event = nowAdmin ? { type: "realm_bot", op: "add", bot: botView(h, bot) } : { type: "realm_bot", op: "delete", bot: { user_id: bot.id } };
-    h.events.publish(event, [user.id]);
+    tx.notify(event, [user.id]);
   }
 }
 
@@ -408,7 +91,7 @@ export async function doSetActive(h: Hearth, actor: UserRecord, userId: number, 
   if (!(actor.id === target.id && !active)) assertCanManage(actor, target);
   const alreadyThere = () => badRequest(active ? "User is already active" : "User is already deactivated");
   if (target.is_active === active) throw alreadyThere();
-  const committed = await h.store.commit(() => {
+  const changed = await commit(h, (tx) => {
     const current = getUser(h.store, userId)!;
     // Checked again here: a concurrent request may have made this change already.
     if (current.is_active === active) throw alreadyThere();
@@ -423,167 +106,41 @@ export async function doSetActive(h: Hearth, actor: UserRecord, userId: number, 
     for (const u of updates) putUser(h.store, u);
     // Zulip revokes the invitations a deactivated user made; reactivation does not restore them.
     const revokedInvites = active ? 0 : revokeInvitesCreatedBy(h.store, current.id);
-    return { updates, revokedInvites };
+    if (revokedInvites > 0) notifyInvitesChanged(tx, h, userId);
+    for (const u of updates) {
+      notifyRealmUser(tx, h, "update", u, { is_active: active });
+      // Zulip keeps deactivated bots in realm_bots (with is_active) and updates them in place.
+      if (u.is_bot) notifyRealmBot(tx, h, "update", u, { is_active: active });
+      notifySystemGroupMembership(tx, h, { ...u, is_active: !active }, u);
+      tx.afterCommit(() => notifySubscriberActivityChanged(tx, h, u, active));
+    }
+    return updates;
   });
-  const changed = committed.updates;
-  if (committed.revokedInvites > 0) notifyInvitesChanged(h, userId);
-  for (const u of changed) {
-    notifyRealmUser(h, "update", u, { is_active: active });
-    // Zulip keeps deactivated bots in realm_bots (with is_active) and updates them in place.
-    if (u.is_bot) notifyRealmBot(h, "update", u, { is_active: active });
-    notifySystemGroupMembership(h, { ...u, is_active: !active }, u);
-    notifySubscriberActivityChanged(committedTransaction(h), h, u, active);
-  }
   // A deactivated account can no longer poll: free its queues now rather than at idle expiry.
   if (!active) for (const u of changed) for (const queue of h.queues.queuesOf(u.id)) h.queues.remove(queue);
 }
 
-/** A bot by ID; any other account is "No such bot", as in Zulip. */
-export function accessBot(h: Hearth, botId: number, options: { allowDeactivated?: boolean } = {}): UserRecord {
-  const bot = accessUser(h, botId, options);
-  if (!bot.is_bot) throw badRequest("No such bot");
-  return bot;
-}
-
-/** A bot its owner or an administrator may manage (Zulip's can_admin_user); others are told there is no such bot. */
-export function accessManagedBot(h: Hearth, actor: UserRecord, botId: number): UserRecord {
-  const bot = accessBot(h, botId);
-  if (bot.bot_owner_id !== actor.id && !isAdmin(actor)) throw badRequest("No such bot");
-  return bot;
-}
-
-/** Who may own a bot: an active human of the organization (Zulip's wording for each refusal). */
-function checkNewBotOwner(h: Hearth, ownerId: number): UserRecord {
-  const owner = getUser(h.store, ownerId);
-  if (!owner || owner.is_system_bot) throw badRequest("Failed to change owner, no such user");
-  if (!owner.is_active) throw badRequest("Failed to change owner, user is deactivated");
-  if (owner.is_bot) throw badRequest("Failed to change owner, bots can't own other bots");
-  return owner;
-}
-
-export interface BotChanges extends BotDefaultsInput {
-  full_name?: string;
-  role?: number;
-  bot_owner_id?: number;
-  /** The request's files: one is the new avatar (readBotAvatarFiles), read once the caller may change the bot. */
-  avatarFiles?: readonly File[];
-  /** An outgoing-webhook bot's new URL and its interface (Zulip: both, or the interface defaults to 1). */
-  service_payload_url?: string;
-  service_interface?: number;
-}
-
-/** POST /bots parameters of an outgoing-webhook bot. */
-export interface OutgoingWebhookInput {
-  payload_url?: string;
-  interface_type?: number;
-  service_name?: string;
-}
-
-/**
- * PATCH /bots/{bot_id} (Zulip's patch_bot_backend): the bot's owner or an administrator
- * changes its name, role, defaults or owner. Everything is checked first and written in
- * one commit, so a refused part leaves the bot as it was. The events are Zulip's:
- * - defaults: one realm_bot update per setting that changed, to the owner and administrators;
- * - owner (do_change_bot_owner): the previous owner's realm_bots lose the bot, the new
- *   owner's gain it (administrators, who see every bot, get an update instead), and
- *   everyone's realm_users get the new `bot_owner_id`.
- */
-export async function checkUpdateBot(h: Hearth, actor: UserRecord, botId: number, changes: BotChanges): Promise<UserRecord> {
-  const bot = accessBot(h, botId, { allowDeactivated: true });
-  assertCanManage(actor, bot);
-  const full_name = changes.full_name === undefined ? undefined : checkFullName(changes.full_name);
-  const role = changes.role !== undefined && changes.role !== bot.role ? changes.role : undefined;
-  if (role !== undefined) checkRoleChange(actor, bot, role);
-  const owner = changes.bot_owner_id === undefined ? undefined : checkNewBotOwner(h, changes.bot_owner_id);
-  const defaults = checkBotDefaults(h, actor, changes);
-  const service = checkServiceChange(bot, changes);
-  const avatar = await readBotAvatarFiles(changes.avatarFiles ?? []);
-  const { before, after } = await h.store.commit(() => {
-    const current = getUser(h.store, botId)!;
-    // The new owner may have been deactivated since the check.
-    if (owner) checkNewBotOwner(h, owner.id);
-    let next: UserRecord = {
-      ...current,
-      ...(full_name !== undefined ? { full_name } : {}),
-      ...(role !== undefined ? { role } : {}),
-      ...(owner ? { bot_owner_id: owner.id } : {}),
-      bot_defaults: mergeBotDefaults(current.bot_defaults, defaults),
-      ...(service && current.bot_service ? { bot_service: { ...current.bot_service, ...service } } : {}),
-    };
-    if (avatar) next = withUploadedAvatar(h, next, avatar);
-    putUser(h.store, next);
-    return { before: current, after: next };
-  });
-  notifyAccountChanged(h, before, after);
-  if (after.avatar_version !== before.avatar_version) notifyAvatarChange(h, after);
-  const was = botDefaultsView(h, before);
-  const now = botDefaultsView(h, after);
-  for (const key of Object.keys(now) as (keyof typeof now)[]) {
-    if (was[key] !== now[key]) notifyRealmBot(h, "update", after, { [key]: now[key] });
-  }
-  if (owner && before.bot_owner_id !== owner.id) notifyBotOwnerChanged(h, before, after, owner);
-  // Zulip's do_update_outgoing_webhook_service announces the service even when unchanged.
-  if (service) notifyRealmBot(h, "update", after, { services: serviceDicts(after) });
-  return after;
-}
-
-/**
- * Zulip's patch_bot_backend: a new `service_payload_url` changes an outgoing-webhook
- * bot's service, with `service_interface` (default 1) beside it; without one the
- * service stays as it is.
- */
-function checkServiceChange(bot: UserRecord, changes: BotChanges): Pick<OutgoingWebhookService, "base_url" | "interface"> | undefined {
-  if (changes.service_payload_url === undefined) return undefined;
-  if (bot.bot_type !== BotType.OUTGOING_WEBHOOK || !bot.bot_service) throw badRequest("This bot has no outgoing webhook service.");
-  return {
-    base_url: checkPayloadUrl(changes.service_payload_url, "service_payload_url"),
-    interface: checkInterfaceType(changes.service_interface ?? ServiceInterface.GENERIC),
-  };
-}
-
-function notifyBotOwnerChanged(h: Hearth, before: UserRecord, after: UserRecord, owner: UserRecord): void {
-  const updated = new Set(adminIds(h));
-  const previous = before.bot_owner_id === null ? undefined : getUser(h.store, before.bot_owner_id);
-  if (previous && !isAdmin(previous)) {
-    h.events.publish({ type: "realm_bot", op: "delete", bot: { user_id: after.id } }, [previous.id]);
-    updated.delete(previous.id);
-  }
-  if (!isAdmin(owner)) {
-    h.events.publish({ type: "realm_bot", op: "add", bot: botView(h, after) }, [owner.id]);
-    updated.delete(owner.id);
-  }
-  h.events.publish({ type: "realm_bot", op: "update", bot: { user_id: after.id, owner_id: owner.id } }, updated);
-  notifyRealmUser(h, "update", after, { bot_owner_id: owner.id });
-}
-
-/** A new key for a bot its owner or an administrator manages. */
-export async function checkRegenerateBotApiKey(h: Hearth, actor: UserRecord, botId: number): Promise<string> {
-  return doRegenerateApiKey(h, actor, accessManagedBot(h, actor, botId).id);
-}
-
 export async function doRegenerateApiKey(h: Hearth, user: UserRecord, targetId = user.id): Promise<string> {
   const key = generateApiKey();
-  const updated = await h.store.commit(() => {
+  await commit(h, (tx) => {
     const current = getUser(h.store, targetId)!;
     const next = { ...current, api_key: key };
     putUser(h.store, next);
-    return next;
+    if (next.is_bot) notifyRealmBot(tx, h, "update", next, { api_key: key });
   });
-  if (updated.is_bot) notifyRealmBot(h, "update", updated, { api_key: key });
   return key;
 }
 
 /** FL 475: an API- or CLI-created user's date_joined becomes the first-login time. */
 export async function doRecordFirstLogin(h: Hearth, user: UserRecord): Promise<void> {
   if (!user.joined_pending_first_login) return;
-  const updated = await h.store.commit(() => {
+  await commit(h, (tx) => {
     const current = getUser(h.store, user.id)!;
-    if (!current.joined_pending_first_login) return null;
+    if (!current.joined_pending_first_login) return;
     const next = { ...current, joined_pending_first_login: false, date_joined: Date.now() / 1000 };
     putUser(h.store, next);
-    return next;
+    notifyRealmUser(tx, h, "update", next, { date_joined: isoTimestamp(next.date_joined) });
   });
-  if (updated) notifyRealmUser(h, "update", updated, { date_joined: isoTimestamp(updated.date_joined) });
 }
 
 /** `DELETE /users/{id}` and `POST /users/{id}/reactivate`: administrators only (bots go through /bots). */
@@ -612,8 +169,10 @@ export async function checkAdminUpdateUser(
   const profileChanges = profile_data === undefined ? [] : checkProfileData(h, actor, target, profile_data);
   // One commit for all of it: a refused part leaves the account as it was.
   if (account.full_name !== undefined || account.role !== undefined) {
-    await checkUpdateUser(h, actor, target.id, account, () => writeProfileData(h, target, profileChanges));
-    notifyProfileData(h, target, profileChanges);
+    await checkUpdateUser(h, actor, target.id, account, (tx) => {
+      writeProfileData(h, target, profileChanges);
+      notifyProfileData(tx, h, target, profileChanges);
+    });
   } else if (profileChanges.length > 0) {
     await doSetProfileData(h, target, profileChanges);
   }

@@ -3,10 +3,9 @@ import { badRequest } from "../errors";
 import { ApiRoutes } from "../http/route";
 import { doResetAvatar, doSetAvatar } from "../actions/avatars";
 import { identiconPng } from "../avatars/identicon";
-import { getUploadedAvatar } from "../store/avatars";
-import { getUser, type UserRecord } from "../store/users";
-import { visibleUserByEmail } from "../views/users";
-import { avatarToken, avatarUrl } from "../views/avatars";
+import type { UserRecord } from "../store/users";
+import { visibleUserByEmail } from "../access/users";
+import { avatarOwner, avatarToken, avatarUrl, uploadedAvatarOf } from "../views/avatars";
 
 const SMALL = 100;
 const MEDIUM = 500;
@@ -44,9 +43,9 @@ export function avatarRoutes(h: Hearth) {
     // Avatar files: public like Zulip's, but only under the secret versioned name.
     .get("/user_avatars/:user_id/:file", { auth: "none" }, ({ path }) => {
       const match = /^([0-9a-f]{32})(-medium)?\.png$/.exec(path.file);
-      const user = /^\d{1,15}$/.test(path.user_id) ? getUser(h.store, Number(path.user_id)) : undefined;
+      const user = avatarOwner(h, path.user_id);
       if (!match || !user || match[1] !== avatarToken(h, user.id, user.avatar_version)) return notFound();
-      const uploaded = user.avatar_source === "U" ? getUploadedAvatar(h.store, user.id) : undefined;
+      const uploaded = uploadedAvatarOf(h, user);
       if (uploaded) return imageResponse(uploaded.data, uploaded.content_type);
       return imageResponse(generated(`${user.id}:${user.email}`, match[2] ? MEDIUM : SMALL), "image/png");
     })
@@ -68,7 +67,7 @@ export function avatarRoutes(h: Hearth) {
 
 /** By ID, or by the address the caller sees (Zulip looks avatars up by API email): a hidden real address finds nothing. */
 function redirectToAvatar(h: Hearth, viewer: UserRecord, who: string, medium: boolean): Response {
-  const user = /^\d{1,15}$/.test(who) ? getUser(h.store, Number(who)) : visibleUserByEmail(h, viewer, who);
+  const user = /^\d{1,15}$/.test(who) ? avatarOwner(h, who) : visibleUserByEmail(h, viewer, who);
   if (!user) return notFound();
   return new Response(null, { status: 302, headers: { location: avatarUrl(h, user, medium) } });
 }

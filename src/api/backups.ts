@@ -4,10 +4,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import type { Hearth } from "../context";
-import { mustBeOwner } from "../errors";
 import { ApiRoutes } from "../http/route";
 import { createBackup } from "../backup/create";
-import { isOwner } from "../views/users";
+import { checkOwner } from "../access/users";
 
 /**
  * Hearth's own backups, for the administration page (owners only, like Zulip's
@@ -17,7 +16,7 @@ import { isOwner } from "../views/users";
 export function backupRoutes(h: Hearth) {
   return new ApiRoutes(h)
     .get("/hearth/backups", {}, ({ user }) => {
-      if (!isOwner(user)) throw mustBeOwner();
+      checkOwner(user);
       const schedule = h.backups;
       return {
         schedule: schedule ? { every_seconds: schedule.config.everyMs / 1000, dir: schedule.config.dir, keep: schedule.config.keep } : null,
@@ -29,7 +28,7 @@ export function backupRoutes(h: Hearth) {
       };
     })
     .get("/hearth/backup", {}, async ({ user }) => {
-      if (!isOwner(user)) throw mustBeOwner();
+      checkOwner(user);
       const scratch = mkdtempSync(join(tmpdir(), "hearth-download-"));
       const name = `hearth-backup-${new Date().toISOString().slice(0, 19).replace(/[-:]/g, "").replace("T", "-")}.tar.gz`;
       const file = join(scratch, name);

@@ -8,14 +8,15 @@ import type { RetentionInput } from "../actions/channel_checks";
 import { checkSetDefaultChannel } from "../actions/default_channels";
 import { checkSubscribe, checkUnsubscribe, checkUpdateOwnSubscriptions } from "../actions/subscriptions";
 import { checkUpdateSubscriptionProperties } from "../actions/subscription_properties";
-import { accessUser } from "../actions/users";
 import { accessChannel, accessChannelByName } from "../access/channels";
 import { CHANNEL_GROUP_SETTINGS, TOPICS_POLICIES, type TopicsPolicy } from "../schemas/channels";
 import type { GroupSettingValue } from "../store/user_groups";
 import { groupSettingParams } from "../http/group_params";
-import { activeSubscriberIds, formatChannel, getChannelEmailAddress, streamPostPolicyGroupId, subscriptionStatusView } from "../views/channels";
+import { activeSubscriberIds, formatChannel, streamPostPolicyGroupId, subscriptionStatusView } from "../views/channels";
 // Also registers the channel parts of POST /register.
 import { listChannels, subscriptionsState } from "../views/channel_state";
+import { accessUser } from "../access/users";
+import { getChannelEmailAddress } from "../views/channels";
 
 /** `{stream_id}` path segments. */
 export const pathChannelId = (raw: string): number => pathId(raw, "channel ID");

@@ -3,12 +3,7 @@ import type { Hearth } from "../context";
 import { ApiRoutes } from "../http/route";
 import { param } from "../http/params";
 import { pathId } from "../http/path";
-import {
-  doChangeDefaultChannelGroupChannels,
-  doCreateDefaultChannelGroup,
-  doRemoveDefaultChannelGroup,
-  doUpdateDefaultChannelGroup,
-} from "../actions/default_channel_groups";
+import { doChangeDefaultChannelGroupChannels, doCreateDefaultChannelGroup, doRemoveDefaultChannelGroup, doUpdateDefaultChannelGroup } from "../actions/default_channel_groups";
 
 /** Zulip's default channel group endpoints (in its server, not its published OpenAPI); they answer no fields. */
 export function defaultChannelGroupRoutes(h: Hearth) {

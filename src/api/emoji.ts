@@ -3,9 +3,7 @@ import { badRequest } from "../errors";
 import { ApiRoutes } from "../http/route";
 import { doAddRealmEmoji, doDeactivateRealmEmoji } from "../actions/realm_emoji";
 import { emojiCodeToNames, ZULIP_EXTRA_EMOJI_PATH } from "../markdown/emoji";
-import { getRealmEmoji, getRealmEmojiImage } from "../store/realm_emoji";
-import { REALM_ID } from "../store/realm";
-import { realmEmojiDict, realmEmojiPath } from "../views/realm_emoji";
+import { REALM_EMOJI_IMAGES_PATH, realmEmojiDict, realmEmojiImage } from "../views/realm_emoji";
 import { EMOJI_DATA_PATH } from "../views/register";
 import { zulipEmojiPng } from "../avatars/zulip_emoji";
 
@@ -33,12 +31,10 @@ export function emojiRoutes(h: Hearth) {
       new Response((emojiData ??= JSON.stringify({ code_to_names: emojiCodeToNames() })), { headers: { "content-type": "application/json" } }),
     )
     // Custom emoji images are public like Zulip's; deactivated ones still render in old messages.
-    .get(`/user_avatars/${REALM_ID}/emoji/images/:file`, { auth: "none" }, ({ path }) => {
-      const match = /^(\d{1,15})\.(png|jpg|gif|webp)$/.exec(path.file);
-      const emoji = match ? getRealmEmoji(h.store, Number(match[1])) : undefined;
-      const image = emoji && realmEmojiPath(emoji) === `/user_avatars/${REALM_ID}/emoji/images/${path.file}` ? getRealmEmojiImage(h.store, emoji) : undefined;
-      if (!emoji || !image) return new Response("Not Found", { status: 404, headers: { "content-type": "text/plain" } });
-      return publicImage(image, emoji.content_type);
+    .get(`${REALM_EMOJI_IMAGES_PATH}/:file`, { auth: "none" }, ({ path }) => {
+      const found = realmEmojiImage(h, path.file);
+      if (!found) return new Response("Not Found", { status: 404, headers: { "content-type": "text/plain" } });
+      return publicImage(found.image, found.content_type);
     });
   return [api, files];
 }

@@ -7,19 +7,14 @@ import { ApiRoutes, authenticateEndpoint, errorResponse, serializedResponse } fr
 import type { SerializedFields } from "../lib/serialized_fields";
 import { param, type ParamValues } from "../http/params";
 import type { UserRecord } from "../store/users";
-import { isGuest } from "../views/users";
 import { channelById } from "../views/message_channels";
-import {
-  DEFAULT_IDLE_QUEUE_TIMEOUT_SECS,
-  MAX_IDLE_QUEUE_TIMEOUT_SECS,
-  MOBILE_IDLE_QUEUE_TIMEOUT_SECS,
-  type QueueSettings,
-} from "../events/queues";
+import { DEFAULT_IDLE_QUEUE_TIMEOUT_SECS, MAX_IDLE_QUEUE_TIMEOUT_SECS, MOBILE_IDLE_QUEUE_TIMEOUT_SECS, type QueueSettings } from "../events/queues";
 import { parseCapabilities } from "../events/capabilities";
 import { parseNarrow } from "../events/narrow";
 import { fetchInitialState } from "../events/state";
 import { REGISTER_STATE_PARTS } from "./register_state";
 import { ZULIP_FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION } from "../version";
+import { checkMayFollowAllPublicChannels } from "../access/users";
 
 const registerParams = {
   apply_markdown: param.bool().default(false),
@@ -55,7 +50,7 @@ function queueSettings(h: Hearth, user: UserRecord, p: QueueParams, request: Req
   const defaultChannelId = defaults?.events_register_channel_id;
   if (narrow.length === 0 && defaultChannelId != null && channelById(h, defaultChannelId)) narrow = [["stream", defaultChannelId]];
   // Guests may not read every public channel's messages (Zulip's can_access_public_streams).
-  if (allPublicStreams && isGuest(user)) throw badRequest("User not authorized for this query");
+  if (allPublicStreams) checkMayFollowAllPublicChannels(user);
   let idle = DEFAULT_IDLE_QUEUE_TIMEOUT_SECS;
   if (p.idle_queue_timeout === "mobile") idle = MOBILE_IDLE_QUEUE_TIMEOUT_SECS;
   else if (typeof p.idle_queue_timeout === "number") idle = p.idle_queue_timeout;

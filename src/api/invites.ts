@@ -8,12 +8,15 @@ import { ApiRoutes } from "../http/route";
 import { readBodyUpTo } from "../http/wire";
 import { param } from "../http/params";
 import { pathId } from "../http/path";
-import { checkCreateInviteLink, checkJoinWithInvite, checkRevokeInviteLink, InviteLinkError, invitesFor, liveInviteByKey, offersDefaultChannelGroups } from "../actions/invites";
+import { checkCreateInviteLink, checkJoinWithInvite, checkRevokeInviteLink } from "../actions/invites";
 import { defaultChannelGroupsView } from "../views/default_channel_groups";
+import { DEFAULT_INVITE_AS } from "../actions/invites";
+import { accessLiveInvite } from "../access/invites";
 import type { InviteRecord } from "../store/invites";
-import { getRealm } from "../store/realm";
-import { Role } from "../store/users";
+import { realmName } from "../views/realm";
 import { escapeHtml } from "../lib/text";
+import { InviteLinkError, offersDefaultChannelGroups } from "../access/invites";
+import { invitesFor } from "../views/invites";
 
 export function inviteRoutes(h: Hearth) {
   return new ApiRoutes(h)
@@ -28,7 +31,7 @@ export function inviteRoutes(h: Hearth) {
       {
         params: {
           invite_expires_in_minutes: param.json(t.Union([t.Integer(), t.Null()])).optional().nullMeansNull(),
-          invite_as: param.int().default(Role.MEMBER),
+          invite_as: param.int().default(DEFAULT_INVITE_AS),
           stream_ids: param.json(t.Array(t.Integer())).default([]),
           group_ids: param.json(t.Array(t.Integer())).default([]),
           include_realm_default_subscriptions: param.bool().default(false),
@@ -78,7 +81,6 @@ interface JoinValues {
  * Zulip's registration form offers them; not to a guest, whom the API shows none).
  */
 function joinForm(h: Hearth, invite: InviteRecord, values: JoinValues, error?: string): string {
-  const realm = getRealm(h.store);
   const groups = offersDefaultChannelGroups(invite) ? defaultChannelGroupsView(h) : [];
   const picked = new Set(values.default_channel_groups ?? []);
   const groupChoices =
@@ -90,7 +92,7 @@ function joinForm(h: Hearth, invite: InviteRecord, values: JoinValues, error?: s
               `<label><input type="checkbox" name="default_stream_group" id="group${i}" value="${escapeHtml(group.name)}"${picked.has(group.name) ? " checked" : ""}> ${escapeHtml(group.name)}${group.description ? ` — ${escapeHtml(group.description)}` : ""}</label>`,
           )
           .join("\n")}</fieldset>`;
-  return `<p>You have been invited to join ${escapeHtml(realm?.name ?? "this organization")}.</p>
+  return `<p>You have been invited to join ${escapeHtml(realmName(h) ?? "this organization")}.</p>
 ${error ? `<p class="error" role="alert">${escapeHtml(error)}</p>` : ""}
 <form method="post">
 <label for="email">Email</label><input id="email" name="email" type="email" required value="${escapeHtml(values.email ?? "")}">
@@ -123,7 +125,7 @@ export function joinPageRoutes(h: Hearth) {
     const ipKey = ipKeyOf(request, server);
     try {
       h.limits.loginByIp.assertAllowed(ipKey);
-      return page("Join", joinForm(h, liveInviteByKey(h, params.key), {}));
+      return page("Join", joinForm(h, accessLiveInvite(h, params.key), {}));
     } catch (error) {
       if (error instanceof InviteLinkError) return deadLink(error, ipKey);
       if (error instanceof ApiError) return refusal(error);
@@ -140,7 +142,7 @@ export function joinPageRoutes(h: Hearth) {
     }
     let invite: InviteRecord;
     try {
-      invite = liveInviteByKey(h, params.key);
+      invite = accessLiveInvite(h, params.key);
     } catch (error) {
       if (error instanceof InviteLinkError) return deadLink(error, ipKey);
       throw error;

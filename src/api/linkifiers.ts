@@ -4,7 +4,8 @@ import { ApiRoutes } from "../http/route";
 import { param } from "../http/params";
 import { pathId } from "../http/path";
 import { doAddPlayground, doRemovePlayground } from "../actions/playgrounds";
-import { doAddLinkifier, doRemoveLinkifier, doReorderLinkifiers, doUpdateLinkifier, getLinkifiers } from "../actions/linkifiers";
+import { doAddLinkifier, doRemoveLinkifier, doReorderLinkifiers, doUpdateLinkifier } from "../actions/linkifiers";
+import { getLinkifiers } from "../views/linkifiers";
 
 const linkifierParams = {
   pattern: param.string(),

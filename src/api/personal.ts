@@ -11,7 +11,7 @@ import { checkUpdateUserStatus } from "../actions/user_status";
 import { doPutBotStorage, doRemoveBotStorage } from "../actions/bot_storage";
 import { getBotStorage, getUserAlertWords, getUserSavedSnippets } from "../views/personal";
 import { getUserStatusView } from "../views/user_status";
-import { accessUser } from "../actions/users";
+import { accessUser } from "../access/users";
 
 /** The caller's own settings that only they see: alert words, muted users, saved snippets. */
 export function personalRoutes(h: Hearth) {

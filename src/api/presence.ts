@@ -3,8 +3,8 @@ import { badRequest } from "../errors";
 import { ApiRoutes } from "../http/route";
 import { param } from "../http/params";
 import { doUpdatePresence } from "../actions/presence";
-import { accessUserByIdOrEmail } from "../actions/users";
 import { getRealmPresences, getUserPresence } from "../views/presence";
+import { accessUserByIdOrEmail } from "../access/users";
 
 export function presenceRoutes(h: Hearth) {
   return new ApiRoutes(h)

@@ -3,16 +3,8 @@ import type { Hearth } from "../context";
 import { ApiRoutes } from "../http/route";
 import { param } from "../http/params";
 import { pathId } from "../http/path";
-import {
-  doCreateProfileField,
-  doDeleteProfileField,
-  doReorderProfileFields,
-  doSetProfileData,
-  checkProfileData,
-  doUpdateProfileField,
-} from "../actions/profile_fields";
-import { getProfileFields } from "../store/profile_fields";
-import { profileFieldView } from "../views/profile_fields";
+import { doCreateProfileField, doDeleteProfileField, doReorderProfileFields, doSetProfileData, checkProfileData, doUpdateProfileField } from "../actions/profile_fields";
+import { profileFieldsView } from "../views/profile_fields";
 
 export const ProfileDataUpdate = t.Array(t.Object({ id: t.Integer(), value: t.Union([t.String(), t.Array(t.Integer())]) }));
 
@@ -28,7 +20,7 @@ const fieldSettings = {
 
 export function profileFieldRoutes(h: Hearth) {
   return new ApiRoutes(h)
-    .get("/realm/profile_fields", {}, () => ({ custom_fields: getProfileFields(h.store).map(profileFieldView) }))
+    .get("/realm/profile_fields", {}, () => ({ custom_fields: profileFieldsView(h) }))
     .post("/realm/profile_fields", { params: { field_type: param.int(), ...fieldSettings } }, async ({ user, params }) => {
       const { field_type, ...input } = params;
       return { id: await doCreateProfileField(h, user, field_type, input) };

@@ -5,13 +5,7 @@ import { param } from "../http/params";
 import { doDeactivateRealm } from "../actions/realm";
 import { doAddRealmDomain, doChangeRealmDomain, doRemoveRealmDomain } from "../actions/realm_domains";
 import { getRealmDomains, realmDomainView } from "../views/realm_domains";
-import {
-  checkUpdateRealm,
-  REALM_BOOLEAN_SETTINGS,
-  REALM_CHANNEL_SETTINGS,
-  REALM_GROUP_SETTINGS,
-  REALM_TIME_LIMIT_SETTINGS,
-} from "../actions/realm_settings";
+import { checkUpdateRealm, REALM_BOOLEAN_SETTINGS, REALM_CHANNEL_SETTINGS, REALM_GROUP_SETTINGS, REALM_TIME_LIMIT_SETTINGS } from "../actions/realm_settings";
 import { groupSettingParams } from "../http/group_params";
 
 /** PATCH /realm's parameters: each optional; the JSON-valued ones as Zulip declares them. */

@@ -7,33 +7,9 @@
 import { statePart, type StatePart } from "../events/state";
 import { realmDefaultStreamGroupsPart } from "../views/default_channel_groups";
 import { realmDefaultStreamsPart, realmUserGroupsPart, streamsPart, subscriptionsPart } from "../views/channel_state";
-import {
-  alertWordsPart,
-  channelFoldersPart,
-  customProfileFieldsPart,
-  draftsPart,
-  mutedTopicsPart,
-  mutedUsersPart,
-  navigationViewsPart,
-  onboardingStepsPart,
-  realmDomainsPart,
-  realmEmojiPart,
-  realmLinkifiersPart,
-  realmPlaygroundsPart,
-  savedSnippetsPart,
-  userStatusPart,
-  userTopicsPart,
-} from "../views/personal_state";
+import { alertWordsPart, channelFoldersPart, customProfileFieldsPart, draftsPart, mutedTopicsPart, mutedUsersPart, navigationViewsPart, onboardingStepsPart, realmDomainsPart, realmEmojiPart, realmLinkifiersPart, realmPlaygroundsPart, savedSnippetsPart, userStatusPart, userTopicsPart } from "../views/personal_state";
 import { remindersPart, scheduledMessagesPart } from "../views/scheduled_state";
-import {
-  maxMessageIdPart,
-  presencesPart,
-  realmBotPart,
-  realmPart,
-  realmUserPart,
-  realmUserSettingsDefaultsPart,
-  userSettingsPart,
-} from "../views/register";
+import { maxMessageIdPart, presencesPart, realmBotPart, realmPart, realmUserPart, realmUserSettingsDefaultsPart, userSettingsPart } from "../views/register";
 import { recentPrivateConversationsPart, starredMessagesPart, unreadMsgsPart } from "../views/message_state";
 import { realmIncomingWebhookBotsPart } from "./webhooks";
 

@@ -4,13 +4,7 @@ import { ApiRoutes } from "../http/route";
 import { param } from "../http/params";
 import { pathId } from "../http/path";
 import { clientName, isHumanClient } from "./messages";
-import {
-  checkEditScheduledMessage,
-  checkScheduleMessage,
-  checkScheduleReminder,
-  doDeleteReminder,
-  doDeleteScheduledMessage,
-} from "../actions/scheduled_messages";
+import { checkEditScheduledMessage, checkScheduleMessage, checkScheduleReminder, doDeleteReminder, doDeleteScheduledMessage } from "../actions/scheduled_messages";
 import { getReminders, getScheduledMessages } from "../views/scheduled_state";
 
 const MessageType = param.oneOf(["direct", "channel", "stream", "private"] as const);

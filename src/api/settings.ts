@@ -3,6 +3,7 @@ import { ApiRoutes } from "../http/route";
 import { Param, param, type ParamSpecs } from "../http/params";
 import { USER_SETTINGS } from "../views/settings";
 import { checkUpdateSettings, checkUpdateUserSettingsDefaults } from "../actions/settings";
+import { currentPasswordCheck } from "../auth/login";
 
 /** Every personal setting is a PATCH /settings parameter: strings raw, the rest JSON (Zulip's typed_endpoint). */
 const settingParams: ParamSpecs = {};
@@ -31,7 +32,7 @@ export function settingsRoutes(h: Hearth) {
     const { full_name, email, old_password, new_password, timezone, email_address_visibility, ...rest } = params as Record<string, any>;
     const settings: Record<string, unknown> = {};
     for (const [name, value] of Object.entries(rest)) if (value !== undefined) settings[name] = value;
-    await checkUpdateSettings(h, user, { settings, full_name, email, old_password, new_password, timezone, email_address_visibility });
+    await checkUpdateSettings(h, user, { settings, full_name, email, old_password, new_password, timezone, email_address_visibility }, currentPasswordCheck(h, user));
     return {};
   });
 }

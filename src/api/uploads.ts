@@ -3,15 +3,7 @@ import { badRequest, notFound, unauthorized } from "../errors";
 import { ApiRoutes } from "../http/route";
 import { checkDeleteAttachment, doUploadFile } from "../actions/uploads";
 import type { AttachmentRecord } from "../store/uploads";
-import {
-  attachmentFilePath,
-  getUserAttachments,
-  readableAttachment,
-  servedInline,
-  temporaryAttachment,
-  temporaryUploadUrl,
-  uploadUrl,
-} from "../views/uploads";
+import { attachmentFilePath, getUserAttachments, readableAttachment, servedInline, temporaryAttachment, temporaryUploadUrl, uploadUrl } from "../views/uploads";
 
 /** The part of the request path after `prefix`, percent-decoded; undefined when it cannot be decoded. */
 function pathAfter(request: Request, prefix: string): string | undefined {

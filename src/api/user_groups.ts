@@ -4,11 +4,12 @@ import type { Hearth } from "../context";
 import { ApiError } from "../errors";
 import { ApiRoutes } from "../http/route";
 import { param } from "../http/params";
-import { groupSettingParams } from "../http/group_params";
-import { USER_GROUP_SETTINGS, type GroupSettingValue } from "../store/user_groups";
+import { userGroupSettingParams } from "../http/group_params";
+import type { GroupSettingValue } from "../store/user_groups";
 import { accessUserGroupForRead, directMemberIds, directSubgroupIds, recursiveMemberIds, recursiveSubgroupIds } from "../access/groups";
-import { checkCreateUserGroup, checkDeactivateUserGroup, checkUpdateUserGroup, checkUpdateUserGroupMembership, checkUpdateUserGroupSubgroups } from "../actions/user_groups";
-import { accessUser } from "../actions/users";
+import { checkCreateUserGroup, checkDeactivateUserGroup, checkUpdateUserGroup } from "../actions/user_groups";
+import { checkUpdateUserGroupMembership, checkUpdateUserGroupSubgroups } from "../actions/user_group_members";
+import { accessUser } from "../access/users";
 import { listUserGroups } from "../views/user_groups";
 // Also registers the `realm_user_groups` part of POST /register.
 
@@ -17,7 +18,7 @@ const groupIdOf = (path: Record<string, string>) => pathId(path.user_group_id, "
 const IdList = t.Array(t.Integer());
 
 /** The six group permissions: initial values (create) and `{new, old}` updates (PATCH). */
-const userGroupParams = groupSettingParams(USER_GROUP_SETTINGS);
+const userGroupParams = userGroupSettingParams;
 const settingParams = userGroupParams.initial;
 const settingUpdateParams = userGroupParams.update;
 const pickSettings = userGroupParams.pick;

@@ -4,22 +4,12 @@ import { ProfileDataUpdate } from "./profile_fields";
 import { ApiRoutes } from "../http/route";
 import { param } from "../http/params";
 import { pathId } from "../http/path";
-import {
-  accessBot,
-  accessUserByIdOrEmail,
-  checkCreateBot,
-  checkAdminUpdateUser,
-  checkCreateUser,
-  checkSetUserActive,
-  checkUpdateBot,
-  botDefaultsView,
-  accessManagedBot,
-  checkRegenerateBotApiKey,
-  doRegenerateApiKey,
-  doSetActive,
-} from "../actions/users";
-import { allUsers, getUser } from "../store/users";
-import { apiEmail, formatUser } from "../views/users";
+import { checkAdminUpdateUser, checkSetUserActive, doRegenerateApiKey, doSetActive } from "../actions/users";
+import { checkCreateBot, checkUpdateBot, checkRegenerateBotApiKey } from "../actions/bots";
+import { checkCreateUser } from "../actions/create_user";
+import { botDefaultsView, botOwnerEmail, ownBotsView } from "../views/bots";
+import { accessBot, accessUserByIdOrEmail, accessManagedBot } from "../access/users";
+import { formatUser, usersView } from "../views/users";
 import { avatarUrl } from "../views/avatars";
 import { maxMessageIdFor } from "../views/messages";
 
@@ -40,17 +30,7 @@ const botDefaultsParams = {
 export function usersRoutes(h: Hearth) {
   return new ApiRoutes(h)
     .get("/users", { params: viewParams }, ({ user, params }) => {
-      const members: Record<string, unknown>[] = [];
-      for (const u of allUsers(h.store)) {
-        if (u.is_system_bot) continue;
-        members.push(
-          formatUser(h, user, u, {
-            clientGravatar: params.client_gravatar,
-            includeCustomProfileFields: params.include_custom_profile_fields,
-          }),
-        );
-      }
-      return { members };
+      return { members: usersView(h, user, { clientGravatar: params.client_gravatar, includeCustomProfileFields: params.include_custom_profile_fields }) };
     })
     .get("/users/me", {}, ({ user }) => ({
       ...formatUser(h, user, user, { clientGravatar: false, includeCustomProfileFields: true }),
@@ -129,27 +109,7 @@ export function usersRoutes(h: Hearth) {
       },
     )
     .get("/bots", {}, ({ user }) => {
-      const bots: Record<string, unknown>[] = [];
-      for (const u of allUsers(h.store)) {
-        // Zulip lists the caller's own active bots here, administrators included (realm_bots has the rest).
-        if (!u.is_bot || u.is_system_bot || !u.is_active || u.bot_owner_id !== user.id) continue;
-        const owner = u.bot_owner_id === null ? undefined : getUser(h.store, u.bot_owner_id);
-        bots.push({
-          username: u.email,
-          full_name: u.full_name,
-          api_key: u.api_key,
-          avatar_url: avatarUrl(h, u),
-          ...botDefaultsView(h, u),
-          // The API email: the owner's real address only where everyone may see it.
-          owner: owner ? apiEmail(h, owner) : null,
-          owner_id: u.bot_owner_id,
-          bot_id: u.id,
-          user_id: u.id,
-          bot_type: u.bot_type,
-          is_active: u.is_active,
-        });
-      }
-      return { bots };
+      return { bots: ownBotsView(h, user) };
     })
     .patch(
       "/bots/:bot_id",
@@ -165,7 +125,7 @@ export function usersRoutes(h: Hearth) {
       },
       async ({ user, params, path, files }) => {
         const after = await checkUpdateBot(h, user, pathUserId(path.bot_id), { ...params, avatarFiles: [...files.values()] });
-        const owner = after.bot_owner_id === null ? undefined : getUser(h.store, after.bot_owner_id);
+        const owner = botOwnerEmail(h, after);
         // Zulip's answer echoes the service parameters (embedded bots' config_data is not built).
         return {
           full_name: after.full_name,
@@ -174,7 +134,7 @@ export function usersRoutes(h: Hearth) {
           service_payload_url: params.service_payload_url ?? null,
           config_data: null,
           ...botDefaultsView(h, after),
-          ...(owner ? { bot_owner: apiEmail(h, owner) } : {}),
+          ...(owner !== null ? { bot_owner: owner } : {}),
         };
       },
     )

@@ -1,9 +1,10 @@
 import type { Hearth } from "../context";
 import { invalidApiKey, realmDeactivated, unauthorized, userDeactivated } from "../errors";
 import { getRealm, realmWriteVersion } from "../store/realm";
-import { allUsers, getUser, getUserByEmail, userWriteVersion, type UserRecord } from "../store/users";
+import { allUsers, getUser, userWriteVersion, type UserRecord } from "../store/users";
 import { createHash } from "node:crypto";
-import { secretsEqual } from "./credentials";
+import { secretsEqual } from "../lib/credentials";
+import { findUserByLoginEmail } from "../access/users";
 
 /** Splits `Authorization: Basic base64(email:api_key)`; null when absent or not Basic. */
 export function parseBasicAuth(header: string | null): { email: string; key: string } | null {
@@ -19,20 +20,6 @@ export function parseBasicAuth(header: string | null): { email: string; key: str
   const colon = decoded.indexOf(":");
   if (colon === -1) return null;
   return { email: decoded.slice(0, colon), key: decoded.slice(colon + 1) };
-}
-
-/**
- * Finds an account by the email a client logs in with: the real address, or the
- * `user{id}@{realm_host}` placeholder that hidden-email users are shown as.
- */
-export function findUserByLoginEmail(h: Hearth, email: string): UserRecord | undefined {
-  const direct = getUserByEmail(h.store, email.trim());
-  if (direct) return direct;
-  const placeholder = /^user(\d+)@(.+)$/i.exec(email.trim());
-  if (placeholder && placeholder[2].toLowerCase() === h.realmHost().toLowerCase()) {
-    return getUser(h.store, Number(placeholder[1]));
-  }
-  return undefined;
 }
 
 /** A key no account has, compared against when the email is unknown so timing tells nothing. */

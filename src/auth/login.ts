@@ -2,13 +2,28 @@ import type { Hearth } from "../context";
 import { ApiError, realmDeactivated, userDeactivated } from "../errors";
 import { getRealm } from "../store/realm";
 import type { UserRecord } from "../store/users";
-import { verifyPassword } from "./credentials";
-import { findUserByLoginEmail } from "./basic";
+import { verifyPassword } from "../lib/credentials";
+import { findUserByLoginEmail } from "../access/users";
 
 /** An account's key in the per-account login limit: every check of its password counts against it. */
 export const accountLimitKey = (userId: number) => `user:${userId}`;
 
 const authenticationFailed = () => new ApiError("Your username or password is incorrect", "AUTHENTICATION_FAILED", 401);
+
+/**
+ * PATCH /settings' `old_password`, checked as a login is: Zulip checks it through its
+ * rate-limited authenticate(), so an API key must not buy unlimited guesses at the
+ * account's password. Failures count against the account's login limit.
+ */
+export function currentPasswordCheck(h: Hearth, user: UserRecord): (password: string) => Promise<boolean> {
+  return async (password) => {
+    const limitKey = accountLimitKey(user.id);
+    h.limits.loginByUser.assertAllowed(limitKey);
+    const ok = await verifyPassword(password, user.password_hash);
+    if (!ok) h.limits.loginByUser.recordFailure(limitKey);
+    return ok;
+  };
+}
 
 /**
  * `POST /fetch_api_key`: email (or `user{id}@host`) and password, with failed

@@ -1,6 +1,7 @@
 import { Type as t } from "@sinclair/typebox";
 import { param, type Param } from "./params";
 import { GroupSettingValue } from "../schemas/common";
+import { USER_GROUP_SETTINGS } from "../store/user_groups";
 
 /** Zulip's update form for a permission: `{new, old?}` (`old` must match the current value). */
 export const GroupSettingUpdate = t.Object({ new: GroupSettingValue, old: t.Optional(GroupSettingValue) });
@@ -21,3 +22,6 @@ export function groupSettingParams<N extends string>(names: readonly N[]) {
     },
   };
 }
+
+/** The six permissions of a user group. */
+export const userGroupSettingParams = groupSettingParams(USER_GROUP_SETTINGS);

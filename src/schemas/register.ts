@@ -1,15 +1,4 @@
-import {
-  DefaultStreamsEvent,
-  DefaultStreamGroup,
-  DefaultStreamGroupsEvent,
-  StreamCreateEvent,
-  StreamDeleteEvent,
-  StreamUpdateEvent,
-  SubscriptionAddEvent,
-  SubscriptionPeerEvent,
-  SubscriptionRemoveEvent,
-  SubscriptionUpdateEvent,
-} from "./channels";
+import { DefaultStreamsEvent, DefaultStreamGroup, DefaultStreamGroupsEvent, StreamCreateEvent, StreamDeleteEvent, StreamUpdateEvent, SubscriptionAddEvent, SubscriptionPeerEvent, SubscriptionRemoveEvent, SubscriptionUpdateEvent } from "./channels";
 import { UserGroup, UserGroupEvent } from "./user_groups";
 import { Type as t, type TProperties, type TSchema } from "@sinclair/typebox";
 import { ErrorEnvelope, GroupSettingValue, Nullable, success } from "./common";

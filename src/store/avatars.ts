@@ -32,3 +32,8 @@ export function ensureAvatarSalt(store: Store): string {
   store.dbs.meta.put("avatar_salt", salt);
   return salt;
 }
+
+/** Back to the generated avatar; call inside `commit`, with the record's avatar_source set to "G". */
+export function removeUploadedAvatar(store: Store, userId: number): void {
+  store.dbs.avatars.remove(userId);
+}

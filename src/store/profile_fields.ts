@@ -47,3 +47,30 @@ export function getProfileData(store: Store, userId: number): Map<number, Profil
   }
   return out;
 }
+
+/** Call only inside `commit`. */
+export function putProfileField(store: Store, field: CustomProfileField): void {
+  store.dbs.profileFields.put(field.id, field);
+}
+
+/** Removes a field and every user's value of it; call only inside `commit`. */
+export function removeProfileField(store: Store, fieldId: number, userIds: Iterable<number>): void {
+  store.dbs.profileFields.remove(fieldId);
+  for (const userId of userIds) store.dbs.profileData.remove([userId, fieldId]);
+}
+
+/** One user's value of one field. */
+export function getProfileValue(store: Store, userId: number, fieldId: number): ProfileValue | undefined {
+  const value = store.dbs.profileData.get([userId, fieldId]) as ProfileValue | string | undefined;
+  return typeof value === "string" ? { value } : value;
+}
+
+/** Call only inside `commit`. */
+export function putProfileValue(store: Store, userId: number, fieldId: number, value: ProfileValue): void {
+  store.dbs.profileData.put([userId, fieldId], value);
+}
+
+/** Call only inside `commit`. */
+export function removeProfileValue(store: Store, userId: number, fieldId: number): void {
+  store.dbs.profileData.remove([userId, fieldId]);
+}

@@ -41,3 +41,8 @@ export function putRealmEmoji(store: Store, emoji: RealmEmoji): void {
 export function getRealmEmojiImage(store: Store, emoji: RealmEmoji): Uint8Array | undefined {
   return (store.dbs.realmEmojiImages.get(emoji.id) as Uint8Array | undefined) ?? emoji.data;
 }
+
+/** Stores an emoji's image apart from its record; call only inside `commit`. */
+export function putRealmEmojiImage(store: Store, emojiId: number, data: Uint8Array): void {
+  store.dbs.realmEmojiImages.put(emojiId, data);
+}

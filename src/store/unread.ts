@@ -3,16 +3,7 @@ import { StoreCache } from "./cache";
 import type { Store } from "./db";
 import { firstAbove, idsInRange, mergeBy, mergeIds, writtenIndexRows, type IndexRow } from "./message_indexes";
 import { getMessage, MessageFlag, messageLocation, recipientList, type MessageLocation, type MessageRecord } from "./messages";
-import {
-  applyRunRemovals,
-  inUnreadRun,
-  relocateInUnreadRuns,
-  runsChanged,
-  unreadRunIds,
-  unreadRunLocation,
-  unreadRunRows,
-  type RunRemovals,
-} from "./unread_runs";
+import { applyRunRemovals, inUnreadRun, relocateInUnreadRuns, runsChanged, unreadRunIds, unreadRunLocation, unreadRunRows, type RunRemovals } from "./unread_runs";
 
 /**
  * The "unread" index: which messages each user has not read, with where each one sits

@@ -88,3 +88,13 @@ export function storedGroupMemberIds(store: Store, groupId: number): number[] {
 export function isStoredGroupMember(store: Store, groupId: number, userId: number): boolean {
   return store.dbs.userGroupMembers.get([groupId, userId]) !== undefined;
 }
+
+/** Makes `userId` a direct member of a user-defined group; call only inside `commit`. */
+export function addStoredGroupMember(store: Store, groupId: number, userId: number): void {
+  store.dbs.userGroupMembers.put([groupId, userId], true);
+}
+
+/** Call only inside `commit`. */
+export function removeStoredGroupMember(store: Store, groupId: number, userId: number): void {
+  store.dbs.userGroupMembers.remove([groupId, userId]);
+}

@@ -1,18 +1,7 @@
 import type { Store } from "./db";
 import { idsInRange, indexMessage, mergeIds, reindexMessage, unindexMessage, writtenIndexRows, type IndexRow } from "./message_indexes";
 import { MENTION_BITS, MessageFlag, messageLocation, recipientList, type MessageRecord } from "./messages";
-import {
-  addImplicitUnreadRows,
-  applyUnreadRemovals,
-  hasUnreadRow,
-  initUnreadWatermark,
-  putUnreadRow,
-  recipientsChanged,
-  removeUnreadRow,
-  unreadIdStreams,
-  unreadRows,
-  type UnreadRemovals,
-} from "./unread";
+import { addImplicitUnreadRows, applyUnreadRemovals, hasUnreadRow, initUnreadWatermark, putUnreadRow, recipientsChanged, removeUnreadRow, unreadIdStreams, unreadRows, type UnreadRemovals } from "./unread";
 import { allUsers } from "./users";
 
 /**

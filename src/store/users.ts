@@ -10,6 +10,11 @@ export const Role = {
 } as const;
 export const ROLES: readonly number[] = Object.values(Role);
 
+export const isAdmin = (u: UserRecord) => u.role <= Role.ADMINISTRATOR;
+export const isOwner = (u: UserRecord) => u.role === Role.OWNER;
+export const isModerator = (u: UserRecord) => u.role <= Role.MODERATOR;
+export const isGuest = (u: UserRecord) => u.role === Role.GUEST;
+
 export const BotType = { GENERIC: 1, INCOMING_WEBHOOK: 2, OUTGOING_WEBHOOK: 3, EMBEDDED: 4 } as const;
 
 /** Who may see a user's real email (Zulip's per-user `email_address_visibility`). */
@@ -109,6 +114,16 @@ function accountStates(store: Store) {
 
 export function activeUserIdsOf(store: Store): readonly number[] {
   return accountStates(store).active;
+}
+
+/** Every active human and bot account (not system bots): the audience of realm-wide events. */
+export function activeUserIds(h: { store: Store }): readonly number[] {
+  return activeUserIdsOf(h.store);
+}
+
+/** The same without guests (Zulip's active_non_guest_user_ids): who hears of default channels and their groups. */
+export function activeNonGuestUserIds(h: { store: Store }): number[] {
+  return activeUserIdsOf(h.store).filter((id) => getUser(h.store, id)?.role !== Role.GUEST);
 }
 
 /** The deactivated accounts: a message's fan-out drops them from its recipients with one set lookup each, not a user read each. */

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { Hearth } from "../context";
-import { getAvatarSalt } from "../store/avatars";
-import type { UserRecord } from "../store/users";
+import { getAvatarSalt, getUploadedAvatar, type UploadedAvatar } from "../store/avatars";
+import { getUser, type UserRecord } from "../store/users";
 
 /**
  * The file name part of a user's avatar URL: secret-salted and versioned, so a new
@@ -15,4 +15,14 @@ export function avatarToken(h: Hearth, userId: number, version: number): string 
 /** `/user_avatars/{id}/{token}.png`; the mobile app derives the 500px one by swapping `.png` for `-medium.png`. */
 export function avatarUrl(h: Hearth, user: UserRecord, medium = false): string {
   return `${h.realmUrl()}/user_avatars/${user.id}/${avatarToken(h, user.id, user.avatar_version)}${medium ? "-medium" : ""}.png`;
+}
+
+/** The account an avatar path's `{user_id}` names, if it is an ID at all. */
+export function avatarOwner(h: Hearth, rawUserId: string): UserRecord | undefined {
+  return /^\d{1,15}$/.test(rawUserId) ? getUser(h.store, Number(rawUserId)) : undefined;
+}
+
+/** The account's uploaded image, while its avatar is the uploaded one. */
+export function uploadedAvatarOf(h: Hearth, user: UserRecord): UploadedAvatar | undefined {
+  return user.avatar_source === "U" ? getUploadedAvatar(h.store, user.id) : undefined;
 }

@@ -3,7 +3,7 @@ import { badRequest } from "../errors";
 import { statePart } from "../events/state";
 import { getChannel, type ChannelRecord } from "../store/channels";
 import { allDefaultChannelGroups, type DefaultChannelGroup } from "../store/default_channel_groups";
-import { isGuest } from "./users";
+import { isGuest } from "../store/users";
 
 /** A group as the API shows it. */
 export interface DefaultChannelGroupView {

@@ -1,8 +1,7 @@
 import type { Hearth } from "../context";
 import { getUser, type UserRecord } from "../store/users";
 import { getRealm } from "../store/realm";
-import { REALM_DEFAULTS, realmSetting as realmSettingOrDefault } from "./realm-settings";
-import { flagList, getMessage, MessageFlag, topicKey, type MessageRecord } from "../store/messages";
+import { flagList, MessageFlag, topicKey, type MessageRecord } from "../store/messages";
 import { idsInRange, topicsOfChannel } from "../store/message_indexes";
 import { getUserFlags, messageRecipientFlags, newestMessageIdOf } from "../store/user_messages";
 import { accessChannel } from "../access/channels";
@@ -13,6 +12,7 @@ import { accessMessage } from "../access/messages";
 import { badRequest } from "../errors";
 import { DIFF_CELLS_PER_REQUEST, htmlDiff } from "../markdown/html_diff";
 import { channelNarrowSlug, encodeHashComponent, topicLinks, type Linkifier } from "../markdown";
+import { REALM_DEFAULTS, realmSetting as realmSettingOrDefault } from "../store/realm_settings";
 
 /** The newest message ID the user has received; -1 when none (Zulip's convention). */
 export function maxMessageIdFor(h: Hearth, user: UserRecord): number {

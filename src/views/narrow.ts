@@ -2,7 +2,6 @@ import type { Hearth } from "../context";
 import { escapeHtml, escapeRegExp } from "../lib/text";
 import { ApiError, badRequest } from "../errors";
 import { getUser, type UserRecord } from "../store/users";
-import { visibleUserByEmail } from "./users";
 import { conversationKey, MAX_DM_PARTICIPANTS, getMessage, MessageFlag, RESOLVED_TOPIC_PREFIX, MENTION_BITS, searchWords, topicKey, type MessageRecord } from "../store/messages";
 import { idsForTermPrefix, idsInRange } from "../store/message_indexes";
 import { unreadMessageIds } from "../store/unread";
@@ -11,6 +10,7 @@ import { channelById, channelByName, canReadChannel, type MessageChannel } from 
 import { readableChannels, visibleFlags, type ReadableChannels } from "../access/messages";
 import { visibilityPolicyOf, VisibilityPolicy } from "../store/user_topics";
 import { getSubscription } from "../store/subscriptions";
+import { visibleUserByEmail } from "../access/users";
 
 /**
  * The narrow engine. A narrow becomes one *source* — the most selective index range,

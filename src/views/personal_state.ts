@@ -9,13 +9,13 @@ import { topicDisplayName } from "./messages";
 import { getDrafts } from "./drafts";
 import { getNavigationViews } from "./navigation_views";
 import { getRealmDomains, realmDomainView } from "./realm_domains";
-import { getLinkifiers } from "../actions/linkifiers";
 import { getChannelFolders } from "./channel_folders";
-import { getPlaygrounds } from "../actions/playgrounds";
 import { realmEmojiDict } from "./realm_emoji";
 import { userSetting } from "./settings";
 import { getProfileFields } from "../store/profile_fields";
 import { PROFILE_FIELD_TYPES, profileFieldView } from "./profile_fields";
+import { getLinkifiers } from "./linkifiers";
+import { getPlaygrounds } from "./playgrounds";
 
 /** Register parts of per-user settings and custom profile fields. */
 

@@ -3,7 +3,7 @@ import { allPresence, getPresence, lastPresenceUpdateId, type PresenceRecord } f
 import { getUser, type UserRecord } from "../store/users";
 import { apiEmail } from "./users";
 import { userSetting } from "./settings";
-import { realmSetting } from "./realm-settings";
+import { realmSetting } from "../store/realm_settings";
 import { requireRealm } from "./realm";
 
 /** Zulip's presence timing (zerver/lib/presence.py, settings.py). */

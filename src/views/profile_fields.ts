@@ -1,5 +1,5 @@
 import type { Hearth } from "../context";
-import { getProfileData, ProfileFieldType, type CustomProfileField } from "../store/profile_fields";
+import { getProfileData, getProfileFields, ProfileFieldType, type CustomProfileField } from "../store/profile_fields";
 
 /** A field as GET /realm/profile_fields and register show it. */
 export function profileFieldView(f: CustomProfileField): Record<string, unknown> {
@@ -17,6 +17,11 @@ export function profileFieldView(f: CustomProfileField): Record<string, unknown>
   // Zulip includes this key only when true.
   if (f.use_for_user_matching) view.use_for_user_matching = true;
   return view;
+}
+
+/** The organization's fields, in their order (GET /realm/profile_fields). */
+export function profileFieldsView(h: Hearth): Record<string, unknown>[] {
+  return getProfileFields(h.store).map(profileFieldView);
 }
 
 /** `custom_profile_field_types` of register: every type with its ID and display name. */

@@ -8,6 +8,14 @@ export function requireRealm(h: Hearth): Realm {
   return realm;
 }
 
+/** The lower bound register advertises (`server_min_deactivated_realm_deletion_days`; there is no upper bound). */
+export const MIN_DEACTIVATED_REALM_DELETION_DAYS = 14;
+
+/** The organization's name, where there is an organization. */
+export function realmName(h: Hearth): string | undefined {
+  return getRealm(h.store)?.name;
+}
+
 /** Served from the embedded admin-ui assets (see src/api/static.ts). */
 export const REALM_ICON_PATH = "/static/hearth-icon.svg";
 

@@ -1,16 +1,10 @@
 import type { Hearth } from "../context";
 import { getRealm } from "../store/realm";
-import { realmSetting } from "./realm-settings";
-
-/** An allowed email domain for new accounts (used when `emails_restricted_to_domains` is on). */
-export interface RealmDomain {
-  id: number;
-  domain: string;
-  allow_subdomains: boolean;
-}
+import { realmSetting } from "../store/realm_settings";
+import { allRealmDomains, type RealmDomain } from "../store/realm_domains";
 
 export function getRealmDomains(h: Hearth): RealmDomain[] {
-  return [...h.store.dbs.realmDomains.getRange({})].map((e) => e.value as RealmDomain);
+  return allRealmDomains(h.store);
 }
 
 export const realmDomainView = (d: RealmDomain) => ({ domain: d.domain, allow_subdomains: d.allow_subdomains });

@@ -1,11 +1,22 @@
 import type { Hearth } from "../context";
 import { REALM_ID } from "../store/realm";
-import { allRealmEmoji, type RealmEmoji } from "../store/realm_emoji";
+import { allRealmEmoji, getRealmEmoji, getRealmEmojiImage, type RealmEmoji } from "../store/realm_emoji";
 
 const EXTENSIONS: Record<string, string> = { "image/png": "png", "image/jpeg": "jpg", "image/gif": "gif", "image/webp": "webp" };
 
+/** Where custom emoji images are served. */
+export const REALM_EMOJI_IMAGES_PATH = `/user_avatars/${REALM_ID}/emoji/images`;
+
 export function realmEmojiPath(e: RealmEmoji): string {
-  return `/user_avatars/${REALM_ID}/emoji/images/${e.id}.${EXTENSIONS[e.content_type] ?? "png"}`;
+  return `${REALM_EMOJI_IMAGES_PATH}/${e.id}.${EXTENSIONS[e.content_type] ?? "png"}`;
+}
+
+/** The image a file name under REALM_EMOJI_IMAGES_PATH names: only the emoji's own name (ID and extension) finds it. */
+export function realmEmojiImage(h: Hearth, file: string): { image: Uint8Array; content_type: string } | undefined {
+  const match = /^(\d{1,15})\.(png|jpg|gif|webp)$/.exec(file);
+  const emoji = match ? getRealmEmoji(h.store, Number(match[1])) : undefined;
+  const image = emoji && realmEmojiPath(emoji) === `${REALM_EMOJI_IMAGES_PATH}/${file}` ? getRealmEmojiImage(h.store, emoji) : undefined;
+  return emoji && image ? { image, content_type: emoji.content_type } : undefined;
 }
 
 /** One emoji as `realm_emoji` shows it (ID as a string, as Zulip sends it). */

@@ -4,21 +4,15 @@
  */
 import { statePart, type StateContext } from "../events/state";
 import { allUsers, Role, type UserRecord } from "../store/users";
+import { isAdmin, isGuest, isOwner } from "../store/users";
 import { getRealm } from "../store/realm";
-import { botView } from "../actions/users";
-import { apiEmail, formatUser, isAdmin, isGuest, isOwner } from "./users";
-import { MIN_DEACTIVATED_REALM_DELETION_DAYS } from "../actions/realm";
+import { botView } from "./bots";
+import { apiEmail, formatUser } from "./users";
+import { MIN_DEACTIVATED_REALM_DELETION_DAYS, REALM_ICON_PATH, requireRealm } from "./realm";
 import { inRealmGroup } from "../access/groups";
 import { avatarUrl } from "./avatars";
 import { maxMessageIdFor } from "./messages";
-import { REALM_ICON_PATH, requireRealm } from "./realm";
-import {
-  DEFAULT_EXTERNAL_ACCOUNTS,
-  REALM_DEFAULTS,
-  realmSetting,
-  REPORT_MESSAGE_TYPES,
-  SERVER_LIMITS,
-} from "./realm-settings";
+import { DEFAULT_EXTERNAL_ACCOUNTS, REALM_DEFAULTS, realmSetting, REPORT_MESSAGE_TYPES, SERVER_LIMITS } from "../store/realm_settings";
 import { getRealmPresences, PRESENCE_OFFLINE_THRESHOLD_SECS, PRESENCE_PING_INTERVAL_SECS } from "./presence";
 import { USER_SETTINGS, userSettingsDefaultsView, userSettingsView } from "./settings";
 

@@ -1,35 +1,12 @@
 import type { Hearth } from "../context";
-import { findUserByLoginEmail } from "../auth/basic";
-import { EmailVisibility, Role, type UserRecord } from "../store/users";
+import { canSeeRealEmail } from "../access/users";
+import { allUsers, EmailVisibility, isAdmin, isGuest, isOwner, type UserRecord } from "../store/users";
 import { avatarUrl } from "./avatars";
 import { profileDataView } from "./profile_fields";
-
-export const isAdmin = (u: UserRecord) => u.role <= Role.ADMINISTRATOR;
-export const isOwner = (u: UserRecord) => u.role === Role.OWNER;
-export const isModerator = (u: UserRecord) => u.role <= Role.MODERATOR;
-export const isGuest = (u: UserRecord) => u.role === Role.GUEST;
 
 /** Zulip's `user{id}@{realm_host}` address, shown when the real one is hidden. */
 export function placeholderEmail(h: Hearth, userId: number): string {
   return `user${userId}@${h.realmHost()}`;
-}
-
-/** Whether `viewer` may see `target`'s real address under the target's visibility setting. */
-export function canSeeRealEmail(viewer: UserRecord | null, target: UserRecord): boolean {
-  if (target.is_bot) return true;
-  if (viewer && viewer.id === target.id) return true;
-  switch (target.email_address_visibility) {
-    case EmailVisibility.EVERYONE:
-      return true;
-    case EmailVisibility.MEMBERS:
-      return viewer !== null && !isGuest(viewer);
-    case EmailVisibility.MODERATORS:
-      return viewer !== null && isModerator(viewer);
-    case EmailVisibility.ADMINS:
-      return viewer !== null && isAdmin(viewer);
-    default:
-      return false;
-  }
 }
 
 /** The API email: the real address only when everyone may see it. */
@@ -84,10 +61,9 @@ export function formatUser(
   return user;
 }
 
-/** The account an email names, for `viewer`: the placeholder always works, a real address only where they may see it. */
-export function visibleUserByEmail(h: Hearth, viewer: UserRecord, email: string): UserRecord | undefined {
-  const target = findUserByLoginEmail(h, email);
-  if (!target) return undefined;
-  const byPlaceholder = /^user\d+@/i.test(email.trim()) && target.email.toLowerCase() !== email.trim().toLowerCase();
-  return byPlaceholder || canSeeRealEmail(viewer, target) ? target : undefined;
+/** `GET /users`: every account but the system bots, as `viewer` sees them. */
+export function usersView(h: Hearth, viewer: UserRecord, options: UserViewOptions): Record<string, unknown>[] {
+  const members: Record<string, unknown>[] = [];
+  for (const u of allUsers(h.store)) if (!u.is_system_bot) members.push(formatUser(h, viewer, u, options));
+  return members;
 }

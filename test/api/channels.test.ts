@@ -5,17 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expectError, expectSchema, expectSuccess, startTestServer, type CastName, type Params, type TestServer } from "../kit";
 import { verifyAction } from "../kit/events";
-import {
-  GetStreamIdResponse,
-  GetStreamResponse,
-  GetStreamsResponse,
-  GetSubscribersResponse,
-  GetSubscriptionsResponse,
-  GetUserGroupsResponse,
-  StreamEmailResponse,
-  SubscribeResponse,
-  SubscriptionStatusResponse,
-} from "../../src/schemas/channels";
+import { GetStreamIdResponse, GetStreamResponse, GetStreamsResponse, GetSubscribersResponse, GetSubscriptionsResponse, GetUserGroupsResponse, StreamEmailResponse, SubscribeResponse, SubscriptionStatusResponse } from "../../src/schemas/channels";
 import { Store } from "../../src/store/db";
 import { doInitRealm } from "../../src/actions/realm";
 import { SuccessEnvelope } from "../../src/schemas/common";

@@ -3,17 +3,7 @@ import { expectError, expectSchema, expectSuccess, recordPublished, startTestSer
 import { getRealm, putRealm } from "../../src/store/realm";
 import { systemGroupId } from "../../src/store/user_groups";
 import { register } from "../kit/events";
-import {
-  GetMessageResponse,
-  GetMessagesResponse,
-  MessageHistoryResponse,
-  ReadReceiptsResponse,
-  RenderResponse,
-  SendMessageResponse,
-  UpdateFlagsForNarrowResponse,
-  UpdateFlagsResponse,
-  UpdateMessageResponse,
-} from "../../src/schemas/messages";
+import { GetMessageResponse, GetMessagesResponse, MessageHistoryResponse, ReadReceiptsResponse, RenderResponse, SendMessageResponse, UpdateFlagsForNarrowResponse, UpdateFlagsResponse, UpdateMessageResponse } from "../../src/schemas/messages";
 
 let s: TestServer;
 let recorded: ReturnType<typeof recordPublished>;

@@ -2,13 +2,7 @@ import { getRealm, putRealm } from "../../src/store/realm";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { expectError, expectSchema, expectSuccess, startTestServer, type CastName, type Params, type TestServer } from "../kit";
 import { register, verifyAction } from "../kit/events";
-import {
-  GetStreamsResponse,
-  GetSubscriptionsResponse,
-  SubscribeResponse,
-  Subscription,
-  UnsubscribeResponse,
-} from "../../src/schemas/channels";
+import { GetStreamsResponse, GetSubscriptionsResponse, SubscribeResponse, Subscription, UnsubscribeResponse } from "../../src/schemas/channels";
 
 let s: TestServer;
 beforeAll(async () => {

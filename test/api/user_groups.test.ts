@@ -1,14 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ApiClient, expectError, expectSchema, expectSuccess, startTestServer, type CastName, type Params, type TestServer } from "../kit";
 import { verifyAction } from "../kit/events";
-import {
-  CreateUserGroupResponse,
-  GroupInUseError,
-  IsUserGroupMemberResponse,
-  UserGroupMembersResponse,
-  UserGroupsResponse,
-  UserGroupSubgroupsResponse,
-} from "../../src/schemas/user_groups";
+import { CreateUserGroupResponse, GroupInUseError, IsUserGroupMemberResponse, UserGroupMembersResponse, UserGroupsResponse, UserGroupSubgroupsResponse } from "../../src/schemas/user_groups";
 import { SuccessEnvelope } from "../../src/schemas/common";
 import { getRealm, putRealm } from "../../src/store/realm";
 import { runZulipJs } from "../clients/zulip-js";

@@ -13,8 +13,8 @@ import type { TSchema } from "@sinclair/typebox";
 import { startServer, type RunningServer } from "../../src/server";
 import { Store } from "../../src/store/db";
 import { doInitRealm } from "../../src/actions/realm";
-import { doCreateUser } from "../../src/actions/users";
 import { Role } from "../../src/store/users";
+import { doCreateUser } from "../../src/actions/create_user";
 
 export const CAST = {
   desdemona: { full_name: "Desdemona", role: Role.OWNER },

@@ -11,17 +11,7 @@ import { join } from "node:path";
 import { Store } from "../../src/store/db";
 import { MessageFlag, type MessageRecord } from "../../src/store/messages";
 import { loadPendingUnreadIndex } from "../../src/store/unread";
-import {
-  deleteMessageRows,
-  getUserFlags,
-  insertMessage,
-  messageRecipientFlags,
-  newestMessageIdOf,
-  removeUserRows,
-  addUserRows,
-  setUserFlags,
-  userMessageIds,
-} from "../../src/store/user_messages";
+import { deleteMessageRows, getUserFlags, insertMessage, messageRecipientFlags, newestMessageIdOf, removeUserRows, addUserRows, setUserFlags, userMessageIds } from "../../src/store/user_messages";
 
 const dir = mkdtempSync(join(tmpdir(), "hearth-user-messages-"));
 const store = new Store(dir);

@@ -1,5 +1,4 @@
 import { createHash, randomInt, timingSafeEqual } from "node:crypto";
-import { SERVER_LIMITS } from "../views/realm-settings";
 
 const ALPHANUMERIC = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 
@@ -13,11 +12,6 @@ export function randomToken(length: number, alphabet = ALPHANUMERIC): string {
 /** 32 random alphanumerics, like Zulip's API keys. */
 export function generateApiKey(): string {
   return randomToken(32);
-}
-
-/** The password lengths the server accepts (`password_min_length`..`password_max_length` in /server_settings). */
-export function passwordLengthAllowed(password: string): boolean {
-  return password.length >= SERVER_LIMITS.password_min_length && password.length <= SERVER_LIMITS.password_max_length;
 }
 
 /** Compares secrets in time independent of where they differ (and of their lengths). */

@@ -145,3 +145,8 @@ export const SERVER_LIMITS = {
   password_max_length: 100,
   password_min_guesses: 10000,
 };
+
+/** The password lengths the server accepts (`password_min_length`..`password_max_length` in /server_settings). */
+export function passwordLengthAllowed(password: string): boolean {
+  return password.length >= SERVER_LIMITS.password_min_length && password.length <= SERVER_LIMITS.password_max_length;
+}
