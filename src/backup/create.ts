@@ -1,4 +1,3 @@
-import { open as openLmdb } from "lmdb";
 import * as tar from "tar";
 import { randomBytes } from "node:crypto";
 import { chmodSync, closeSync, copyFileSync, existsSync, fsyncSync, linkSync, lstatSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
@@ -87,12 +86,7 @@ export async function createBackup(source: { dataDir: string; store?: Store }, o
  */
 async function snapshotStore(from: Store | string, targetDir: string): Promise<void> {
   if (typeof from !== "string") return from.snapshotTo(targetDir);
-  const env = openLmdb({ path: from, readOnly: true });
-  try {
-    await env.backup(targetDir, true);
-  } finally {
-    await env.close();
-  }
+  return Store.snapshotFolder(from, targetDir);
 }
 
 /**

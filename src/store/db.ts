@@ -354,6 +354,19 @@ export class Store {
     return next;
   }
 
+  /**
+   * The same from another process's store (a running server's), through a read-only
+   * handle of this one's: LMDB allows one handle per store and process.
+   */
+  static async snapshotFolder(storeDir: string, dir: string): Promise<void> {
+    const env = open({ path: storeDir, readOnly: true });
+    try {
+      await env.backup(dir, true);
+    } finally {
+      await env.close();
+    }
+  }
+
   /** A compacted copy of the store as of one commit into `dir/data.mdb` (LMDB's copy; writers go on). */
   snapshotTo(dir: string): Promise<void> {
     return this.root.backup(dir, true);
