@@ -6,6 +6,9 @@
 import { randomBytes } from "node:crypto";
 import type { Hearth } from "../context";
 import { commit, type Transaction } from "../events/commit";
+import type { EventOf } from "../schemas/register";
+
+type StreamUpdate = Extract<EventOf<"stream">, { readonly op: "update" }>;
 import { badRequest, mustBeAdmin } from "../errors";
 import { allUsers, type UserRecord } from "../store/users";
 import { allChannels, getChannel, getChannelByName, getChannelEmailSecret, putChannel, putChannelEmailSecret, type ChannelRecord } from "../store/channels";
@@ -252,8 +255,8 @@ function notifyChannelUpdated(tx: Transaction, h: Hearth, before: ChannelRecord,
     if (subscribers.length > 0) tx.notify({ type: "subscription", op: "peer_add", stream_ids: [after.id], user_ids: subscribers }, gained);
   }
   for (const property of changed) {
-    const base = { type: "stream", op: "update", stream_id: after.id, name: before.name, property };
-    let event: Record<string, unknown>;
+    const base = { type: "stream", op: "update", stream_id: after.id, name: before.name, property } as const;
+    let event: StreamUpdate;
     switch (property) {
       case "description":
         event = { ...base, value: after.description, rendered_description: after.rendered_description };
@@ -266,10 +269,10 @@ function notifyChannelUpdated(tx: Transaction, h: Hearth, before: ChannelRecord,
           ...base,
           value: (CHANNEL_GROUP_SETTINGS as readonly string[]).includes(property)
             ? after.groups[property as ChannelGroupSettingName]
-            : (after as unknown as Record<string, unknown>)[property],
+            : ((after as unknown as Record<string, unknown>)[property] as StreamUpdate["value"]),
         };
     }
-    tx.notify(event as { type: string }, stayed);
+    tx.notify(event, stayed);
     // The deprecated fields follow can_send_message_group for clients that still read
     // them, when their value changes (Zulip's do_change_stream_group_based_setting):
     // stream_post_policy, then is_announcement_only for legacy mobile clients.

@@ -50,28 +50,30 @@ export async function doDeleteMessages(h: Hearth, ids: number[]): Promise<void> 
   await removeAttachmentFiles(h, attachmentChanges.removed);
 }
 
+/** A `delete_message` event's conversation, before its message IDs. */
+type ConversationOfDeleted = { type: "delete_message"; message_type: "stream"; stream_id: number; topic: string } | { type: "delete_message"; message_type: "private" };
+
 /**
  * One event per conversation, listing its deleted messages (clients with
  * bulk_message_deletion get it whole; queues split it for the others).
  */
 function notifyDeleteMessages(tx: Transaction, deleted: { message: MessageRecord; audience: number[] }[]): void {
-  const groups = new Map<string, { event: Record<string, unknown>; ids: number[]; audience: Set<number> }>();
+  const groups = new Map<string, { event: ConversationOfDeleted; ids: number[]; audience: Set<number> }>();
   for (const { message: m, audience } of deleted) {
     const key = m.type === "stream" ? `c:${m.channel_id}:${topicKey(m.topic)}` : `d:${conversationKey(m.dm_user_ids!)}`;
     let group = groups.get(key);
     if (!group) {
-      const event: Record<string, unknown> = { type: "delete_message", message_type: m.type };
-      if (m.type === "stream") {
-        event.stream_id = m.channel_id;
-        event.topic = m.topic;
-      }
+      const event: ConversationOfDeleted =
+        m.type === "stream"
+          ? { type: "delete_message", message_type: "stream", stream_id: m.channel_id!, topic: m.topic }
+          : { type: "delete_message", message_type: "private" };
       groups.set(key, (group = { event, ids: [], audience: new Set() }));
     }
     group.ids.push(m.id);
     for (const id of audience) group.audience.add(id);
   }
   for (const { event, ids: messageIds, audience } of groups.values()) {
-    tx.notify({ ...event, type: "delete_message", message_ids: messageIds.sort((a, b) => a - b) }, audience);
+    tx.notify({ ...event, message_ids: messageIds.sort((a, b) => a - b) }, audience);
   }
 }
 

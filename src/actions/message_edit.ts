@@ -1,4 +1,5 @@
 import type { Hearth } from "../context";
+import type { EventOf } from "../schemas/register";
 import { commit, type Transaction } from "../events/commit";
 import { badRequest } from "../errors";
 import { appendTo } from "../lib/collections";
@@ -109,7 +110,7 @@ async function doEditMessage(h: Hearth, user: UserRecord, message: MessageRecord
     const policies: WrittenPolicies = moving ? moveTopicPolicies(h, user, message, { ids: plan.ids, newTopic, newChannel, lostAccess }, req.propagateMode) : [];
     if (lostAccess.size > 0) {
       tx.notify(
-        { type: "delete_message", message_type: "stream", message_ids: changes.map((c) => c.after.id).sort((a, b) => a - b), stream_id: message.channel_id, topic: message.topic },
+        { type: "delete_message", message_type: "stream", message_ids: changes.map((c) => c.after.id).sort((a, b) => a - b), stream_id: message.channel_id!, topic: message.topic },
         lostAccess,
       );
     }
@@ -184,6 +185,8 @@ function rewriteMentionFlags(h: Hearth, original: MessageRecord, edited: Message
   }
 }
 
+type UpdateMessageEvent = EventOf<"update_message">;
+
 function notifyUpdateMessage(
   tx: Transaction,
   h: Hearth,
@@ -195,8 +198,9 @@ function notifyUpdateMessage(
   now: number,
 ): void {
   const target = changes.find((c) => c.after.id === original.id)!;
-  const base: Record<string, unknown> = {
+  const base: { -readonly [K in keyof UpdateMessageEvent]: UpdateMessageEvent[K] } = {
     type: "update_message",
+    flags: [],
     user_id: user.id,
     edit_timestamp: now,
     message_id: original.id,
@@ -214,8 +218,9 @@ function notifyUpdateMessage(
     });
   }
   if (original.type === "stream") {
-    base.stream_id = original.channel_id;
-    base.stream_name = channelById(h, original.channel_id!)?.name;
+    base.stream_id = original.channel_id!;
+    const name = channelById(h, original.channel_id!)?.name;
+    if (name !== undefined) base.stream_name = name;
     if (target.before.topic !== target.after.topic || target.before.channel_id !== target.after.channel_id) {
       base.propagate_mode = req.propagateMode;
       base.orig_subject = target.before.topic;
@@ -223,13 +228,13 @@ function notifyUpdateMessage(
         base.subject = target.after.topic;
         base.topic_links = target.after.topic === "" ? [] : topicLinks(target.after.topic, realmSetting(h, "linkifiers", []));
       }
-      if (target.before.channel_id !== target.after.channel_id) base.new_stream_id = target.after.channel_id;
+      if (target.before.channel_id !== target.after.channel_id) base.new_stream_id = target.after.channel_id!;
     }
   }
   // Those who may read it now; subscribers without a row get flags ["read"], as Zulip's subscriber_info gives them.
   const audience = new Map<number, number>();
   for (const id of messageAudience(h, target.after, holders.keys())) audience.set(id, holders.get(id) ?? MessageFlag.read);
-  notifyPerFlagSet(audience, (flags, userIds) => tx.notify({ ...base, type: "update_message", flags }, userIds));
+  notifyPerFlagSet(audience, (flags, userIds) => tx.notify({ ...base, flags }, userIds));
 }
 
 /** One event per distinct flag set, so each recipient sees their own flags. */

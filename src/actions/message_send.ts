@@ -1,4 +1,5 @@
 import type { Hearth } from "../context";
+import type { MessageEventJson } from "../schemas/register";
 import { commit, commitInfallible, type Transaction } from "../events/commit";
 import { ApiError, badRequest } from "../errors";
 import { linkProperties, type RenderResult } from "../markdown";
@@ -225,9 +226,11 @@ export async function doSendMessage(h: Hearth, sender: UserRecord, req: SendRequ
  * gets what its client registered for (apply_markdown, client_gravatar).
  */
 function notifyNewMessage(tx: Transaction, h: Hearth, sender: UserRecord, m: MessageRecord, flagsByUser: Map<number, number>, req: SendRequest): void {
-  const message = formatMessage(h, sender, m, 0, { applyMarkdown: false, allowEmptyTopicName: true });
-  delete message.flags;
-  message.rendered_content = m.rendered_content;
+  const formatted = formatMessage(h, sender, m, 0, { applyMarkdown: false, allowEmptyTopicName: true });
+  delete formatted.flags;
+  // Both forms of the content; each queue keeps the one its client asked for. formatMessage
+  // builds the message field by field; the tests hold every delivered one to its schema.
+  const message = { ...formatted, rendered_content: m.rendered_content } as unknown as MessageEventJson & { rendered_content: string };
   // One fields object per flags value: the queues share each (and its JSON).
   const fieldsByBits = new Map<number, Record<string, unknown>>();
   for (const bits of flagsByUser.values()) if (!fieldsByBits.has(bits)) fieldsByBits.set(bits, { flags: flagList(bits) });

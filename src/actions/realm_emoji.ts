@@ -27,11 +27,11 @@ type EmojiChange = { op: "add"; emoji: RealmEmoji } | { op: "update_one"; emoji:
  * one emoji that changed; the rest get the whole dictionary in one `update`.
  */
 function notifyRealmEmoji(tx: Transaction, h: Hearth, change: EmojiChange): void {
-  const full = { type: "realm_emoji", op: "update", realm_emoji: realmEmojiDict(h) };
+  const full = { type: "realm_emoji", op: "update", realm_emoji: realmEmojiDict(h) } as const;
   const individual =
     change.op === "add"
-      ? { type: "realm_emoji", op: "add", emoji: realmEmojiView(h, change.emoji) }
-      : { type: "realm_emoji", op: "update_one", emoji_id: String(change.emoji.id), data: change.data };
+      ? ({ type: "realm_emoji", op: "add", emoji: realmEmojiView(h, change.emoji) } as const)
+      : ({ type: "realm_emoji", op: "update_one", emoji_id: String(change.emoji.id), data: change.data } as const);
   tx.notify(full, activeUserIds(h), { forCapabilities: (caps) => (caps.individual_emoji_changes ? individual : full) });
 }
 

@@ -60,15 +60,12 @@ export function applySettings(next: UserRecord, settings: Record<string, unknown
 /** One `user_settings` update per changed setting to the user, plus the legacy forms older clients read. */
 export function notifySettingChanges(tx: Transaction, h: Hearth, user: UserRecord, changed: [string, unknown][]): void {
   for (const [property, value] of changed) {
-    const event: Record<string, unknown> = { type: "user_settings", op: "update", property, value };
-    if (property === "default_language") event.language_name = LANGUAGE_NAMES[String(value)];
-    tx.notify(event as { type: string }, [user.id]);
+    const languageName = property === "default_language" ? { language_name: LANGUAGE_NAMES[String(value)] } : {};
+    tx.notify({ type: "user_settings", op: "update", property, value, ...languageName }, [user.id]);
     // The queue manager gives these only to clients without user_settings_object.
     const email = apiEmail(h, user);
     if (LEGACY_DISPLAY_SETTINGS.has(property)) {
-      const legacy: Record<string, unknown> = { type: "update_display_settings", user: email, setting_name: property, setting: value };
-      if (property === "default_language") legacy.language_name = LANGUAGE_NAMES[String(value)];
-      tx.notify(legacy as { type: string }, [user.id]);
+      tx.notify({ type: "update_display_settings", user: email, setting_name: property, setting: value, ...languageName }, [user.id]);
     }
     if (LEGACY_NOTIFICATION_SETTINGS.has(property)) {
       tx.notify({ type: "update_global_notifications", user: email, notification_name: property, setting: value }, [user.id]);
@@ -194,7 +191,8 @@ export async function checkUpdateUserSettingsDefaults(h: Hearth, actor: UserReco
     }
     if (changed.length > 0) putRealm(h.store, { ...realm, settings: { ...realm.settings, user_settings_defaults: defaults } });
     for (const [property, value] of changed) {
-      tx.notify({ type: "realm_user_settings_defaults", op: "update", property, value }, activeUserIds(h));
+      // Checked against the setting's type above.
+      tx.notify({ type: "realm_user_settings_defaults", op: "update", property, value: value as string | number | boolean }, activeUserIds(h));
     }
   });
 }

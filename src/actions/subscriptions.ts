@@ -4,6 +4,7 @@
  * peer events that keep every client's subscriber lists right.
  */
 import type { Hearth } from "../context";
+import type { SubscriptionView } from "../schemas/channels";
 import { commit, type Transaction } from "../events/commit";
 import { badRequest } from "../errors";
 import { getUser, type UserRecord } from "../store/users";
@@ -225,7 +226,7 @@ function notifySubscriptionsAdded(
     if (admitted.length > 0) tx.notify({ type: "stream", op: "create", streams: [formatChannel(h, getChannel(h.store, channel.id)!)] }, admitted);
   }
   // 3. Each newly subscribed user: `subscription add` with the full subscription objects.
-  const perUser = new Map<number, { raw: Record<string, unknown>[]; resolved: Record<string, unknown>[] }>();
+  const perUser = new Map<number, { raw: SubscriptionView[]; resolved: SubscriptionView[] }>();
   for (const { channel, userIds } of added) {
     if (userIds.length === 0) continue;
     const current = getChannel(h.store, channel.id)!;

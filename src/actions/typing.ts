@@ -55,8 +55,8 @@ export function doTypingEditMessage(h: Hearth, sender: UserRecord, op: "start" |
   const { message } = accessMessage(h, sender, messageId);
   const recipient =
     message.type === "stream"
-      ? { type: "channel", channel_id: message.channel_id, topic: message.topic }
-      : { type: "direct", user_ids: message.dm_user_ids };
+      ? { type: "channel" as const, channel_id: message.channel_id!, topic: message.topic }
+      : { type: "direct" as const, user_ids: message.dm_user_ids! };
   const audience = typingReceivers(h, messageAudience(h, message).filter((id) => id !== sender.id));
   notifyWithoutCommit(h, { type: "typing_edit_message", op, sender_id: sender.id, message_id: messageId, recipient }, audience);
 }

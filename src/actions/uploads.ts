@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import type { EventOf } from "../schemas/register";
 import { chmodSync, mkdirSync } from "node:fs";
 import { open, rename, rmdir, unlink } from "node:fs/promises";
 import { dirname } from "node:path";
@@ -187,7 +188,7 @@ export interface AttachmentChanges {
   removed: AttachmentRecord[];
 }
 
-type AttachmentEvent = { type: "attachment"; op: string; attachment: Record<string, unknown>; upload_space_used: number };
+type AttachmentEvent = EventOf<"attachment">;
 
 function attachmentEvents(h: Hearth, changes: AttachmentChanges): [event: AttachmentEvent, ownerId: number][] {
   const space = uploadSpaceUsed(h.store);

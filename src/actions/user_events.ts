@@ -39,8 +39,8 @@ export function notifyRealmUser(tx: Transaction, h: Hearth, op: "add" | "update"
 export function notifyRealmBot(tx: Transaction, h: Hearth, op: "add" | "update" | "delete", bot: UserRecord, fields?: Record<string, unknown>): void {
   const recipients = new Set(adminIds(h));
   if (bot.bot_owner_id !== null) recipients.add(bot.bot_owner_id);
-  const payload = op === "add" ? botView(h, bot) : { user_id: bot.id, ...fields };
-  tx.notify({ type: "realm_bot", op, bot: payload }, recipients);
+  if (op === "add") tx.notify({ type: "realm_bot", op, bot: botView(h, bot) }, recipients);
+  else tx.notify({ type: "realm_bot", op, bot: { user_id: bot.id, ...fields } }, recipients);
 }
 
 /** A new name reaches realm_users, and realm_bots where the account is a bot. */

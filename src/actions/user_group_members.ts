@@ -71,13 +71,16 @@ export async function checkUpdateUserGroupMembership(h: Hearth, actor: UserRecor
       for (const id of subgroups.add) if (!ids.includes(id)) ids.push(id);
       putUserGroup(h.store, { ...current, direct_subgroup_ids: ids.sort((a, b) => a - b) });
     }
-    const notify = (op: string, field: string, ids: number[]) => {
-      if (ids.length > 0) publishGroupEvent(tx, h, group, { type: "user_group", op, group_id: group.id, [field]: ids });
+    const notifyMembers = (op: "add_members" | "remove_members", ids: number[]) => {
+      if (ids.length > 0) publishGroupEvent(tx, h, group, { type: "user_group", op, group_id: group.id, user_ids: ids });
     };
-    notify("add_members", "user_ids", members.add);
-    notify("remove_members", "user_ids", members.remove);
-    notify("add_subgroups", "direct_subgroup_ids", subgroups.add);
-    notify("remove_subgroups", "direct_subgroup_ids", subgroups.remove);
+    const notifySubgroups = (op: "add_subgroups" | "remove_subgroups", ids: number[]) => {
+      if (ids.length > 0) publishGroupEvent(tx, h, group, { type: "user_group", op, group_id: group.id, direct_subgroup_ids: ids });
+    };
+    notifyMembers("add_members", members.add);
+    notifyMembers("remove_members", members.remove);
+    notifySubgroups("add_subgroups", subgroups.add);
+    notifySubgroups("remove_subgroups", subgroups.remove);
     // The channels each user now sees are read once the change is visible (channels' own notifier publishes).
     tx.afterCommit(() => {
       for (const [id, before] of seenBefore) {

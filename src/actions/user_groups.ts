@@ -1,10 +1,10 @@
 import type { Store } from "../store/db";
+import type { EventOf } from "../schemas/register";
 import type { Hearth } from "../context";
 import { commit, type Transaction } from "../events/commit";
 import { activeUserIds, allUsers, getUser, Role, type UserRecord } from "../store/users";
 import { accessUserGroupForUpdate, applyGroupSettingUpdate, checkGroupSettingValue, checkMayChangeGroups, groupInUse, groupSettingUsesGroup, isFullMember, inRealmGroup, type GroupSettingRules } from "../access/groups";
 import { badRequest } from "../errors";
-import type { ApiEvent } from "../events/hub";
 import { getRealm } from "../store/realm";
 import { allChannels } from "../store/channels";
 import { CHANNEL_GROUP_SETTINGS } from "../schemas/channels";
@@ -164,7 +164,7 @@ function groupAudience(h: Hearth): readonly number[] {
  * know deactivated groups, so they hear nothing about one (Zulip: renaming a deactivated
  * group sends them nothing; we extend that to every change, so their state stays whole).
  */
-export function publishGroupEvent(tx: Transaction, h: Hearth, group: UserGroupRecord, event: ApiEvent): void {
+export function publishGroupEvent(tx: Transaction, h: Hearth, group: UserGroupRecord, event: EventOf<"user_group">): void {
   tx.notify(event, groupAudience(h), group.deactivated ? { forCapabilities: (caps) => (caps.include_deactivated_groups ? event : null) } : {});
 }
 
@@ -272,8 +272,8 @@ export async function checkUpdateUserGroup(h: Hearth, actor: UserRecord, groupId
       publishGroupEvent(tx, h, group, { type: "user_group", op: "update", group_id: group.id, data });
     }
     if (reactivate) {
-      const update = { type: "user_group", op: "update", group_id: group.id, data: { deactivated: false } };
-      const add = { type: "user_group", op: "add", group: formatUserGroup(h, next) };
+      const update = { type: "user_group", op: "update", group_id: group.id, data: { deactivated: false } } as const;
+      const add = { type: "user_group", op: "add", group: formatUserGroup(h, next) } as const;
       tx.notify(update, groupAudience(h), { forCapabilities: (caps) => (caps.include_deactivated_groups ? update : add) });
     }
   });
@@ -309,8 +309,8 @@ export async function checkDeactivateUserGroup(h: Hearth, actor: UserRecord, gro
   await commit(h, (tx) => {
     const current = getUserGroup(h.store, group.id)!;
     putUserGroup(h.store, { ...current, deactivated: true });
-    const update = { type: "user_group", op: "update", group_id: group.id, data: { deactivated: true } };
-    const remove = { type: "user_group", op: "remove", group_id: group.id };
+    const update = { type: "user_group", op: "update", group_id: group.id, data: { deactivated: true } } as const;
+    const remove = { type: "user_group", op: "remove", group_id: group.id } as const;
     tx.notify(update, groupAudience(h), { forCapabilities: (caps) => (caps.include_deactivated_groups ? update : remove) });
   });
 }

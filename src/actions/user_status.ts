@@ -1,4 +1,5 @@
 import type { Hearth } from "../context";
+import type { EventOf } from "../schemas/register";
 import { badRequest } from "../errors";
 import { emojiCodeFor } from "../markdown/emoji";
 import { getUserStatus, putUserStatus, type UserStatus } from "../store/personal";
@@ -51,16 +52,19 @@ export async function checkUpdateUserStatus(h: Hearth, user: UserRecord, changes
     throw badRequest(`status_text is too long (limit: ${MAX_STATUS_TEXT_LENGTH} characters)`);
   }
   const emoji = checkEmoji(h, changes);
-  const event: Record<string, unknown> = { type: "user_status", user_id: user.id };
-  if (changes.away !== undefined) event.away = changes.away;
-  if (text !== undefined) event.status_text = text;
-  if (emoji) Object.assign(event, emoji);
+  const event: EventOf<"user_status"> = {
+    type: "user_status",
+    user_id: user.id,
+    ...(changes.away !== undefined ? { away: changes.away } : {}),
+    ...(text !== undefined ? { status_text: text } : {}),
+    ...emoji,
+  };
   await commit(h, (tx) => {
     const current = getUserStatus(h.store, user.id) ?? EMPTY;
     const next: UserStatus = { ...current, ...(text !== undefined ? { status_text: text } : {}), ...(emoji ?? {}) };
     putUserStatus(h.store, user.id, next);
     // The recipients after the commit, from the cache a read inside the transaction would bypass.
-    tx.afterCommit(() => tx.notify(event as { type: string }, activeUserIds(h)));
+    tx.afterCommit(() => tx.notify(event, activeUserIds(h)));
     const account = getUser(h.store, user.id)!;
     if (changes.away === undefined) return;
     const updated: UserRecord = { ...account, settings: { ...account.settings } };

@@ -1,4 +1,5 @@
 import type { Hearth } from "../context";
+import type { EventOf } from "../schemas/register";
 import { commit, type Transaction } from "../events/commit";
 import { badRequest } from "../errors";
 import { accessChannel } from "../access/channels";
@@ -69,12 +70,14 @@ export function writePolicyChanges(h: Hearth, changes: readonly PolicyChange[]):
   return written;
 }
 
+type VisibilityPolicyValue = Extract<EventOf<"user_topic">, object>["visibility_policy"];
+
 /** The legacy muted_topics list once per user, then each change as user_topic (in the transaction that wrote them). */
 export function publishPolicyChanges(tx: Transaction, h: Hearth, written: WrittenPolicies): void {
   for (const userId of new Set(written.map((d) => d.userId))) {
     tx.notify({ type: "muted_topics", muted_topics: mutedTopicsView(h, userId) }, [userId]);
   }
-  for (const { userId, topic } of written) tx.notify({ type: "user_topic", ...topic }, [userId]);
+  for (const { userId, topic } of written) tx.notify({ type: "user_topic", ...topic, visibility_policy: topic.visibility_policy as VisibilityPolicyValue }, [userId]);
 }
 
 /** Zulip's get_visibility_policy_after_merge: the more visible of the two wins. */

@@ -80,8 +80,8 @@ export async function checkUpdateUser(
 function notifyBotListChanged(tx: Transaction, h: Hearth, user: UserRecord, nowAdmin: boolean): void {
   for (const bot of allUsers(h.store)) {
     if (!bot.is_bot || bot.is_system_bot || bot.bot_owner_id === user.id) continue;
-    const event = nowAdmin ? { type: "realm_bot", op: "add", bot: botView(h, bot) } : { type: "realm_bot", op: "delete", bot: { user_id: bot.id } };
-    tx.notify(event, [user.id]);
+    if (nowAdmin) tx.notify({ type: "realm_bot", op: "add", bot: botView(h, bot) }, [user.id]);
+    else tx.notify({ type: "realm_bot", op: "delete", bot: { user_id: bot.id } }, [user.id]);
   }
 }
 

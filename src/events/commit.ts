@@ -1,5 +1,6 @@
 import type { Store } from "../store/db";
 import type { ApiEvent, EventHub, PublishOptions } from "./hub";
+import type { TypedEvent } from "../schemas/register";
 
 /**
  * Commit, then notify — the one way a state change reaches clients (Zulip's
@@ -19,7 +20,7 @@ export type Recipients = Iterable<number> | ReadonlyMap<number, unknown>;
 
 export interface Transaction {
   /** Queues `event` for `userIds`, published once the transaction is visible. */
-  notify(event: ApiEvent, userIds: Recipients, options?: PublishOptions): void;
+  notify(event: TypedEvent, userIds: Recipients, options?: PublishOptions): void;
   /**
    * Runs `fn` once the transaction is visible, after the events queued so far: for
    * work that reads what was committed or builds a costly event outside the write
@@ -39,7 +40,9 @@ type Step = { event: ApiEvent; userIds: Recipients; options?: PublishOptions } |
 
 function transaction(h: CommitContext, steps: Step[], committed: { now: boolean }): Transaction {
   return {
-    notify(event, userIds, options) {
+    notify(typed, userIds, options) {
+      // The queues carry events as plain records; the type was checked here.
+      const event = typed as unknown as ApiEvent;
       if (committed.now) h.events.publish(event, userIds, options);
       else steps.push({ event, userIds, options });
     },
@@ -98,6 +101,6 @@ function run<T>(h: CommitContext, fn: (tx: Transaction) => T, infallible: boolea
  * Publishes an event that records no state, so there is no commit to wait for:
  * typing notices, which Zulip sends straight to Tornado too.
  */
-export function notifyWithoutCommit(h: CommitContext, event: ApiEvent, userIds: Recipients, options?: PublishOptions): void {
-  h.events.publish(event, userIds, options);
+export function notifyWithoutCommit(h: CommitContext, event: TypedEvent, userIds: Recipients, options?: PublishOptions): void {
+  h.events.publish(event as unknown as ApiEvent, userIds, options);
 }

@@ -1,4 +1,4 @@
-import { Type as t } from "@sinclair/typebox";
+import { Type as t, type Static } from "@sinclair/typebox";
 import { GroupSettingValue, Nullable, success } from "./common";
 
 /** The per-channel group settings (Zulip's Stream permission fields), in the API's order. */
@@ -72,6 +72,9 @@ export const Subscription = t.Composite([
     partial_subscribers: t.Optional(t.Array(t.Integer())),
   }),
 ]);
+
+export type ChannelView = Static<typeof Channel>;
+export type SubscriptionView = Static<typeof Subscription>;
 
 export const GetSubscriptionsResponse = success({ subscriptions: t.Array(Subscription) });
 

@@ -1,6 +1,6 @@
 import { DefaultStreamsEvent, DefaultStreamGroup, DefaultStreamGroupsEvent, StreamCreateEvent, StreamDeleteEvent, StreamUpdateEvent, SubscriptionAddEvent, SubscriptionPeerEvent, SubscriptionRemoveEvent, SubscriptionUpdateEvent } from "./channels";
 import { UserGroup, UserGroupEvent } from "./user_groups";
-import { Type as t, type TProperties, type TSchema } from "@sinclair/typebox";
+import { Type as t, type Static, type TProperties, type TSchema } from "@sinclair/typebox";
 import { ErrorEnvelope, GroupSettingValue, Nullable, success } from "./common";
 import { User } from "./users";
 import { Reminder, RemindersEvent, ScheduledMessage, ScheduledMessagesEvent } from "./scheduled_messages";
@@ -340,7 +340,7 @@ const TypingEvent = (op: "start" | "stop") =>
   ]);
 
 /** The event shapes this module sends, as the mobile app parses them. */
-export const EventSchemas: Record<string, TSchema> = {
+export const EventSchemas = {
   scheduled_messages: ScheduledMessagesEvent,
   reminders: RemindersEvent,
   heartbeat: t.Object({ id: Int(), type: t.Literal("heartbeat") }),
@@ -352,12 +352,12 @@ export const EventSchemas: Record<string, TSchema> = {
   ]),
   realm_user: t.Union([
     t.Object({ id: Int(), type: t.Literal("realm_user"), op: t.Literal("add"), person: User }),
-    t.Object({ id: Int(), type: t.Literal("realm_user"), op: t.Literal("update"), person: t.Object({ user_id: Int() }) }),
+    t.Object({ id: Int(), type: t.Literal("realm_user"), op: t.Literal("update"), person: t.Intersect([t.Object({ user_id: Int() }), t.Record(Str(), t.Unknown())]) }),
     t.Object({ id: Int(), type: t.Literal("realm_user"), op: t.Literal("remove"), person: t.Object({ user_id: Int(), full_name: Str() }) }),
   ]),
   realm_bot: t.Union([
     t.Object({ id: Int(), type: t.Literal("realm_bot"), op: t.Literal("add"), bot: RealmBot }),
-    t.Object({ id: Int(), type: t.Literal("realm_bot"), op: t.Union([t.Literal("update"), t.Literal("delete"), t.Literal("remove")]), bot: t.Object({ user_id: Int(), services: t.Optional(List(BotService)) }) }),
+    t.Object({ id: Int(), type: t.Literal("realm_bot"), op: t.Union([t.Literal("update"), t.Literal("delete"), t.Literal("remove")]), bot: t.Intersect([t.Object({ user_id: Int(), services: t.Optional(List(BotService)) }), t.Record(Str(), t.Unknown())]) }),
   ]),
   presence: t.Union([
     // simplified_presence_events (FL 419)
@@ -492,4 +492,42 @@ export const EventSchemas: Record<string, TSchema> = {
   ]),
   custom_profile_fields: Ev("custom_profile_fields", { fields: List(CustomProfileFieldSchema) }),
   realm_user_settings_defaults: Ev("realm_user_settings_defaults", { op: t.Literal("update"), property: Str(), value: t.Union([Bool(), Int(), Str()]) }),
-};
+} satisfies Record<string, TSchema>;
+
+/** A schema's type, with every array readonly: a published event's lists are never changed, and a readonly list may fill one. */
+type Frozen<T> = T extends readonly (infer U)[] ? readonly Frozen<U>[] : T extends object ? { readonly [K in keyof T]: Frozen<T[K]> } : T;
+type WithoutId<T> = T extends unknown ? Frozen<Omit<T, "id">> : never;
+
+type ClientEvent = WithoutId<{ [K in keyof typeof EventSchemas]: Static<(typeof EventSchemas)[K]> }[keyof typeof EventSchemas]>;
+
+/** The events of one type, e.g. `EventOf<"update_message">`. */
+export type EventOf<K extends keyof typeof EventSchemas> = Extract<ClientEvent, { readonly type: K }>;
+
+/**
+ * Events published with both forms of a capability-dependent payload, of which
+ * src/events/shaping.ts gives each queue the one its client asked for: a client never
+ * receives them as such.
+ */
+type ShapedOnDelivery =
+  | (Extract<EventOf<"subscription">, { readonly op: "add" }> & { readonly resolved_subscriptions: Extract<EventOf<"subscription">, { readonly op: "add" }>["subscriptions"] })
+  | (Extract<EventOf<"stream">, { readonly op: "delete" }> & { readonly archived_update: Extract<EventOf<"stream">, { readonly op: "update" }> })
+  | (Extract<EventOf<"presence">, { readonly presences: unknown }> & { readonly legacy: Omit<Extract<EventOf<"presence">, { readonly user_id: number }>, "type"> })
+  | (EventOf<"message"> & { readonly message: { readonly rendered_content: string } });
+
+/**
+ * Every event an action may publish, as the schemas above describe it (the tests
+ * check every delivered event against them), without the `id` each queue gives its
+ * copy. `tx.notify` takes only these.
+ */
+export type TypedEvent = ClientEvent | ShapedOnDelivery;
+
+
+/** The payload shapes view builders return, as events and responses carry them. */
+export type UserJson = Static<typeof User>;
+export type RealmBotJson = Static<typeof RealmBot>;
+export type MessageEventJson = Static<typeof MessageEventMessage>;
+export type AttachmentJson = Static<typeof EventAttachment>;
+export type CustomProfileFieldJson = Static<typeof CustomProfileFieldSchema>;
+export type RealmEmojiJson = Static<typeof RealmEmojiSchema>;
+export type NavigationViewJson = Static<typeof NavigationViewSchema>;
+export type OnboardingStepJson = Static<typeof OnboardingStep>;

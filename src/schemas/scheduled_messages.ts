@@ -1,4 +1,4 @@
-import { Type as t } from "@sinclair/typebox";
+import { type Static, Type as t } from "@sinclair/typebox";
 import { success } from "./common";
 
 /**
@@ -51,3 +51,6 @@ export const RemindersEvent = t.Union([
   t.Object({ ...EventBase, type: t.Literal("reminders"), op: t.Literal("add"), reminders: t.Array(Reminder) }, { additionalProperties: false }),
   t.Object({ ...EventBase, type: t.Literal("reminders"), op: t.Literal("remove"), reminder_id: t.Integer() }, { additionalProperties: false }),
 ]);
+
+export type ScheduledMessageJson = Static<typeof ScheduledMessage>;
+export type ReminderJson = Static<typeof Reminder>;

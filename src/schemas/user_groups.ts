@@ -1,4 +1,4 @@
-import { Type as t } from "@sinclair/typebox";
+import { type Static, Type as t } from "@sinclair/typebox";
 import { GroupSettingValue, Nullable, success } from "./common";
 
 /** A user group as GET /user_groups, register's `realm_user_groups` and `user_group` add events show it. */
@@ -62,3 +62,5 @@ export const GroupInUseError = t.Object({
   msg: t.String(),
   objections: t.Array(t.Object({ type: t.String(), settings: t.Array(t.String()) })),
 });
+
+export type UserGroupJson = Static<typeof UserGroup>;

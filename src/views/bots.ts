@@ -1,11 +1,12 @@
 import type { Hearth } from "../context";
+import type { RealmBotJson } from "../schemas/register";
 import { getChannel } from "../store/channels";
 import { allUsers, BotType, getUser, type UserRecord } from "../store/users";
 import { avatarUrl } from "./avatars";
 import { apiEmail } from "./users";
 
 /** A bot's services as realm_bots and realm_bot events carry them (Zulip's get_service_dicts_for_bot). */
-export function botServicesView(bot: UserRecord): Record<string, unknown>[] {
+export function botServicesView(bot: UserRecord): RealmBotJson["services"] {
   const service = bot.bot_type === BotType.OUTGOING_WEBHOOK ? bot.bot_service : undefined;
   return service ? [{ base_url: service.base_url, interface: service.interface, token: service.token }] : [];
 }
@@ -20,7 +21,7 @@ export function botDefaultsView(h: Hearth, bot: UserRecord): { default_sending_s
   };
 }
 
-export function botView(h: Hearth, bot: UserRecord): Record<string, unknown> {
+export function botView(h: Hearth, bot: UserRecord): RealmBotJson {
   return {
     user_id: bot.id,
     full_name: bot.full_name,
@@ -29,7 +30,7 @@ export function botView(h: Hearth, bot: UserRecord): Record<string, unknown> {
     ...botDefaultsView(h, bot),
     owner_id: bot.bot_owner_id,
     is_active: bot.is_active,
-    bot_type: bot.bot_type,
+    bot_type: bot.bot_type!,
     services: botServicesView(bot),
     email: bot.email,
   };

@@ -2,7 +2,7 @@ import { createHmac } from "node:crypto";
 import type { Hearth } from "../context";
 import { getUser, type UserRecord } from "../store/users";
 import { getChannelEmailSecret, type ChannelRecord } from "../store/channels";
-import { CHANNEL_GROUP_SETTINGS } from "../schemas/channels";
+import { CHANNEL_GROUP_SETTINGS, type ChannelGroupSettingName, type ChannelView, type SubscriptionView } from "../schemas/channels";
 import { isSubscribed, subscriberIds, SUBSCRIPTION_NOTIFICATION_PROPERTIES, type SubscriptionRecord } from "../store/subscriptions";
 import { isDefaultChannel } from "../store/default_channels";
 import { systemGroupId, type GroupSettingValue, type SystemGroupName } from "../store/user_groups";
@@ -70,9 +70,10 @@ export function isRecentlyActive(channel: ChannelRecord, now = Date.now() / 1000
  * A channel as GET /streams, stream create events and register's `streams` show it
  * (OpenAPI `BasicChannel` plus the newer fields of addendum §9).
  */
-export function formatChannel(h: Hearth, channel: ChannelRecord, activeSubscriberCount?: number): Record<string, unknown> {
-  const postPolicy = streamPostPolicy(h, channel);
-  const view: Record<string, unknown> = {
+export function formatChannel(h: Hearth, channel: ChannelRecord, activeSubscriberCount?: number): ChannelView {
+  const postPolicy = streamPostPolicy(h, channel) as ChannelView["stream_post_policy"];
+  const groups = Object.fromEntries(CHANNEL_GROUP_SETTINGS.map((name) => [name, groupValueForApi(channel.groups[name])])) as Record<ChannelGroupSettingName, GroupSettingValue>;
+  return {
     stream_id: channel.id,
     name: channel.name,
     is_archived: channel.is_archived,
@@ -95,9 +96,8 @@ export function formatChannel(h: Hearth, channel: ChannelRecord, activeSubscribe
     // Callers that already hold the subscriber list pass its length: counting reads every subscriber.
     subscriber_count: activeSubscriberCount ?? activeSubscriberIds(h, channel.id).length,
     default_push_notifications: channel.default_push_notifications,
+    ...groups,
   };
-  for (const name of CHANNEL_GROUP_SETTINGS) view[name] = groupValueForApi(channel.groups[name]);
-  return view;
 }
 
 /** The user-level defaults that null per-channel notification settings inherit. */
@@ -124,14 +124,8 @@ export function formatSubscription(
   channel: ChannelRecord,
   sub: SubscriptionRecord,
   options: SubscriptionViewOptions = {},
-): Record<string, unknown> {
-  const view: Record<string, unknown> = {
-    ...formatChannel(h, channel, options.subscribers?.length),
-    color: sub.color,
-    is_muted: sub.is_muted,
-    in_home_view: !sub.is_muted,
-    pin_to_top: sub.pin_to_top,
-  };
+): SubscriptionView {
+  const notifications = {} as Record<(typeof SUBSCRIPTION_NOTIFICATION_PROPERTIES)[number], boolean | null>;
   for (const prop of SUBSCRIPTION_NOTIFICATION_PROPERTIES) {
     let value = sub[prop];
     const viewer = options.resolveNullNotificationSettings;
@@ -140,22 +134,29 @@ export function formatSubscription(
       const own = viewer.settings?.[setting];
       value = typeof own === "boolean" ? own : fallback;
     }
-    view[prop] = value;
+    notifications[prop] = value;
   }
-  if (options.subscribers) view.subscribers = options.subscribers;
-  if (options.partialSubscribers) view.partial_subscribers = options.partialSubscribers;
-  return view;
+  return {
+    ...formatChannel(h, channel, options.subscribers?.length),
+    color: sub.color,
+    is_muted: sub.is_muted,
+    in_home_view: !sub.is_muted,
+    pin_to_top: sub.pin_to_top,
+    ...notifications,
+    ...(options.subscribers ? { subscribers: [...options.subscribers] } : {}),
+    ...(options.partialSubscribers ? { partial_subscribers: [...options.partialSubscribers] } : {}),
+  };
 }
 
 /** `GET /streams` adds `is_default` when asked (`include_default`). */
-export function formatChannelWithDefault(h: Hearth, channel: ChannelRecord): Record<string, unknown> {
+export function formatChannelWithDefault(h: Hearth, channel: ChannelRecord): ChannelView & { is_default: boolean } {
   return { ...formatChannel(h, channel), is_default: isDefaultChannel(h.store, channel.id) };
 }
 
 /** A channel's `stream delete` event, for those who no longer see it. */
 export function streamDeleteEvent(h: Hearth, channel: ChannelRecord) {
   // `streams` for clients before FL 343, `stream_ids` for newer ones (client requirements accept either).
-  return { type: "stream", op: "delete", streams: [formatChannel(h, channel)], stream_ids: [channel.id] };
+  return { type: "stream" as const, op: "delete" as const, streams: [formatChannel(h, channel)], stream_ids: [channel.id] };
 }
 
 /**

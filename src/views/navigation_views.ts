@@ -1,4 +1,5 @@
 import type { Hearth } from "../context";
+import type { NavigationViewJson } from "../schemas/register";
 import { userNavigationViews, type NavigationView } from "../store/navigation_views";
 
 /** The web app's built-in views, by URL fragment. */
@@ -16,7 +17,7 @@ export const BUILT_IN_VIEWS: ReadonlySet<string> = new Set([
 ]);
 
 /** How a view appears in the API: `name` left out for built-in views. */
-export function navigationViewView(v: NavigationView): Record<string, unknown> {
+export function navigationViewView(v: NavigationView): NavigationViewJson {
   return BUILT_IN_VIEWS.has(v.fragment) ? { fragment: v.fragment, is_pinned: v.is_pinned } : { ...v };
 }
 

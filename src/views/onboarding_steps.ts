@@ -1,4 +1,5 @@
 import type { Store } from "../store/db";
+import type { OnboardingStepJson } from "../schemas/register";
 import { hasSeenOnboardingStep } from "../store/onboarding_steps";
 
 /**
@@ -25,10 +26,10 @@ export function isOnboardingStep(name: string): boolean {
   return ONE_TIME_NOTICES.includes(name) || ONE_TIME_ACTIONS.includes(name);
 }
 
-export function nextOnboardingSteps(store: Store, userId: number): { type: string; name: string }[] {
+export function nextOnboardingSteps(store: Store, userId: number): OnboardingStepJson[] {
   const seen = (name: string) => WITHOUT_VIDEO.has(name) || hasSeenOnboardingStep(store, userId, name);
   return [
-    ...ONE_TIME_NOTICES.filter((name) => !seen(name)).map((name) => ({ type: "one_time_notice", name })),
-    ...ONE_TIME_ACTIONS.filter((name) => !seen(name)).map((name) => ({ type: "one_time_action", name })),
+    ...ONE_TIME_NOTICES.filter((name) => !seen(name)).map((name) => ({ type: "one_time_notice" as const, name })),
+    ...ONE_TIME_ACTIONS.filter((name) => !seen(name)).map((name) => ({ type: "one_time_action" as const, name })),
   ];
 }

@@ -22,7 +22,7 @@ export function modernPresence(p: PresenceRecord) {
 /** One client entry of the legacy format (Zulip stores no per-client data since FL 178). */
 export function legacyClientPresence(p: PresenceRecord) {
   const active = p.last_active_time + LEGACY_ACTIVITY_OFFSET_SECS >= p.last_connected_time;
-  return { client: "website", status: active ? "active" : "idle", timestamp: active ? p.last_active_time : p.last_connected_time, pushable: false };
+  return { client: "website", status: active ? ("active" as const) : ("idle" as const), timestamp: active ? p.last_active_time : p.last_connected_time, pushable: false };
 }
 
 export function legacyPresence(p: PresenceRecord) {

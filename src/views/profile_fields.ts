@@ -1,11 +1,12 @@
 import type { Hearth } from "../context";
+import type { CustomProfileFieldJson } from "../schemas/register";
 import { getProfileData, getProfileFields, ProfileFieldType, type CustomProfileField } from "../store/profile_fields";
 
 /** A field as GET /realm/profile_fields and register show it. */
-export function profileFieldView(f: CustomProfileField): Record<string, unknown> {
-  const view: Record<string, unknown> = {
+export function profileFieldView(f: CustomProfileField): CustomProfileFieldJson {
+  const view: CustomProfileFieldJson & { use_for_user_matching?: true } = {
     id: f.id,
-    type: f.type,
+    type: f.type as CustomProfileFieldJson["type"],
     order: f.order,
     name: f.name,
     hint: f.hint,
@@ -20,7 +21,7 @@ export function profileFieldView(f: CustomProfileField): Record<string, unknown>
 }
 
 /** The organization's fields, in their order (GET /realm/profile_fields). */
-export function profileFieldsView(h: Hearth): Record<string, unknown>[] {
+export function profileFieldsView(h: Hearth): CustomProfileFieldJson[] {
   return getProfileFields(h.store).map(profileFieldView);
 }
 

@@ -1,4 +1,5 @@
 import type { Hearth } from "../context";
+import type { RealmEmojiJson } from "../schemas/register";
 import { REALM_ID } from "../store/realm";
 import { allRealmEmoji, getRealmEmoji, getRealmEmojiImage, type RealmEmoji } from "../store/realm_emoji";
 
@@ -20,7 +21,7 @@ export function realmEmojiImage(h: Hearth, file: string): { image: Uint8Array; c
 }
 
 /** One emoji as `realm_emoji` shows it (ID as a string, as Zulip sends it). */
-export function realmEmojiView(h: Hearth, e: RealmEmoji): Record<string, unknown> {
+export function realmEmojiView(h: Hearth, e: RealmEmoji): RealmEmojiJson {
   return {
     id: String(e.id),
     name: e.name,
@@ -32,8 +33,8 @@ export function realmEmojiView(h: Hearth, e: RealmEmoji): Record<string, unknown
   };
 }
 
-export function realmEmojiDict(h: Hearth): Record<string, Record<string, unknown>> {
-  const out: Record<string, Record<string, unknown>> = {};
+export function realmEmojiDict(h: Hearth): Record<string, RealmEmojiJson> {
+  const out: Record<string, RealmEmojiJson> = {};
   for (const e of allRealmEmoji(h.store)) out[String(e.id)] = realmEmojiView(h, e);
   return out;
 }

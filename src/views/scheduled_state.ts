@@ -1,26 +1,34 @@
 import { statePart } from "../events/state";
+import type { ReminderJson, ScheduledMessageJson } from "../schemas/scheduled_messages";
 import type { Hearth } from "../context";
 import { scheduledOfOwner, type ScheduledRecord } from "../store/scheduled_messages";
 import type { UserRecord } from "../store/users";
 
 /** Zulip's ScheduledMessage object (legacy type names, `topic` only for channel messages). */
-export function scheduledMessageView(r: ScheduledRecord): Record<string, unknown> {
-  const view: Record<string, unknown> = { scheduled_message_id: r.id, type: r.type, to: r.to };
-  if (r.type === "stream") view.topic = r.topic;
-  return { ...view, content: r.content, rendered_content: r.rendered_content, scheduled_delivery_timestamp: r.deliver_at, failed: r.failed };
-}
-
-/** Zulip's Reminder object (FL 399). */
-export function reminderView(r: ScheduledRecord): Record<string, unknown> {
+export function scheduledMessageView(r: ScheduledRecord): ScheduledMessageJson {
   return {
-    reminder_id: r.id,
-    type: "private",
+    scheduled_message_id: r.id,
+    type: r.type,
     to: r.to,
+    ...(r.type === "stream" ? { topic: r.topic } : {}),
     content: r.content,
     rendered_content: r.rendered_content,
     scheduled_delivery_timestamp: r.deliver_at,
     failed: r.failed,
-    reminder_target_message_id: r.reminder_target_message_id,
+  };
+}
+
+/** Zulip's Reminder object (FL 399). */
+export function reminderView(r: ScheduledRecord): ReminderJson {
+  return {
+    reminder_id: r.id,
+    type: "private",
+    to: r.to as number[],
+    content: r.content,
+    rendered_content: r.rendered_content,
+    scheduled_delivery_timestamp: r.deliver_at,
+    failed: r.failed,
+    reminder_target_message_id: r.reminder_target_message_id!,
   };
 }
 

@@ -1,4 +1,5 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
+import type { AttachmentJson } from "../schemas/register";
 import type { Hearth } from "../context";
 import { notFound } from "../errors";
 import { getAvatarSalt } from "../store/avatars";
@@ -24,7 +25,7 @@ export function uploadUrl(pathId: string): string {
  * The API form of an attachment. Times are milliseconds: Zulip switched them to
  * seconds at feature level 443, above the level we advertise.
  */
-export function attachmentView(h: Hearth, a: AttachmentRecord): Record<string, unknown> {
+export function attachmentView(h: Hearth, a: AttachmentRecord): AttachmentJson {
   return {
     id: a.id,
     name: a.name,

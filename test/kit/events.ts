@@ -524,7 +524,7 @@ export async function verifyAction(s: TestServer, action: () => Promise<unknown>
     const state = before.get(v)!;
     const events = await drainEvents(s.as(v), state.queue_id);
     for (const e of events) {
-      const schema: TSchema | undefined = EventSchemas[e.type];
+      const schema: TSchema | undefined = (EventSchemas as Record<string, TSchema>)[e.type];
       if (schema) expectSchema(schema, e);
       applyEvent(state, e);
     }
