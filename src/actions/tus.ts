@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
-import { open, stat, unlink } from "node:fs/promises";
+import { lstat, open, unlink } from "node:fs/promises";
+import { isRegularFile, openToAppend } from "../lib/files";
 import { join } from "node:path";
 import type { Hearth } from "../context";
 import { allTusUploads, partialUploadsDir, putTusUpload, removeTusUpload, type AttachmentRecord, type TusUpload } from "../store/uploads";
@@ -18,14 +19,19 @@ export function partialFilePath(h: Hearth, id: string): string {
   return join(partialUploadsDir(h.store), id);
 }
 
-/** Bytes received so far. */
+/** Bytes received so far. A partial file that is not a regular file (a link put there) ends the upload. */
 export async function tusOffset(h: Hearth, upload: TusUpload): Promise<number> {
+  let info;
   try {
-    return (await stat(partialFilePath(h, upload.id))).size;
+    info = await lstat(partialFilePath(h, upload.id));
   } catch {
     return 0;
   }
+  if (!info.isFile()) throw partialFileReplaced();
+  return info.size;
 }
+
+const partialFileReplaced = () => tusError(410, "This upload's data is no longer a file this server wrote; start the upload again");
 
 export async function doCreateTusUpload(h: Hearth, owner: UserRecord, input: { length: number; filename: string; filetype: string }): Promise<TusUpload> {
   if (input.length > MAX_UPLOAD_BYTES) throw tusError(413, "File is larger than this server's configured maximum upload size.");
@@ -64,7 +70,9 @@ export async function doAppendTusUpload(h: Hearth, owner: UserRecord, upload: Tu
     const current = await tusOffset(h, upload);
     if (offset !== current) throw tusError(409, "Upload-Offset does not match the upload's offset");
     let written = current;
-    const handle = await open(partialFilePath(h, upload.id), "a", 0o600);
+    const handle = await openToAppend(partialFilePath(h, upload.id)).catch((error) => {
+      throw error?.code === "ELOOP" || error?.code === "ENOTREG" ? partialFileReplaced() : error;
+    });
     try {
       if (body) {
         const chunks = (body as unknown as AsyncIterable<Uint8Array>)[Symbol.asyncIterator]();
@@ -87,6 +95,7 @@ export async function doAppendTusUpload(h: Hearth, owner: UserRecord, upload: Tu
       await handle.close();
     }
     if (written < upload.length) return { offset: written };
+    if (!(await isRegularFile(partialFilePath(h, upload.id)))) throw partialFileReplaced();
     // The upload record goes in the attachment's commit: never both, never neither.
     const attachment = await doAdoptPartialFile(
       h,

@@ -1,4 +1,5 @@
 import type { Hearth } from "../context";
+import { isRegularFile } from "../lib/files";
 import { badRequest, notFound, unauthorized } from "../errors";
 import { ApiRoutes } from "../http/route";
 import { checkDeleteAttachment, doUploadFile } from "../actions/uploads";
@@ -17,8 +18,10 @@ function pathAfter(request: Request, prefix: string): string | undefined {
 }
 
 async function fileResponse(h: Hearth, a: AttachmentRecord): Promise<Response> {
-  const file = Bun.file(attachmentFilePath(h, a));
-  if (!(await file.exists())) throw notFound("File not found");
+  const path = attachmentFilePath(h, a);
+  // Only the file Hearth wrote: a link put in its place is not followed.
+  if (!(await isRegularFile(path))) throw notFound("File not found");
+  const file = Bun.file(path);
   const disposition = servedInline(a.content_type) ? "inline" : "attachment";
   // RFC 6266: an ASCII fallback plus the exact UTF-8 name.
   const asciiName = a.name.replace(/[^\x20-\x7e]|["\\]/g, "_");

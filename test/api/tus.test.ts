@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, readdirSync, rmSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Upload } from "tus-js-client";
 import { doExpireTusUploads } from "../../src/actions/tus";
@@ -78,6 +78,43 @@ describe("tus resumable uploads", () => {
   test("a nameless upload is stored as uploaded-file", async () => {
     const body = await tusUpload(s.url, s.users.hamlet, bytes(10), { filename: "" });
     expect(body.filename).toBe("uploaded-file");
+  });
+
+  test("a partial or stored file replaced by a link is not followed: HEAD, PATCH and downloads refuse it, and its target is untouched", async () => {
+    const outside = join(s.dataDir, "..", `hearth-outside-${Date.now()}.txt`);
+    writeFileSync(outside, "not Hearth's file, 41 bytes long, really.");
+    try {
+      const created = await fetch(`${s.url}/api/v1/tus`, {
+        method: "POST",
+        headers: tusHeaders(s.users.hamlet, { "upload-length": "100", "upload-metadata": `filename ${Buffer.from("b.txt").toString("base64")}` }),
+      });
+      const location = new URL(created.headers.get("location")!, s.url).toString();
+      const partial = join(s.dataDir, "uploads", "partial", location.split("/").pop()!);
+      rmSync(partial);
+      symlinkSync(outside, partial);
+      const head = await fetch(location, { method: "HEAD", headers: tusHeaders(s.users.hamlet) });
+      expect(head.status).toBe(410);
+      expect(head.headers.get("upload-offset")).toBeNull();
+      const patch = await fetch(location, { method: "PATCH", headers: tusHeaders(s.users.hamlet, { "upload-offset": "41", "content-type": "application/offset+octet-stream" }), body: "appended" });
+      expect(patch.status).toBe(410);
+      expect(readFileSync(outside, "utf8")).toBe("not Hearth's file, 41 bytes long, really.");
+      // Terminating it removes the link, not what it points to.
+      expect((await fetch(location, { method: "DELETE", headers: tusHeaders(s.users.hamlet) })).status).toBe(204);
+      expect(existsSync(partial)).toBe(false);
+      expect(readFileSync(outside, "utf8")).toBe("not Hearth's file, 41 bytes long, really.");
+
+      // A finished upload's file swapped for a link afterwards is not served either.
+      const done = await tusUpload(s.url, s.users.hamlet, bytes(64), { filename: "c.bin" });
+      const stored = join(s.dataDir, "uploads", decodeURIComponent(done.url.slice("/user_uploads/".length)));
+      expect((await fetch(s.url + done.url, { headers: { authorization: basic(s.users.hamlet) } })).status).toBe(200);
+      rmSync(stored);
+      symlinkSync(outside, stored);
+      const served = await fetch(s.url + done.url, { headers: { authorization: basic(s.users.hamlet) } });
+      expect(served.status).toBe(404);
+      expect(await served.text()).not.toContain("not Hearth's file");
+    } finally {
+      rmSync(outside, { force: true });
+    }
   });
 
   test("refusals: no credentials 401, too large 413, no length 411, wrong version 412, others' uploads 404, wrong offset 409", async () => {
