@@ -32,7 +32,7 @@ function notifyRealmEmoji(tx: Transaction, h: Hearth, change: EmojiChange): void
     change.op === "add"
       ? ({ type: "realm_emoji", op: "add", emoji: realmEmojiView(h, change.emoji) } as const)
       : ({ type: "realm_emoji", op: "update_one", emoji_id: String(change.emoji.id), data: change.data } as const);
-  tx.notify(full, activeUserIds(h), { forCapabilities: (caps) => (caps.individual_emoji_changes ? individual : full) });
+  tx.notify({ ...full, individual }, activeUserIds(h));
 }
 
 export async function doAddRealmEmoji(h: Hearth, user: UserRecord, rawName: string, file: File): Promise<RealmEmoji> {

@@ -165,7 +165,7 @@ function groupAudience(h: Hearth): readonly number[] {
  * group sends them nothing; we extend that to every change, so their state stays whole).
  */
 export function publishGroupEvent(tx: Transaction, h: Hearth, group: UserGroupRecord, event: EventOf<"user_group">): void {
-  tx.notify(event, groupAudience(h), group.deactivated ? { forCapabilities: (caps) => (caps.include_deactivated_groups ? event : null) } : {});
+  tx.notify(group.deactivated ? { ...event, without_deactivated_groups: null } : event, groupAudience(h));
 }
 
 export interface CreateUserGroupInput {
@@ -274,7 +274,7 @@ export async function checkUpdateUserGroup(h: Hearth, actor: UserRecord, groupId
     if (reactivate) {
       const update = { type: "user_group", op: "update", group_id: group.id, data: { deactivated: false } } as const;
       const add = { type: "user_group", op: "add", group: formatUserGroup(h, next) } as const;
-      tx.notify(update, groupAudience(h), { forCapabilities: (caps) => (caps.include_deactivated_groups ? update : add) });
+      tx.notify({ ...update, without_deactivated_groups: add }, groupAudience(h));
     }
   });
 }
@@ -311,6 +311,6 @@ export async function checkDeactivateUserGroup(h: Hearth, actor: UserRecord, gro
     putUserGroup(h.store, { ...current, deactivated: true });
     const update = { type: "user_group", op: "update", group_id: group.id, data: { deactivated: true } } as const;
     const remove = { type: "user_group", op: "remove", group_id: group.id } as const;
-    tx.notify(update, groupAudience(h), { forCapabilities: (caps) => (caps.include_deactivated_groups ? update : remove) });
+    tx.notify({ ...update, without_deactivated_groups: remove }, groupAudience(h));
   });
 }

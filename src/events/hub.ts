@@ -1,4 +1,3 @@
-import type { ClientCapabilities } from "./capabilities";
 
 /**
  * Where actions publish events after their transaction committed. Each event goes to
@@ -26,15 +25,6 @@ export interface PublishOptions {
    * registered with `all_public_streams`, whoever owns them.
    */
   toAllPublicStreamsQueues?: boolean;
-  /**
-   * What a queue gets, per its client capabilities, when this publish has
-   * alternatives only the publisher can build: e.g. a deactivated user group as
-   * `update` for `include_deactivated_groups` clients and `remove` for others.
-   * Returns the event(s) for that queue, or null for none; without it, the published
-   * event. Rules that hold for every event of a type are not given here but in the
-   * one table of src/events/shaping.ts, applied to whatever this returns.
-   */
-  forCapabilities?: (capabilities: ClientCapabilities) => ApiEvent | ApiEvent[] | null;
 }
 
 /*

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { ApiError, badRequest } from "../errors";
 import type { ApiEvent, EventSink, PublishOptions } from "./hub";
 import type { ClientCapabilities } from "./capabilities";
-import { publishedForClient, shapeForClient, type ShapingRealm } from "./shaping";
+import { shapeForClient, type ShapingRealm } from "./shaping";
 import { messageMatchesNarrow, type NarrowTerm } from "./narrow";
 
 /** What a queue was registered with; persisted with the queue across restarts. */
@@ -401,13 +401,12 @@ export class QueueManager implements EventSink {
 
   private enqueue(queue: EventQueue, published: ApiEvent, options: PublishOptions, shared: SharedPayloads, userFields?: Record<string, unknown>): void {
     const caps = queue.settings.capabilities;
-    const variants = publishedForClient(published, caps, options.forCapabilities);
-    for (const event of variants) {
+    for (const event of [published]) {
       const queueFields = options.perQueue?.get(queue.id);
       // Recipients with the same fields (publishers share one object per flags value)
       // share one merged event and, per content form, one finalized payload, so a
       // message to 1,000 users is copied and serialized once, not once per queue.
-      const sharable = queueFields === undefined && variants.length === 1 && event.type === "message";
+      const sharable = queueFields === undefined && event.type === "message";
       let entry = sharable ? shared.payloads.get(userFields ?? published) : undefined;
       if (sharable && !entry) shared.payloads.set(userFields ?? published, (entry = { merged: userFields ? { ...event, ...userFields } : event, byForm: new Map() }));
       let payload = entry ? entry.merged : userFields || queueFields ? { ...event, ...userFields, ...queueFields } : event;

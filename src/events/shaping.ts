@@ -4,10 +4,11 @@ import type { ApiEvent } from "./hub";
 /**
  * What a client gets in place of one event, per the capabilities it declared at
  * register: the event itself, another form of it, several events, or none (null).
- * The one hook by which capabilities shape events. A publisher that has alternatives
- * only it can build passes one as `PublishOptions.forCapabilities` (a deactivated
- * user group as `update` or `remove`); every rule that holds for all events of a type
- * is in SHAPERS below, so no queue code knows about any capability.
+ * The one hook by which capabilities shape events: SHAPERS below, one rule per event
+ * type, so no queue code knows about any capability. Where the other form is one only
+ * the publisher can build (a deactivated group's `remove`, a single emoji's change),
+ * the publisher puts it in the event beside the main form (`without_deactivated_groups`,
+ * `individual`), and the rule of its type picks one per queue.
  */
 export type CapabilityShaper = (event: ApiEvent, caps: ClientCapabilities, realm: ShapingRealm) => ApiEvent | ApiEvent[] | null;
 
@@ -56,6 +57,19 @@ const SHAPERS: Readonly<Record<string, CapabilityShaper>> = {
     const { archived_update, ...rest } = event;
     return caps.archived_channels ? (archived_update as ApiEvent) : rest;
   },
+  realm_emoji: (event, caps) => {
+    if (!("individual" in event)) return event;
+    // FL 491: one emoji's change alone, or the whole dictionary for older clients.
+    const { individual, ...whole } = event;
+    return caps.individual_emoji_changes ? (individual as ApiEvent) : whole;
+  },
+  user_group: (event, caps) => {
+    if (!("without_deactivated_groups" in event)) return event;
+    // Clients without include_deactivated_groups do not know deactivated groups: they
+    // get the form the publisher gave for them (a `remove`, an `add`) or nothing.
+    const { without_deactivated_groups, ...rest } = event;
+    return caps.include_deactivated_groups ? rest : ((without_deactivated_groups as ApiEvent | null) ?? null);
+  },
   message: withTopicNames,
   update_message: withTopicNames,
   user_topic: withTopicNames,
@@ -68,13 +82,6 @@ export function shapeForClient(event: ApiEvent, caps: ClientCapabilities, realm:
   if (!shaper) return [event];
   const shaped = shaper(event, caps, realm);
   return shaped === null ? [] : Array.isArray(shaped) ? shaped : [shaped];
-}
-
-/** The publisher's alternatives for this queue (`PublishOptions.forCapabilities`), or the event itself. */
-export function publishedForClient(event: ApiEvent, caps: ClientCapabilities, forCapabilities: ((caps: ClientCapabilities) => ApiEvent | ApiEvent[] | null) | undefined): ApiEvent[] {
-  if (!forCapabilities) return [event];
-  const chosen = forCapabilities(caps);
-  return chosen === null ? [] : Array.isArray(chosen) ? chosen : [chosen];
 }
 
 /** FL 334: clients without empty_topic_name see the realm's display name for "". */

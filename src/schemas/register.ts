@@ -512,7 +512,9 @@ type ShapedOnDelivery =
   | (Extract<EventOf<"subscription">, { readonly op: "add" }> & { readonly resolved_subscriptions: Extract<EventOf<"subscription">, { readonly op: "add" }>["subscriptions"] })
   | (Extract<EventOf<"stream">, { readonly op: "delete" }> & { readonly archived_update: Extract<EventOf<"stream">, { readonly op: "update" }> })
   | (Extract<EventOf<"presence">, { readonly presences: unknown }> & { readonly legacy: Omit<Extract<EventOf<"presence">, { readonly user_id: number }>, "type"> })
-  | (EventOf<"message"> & { readonly message: { readonly rendered_content: string } });
+  | (EventOf<"message"> & { readonly message: { readonly rendered_content: string } })
+  | (Extract<EventOf<"realm_emoji">, { readonly op: "update" }> & { readonly individual: Extract<EventOf<"realm_emoji">, { readonly op: "add" | "update_one" }> })
+  | (EventOf<"user_group"> & { readonly without_deactivated_groups: EventOf<"user_group"> | null });
 
 /**
  * Every event an action may publish, as the schemas above describe it (the tests

@@ -84,23 +84,24 @@ describe("per-queue shaping", () => {
   });
 });
 
-describe("per-capability variants from the publisher", () => {
-  test("forCapabilities picks each queue's event(s), or none", () => {
+describe("forms only the publisher can build, picked per capability", () => {
+  test("a deactivated group's events and a single emoji's change reach each queue in its client's form, or not at all", () => {
     const { hub, queue } = setup();
-    const modern = queue(1, { caps: { include_deactivated_groups: true } });
+    const modern = queue(1, { caps: { include_deactivated_groups: true, individual_emoji_changes: true } });
     const legacy = queue(1);
     const update = { type: "user_group", op: "update", group_id: 5, data: { deactivated: true } };
-    hub.publish(update, [1], {
-      forCapabilities: (caps) => (caps.include_deactivated_groups ? update : { type: "user_group", op: "remove", group_id: 5 }),
-    });
-    hub.publish({ type: "user_group", op: "update", group_id: 5, data: { name: "renamed" } }, [1], {
-      forCapabilities: (caps) => (caps.include_deactivated_groups ? { type: "user_group", op: "update", group_id: 5, data: { name: "renamed" } } : null),
-    });
-    expect(modern.events.map((e) => e.op)).toEqual(["update", "update"]);
+    hub.publish({ ...update, without_deactivated_groups: { type: "user_group", op: "remove", group_id: 5 } }, [1]);
+    hub.publish({ type: "user_group", op: "update", group_id: 5, data: { name: "renamed" }, without_deactivated_groups: null }, [1]);
+    expect(modern.events.map((e) => [e.op, e.data])).toEqual([
+      ["update", { deactivated: true }],
+      ["update", { name: "renamed" }],
+    ]);
     expect(legacy.events.map((e) => e.op)).toEqual(["remove"]);
-    // Per-user fields apply to whichever variant a queue gets.
-    hub.publish({ type: "x", op: "a" }, [1], { perUser: new Map([[1, { flags: ["read"] }]]), forCapabilities: () => ({ type: "x", op: "b" }) });
-    expect(legacy.events.at(-1)).toMatchObject({ op: "b", flags: ["read"] });
+    expect(modern.events.every((e) => !("without_deactivated_groups" in e))).toBe(true);
+    const emoji = { id: "3", name: "parrot", source_url: "/e/3.png", still_url: null, deactivated: false, author_id: 1 };
+    hub.publish({ type: "realm_emoji", op: "update", realm_emoji: { "3": emoji }, individual: { type: "realm_emoji", op: "add", emoji } }, [1]);
+    expect(modern.events.at(-1)).toMatchObject({ type: "realm_emoji", op: "add", emoji });
+    expect(legacy.events.at(-1)).toEqual({ id: legacy.events.at(-1)!.id, type: "realm_emoji", op: "update", realm_emoji: { "3": emoji } });
   });
 });
 
