@@ -1,7 +1,7 @@
-// Runs `npm install` when dependencies are missing or were installed from another
+// Runs `npm ci` when dependencies are missing or were installed from another
 // package-lock.json, so `npm start` and `npm test` each work on a fresh clone by
-// themselves. The lock file's content (not its time stamp, which every checkout
-// renews) decides. (`npm ci` cannot be used: see README, "Why npm install".)
+// themselves, with exactly the locked versions. The lock file's content (not its time
+// stamp, which every checkout renews) decides.
 import { execSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
@@ -11,7 +11,7 @@ const lockHash = () => createHash("sha256").update(readFileSync("package-lock.js
 const needed = ["node_modules/.bin/bun", "node_modules/elysia", "node_modules/lmdb", "node_modules/.bin/tsc"];
 const installed = existsSync(stamp) ? readFileSync(stamp, "utf8").trim() : "";
 if (needed.some((p) => !existsSync(p)) || installed !== lockHash()) {
-  console.error("Installing dependencies (npm install)…");
-  execSync("npm install --no-audit --no-fund", { stdio: "inherit" });
+  console.error("Installing dependencies (npm ci)…");
+  execSync("npm ci --no-audit --no-fund", { stdio: "inherit" });
   writeFileSync(stamp, lockHash());
 }
