@@ -153,6 +153,33 @@ export function ruleViolations(file: string, text: string): string[] {
   return problems;
 }
 
+/**
+ * Where a file names a path outside the repository: the workspace's absolute folders
+ * or a climb out to a sibling `shared` folder. The repository must stand alone (its
+ * reference material is named by title, never by where a copy lies). The patterns are
+ * built from pieces so this file does not match itself.
+ */
+const OUTSIDE_PATHS = [new RegExp("(^|[\\s\"'`(=:])/" + "work/"), new RegExp("\\.\\./" + "shared\\b")];
+export function outsidePathMentions(file: string, text: string): string[] {
+  const found: string[] = [];
+  text.split("\n").forEach((line, i) => {
+    if (OUTSIDE_PATHS.some((re) => re.test(line))) found.push(`${file}:${i + 1} names a path outside the repository`);
+  });
+  return found;
+}
+
+/** Every text file of the repository (dependencies and git's own folder aside). */
+function repositoryTextFiles(dir: string): string[] {
+  const out: string[] = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (entry.name === "node_modules" || entry.name === ".git") continue;
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) out.push(...repositoryTextFiles(path));
+    else if (/\.(ts|tsx|js|mjs|cjs|json|md|html|css|svg|toml|ya?ml|sh)$/.test(entry.name)) out.push(relative(ROOT, path));
+  }
+  return out.sort();
+}
+
 function sourceFiles(dir: string): string[] {
   const out: string[] = [];
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
@@ -185,6 +212,10 @@ describe("the source tree", () => {
   test("key spaces only in src/store, events only through the commit path", () => {
     expect(tree.files.flatMap((f) => ruleViolations(f, tree.texts.get(f)!))).toEqual([]);
   });
+
+  test("no file names a path outside the repository", () => {
+    expect(repositoryTextFiles(ROOT).flatMap((f) => outsidePathMentions(f, readFileSync(join(ROOT, f), "utf8")))).toEqual([]);
+  });
 });
 
 describe("the rules fail on a tree that breaks them", () => {
@@ -207,6 +238,13 @@ describe("the rules fail on a tree that breaks them", () => {
       ...importsOf("src/actions/c.ts", 'import type { B } from "./b";\n', exists),
     ];
     expect(cycles(imports)).toEqual([["src/actions/b.ts", "src/actions/c.ts"]]);
+  });
+
+  test("a path outside the repository", () => {
+    const outside = "/" + "work/shared/reference/x.md";
+    expect(outsidePathMentions("test/a.ts", ` * Every requirement in ${outside}, checked`)).toEqual(["test/a.ts:1 names a path outside the repository"]);
+    expect(outsidePathMentions("src/a.ts", `readFileSync("../" + "shared/x")\nreadFileSync("${".." + "/shared/x"}")`)).toEqual(["src/a.ts:2 names a path outside the repository"]);
+    expect(outsidePathMentions("docs/a.md", "see https://example.com/work/items and docs/shared-state.md")).toEqual([]);
   });
 
   test("a key space or a publish outside their place", () => {

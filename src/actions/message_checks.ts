@@ -1,5 +1,5 @@
 import type { Hearth } from "../context";
-import { ApiError, badRequest } from "../errors";
+import { badRequest } from "../errors";
 import type { RenderResult } from "../markdown";
 import { inRealmGroup, isSystemGroupSetting, isUserInGroupSetting } from "../access/groups";
 import { topicExists } from "../store/message_topics";
@@ -8,23 +8,45 @@ import { idsInRange } from "../store/message_indexes";
 import { getUserGroup } from "../store/user_groups";
 import { getUser, type UserRecord } from "../store/users";
 import { botOwner, canPostToChannel, channelSubscriberIds, type MessageChannel } from "../views/message_channels";
-import { realmSetting } from "../views/messages";
+import { realmSetting, topicDisplayName } from "../views/messages";
 import { renderMessageContent, type MessageTarget } from "./message_content";
 import { topicParticipants } from "./message_mentions";
 
 /** The sender's permissions for a message's place and content (Zulip's check_message), shared by sending and editing. */
 
-/** Applies the channel's (or organization's) `topics_policy` to a topic. */
-export function checkTopicPolicy(h: Hearth, channel: MessageChannel, topic: string): void {
+/**
+ * Where a topic comes from, for the topic rules: a message sent or scheduled, a topic
+ * given in an edit, or a moved message's own topic (its channel changed, not its topic).
+ */
+export type TopicSource = "send" | "edit" | "move";
+
+/**
+ * Applies the channel's (or organization's) `topics_policy` and the organization's
+ * `mandatory_topics` to a topic. Where a topic is required, the spec refuses "" and
+ * "(no topic)" (already "" here) and also `realm_empty_topic_display_name`, the name a
+ * client without the empty_topic_name capability shows for the empty topic and would
+ * send back. A moved message's existing topic is judged by what it is: "" only.
+ * Zulip raises these as plain JsonableErrors (BAD_REQUEST), in its words: its send
+ * path says "Topics are required in this organization" without the edit path's period.
+ */
+export function checkTopicPolicy(h: Hearth, channel: MessageChannel, topic: string, source: TopicSource = "send"): void {
   let policy = channel.topics_policy;
   if (policy === "inherit" || !policy) policy = realmSetting(h, "topics_policy", "allow_empty_topic");
-  if (topic === "" && policy === "disable_empty_topic") {
-    throw new ApiError("Sending messages to the general chat is not allowed in this channel.", "TOPICS_REQUIRED");
+  const empty = topic === "" || (source !== "move" && topic === emptyTopicDisplayName(h));
+  if (empty && policy === "disable_empty_topic") {
+    throw badRequest("Sending messages to the general chat is not allowed in this channel.");
   }
   if (topic !== "" && policy === "empty_topic_only") {
     throw badRequest("Only the general chat topic is allowed in this channel.");
   }
-  if (topic === "" && realmSetting(h, "mandatory_topics", false)) throw new ApiError("Topics are required in this organization.", "TOPICS_REQUIRED");
+  if (empty && realmSetting(h, "mandatory_topics", false)) {
+    throw badRequest(source === "send" ? "Topics are required in this organization" : "Topics are required in this organization.");
+  }
+}
+
+/** The organization's `realm_empty_topic_display_name`. */
+function emptyTopicDisplayName(h: Hearth): string {
+  return topicDisplayName(h, "", { allowEmptyTopicName: false });
 }
 
 /** The sender's permissions for a message (also checked when a message is scheduled); `rendered` if already at hand. */

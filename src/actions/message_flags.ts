@@ -127,6 +127,11 @@ export async function checkUpdateFlags(h: Hearth, user: UserRecord, ids: number[
   return { changed: await doUpdateFlags(h, user, targets.ids, op, name), ignoredChannels: targets.ignoredChannels };
 }
 
+/** Whether a flag change marks messages unread: the only one whose answer names the channels it skipped. */
+export function markingUnread(op: string, flag: string): boolean {
+  return op === "remove" && flag === "read";
+}
+
 /** Unread messages of the user whose location matches `test`, oldest first (reads index rows only). */
 function unreadIds(h: Hearth, user: UserRecord, test: (location: MessageLocation) => boolean): number[] {
   const ids: number[] = [];
@@ -155,8 +160,8 @@ export async function checkUpdateFlagsForNarrow(
     last_processed_id: processed[processed.length - 1] ?? null,
     found_oldest: range.found_oldest,
     found_newest: range.found_newest,
-    // Always present (FL 355), empty unless marking unread.
-    ignored_because_not_subscribed_channels: targets.ignoredChannels,
+    // Only when marking unread (FL 355: "only present when flag is read and op is remove").
+    ...(markingUnread(req.op, flag) ? { ignored_because_not_subscribed_channels: targets.ignoredChannels } : {}),
   };
 }
 

@@ -73,7 +73,8 @@ export function checkMove(
     if (!canPostToChannel(h, user, newChannel)) throw badRequest("You do not have permission to post in this channel.");
   }
   const target = newChannel ?? fromChannel;
-  checkTopicPolicy(h, target, newTopic ?? message.topic);
+  if (newTopic !== undefined) checkTopicPolicy(h, target, newTopic, "edit");
+  else checkTopicPolicy(h, target, message.topic, "move");
   if (!resolving) checkMayCreateTopic(h, user, target, newTopic ?? message.topic);
   let ids = [message.id];
   if (req.propagateMode !== "change_one") {

@@ -8,7 +8,7 @@ import { accessMessage, readableChannels } from "../access/messages";
 import { renderMessageContent } from "../actions/message_content";
 import { checkDeleteMessage, checkDeleteTopic } from "../actions/message_delete";
 import { checkEditMessage } from "../actions/message_edit";
-import { checkMarkChannelAsRead, checkUpdateFlags, checkUpdateFlagsForNarrow, doMarkAllAsRead } from "../actions/message_flags";
+import { checkMarkChannelAsRead, checkUpdateFlags, checkUpdateFlagsForNarrow, doMarkAllAsRead, markingUnread } from "../actions/message_flags";
 import { checkSendMessage, resolveTarget } from "../actions/message_send";
 import { checkReaction } from "../actions/reactions";
 import { doTypingChannel, doTypingDirect, doTypingEditMessage } from "../actions/typing";
@@ -231,8 +231,9 @@ export function messagesRoutes(h: Hearth) {
       { params: { messages: param.json(t.Array(t.Integer())), op: param.string(), flag: param.string() } },
       async ({ user, params }) => {
         const { ignoredChannels } = await checkUpdateFlags(h, user, params.messages, params.op, params.flag);
-        // Clients read `messages` (the IDs asked for), as Zulip answers.
-        return { messages: params.messages, ignored_because_not_subscribed_channels: ignoredChannels };
+        // Clients read `messages` (the IDs asked for), as Zulip answers; the skipped
+        // channels are named only when marking unread, the one change that skips any.
+        return { messages: params.messages, ...(markingUnread(params.op, params.flag) ? { ignored_because_not_subscribed_channels: ignoredChannels } : {}) };
       },
     )
     .post(

@@ -7,7 +7,10 @@ import { serverSettings } from "../views/realm";
 
 export function serverRoutes(h: Hearth) {
   return new ApiRoutes(h)
-    .get("/server_settings", { auth: "optional" }, () => serverSettings(h))
+    // Credentials are not even read, as in Zulip (its view has no authentication
+    // decorator): a bot whose key was revoked, or a deactivated account, still learns
+    // the server's settings; the Python bindings fetch them in their constructor.
+    .get("/server_settings", { auth: "none" }, () => serverSettings(h))
     .post(
       "/fetch_api_key",
       { auth: "none", params: { username: param.string(), password: param.string() } },

@@ -96,7 +96,8 @@ export const MessageHistoryResponse = success({
   ),
 });
 
-export const UpdateFlagsResponse = success({ messages: t.Array(t.Integer()), ignored_because_not_subscribed_channels: t.Array(t.Integer()) });
+/** `ignored_because_not_subscribed_channels` only when marking unread (`flag` read, `op` remove), as Zulip sends it. */
+export const UpdateFlagsResponse = success({ messages: t.Array(t.Integer()), ignored_because_not_subscribed_channels: t.Optional(t.Array(t.Integer())) });
 
 export const UpdateFlagsForNarrowResponse = success({
   processed_count: t.Integer(),
@@ -105,7 +106,7 @@ export const UpdateFlagsForNarrowResponse = success({
   last_processed_id: Nullable(t.Integer()),
   found_oldest: t.Boolean(),
   found_newest: t.Boolean(),
-  ignored_because_not_subscribed_channels: t.Array(t.Integer()),
+  ignored_because_not_subscribed_channels: t.Optional(t.Array(t.Integer())),
 });
 
 export const RenderResponse = success({ rendered: t.String() });

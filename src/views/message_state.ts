@@ -3,7 +3,8 @@ import type { Hearth } from "../context";
 import { appendTo } from "../lib/collections";
 import type { UserRecord } from "../store/users";
 import { getSubscription } from "../store/subscriptions";
-import { getMessage, messageLocation, type MessageLocation } from "../store/messages";
+import { getMessage, messageLocation, topicKey, type MessageLocation } from "../store/messages";
+import { getUserTopics, VisibilityPolicy } from "../store/user_topics";
 import { idsInRange } from "../store/message_indexes";
 import { indexRows } from "../store/user_messages";
 import { topicDisplayName } from "./messages";
@@ -32,17 +33,34 @@ export function unreadMessagesState(h: Hearth, user: UserRecord, allowEmptyTopic
   const streams = new Map<string, { stream_id: number; topic: string; unread_message_ids: number[] }>();
   const mentions = new Set<number>();
   const unreadIds = new Set<number>();
+  // `listed` bounds the walk (Zulip's MAX_UNREAD_MESSAGES); `count` is what clients show.
+  let listed = 0;
   let count = 0;
   let missing = false;
-  const subscribedTo = new Map<number, boolean>();
-  const stillSubscribed = (channelId: number) => {
-    let active = subscribedTo.get(channelId);
-    if (active === undefined) subscribedTo.set(channelId, (active = getSubscription(h.store, channelId, user.id)?.active !== false));
-    return active;
+  const subscriptions = new Map<number, { active: boolean; muted: boolean }>();
+  const subscriptionOf = (channelId: number) => {
+    let sub = subscriptions.get(channelId);
+    if (sub === undefined) {
+      const record = getSubscription(h.store, channelId, user.id);
+      subscriptions.set(channelId, (sub = { active: record?.active !== false, muted: record?.is_muted === true }));
+    }
+    return sub;
+  };
+  // A user's topic policies are few: read once, not once per unread row.
+  const topicPolicies = new Map<string, number>();
+  for (const t of getUserTopics(h.store, user.id)) topicPolicies.set(`${t.stream_id}\u0000${topicKey(t.topic_name)}`, t.visibility_policy);
+  /**
+   * Zulip's is_row_muted (get_raw_unread_data): a muted channel's message counts only in
+   * a topic unmuted or followed there; an unmuted channel's, unless its topic is muted.
+   */
+  const rowMuted = (channelId: number, topic: string) => {
+    const policy = topicPolicies.get(`${channelId}\u0000${topicKey(topic)}`) ?? VisibilityPolicy.INHERIT;
+    if (subscriptionOf(channelId).muted) return policy !== VisibilityPolicy.UNMUTED && policy !== VisibilityPolicy.FOLLOWED;
+    return policy === VisibilityPolicy.MUTED;
   };
   // Unread rows carry each message's location, so no message content is read here.
   for (const { id, value } of indexRows(h.store, user.id, "unread", Number.MAX_SAFE_INTEGER, "older")) {
-    if (count >= MAX_UNREAD_MESSAGES) {
+    if (listed >= MAX_UNREAD_MESSAGES) {
       missing = true;
       break;
     }
@@ -50,9 +68,11 @@ export function unreadMessagesState(h: Hearth, user: UserRecord, allowEmptyTopic
     if (location === undefined) continue;
     // Zulip's get_raw_unread_data leaves out channels the user has left (an inactive
     // subscription): their rows stay, but they are no longer the user's to read.
-    if (Array.isArray(location) && !stillSubscribed(location[0])) continue;
-    count++;
+    if (Array.isArray(location) && !subscriptionOf(location[0]).active) continue;
+    listed++;
     unreadIds.add(id);
+    // Zulip's aggregate_unread_data: direct messages, and channel messages not muted.
+    if (!Array.isArray(location) || !rowMuted(location[0], location[1])) count++;
     if (Array.isArray(location)) {
       const [streamId, topic] = location;
       const key = `${streamId}\u0000${topic}`;

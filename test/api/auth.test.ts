@@ -20,6 +20,22 @@ describe("server_settings", () => {
   test("tolerates credentials, as the Python bindings send them", async () => {
     expectSchema(ServerSettingsResponse, expectSuccess(await s.as("hamlet").get("/server_settings")));
   });
+
+  test("ignores bad credentials: wrong, revoked, a deactivated account's, another scheme", async () => {
+    const wrong = new ApiClient(s.url, s.users.hamlet.email, "x".repeat(32));
+    expectSchema(ServerSettingsResponse, expectSuccess(await wrong.get("/server_settings")));
+    expectSchema(ServerSettingsResponse, expectSuccess(await new ApiClient(s.url, "nobody@zulip.test", "k").get("/server_settings")));
+    const u = await s.createUser("rosencrantz");
+    expectSuccess(await s.as(u).post("/users/me/api_key/regenerate"));
+    expectError(await s.as(u).get("/users/me"), 401, "INVALID_API_KEY");
+    expect(expectSuccess(await s.as(u).get("/server_settings")).realm_name).toBe("Zulip Dev");
+    const v = await s.createUser("guildenstern");
+    expectSuccess(await s.as("iago").delete(`/users/${v.id}`));
+    expectError(await s.as(v).get("/users/me"), 401, "USER_DEACTIVATED");
+    expectSchema(ServerSettingsResponse, expectSuccess(await s.as(v).get("/server_settings")));
+    const bearer = await fetch(s.url + "/api/v1/server_settings", { headers: { authorization: "Bearer abc" } });
+    expect(bearer.status).toBe(200);
+  });
 });
 
 describe("HTTP Basic authentication", () => {

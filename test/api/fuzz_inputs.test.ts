@@ -45,7 +45,7 @@ const ROUTES: RouteSpec[] = [
   { method: "GET", path: "/api/v1/user_uploads/:realm_id/*", params: [] },
   { method: "GET", path: "/api/v1/attachments", params: [] },
   { method: "DELETE", path: "/api/v1/attachments/:attachment_id", params: [] },
-  { method: "GET", path: "/api/v1/server_settings", params: [], auth: "optional" },
+  { method: "GET", path: "/api/v1/server_settings", params: [], auth: "none" },
   { method: "POST", path: "/api/v1/fetch_api_key", params: ["username", "password"], auth: "none" },
   { method: "GET", path: "/api/v1/users", params: ["client_gravatar", "include_custom_profile_fields"] },
   { method: "GET", path: "/api/v1/users/me", params: [] },

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { expectError, expectSchema, expectSuccess, recordPublished, startTestServer, type TestServer } from "../kit";
-import { GetMessagesByIdsResponse, GetMessagesResponse, MessageHistoryResponse, SendMessageResponse, TopicsResponse, UpdateFlagsResponse } from "../../src/schemas/messages";
+import { GetMessagesByIdsResponse, GetMessagesResponse, MessageHistoryResponse, SendMessageResponse, TopicsResponse, UpdateFlagsForNarrowResponse, UpdateFlagsResponse } from "../../src/schemas/messages";
 import { getMessage, MessageFlag } from "../../src/store/messages";
 import { getUserFlags } from "../../src/store/user_messages";
 import { register } from "../kit/events";
@@ -397,8 +397,17 @@ describe("channel messages", () => {
     const add = expectSuccess(
       await s.as("hamlet").post("/messages/flags/narrow", { anchor: "newest", num_before: 5, num_after: 0, narrow: [["stream", "Denmark"]], op: "add", flag: "read" }),
     );
-    // Always present since FL 355, empty unless marking unread.
-    expect(add.ignored_because_not_subscribed_channels).toEqual([]);
+    // Only when marking unread: "only present when flag is read and op is remove".
+    expect("ignored_because_not_subscribed_channels" in add).toBe(false);
+    const star = expectSuccess(
+      await s.as("cordelia").post("/messages/flags/narrow", { anchor: id, num_before: 0, num_after: 0, narrow: [["stream", "Denmark"]], op: "remove", flag: "starred" }),
+    );
+    expect("ignored_because_not_subscribed_channels" in star).toBe(false);
+    expectSchema(UpdateFlagsForNarrowResponse, star);
+    const nothingSkipped = expectSuccess(
+      await s.as("hamlet").post("/messages/flags/narrow", { anchor: id, num_before: 0, num_after: 0, narrow: [["stream", "Denmark"]], op: "remove", flag: "read" }),
+    );
+    expect(nothingSkipped.ignored_because_not_subscribed_channels).toEqual([]);
   });
 
   test("POST /messages/flags: read removal skips unsubscribed channels and names them (FL 355)", async () => {
@@ -413,7 +422,11 @@ describe("channel messages", () => {
     expect(getUserFlags(s.server.h.store, s.users.cordelia.id, id)).toBe(before);
     expect(getUserFlags(s.server.h.store, s.users.cordelia.id, dm)! & MessageFlag.read).toBe(0);
     const starring = expectSuccess(await s.as("cordelia").post("/messages/flags", { messages: [id], op: "add", flag: "starred" }));
-    expect(starring.ignored_because_not_subscribed_channels).toEqual([]);
+    expect("ignored_because_not_subscribed_channels" in starring).toBe(false);
+    const reading = expectSuccess(await s.as("cordelia").post("/messages/flags", { messages: [dm], op: "add", flag: "read" }));
+    expect("ignored_because_not_subscribed_channels" in reading).toBe(false);
+    const unreadDm = expectSuccess(await s.as("cordelia").post("/messages/flags", { messages: [dm], op: "remove", flag: "read" }));
+    expect(unreadDm.ignored_because_not_subscribed_channels).toEqual([]);
   });
 
   test("a topic link names the topic's oldest message the writer can read (FL 347), so it follows the topic when moved", async () => {

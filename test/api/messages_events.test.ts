@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { expectSuccess, startTestServer, type TestServer } from "../kit";
-import { drainEvents, register } from "../kit/events";
+import { drainEvents, register, verifyAction } from "../kit/events";
 
 let s: TestServer;
 beforeAll(async () => {
@@ -74,5 +74,40 @@ describe("unread state of a channel one has left", () => {
     expect(await unreadIds()).not.toContain(id);
     expectSuccess(await s.as("othello").post("/users/me/subscriptions", { subscriptions: [{ name: "Left behind" }] }));
     expect(await unreadIds()).toContain(id);
+  });
+});
+
+describe("unread_msgs.count leaves out muted messages (Zulip's aggregate_unread_data)", () => {
+  test("a muted topic in an unmuted channel does not count; in a muted channel only unmuted or followed topics do; events keep it", async () => {
+    expectSuccess(await s.as("othello").post("/mark_all_as_read"));
+    const quiet = await s.createChannel("iago", "Quiet corner", ["iago", "othello"]);
+    const loud = await s.createChannel("iago", "Loud hall", ["iago", "othello"]);
+    const send = async (to: number, topic: string) => expectSuccess(await s.as("iago").post("/messages", { type: "channel", to, topic, content: "unread" })).id;
+    for (const topic of ["plain", "unmuted", "followed"]) await send(quiet, topic);
+    for (const topic of ["muted", "plain"]) await send(loud, topic);
+    expectSuccess(await s.as("hamlet").post("/messages", { type: "direct", to: [s.users.othello.id], content: "a direct message" }));
+    const count = async () => (await register(s.as("othello"), { fetch_event_types: ["message", "update_message_flags"] })).unread_msgs.count;
+    const mute = (stream_id: number, value: boolean) => s.as("othello").post("/users/me/subscriptions/properties", { subscription_data: [{ stream_id, property: "is_muted", value }] });
+    const policy = (stream_id: number, topic: string, visibility_policy: number) => s.as("othello").post("/user_topics", { stream_id, topic, visibility_policy });
+    const verify = (action: () => Promise<unknown>) => verifyAction(s, action, { viewers: ["othello"] });
+    expect(await count()).toBe(6);
+
+    await verify(async () => expectSuccess(await policy(loud, "muted", 1)));
+    expect(await count()).toBe(5);
+    await verify(async () => expectSuccess(await mute(quiet, true)));
+    expect(await count()).toBe(2);
+    // A new message in the muted channel's plain topic is unread, but not counted.
+    await verify(() => send(quiet, "plain"));
+    expect(await count()).toBe(2);
+    await verify(async () => {
+      expectSuccess(await policy(quiet, "Unmuted", 2));
+      expectSuccess(await policy(quiet, "followed", 3));
+    });
+    expect(await count()).toBe(4);
+    await verify(async () => expectSuccess(await mute(quiet, false)));
+    expect(await count()).toBe(6);
+    // All of them are still listed, muted or not.
+    const state = await register(s.as("othello"), { fetch_event_types: ["message", "update_message_flags"] });
+    expect(state.unread_msgs.streams.flatMap((b: any) => b.unread_message_ids)).toHaveLength(6);
   });
 });

@@ -19,6 +19,8 @@ describe("POST /realm/deactivate", () => {
       const hamlet = await register(s.as("hamlet"));
       expectSuccess(await s.as("desdemona").post("/realm/deactivate", { deletion_delay_days: 30 }));
       expectError(await s.as("hamlet").get("/users/me"), 401, "REALM_DEACTIVATED");
+      // Zulip's server_settings reads no credentials: a deactivated organization's members get the public answer.
+      expect(expectSuccess(await s.as("hamlet").get("/server_settings")).realm_name).toBe("Zulip Dev");
       expectError(await s.as("hamlet").get("/events", { queue_id: hamlet.queue_id, last_event_id: -1, dont_block: true }), 401, "REALM_DEACTIVATED");
       const realm = getRealm(s.server.h.store)!;
       expect(realm.deactivated).toBe(true);

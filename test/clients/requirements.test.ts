@@ -1,6 +1,7 @@
 /**
- * Every requirement in /work/shared/reference/client-requirements.md, checked over real
- * HTTP against a real server, the way each client calls it:
+ * Every requirement of the client requirements document (client-requirements.md, the
+ * project's reference on what each Zulip client needs; not part of this repository),
+ * checked over real HTTP against a real server, the way each client calls it:
  *  - ZF  zulip-flutter: urlencoded bodies, JSON for non-strings, strings raw, its User-Agent;
  *  - ZT  zulip-terminal and PY / BOT (python `zulip`): urlencoded, non-strings JSON-dumped;
  *  - JS  zulip-js: multipart POSTs with String()-ed values, PATCH / DELETE in the query.

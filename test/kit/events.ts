@@ -9,7 +9,7 @@ import type { TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { type ApiClient, expectSchema, expectSuccess, type TestServer, type CastName, type Params } from "./index";
 import { EventSchemas } from "../../src/schemas/register";
-import { applyMessageEvent } from "./message-events";
+import { applyMessageEvent, recountUnread } from "./message-events";
 
 export type State = Record<string, any>;
 export type ApiEventJson = { id: number; type: string } & Record<string, any>;
@@ -69,8 +69,9 @@ export function defineApplier(type: string, apply: Applier): void {
 
 export function applyEvent(state: State, event: ApiEventJson): void {
   const custom = appliers.get(event.type);
-  if (custom) return custom(state, event);
-  applyCoreEvent(state, event);
+  if (custom) custom(state, event);
+  else applyCoreEvent(state, event);
+  recountUnread(state);
 }
 
 /** The event types of users, bots, settings and presence. */

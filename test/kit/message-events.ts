@@ -51,6 +51,29 @@ function removeUnread(state: State, ids: number[]): void {
   u.mentions = u.mentions.filter((x: number) => !gone.has(x));
 }
 
+/**
+ * Zulip's aggregate_unread_data: `count` is the direct messages plus the channel messages
+ * not muted (a muted channel's count only in a topic unmuted or followed there; an
+ * unmuted channel's, unless the topic is muted). Recomputed from the buckets after every
+ * event, as muting a channel or a topic changes it without any message event; a state
+ * registered without subscriptions or topic policies keeps the count its events kept.
+ */
+export function recountUnread(state: State): void {
+  const u = state.unread_msgs;
+  if (!u || !Array.isArray(state.subscriptions) || !Array.isArray(state.user_topics)) return;
+  const mutedChannels = new Set<number>(state.subscriptions.filter((c: any) => c.is_muted === true).map((c: any) => c.stream_id));
+  const policies = new Map<string, number>();
+  for (const t of state.user_topics) policies.set(`${t.stream_id}\u0000${String(t.topic_name).toLowerCase()}`, t.visibility_policy);
+  let count = 0;
+  for (const b of [...u.pms, ...u.huddles]) count += b.unread_message_ids.length;
+  for (const b of u.streams) {
+    const policy = policies.get(`${b.stream_id}\u0000${String(b.topic).toLowerCase()}`) ?? 0;
+    const muted = mutedChannels.has(b.stream_id) ? policy !== 2 && policy !== 3 : policy === 1;
+    if (!muted) count += b.unread_message_ids.length;
+  }
+  u.count = count;
+}
+
 export function applyMessageEvent(state: State, event: Record<string, any>): boolean {
   switch (event.type) {
     case "message": {
