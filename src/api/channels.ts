@@ -16,7 +16,7 @@ import { activeSubscriberIds, formatChannel, streamPostPolicyGroupId, subscripti
 // Also registers the channel parts of POST /register.
 import { listChannels, subscriptionsState } from "../views/channel_state";
 import { accessUser } from "../access/users";
-import { getChannelEmailAddress } from "../views/channels";
+import { getChannelEmailAddress, userChannelsView } from "../views/channels";
 
 /** `{stream_id}` path segments. */
 export const pathChannelId = (raw: string): number => pathId(raw, "channel ID");
@@ -159,6 +159,10 @@ export function channelsRoutes(h: Hearth) {
       const channel = accessChannel(h, user, pathChannelId(path.stream_id), { allowArchived: true });
       return subscriptionStatusView(h, channel, target);
     })
+    // FL 440; bots may be asked about too (FL 458), and deactivated users as in the per-channel check above.
+    .get("/users/:user_id/channels", {}, ({ user, path }) =>
+      userChannelsView(h, user, accessUser(h, pathId(path.user_id, "user ID"), { allowDeactivated: true })),
+    )
     .get("/streams/:stream_id/email_address", { params: { sender_id: param.int().optional() } }, ({ user, params, path }) => ({
       email: getChannelEmailAddress(h, user, pathChannelId(path.stream_id), params.sender_id),
     }))

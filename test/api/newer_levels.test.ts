@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { expectSchema, expectSuccess, startTestServer, type TestServer } from "../kit";
+import { expectError, expectSchema, expectSuccess, startTestServer, type TestServer } from "../kit";
 import { SendMessageResponse } from "../../src/schemas/messages";
 
 /** Additive pieces of feature levels above the advertised 371 (docs/api-coverage.md). */
@@ -39,5 +39,38 @@ describe("POST /messages: message_url and message_link (FL 508)", () => {
     const ids = [hamlet.id, othello.id].sort((a, b) => a - b).join(",");
     expect(body.message_url).toBe(`${realmUrl}/#narrow/dm/${ids}/near/${body.id}`);
     expect(body.message_link).toBe(body.message_url);
+  });
+});
+
+describe("GET /users/{user_id}/channels (FL 440)", () => {
+  let secret: number;
+  beforeAll(async () => {
+    secret = await s.createChannel("iago", "secret", ["iago", "othello"], { invite_only: true });
+  });
+
+  test("a user's own subscriptions, all of them", async () => {
+    const body = expectSuccess(await s.as("othello").get(`/users/${s.users.othello.id}/channels`));
+    expect(body.subscribed_channel_ids).toEqual([denmark, secret].sort((a, b) => a - b));
+  });
+
+  test("another user's: only the channels the caller may see; an administrator sees private ones", async () => {
+    expect(expectSuccess(await s.as("hamlet").get(`/users/${s.users.othello.id}/channels`)).subscribed_channel_ids).toEqual([denmark]);
+    expect(expectSuccess(await s.as("polonius").get(`/users/${s.users.othello.id}/channels`)).subscribed_channel_ids).toEqual([]);
+    expect(expectSuccess(await s.as("iago").get(`/users/${s.users.othello.id}/channels`)).subscribed_channel_ids).toEqual(
+      [denmark, secret].sort((a, b) => a - b),
+    );
+  });
+
+  test("unsubscribing removes the channel; bots may be asked about (FL 458)", async () => {
+    expectSuccess(await s.as("hamlet").delete("/users/me/subscriptions", { subscriptions: JSON.stringify(["a > b.c"]) }));
+    expect(expectSuccess(await s.as("othello").get(`/users/${s.users.hamlet.id}/channels`)).subscribed_channel_ids).toEqual([denmark]);
+    const bot = await s.createBot("hamlet", { full_name: "Helper", short_name: "helper" });
+    expectSuccess(await s.as("hamlet").post("/users/me/subscriptions", { subscriptions: JSON.stringify([{ name: "Denmark" }]), principals: JSON.stringify([bot.id]) }));
+    expect(expectSuccess(await s.as("othello").get(`/users/${bot.id}/channels`)).subscribed_channel_ids).toEqual([denmark]);
+  });
+
+  test("errors: an unknown user, a malformed ID", async () => {
+    expectError(await s.as("hamlet").get("/users/999999/channels"), 400, "BAD_REQUEST", "No such user");
+    expectError(await s.as("hamlet").get("/users/abc/channels"), 400, "BAD_REQUEST");
   });
 });
