@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { expectError, expectSchema, expectSuccess, startTestServer, type TestServer } from "../kit";
 import { SendMessageResponse } from "../../src/schemas/messages";
+import { verifyAction } from "../kit/events";
 
 /** Additive pieces of feature levels above the advertised 371 (docs/api-coverage.md). */
 let s: TestServer;
@@ -72,5 +73,70 @@ describe("GET /users/{user_id}/channels (FL 440)", () => {
   test("errors: an unknown user, a malformed ID", async () => {
     expectError(await s.as("hamlet").get("/users/999999/channels"), 400, "BAD_REQUEST", "No such user");
     expectError(await s.as("hamlet").get("/users/abc/channels"), 400, "BAD_REQUEST");
+  });
+});
+
+describe("POST /channels/create (FL 417)", () => {
+  const streamIdOf = async (name: string) => expectSuccess(await s.as("iago").get("/get_stream_id", { stream: name })).stream_id;
+
+  test("a public channel with its subscribers by ID: the events of a subscribe that creates it", async () => {
+    const { hamlet, othello } = s.users;
+    let id = 0;
+    const r = await verifyAction(
+      s,
+      async () => {
+        const body = expectSuccess(
+          await s.as("hamlet").post("/channels/create", {
+            name: "Elsinore",
+            description: "The **castle**",
+            subscribers: JSON.stringify([hamlet.id, othello.id]),
+            send_new_subscription_messages: false,
+          }),
+        );
+        id = body.id;
+      },
+      { registerParams: { include_subscribers: true } },
+    );
+    expect(id).toBe(await streamIdOf("Elsinore"));
+    expect(r.types.hamlet).toEqual(["stream/create", "subscription/add"]);
+    expect(r.types.othello).toEqual(["stream/create", "subscription/add"]);
+    for (const v of ["desdemona", "iago", "shiva", "cordelia"]) expect(r.types[v]).toEqual(["stream/create", "subscription/peer_add"]);
+    expect(r.types.polonius).toEqual([]);
+    const stream = expectSuccess(await s.as("othello").get(`/streams/${id}`)).stream;
+    expect(stream).toMatchObject({ name: "Elsinore", description: "The **castle**", invite_only: false, creator_id: hamlet.id });
+    expect(expectSuccess(await s.as("othello").get(`/streams/${id}/members`)).subscribers.sort()).toEqual([hamlet.id, othello.id].sort());
+  });
+
+  test("the creator is not subscribed unless named; a private channel with its settings reaches only the administrators then", async () => {
+    let id = 0;
+    const r = await verifyAction(s, async () => {
+      id = expectSuccess(
+        await s.as("hamlet").post("/channels/create", { name: "Vault", subscribers: "[]", invite_only: true, history_public_to_subscribers: true, topics_policy: "disable_empty_topic" }),
+      ).id;
+    });
+    expect(r.types.hamlet).toEqual(["stream/create"]);
+    for (const v of ["desdemona", "iago"]) expect(r.types[v]).toEqual(["stream/create"]);
+    for (const v of ["othello", "shiva", "cordelia", "polonius"]) expect(r.types[v]).toEqual([]);
+    const stream = expectSuccess(await s.as("iago").get(`/streams/${id}`)).stream;
+    expect(stream).toMatchObject({ invite_only: true, history_public_to_subscribers: true, topics_policy: "disable_empty_topic" });
+    expect(expectSuccess(await s.as("iago").get(`/streams/${id}/members`)).subscribers).toEqual([]);
+  });
+
+  test("errors: a name taken (archived channels included), a bad name, unknown subscribers, permissions, missing subscribers", async () => {
+    expectError(await s.as("hamlet").post("/channels/create", { name: "Denmark", subscribers: "[]" }), 400, "BAD_REQUEST", "Channel 'Denmark' already exists");
+    const old = await s.createChannel("iago", "Old times", ["iago"]);
+    expectSuccess(await s.as("iago").delete(`/streams/${old}`));
+    expectError(await s.as("hamlet").post("/channels/create", { name: "old TIMES", subscribers: "[]" }), 400, "BAD_REQUEST", "Channel 'old TIMES' already exists");
+    expectError(await s.as("hamlet").post("/channels/create", { name: "  ", subscribers: "[]" }), 400, "BAD_REQUEST");
+    expectError(
+      await s.as("hamlet").post("/channels/create", { name: "Ghosts", subscribers: "[999999]" }),
+      400,
+      "BAD_REQUEST",
+      "User not authorized to execute queries on behalf of '999999'",
+    );
+    expectError(await s.as("polonius").post("/channels/create", { name: "Ghosts", subscribers: "[]" }), 400, "BAD_REQUEST", "Insufficient permission");
+    expectError(await s.as("hamlet").post("/channels/create", { name: "Ghosts", subscribers: "[]", is_default_stream: true }), 400, "UNAUTHORIZED_PRINCIPAL");
+    expectError(await s.as("hamlet").post("/channels/create", { name: "Ghosts" }), 400, "REQUEST_VARIABLE_MISSING");
+    expect(expectSuccess(await s.as("iago").get("/streams", { include_all: true })).streams.some((c: any) => c.name === "Ghosts")).toBe(false);
   });
 });
