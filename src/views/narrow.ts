@@ -3,10 +3,10 @@ import { escapeHtml, escapeRegExp } from "../lib/text";
 import { ApiError, badRequest } from "../errors";
 import { getUser, type UserRecord } from "../store/users";
 import { conversationKey, MAX_DM_PARTICIPANTS, getMessage, MessageFlag, RESOLVED_TOPIC_PREFIX, MENTION_BITS, searchWords, topicKey, type MessageRecord } from "../store/messages";
-import { idsForTermPrefix, idsInRange } from "../store/message_indexes";
+import { idsForTermPrefix, idsInRange, mergeIds } from "../store/message_indexes";
 import { unreadMessageIds } from "../store/unread";
 import { userMessageIds } from "../store/user_messages";
-import { channelById, channelByName, canReadChannel, type MessageChannel } from "./message_channels";
+import { channelById, channelByName, canReadChannel, readableArchivedChannels, type MessageChannel } from "./message_channels";
 import { readableChannels, visibleFlags, type ReadableChannels } from "../access/messages";
 import { visibilityPolicyOf, VisibilityPolicy } from "../store/user_topics";
 import { getSubscription } from "../store/subscriptions";
@@ -107,6 +107,7 @@ export function compileNarrow(h: Hearth, viewer: UserRecord, terms: NarrowTerm[]
   let dmKey: string | null = null;
   let userIndex: string | null = null;
   let senderId: number | null = null;
+  let archivedChannelIds: number[] | null = null;
 
   const add = (term: NarrowTerm, test: Filter) => filters.push(term.negated ? (m, f) => !test(m, f) : test);
 
@@ -122,8 +123,25 @@ export function compileNarrow(h: Hearth, viewer: UserRecord, terms: NarrowTerm[]
       }
       case "channels":
       case "streams": {
+        if (operand === "archived") {
+          // FL 489: every message of the archived channels the viewer may read, their history included.
+          const archived = readableArchivedChannels(h, viewer);
+          const ids = new Set(archived.map((c) => c.id));
+          if (!negated) archivedChannelIds ??= archived.map((c) => c.id);
+          add(term, (m) => m.type === "stream" && ids.has(m.channel_id!));
+          break;
+        }
         if (operand !== "public" && operand !== "web-public") throw badNarrow(`invalid channels operand`);
         add(term, (m) => m.type === "stream" && channelById(h, m.channel_id!)?.invite_only === false);
+        break;
+      }
+      case "mentions": {
+        // FL 446: a personal, visible mention of the user (not silent, not a group or wildcard one),
+        // as the renderer writes it, so it answers for any user and follows edits.
+        const u = userByOperand(h, viewer, operand, "mentions");
+        const mark = `<span class="user-mention" data-user-id="${u.id}">`;
+        if (!negated && u.id === viewer.id) userIndex ??= "mentioned";
+        add(term, (m) => m.rendered_content.includes(mark));
         break;
       }
       case "topic":
@@ -267,6 +285,9 @@ export function compileNarrow(h: Hearth, viewer: UserRecord, terms: NarrowTerm[]
     // The longest word is usually the rarest; its words' rows, merged in ID order, give the candidates.
     const pivot = [...words].sort((a, b) => b.length - a.length)[0];
     source = (from, dir) => idsForTermPrefix(store, pivot, from, dir);
+  } else if (archivedChannelIds !== null) {
+    const ids = archivedChannelIds;
+    source = (from, dir) => mergeIds(ids.map((c) => idsInRange(store, "channelMessages", [c], from, dir)), dir);
   } else if (channel) {
     const c = channel.id;
     source = (from, dir) => idsInRange(store, "channelMessages", [c], from, dir);

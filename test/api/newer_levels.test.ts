@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { expectError, expectSchema, expectSuccess, startTestServer, type TestServer } from "../kit";
 import { SendMessageResponse } from "../../src/schemas/messages";
-import { verifyAction } from "../kit/events";
+import { drainEvents, register, verifyAction } from "../kit/events";
 
 /** Additive pieces of feature levels above the advertised 371 (docs/api-coverage.md). */
 let s: TestServer;
@@ -138,5 +138,69 @@ describe("POST /channels/create (FL 417)", () => {
     expectError(await s.as("hamlet").post("/channels/create", { name: "Ghosts", subscribers: "[]", is_default_stream: true }), 400, "UNAUTHORIZED_PRINCIPAL");
     expectError(await s.as("hamlet").post("/channels/create", { name: "Ghosts" }), 400, "REQUEST_VARIABLE_MISSING");
     expect(expectSuccess(await s.as("iago").get("/streams", { include_all: true })).streams.some((c: any) => c.name === "Ghosts")).toBe(false);
+  });
+});
+
+const newestIds = async (who: string, narrow: unknown) =>
+  expectSuccess(await s.as(who as any).get("/messages", { anchor: "newest", num_before: 100, num_after: 0, narrow: JSON.stringify(narrow) })).messages.map((m: any) => m.id);
+const sendTo = async (who: string, channelId: number, content: string) =>
+  expectSuccess(await s.as(who as any).post("/messages", { type: "channel", to: channelId, topic: "narrows", content })).id as number;
+
+describe("narrow operator mentions (FL 446)", () => {
+  test("personal, visible mentions only (not silent or wildcard ones), of any user, negated too; an unknown user is a bad narrow", async () => {
+    const { othello } = s.users;
+    const personal = await sendTo("hamlet", denmark, `hello @**Othello, the Moor of Venice|${othello.id}**`);
+    const silent = await sendTo("hamlet", denmark, `hello @_**Othello, the Moor of Venice|${othello.id}**`);
+    const wildcard = await sendTo("hamlet", denmark, "hello @**all**");
+    const byName = await sendTo("iago", denmark, "and @**Othello, the Moor of Venice** again");
+    const mentions = [{ operator: "channel", operand: denmark }, { operator: "mentions", operand: othello.id }];
+    expect(await newestIds("hamlet", mentions)).toEqual([personal, byName]);
+    expect(await newestIds("othello", [{ operator: "mentions", operand: String(othello.id) }])).toEqual([personal, byName]);
+    expect(await newestIds("othello", [{ operator: "mentions", operand: "me" }])).toEqual([personal, byName]);
+    const negated = await newestIds("hamlet", [{ operator: "channel", operand: denmark }, { operator: "mentions", operand: othello.id, negated: true }]);
+    expect(negated).toContain(silent);
+    expect(negated).toContain(wildcard);
+    expect(negated).not.toContain(personal);
+
+    const matched = expectSuccess(await s.as("cordelia").get("/messages/matches_narrow", { msg_ids: JSON.stringify([personal, silent]), narrow: JSON.stringify([{ operator: "mentions", operand: othello.id }]) }));
+    expect(Object.keys(matched.messages)).toEqual([String(personal)]);
+    const flagged = expectSuccess(
+      await s.as("othello").post("/messages/flags/narrow", {
+        anchor: "newest", num_before: 100, num_after: 0, op: "add", flag: "starred",
+        narrow: JSON.stringify([{ operator: "mentions", operand: othello.id }]),
+      }),
+    );
+    expect(flagged.updated_count).toBe(2);
+    expect(await newestIds("othello", [{ operator: "is", operand: "starred" }])).toEqual([personal, byName]);
+    expectError(await s.as("hamlet").get("/messages", { anchor: "newest", num_before: 1, num_after: 0, narrow: JSON.stringify([{ operator: "mentions", operand: 999999 }]) }), 400, "BAD_NARROW", "Invalid narrow operator: unknown user in mentions");
+  });
+
+  test("an event queue registered with the narrow gets only the messages that mention the user", async () => {
+    const { othello } = s.users;
+    const state = await register(s.as("cordelia"), { event_types: JSON.stringify(["message"]), narrow: JSON.stringify([["mentions", othello.id]]), all_public_streams: true });
+    await sendTo("hamlet", denmark, `hi @_**Othello, the Moor of Venice|${othello.id}**`);
+    const wanted = await sendTo("hamlet", denmark, `hi @**Othello, the Moor of Venice|${othello.id}**`);
+    const events = await drainEvents(s.as("cordelia"), state.queue_id);
+    expect(events.map((e) => e.message.id)).toEqual([wanted]);
+  });
+});
+
+describe("narrow channels:archived (FL 489)", () => {
+  test("messages of the archived channels the viewer may read, their history included; negated; a bad operand", async () => {
+    const bygone = await s.createChannel("iago", "Bygone", ["iago", "hamlet"]);
+    const hidden = await s.createChannel("iago", "Hidden past", ["iago"], { invite_only: true });
+    const inBygone = await sendTo("hamlet", bygone, "before the end");
+    const inHidden = await sendTo("iago", hidden, "secret history");
+    const live = await sendTo("hamlet", denmark, "still here");
+    expect(await newestIds("cordelia", [{ operator: "channels", operand: "archived" }])).toEqual([]);
+    expectSuccess(await s.as("iago").delete(`/streams/${bygone}`));
+    expectSuccess(await s.as("iago").delete(`/streams/${hidden}`));
+    expect(await newestIds("cordelia", [{ operator: "channels", operand: "archived" }])).toEqual([inBygone]);
+    expect(await newestIds("iago", [{ operator: "channels", operand: "archived" }])).toEqual([inBygone, inHidden]);
+    expect(await newestIds("hamlet", [["streams", "archived"]])).toEqual([inBygone]);
+    const negated = await newestIds("hamlet", [{ operator: "channels", operand: "archived", negated: true }]);
+    expect(negated).toContain(live);
+    expect(negated).not.toContain(inBygone);
+    expectError(await s.as("hamlet").get("/messages", { anchor: "newest", num_before: 1, num_after: 0, narrow: JSON.stringify([["channels", "bogus"]]) }), 400, "BAD_NARROW");
   });
 });
