@@ -80,6 +80,8 @@ export function messagesRoutes(h: Hearth) {
       {
         params: {
           anchor: anchorParam,
+          // FL 445: with anchor=date.
+          anchor_date: param.string().optional(),
           use_first_unread_anchor: param.bool().default(false),
           include_anchor: param.bool().default(true),
           // Optional since FL 300, when message_ids came as the other way to choose.
@@ -107,7 +109,7 @@ export function messagesRoutes(h: Hearth) {
                 h,
                 user,
                 narrow,
-                parseAnchor(params.anchor ?? (narrow.nearId !== null ? narrow.nearId : undefined), params.use_first_unread_anchor),
+                parseAnchor(params.anchor ?? (narrow.nearId !== null ? narrow.nearId : undefined), params.use_first_unread_anchor, params.anchor_date ?? null),
                 params.include_anchor,
                 params.num_before,
                 params.num_after,

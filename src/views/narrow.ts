@@ -2,7 +2,7 @@ import type { Hearth } from "../context";
 import { escapeHtml, escapeRegExp } from "../lib/text";
 import { ApiError, badRequest } from "../errors";
 import { getUser, type UserRecord } from "../store/users";
-import { conversationKey, MAX_DM_PARTICIPANTS, getMessage, MessageFlag, RESOLVED_TOPIC_PREFIX, MENTION_BITS, searchWords, topicKey, type MessageRecord } from "../store/messages";
+import { conversationKey, MAX_DM_PARTICIPANTS, firstMessageIdSentSince, getMessage, MessageFlag, RESOLVED_TOPIC_PREFIX, MENTION_BITS, searchWords, topicKey, type MessageRecord } from "../store/messages";
 import { idsForTermPrefix, idsInRange, mergeIds } from "../store/message_indexes";
 import { unreadMessageIds } from "../store/unread";
 import { userMessageIds } from "../store/user_messages";
@@ -402,12 +402,29 @@ function messageIdOperand(operand: unknown): number {
   return id;
 }
 
-export type AnchorSpec = number | "newest" | "oldest" | "first_unread";
+export type AnchorSpec = number | "newest" | "oldest" | "first_unread" | { sentSince: number };
 
-export function parseAnchor(raw: unknown, useFirstUnread: boolean): AnchorSpec {
+/**
+ * `anchor_date` (FL 445): an ISO 8601 date or date and time; one without a UTC offset
+ * is taken as UTC, as the server keeps every time in UTC.
+ */
+function parseAnchorDate(raw: string): number {
+  const text = raw.trim();
+  const iso = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/i.exec(text);
+  const ms = iso ? Date.parse(iso[1] !== undefined || !/[T ]/i.test(text) ? text.replace(" ", "T") : `${text.replace(" ", "T")}Z`) : NaN;
+  if (!Number.isFinite(ms)) throw badRequest("Invalid anchor_date");
+  return Math.ceil(ms / 1000);
+}
+
+/** `anchorDate`: GET /messages' `anchor_date`, for `anchor=date` (FL 445); other callers have no date anchor. */
+export function parseAnchor(raw: unknown, useFirstUnread: boolean, anchorDate?: string | null): AnchorSpec {
   if (useFirstUnread) return "first_unread";
   if (raw === undefined) throw new ApiError("Missing 'anchor' argument", "REQUEST_VARIABLE_MISSING", 400, { var_name: "anchor" });
   if (raw === "newest" || raw === "oldest" || raw === "first_unread") return raw;
+  if (raw === "date" && anchorDate !== undefined) {
+    if (anchorDate === null) throw new ApiError("Missing 'anchor_date' argument", "REQUEST_VARIABLE_MISSING", 400, { var_name: "anchor_date" });
+    return { sentSince: parseAnchorDate(anchorDate) };
+  }
   const n = typeof raw === "number" ? raw : typeof raw === "string" && /^-?\d+$/.test(raw) ? Number(raw) : NaN;
   if (!Number.isInteger(n) && !(Number.isFinite(n) && n >= LARGER_THAN_MAX_MESSAGE_ID)) throw badRequest("Invalid anchor");
   return Math.max(0, Math.min(n, LARGER_THAN_MAX_MESSAGE_ID));
@@ -439,6 +456,8 @@ export function fetchRange(
     anchorSpec === "oldest" ? 0
     : anchorSpec === "newest" ? LARGER_THAN_MAX_MESSAGE_ID
     : anchorSpec === "first_unread" ? (firstUnreadId(h, viewer, narrow) ?? LARGER_THAN_MAX_MESSAGE_ID)
+    // The first message sent on or after the date, else the newest (FL 445).
+    : typeof anchorSpec === "object" ? (firstMessageIdSentSince(h.store, anchorSpec.sentSince) ?? LARGER_THAN_MAX_MESSAGE_ID)
     : anchorSpec;
   // From the anchor's value, as Zulip's fetch_messages does: an anchor of 0 or past
   // every ID reaches that end whatever way it was given.

@@ -204,3 +204,38 @@ describe("narrow channels:archived (FL 489)", () => {
     expectError(await s.as("hamlet").get("/messages", { anchor: "newest", num_before: 1, num_after: 0, narrow: JSON.stringify([["channels", "bogus"]]) }), 400, "BAD_NARROW");
   });
 });
+
+describe("GET /messages anchor=date with anchor_date (FL 445)", () => {
+  test("anchors at the first message sent on or after the date, else at the newest; naive times are UTC", async () => {
+    const calendar = await s.createChannel("iago", "Calendar", ["iago", "hamlet"]);
+    const before = await sendTo("hamlet", calendar, "yesterday");
+    const sentAt = expectSuccess(await s.as("hamlet").get(`/messages/${before}`)).message.timestamp as number;
+    const boundary = sentAt + 1;
+    while (Date.now() / 1000 < boundary) await Bun.sleep(50);
+    const after = await sendTo("hamlet", calendar, "today");
+    const later = await sendTo("hamlet", calendar, "tomorrow");
+    const fetch = (date: unknown, extra: Record<string, unknown> = {}) =>
+      s.as("hamlet").get("/messages", { anchor: "date", anchor_date: date, num_before: 1, num_after: 1, narrow: JSON.stringify([{ operator: "channel", operand: calendar }]), ...extra });
+
+    const iso = new Date(boundary * 1000).toISOString();
+    for (const date of [iso, iso.replace("Z", ""), iso.replace(/\.000Z$/, "+00:00"), new Date(boundary * 1000 + 2 * 3600_000).toISOString().replace(/\.000Z$/, "+02:00")]) {
+      const body = expectSuccess(await fetch(date));
+      expect({ date, anchor: body.anchor, found_anchor: body.found_anchor, ids: body.messages.map((m: any) => m.id) }).toEqual({ date, anchor: after, found_anchor: true, ids: [before, after, later] });
+    }
+    // Before every message: the oldest message of all is the anchor, and this channel's come after it.
+    const early = expectSuccess(await fetch("2001-01-01", { num_after: 5 }));
+    expect(early.messages.map((m: any) => m.id)).toEqual([before, after, later]);
+    expect(early.found_oldest).toBe(true);
+    // After every message: the newest.
+    const future = expectSuccess(await fetch("2999-01-01T00:00:00Z", { num_before: 2, num_after: 0 }));
+    expect(future.messages.map((m: any) => m.id)).toEqual([after, later]);
+    expect(future.found_newest).toBe(true);
+  });
+
+  test("errors: no anchor_date, a date that is not ISO 8601; other anchors ignore it", async () => {
+    expectError(await s.as("hamlet").get("/messages", { anchor: "date", num_before: 1, num_after: 0 }), 400, "REQUEST_VARIABLE_MISSING", "Missing 'anchor_date' argument");
+    expectError(await s.as("hamlet").get("/messages", { anchor: "date", anchor_date: "yesterday", num_before: 1, num_after: 0 }), 400, "BAD_REQUEST", "Invalid anchor_date");
+    expectError(await s.as("hamlet").get("/messages", { anchor: "date", anchor_date: "2024-13-45", num_before: 1, num_after: 0 }), 400, "BAD_REQUEST", "Invalid anchor_date");
+    expectSuccess(await s.as("hamlet").get("/messages", { anchor: "newest", anchor_date: "2024-01-01", num_before: 1, num_after: 0 }));
+  });
+});
