@@ -33,6 +33,15 @@ describe("POST /messages: message_url and message_link (FL 508)", () => {
     expect(body.message_link).toBe(`[#a &gt; b.c > general chat @ 💬](${url})`);
   });
 
+  test("a sender who may not see the channel's metadata (a bot posting through its owner): the channel by ID alone, the bare URL", async () => {
+    const study = await s.createChannel("iago", "Study", ["iago", "hamlet"], { invite_only: true });
+    const bot = await s.createBot("hamlet", { full_name: "Scribe", short_name: "scribe" });
+    const body = expectSuccess(await s.as(bot).post("/messages", { type: "channel", to: study, topic: "notes", content: "hi" }));
+    const url = `${realmUrl}/#narrow/channel/${study}/topic/notes/near/${body.id}`;
+    expect(body.message_url).toBe(url);
+    expect(body.message_link).toBe(url);
+  });
+
   test("a direct message: the link is the bare URL", async () => {
     const { hamlet, othello } = s.users;
     const body = expectSuccess(await s.as("hamlet").post("/messages", { type: "direct", to: JSON.stringify([othello.id]), content: "hi" }));
