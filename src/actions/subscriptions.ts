@@ -251,6 +251,52 @@ function notifySubscriptionsAdded(
   }
 }
 
+/** POST /channels/create (FL 417): one new channel and its initial subscribers, by user ID. */
+export interface CreateChannelInput {
+  name: string;
+  description: string;
+  subscribers: number[];
+  announce: boolean;
+  sendNewSubscriptionMessages: boolean;
+  creation: ChannelCreationSettings;
+}
+
+/**
+ * Creates a channel without subscribing anyone by name: the same plan, writes,
+ * events and messages as a subscribe request that creates it, except that a name
+ * already taken is an error rather than a channel to join.
+ */
+export async function checkCreateChannel(h: Hearth, actor: UserRecord, input: CreateChannelInput): Promise<{ id: number }> {
+  const name = checkChannelName(input.name);
+  const description = checkChannelDescription(input.description);
+  // Archived channels keep their names too.
+  if (getChannelByName(h.store, name)) throw badRequest(`Channel '${name}' already exists`);
+  const principals = resolvePrincipals(h, actor, input.subscribers);
+  const newRecord = planNewChannel(h, actor, name, description, input.creation);
+  if (isGuest(actor) && principals.some((u) => u.id !== actor.id)) throw badRequest("Insufficient permission");
+  const subscribeInput: SubscribeInput = {
+    subscriptions: [{ name, description }],
+    principals: input.subscribers,
+    authorizationErrorsFatal: true,
+    announce: input.announce,
+    sendNewSubscriptionMessages: input.sendNewSubscriptionMessages,
+    creation: input.creation,
+  };
+  const plan: SubscribePlan = {
+    principals,
+    targets: [{ channel: null, plan: { name, description, existing: null }, newRecord }],
+    unauthorized: [],
+    sawBefore: new Map(),
+  };
+  const outcome = await commit(h, (tx) => {
+    const written = writeSubscriptions(h, plan, subscribeInput);
+    notifySubscribed(tx, h, subscribeInput, plan, written);
+    return written;
+  });
+  await finishSubscribe(h, actor, subscribeInput, plan, outcome);
+  return { id: outcome.created[0].id };
+}
+
 // ---------------------------------------------------------------------------
 // Unsubscribing
 

@@ -6,7 +6,7 @@ import { param } from "../http/params";
 import { checkArchiveChannel, checkUpdateChannel } from "../actions/channels";
 import type { RetentionInput } from "../actions/channel_checks";
 import { checkSetDefaultChannel } from "../actions/default_channels";
-import { checkSubscribe, checkUnsubscribe, checkUpdateOwnSubscriptions } from "../actions/subscriptions";
+import { checkCreateChannel, checkSubscribe, checkUnsubscribe, checkUpdateOwnSubscriptions } from "../actions/subscriptions";
 import { checkUpdateSubscriptionProperties } from "../actions/subscription_properties";
 import { accessChannel, accessChannelByName } from "../access/channels";
 import { CHANNEL_GROUP_SETTINGS, TOPICS_POLICIES, type TopicsPolicy } from "../schemas/channels";
@@ -16,7 +16,7 @@ import { activeSubscriberIds, formatChannel, streamPostPolicyGroupId, subscripti
 // Also registers the channel parts of POST /register.
 import { listChannels, subscriptionsState } from "../views/channel_state";
 import { accessUser } from "../access/users";
-import { getChannelEmailAddress } from "../views/channels";
+import { getChannelEmailAddress, userChannelsView } from "../views/channels";
 
 /** `{stream_id}` path segments. */
 export const pathChannelId = (raw: string): number => pathId(raw, "channel ID");
@@ -95,6 +95,47 @@ export function channelsRoutes(h: Hearth) {
         };
       },
     )
+    // FL 417: a channel created with the subscribe request's settings, its subscribers by ID.
+    .post(
+      "/channels/create",
+      {
+        params: {
+          name: param.string(),
+          description: param.string().default(""),
+          subscribers: param.json(t.Array(t.Integer())),
+          announce: param.bool().default(false),
+          invite_only: param.bool().default(false),
+          is_web_public: param.bool().default(false),
+          is_default_stream: param.bool().default(false),
+          history_public_to_subscribers: param.bool().optional(),
+          message_retention_days: retentionParam(),
+          default_push_notifications: param.bool().optional(),
+          topics_policy: topicsPolicyParam(),
+          folder_id: param.int().optional(),
+          send_new_subscription_messages: param.bool().default(true),
+          ...groupParams,
+        },
+      },
+      async ({ user, params }) =>
+        checkCreateChannel(h, user, {
+          name: params.name,
+          description: params.description,
+          subscribers: params.subscribers,
+          announce: params.announce,
+          sendNewSubscriptionMessages: params.send_new_subscription_messages,
+          creation: {
+            invite_only: params.invite_only,
+            is_web_public: params.is_web_public,
+            is_default_stream: params.is_default_stream,
+            history_public_to_subscribers: params.history_public_to_subscribers,
+            message_retention_days: params.message_retention_days as RetentionInput | undefined,
+            default_push_notifications: params.default_push_notifications,
+            topics_policy: (params.topics_policy ?? "inherit") as TopicsPolicy,
+            folder_id: params.folder_id,
+            groups: pickGroups<GroupSettingValue>(params),
+          },
+        }),
+    )
     .delete(
       "/users/me/subscriptions",
       {
@@ -159,6 +200,10 @@ export function channelsRoutes(h: Hearth) {
       const channel = accessChannel(h, user, pathChannelId(path.stream_id), { allowArchived: true });
       return subscriptionStatusView(h, channel, target);
     })
+    // FL 440; bots may be asked about too (FL 458), and deactivated users as in the per-channel check above.
+    .get("/users/:user_id/channels", {}, ({ user, path }) =>
+      userChannelsView(h, user, accessUser(h, pathId(path.user_id, "user ID"), { allowDeactivated: true })),
+    )
     .get("/streams/:stream_id/email_address", { params: { sender_id: param.int().optional() } }, ({ user, params, path }) => ({
       email: getChannelEmailAddress(h, user, pathChannelId(path.stream_id), params.sender_id),
     }))

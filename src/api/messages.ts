@@ -12,7 +12,7 @@ import { checkMarkChannelAsRead, checkUpdateFlags, checkUpdateFlagsForNarrow, do
 import { checkSendMessage, resolveTarget } from "../actions/message_send";
 import { checkReaction } from "../actions/reactions";
 import { doTypingChannel, doTypingDirect, doTypingEditMessage } from "../actions/typing";
-import { formatMessage, getMessageHistory, getReadReceipts, realmSetting, topicDisplayName, topicsForUser, type MessageViewOptions } from "../views/messages";
+import { formatMessage, getMessageHistory, sentMessageLinks, getReadReceipts, realmSetting, topicDisplayName, topicsForUser, type MessageViewOptions } from "../views/messages";
 import { compileNarrow, fetchByIds, fetchRange, highlightHtml, highlightTopic, matchesNarrow, parseAnchor, parseNarrow } from "../views/narrow";
 import { checkReportMessage } from "../actions/message_reports";
 import { checkAddSubmessage } from "../actions/submessages";
@@ -72,7 +72,7 @@ export function messagesRoutes(h: Hearth) {
           // The Python bindings send `widget_content=null` with every bot reply: no widget.
           widget: params.widget_content === undefined || params.widget_content === "null" ? undefined : checkWidgetContent(params.widget_content),
         });
-        return { ...sent };
+        return { ...sent, ...sentMessageLinks(h, user, sent.id) };
       },
     )
     .get(
@@ -80,6 +80,8 @@ export function messagesRoutes(h: Hearth) {
       {
         params: {
           anchor: anchorParam,
+          // FL 445: with anchor=date.
+          anchor_date: param.string().optional(),
           use_first_unread_anchor: param.bool().default(false),
           include_anchor: param.bool().default(true),
           // Optional since FL 300, when message_ids came as the other way to choose.
@@ -107,7 +109,7 @@ export function messagesRoutes(h: Hearth) {
                 h,
                 user,
                 narrow,
-                parseAnchor(params.anchor ?? (narrow.nearId !== null ? narrow.nearId : undefined), params.use_first_unread_anchor),
+                parseAnchor(params.anchor ?? (narrow.nearId !== null ? narrow.nearId : undefined), params.use_first_unread_anchor, params.anchor_date ?? null),
                 params.include_anchor,
                 params.num_before,
                 params.num_after,

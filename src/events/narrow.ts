@@ -12,7 +12,7 @@ export interface NarrowTerm {
   negated: boolean;
 }
 
-const SUPPORTED = new Set(["stream", "channel", "topic", "subject", "sender", "is", "dm", "pm-with", "streams", "channels", "search", "id", "near", "with", "has", "dm-including", "group-pm-with"]);
+const SUPPORTED = new Set(["stream", "channel", "topic", "subject", "sender", "is", "dm", "pm-with", "streams", "channels", "search", "id", "near", "with", "has", "dm-including", "group-pm-with", "mentions"]);
 
 export function parseNarrow(raw: unknown): NarrowTerm[] {
   if (!Array.isArray(raw)) throw badRequest("Invalid narrow");
@@ -48,7 +48,15 @@ function matchesTerm(term: NarrowTerm, message: Message, flags: readonly string[
       return String(message.display_recipient).toLowerCase() === String(operand).toLowerCase();
     case "streams":
     case "channels":
+      // No message is sent to an archived channel (FL 489's "channels:archived").
+      if (operand === "archived") return false;
       return isStream; // "streams:public": a queue only gets messages its user may see anyway
+    case "mentions": {
+      // FL 446: a personal, visible mention as rendered; a user named by email is not resolved here.
+      const id = typeof operand === "number" ? operand : /^\d+$/.test(String(operand)) ? Number(operand) : null;
+      if (id === null) return true;
+      return String(message.rendered_content ?? message.content ?? "").includes(`<span class="user-mention" data-user-id="${id}">`);
+    }
     case "topic":
     case "subject":
       return isStream && String(message.subject ?? message.topic ?? "").toLowerCase() === String(operand).toLowerCase();

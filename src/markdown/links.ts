@@ -40,3 +40,12 @@ export function topicLinkSyntax(channelId: number, channelName: string, topic: s
 export function messageLinkSyntax(channelId: number, channelName: string, topic: string, messageId: number): string {
   return breaksSyntax(channelName) || breaksSyntax(topic) ? fallbackLink(channelId, channelName, topic, messageId) : `#**${channelName}>${topic}@${messageId}**`;
 }
+
+/**
+ * The Markdown link to a sent message that `POST /messages` answers (FL 508,
+ * `message_link`): `[#channel > topic @ 💬](url)`, its names escaped as in the
+ * fallback links above.
+ */
+export function messageMarkdownLink(channelName: string, topic: string, url: string): string {
+  return `[#${escape(channelName)} > ${escape(topic === "" ? EMPTY_TOPIC_NAME : topic)} @ 💬](${url})`;
+}

@@ -53,7 +53,13 @@ export const Message = t.Object({
   match_subject: t.Optional(t.String()),
 });
 
-export const SendMessageResponse = success({ id: t.Integer(), automatic_new_visibility_policy: t.Optional(t.Union([t.Literal(2), t.Literal(3)])) });
+export const SendMessageResponse = success({
+  id: t.Integer(),
+  automatic_new_visibility_policy: t.Optional(t.Union([t.Literal(2), t.Literal(3)])),
+  // FL 508.
+  message_url: t.String(),
+  message_link: t.String(),
+});
 
 export const GetMessagesResponse = success({
   anchor: t.Integer(),

@@ -116,6 +116,29 @@ export function getMessage(store: Store, id: number): MessageRecord | undefined 
   return store.dbs.messages.get(id) as MessageRecord | undefined;
 }
 
+/**
+ * The ID of the oldest message sent at or after `timestamp` (seconds), if any. Message
+ * IDs grow with send times, so a binary search over the ID range finds it reading a
+ * few dozen records (each probe: the first message at or after an ID).
+ */
+export function firstMessageIdSentSince(store: Store, timestamp: number): number | undefined {
+  const firstFrom = (id: number): MessageRecord | undefined => {
+    for (const { value } of store.dbs.messages.getRange({ start: id, limit: 1 })) return value as MessageRecord;
+    return undefined;
+  };
+  let newest: MessageRecord | undefined;
+  for (const { value } of store.dbs.messages.getRange({ reverse: true, limit: 1 })) newest = value as MessageRecord;
+  if (!newest || newest.timestamp < timestamp) return undefined;
+  let lo = 0;
+  let hi = newest.id;
+  while (lo < hi) {
+    const mid = Math.floor((lo + hi) / 2);
+    if (firstFrom(mid)!.timestamp >= timestamp) hi = mid;
+    else lo = mid + 1;
+  }
+  return firstFrom(lo)!.id;
+}
+
 /** Stable recipient IDs, allocated on first use (Zulip's Recipient table). */
 export function recipientIdFor(store: Store, key: string): number {
   const existing = store.dbs.recipients.get(key) as number | undefined;

@@ -1,14 +1,14 @@
 import { createHmac } from "node:crypto";
 import type { Hearth } from "../context";
 import { getUser, type UserRecord } from "../store/users";
-import { getChannelEmailSecret, type ChannelRecord } from "../store/channels";
+import { getChannel, getChannelEmailSecret, type ChannelRecord } from "../store/channels";
 import { CHANNEL_GROUP_SETTINGS, type ChannelGroupSettingName, type ChannelView, type SubscriptionView } from "../schemas/channels";
-import { isSubscribed, subscriberIds, SUBSCRIPTION_NOTIFICATION_PROPERTIES, type SubscriptionRecord } from "../store/subscriptions";
+import { isSubscribed, subscribedChannelIds, subscriberIds, SUBSCRIPTION_NOTIFICATION_PROPERTIES, type SubscriptionRecord } from "../store/subscriptions";
 import { isDefaultChannel } from "../store/default_channels";
 import { systemGroupId, type GroupSettingValue, type SystemGroupName } from "../store/user_groups";
 import { badRequest } from "../errors";
 import { isSystemGroupSetting } from "../access/groups";
-import { accessChannel, canPostInChannel } from "../access/channels";
+import { accessChannel, canPostInChannel, hasMetadataAccess } from "../access/channels";
 import { getSystemBot } from "../store/system_bots";
 
 const RECENTLY_ACTIVE_SECONDS = 180 * 86400;
@@ -180,4 +180,18 @@ export function getChannelEmailAddress(h: Hearth, actor: UserRecord, channelId: 
 /** `GET /users/{user_id}/subscriptions/{stream_id}`. */
 export function subscriptionStatusView(h: Hearth, channel: ChannelRecord, user: UserRecord): { is_subscribed: boolean } {
   return { is_subscribed: isSubscribed(h.store, channel.id, user.id) };
+}
+
+/**
+ * `GET /users/{user_id}/channels` (FL 440): the IDs of the channels `target` is
+ * subscribed to, limited to those `viewer` may see (metadata access), so the answer
+ * reveals no private channel the viewer could not list.
+ */
+export function userChannelsView(h: Hearth, viewer: UserRecord, target: UserRecord): { subscribed_channel_ids: number[] } {
+  const ids = subscribedChannelIds(h.store, target.id).filter((id) => {
+    if (viewer.id === target.id) return true;
+    const channel = getChannel(h.store, id);
+    return channel !== undefined && hasMetadataAccess(h, viewer, channel);
+  });
+  return { subscribed_channel_ids: ids.sort((a, b) => a - b) };
 }

@@ -1,6 +1,6 @@
 import type { Hearth } from "../context";
 import { getUser, type UserRecord } from "../store/users";
-import { getChannel, getChannelByName, type ChannelRecord } from "../store/channels";
+import { allChannels, getChannel, getChannelByName, type ChannelRecord } from "../store/channels";
 import { isSubscribed, subscriberIds } from "../store/subscriptions";
 import { getUserGroupByName } from "../store/user_groups";
 import { canPostInChannel, hasContentAccess } from "../access/channels";
@@ -27,6 +27,13 @@ export function channelSubscriberIds(h: Hearth, channelId: number): number[] {
 
 export function isSubscribedTo(h: Hearth, channelId: number, userId: number): boolean {
   return isSubscribed(h.store, channelId, userId);
+}
+
+/** The archived channels whose messages the user may read (the `channels:archived` narrow). */
+export function readableArchivedChannels(h: Hearth, user: UserRecord): MessageChannel[] {
+  const out: MessageChannel[] = [];
+  for (const channel of allChannels(h.store)) if (channel.is_archived && hasContentAccess(h, user, channel)) out.push(channel);
+  return out;
 }
 
 /** Whether the user may read the channel's messages at all (Zulip's content access). */

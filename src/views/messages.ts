@@ -1,10 +1,11 @@
 import type { Hearth } from "../context";
 import { getUser, type UserRecord } from "../store/users";
 import { getRealm } from "../store/realm";
-import { flagList, MessageFlag, topicKey, type MessageRecord } from "../store/messages";
+import { flagList, getMessage, MessageFlag, topicKey, type MessageRecord } from "../store/messages";
 import { idsInRange, topicsOfChannel } from "../store/message_indexes";
 import { getUserFlags, messageRecipientFlags, newestMessageIdOf } from "../store/user_messages";
-import { accessChannel } from "../access/channels";
+import { accessChannel, hasMetadataAccess } from "../access/channels";
+import { messageMarkdownLink } from "../markdown/links";
 import { apiEmail } from "./users";
 import { avatarUrl } from "./avatars";
 import { channelById } from "./message_channels";
@@ -99,6 +100,27 @@ export function messageNearUrl(h: Hearth, m: MessageRecord): string {
   if (m.type !== "stream") return `${base}/dm/${m.dm_user_ids!.join(",")}/near/${m.id}`;
   const channel = channelById(h, m.channel_id!);
   return `${base}/channel/${channelNarrowSlug(m.channel_id!, channel?.name ?? "")}/topic/${encodeHashComponent(m.topic)}/near/${m.id}`;
+}
+
+/**
+ * `message_url` and `message_link` of `POST /messages`' answer (FL 508): the
+ * message's address in its conversation, naming the channel only for a sender who
+ * may see its metadata (else by ID alone, and the link is the bare URL, as for DMs).
+ */
+export function sentMessageLinks(h: Hearth, sender: UserRecord, messageId: number): { message_url: string; message_link: string } | undefined {
+  const m = getMessage(h.store, messageId);
+  if (!m) return undefined;
+  if (m.type !== "stream") {
+    const url = messageNearUrl(h, m);
+    return { message_url: url, message_link: url };
+  }
+  const channel = channelById(h, m.channel_id!);
+  if (!channel || !hasMetadataAccess(h, sender, channel)) {
+    const url = `${h.realmUrl()}/#narrow/channel/${m.channel_id}/topic/${encodeHashComponent(m.topic)}/near/${m.id}`;
+    return { message_url: url, message_link: url };
+  }
+  const url = messageNearUrl(h, m);
+  return { message_url: url, message_link: messageMarkdownLink(channel.name, m.topic, url) };
 }
 
 /** `message_edit_history_visibility_policy` (FL 358): "all", "moves" (moves only) or "none". */

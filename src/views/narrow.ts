@@ -2,11 +2,11 @@ import type { Hearth } from "../context";
 import { escapeHtml, escapeRegExp } from "../lib/text";
 import { ApiError, badRequest } from "../errors";
 import { getUser, type UserRecord } from "../store/users";
-import { conversationKey, MAX_DM_PARTICIPANTS, getMessage, MessageFlag, RESOLVED_TOPIC_PREFIX, MENTION_BITS, searchWords, topicKey, type MessageRecord } from "../store/messages";
-import { idsForTermPrefix, idsInRange } from "../store/message_indexes";
+import { conversationKey, MAX_DM_PARTICIPANTS, firstMessageIdSentSince, getMessage, MessageFlag, RESOLVED_TOPIC_PREFIX, MENTION_BITS, searchWords, topicKey, type MessageRecord } from "../store/messages";
+import { idsForTermPrefix, idsInRange, mergeIds } from "../store/message_indexes";
 import { unreadMessageIds } from "../store/unread";
 import { userMessageIds } from "../store/user_messages";
-import { channelById, channelByName, canReadChannel, type MessageChannel } from "./message_channels";
+import { channelById, channelByName, canReadChannel, readableArchivedChannels, type MessageChannel } from "./message_channels";
 import { readableChannels, visibleFlags, type ReadableChannels } from "../access/messages";
 import { visibilityPolicyOf, VisibilityPolicy } from "../store/user_topics";
 import { getSubscription } from "../store/subscriptions";
@@ -107,6 +107,7 @@ export function compileNarrow(h: Hearth, viewer: UserRecord, terms: NarrowTerm[]
   let dmKey: string | null = null;
   let userIndex: string | null = null;
   let senderId: number | null = null;
+  let archivedChannelIds: number[] | null = null;
 
   const add = (term: NarrowTerm, test: Filter) => filters.push(term.negated ? (m, f) => !test(m, f) : test);
 
@@ -122,8 +123,25 @@ export function compileNarrow(h: Hearth, viewer: UserRecord, terms: NarrowTerm[]
       }
       case "channels":
       case "streams": {
+        if (operand === "archived") {
+          // FL 489: every message of the archived channels the viewer may read, their history included.
+          const archived = readableArchivedChannels(h, viewer);
+          const ids = new Set(archived.map((c) => c.id));
+          if (!negated) archivedChannelIds ??= archived.map((c) => c.id);
+          add(term, (m) => m.type === "stream" && ids.has(m.channel_id!));
+          break;
+        }
         if (operand !== "public" && operand !== "web-public") throw badNarrow(`invalid channels operand`);
         add(term, (m) => m.type === "stream" && channelById(h, m.channel_id!)?.invite_only === false);
+        break;
+      }
+      case "mentions": {
+        // FL 446: a personal, visible mention of the user (not silent, not a group or wildcard one),
+        // as the renderer writes it, so it answers for any user and follows edits.
+        const u = userByOperand(h, viewer, operand, "mentions");
+        const mark = `<span class="user-mention" data-user-id="${u.id}">`;
+        if (!negated && u.id === viewer.id) userIndex ??= "mentioned";
+        add(term, (m) => m.rendered_content.includes(mark));
         break;
       }
       case "topic":
@@ -267,6 +285,9 @@ export function compileNarrow(h: Hearth, viewer: UserRecord, terms: NarrowTerm[]
     // The longest word is usually the rarest; its words' rows, merged in ID order, give the candidates.
     const pivot = [...words].sort((a, b) => b.length - a.length)[0];
     source = (from, dir) => idsForTermPrefix(store, pivot, from, dir);
+  } else if (archivedChannelIds !== null) {
+    const ids = archivedChannelIds;
+    source = (from, dir) => mergeIds(ids.map((c) => idsInRange(store, "channelMessages", [c], from, dir)), dir);
   } else if (channel) {
     const c = channel.id;
     source = (from, dir) => idsInRange(store, "channelMessages", [c], from, dir);
@@ -381,12 +402,29 @@ function messageIdOperand(operand: unknown): number {
   return id;
 }
 
-export type AnchorSpec = number | "newest" | "oldest" | "first_unread";
+export type AnchorSpec = number | "newest" | "oldest" | "first_unread" | { sentSince: number };
 
-export function parseAnchor(raw: unknown, useFirstUnread: boolean): AnchorSpec {
+/**
+ * `anchor_date` (FL 445): an ISO 8601 date or date and time; one without a UTC offset
+ * is taken as UTC, as the server keeps every time in UTC.
+ */
+function parseAnchorDate(raw: string): number {
+  const text = raw.trim();
+  const iso = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/i.exec(text);
+  const ms = iso ? Date.parse(iso[1] !== undefined || !/[T ]/i.test(text) ? text.replace(" ", "T") : `${text.replace(" ", "T")}Z`) : NaN;
+  if (!Number.isFinite(ms)) throw badRequest("Invalid anchor_date");
+  return Math.ceil(ms / 1000);
+}
+
+/** `anchorDate`: GET /messages' `anchor_date`, for `anchor=date` (FL 445); other callers have no date anchor. */
+export function parseAnchor(raw: unknown, useFirstUnread: boolean, anchorDate?: string | null): AnchorSpec {
   if (useFirstUnread) return "first_unread";
   if (raw === undefined) throw new ApiError("Missing 'anchor' argument", "REQUEST_VARIABLE_MISSING", 400, { var_name: "anchor" });
   if (raw === "newest" || raw === "oldest" || raw === "first_unread") return raw;
+  if (raw === "date" && anchorDate !== undefined) {
+    if (anchorDate === null) throw new ApiError("Missing 'anchor_date' argument", "REQUEST_VARIABLE_MISSING", 400, { var_name: "anchor_date" });
+    return { sentSince: parseAnchorDate(anchorDate) };
+  }
   const n = typeof raw === "number" ? raw : typeof raw === "string" && /^-?\d+$/.test(raw) ? Number(raw) : NaN;
   if (!Number.isInteger(n) && !(Number.isFinite(n) && n >= LARGER_THAN_MAX_MESSAGE_ID)) throw badRequest("Invalid anchor");
   return Math.max(0, Math.min(n, LARGER_THAN_MAX_MESSAGE_ID));
@@ -418,6 +456,8 @@ export function fetchRange(
     anchorSpec === "oldest" ? 0
     : anchorSpec === "newest" ? LARGER_THAN_MAX_MESSAGE_ID
     : anchorSpec === "first_unread" ? (firstUnreadId(h, viewer, narrow) ?? LARGER_THAN_MAX_MESSAGE_ID)
+    // The first message sent on or after the date, else the newest (FL 445).
+    : typeof anchorSpec === "object" ? (firstMessageIdSentSince(h.store, anchorSpec.sentSince) ?? LARGER_THAN_MAX_MESSAGE_ID)
     : anchorSpec;
   // From the anchor's value, as Zulip's fetch_messages does: an anchor of 0 or past
   // every ID reaches that end whatever way it was given.

@@ -4,7 +4,7 @@
  * "(no topic)" and the organization's `realm_empty_topic_display_name` alike — the
  * spec's rule — with Zulip's BAD_REQUEST and words.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, test } from "bun:test";
 import { expectError, expectSuccess, startTestServer, type TestServer } from "../kit";
 
 let s: TestServer;
