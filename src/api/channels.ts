@@ -9,7 +9,7 @@ import { checkSetDefaultChannel } from "../actions/default_channels";
 import { checkCreateChannel, checkSubscribe, checkUnsubscribe, checkUpdateOwnSubscriptions } from "../actions/subscriptions";
 import { checkUpdateSubscriptionProperties } from "../actions/subscription_properties";
 import { accessChannel, accessChannelByName } from "../access/channels";
-import { CHANNEL_GROUP_SETTINGS, TOPICS_POLICIES, type TopicsPolicy } from "../schemas/channels";
+import { CHANNEL_GROUP_SETTINGS, TOPICS_POLICIES, type ChannelGroupSettingName, type TopicsPolicy } from "../schemas/channels";
 import type { GroupSettingValue } from "../store/user_groups";
 import { groupSettingParams } from "../http/group_params";
 import { activeSubscriberIds, formatChannel, streamPostPolicyGroupId, subscriptionStatusView } from "../views/channels";
@@ -28,8 +28,50 @@ const topicsPolicyParam = () => param.jsonOrString(t.Union(TOPICS_POLICIES.map((
 /** The eleven channel permissions: initial values (subscribe) and `{new, old}` updates (PATCH /streams). */
 const channelGroupParams = groupSettingParams(CHANNEL_GROUP_SETTINGS);
 const groupParams = channelGroupParams.initial;
+
+/** The settings of a new channel, as the subscribe and create requests both take them. */
+const newChannelParams = {
+  announce: param.bool().default(false),
+  invite_only: param.bool().default(false),
+  is_web_public: param.bool().default(false),
+  is_default_stream: param.bool().default(false),
+  history_public_to_subscribers: param.bool().optional(),
+  message_retention_days: retentionParam(),
+  default_push_notifications: param.bool().optional(),
+  topics_policy: topicsPolicyParam(),
+  folder_id: param.int().optional(),
+  send_new_subscription_messages: param.bool().default(true),
+  ...groupParams,
+};
 const groupUpdateParams = channelGroupParams.update;
 const pickGroups = channelGroupParams.pick;
+
+/** A new channel's settings, as the subscribe and create requests both name them. */
+function newChannelSettings(
+  params: {
+    invite_only: boolean;
+    is_web_public: boolean;
+    is_default_stream: boolean;
+    history_public_to_subscribers?: boolean;
+    message_retention_days?: unknown;
+    default_push_notifications?: boolean;
+    topics_policy?: string;
+    folder_id?: number;
+  },
+  groups: Partial<Record<ChannelGroupSettingName, GroupSettingValue>>,
+) {
+  return {
+    invite_only: params.invite_only,
+    is_web_public: params.is_web_public,
+    is_default_stream: params.is_default_stream,
+    history_public_to_subscribers: params.history_public_to_subscribers,
+    message_retention_days: params.message_retention_days as RetentionInput | undefined,
+    default_push_notifications: params.default_push_notifications,
+    topics_policy: (params.topics_policy ?? "inherit") as TopicsPolicy,
+    folder_id: params.folder_id,
+    groups,
+  };
+}
 
 export function channelsRoutes(h: Hearth) {
   return new ApiRoutes(h)
@@ -54,18 +96,8 @@ export function channelsRoutes(h: Hearth) {
           subscriptions: param.json(t.Array(t.Object({ name: t.String(), description: t.Optional(t.String()), color: t.Optional(t.String()) }))),
           principals: param.json(t.Union([t.Array(t.String()), t.Array(t.Integer())])).optional(),
           authorization_errors_fatal: param.bool().default(true),
-          announce: param.bool().default(false),
-          invite_only: param.bool().default(false),
-          is_web_public: param.bool().default(false),
-          is_default_stream: param.bool().default(false),
-          history_public_to_subscribers: param.bool().optional(),
-          message_retention_days: retentionParam(),
-          default_push_notifications: param.bool().optional(),
-          topics_policy: topicsPolicyParam(),
-          folder_id: param.int().optional(),
+          ...newChannelParams,
           stream_post_policy: param.int().optional(),
-          send_new_subscription_messages: param.bool().default(true),
-          ...groupParams,
         },
       },
       async ({ user, params }) => {
@@ -80,17 +112,7 @@ export function channelsRoutes(h: Hearth) {
             authorizationErrorsFatal: params.authorization_errors_fatal,
             announce: params.announce,
             sendNewSubscriptionMessages: params.send_new_subscription_messages,
-            creation: {
-              invite_only: params.invite_only,
-              is_web_public: params.is_web_public,
-              is_default_stream: params.is_default_stream,
-              history_public_to_subscribers: params.history_public_to_subscribers,
-              message_retention_days: params.message_retention_days as RetentionInput | undefined,
-              default_push_notifications: params.default_push_notifications,
-              topics_policy: (params.topics_policy ?? "inherit") as TopicsPolicy,
-              folder_id: params.folder_id,
-              groups,
-            },
+            creation: newChannelSettings(params, groups),
           })),
         };
       },
@@ -103,17 +125,7 @@ export function channelsRoutes(h: Hearth) {
           name: param.string(),
           description: param.string().default(""),
           subscribers: param.json(t.Array(t.Integer())),
-          announce: param.bool().default(false),
-          invite_only: param.bool().default(false),
-          is_web_public: param.bool().default(false),
-          is_default_stream: param.bool().default(false),
-          history_public_to_subscribers: param.bool().optional(),
-          message_retention_days: retentionParam(),
-          default_push_notifications: param.bool().optional(),
-          topics_policy: topicsPolicyParam(),
-          folder_id: param.int().optional(),
-          send_new_subscription_messages: param.bool().default(true),
-          ...groupParams,
+          ...newChannelParams,
         },
       },
       async ({ user, params }) =>
@@ -123,17 +135,7 @@ export function channelsRoutes(h: Hearth) {
           subscribers: params.subscribers,
           announce: params.announce,
           sendNewSubscriptionMessages: params.send_new_subscription_messages,
-          creation: {
-            invite_only: params.invite_only,
-            is_web_public: params.is_web_public,
-            is_default_stream: params.is_default_stream,
-            history_public_to_subscribers: params.history_public_to_subscribers,
-            message_retention_days: params.message_retention_days as RetentionInput | undefined,
-            default_push_notifications: params.default_push_notifications,
-            topics_policy: (params.topics_policy ?? "inherit") as TopicsPolicy,
-            folder_id: params.folder_id,
-            groups: pickGroups<GroupSettingValue>(params),
-          },
+          creation: newChannelSettings(params, pickGroups<GroupSettingValue>(params)),
         }),
     )
     .delete(
