@@ -10,26 +10,6 @@ import { checkSendMessage, resolveTarget, sendSystemBotDm } from "./message_send
 import { channelLinkSyntax } from "../markdown/links";
 import { splitOnce } from "../lib/text";
 
-/**
- * Incoming webhook integrations: third-party services post to
- * `/api/v1/external/<name>?api_key=…&stream=…&topic=…` and a bot turns the payload into
- * a message. Each integration is listed in register's `realm_incoming_webhook_bots`.
- */
-export interface WebhookIntegration {
-  name: string;
-  display_name: string;
-  all_event_types: string[] | null;
-  config_options: { key: string; label: string; validator: string }[];
-  url_options: { key: string; label: string; input_type: string }[];
-}
-
-export const WEBHOOK_INTEGRATIONS: readonly WebhookIntegration[] = [
-  // Zulip's JSON formatter: any JSON payload, shown as a code block.
-  { name: "json", display_name: "JSON formatter", all_event_types: null, config_options: [], url_options: [] },
-  // Zulip's slack_incoming: Slack's incoming-webhook format, from the many tools that speak it.
-  { name: "slack_incoming", display_name: "Slack-compatible webhook", all_event_types: null, config_options: [], url_options: [] },
-];
-
 /** Python's json.dumps(indent=2): non-ASCII characters escaped, as Zulip's message shows them. */
 function pythonJson(value: unknown): string {
   return JSON.stringify(value, null, 2).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);

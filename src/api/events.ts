@@ -12,7 +12,7 @@ import { DEFAULT_IDLE_QUEUE_TIMEOUT_SECS, MAX_IDLE_QUEUE_TIMEOUT_SECS, MOBILE_ID
 import { parseCapabilities } from "../events/capabilities";
 import { parseNarrow } from "../events/narrow";
 import { fetchInitialState } from "../events/state";
-import { REGISTER_STATE_PARTS } from "./register_state";
+import { REGISTER_STATE_PARTS } from "../views/register_state";
 import { ZULIP_FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION } from "../version";
 import { checkMayFollowAllPublicChannels } from "../access/users";
 

@@ -5,12 +5,8 @@ import { readRawParams } from "../http/wire";
 import type { UserRecord } from "../store/users";
 import { ApiRoutes, jsonResponse } from "../http/route";
 import { param } from "../http/params";
-import { doSendWebhookMessage, jsonWebhookMessage, slackWebhookMessage, WEBHOOK_INTEGRATIONS } from "../actions/webhooks";
-import { statePart } from "../events/state";
+import { doSendWebhookMessage, jsonWebhookMessage, slackWebhookMessage } from "../actions/webhooks";
 
-export const realmIncomingWebhookBotsPart = statePart("realm_incoming_webhook_bots", ["realm_incoming_webhook_bots"], () => ({
-  realm_incoming_webhook_bots: WEBHOOK_INTEGRATIONS.map((integration) => ({ ...integration })),
-}));
 
 /**
  * `/api/v1/external/<integration>`: the key may come as Basic credentials or, as in the

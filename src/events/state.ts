@@ -11,7 +11,7 @@ import type { NarrowTerm } from "./narrow";
  *       subscriptions: ..., unsubscribed: ..., never_subscribed: ...,
  *     }));
  *
- * and one list (src/api/register_state.ts) names every part in the order register
+ * and one list (src/views/register_state.ts) names every part in the order register
  * gives them. Register computes only the parts the client's `fetch_event_types` asks
  * for (Zulip's `want(...)` in `fetch_initial_state_data`), so a bot asking for
  * `["message"]` never pays for the user list.

@@ -1,6 +1,6 @@
 /**
  * The state parts of POST /register that this module owns (realm, users, bots,
- * settings, server constants); src/api/register_state.ts lists every part in order.
+ * settings, server constants); src/views/register_state.ts lists every part in order.
  */
 import { statePart, type StateContext } from "../events/state";
 import { allUsers, Role, type UserRecord } from "../store/users";

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { REGISTER_STATE_PARTS } from "../../src/api/register_state";
+import { REGISTER_STATE_PARTS } from "../../src/views/register_state";
 
 describe("register's state parts", () => {
   test("each part is listed once, and names what keeps it current", () => {

@@ -1,16 +1,15 @@
 /**
  * Every state part of POST /register, in the order register gives them (the order
  * of keys in its answer). Each part names the event types that keep it current; see
- * src/events/state.ts. It is a list at the route's layer because one part (the
- * incoming-webhook integrations) is defined by the webhook routes.
+ * src/events/state.ts.
  */
 import { statePart, type StatePart } from "../events/state";
-import { realmDefaultStreamGroupsPart } from "../views/default_channel_groups";
-import { realmDefaultStreamsPart, realmUserGroupsPart, streamsPart, subscriptionsPart } from "../views/channel_state";
-import { alertWordsPart, channelFoldersPart, customProfileFieldsPart, draftsPart, mutedTopicsPart, mutedUsersPart, navigationViewsPart, onboardingStepsPart, realmDomainsPart, realmEmojiPart, realmLinkifiersPart, realmPlaygroundsPart, savedSnippetsPart, userStatusPart, userTopicsPart } from "../views/personal_state";
-import { remindersPart, scheduledMessagesPart } from "../views/scheduled_state";
-import { maxMessageIdPart, presencesPart, realmBotPart, realmPart, realmUserPart, realmUserSettingsDefaultsPart, userSettingsPart } from "../views/register";
-import { recentPrivateConversationsPart, starredMessagesPart, unreadMsgsPart } from "../views/message_state";
+import { realmDefaultStreamGroupsPart } from "./default_channel_groups";
+import { realmDefaultStreamsPart, realmUserGroupsPart, streamsPart, subscriptionsPart } from "./channel_state";
+import { alertWordsPart, channelFoldersPart, customProfileFieldsPart, draftsPart, mutedTopicsPart, mutedUsersPart, navigationViewsPart, onboardingStepsPart, realmDomainsPart, realmEmojiPart, realmLinkifiersPart, realmPlaygroundsPart, savedSnippetsPart, userStatusPart, userTopicsPart } from "./personal_state";
+import { remindersPart, scheduledMessagesPart } from "./scheduled_state";
+import { maxMessageIdPart, presencesPart, realmBotPart, realmPart, realmUserPart, realmUserSettingsDefaultsPart, userSettingsPart } from "./register";
+import { recentPrivateConversationsPart, starredMessagesPart, unreadMsgsPart } from "./message_state";
 import { realmIncomingWebhookBotsPart } from "./webhooks";
 
 export const REGISTER_STATE_PARTS: readonly StatePart[] = [
