@@ -4,6 +4,16 @@ import type { EventHub } from "./events/hub";
 import type { QueueManager } from "./events/queues";
 import type { BackupSchedule, BackupScheduleConfig } from "./backup/schedule";
 
+/**
+ * The records routes hand from a read to a response (the caller, an upload, an
+ * invitation, a group setting): named here so that no route imports the store, not
+ * even for a type.
+ */
+export type { UserRecord } from "./store/users";
+export type { AttachmentRecord } from "./store/uploads";
+export type { InviteRecord } from "./store/invites";
+export type { GroupSettingValue } from "./store/user_groups";
+
 export interface ServerConfig {
   dataDir: string;
   host: string;

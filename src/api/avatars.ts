@@ -1,9 +1,8 @@
-import type { Hearth } from "../context";
+import type { Hearth, UserRecord } from "../context";
 import { badRequest } from "../errors";
 import { ApiRoutes } from "../http/route";
 import { doResetAvatar, doSetAvatar } from "../actions/avatars";
 import { identiconPng } from "../avatars/identicon";
-import type { UserRecord } from "../store/users";
 import { visibleUserByEmail } from "../access/users";
 import { avatarOwner, avatarToken, avatarUrl, uploadedAvatarOf } from "../views/avatars";
 

@@ -1,6 +1,6 @@
 import { pathId } from "../http/path";
 import { Type as t } from "@sinclair/typebox";
-import type { Hearth } from "../context";
+import type { Hearth, GroupSettingValue } from "../context";
 import { ApiRoutes } from "../http/route";
 import { param } from "../http/params";
 import { checkArchiveChannel, checkUpdateChannel } from "../actions/channels";
@@ -10,7 +10,6 @@ import { checkCreateChannel, checkSubscribe, checkUnsubscribe, checkUpdateOwnSub
 import { checkUpdateSubscriptionProperties } from "../actions/subscription_properties";
 import { accessChannel, accessChannelByName } from "../access/channels";
 import { CHANNEL_GROUP_SETTINGS, TOPICS_POLICIES, type ChannelGroupSettingName, type TopicsPolicy } from "../schemas/channels";
-import type { GroupSettingValue } from "../store/user_groups";
 import { groupSettingParams } from "../http/group_params";
 import { activeSubscriberIds, formatChannel, streamPostPolicyGroupId, subscriptionStatusView } from "../views/channels";
 // Also registers the channel parts of POST /register.

@@ -1,12 +1,11 @@
 import { Type as t } from "@sinclair/typebox";
 import { clientAddress } from "../http/client_address";
-import type { Hearth } from "../context";
+import type { Hearth, UserRecord } from "../context";
 import { badRequest, missingArgument, unauthorized } from "../errors";
 import { eventsResponseFields } from "../events/serialize";
 import { ApiRoutes, authenticateEndpoint, errorResponse, serializedResponse } from "../http/route";
 import type { SerializedFields } from "../lib/serialized_fields";
 import { param, type ParamValues } from "../http/params";
-import type { UserRecord } from "../store/users";
 import { channelById } from "../views/message_channels";
 import { DEFAULT_IDLE_QUEUE_TIMEOUT_SECS, MAX_IDLE_QUEUE_TIMEOUT_SECS, MOBILE_IDLE_QUEUE_TIMEOUT_SECS, type QueueSettings } from "../events/queues";
 import { parseCapabilities } from "../events/capabilities";

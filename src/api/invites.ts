@@ -2,7 +2,7 @@ import { Type as t } from "@sinclair/typebox";
 import { clientAddress } from "../http/client_address";
 import { Elysia } from "elysia";
 import type { Server } from "bun";
-import type { Hearth } from "../context";
+import type { Hearth, InviteRecord } from "../context";
 import { ApiError, badRequest } from "../errors";
 import { ApiRoutes } from "../http/route";
 import { readBodyUpTo } from "../http/wire";
@@ -12,7 +12,6 @@ import { checkCreateInviteLink, checkJoinWithInvite, checkRevokeInviteLink } fro
 import { defaultChannelGroupsView } from "../views/default_channel_groups";
 import { DEFAULT_INVITE_AS } from "../actions/invites";
 import { accessLiveInvite } from "../access/invites";
-import type { InviteRecord } from "../store/invites";
 import { realmName } from "../views/realm";
 import { escapeHtml } from "../lib/text";
 import { InviteLinkError, offersDefaultChannelGroups } from "../access/invites";

@@ -1,6 +1,6 @@
 import { Elysia } from "elysia";
 import { clientAddress } from "../http/client_address";
-import type { Hearth } from "../context";
+import type { Hearth, UserRecord } from "../context";
 import { ApiError } from "../errors";
 import { authenticateEndpoint } from "../http/route";
 import { errorResponse, jsonResponse } from "../http/route";
@@ -8,7 +8,6 @@ import { doAppendTusUpload, doCreateTusUpload, doTerminateTusUpload, tusOffset }
 import { MAX_UPLOAD_BYTES } from "../actions/uploads";
 import { accessTusUpload, tusError } from "../access/uploads";
 import { uploadUrl } from "../views/uploads";
-import type { UserRecord } from "../store/users";
 
 /**
  * tus 1.0.0 at /api/v1/tus (Zulip's resumable upload, FL 296): core, creation and

@@ -1,9 +1,8 @@
-import type { Hearth } from "../context";
+import type { Hearth, AttachmentRecord } from "../context";
 import { isRegularFile } from "../lib/files";
 import { badRequest, notFound, unauthorized } from "../errors";
 import { ApiRoutes } from "../http/route";
 import { checkDeleteAttachment, doUploadFile } from "../actions/uploads";
-import type { AttachmentRecord } from "../store/uploads";
 import { attachmentFilePath, getUserAttachments, readableAttachment, servedInline, temporaryAttachment, temporaryUploadUrl, uploadUrl } from "../views/uploads";
 
 /** The part of the request path after `prefix`, percent-decoded; undefined when it cannot be decoded. */

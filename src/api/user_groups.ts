@@ -1,11 +1,10 @@
 import { pathId } from "../http/path";
 import { Type as t } from "@sinclair/typebox";
-import type { Hearth } from "../context";
+import type { Hearth, GroupSettingValue } from "../context";
 import { ApiError } from "../errors";
 import { ApiRoutes } from "../http/route";
 import { param } from "../http/params";
 import { userGroupSettingParams } from "../http/group_params";
-import type { GroupSettingValue } from "../store/user_groups";
 import { accessUserGroupForRead, directMemberIds, directSubgroupIds, recursiveMemberIds, recursiveSubgroupIds } from "../access/groups";
 import { checkCreateUserGroup, checkDeactivateUserGroup, checkUpdateUserGroup } from "../actions/user_groups";
 import { checkUpdateUserGroupMembership, checkUpdateUserGroupSubgroups } from "../actions/user_group_members";

@@ -1,8 +1,7 @@
-import type { Hearth } from "../context";
+import type { Hearth, UserRecord } from "../context";
 import { authenticateApiKey } from "../auth/basic";
 import { ApiError, missingArgument, unauthorized } from "../errors";
 import { readRawParams } from "../http/wire";
-import type { UserRecord } from "../store/users";
 import { ApiRoutes, jsonResponse } from "../http/route";
 import { param } from "../http/params";
 import { doSendWebhookMessage, jsonWebhookMessage, slackWebhookMessage } from "../actions/webhooks";
