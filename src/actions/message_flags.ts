@@ -81,12 +81,6 @@ export function applyFlagChange(h: Hearth, user: UserRecord, ids: number[], op: 
   return changes.map((change) => change.message.id);
 }
 
-/**
- * For a caller that changed flags in a commit of its own made without `tx`
- * (src/actions/muted_users.ts), called once that commit resolved: to go once it
- * passes its transaction to publishFlagChange.
- */
-
 /** Inside the commit that changed the flags: the user's `update_message_flags` event. */
 export function publishFlagChange(tx: Transaction, h: Hearth, user: UserRecord, changed: number[], op: "add" | "remove", flag: string, all = false): void {
   if (changed.length === 0 && !all) return;
