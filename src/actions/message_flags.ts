@@ -7,9 +7,10 @@ import { getSubscription } from "../store/subscriptions";
 import { getMessage, MENTION_BITS, MessageFlag, messageLocation, topicKey, type MessageLocation, type MessageRecord } from "../store/messages";
 import { getUserFlags, indexRows, setUserFlagsOfMessages } from "../store/user_messages";
 import { unreadMessageIds } from "../store/unread";
-import { visibilityPolicyOf, VisibilityPolicy } from "../store/user_topics";
+import { visibilityPolicyOf } from "../store/user_topics";
 import type { UserRecord } from "../store/users";
 import { isSubscribedTo } from "../views/message_channels";
+import { isRowMuted } from "../views/message_state";
 import { fetchRange, type AnchorSpec, type CompiledNarrow } from "../views/narrow";
 
 /** A user's flags on messages (Zulip's zerver/actions/message_flags.py). */
@@ -35,11 +36,7 @@ function messageDetails(h: Hearth, userId: number, ids: number[]): Record<string
     if (m.type === "stream") {
       d.stream_id = m.channel_id;
       d.topic = m.topic;
-      // Zulip: a muted channel's message counts only in a topic unmuted or followed there; elsewhere a muted topic does not count.
-      const policy = visibilityPolicyOf(h.store, userId, m.channel_id!, m.topic);
-      d.unmuted_stream_msg = getSubscription(h.store, m.channel_id!, userId)?.is_muted
-        ? policy === VisibilityPolicy.UNMUTED || policy === VisibilityPolicy.FOLLOWED
-        : policy !== VisibilityPolicy.MUTED;
+      d.unmuted_stream_msg = !isRowMuted(getSubscription(h.store, m.channel_id!, userId)?.is_muted === true, visibilityPolicyOf(h.store, userId, m.channel_id!, m.topic));
     } else d.user_ids = m.dm_user_ids!.filter((x) => x !== userId);
     details[String(id)] = d;
   }
@@ -80,12 +77,6 @@ export function applyFlagChange(h: Hearth, user: UserRecord, ids: number[], op: 
   setUserFlagsOfMessages(h.store, user.id, changes);
   return changes.map((change) => change.message.id);
 }
-
-/**
- * For a caller that changed flags in a commit of its own made without `tx`
- * (src/actions/muted_users.ts), called once that commit resolved: to go once it
- * passes its transaction to publishFlagChange.
- */
 
 /** Inside the commit that changed the flags: the user's `update_message_flags` event. */
 export function publishFlagChange(tx: Transaction, h: Hearth, user: UserRecord, changed: number[], op: "add" | "remove", flag: string, all = false): void {

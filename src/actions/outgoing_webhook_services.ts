@@ -38,13 +38,6 @@ export function newOutgoingWebhookService(name: string, payloadUrl: string, inte
   return { name, base_url: checkPayloadUrl(payloadUrl, "payload_url"), interface: checkInterfaceType(interfaceType), token: generateApiKey() };
 }
 
-/** A bot's services as realm_bots and realm_bot events carry them (Zulip's get_service_dicts_for_bot). */
-export function serviceDicts(bot: UserRecord): Record<string, unknown>[] {
-  const service = bot.bot_type === BotType.OUTGOING_WEBHOOK ? bot.bot_service : undefined;
-  return service ? [{ base_url: service.base_url, interface: service.interface, token: service.token }] : [];
-}
-
-
 /** One call a message asks for: which bot, and why. */
 export interface ServiceTrigger {
   botId: number;

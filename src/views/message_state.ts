@@ -26,6 +26,15 @@ function locationOf(h: Hearth, id: number, value: unknown): MessageLocation | un
   return m ? messageLocation(m) : undefined;
 }
 
+/**
+ * Zulip's is_row_muted (get_raw_unread_data): a muted channel's message counts only in
+ * a topic unmuted or followed there; an unmuted channel's, unless its topic is muted.
+ */
+export function isRowMuted(channelMuted: boolean, topicPolicy: number): boolean {
+  if (channelMuted) return topicPolicy !== VisibilityPolicy.UNMUTED && topicPolicy !== VisibilityPolicy.FOLLOWED;
+  return topicPolicy === VisibilityPolicy.MUTED;
+}
+
 /** `allowEmptyTopicName`: the client's empty_topic_name capability (FL 334); without it "" shows as the realm's display name. */
 export function unreadMessagesState(h: Hearth, user: UserRecord, allowEmptyTopicName: boolean): Record<string, unknown> {
   const pms = new Map<number, number[]>();
@@ -49,15 +58,8 @@ export function unreadMessagesState(h: Hearth, user: UserRecord, allowEmptyTopic
   // A user's topic policies are few: read once, not once per unread row.
   const topicPolicies = new Map<string, number>();
   for (const t of getUserTopics(h.store, user.id)) topicPolicies.set(`${t.stream_id}\u0000${topicKey(t.topic_name)}`, t.visibility_policy);
-  /**
-   * Zulip's is_row_muted (get_raw_unread_data): a muted channel's message counts only in
-   * a topic unmuted or followed there; an unmuted channel's, unless its topic is muted.
-   */
-  const rowMuted = (channelId: number, topic: string) => {
-    const policy = topicPolicies.get(`${channelId}\u0000${topicKey(topic)}`) ?? VisibilityPolicy.INHERIT;
-    if (subscriptionOf(channelId).muted) return policy !== VisibilityPolicy.UNMUTED && policy !== VisibilityPolicy.FOLLOWED;
-    return policy === VisibilityPolicy.MUTED;
-  };
+  const rowMuted = (channelId: number, topic: string) =>
+    isRowMuted(subscriptionOf(channelId).muted, topicPolicies.get(`${channelId}\u0000${topicKey(topic)}`) ?? VisibilityPolicy.INHERIT);
   // Unread rows carry each message's location, so no message content is read here.
   for (const { id, value } of indexRows(h.store, user.id, "unread", Number.MAX_SAFE_INTEGER, "older")) {
     if (listed >= MAX_UNREAD_MESSAGES) {
