@@ -111,6 +111,8 @@ export interface SentMessage {
   id: number;
   /** The sender's topic visibility changed by their automatic policies (FL 214). */
   automatic_new_visibility_policy?: number;
+  /** The record written, for what the answer derives from it (its links). */
+  message: MessageRecord;
 }
 
 /** Sends without permission checks: for checked requests and the server's own bots. */
@@ -216,7 +218,7 @@ export async function doSendMessage(h: Hearth, sender: UserRecord, req: SendRequ
   announceMessageSent(h, { messageId: message.id, serviceTriggers });
   // What the commit wrote, not what was planned: a send batched behind another that set the same policy changes nothing.
   const policy = policiesWritten.find((written) => written.userId === sender.id)?.topic.visibility_policy;
-  return policy === undefined ? { id: message.id } : { id: message.id, automatic_new_visibility_policy: policy };
+  return policy === undefined ? { id: message.id, message } : { id: message.id, automatic_new_visibility_policy: policy, message };
 }
 
 /**

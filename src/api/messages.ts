@@ -62,7 +62,7 @@ export function messagesRoutes(h: Hearth) {
       },
       async ({ user, params, request }) => {
         const target = resolveTarget(h, user, params.type, params.to, params.topic);
-        const sent = await checkSendMessage(h, user, {
+        const { message, ...sent } = await checkSendMessage(h, user, {
           target,
           content: params.content,
           client: clientName(request),
@@ -72,7 +72,7 @@ export function messagesRoutes(h: Hearth) {
           // The Python bindings send `widget_content=null` with every bot reply: no widget.
           widget: params.widget_content === undefined || params.widget_content === "null" ? undefined : checkWidgetContent(params.widget_content),
         });
-        return { ...sent, ...sentMessageLinks(h, user, sent.id) };
+        return { ...sent, ...sentMessageLinks(h, user, message) };
       },
     )
     .get(

@@ -1,7 +1,7 @@
 import type { Hearth } from "../context";
 import { getUser, type UserRecord } from "../store/users";
 import { getRealm } from "../store/realm";
-import { flagList, getMessage, MessageFlag, topicKey, type MessageRecord } from "../store/messages";
+import { flagList, MessageFlag, topicKey, type MessageRecord } from "../store/messages";
 import { idsInRange, topicsOfChannel } from "../store/message_indexes";
 import { getUserFlags, messageRecipientFlags, newestMessageIdOf } from "../store/user_messages";
 import { accessChannel, hasMetadataAccess } from "../access/channels";
@@ -107,9 +107,7 @@ export function messageNearUrl(h: Hearth, m: MessageRecord): string {
  * message's address in its conversation, naming the channel only for a sender who
  * may see its metadata (else by ID alone, and the link is the bare URL, as for DMs).
  */
-export function sentMessageLinks(h: Hearth, sender: UserRecord, messageId: number): { message_url: string; message_link: string } | undefined {
-  const m = getMessage(h.store, messageId);
-  if (!m) return undefined;
+export function sentMessageLinks(h: Hearth, sender: UserRecord, m: MessageRecord): { message_url: string; message_link: string } {
   if (m.type !== "stream") {
     const url = messageNearUrl(h, m);
     return { message_url: url, message_link: url };
