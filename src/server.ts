@@ -194,6 +194,12 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     const scheduledDelivery = startScheduledDeliveryJob(h);
     started.push(() => scheduledDelivery.stop());
     await scheduledDelivery.firstRun;
+    // Before listening, with the other jobs: a backup folder that cannot be made fails
+    // the start here, where what started is undone, not after the port is bound.
+    const backups = config.backup ? new BackupSchedule(config.backup, { dataDir, store }) : null;
+    h.backups = backups;
+    backups?.start();
+    started.push(() => backups?.stop());
     const app = buildApp(h);
     // Plugins that set up asynchronously (the static files) add their routes when
     // they resolve; listening before that would answer 404 for them.
@@ -213,9 +219,6 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     h.config.port = server.port!;
     // Calls a crash or a stop left unmade go out now (a bot's server may call back at once).
     resumeOutgoingWebhookCalls(h);
-    const backups = config.backup ? new BackupSchedule(config.backup, { dataDir, store }) : null;
-    h.backups = backups;
-    backups?.start();
     let stopped: Promise<void> | null = null;
     return {
       h,

@@ -21,9 +21,10 @@ export function backupRoutes(h: Hearth) {
       return {
         schedule: schedule ? { every_seconds: schedule.config.everyMs / 1000, dir: schedule.config.dir, keep: schedule.config.keep } : null,
         last: schedule?.last ?? null,
-        backups: (schedule?.backups() ?? []).reverse().map((name) => {
-          const stat = statSync(join(schedule!.config.dir, name));
-          return { name, size: stat.size, created: Math.floor(stat.mtimeMs / 1000) };
+        // A run's pruning may remove a file between the listing and its stat: it is left out.
+        backups: (schedule?.backups() ?? []).reverse().flatMap((name) => {
+          const stat = statSync(join(schedule!.config.dir, name), { throwIfNoEntry: false });
+          return stat ? [{ name, size: stat.size, created: Math.floor(stat.mtimeMs / 1000) }] : [];
         }),
       };
     })

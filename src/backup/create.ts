@@ -51,8 +51,9 @@ export async function createBackup(source: { dataDir: string; store?: Store }, o
     }
     rmSync(join(staging, "db", "lock.mdb"), { force: true });
     const missing = stageUploads(dataDir, staging, pathIds);
+    const missingSet = new Set(missing);
     const files: BackupFile[] = [];
-    for (const path of [STORE_FILE, ...pathIds.filter((p) => !missing.includes(p)).map((p) => `${UPLOADS_DIR}/${p}`)]) {
+    for (const path of [STORE_FILE, ...pathIds.filter((p) => !missingSet.has(p)).map((p) => `${UPLOADS_DIR}/${p}`)]) {
       const full = join(staging, path);
       files.push({ path, size: lstatSync(full).size, sha256: await sha256File(full) });
     }

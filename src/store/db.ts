@@ -47,6 +47,16 @@ export function fitsKey(key: string): boolean {
   return key.length <= 1000 && Buffer.byteLength(key) <= 1000;
 }
 
+/**
+ * Every value of a key space in key order, or with `ownerId` only those whose key
+ * starts with it (`[ownerId, …]`, whatever follows): the "all of a key space" and
+ * "all of one user's" reads of the record accessors.
+ */
+export function valuesOf<T>(db: Database<any, any>, ownerId?: number): T[] {
+  const range = ownerId === undefined ? {} : { start: [ownerId], end: [ownerId + 1] };
+  return [...db.getRange(range)].map((e) => e.value as T);
+}
+
 export interface CommitOptions<T> {
   /**
    * Runs once the transaction is visible to every reader of the store, before its

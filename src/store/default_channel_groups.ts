@@ -1,4 +1,4 @@
-import type { Store } from "./db";
+import { valuesOf, type Store } from "./db";
 
 /**
  * Default channel groups (Zulip's DefaultStreamGroup, "experimental" in its API): named
@@ -13,7 +13,7 @@ export interface DefaultChannelGroup {
 }
 
 export function allDefaultChannelGroups(store: Store): DefaultChannelGroup[] {
-  return [...store.dbs.defaultChannelGroups.getRange({})].map((e) => e.value as DefaultChannelGroup);
+  return valuesOf<DefaultChannelGroup>(store.dbs.defaultChannelGroups);
 }
 
 export function getDefaultChannelGroup(store: Store, id: number): DefaultChannelGroup | undefined {

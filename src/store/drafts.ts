@@ -1,4 +1,4 @@
-import type { Store } from "./db";
+import { valuesOf, type Store } from "./db";
 
 /** A draft as stored and as the API shows it (Zulip's Draft object). */
 export interface Draft {
@@ -12,7 +12,7 @@ export interface Draft {
 
 /** The user's drafts in key order (by ID). */
 export function userDrafts(store: Store, userId: number): Draft[] {
-  return [...store.dbs.drafts.getRange({ start: [userId], end: [userId, Infinity] })].map((e) => e.value as Draft);
+  return valuesOf<Draft>(store.dbs.drafts, userId);
 }
 
 export function getDraft(store: Store, userId: number, id: number): Draft | undefined {

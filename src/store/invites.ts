@@ -1,4 +1,4 @@
-import type { Store } from "./db";
+import { valuesOf, type Store } from "./db";
 
 /**
  * A reusable invitation link (Zulip's MultiuseInvite): anyone holding its URL may create
@@ -38,7 +38,7 @@ export function putInvite(store: Store, invite: InviteRecord): void {
 }
 
 export function allInvites(store: Store): InviteRecord[] {
-  return [...store.dbs.invites.getRange({})].map((e) => e.value as InviteRecord);
+  return valuesOf<InviteRecord>(store.dbs.invites);
 }
 
 /** Whether the link still lets people join at `nowSeconds`. */

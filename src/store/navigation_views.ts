@@ -1,4 +1,4 @@
-import type { Store } from "./db";
+import { valuesOf, type Store } from "./db";
 
 /** A sidebar view (FL 390): built-in views have no name; custom views must have one. */
 export interface NavigationView {
@@ -17,7 +17,7 @@ export function getNavigationView(store: Store, userId: number, fragment: string
 }
 
 export function userNavigationViews(store: Store, userId: number): NavigationView[] {
-  return [...store.dbs.navigationViews.getRange({ start: [userId], end: [userId + 1] })].map((e) => e.value as NavigationView);
+  return valuesOf<NavigationView>(store.dbs.navigationViews, userId);
 }
 
 /** Call inside `commit`. */

@@ -1,4 +1,4 @@
-import type { Store } from "./db";
+import { valuesOf, type Store } from "./db";
 import { StoreCache } from "./cache";
 
 /** Per-user state: alert words, muted users and saved snippets (which only their owner sees), and user statuses. */
@@ -64,7 +64,7 @@ export interface SavedSnippet {
 }
 
 export function getSavedSnippets(store: Store, userId: number): SavedSnippet[] {
-  return [...store.dbs.savedSnippets.getRange({ start: [userId], end: [userId, Infinity] })].map((e) => e.value as SavedSnippet);
+  return valuesOf<SavedSnippet>(store.dbs.savedSnippets, userId);
 }
 
 export function getSavedSnippet(store: Store, userId: number, id: number): SavedSnippet | undefined {

@@ -1,4 +1,4 @@
-import type { Store } from "./db";
+import { valuesOf, type Store } from "./db";
 
 /** A code playground: where a code block of a language can be opened (Zulip's RealmPlayground). */
 export interface RealmPlayground {
@@ -9,7 +9,7 @@ export interface RealmPlayground {
 }
 
 export function allPlaygrounds(store: Store): RealmPlayground[] {
-  return [...store.dbs.realmPlaygrounds.getRange({})].map((e) => e.value as RealmPlayground);
+  return valuesOf<RealmPlayground>(store.dbs.realmPlaygrounds);
 }
 
 export function getPlayground(store: Store, id: number): RealmPlayground | undefined {

@@ -1,4 +1,4 @@
-import type { Store } from "./db";
+import { valuesOf, type Store } from "./db";
 
 export const ProfileFieldType = {
   SHORT_TEXT: 1,
@@ -26,7 +26,7 @@ export interface CustomProfileField {
 }
 
 export function getProfileFields(store: Store): CustomProfileField[] {
-  return [...store.dbs.profileFields.getRange({})].map((e) => e.value as CustomProfileField).sort((a, b) => a.order - b.order || a.id - b.id);
+  return valuesOf<CustomProfileField>(store.dbs.profileFields).sort((a, b) => a.order - b.order || a.id - b.id);
 }
 
 export function getProfileField(store: Store, id: number): CustomProfileField | undefined {

@@ -1,4 +1,4 @@
-import type { Store } from "./db";
+import { valuesOf, type Store } from "./db";
 
 /** An allowed email domain for new accounts (used when `emails_restricted_to_domains` is on). */
 export interface RealmDomain {
@@ -8,7 +8,7 @@ export interface RealmDomain {
 }
 
 export function allRealmDomains(store: Store): RealmDomain[] {
-  return [...store.dbs.realmDomains.getRange({})].map((e) => e.value as RealmDomain);
+  return valuesOf<RealmDomain>(store.dbs.realmDomains);
 }
 
 /** `domain` lower-cased, as stored. */

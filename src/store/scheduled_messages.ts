@@ -1,4 +1,4 @@
-import type { Store } from "./db";
+import { valuesOf, type Store } from "./db";
 
 /**
  * A scheduled message or a reminder (Zulip keeps both in ScheduledMessage, told apart
@@ -31,7 +31,7 @@ export function getScheduled(store: Store, ownerId: number, id: number): Schedul
 }
 
 export function scheduledOfOwner(store: Store, ownerId: number): ScheduledRecord[] {
-  return [...store.dbs.scheduledMessages.getRange({ start: [ownerId], end: [ownerId, Infinity] })].map((e) => e.value as ScheduledRecord);
+  return valuesOf<ScheduledRecord>(store.dbs.scheduledMessages, ownerId);
 }
 
 const isQueued = (r: ScheduledRecord) => r.delivered_message_id === null && !r.failed;

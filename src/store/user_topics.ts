@@ -1,4 +1,4 @@
-import type { Store } from "./db";
+import { valuesOf, type Store } from "./db";
 import { topicKey } from "./messages";
 
 export const VisibilityPolicy = { INHERIT: 0, MUTED: 1, UNMUTED: 2, FOLLOWED: 3 } as const;
@@ -12,7 +12,7 @@ export interface UserTopic {
 }
 
 export function getUserTopics(store: Store, userId: number): UserTopic[] {
-  return [...store.dbs.userTopics.getRange({ start: [userId], end: [userId, Infinity] })].map((e) => e.value as UserTopic);
+  return valuesOf<UserTopic>(store.dbs.userTopics, userId);
 }
 
 export function getUserTopic(store: Store, userId: number, channelId: number, topic: string): UserTopic | undefined {

@@ -307,3 +307,22 @@ describe("backups on the administration API", () => {
     expect(readdirSync(tmpdir()).filter((f) => f.startsWith("hearth-download-"))).toEqual([]);
   });
 });
+
+describe("a backup folder that cannot be made", () => {
+  test("fails the start before the port is bound, and leaves the data folder unlocked", async () => {
+    const { startServer } = await import("../../src/server");
+    const dir = tempDir();
+    const dataDir = join(dir, "data");
+    const blocker = join(dir, "not-a-folder");
+    writeFileSync(blocker, "x");
+    mkdirSync(dataDir);
+    const probe = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response() });
+    const port = probe.port!;
+    probe.stop(true);
+    const config = { dataDir, host: "127.0.0.1", port, externalUrl: null };
+    await expect(startServer({ ...config, backup: { everyMs: 3_600_000, dir: join(blocker, "backups"), keep: 1 } })).rejects.toThrow(/ENOTDIR|not a directory/);
+    // Everything the failed start began was undone: the folder and the port open again.
+    const server = await startServer(config);
+    await server.stop();
+  });
+});
