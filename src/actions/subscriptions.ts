@@ -90,13 +90,17 @@ function newSubscriptionRecord(h: Hearth, channel: ChannelRecord, userId: number
 
 /** POST /users/me/subscriptions. */
 export async function checkSubscribe(h: Hearth, actor: UserRecord, input: SubscribeInput): Promise<SubscribeResult> {
-  const plan = planSubscribe(h, actor, input);
+  return (await doSubscribe(h, actor, input, planSubscribe(h, actor, input))).result;
+}
+
+/** A checked subscribe plan: its writes and events in one transaction, then its messages and answer. */
+async function doSubscribe(h: Hearth, actor: UserRecord, input: SubscribeInput, plan: SubscribePlan): Promise<{ result: SubscribeResult; outcome: SubscribeOutcome }> {
   const outcome = await commit(h, (tx) => {
     const written = writeSubscriptions(h, plan, input);
     notifySubscribed(tx, h, input, plan, written);
     return written;
   });
-  return finishSubscribe(h, actor, input, plan, outcome);
+  return { result: await finishSubscribe(h, actor, input, plan, outcome), outcome };
 }
 
 interface SubscribePlan {
@@ -288,12 +292,7 @@ export async function checkCreateChannel(h: Hearth, actor: UserRecord, input: Cr
     unauthorized: [],
     sawBefore: new Map(),
   };
-  const outcome = await commit(h, (tx) => {
-    const written = writeSubscriptions(h, plan, subscribeInput);
-    notifySubscribed(tx, h, subscribeInput, plan, written);
-    return written;
-  });
-  await finishSubscribe(h, actor, subscribeInput, plan, outcome);
+  const { outcome } = await doSubscribe(h, actor, subscribeInput, plan);
   return { id: outcome.created[0].id };
 }
 
