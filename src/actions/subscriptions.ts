@@ -7,7 +7,7 @@ import type { Hearth } from "../context";
 import type { SubscriptionView } from "../schemas/channels";
 import { commit, type Transaction } from "../events/commit";
 import { badRequest } from "../errors";
-import { getUser, type UserRecord } from "../store/users";
+import { getUser, type UserRecord, isAdmin, isGuest } from "../store/users";
 import { getChannel, getChannelByName, type ChannelRecord } from "../store/channels";
 import { getSubscription, isSubscribed, putSubscription, subscribedChannelIds, userSubscriptionRows, type SubscriptionRecord } from "../store/subscriptions";
 import { defaultChannelIds } from "../store/default_channels";
@@ -17,7 +17,6 @@ import { checkChannelDescription, checkChannelName, isHexColor } from "./channel
 import { planNewChannel, writeNewChannel, type ChannelCreationSettings } from "./channels";
 import { notifyDefaultChannels } from "./default_channels";
 import { announceNewChannels, sendNewSubscriptionMessages } from "./subscription_messages";
-import { isAdmin, isGuest } from "../store/users";
 import { visibleUserByEmail } from "../access/users";
 
 /**
