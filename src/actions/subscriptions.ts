@@ -234,11 +234,13 @@ function notifySubscriptionsAdded(
     if (userIds.length === 0) continue;
     const current = getChannel(h.store, channel.id)!;
     const subscribers = activeSubscriberIds(h, channel.id);
+    // The channel's part is the same in every new subscriber's two forms: built once.
+    const channelView = formatChannel(h, current, subscribers.length);
     for (const id of userIds) {
       const sub = getSubscription(h.store, channel.id, id)!;
       const lists = perUser.get(id) ?? perUser.set(id, { raw: [], resolved: [] }).get(id)!;
-      lists.raw.push(formatSubscription(h, current, sub, { subscribers }));
-      lists.resolved.push(formatSubscription(h, current, sub, { subscribers, resolveNullNotificationSettings: getUser(h.store, id) }));
+      lists.raw.push(formatSubscription(h, current, sub, { subscribers, channelView }));
+      lists.resolved.push(formatSubscription(h, current, sub, { subscribers, channelView, resolveNullNotificationSettings: getUser(h.store, id) }));
     }
   }
   for (const [userId, lists] of perUser) {
