@@ -1,10 +1,9 @@
 import type { Hearth } from "../context";
 import { ApiError, badRequest } from "../errors";
-import { activeUserIdsOf, getUser, type UserRecord } from "../store/users";
+import { activeUserIdsOf, getUser, type UserRecord, isAdmin, isGuest } from "../store/users";
 import { getChannel, getChannelByName, type ChannelRecord } from "../store/channels";
 import { isSubscribed } from "../store/subscriptions";
 import { inRealmGroup, isUserInGroupSetting } from "./groups";
-import { isAdmin, isGuest } from "../store/users";
 
 /**
  * Channel permissions as Zulip 10/11 define them ("metadata access" lets a user see

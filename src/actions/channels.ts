@@ -10,7 +10,7 @@ import type { EventOf } from "../schemas/register";
 
 type StreamUpdate = Extract<EventOf<"stream">, { readonly op: "update" }>;
 import { badRequest, mustBeAdmin } from "../errors";
-import { allUsers, type UserRecord } from "../store/users";
+import { allUsers, type UserRecord, isAdmin } from "../store/users";
 import { allChannels, getChannel, getChannelByName, getChannelEmailSecret, putChannel, putChannelEmailSecret, type ChannelRecord } from "../store/channels";
 import { CHANNEL_GROUP_SETTINGS, type ChannelGroupSettingName, type TopicsPolicy } from "../schemas/channels";
 import { isDefaultChannel, setDefaultChannel } from "../store/default_channels";
@@ -24,7 +24,6 @@ import { CHANNEL_GROUP_RULES, checkChannelDescription, checkChannelGroupSetting,
 import { checkFolderForChannel } from "./channel_folders";
 import { notifyDefaultChannelGroups, removeChannelFromDefaultChannelGroups } from "./default_channel_groups";
 import { notifyDefaultChannels } from "./default_channels";
-import { isAdmin } from "../store/users";
 import { notifyRealmBot } from "./user_events";
 
 // ---------------------------------------------------------------------------

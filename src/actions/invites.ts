@@ -6,14 +6,13 @@ import { accessChannel } from "../access/channels";
 import { accessUserGroupForUpdate, inRealmGroup } from "../access/groups";
 import { badRequest, insufficientPermission, mustBeAdmin, mustBeOwner } from "../errors";
 import { getInvite, putInvite, type InviteRecord } from "../store/invites";
-import { getUser, getUserByEmail, Role, ROLES, type UserRecord } from "../store/users";
+import { getUser, getUserByEmail, Role, ROLES, type UserRecord, isAdmin, isOwner } from "../store/users";
 import { defaultChannelIds } from "../store/default_channels";
 import { emailRefusalForRealm } from "../views/realm_domains";
 import { notifyInvitesChanged } from "./invite_events";
 import { channelsOfDefaultChannelGroups } from "../views/default_channel_groups";
 import { accessLiveInvite, offersDefaultChannelGroups } from "../access/invites";
 import { inviteLinkUrl } from "../views/invites";
-import { isAdmin, isOwner } from "../store/users";
 import { checkEmailAddress, checkFullName, doCreateUser } from "./create_user";
 
 /** Zulip's INVITATION_LINK_VALIDITY_MINUTES default: 10 days. */

@@ -6,7 +6,7 @@ import { badRequest, mustBeAdmin } from "../errors";
 import { getProfileData, getProfileField, getProfileFields, getProfileValue, ProfileFieldType, putProfileField, putProfileValue, removeProfileField, removeProfileValue, type CustomProfileField } from "../store/profile_fields";
 import { activeUserIds, allUsers, getUser, isAdmin, type UserRecord } from "../store/users";
 import { renderDescription } from "../markdown/description";
-import { profileFieldView } from "../views/profile_fields";
+import { profileFieldsView } from "../views/profile_fields";
 import { notifyRealmUser } from "./user_events";
 
 export const MAX_FIELD_NAME_LENGTH = 40;
@@ -77,7 +77,7 @@ function checkName(h: Hearth, name: string, exceptId?: number): string {
 }
 
 function notifyFields(tx: Transaction, h: Hearth): void {
-  tx.notify({ type: "custom_profile_fields", fields: getProfileFields(h.store).map(profileFieldView) }, activeUserIds(h));
+  tx.notify({ type: "custom_profile_fields", fields: profileFieldsView(h) }, activeUserIds(h));
 }
 
 function checkUserMatchingFlag(type: number, useForUserMatching: boolean | undefined): void {

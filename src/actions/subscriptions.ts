@@ -7,7 +7,7 @@ import type { Hearth } from "../context";
 import type { SubscriptionView } from "../schemas/channels";
 import { commit, type Transaction } from "../events/commit";
 import { badRequest } from "../errors";
-import { getUser, type UserRecord } from "../store/users";
+import { getUser, type UserRecord, isAdmin, isGuest } from "../store/users";
 import { getChannel, getChannelByName, type ChannelRecord } from "../store/channels";
 import { getSubscription, isSubscribed, putSubscription, subscribedChannelIds, userSubscriptionRows, type SubscriptionRecord } from "../store/subscriptions";
 import { defaultChannelIds } from "../store/default_channels";
@@ -17,7 +17,6 @@ import { checkChannelDescription, checkChannelName, isHexColor } from "./channel
 import { planNewChannel, writeNewChannel, type ChannelCreationSettings } from "./channels";
 import { notifyDefaultChannels } from "./default_channels";
 import { announceNewChannels, sendNewSubscriptionMessages } from "./subscription_messages";
-import { isAdmin, isGuest } from "../store/users";
 import { visibleUserByEmail } from "../access/users";
 
 /**
@@ -90,13 +89,17 @@ function newSubscriptionRecord(h: Hearth, channel: ChannelRecord, userId: number
 
 /** POST /users/me/subscriptions. */
 export async function checkSubscribe(h: Hearth, actor: UserRecord, input: SubscribeInput): Promise<SubscribeResult> {
-  const plan = planSubscribe(h, actor, input);
+  return (await doSubscribe(h, actor, input, planSubscribe(h, actor, input))).result;
+}
+
+/** A checked subscribe plan: its writes and events in one transaction, then its messages and answer. */
+async function doSubscribe(h: Hearth, actor: UserRecord, input: SubscribeInput, plan: SubscribePlan): Promise<{ result: SubscribeResult; outcome: SubscribeOutcome }> {
   const outcome = await commit(h, (tx) => {
     const written = writeSubscriptions(h, plan, input);
     notifySubscribed(tx, h, input, plan, written);
     return written;
   });
-  return finishSubscribe(h, actor, input, plan, outcome);
+  return { result: await finishSubscribe(h, actor, input, plan, outcome), outcome };
 }
 
 interface SubscribePlan {
@@ -231,11 +234,13 @@ function notifySubscriptionsAdded(
     if (userIds.length === 0) continue;
     const current = getChannel(h.store, channel.id)!;
     const subscribers = activeSubscriberIds(h, channel.id);
+    // The channel's part is the same in every new subscriber's two forms: built once.
+    const channelView = formatChannel(h, current, subscribers.length);
     for (const id of userIds) {
       const sub = getSubscription(h.store, channel.id, id)!;
       const lists = perUser.get(id) ?? perUser.set(id, { raw: [], resolved: [] }).get(id)!;
-      lists.raw.push(formatSubscription(h, current, sub, { subscribers }));
-      lists.resolved.push(formatSubscription(h, current, sub, { subscribers, resolveNullNotificationSettings: getUser(h.store, id) }));
+      lists.raw.push(formatSubscription(h, current, sub, { subscribers, channelView }));
+      lists.resolved.push(formatSubscription(h, current, sub, { subscribers, channelView, resolveNullNotificationSettings: getUser(h.store, id) }));
     }
   }
   for (const [userId, lists] of perUser) {
@@ -288,12 +293,7 @@ export async function checkCreateChannel(h: Hearth, actor: UserRecord, input: Cr
     unauthorized: [],
     sawBefore: new Map(),
   };
-  const outcome = await commit(h, (tx) => {
-    const written = writeSubscriptions(h, plan, subscribeInput);
-    notifySubscribed(tx, h, subscribeInput, plan, written);
-    return written;
-  });
-  await finishSubscribe(h, actor, subscribeInput, plan, outcome);
+  const { outcome } = await doSubscribe(h, actor, subscribeInput, plan);
   return { id: outcome.created[0].id };
 }
 

@@ -9,8 +9,7 @@ import { getRealm } from "../store/realm";
 import { allChannels } from "../store/channels";
 import { CHANNEL_GROUP_SETTINGS } from "../schemas/channels";
 import { formatUserGroup } from "../views/user_groups";
-import { allUserGroups, getUserGroup, getUserGroupByName, isStoredGroupMember, putUserGroup, SYSTEM_GROUPS, USER_GROUP_SETTINGS, type UserGroupRecord, type UserGroupSettingName, type GroupSettingValue, systemGroupId, type SystemGroupName } from "../store/user_groups";
-import { addStoredGroupMember } from "../store/user_groups";
+import { allUserGroups, getUserGroup, getUserGroupByName, isStoredGroupMember, putUserGroup, SYSTEM_GROUPS, USER_GROUP_SETTINGS, type UserGroupRecord, type UserGroupSettingName, type GroupSettingValue, systemGroupId, type SystemGroupName, addStoredGroupMember } from "../store/user_groups";
 import { REALM_DEFAULTS, SYSTEM_GROUP_IDS } from "../store/realm_settings";
 
 /**

@@ -11,11 +11,10 @@ import { checkUpdateSubscriptionProperties } from "../actions/subscription_prope
 import { accessChannel, accessChannelByName } from "../access/channels";
 import { CHANNEL_GROUP_SETTINGS, TOPICS_POLICIES, type ChannelGroupSettingName, type TopicsPolicy } from "../schemas/channels";
 import { groupSettingParams } from "../http/group_params";
-import { activeSubscriberIds, formatChannel, streamPostPolicyGroupId, subscriptionStatusView } from "../views/channels";
+import { activeSubscriberIds, formatChannel, getChannelEmailAddress, streamPostPolicyGroupId, subscriptionStatusView, userChannelsView } from "../views/channels";
 // Also registers the channel parts of POST /register.
 import { listChannels, subscriptionsState } from "../views/channel_state";
 import { accessUser } from "../access/users";
-import { getChannelEmailAddress, userChannelsView } from "../views/channels";
 
 /** `{stream_id}` path segments. */
 export const pathChannelId = (raw: string): number => pathId(raw, "channel ID");

@@ -8,13 +8,11 @@ import { ApiRoutes } from "../http/route";
 import { readBodyUpTo } from "../http/wire";
 import { param } from "../http/params";
 import { pathId } from "../http/path";
-import { checkCreateInviteLink, checkJoinWithInvite, checkRevokeInviteLink } from "../actions/invites";
+import { checkCreateInviteLink, checkJoinWithInvite, checkRevokeInviteLink, DEFAULT_INVITE_AS } from "../actions/invites";
 import { defaultChannelGroupsView } from "../views/default_channel_groups";
-import { DEFAULT_INVITE_AS } from "../actions/invites";
-import { accessLiveInvite } from "../access/invites";
+import { accessLiveInvite, InviteLinkError, offersDefaultChannelGroups } from "../access/invites";
 import { realmName } from "../views/realm";
 import { escapeHtml } from "../lib/text";
-import { InviteLinkError, offersDefaultChannelGroups } from "../access/invites";
 import { invitesFor } from "../views/invites";
 
 export function inviteRoutes(h: Hearth) {

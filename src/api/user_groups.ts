@@ -10,17 +10,15 @@ import { checkCreateUserGroup, checkDeactivateUserGroup, checkUpdateUserGroup } 
 import { checkUpdateUserGroupMembership, checkUpdateUserGroupSubgroups } from "../actions/user_group_members";
 import { accessUser } from "../access/users";
 import { listUserGroups } from "../views/user_groups";
-// Also registers the `realm_user_groups` part of POST /register.
 
 const groupIdOf = (path: Record<string, string>) => pathId(path.user_group_id, "user group");
 
 const IdList = t.Array(t.Integer());
 
 /** The six group permissions: initial values (create) and `{new, old}` updates (PATCH). */
-const userGroupParams = userGroupSettingParams;
-const settingParams = userGroupParams.initial;
-const settingUpdateParams = userGroupParams.update;
-const pickSettings = userGroupParams.pick;
+const settingParams = userGroupSettingParams.initial;
+const settingUpdateParams = userGroupSettingParams.update;
+const pickSettings = userGroupSettingParams.pick;
 
 export function userGroupsRoutes(h: Hearth) {
   return new ApiRoutes(h)

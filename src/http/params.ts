@@ -1,7 +1,6 @@
-import { Kind, type Static, type TSchema } from "@sinclair/typebox";
+import { Kind, type Static, type TSchema, Type as t } from "@sinclair/typebox";
 import { Value, type ValueError } from "@sinclair/typebox/value";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
-import { Type as t } from "@sinclair/typebox";
 import { badRequest, missingArgument } from "../errors";
 import type { RawParams } from "./wire";
 

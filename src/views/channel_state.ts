@@ -3,7 +3,7 @@
  * register code calls (one per state key). Each reads what the user may see now.
  */
 import type { Hearth } from "../context";
-import { getUser, Role, type UserRecord } from "../store/users";
+import { getUser, Role, type UserRecord, isGuest } from "../store/users";
 import { allChannels, getChannel, type ChannelRecord } from "../store/channels";
 import { getSubscription, subscribedChannelIds, userSubscriptionRows } from "../store/subscriptions";
 import { defaultChannelIds } from "../store/default_channels";
@@ -11,7 +11,6 @@ import { hasContentAccess, hasMetadataAccess } from "../access/channels";
 import { activeSubscriberIds, formatChannel, formatChannelWithDefault, formatSubscription } from "./channels";
 import { listUserGroups } from "./user_groups";
 import { statePart } from "../events/state";
-import { isGuest } from "../store/users";
 
 export interface ChannelStateOptions {
   /** register's `include_subscribers`: false, true, or "partial" (full lists below 250 subscribers). */

@@ -116,6 +116,8 @@ export interface SubscriptionViewOptions {
   partialSubscribers?: readonly number[];
   /** Clients without `notification_settings_null` get the user defaults instead of null. */
   resolveNullNotificationSettings?: UserRecord;
+  /** The channel's view, when the caller formats it once for many subscriptions; its subscriber_count must match `subscribers`. */
+  channelView?: ChannelView;
 }
 
 /** A subscription: the channel plus the user's personal settings (OpenAPI `Subscriptions`). */
@@ -137,7 +139,7 @@ export function formatSubscription(
     notifications[prop] = value;
   }
   return {
-    ...formatChannel(h, channel, options.subscribers?.length),
+    ...(options.channelView ?? formatChannel(h, channel, options.subscribers?.length)),
     color: sub.color,
     is_muted: sub.is_muted,
     in_home_view: !sub.is_muted,

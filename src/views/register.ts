@@ -3,8 +3,7 @@
  * settings, server constants); src/views/register_state.ts lists every part in order.
  */
 import { statePart, type StateContext } from "../events/state";
-import { allUsers, Role, type UserRecord } from "../store/users";
-import { isAdmin, isGuest, isOwner } from "../store/users";
+import { allUsers, Role, type UserRecord, isAdmin, isGuest, isOwner } from "../store/users";
 import { getRealm } from "../store/realm";
 import { botView } from "./bots";
 import { apiEmail, formatUser } from "./users";
