@@ -3,12 +3,10 @@ import type { EventOf } from "../schemas/register";
 import { badRequest } from "../errors";
 import { emojiCodeFor } from "../markdown/emoji";
 import { getUserStatus, putUserStatus, type UserStatus } from "../store/personal";
-import { getUser, putUser, type UserRecord } from "../store/users";
-
+import { activeUserIds, getUser, putUser, type UserRecord } from "../store/users";
 import { commit } from "../events/commit";
 import { applySettings, notifySettingChanges } from "./settings";
 import { checkEmojiRequest, emojiTypeByName } from "./realm_emoji";
-import { activeUserIds } from "../store/users";
 
 export const MAX_STATUS_TEXT_LENGTH = 60;
 

@@ -80,20 +80,46 @@ export function commitInfallible<T>(h: CommitContext, fn: (tx: Transaction) => T
   return run(h, fn, true);
 }
 
+/**
+ * The transaction whose callback is running, if any. A commit called inside it runs
+ * as a child of it (lmdb-js nests it), and an enclosing callback that then throws
+ * rolls the child's writes back too: the child's events therefore wait for the
+ * enclosing commit, instead of going out when the batch becomes visible.
+ */
+let enclosing: Transaction | null = null;
+
 function run<T>(h: CommitContext, fn: (tx: Transaction) => T, infallible: boolean): Promise<T> {
   let steps: Step[] = [];
   const committed = { now: false };
+  const outer = enclosing;
   const body = () => {
     // lmdb-js may run a callback again (a batch retried): start its steps afresh.
     steps = [];
-    return fn(transaction(h, steps, committed));
+    const tx = transaction(h, steps, committed);
+    enclosing = tx;
+    let result: T;
+    try {
+      result = fn(tx);
+    } finally {
+      enclosing = outer;
+    }
+    if (outer) {
+      const own = steps;
+      outer.afterCommit(() => {
+        committed.now = true;
+        publishSteps(h, own);
+      });
+    }
+    return result;
   };
-  const options = {
-    onCommitted: () => {
-      committed.now = true;
-      publishSteps(h, steps);
-    },
-  };
+  const options = outer
+    ? undefined
+    : {
+        onCommitted: () => {
+          committed.now = true;
+          publishSteps(h, steps);
+        },
+      };
   return infallible ? h.store.commitInfallible(body, options) : h.store.commit(body, options);
 }
 

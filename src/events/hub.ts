@@ -1,4 +1,3 @@
-
 /**
  * Where actions publish events after their transaction committed. Each event goes to
  * the queues of exactly the users named; the queue manager (src/events/queues.ts)

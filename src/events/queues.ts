@@ -400,31 +400,28 @@ export class QueueManager implements EventSink {
   }
 
   private enqueue(queue: EventQueue, published: ApiEvent, options: PublishOptions, shared: SharedPayloads, userFields?: Record<string, unknown>): void {
-    const caps = queue.settings.capabilities;
-    for (const event of [published]) {
-      const queueFields = options.perQueue?.get(queue.id);
-      // Recipients with the same fields (publishers share one object per flags value)
-      // share one merged event and, per content form, one finalized payload, so a
-      // message to 1,000 users is copied and serialized once, not once per queue.
-      const sharable = queueFields === undefined && event.type === "message";
-      let entry = sharable ? shared.payloads.get(userFields ?? published) : undefined;
-      if (sharable && !entry) shared.payloads.set(userFields ?? published, (entry = { merged: userFields ? { ...event, ...userFields } : event, byForm: new Map() }));
-      let payload = entry ? entry.merged : userFields || queueFields ? { ...event, ...userFields, ...queueFields } : event;
-      // Judged with the recipient's own fields: a narrow like is:mentioned reads their flags.
-      if (!this.accepts(queue, payload)) continue;
-      if (payload.type === "message" && payload.message) {
-        const form = queue.settings.applyMarkdown;
-        const cached = entry?.byForm.get(form);
-        if (cached) payload = cached;
-        else {
-          payload = { ...payload, message: sharedMessage(shared, form, payload) };
-          entry?.byForm.set(form, payload);
-        }
+    const queueFields = options.perQueue?.get(queue.id);
+    // Recipients with the same fields (publishers share one object per flags value)
+    // share one merged event and, per content form, one finalized payload, so a
+    // message to 1,000 users is copied and serialized once, not once per queue.
+    const sharable = queueFields === undefined && published.type === "message";
+    let entry = sharable ? shared.payloads.get(userFields ?? published) : undefined;
+    if (sharable && !entry) shared.payloads.set(userFields ?? published, (entry = { merged: userFields ? { ...published, ...userFields } : published, byForm: new Map() }));
+    let payload = entry ? entry.merged : userFields || queueFields ? { ...published, ...userFields, ...queueFields } : published;
+    // Judged with the recipient's own fields: a narrow like is:mentioned reads their flags.
+    if (!this.accepts(queue, payload)) return;
+    if (payload.type === "message" && payload.message) {
+      const form = queue.settings.applyMarkdown;
+      const cached = entry?.byForm.get(form);
+      if (cached) payload = cached;
+      else {
+        payload = { ...payload, message: sharedMessage(shared, form, payload) };
+        entry?.byForm.set(form, payload);
       }
-      for (const e of shapeForClient(payload, caps, this.realm)) {
-        queue.push(e);
-        this.totalEvents++;
-      }
+    }
+    for (const e of shapeForClient(payload, queue.settings.capabilities, this.realm)) {
+      queue.push(e);
+      this.totalEvents++;
     }
     if (queue.events.length > this.limits.maxEventsPerQueue) {
       // An abandoned client must not grow memory without bound: drop the queue, so

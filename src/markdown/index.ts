@@ -77,7 +77,8 @@ interface Env {
  * Code a message may have highlighted, in characters (a message's length at most):
  * past it, blocks are written as plain text. Zulip highlights under a 5-second
  * timeout on the whole render; the budget and highlightCode's limits keep one message
- * from holding this server's only thread for more than ~50 ms.
+ * from holding this server's only thread longer than one block at the budget takes
+ * the slowest grammar kept (docs/benchmarks.md).
  */
 const MAX_HIGHLIGHTED_CHARS_PER_MESSAGE = 10_000;
 

@@ -60,11 +60,11 @@ export const mutedTopicsPart = statePart("muted_topics", (ctx) => ctx.want("mute
   muted_topics: user ? mutedTopicsView(h, user.id) : [],
 }));
 
-// Drafts are only synchronized for users who allow it (enable_drafts_synchronization).
 export const onboardingStepsPart = statePart("onboarding_steps", ["onboarding_steps"], ({ h, user }) => ({
   onboarding_steps: user ? nextOnboardingSteps(h.store, user.id) : [],
 }));
 
+// Drafts are only synchronized for users who allow it (enable_drafts_synchronization).
 export const draftsPart = statePart("drafts", ["drafts"], ({ h, user }) => ({
   drafts: user && userSetting(user, "enable_drafts_synchronization") !== false ? getDrafts(h, user.id) : [],
 }));

@@ -55,22 +55,8 @@ function applyRole(target: Record<string, any>, role: number): void {
   target.is_guest = role === ROLE_GUEST;
 }
 
-type Applier = (state: State, event: ApiEventJson) => void;
-const appliers = new Map<string, Applier>();
-
-/**
- * Teaches the harness how a client applies one event type to its registered state
- * (Zulip's `apply_event`). Each capability defines the appliers for the events it
- * sends, next to its tests, e.g. `defineApplier("subscription", (state, e) => …)`.
- */
-export function defineApplier(type: string, apply: Applier): void {
-  appliers.set(type, apply);
-}
-
 export function applyEvent(state: State, event: ApiEventJson): void {
-  const custom = appliers.get(event.type);
-  if (custom) custom(state, event);
-  else applyCoreEvent(state, event);
+  applyCoreEvent(state, event);
   recountUnread(state);
 }
 
