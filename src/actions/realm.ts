@@ -1,4 +1,5 @@
 import { rmSync } from "node:fs";
+import { clearAllButMeta } from "../store/format";
 import { uploadsRoot } from "../store/uploads";
 import type { Store } from "../store/db";
 import type { Hearth } from "../context";
@@ -128,7 +129,7 @@ export async function runRealmDeletionIfDue(store: Store, now = Date.now() / 100
   const realm = getRealm(store);
   if (!realm?.deactivated || realm.data_deleted || !realm.scheduled_deletion_date || now < realm.scheduled_deletion_date) return false;
   await store.commit(() => {
-    for (const [name, db] of Object.entries(store.dbs)) if (name !== "meta") db.clearSync();
+    clearAllButMeta(store);
     // Every recipient list just went: a batch of the unread-rows worker planned before
     // must read them again, and so writes no rows for messages that are gone.
     recipientsChanged(store);

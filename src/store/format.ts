@@ -39,6 +39,11 @@ export async function openStoreFormat(store: Store): Promise<void> {
   if (recorded === undefined) await store.commit(() => store.dbs.meta.put(FORMAT_KEY, STORE_FORMAT_VERSION));
 }
 
+/** Inside a commit: every key space emptied but `meta` (the realm record, the counters, this format). */
+export function clearAllButMeta(store: Store): void {
+  for (const [name, db] of Object.entries(store.dbs)) if (name !== "meta") db.clearSync();
+}
+
 /** How many records each key space holds: a backup's manifest, checked again at restore. */
 export function recordCounts(store: Store): Record<string, number> {
   const counts: Record<string, number> = {};
