@@ -2,7 +2,7 @@ import type { Hearth } from "../context";
 import { ApiError, badRequest } from "../errors";
 import { accessChannel } from "../access/channels";
 import { getUser, type UserRecord } from "../store/users";
-import { getDraft, putDraft, removeAllDrafts, removeDraft, type Draft } from "../store/drafts";
+import { getDraft, putDraft, removeDraft, type Draft } from "../store/drafts";
 import { userSetting } from "../views/settings";
 import { commit } from "../events/commit";
 import { MAX_MESSAGE_LENGTH, normalizeTopic } from "./message_content";
@@ -10,11 +10,6 @@ import { MAX_MESSAGE_LENGTH, normalizeTopic } from "./message_content";
 export type DraftInput = Omit<Draft, "id" | "timestamp"> & { timestamp?: number };
 
 const draftMissing = () => new ApiError("Draft does not exist", "BAD_REQUEST", 404);
-
-/** Inside a transaction: every draft the user stored. */
-export function deleteAllDrafts(h: Hearth, userId: number): void {
-  removeAllDrafts(h.store, userId);
-}
 
 function assertSyncEnabled(user: UserRecord): void {
   if (userSetting(user, "enable_drafts_synchronization") === false) throw badRequest("User has disabled synchronizing drafts.");

@@ -12,7 +12,7 @@ import { getRealm, putRealm } from "../store/realm";
 import { requireRealm } from "../views/realm";
 import { checkFullName } from "./create_user";
 import { notifyFullNameChanged, notifyRealmUser } from "./user_events";
-import { deleteAllDrafts } from "./drafts";
+import { removeAllDrafts } from "../store/drafts";
 
 export interface SettingsChanges {
   settings: Record<string, unknown>;
@@ -59,11 +59,11 @@ export function applySettings(next: UserRecord, settings: Record<string, unknown
 
 /** One `user_settings` update per changed setting to the user, plus the legacy forms older clients read. */
 export function notifySettingChanges(tx: Transaction, h: Hearth, user: UserRecord, changed: [string, unknown][]): void {
+  const email = apiEmail(h, user);
   for (const [property, value] of changed) {
     const languageName = property === "default_language" ? { language_name: LANGUAGE_NAMES[String(value)] } : {};
     tx.notify({ type: "user_settings", op: "update", property, value, ...languageName }, [user.id]);
     // The queue manager gives these only to clients without user_settings_object.
-    const email = apiEmail(h, user);
     if (LEGACY_DISPLAY_SETTINGS.has(property)) {
       tx.notify({ type: "update_display_settings", user: email, setting_name: property, setting: value, ...languageName }, [user.id]);
     }
@@ -130,7 +130,7 @@ export async function checkUpdateSettings(
     if (passwordHash !== undefined) next.password_hash = passwordHash;
     // Zulip's do_change_user_setting: turning synchronization off deletes the stored
     // drafts, without drafts events (the clients keep their own copies).
-    if (changed.some(([name, value]) => name === "enable_drafts_synchronization" && value === false)) deleteAllDrafts(h, user.id);
+    if (changed.some(([name, value]) => name === "enable_drafts_synchronization" && value === false)) removeAllDrafts(h.store, user.id);
     // A request that changes nothing writes nothing.
     if (changed.length > 0 || next.full_name !== current.full_name || passwordHash !== undefined) putUser(h.store, next);
     notifySettingsUpdated(tx, h, current, next, changed);

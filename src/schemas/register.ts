@@ -17,7 +17,6 @@ const Bool = () => t.Boolean();
 const List = <S extends TSchema>(s: S) => t.Array(s);
 const AbsoluteUrl = () => t.String({ pattern: "^https?://" });
 
-
 /** OpenAPI `OnboardingStep` (FL 233): a one-time notice or action left to show. */
 const OnboardingStep = t.Object({ type: t.Union([t.Literal("one_time_notice"), t.Literal("one_time_action")]), name: Str() });
 
@@ -522,7 +521,6 @@ type ShapedOnDelivery =
  * copy. `tx.notify` takes only these.
  */
 export type TypedEvent = ClientEvent | ShapedOnDelivery;
-
 
 /** The payload shapes view builders return, as events and responses carry them. */
 export type UserJson = Static<typeof User>;

@@ -12,8 +12,7 @@ import { getRealmDomains, realmDomainView } from "./realm_domains";
 import { getChannelFolders } from "./channel_folders";
 import { realmEmojiDict } from "./realm_emoji";
 import { userSetting } from "./settings";
-import { getProfileFields } from "../store/profile_fields";
-import { PROFILE_FIELD_TYPES, profileFieldView } from "./profile_fields";
+import { PROFILE_FIELD_TYPES, profileFieldsView } from "./profile_fields";
 import { getLinkifiers } from "./linkifiers";
 import { getPlaygrounds } from "./playgrounds";
 
@@ -32,7 +31,7 @@ export const savedSnippetsPart = statePart("saved_snippets", ["saved_snippets"],
 }));
 
 export const customProfileFieldsPart = statePart("custom_profile_fields", ["custom_profile_fields"], ({ h }) => ({
-  custom_profile_fields: getProfileFields(h.store).map(profileFieldView),
+  custom_profile_fields: profileFieldsView(h),
   custom_profile_field_types: PROFILE_FIELD_TYPES,
 }));
 
