@@ -215,6 +215,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
       throw e;
     }
     const server = app.server!;
+    started.push(() => server.stop(true));
     // Port 0 asked for any free port: the realm URL is the one actually bound.
     h.config.port = server.port!;
     // Calls a crash or a stop left unmade go out now (a bot's server may call back at once).
