@@ -26,7 +26,8 @@ export interface NewSession {
 
 export async function doCreateSession(h: Hearth, user: UserRecord, client: { userAgent: string; ip: string }): Promise<NewSession> {
   const secret = randomBytes(32).toString("base64url");
-  const now = Math.floor(Date.now() / 1000);
+  // Fractional seconds: a short idle time (tests, kiosks) must not lose up to a second to rounding.
+  const now = Date.now() / 1000;
   const session: SessionRecord = {
     id: randomToken(16),
     hash: sessionSecretHash(secret),

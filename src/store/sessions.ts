@@ -13,9 +13,9 @@ export interface SessionRecord {
   user_id: number;
   /** The token a cookie-authenticated write must repeat in X-CSRFToken. */
   csrf_token: string;
-  /** Unix seconds. */
+  /** Unix seconds (fractional). */
   created: number;
-  /** Unix seconds, updated at most once per throttle interval (src/auth/session.ts). */
+  /** Unix seconds (fractional), updated at most once per throttle interval (src/auth/session.ts). */
   last_seen: number;
   user_agent: string;
   ip: string;

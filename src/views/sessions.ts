@@ -16,5 +16,5 @@ export function getSessionViews(h: Hearth, userId: number, currentId: string | n
   return userSessions(h.store, userId)
     .filter((s) => s.last_seen >= since)
     .sort((a, b) => b.last_seen - a.last_seen)
-    .map((s) => ({ id: s.id, created: s.created, last_seen: s.last_seen, user_agent: s.user_agent, ip: s.ip, current: s.id === currentId }));
+    .map((s) => ({ id: s.id, created: Math.floor(s.created), last_seen: Math.floor(s.last_seen), user_agent: s.user_agent, ip: s.ip, current: s.id === currentId }));
 }
