@@ -1,7 +1,11 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { PASSWORD, expectError, expectSuccess, readResponse, startTestServer, type TestServer } from "../kit";
 import { CookieSession } from "./session_kit";
 import { userSessions } from "../../src/store/sessions";
+import { Upload } from "tus-js-client";
+
+// Every sign-in hashes a password (argon2, deliberately slow): on a busy machine a test takes seconds.
+setDefaultTimeout(30_000);
 
 let s: TestServer;
 beforeAll(async () => {
@@ -150,6 +154,38 @@ describe("tus and files with the session cookie", () => {
     // Without credentials at all, tus is refused.
     const anonymous = await fetch(`${s.url}/api/v1/tus`, { method: "POST", headers: { "tus-resumable": "1.0.0", "upload-length": "1" } });
     expect(anonymous.status).toBe(401);
+  });
+});
+
+/** tus-js-client as the web client runs it: the cookie travels with the request, the token in a custom header. */
+function tusJsUpload(browser: CookieSession, data: Buffer, csrf: boolean): Promise<any> {
+  return new Promise((resolve, reject) => {
+    const upload = new Upload(data, {
+      endpoint: `${browser.baseUrl}/api/v1/tus/`,
+      headers: { cookie: browser.cookieHeader(), ...(csrf ? { "X-CSRFToken": browser.csrfToken! } : {}) },
+      chunkSize: 64 * 1024,
+      retryDelays: null,
+      metadata: { filename: "chunks.bin", filetype: "application/octet-stream" },
+      onSuccess: ({ lastResponse }) => resolve(JSON.parse(lastResponse.getBody())),
+      onError: reject,
+    });
+    upload.start();
+  });
+}
+
+describe("tus-js-client with the session", () => {
+  test("uploads in chunks with X-CSRFToken; without it the upload is refused", async () => {
+    const browser = await signIn(s.users.hamlet.email, PASSWORD);
+    const data = Buffer.alloc(200_000, 7);
+    const body = await tusJsUpload(browser, data, true);
+    expect(body.filename).toBe("chunks.bin");
+    const file = await browser.fetch(body.url);
+    expect(Buffer.from(await file.arrayBuffer()).equals(data)).toBe(true);
+    const refused = await tusJsUpload(browser, data, false).then(
+      () => null,
+      (e: any) => e,
+    );
+    expect(refused?.originalResponse?.getStatus()).toBe(403);
   });
 });
 
