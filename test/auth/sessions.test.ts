@@ -3,6 +3,7 @@ import { PASSWORD, expectError, expectSuccess, readResponse, startTestServer, ty
 import { CookieSession } from "./session_kit";
 import { userSessions } from "../../src/store/sessions";
 import { Upload } from "tus-js-client";
+import { hearth, tempDir } from "../kit/process";
 
 // Every sign-in hashes a password (argon2, deliberately slow): on a busy machine a test takes seconds.
 setDefaultTimeout(30_000);
@@ -234,5 +235,13 @@ describe("realm deactivation", () => {
     } finally {
       await t.stop();
     }
+  });
+});
+
+describe("serve --session-idle", () => {
+  test("a malformed duration is a usage error", async () => {
+    const res = await hearth(["serve", "--data", tempDir(), "--port", "0", "--session-idle", "soon"]);
+    expect(res.code).toBe(2);
+    expect(res.stderr).toContain("invalid --session-idle 'soon'");
   });
 });
