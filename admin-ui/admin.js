@@ -87,7 +87,8 @@ async function loadAll() {
   // Nobody invites to a role above their own (the server refuses it too).
   const inviteRole = $("invite-link").elements.invite_as;
   inviteRole.replaceChildren(...ROLES.filter(([value]) => value >= me.role).map(([value, label]) => new Option(label, String(value), false, value === 400)));
-  await Promise.all([loadSettings(), loadUsers(), loadChannels(), loadInvites(), me.role === 100 ? loadBackups() : null]);
+  $("invite-email").elements.invite_as.replaceChildren(...ROLES.filter(([value]) => value >= me.role).map(([value, label]) => new Option(label, String(value), false, value === 400)));
+  await Promise.all([loadSettings(), loadUsers(), loadChannels(), loadInvites(), me.role === 100 ? loadBackups() : null, loadEmailSection()]);
 }
 
 const megabytes = (bytes) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
@@ -131,6 +132,22 @@ async function downloadBackup() {
   return name;
 }
 
+/** The Email section (administrators): SMTP configuration, the outbox, the last failure, a test email. */
+async function loadEmailSection() {
+  $("email-section").hidden = me.role > 200;
+  if (me.role > 200) return;
+  const status = await api("GET", "/hearth/email");
+  $("email-config").textContent = status.configured
+    ? `Sending through ${status.smtp_server}, from ${status.from}.`
+    : "No SMTP server is configured: start Hearth with --smtp-url (or HEARTH_SMTP_URL). Until then no email is sent; invitation links are shown below the invitations to copy and pass on yourself.";
+  $("email-queue").textContent = `Waiting to be sent: ${status.queued}. Given up on: ${status.failed}.`;
+  $("email-last-error").textContent = status.last_error ? `Last failure (${when(status.last_error_time)}): ${status.last_error}` : "";
+  $("email-last-error").className = status.last_error ? "error" : "";
+  $("email-test").querySelector("button").disabled = !status.configured;
+  const to = $("email-test").elements.to;
+  if (!to.value) to.value = me.delivery_email ?? me.email;
+}
+
 const roleName = (value) => (ROLES.find(([v]) => v === value) ?? [0, String(value)])[1];
 
 async function loadInvites() {
@@ -165,6 +182,61 @@ async function loadInvites() {
       return row;
     });
   $("invites").replaceChildren(...rows);
+  renderEmailInvites(invites);
+}
+
+const EMAIL_STATUS = { not_sent: "not emailed (no SMTP server)", queued: "waiting to be sent", failed: "sending failed", sent: "emailed" };
+
+/** Pending email invitations; the link (administrators get it when no email carries it) with a "Copy link" button. */
+function renderEmailInvites(invites) {
+  const rows = invites
+    .filter((invite) => !invite.is_multiuse)
+    .sort((a, b) => b.invited - a.invited)
+    .map((invite) => {
+      const row = document.createElement("tr");
+      row.dataset.inviteId = String(invite.id);
+      const cells = [invite.email, roleName(invite.invited_as), invite.expiry_date === null ? "never" : new Date(invite.expiry_date * 1000).toLocaleString(), EMAIL_STATUS[invite.email_status] ?? ""];
+      for (const text of cells) {
+        const td = document.createElement("td");
+        td.textContent = text;
+        row.append(td);
+      }
+      const linkCell = document.createElement("td");
+      if (invite.link_url) {
+        const link = document.createElement("input");
+        link.readOnly = true;
+        link.className = "invite-link";
+        link.value = invite.link_url;
+        link.addEventListener("focus", () => link.select());
+        const copy = document.createElement("button");
+        copy.type = "button";
+        copy.className = "copy-link";
+        copy.textContent = "Copy link";
+        copy.addEventListener("click", () => run(async () => {
+          link.select();
+          try {
+            await navigator.clipboard.writeText(link.value);
+          } catch {
+            document.execCommand("copy");
+          }
+        }, `Link for ${invite.email} copied.`));
+        linkCell.append(link, copy);
+      }
+      row.append(linkCell);
+      const revoke = document.createElement("button");
+      revoke.type = "button";
+      revoke.className = "revoke";
+      revoke.textContent = "Revoke";
+      revoke.addEventListener("click", () => run(async () => {
+        await api("DELETE", `/invites/${invite.id}`);
+        await loadInvites();
+      }, `Invitation for ${invite.email} revoked.`));
+      const actions = document.createElement("td");
+      actions.append(revoke);
+      row.append(actions);
+      return row;
+    });
+  $("email-invites").replaceChildren(...rows);
 }
 
 async function loadSettings() {
@@ -315,6 +387,36 @@ $("invite-link").addEventListener("submit", (event) => {
     });
     await loadInvites();
   }, "Invitation link created.");
+});
+$("invite-email").addEventListener("submit", (event) => {
+  event.preventDefault();
+  const form = event.target;
+  run(async () => {
+    try {
+      await api("POST", "/invites", {
+        invitee_emails: form.elements.emails.value,
+        invite_as: Number(form.elements.invite_as.value),
+        stream_ids: [],
+        include_realm_default_subscriptions: true,
+      });
+      form.reset();
+    } finally {
+      await Promise.all([loadInvites(), loadEmailSection()]);
+    }
+  }, "Invited.");
+});
+$("email-test").addEventListener("submit", (event) => {
+  event.preventDefault();
+  const to = event.target.elements.to.value.trim();
+  show(`Sending a test email to ${to}…`);
+  run(async () => {
+    try {
+      const { response } = await api("POST", "/hearth/email/test", { to });
+      show(`Test email sent to ${to}. The SMTP server answered: ${response}`);
+    } finally {
+      await loadEmailSection();
+    }
+  });
 });
 $("settings").addEventListener("submit", (event) => {
   event.preventDefault();

@@ -24,6 +24,8 @@ export const KEYSPACES = {
   invites: "invites",
   /** an invitation link's secret key → inviteId */
   inviteKeys: "invite_keys",
+  /** emailId → OutboxEmail (src/store/outbox.ts): an email to send, written with the action that causes it, removed once the SMTP server accepted it */
+  outbox: "outbox",
   /** [userId, snippetId] → SavedSnippet */
   savedSnippets: "saved_snippets",
   /** [userId, onboarding step name] → unix seconds when the user marked it seen */
