@@ -50,6 +50,8 @@ import { inviteRoutes, joinPageRoutes } from "./api/invites";
 import { backupRoutes } from "./api/backups";
 import { BackupSchedule } from "./backup/schedule";
 import { openStoreFormat } from "./store/format";
+import { startMissedMessageEmailJob } from "./actions/missed_message_emails";
+import { accountPageRoutes } from "./api/account_pages";
 
 export interface RunningServer {
   h: Hearth;
@@ -129,6 +131,7 @@ export function buildApp(h: Hearth) {
     inviteRoutes(h),
     backupRoutes(h),
     joinPageRoutes(h),
+    accountPageRoutes(h),
   ];
   // GET /events goes to Bun's router directly, past Elysia's per-request context: it
   // is the request every client repeats after every event (1,000 of them per message
@@ -194,6 +197,8 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     const scheduledDelivery = startScheduledDeliveryJob(h);
     started.push(() => scheduledDelivery.stop());
     await scheduledDelivery.firstRun;
+    const missedMessageEmails = startMissedMessageEmailJob(h);
+    started.push(() => missedMessageEmails.stop());
     // Before listening, with the other jobs: a backup folder that cannot be made fails
     // the start here, where what started is undone, not after the port is bound.
     const backups = config.backup ? new BackupSchedule(config.backup, { dataDir, store }) : null;
@@ -236,6 +241,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
             h.queues.close(null);
             await stopRetention();
             await scheduledDelivery.stop();
+            await missedMessageEmails.stop();
             await unreadRows.stop();
             await server.stop(false); // stop accepting; in-flight requests finish
             await stopOutgoingWebhooks(h); // calls under way stop; they stay stored for the next start
