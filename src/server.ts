@@ -43,6 +43,8 @@ import { scheduledMessagesRoutes } from "./api/scheduled_messages";
 import { eventsRoutes, fastPollRoute } from "./api/events";
 import { webhookRoutes } from "./api/webhooks";
 import { settingsRoutes } from "./api/settings";
+import { accountPageRoutes } from "./api/account_pages";
+import { startMissedMessageEmailJob } from "./actions/missed_message_emails";
 import { presenceRoutes } from "./api/presence";
 import { uploadsRoutes } from "./api/uploads";
 import { tusRoutes } from "./api/tus";
@@ -50,8 +52,6 @@ import { inviteRoutes, joinPageRoutes } from "./api/invites";
 import { backupRoutes } from "./api/backups";
 import { BackupSchedule } from "./backup/schedule";
 import { openStoreFormat } from "./store/format";
-import { startMissedMessageEmailJob } from "./actions/missed_message_emails";
-import { accountPageRoutes } from "./api/account_pages";
 
 export interface RunningServer {
   h: Hearth;
@@ -127,11 +127,11 @@ export function buildApp(h: Hearth) {
     events,
     webhookRoutes(h),
     settingsRoutes(h),
+    accountPageRoutes(h),
     presenceRoutes(h),
     inviteRoutes(h),
     backupRoutes(h),
     joinPageRoutes(h),
-    accountPageRoutes(h),
   ];
   // GET /events goes to Bun's router directly, past Elysia's per-request context: it
   // is the request every client repeats after every event (1,000 of them per message
@@ -197,14 +197,14 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     const scheduledDelivery = startScheduledDeliveryJob(h);
     started.push(() => scheduledDelivery.stop());
     await scheduledDelivery.firstRun;
-    const missedMessageEmails = startMissedMessageEmailJob(h);
-    started.push(() => missedMessageEmails.stop());
     // Before listening, with the other jobs: a backup folder that cannot be made fails
     // the start here, where what started is undone, not after the port is bound.
     const backups = config.backup ? new BackupSchedule(config.backup, { dataDir, store }) : null;
     h.backups = backups;
     backups?.start();
     started.push(() => backups?.stop());
+    const missedMessageEmails = startMissedMessageEmailJob(h);
+    started.push(() => missedMessageEmails.stop());
     const app = buildApp(h);
     // Plugins that set up asynchronously (the static files) add their routes when
     // they resolve; listening before that would answer 404 for them.
@@ -238,10 +238,10 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
           try {
             clearInterval(deletionTimer);
             await backups?.stop();
+            await missedMessageEmails.stop();
             h.queues.close(null);
             await stopRetention();
             await scheduledDelivery.stop();
-            await missedMessageEmails.stop();
             await unreadRows.stop();
             await server.stop(false); // stop accepting; in-flight requests finish
             await stopOutgoingWebhooks(h); // calls under way stop; they stay stored for the next start
