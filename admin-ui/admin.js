@@ -88,7 +88,7 @@ async function loadAll() {
   // Nobody invites to a role above their own (the server refuses it too).
   const inviteRole = $("invite-link").elements.invite_as;
   inviteRole.replaceChildren(...ROLES.filter(([value]) => value >= me.role).map(([value, label]) => new Option(label, String(value), false, value === 400)));
-  await Promise.all([loadSettings(), loadUsers(), loadChannels(), loadInvites(), me.role === 100 ? loadBackups() : null]);
+  await Promise.all([loadSettings(), loadUsers(), loadChannels(), loadInvites(), me.role === 100 ? loadBackups() : null, loadEmailSection()]);
 }
 
 const megabytes = (bytes) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
@@ -132,6 +132,22 @@ async function downloadBackup() {
     URL.revokeObjectURL(url);
   }, 60_000);
   return name;
+}
+
+/** The Email section (administrators): SMTP configuration, the outbox, the last failure, a test email. */
+async function loadEmailSection() {
+  $("email-section").hidden = me.role > 200;
+  if (me.role > 200) return;
+  const status = await api("GET", "/hearth/email");
+  $("email-config").textContent = status.configured
+    ? `Sending through ${status.smtp_server}, from ${status.from}.`
+    : "No SMTP server is configured: start Hearth with --smtp-url (or HEARTH_SMTP_URL). Until then no email is sent; invitation links are shown below the invitations to copy and pass on yourself.";
+  $("email-queue").textContent = `Waiting to be sent: ${status.queued}. Given up on: ${status.failed}.`;
+  $("email-last-error").textContent = status.last_error ? `Last failure (${when(status.last_error_time)}): ${status.last_error}` : "";
+  $("email-last-error").className = status.last_error ? "error" : "";
+  $("email-test").querySelector("button").disabled = !status.configured;
+  const to = $("email-test").elements.to;
+  if (!to.value) to.value = me.delivery_email ?? me.email;
 }
 
 const roleName = (value) => (ROLES.find(([v]) => v === value) ?? [0, String(value)])[1];
@@ -325,6 +341,19 @@ $("invite-link").addEventListener("submit", (event) => {
     });
     await loadInvites();
   }, "Invitation link created.");
+});
+$("email-test").addEventListener("submit", (event) => {
+  event.preventDefault();
+  const to = event.target.elements.to.value.trim();
+  show(`Sending a test email to ${to}…`);
+  run(async () => {
+    try {
+      const { response } = await api("POST", "/hearth/email/test", { to });
+      show(`Test email sent to ${to}. The SMTP server answered: ${response}`);
+    } finally {
+      await loadEmailSection();
+    }
+  });
 });
 $("settings").addEventListener("submit", (event) => {
   event.preventDefault();

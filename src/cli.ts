@@ -15,6 +15,8 @@ import type { BackupManifest } from "./backup/manifest";
 import { parseInterval, type BackupScheduleConfig } from "./backup/schedule";
 import { HEARTH_VERSION, ZULIP_FEATURE_LEVEL, ZULIP_VERSION } from "./version";
 import { randomPassword } from "./lib/credentials";
+import { describeSmtpError, Mailer, parseSmtpUrl, redactSmtpUrl, SmtpUrlError, type SmtpSettings } from "./lib/mailer";
+import { checkEmailFrom, isValidEmailAddress, sendEmailNow } from "./actions/email";
 
 export class UsageError extends Error {}
 
@@ -23,12 +25,16 @@ const HELP = `Hearth ${HEARTH_VERSION}: a team-chat server that speaks the Zulip
 Usage:
   hearth serve [--data DIR] [--port N] [--host ADDR] [--external-url URL]
               [--backup-every 24h [--backup-dir DIR] [--backup-keep N]]
+              [--smtp-url URL]
       Run the server (defaults: ./hearth-data, 9991, 127.0.0.1; env HEARTH_DATA,
       HEARTH_PORT, HEARTH_HOST, HEARTH_EXTERNAL_URL). On an empty data folder it
       creates the organization and an owner and prints their credentials once.
       With --backup-every (s, m, h or d; env HEARTH_BACKUP_EVERY) it backs up on
       that schedule into --backup-dir (default: DIR-backups beside the data
-      folder), keeping the newest --backup-keep (default 7).
+      folder), keeping the newest --backup-keep (default 7). --smtp-url (env
+      HEARTH_SMTP_URL) sends email: smtp://user:pass@host:587 (STARTTLS),
+      smtps://user:pass@host:465, smtp://host:25, ?tls=off for a loopback test
+      server; From is HEARTH_EMAIL_FROM (default Hearth <noreply@HOST>).
   hearth init --data DIR --realm-name NAME --owner-email E --owner-password P
               [--owner-name NAME] [--external-url URL] [--json]
       Create the organization and its owner without starting the server.
@@ -43,6 +49,10 @@ Usage:
       Restore a backup into a new (absent or empty) data folder.
   hearth verify-backup FILE.tar.gz
       Check a backup's checksums and that its store opens, without restoring it.
+  hearth send-test-email --to ADDR [--smtp-url URL] [--data DIR]
+      Send one email now through the SMTP server (--smtp-url or HEARTH_SMTP_URL)
+      and report its answer or its error. --data (or HEARTH_EXTERNAL_URL) gives
+      the host of the default From address.
   hearth --help | --version
 `;
 
@@ -253,6 +263,62 @@ function parseBackupSchedule(flags: Record<string, string | boolean>, dataDir: s
   return { everyMs, keep, dir: resolve(dir ?? `${dataDir}-backups`) };
 }
 
+function parseSmtpOption(url: string): SmtpSettings {
+  try {
+    return parseSmtpUrl(url);
+  } catch (e) {
+    if (e instanceof SmtpUrlError) throw new UsageError(e.message);
+    throw e;
+  }
+}
+
+function parseEmailFromEnv(): string | null {
+  const from = process.env.HEARTH_EMAIL_FROM || null;
+  if (from) {
+    try {
+      checkEmailFrom(from);
+    } catch (e: any) {
+      throw new UsageError(`HEARTH_EMAIL_FROM: ${e.message}`);
+    }
+  }
+  return from;
+}
+
+/** The host of the realm's URL for the default From: --data's organization, else HEARTH_EXTERNAL_URL, else localhost. */
+async function realmHostFor(dataDir: string | undefined): Promise<string> {
+  const external = parseExternalUrl(process.env.HEARTH_EXTERNAL_URL);
+  if (external) return new URL(external).hostname;
+  if (dataDir && existsSync(dataDir)) {
+    try {
+      const url = await withStore(resolve(dataDir), async (store) => getRealm(store)?.external_url ?? null);
+      if (url) return new URL(url).hostname;
+    } catch {
+      // A running server holds the folder: fall back rather than fail the test.
+    }
+  }
+  return "localhost";
+}
+
+async function cmdSendTestEmail(args: string[]) {
+  const flags = parseFlags(args, { to: "string", "smtp-url": "string", data: "string" });
+  const to = required(flags, "to");
+  if (!isValidEmailAddress(to)) throw new UsageError(`invalid address '${to}'`);
+  const url = (flags["smtp-url"] as string | undefined) || process.env.HEARTH_SMTP_URL;
+  if (!url) throw new UsageError("no SMTP server: give --smtp-url URL or set HEARTH_SMTP_URL");
+  const settings = parseSmtpOption(url);
+  const host = await realmHostFor((flags.data as string | undefined) ?? process.env.HEARTH_DATA);
+  const from = parseEmailFromEnv() ?? `Hearth <noreply@${host}>`;
+  const mailer = new Mailer(settings);
+  try {
+    const response = await sendEmailNow(mailer, from, to, "Hearth test email", `This is a test email from Hearth (hearth send-test-email).\n\nIf you received it, outgoing email works.\n`, host);
+    console.log(`Sent a test email to ${to} from ${from} through ${redactSmtpUrl(url)}.\nThe SMTP server answered: ${response}`);
+  } catch (e) {
+    throw new Error(`could not send through ${redactSmtpUrl(url)}: ${describeSmtpError(e)}`);
+  } finally {
+    mailer.close();
+  }
+}
+
 async function cmdServe(args: string[]) {
   const flags = parseFlags(args, {
     data: "string",
@@ -262,8 +328,12 @@ async function cmdServe(args: string[]) {
     "backup-every": "string",
     "backup-dir": "string",
     "backup-keep": "string",
+    "smtp-url": "string",
   });
   const dataDir = resolve((flags.data as string | undefined) ?? process.env.HEARTH_DATA ?? "./hearth-data");
+  const smtpUrl = (flags["smtp-url"] as string | undefined) || process.env.HEARTH_SMTP_URL || null;
+  const smtp = smtpUrl ? parseSmtpOption(smtpUrl) : null;
+  const emailFrom = parseEmailFromEnv();
   const port = parsePort((flags.port as string | undefined) ?? process.env.HEARTH_PORT ?? "9991");
   const host = (flags.host as string | undefined) ?? process.env.HEARTH_HOST ?? "127.0.0.1";
   const externalUrl = parseExternalUrl((flags["external-url"] as string | undefined) ?? process.env.HEARTH_EXTERNAL_URL);
@@ -282,7 +352,7 @@ async function cmdServe(args: string[]) {
     return { email: owner.email, password, api_key: owner.api_key };
   });
 
-  const server = await startServer({ dataDir, host, port, externalUrl, backup: backupConfig });
+  const server = await startServer({ dataDir, host, port, externalUrl, backup: backupConfig, smtpUrl, emailFrom });
   if (firstRun) {
     console.log("Created a new organization. The owner's credentials (shown only this once):");
     console.log(`  email:    ${firstRun.email}`);
@@ -290,6 +360,11 @@ async function cmdServe(args: string[]) {
     console.log(`  API key:  ${firstRun.api_key}\n`);
   }
   console.log(`Organization URL: ${server.h.realmUrl()}   Data folder: ${dataDir}`);
+  console.log(
+    smtp
+      ? `Email: through ${smtp.host}:${smtp.port} (${smtp.secure ? "TLS" : smtp.tls === "off" ? "no TLS" : smtp.tls === "required" ? "STARTTLS" : "STARTTLS when offered"}), from ${emailFrom ?? `Hearth <noreply@${server.h.realmHost()}>`}`
+      : "Email: no SMTP server configured (--smtp-url); invitation links are printed here and on the admin page",
+  );
   if (backupConfig) console.log(`Backups: every ${flags["backup-every"] ?? process.env.HEARTH_BACKUP_EVERY} into ${backupConfig.dir}, keeping ${backupConfig.keep}`);
   // Printed last: scripts wait for this line to know the server is ready.
   console.log(`Hearth ${HEARTH_VERSION} (Zulip ${ZULIP_VERSION}, feature level ${ZULIP_FEATURE_LEVEL}) is listening on ${server.url}`);
@@ -345,6 +420,9 @@ export async function runCli(argv: string[]): Promise<number> {
         return 0;
       case "verify-backup":
         await cmdVerifyBackup(rest);
+        return 0;
+      case "send-test-email":
+        await cmdSendTestEmail(rest);
         return 0;
       default:
         throw new UsageError(`unknown command '${command}'`);

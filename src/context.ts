@@ -3,6 +3,7 @@ import type { Store } from "./store/db";
 import type { EventHub } from "./events/hub";
 import type { QueueManager } from "./events/queues";
 import type { BackupSchedule, BackupScheduleConfig } from "./backup/schedule";
+import type { Mailer } from "./lib/mailer";
 
 /**
  * The records routes hand from a read to a response (the caller, an upload, an
@@ -29,6 +30,18 @@ export interface ServerConfig {
   trustedProxies?: string[];
   /** Scheduled backups (serve --backup-every …), if asked for. */
   backup?: BackupScheduleConfig | null;
+  /** Outgoing mail server (serve --smtp-url / HEARTH_SMTP_URL; see src/lib/mailer.ts); read at start when not given. */
+  smtpUrl?: string | null;
+  /** The From of every email (HEARTH_EMAIL_FROM); default `Hearth <noreply@host of the realm URL>`. */
+  emailFrom?: string | null;
+}
+
+/** Outgoing mail (src/actions/email.ts). */
+export interface EmailService {
+  /** The SMTP connection; null when none is configured (emails are then not queued). */
+  mailer: Mailer | null;
+  /** Wakes the outbox worker; a no-op until the server starts it. */
+  wake(): void;
 }
 
 /** Everything a request handler or action may use; one per running server. */
@@ -40,6 +53,7 @@ export interface Hearth {
   queues: QueueManager;
   /** Scheduled backups, when configured (the admin page shows their last result). */
   backups: BackupSchedule | null;
+  email: EmailService;
   limits: {
     loginByUser: FailureLimiter;
     loginByIp: FailureLimiter;

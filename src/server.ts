@@ -50,8 +50,11 @@ import { uploadsRoutes } from "./api/uploads";
 import { tusRoutes } from "./api/tus";
 import { inviteRoutes, joinPageRoutes } from "./api/invites";
 import { backupRoutes } from "./api/backups";
+import { emailRoutes } from "./api/email";
 import { BackupSchedule } from "./backup/schedule";
 import { openStoreFormat } from "./store/format";
+import { Mailer, parseSmtpUrl } from "./lib/mailer";
+import { startEmailWorker } from "./actions/email_worker";
 
 export interface RunningServer {
   h: Hearth;
@@ -70,12 +73,15 @@ export function listeningUrl(host: string, port: number): string {
 export function createHearth(store: Store, config: ServerConfig): Hearth {
   config.outgoingWebhooksToPrivateNetworks ??= process.env.HEARTH_OUTGOING_WEBHOOKS_TO_PRIVATE_NETWORKS === "allow";
   config.trustedProxies ??= trustedProxiesFromEnv();
+  config.smtpUrl ??= process.env.HEARTH_SMTP_URL || null;
+  config.emailFrom ??= process.env.HEARTH_EMAIL_FROM || null;
   let parsedHost = { url: "", host: "" };
   const h: Hearth = {
     store,
     config,
     events: new EventHub(),
     backups: null,
+    email: { mailer: config.smtpUrl ? new Mailer(parseSmtpUrl(config.smtpUrl)) : null, wake() {} },
     queues: new QueueManager(undefined, {
       emptyTopicDisplayName: () => String(realmSetting(getRealm(store)?.settings ?? {}, "empty_topic_display_name")),
     }),
@@ -131,6 +137,7 @@ export function buildApp(h: Hearth) {
     presenceRoutes(h),
     inviteRoutes(h),
     backupRoutes(h),
+    emailRoutes(h),
     joinPageRoutes(h),
   ];
   // GET /events goes to Bun's router directly, past Elysia's per-request context: it
@@ -197,6 +204,9 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     const scheduledDelivery = startScheduledDeliveryJob(h);
     started.push(() => scheduledDelivery.stop());
     await scheduledDelivery.firstRun;
+    // Emails queued before a stop or a crash go out as soon as the server runs.
+    const emailWorker = startEmailWorker(h);
+    started.push(() => emailWorker.stop());
     // Before listening, with the other jobs: a backup folder that cannot be made fails
     // the start here, where what started is undone, not after the port is bound.
     const backups = config.backup ? new BackupSchedule(config.backup, { dataDir, store }) : null;
@@ -242,6 +252,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
             h.queues.close(null);
             await stopRetention();
             await scheduledDelivery.stop();
+            await emailWorker.stop(); // a send under way finishes (and its row goes) first
             await unreadRows.stop();
             await server.stop(false); // stop accepting; in-flight requests finish
             await stopOutgoingWebhooks(h); // calls under way stop; they stay stored for the next start

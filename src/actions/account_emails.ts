@@ -13,7 +13,7 @@ import { emailRefusalForRealm } from "../views/realm_domains";
 import { apiEmail } from "../views/users";
 import { AccountLinkError, readAccountToken, signAccountToken, TokenPurpose } from "./account_tokens";
 import { checkEmailAddress } from "./create_user";
-import { queueEmail } from "./outbox_local";
+import { queueEmail } from "./email";
 
 /**
  * The account emails and what their links do: password reset, the confirmation of a

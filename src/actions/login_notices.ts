@@ -5,7 +5,7 @@ import { loginClientSeen, putLoginClient } from "../store/account_emails";
 import { getUser, type UserRecord } from "../store/users";
 import { realmName } from "../views/realm";
 import { userSetting } from "../views/settings";
-import { queueEmail } from "./outbox_local";
+import { queueEmail } from "./email";
 
 /**
  * The notice of a password login from a client the account never logged in from

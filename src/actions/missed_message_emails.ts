@@ -14,7 +14,7 @@ import { buildMissedMessageEmail, conversationOf, type MissedMessage } from "../
 import { userSetting } from "../views/settings";
 import { signAccountToken, TokenPurpose } from "./account_tokens";
 import type { MessageTarget } from "./message_content";
-import { mailConfigured, queueEmail } from "./outbox_local";
+import { queueEmail } from "./email";
 
 /**
  * Missed-message emails, as Zulip sends them (its notification triggers, its
@@ -97,7 +97,8 @@ export function missedMessageTriggers(
   topicParticipants: ReadonlySet<number>,
 ): Map<number, MissedMessageTrigger> {
   const out = new Map<number, MissedMessageTrigger>();
-  if (!mailConfigured(h)) return out;
+  // No mail server: nothing could be sent, so nothing is recorded (and the send does no work for it).
+  if (h.email.mailer === null) return out;
   const followers = target.type === "stream" ? new Set(topicFollowers(h.store, target.channel.id, target.topic)) : new Set<number>();
   let candidates: Iterable<number>;
   if (target.type === "private" || rendered.channelWildcard) candidates = flagsByUser.keys();

@@ -24,14 +24,8 @@ export const KEYSPACES = {
   invites: "invites",
   /** an invitation link's secret key → inviteId */
   inviteKeys: "invite_keys",
-  /** [userId, messageId] → PendingMissedMessage (src/store/account_emails.ts): a message to tell an offline user of by email, until its batch is due */
-  missedMessageEmails: "missed_message_emails",
-  /** [due (unix ms), userId] → true: when a user's batch of missed-message emails is due (one row per user with pending messages) */
-  missedMessageEmailsDue: "missed_message_emails_due",
-  /** [userId, client key (hash of the User-Agent)] → unix seconds first seen: password logins' clients, for the new-login notice */
-  loginClients: "login_clients",
-  /** userId → PendingEmailChange: an address change waiting for its confirmation link */
-  emailChanges: "email_changes",
+  /** emailId → OutboxEmail (src/store/outbox.ts): an email to send, written with the action that causes it, removed once the SMTP server accepted it */
+  outbox: "outbox",
   /** [userId, snippetId] → SavedSnippet */
   savedSnippets: "saved_snippets",
   /** [userId, onboarding step name] → unix seconds when the user marked it seen */
@@ -133,6 +127,16 @@ export const KEYSPACES = {
   messageAttachments: "message_attachments",
   /** uploadId → TusUpload: a resumable upload in progress; its bytes so far are `<data>/uploads/partial/<uploadId>` */
   tusUploads: "tus_uploads",
+
+  // Emails the server sends on its own (src/store/account_emails.ts).
+  /** [userId, messageId] → PendingMissedMessage (src/store/account_emails.ts): a message to tell an offline user of by email, until its batch is due */
+  missedMessageEmails: "missed_message_emails",
+  /** [due (unix ms), userId] → true: when a user's batch of missed-message emails is due (one row per user with pending messages) */
+  missedMessageEmailsDue: "missed_message_emails_due",
+  /** [userId, client key (hash of the User-Agent)] → unix seconds first seen: password logins' clients, for the new-login notice */
+  loginClients: "login_clients",
+  /** userId → PendingEmailChange: an address change waiting for its confirmation link */
+  emailChanges: "email_changes",
 } as const;
 
 export type KeyspaceName = keyof typeof KEYSPACES;
