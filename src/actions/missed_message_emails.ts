@@ -7,6 +7,7 @@ import { getMessage, MessageFlag } from "../store/messages";
 import { isMuted } from "../store/personal";
 import { getPresence } from "../store/presence";
 import { getSubscription } from "../store/subscriptions";
+import { getSystemBot } from "../store/system_bots";
 import { getUserFlags } from "../store/user_messages";
 import { topicFollowers, visibilityPolicyOf, VisibilityPolicy } from "../store/user_topics";
 import { getUser, type UserRecord } from "../store/users";
@@ -99,6 +100,8 @@ export function missedMessageTriggers(
   const out = new Map<number, MissedMessageTrigger>();
   // No mail server: nothing could be sent, so nothing is recorded (and the send does no work for it).
   if (h.email.mailer === null) return out;
+  // Welcome Bot greets every new account as it is made: an onboarding message, not one to email about.
+  if (sender.is_system_bot && sender.id === getSystemBot(h.store, "welcome")?.id) return out;
   const followers = target.type === "stream" ? new Set(topicFollowers(h.store, target.channel.id, target.topic)) : new Set<number>();
   let candidates: Iterable<number>;
   if (target.type === "private" || rendered.channelWildcard) candidates = flagsByUser.keys();

@@ -132,18 +132,28 @@ describe("email address change", () => {
     const shown = await fetch(link);
     expect(shown.status).toBe(200);
     expect(await shown.text()).toContain(newAddress);
-    const r = await verifyAction(s, async () => expect((await fetch(link, { method: "POST" })).status).toBe(200), { viewers: ["cordelia", "iago", "hamlet"] });
+    const oldAddress = cordelia.email;
+    const r = await verifyAction(
+      s,
+      async () => {
+        expect((await fetch(link, { method: "POST" })).status).toBe(200);
+        // The old address no longer signs in: the test's client uses the new one from here on.
+        expect((await s.as("cordelia").get("/users/me")).status).toBe(401);
+        s.users.cordelia.email = newAddress;
+      },
+      { viewers: ["cordelia", "iago", "hamlet"] },
+    );
     for (const who of ["cordelia", "iago", "hamlet"]) expect(r.types[who]).toEqual(["realm_user/update", "realm_user/update"]);
     expect(r.events.hamlet.map((e) => e.person)).toEqual([
       { user_id: cordelia.id, delivery_email: newAddress },
       { user_id: cordelia.id, new_email: newAddress },
     ]);
-    const [notice] = await mailTo(cordelia.email, 1);
+    const [notice] = await mailTo(oldAddress, 1);
     expect(notice.parsed.text).toContain(newAddress);
     expect(getUser(s.server.h.store, cordelia.id)!.email).toBe(newAddress);
     // The link is single-use.
     expect((await fetch(link, { method: "POST" })).status).toBe(404);
-    // The API key still works: authentication looks the account up by the new address.
+    // The API key still works, with the new address.
     expect(expectSuccess(await new ApiClient(s.url, newAddress, cordelia.apiKey).get("/users/me")).delivery_email).toBe(newAddress);
   });
 

@@ -37,6 +37,13 @@ async function mailTo(address: string, count: number): Promise<ReceivedEmail[]> 
   return mails;
 }
 
+async function mailWith(address: string, match: (m: ReceivedEmail) => boolean): Promise<ReceivedEmail> {
+  for (let i = 0; i < 200 && !mailsTo(address).some(match); i++) await Bun.sleep(50);
+  const found = mailsTo(address).filter(match);
+  expect(found.length).toBe(1);
+  return found[0];
+}
+
 describe("missed-message emails", () => {
   test("a DM to an offline user sends one email, once, with links and an unsubscribe link that works without login", async () => {
     const hamlet = s.users.hamlet;
@@ -73,7 +80,7 @@ describe("missed-message emails", () => {
 
     // The unsubscribe link: its page asks, its button turns the setting off, with the settings event.
     const unsubscribe = links.find((l) => l.includes("/accounts/unsubscribe/missed_messages/"))!;
-    expect(mail.header("list-unsubscribe")).toContain(unsubscribe);
+    expect(mail.raw.replace(/\r?\n[ \t]+/g, " ")).toContain(`List-Unsubscribe: <${unsubscribe}>`);
     const shown = await fetch(unsubscribe);
     expect(shown.status).toBe(200);
     expect(shown.headers.get("content-security-policy")).toContain("frame-ancestors 'none'");
@@ -111,6 +118,9 @@ describe("missed-message emails", () => {
   test("online users (an event queue and active presence) get no row; mentions and followed topics do, plain messages do not", async () => {
     const shiva = s.users.shiva;
     await s.createChannel("iago", "castle", ["shiva", "hamlet", "othello"]);
+    // Notification Bot's DMs about the new subscriptions wait for their batch too: sent first, out of the way.
+    await sendDueMissedMessageEmails(s.server.h, Date.now() + 2 * HOUR);
+    expect(pending()).toBe(0);
     // Shiva online: a queue receiving messages and a client reporting activity.
     const state = await register(s.as("shiva"), { event_types: ["message"] });
     expectSuccess(await s.as("shiva").post("/users/me/presence", { status: "active" }));
@@ -125,14 +135,15 @@ describe("missed-message emails", () => {
     expectSuccess(await s.as("hamlet").post("/user_topics", { stream_id: (await s.as("hamlet").get("/get_stream_id", { stream: "castle" })).body.stream_id, topic: "walls", visibility_policy: 3 }));
     expectSuccess(await s.as("hamlet").patch("/settings", { email_notifications_batching_period_seconds: 3600 }));
     expectSuccess(await s.as("othello").post("/messages", { type: "stream", to: "castle", topic: "walls", content: "For the followers" }));
-    expect(pending()).toBe(2);
+    // Hamlet follows the topic; so does Shiva now, as Zulip's automatically_follow_topics_where_mentioned made it.
+    expect(pending()).toBe(3);
     expect(await sendDueMissedMessageEmails(s.server.h, Date.now() + 2 * HOUR)).toBe(2);
-    const [toShiva] = await mailTo(shiva.email, 1);
-    expect(toShiva.parsed.subject).toBe("#castle > walls");
+    const toShiva = await mailWith(shiva.email, (m) => m.parsed.subject === "#castle > walls");
     expect(toShiva.parsed.text).toContain("> @**Shiva** look");
-    const toHamlet = await mailTo(s.users.hamlet.email, 3);
-    expect(toHamlet[2].parsed.subject).toBe("#castle > walls");
-    expect(toHamlet[2].parsed.text).toContain("> For the followers");
+    expect(toShiva.parsed.text).toContain("> For the followers");
+    const toHamlet = await mailWith(s.users.hamlet.email, (m) => m.parsed.subject === "#castle > walls");
+    expect(toHamlet.parsed.text).toContain("> For the followers");
+    expect(toHamlet.parsed.text).not.toContain("@**Shiva** look");
   });
 
   test("the organization's message_content_allowed_in_email_notifications keeps content out", async () => {
