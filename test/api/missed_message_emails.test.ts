@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { rmSync } from "node:fs";
 import { expectSuccess, startTestServer, type TestServer } from "../kit";
 import { captureEvents, register } from "../kit/events";
 import { startSmtpServer, type ReceivedEmail, type SmtpTestServer } from "../kit/smtp";
@@ -162,6 +163,30 @@ describe("missed-message emails", () => {
       const res = await s.as("hamlet").patch("/settings", { email_notifications_batching_period_seconds: value });
       expect(res.status).toBe(400);
       expect(res.body.msg).toBe(`Invalid email batching period: ${value} seconds`);
+    }
+  });
+});
+
+describe("pending missed-message emails are durable", () => {
+  test("a batch recorded before a restart is sent after it", async () => {
+    const polonius = s.users.polonius;
+    expectSuccess(await s.as("polonius").patch("/settings", { email_notifications_batching_period_seconds: 3600 }));
+    expectSuccess(await s.as("othello").post("/messages", { type: "direct", to: [polonius.id], content: "Before the restart" }));
+    expect(pending()).toBe(1);
+    const dataDir = s.dataDir;
+    // Stopped without removing the data folder, then started again on it.
+    await s.server.stop();
+    const restarted = await startTestServer({ dataDir, env: { HEARTH_SMTP_URL: smtp.url } });
+    const before = mailsTo(polonius.email).length;
+    try {
+      expect(pendingMissedMessageCount(restarted.server.h.store)).toBe(1);
+      expect(await sendDueMissedMessageEmails(restarted.server.h, Date.now() + 2 * HOUR)).toBe(1);
+      const mails = await mailTo(polonius.email, before + 1);
+      expect(mails.at(-1)!.parsed.text).toContain("> Before the restart");
+    } finally {
+      await restarted.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+      // afterAll stops `s` again: its stop is idempotent.
     }
   });
 });
