@@ -88,6 +88,7 @@ async function loadAll() {
   // Nobody invites to a role above their own (the server refuses it too).
   const inviteRole = $("invite-link").elements.invite_as;
   inviteRole.replaceChildren(...ROLES.filter(([value]) => value >= me.role).map(([value, label]) => new Option(label, String(value), false, value === 400)));
+  $("invite-email").elements.invite_as.replaceChildren(...ROLES.filter(([value]) => value >= me.role).map(([value, label]) => new Option(label, String(value), false, value === 400)));
   await Promise.all([loadSettings(), loadUsers(), loadChannels(), loadInvites(), me.role === 100 ? loadBackups() : null, loadEmailSection()]);
 }
 
@@ -184,6 +185,61 @@ async function loadInvites() {
       return row;
     });
   $("invites").replaceChildren(...rows);
+  renderEmailInvites(invites);
+}
+
+const EMAIL_STATUS = { not_sent: "not emailed (no SMTP server)", queued: "waiting to be sent", failed: "sending failed", sent: "emailed" };
+
+/** Pending email invitations; the link (administrators get it when no email carries it) with a "Copy link" button. */
+function renderEmailInvites(invites) {
+  const rows = invites
+    .filter((invite) => !invite.is_multiuse)
+    .sort((a, b) => b.invited - a.invited)
+    .map((invite) => {
+      const row = document.createElement("tr");
+      row.dataset.inviteId = String(invite.id);
+      const cells = [invite.email, roleName(invite.invited_as), invite.expiry_date === null ? "never" : new Date(invite.expiry_date * 1000).toLocaleString(), EMAIL_STATUS[invite.email_status] ?? ""];
+      for (const text of cells) {
+        const td = document.createElement("td");
+        td.textContent = text;
+        row.append(td);
+      }
+      const linkCell = document.createElement("td");
+      if (invite.link_url) {
+        const link = document.createElement("input");
+        link.readOnly = true;
+        link.className = "invite-link";
+        link.value = invite.link_url;
+        link.addEventListener("focus", () => link.select());
+        const copy = document.createElement("button");
+        copy.type = "button";
+        copy.className = "copy-link";
+        copy.textContent = "Copy link";
+        copy.addEventListener("click", () => run(async () => {
+          link.select();
+          try {
+            await navigator.clipboard.writeText(link.value);
+          } catch {
+            document.execCommand("copy");
+          }
+        }, `Link for ${invite.email} copied.`));
+        linkCell.append(link, copy);
+      }
+      row.append(linkCell);
+      const revoke = document.createElement("button");
+      revoke.type = "button";
+      revoke.className = "revoke";
+      revoke.textContent = "Revoke";
+      revoke.addEventListener("click", () => run(async () => {
+        await api("DELETE", `/invites/${invite.id}`);
+        await loadInvites();
+      }, `Invitation for ${invite.email} revoked.`));
+      const actions = document.createElement("td");
+      actions.append(revoke);
+      row.append(actions);
+      return row;
+    });
+  $("email-invites").replaceChildren(...rows);
 }
 
 async function loadSettings() {
@@ -341,6 +397,23 @@ $("invite-link").addEventListener("submit", (event) => {
     });
     await loadInvites();
   }, "Invitation link created.");
+});
+$("invite-email").addEventListener("submit", (event) => {
+  event.preventDefault();
+  const form = event.target;
+  run(async () => {
+    try {
+      await api("POST", "/invites", {
+        invitee_emails: form.elements.emails.value,
+        invite_as: Number(form.elements.invite_as.value),
+        stream_ids: [],
+        include_realm_default_subscriptions: true,
+      });
+      form.reset();
+    } finally {
+      await Promise.all([loadInvites(), loadEmailSection()]);
+    }
+  }, "Invited.");
 });
 $("email-test").addEventListener("submit", (event) => {
   event.preventDefault();

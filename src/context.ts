@@ -34,6 +34,8 @@ export interface ServerConfig {
   smtpUrl?: string | null;
   /** The From of every email (HEARTH_EMAIL_FROM); default `Hearth <noreply@host of the realm URL>`. */
   emailFrom?: string | null;
+  /** Email invitations an organization may send per 24 hours (HEARTH_INVITES_PER_DAY; Zulip's default 3,000); read at start when not given. */
+  invitesPerDay?: number;
 }
 
 /** Outgoing mail (src/actions/email.ts). */

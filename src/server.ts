@@ -75,6 +75,7 @@ export function createHearth(store: Store, config: ServerConfig): Hearth {
   config.trustedProxies ??= trustedProxiesFromEnv();
   config.smtpUrl ??= process.env.HEARTH_SMTP_URL || null;
   config.emailFrom ??= process.env.HEARTH_EMAIL_FROM || null;
+  config.invitesPerDay ??= envNumber("HEARTH_INVITES_PER_DAY", 3000);
   let parsedHost = { url: "", host: "" };
   const h: Hearth = {
     store,

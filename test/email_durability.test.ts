@@ -18,16 +18,17 @@ const form = (email: string, key: string, params: Record<string, string>) => ({
   body: new URLSearchParams(params),
 });
 
-test("an email queued while the SMTP server is down survives kill -9 and is delivered exactly once after the restart", async () => {
+test("an invitation made while the SMTP server is down survives kill -9 and is emailed exactly once after the restart, with a working link", async () => {
   const data = tempDir();
   const init = await hearth(["init", "--data", data, "--realm-name", "D", "--owner-email", "o@d.test", "--owner-password", "secret1", "--json"]);
   const owner = JSON.parse(init.stdout) as { email: string; api_key: string };
   const env = { HEARTH_SMTP_URL: smtp.url, HEARTH_EMAIL_FIRST_RETRY_MS: "50" };
+  const invites = async (url: string) => (await (await fetch(`${url}/api/v1/invites`, { headers: auth(owner.email, owner.api_key) })).json()).invites as any[];
   await smtp.stop();
   const first = await startServe(["--data", data, "--port", String(freePort())], env);
   try {
-    const queued = await (await fetch(`${first.url}/api/v1/hearth/email/test`, form(owner.email, owner.api_key, { to: "survivor@example.com", queue: "true" }))).json();
-    expect(queued).toMatchObject({ result: "success", queued: true });
+    const sent = await (await fetch(`${first.url}/api/v1/invites`, form(owner.email, owner.api_key, { invitee_emails: "survivor@example.com", stream_ids: "[]" }))).json();
+    expect(sent).toMatchObject({ result: "success" });
     // It failed at least once against the stopped server before the kill.
     const deadline = Date.now() + 20_000;
     for (;;) {
@@ -37,15 +38,18 @@ test("an email queued while the SMTP server is down survives kill -9 and is deli
       if (Date.now() > deadline) throw new Error("no attempt failed");
       await Bun.sleep(20);
     }
+    expect((await invites(first.url))[0]).toMatchObject({ email: "survivor@example.com", emailed: false, email_status: "queued" });
   } finally {
     first.proc.kill("SIGKILL");
     await first.proc.exited;
   }
   await smtp.start();
   const second = await startServe(["--data", data, "--port", String(freePort())], env);
+  let key = "";
   try {
-    await smtp.waitFor(1);
-    // Sent, then deleted: the queue empties and nothing arrives a second time.
+    const [mail] = await smtp.waitFor(1);
+    key = /\/accept\/([a-z0-9]{24})\//.exec(mail.parsed.text!)![1];
+    // Sent, then deleted: the queue empties and GET /invites says it was emailed.
     const deadline = Date.now() + 20_000;
     for (;;) {
       const status = await (await fetch(`${second.url}/api/v1/hearth/email`, { headers: auth(owner.email, owner.api_key) })).json();
@@ -53,17 +57,26 @@ test("an email queued while the SMTP server is down survives kill -9 and is deli
       if (Date.now() > deadline) throw new Error("the outbox did not drain");
       await Bun.sleep(20);
     }
+    expect((await invites(second.url))[0]).toMatchObject({ email: "survivor@example.com", emailed: true, email_status: "sent" });
   } finally {
     second.proc.kill("SIGTERM");
     await second.proc.exited;
   }
-  // A clean restart finds nothing left to send either.
+  // A clean restart finds nothing left to send; the link (on this server's address) works.
   const third = await startServe(["--data", data, "--port", String(freePort())], env);
-  third.proc.kill("SIGTERM");
-  await third.proc.exited;
+  try {
+    const accepted = await fetch(`${third.url}/accept/${key}/`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ full_name: "Survivor", password: "a long password" }),
+    });
+    expect(accepted.status).toBe(200);
+  } finally {
+    third.proc.kill("SIGTERM");
+    await third.proc.exited;
+  }
   const survivors = smtp.received.filter((m) => m.envelopeTo.includes("survivor@example.com"));
   expect(survivors).toHaveLength(1);
-  expect(survivors[0].parsed.subject).toBe("Hearth test email");
 });
 
 test("hearth send-test-email reports the server's answer, or its error with a non-zero exit", async () => {

@@ -26,7 +26,8 @@ export type RealmGroupSettingName =
   | "can_delete_own_message_group"
   | "can_create_bots_group"
   | "can_create_write_only_bots_group"
-  | "create_multiuse_invite_group";
+  | "create_multiuse_invite_group"
+  | "can_invite_users_group";
 
 function realmSettings(h: Hearth): Record<string, unknown> {
   return getRealm(h.store)?.settings ?? {};

@@ -2,7 +2,8 @@
 import type { Hearth } from "../context";
 import { getRealm } from "../store/realm";
 import { getInviteByKey, inviteIsLive, type InviteRecord } from "../store/invites";
-import { getUser, Role } from "../store/users";
+import { getUser, Role, ROLES, type UserRecord } from "../store/users";
+import { badRequest, insufficientPermission, mustBeAdmin, mustBeOwner } from "../errors";
 
 /** Why a link no longer works, in Zulip's words for a dead confirmation link. */
 export class InviteLinkError extends Error {
@@ -36,4 +37,13 @@ export function accessLiveInvite(h: Hearth, key: string): InviteRecord {
 /** Whether joining with `invite` offers the default channel groups: not to a guest, whom the API shows none (Zulip's registration form). */
 export function offersDefaultChannelGroups(invite: InviteRecord): boolean {
   return invite.invited_as !== Role.GUEST;
+}
+
+/** The spec's rule: only roles equal to or more restricted than the caller's (Zulip's words for owner and administrator). */
+export function checkInviteRole(actor: UserRecord, role: number): void {
+  if (!ROLES.includes(role)) throw badRequest("Invalid invite_as");
+  if (role >= actor.role) return;
+  if (role === Role.OWNER) throw mustBeOwner();
+  if (role === Role.ADMINISTRATOR) throw mustBeAdmin();
+  throw insufficientPermission();
 }

@@ -1,6 +1,6 @@
 /** Creating accounts (Zulip's zerver/actions/create_user.py): the checks of a name and an address, and the one transaction that makes an account. */
 import type { Hearth } from "../context";
-import { commit } from "../events/commit";
+import { commit, type Transaction } from "../events/commit";
 import { withUploadedAvatar } from "./avatars";
 import type { UploadedAvatar } from "../store/avatars";
 import { assertAdmin } from "../access/roles";
@@ -55,6 +55,8 @@ export interface NewUser {
   group_ids?: readonly number[];
   /** Checked again inside the creation transaction (an invitation link still live). */
   recheck?: () => void;
+  /** More writes in the creation transaction, after the account's (an email invitation marked accepted). */
+  alsoInTransaction?: (tx: Transaction, user: UserRecord) => void;
   /** An uploaded avatar, already checked (readBotAvatarFiles): a bot's, from POST /bots. */
   avatar?: UploadedAvatar;
 }
@@ -110,6 +112,7 @@ export async function doCreateUser(h: Hearth, input: NewUser): Promise<UserRecor
       tx.afterCommit(() => notifyDefaultChannelsJoined(tx, h, record, defaultChannels));
       notifyGroupsJoined(tx, h, record, groups);
     }
+    input.alsoInTransaction?.(tx, record);
     return record;
   });
   if (!user.is_bot && !user.is_system_bot) await sendWelcomeDm(h, user);

@@ -11,24 +11,11 @@ import { defaultChannelIds } from "../store/default_channels";
 import { emailRefusalForRealm } from "../views/realm_domains";
 import { notifyInvitesChanged } from "./invite_events";
 import { channelsOfDefaultChannelGroups } from "../views/default_channel_groups";
-import { accessLiveInvite, offersDefaultChannelGroups } from "../access/invites";
+import { accessLiveInvite, checkInviteRole, offersDefaultChannelGroups } from "../access/invites";
 import { inviteLinkUrl } from "../views/invites";
 import { checkEmailAddress, checkFullName, doCreateUser } from "./create_user";
+import { afterEmailInviteAccepted, DEFAULT_INVITE_EXPIRY_MINUTES, KEY_ALPHABET, KEY_LENGTH, markEmailInviteAccepted, MAX_INVITE_EXPIRY_MINUTES } from "./email_invites";
 
-/** Zulip's INVITATION_LINK_VALIDITY_MINUTES default: 10 days. */
-const DEFAULT_INVITE_EXPIRY_MINUTES = 14400;
-/** Zulip's confirmation keys: 24 characters of lower-case letters and digits. */
-const KEY_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789";
-const KEY_LENGTH = 24;
-
-/** The spec's rule: only roles equal to or more restricted than the caller's (Zulip's words for owner and administrator). */
-function checkInviteRole(actor: UserRecord, role: number): void {
-  if (!ROLES.includes(role)) throw badRequest("Invalid invite_as");
-  if (role >= actor.role) return;
-  if (role === Role.OWNER) throw mustBeOwner();
-  if (role === Role.ADMINISTRATOR) throw mustBeAdmin();
-  throw insufficientPermission();
-}
 
 export interface InviteLinkInput {
   invite_expires_in_minutes: number | null | undefined;
@@ -38,8 +25,6 @@ export interface InviteLinkInput {
   include_realm_default_subscriptions: boolean;
 }
 
-/** Zulip's cap is Python's datetime (year 9999); this one keeps the expiry date an exact integer with room to spare. */
-const MAX_INVITE_EXPIRY_MINUTES = 100 * 365 * 24 * 60;
 
 /** Every check on a link's creator and contents: run before the commit, and again inside it on the creator as stored then. */
 function checkInviteLink(h: Hearth, actor: UserRecord, input: InviteLinkInput): void {
@@ -98,7 +83,8 @@ export async function checkCreateInviteLink(h: Hearth, actor: UserRecord, input:
 /** `DELETE /invites/multiuse/{invite_id}`: its creator or an administrator (an owner for owner links). */
 export async function checkRevokeInviteLink(h: Hearth, actor: UserRecord, inviteId: number): Promise<void> {
   const found = getInvite(h.store, inviteId);
-  if (!found) throw badRequest("No such invitation");
+  // Email invitations have their own endpoint (DELETE /invites/{id}).
+  if (!found || found.email !== undefined) throw badRequest("No such invitation");
   if (found.invited_by_user_id !== actor.id) {
     if (found.invited_as === Role.OWNER && !isOwner(actor)) throw mustBeOwner();
     if (!isAdmin(actor)) throw mustBeAdmin();
@@ -121,9 +107,11 @@ export async function checkJoinWithInvite(
   input: { email: string; full_name: string; password: string; default_channel_groups?: readonly string[] },
 ): Promise<UserRecord> {
   const invite = accessLiveInvite(h, key);
-  const email = checkEmailAddress(input.email);
+  // An email invitation's address is the one it was sent to (accepting it proves it);
+  // a link's holder gives theirs.
+  const email = invite.email ?? checkEmailAddress(input.email);
   // Zulip's registration form's words.
-  const refusal = emailRefusalForRealm(h, email);
+  const refusal = invite.email === undefined ? emailRefusalForRealm(h, email) : null;
   if (refusal === "plus") throw badRequest("Email addresses containing + are not allowed in this organization.");
   if (refusal === "domain") throw badRequest(`Your email address, ${email}, is not in one of the domains that are allowed to register for accounts in this organization.`);
   if (getUserByEmail(h.store, email)) throw badRequest(`${email} already has an account.`);
@@ -140,14 +128,17 @@ export async function checkJoinWithInvite(
       ...(offersDefaultChannelGroups(invite) ? channelsOfDefaultChannelGroups(h, input.default_channel_groups ?? []) : []),
     ]),
   ];
-  return doCreateUser(h, {
+  const user = await doCreateUser(h, {
     email,
     full_name: input.full_name,
     password: input.password,
     role: invite.invited_as,
     channel_ids: channelIds,
     group_ids: invite.group_ids,
-    // Revoked while the password was hashed: no account.
+    // Revoked (or, for an email invitation, accepted) while the password was hashed: no account.
     recheck: () => void accessLiveInvite(h, key),
+    alsoInTransaction: invite.email === undefined ? undefined : (tx, created) => markEmailInviteAccepted(h, tx, invite, created),
   });
+  if (invite.email !== undefined) await afterEmailInviteAccepted(h, invite, user);
+  return user;
 }

@@ -60,6 +60,8 @@ const REALM_GROUP_RULES: Partial<Record<RealmGroupSettingName, GroupSettingRules
   can_resolve_topics_group: { allowEveryone: true },
   // Who creates reusable invitation links (src/actions/invites.ts).
   create_multiuse_invite_group: { allowEveryone: false, allowNobody: true },
+  // Who sends email invitations (POST /invites; src/actions/email_invites.ts).
+  can_invite_users_group: { allowEveryone: false, allowNobody: true },
   direct_message_initiator_group: { allowEveryone: true },
   direct_message_permission_group: { allowEveryone: true },
 };

@@ -3,12 +3,13 @@ import { clientAddress } from "../http/client_address";
 import { Elysia } from "elysia";
 import type { Server } from "bun";
 import type { Hearth, InviteRecord } from "../context";
-import { ApiError, badRequest } from "../errors";
+import { ApiError } from "../errors";
 import { ApiRoutes } from "../http/route";
 import { readBodyUpTo } from "../http/wire";
 import { param } from "../http/params";
 import { pathId } from "../http/path";
 import { checkCreateInviteLink, checkJoinWithInvite, checkRevokeInviteLink, DEFAULT_INVITE_AS } from "../actions/invites";
+import { checkInviteByEmail, checkResendEmailInvite, checkRevokeEmailInvite } from "../actions/email_invites";
 import { defaultChannelGroupsView } from "../views/default_channel_groups";
 import { accessLiveInvite, InviteLinkError, offersDefaultChannelGroups } from "../access/invites";
 import { realmName } from "../views/realm";
@@ -18,10 +19,33 @@ import { invitesFor } from "../views/invites";
 export function inviteRoutes(h: Hearth) {
   return new ApiRoutes(h)
     .get("/invites", {}, ({ user }) => ({ invites: invitesFor(h, user) }))
-    // Zulip emails each invitation's link; Hearth sends no email, so nobody may (every
-    // user's can_invite_others_to_realm is false) and the answer says what to use instead.
-    .post("/invites", {}, () => {
-      throw badRequest("Email invitations are not available: this server sends no email. Create an invitation link instead.");
+    .post(
+      "/invites",
+      {
+        params: {
+          invitee_emails: param.string(),
+          invite_expires_in_minutes: param.json(t.Union([t.Integer(), t.Null()])).optional().nullMeansNull(),
+          invite_as: param.int().default(DEFAULT_INVITE_AS),
+          // Required, as in Zulip; an empty list subscribes the new user to nothing.
+          stream_ids: param.json(t.Array(t.Integer())),
+          group_ids: param.json(t.Array(t.Integer())).default([]),
+          include_realm_default_subscriptions: param.bool().default(false),
+          notify_referrer_on_join: param.bool().default(true),
+          welcome_message_custom_text: param.jsonOrString(t.Union([t.String(), t.Null()])).optional(),
+        },
+      },
+      async ({ user, params }) => {
+        await checkInviteByEmail(h, user, params);
+        return {};
+      },
+    )
+    .delete("/invites/:invite_id", {}, async ({ user, path }) => {
+      await checkRevokeEmailInvite(h, user, pathId(path.invite_id, "invitation ID"));
+      return {};
+    })
+    .post("/invites/:invite_id/resend", {}, async ({ user, path }) => {
+      await checkResendEmailInvite(h, user, pathId(path.invite_id, "invitation ID"));
+      return {};
     })
     .post(
       "/invites/multiuse",
@@ -92,7 +116,11 @@ function joinForm(h: Hearth, invite: InviteRecord, values: JoinValues, error?: s
   return `<p>You have been invited to join ${escapeHtml(realmName(h) ?? "this organization")}.</p>
 ${error ? `<p class="error" role="alert">${escapeHtml(error)}</p>` : ""}
 <form method="post">
-<label for="email">Email</label><input id="email" name="email" type="email" required value="${escapeHtml(values.email ?? "")}">
+${
+  invite.email !== undefined
+    ? `<p>Your account's email address: <b id="email">${escapeHtml(invite.email)}</b> (the invitation was sent there).</p>`
+    : `<label for="email">Email</label><input id="email" name="email" type="email" required value="${escapeHtml(values.email ?? "")}">`
+}
 <label for="full_name">Full name</label><input id="full_name" name="full_name" required value="${escapeHtml(values.full_name ?? "")}">
 <label for="password">Password</label><input id="password" name="password" type="password" required autocomplete="new-password">
 ${groupChoices}
@@ -173,10 +201,15 @@ export function joinPageRoutes(h: Hearth) {
       throw error;
     }
   };
-  // Zulip's links end in a slash; both forms lead to the same page.
+  // Zulip's links end in a slash; both forms lead to the same page. Email invitations
+  // link to /accept/<key>/, the same page with the address fixed.
   return new Elysia({ name: "join-page" })
     .get("/join/:key", show)
     .get("/join/:key/", show)
     .post("/join/:key", submit, { parse: "none" })
-    .post("/join/:key/", submit, { parse: "none" });
+    .post("/join/:key/", submit, { parse: "none" })
+    .get("/accept/:key", show)
+    .get("/accept/:key/", show)
+    .post("/accept/:key", submit, { parse: "none" })
+    .post("/accept/:key/", submit, { parse: "none" });
 }

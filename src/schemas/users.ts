@@ -85,6 +85,11 @@ export const Invite = t.Object({
   is_multiuse: t.Boolean(),
   link_url: t.Optional(t.String()),
   email: t.Optional(t.String()),
+  notify_referrer_on_join: t.Optional(t.Boolean()),
+  /** Hearth: an email invitation's email was accepted by the SMTP server. */
+  emailed: t.Optional(t.Boolean()),
+  /** Hearth: what became of it (not_sent without an SMTP server). */
+  email_status: t.Optional(t.Union([t.Literal("not_sent"), t.Literal("queued"), t.Literal("failed"), t.Literal("sent")])),
 });
 export const GetInvitesResponse = success({ invites: t.Array(Invite) });
 export const CreateInviteLinkResponse = success({ invite_link: t.String() });

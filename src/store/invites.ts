@@ -4,6 +4,11 @@ import { valuesOf, type Store } from "./db";
  * A reusable invitation link (Zulip's MultiuseInvite): anyone holding its URL may create
  * an account with its role and channels until it expires or is revoked. Revoked links
  * are kept (marked), so a used key never becomes valid again.
+ *
+ * With `email` set it is an email invitation instead (Zulip's PreregistrationUser,
+ * POST /invites): one use, by that address only (the link was sent there, so accepting
+ * proves it), after which `accepted_user_id` is set. Both kinds share the ID sequence
+ * and key spaces: `is_multiuse` in GET /invites tells them apart.
  */
 export interface InviteRecord {
   id: number;
@@ -20,6 +25,16 @@ export interface InviteRecord {
   group_ids: number[];
   include_realm_default_subscriptions: boolean;
   revoked: boolean;
+  /** An email invitation's address (absent: a reusable link). */
+  email?: string;
+  /** Email invitations: the account it created, once accepted. */
+  accepted_user_id?: number;
+  /** Email invitations: Notification Bot tells the inviter when the invitee joins. */
+  notify_referrer_on_join?: boolean;
+  /** Email invitations: Welcome Bot's extra message ("" none; null the organization's default). */
+  welcome_message_custom_text?: string | null;
+  /** Email invitations: the outbox row of the last email sent for it; null when no email went (no SMTP server). */
+  email_id?: number | null;
 }
 
 export function getInvite(store: Store, id: number): InviteRecord | undefined {
@@ -43,7 +58,7 @@ export function allInvites(store: Store): InviteRecord[] {
 
 /** Whether the link still lets people join at `nowSeconds`. */
 export function inviteIsLive(invite: InviteRecord, nowSeconds: number): boolean {
-  return !invite.revoked && (invite.expiry_date === null || invite.expiry_date > nowSeconds);
+  return !invite.revoked && invite.accepted_user_id === undefined && (invite.expiry_date === null || invite.expiry_date > nowSeconds);
 }
 
 /** Marks every live link `userId` created as revoked (call inside `commit`); returns how many. */

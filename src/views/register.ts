@@ -134,8 +134,8 @@ export const realmUserPart = statePart("realm_user", ["realm_user"], (ctx) => {
       can_create_private_streams: canCreatePrivate,
       can_create_web_public_streams: isOwner(user),
       can_subscribe_other_users: inRealmGroup(h, user, "can_add_subscribers_group"),
-      // Inviting by email (POST /invites); Hearth sends no email (links: create_multiuse_invite_group).
-      can_invite_others_to_realm: false,
+      // Inviting by email (POST /invites): the organization's can_invite_users_group (links: create_multiuse_invite_group).
+      can_invite_others_to_realm: !user.is_bot && inRealmGroup(h, user, "can_invite_users_group"),
     });
   }
   return state;

@@ -187,7 +187,11 @@ const ROUTES: RouteSpec[] = [
   { method: "GET", path: "/api/v1/realm/presence", params: [] },
   { method: "GET", path: "/api/v1/users/:user_id/presence", params: [] },
   { method: "GET", path: "/api/v1/invites", params: [] },
-  { method: "POST", path: "/api/v1/invites", params: [] },
+  { method: "POST", path: "/api/v1/invites", params: ["invitee_emails", "invite_expires_in_minutes", "invite_as", "stream_ids", "group_ids", "include_realm_default_subscriptions", "notify_referrer_on_join", "welcome_message_custom_text"] },
+  { method: "DELETE", path: "/api/v1/invites/:invite_id", params: [] },
+  { method: "POST", path: "/api/v1/invites/:invite_id/resend", params: [] },
+  { method: "GET", path: "/api/v1/hearth/email", params: [] },
+  { method: "POST", path: "/api/v1/hearth/email/test", params: ["to", "queue"] },
   { method: "POST", path: "/api/v1/invites/multiuse", params: ["invite_expires_in_minutes", "invite_as", "stream_ids", "group_ids", "include_realm_default_subscriptions"] },
   { method: "DELETE", path: "/api/v1/invites/multiuse/:invite_id", params: [] },
 ];
