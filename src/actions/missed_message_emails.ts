@@ -1,5 +1,7 @@
 import type { Hearth } from "../context";
 import { commit } from "../events/commit";
+import type { ApiEvent } from "../events/hub";
+import type { EventQueue } from "../events/queues";
 import { guardedTick } from "../lib/background";
 import type { RenderResult } from "../markdown";
 import { dueMissedMessageBatches, missedMessagesDueAt, putMissedMessage, takeMissedMessages, type MissedMessageTrigger } from "../store/account_emails";
@@ -41,9 +43,9 @@ import { queueEmail } from "./email";
 /** Zulip's OFFLINE_THRESHOLD_SECS: presence older than this counts as idle. */
 const ACTIVE_PRESENCE_SECONDS = 140;
 
-function receivesMessagesNow(h: Hearth, userId: number, nowMs: number): boolean {
+function receivesMessagesNow(h: Hearth, userId: number, nowMs: number, except?: EventQueue): boolean {
   for (const queue of h.queues.queuesOf(userId)) {
-    if (queue.idleExpired(nowMs)) continue;
+    if (queue === except || queue.idleExpired(nowMs)) continue;
     const types = queue.settings.eventTypes;
     if (types === null || types.includes("message")) return true;
   }
@@ -67,9 +69,12 @@ function wildcardNotifies(h: Hearth, user: UserRecord, channelId: number, topic:
   return !(sub?.is_muted && policy !== VisibilityPolicy.UNMUTED && policy !== VisibilityPolicy.FOLLOWED);
 }
 
+/** Where a message is: a channel topic, or null for a direct message. */
+type Place = { channelId: number; topic: string } | null;
+
 /** Zulip's get_email_notification_trigger, for one recipient of a message. */
-function triggerFor(h: Hearth, user: UserRecord, bits: number, target: MessageTarget, followed: boolean): MissedMessageTrigger | null {
-  if (target.type === "private") return "private_message";
+function triggerFor(h: Hearth, user: UserRecord, bits: number, place: Place, followed: boolean): MissedMessageTrigger | null {
+  if (place === null) return "private_message";
   if (bits & MessageFlag.mentioned) return "mentioned";
   const topicWildcard = (bits & MessageFlag.topic_wildcard_mentioned) !== 0;
   const channelWildcard = (bits & MessageFlag.stream_wildcard_mentioned) !== 0;
@@ -77,7 +82,7 @@ function triggerFor(h: Hearth, user: UserRecord, bits: number, target: MessageTa
     if (followed && userSetting(user, "enable_followed_topic_wildcard_mentions_notify") === true) {
       return topicWildcard ? "topic_wildcard_mentioned_in_followed_topic" : "stream_wildcard_mentioned_in_followed_topic";
     }
-    if (wildcardNotifies(h, user, target.channel.id, target.topic)) return topicWildcard ? "topic_wildcard_mentioned" : "stream_wildcard_mentioned";
+    if (wildcardNotifies(h, user, place.channelId, place.topic)) return topicWildcard ? "topic_wildcard_mentioned" : "stream_wildcard_mentioned";
   }
   if (followed && userSetting(user, "enable_followed_topic_email_notifications") === true) return "followed_topic_email_notify";
   return null;
@@ -106,6 +111,7 @@ export function missedMessageTriggers(
   let candidates: Iterable<number>;
   if (target.type === "private" || rendered.channelWildcard) candidates = flagsByUser.keys();
   else candidates = new Set([...rendered.mentionedUserIds, ...mentionedGroupMembers, ...(rendered.topicWildcard ? topicParticipants : []), ...followers]);
+  const place: Place = target.type === "stream" ? { channelId: target.channel.id, topic: target.topic } : null;
   const now = Date.now();
   for (const userId of candidates) {
     const bits = flagsByUser.get(userId);
@@ -113,7 +119,7 @@ export function missedMessageTriggers(
     const user = getUser(h.store, userId);
     if (!user || !user.is_active || user.is_bot) continue;
     if (userSetting(user, "enable_offline_email_notifications") !== true) continue;
-    const trigger = triggerFor(h, user, bits, target, followers.has(userId));
+    const trigger = triggerFor(h, user, bits, place, followers.has(userId));
     if (trigger === null || isMuted(h.store, userId, sender.id)) continue;
     if (!isOfflineForNotifications(h, userId, now)) continue;
     out.set(userId, trigger);
@@ -131,6 +137,38 @@ export function recordMissedMessages(h: Hearth, messageId: number, triggers: Rea
     const due = missedMessagesDueAt(h.store, userId) ?? now + period * 1000;
     putMissedMessage(h.store, userId, messageId, { trigger, due });
   }
+}
+
+/**
+ * Zulip's missedmessage_hook: when a user's last queue receiving messages is dropped
+ * for idleness (the client went away without saying so), the messages it still held
+ * were never seen, and the user was online when they arrived, so no row was made
+ * then. Each one that would have made a row for an offline user makes it now.
+ */
+async function recordMissedOfCollectedQueue(h: Hearth, queue: EventQueue, events: readonly ApiEvent[]): Promise<void> {
+  const userId = queue.userId;
+  if (h.email.mailer === null || receivesMessagesNow(h, userId, Date.now(), queue)) return;
+  const messageIds = events.filter((e) => e.type === "message").map((e) => (e.message as { id: number }).id);
+  if (messageIds.length === 0) return;
+  const triggers = new Map<number, MissedMessageTrigger>();
+  const user = getUser(h.store, userId);
+  if (!user || !user.is_active || user.is_bot || userSetting(user, "enable_offline_email_notifications") !== true) return;
+  for (const id of messageIds) {
+    const message = getMessage(h.store, id);
+    const bits = getUserFlags(h.store, userId, id);
+    if (!message || bits === undefined || bits & MessageFlag.read || message.sender_id === userId) continue;
+    if (isMuted(h.store, userId, message.sender_id)) continue;
+    const place: Place = message.type === "stream" ? { channelId: message.channel_id!, topic: message.topic } : null;
+    const followed = place !== null && topicFollowers(h.store, place.channelId, place.topic).includes(userId);
+    const trigger = triggerFor(h, user, bits, place, followed);
+    if (trigger !== null) triggers.set(id, trigger);
+  }
+  if (triggers.size === 0) return;
+  await commit(h, () => {
+    const period = Number(userSetting(user, "email_notifications_batching_period_seconds"));
+    const due = missedMessagesDueAt(h.store, userId) ?? Date.now() + period * 1000;
+    for (const [messageId, trigger] of triggers) putMissedMessage(h.store, userId, messageId, { trigger, due });
+  });
 }
 
 export function unsubscribeUrl(h: Hearth, user: UserRecord): string {
@@ -191,8 +229,13 @@ export function startMissedMessageEmailJob(h: Hearth, intervalMs = 1000): { stop
   });
   const timer = setInterval(tick, intervalMs);
   (timer as { unref?: () => void }).unref?.();
+  let stopped = false;
+  h.queues.onIdleCollected((queue, events) => {
+    if (!stopped) recordMissedOfCollectedQueue(h, queue, events).catch((error) => console.error("Recording missed messages of a collected queue failed:", error));
+  });
   return {
     async stop() {
+      stopped = true;
       clearInterval(timer);
       await current?.catch(() => undefined);
     },

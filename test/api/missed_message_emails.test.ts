@@ -147,6 +147,23 @@ describe("missed-message emails", () => {
     expect(toHamlet.parsed.text).not.toContain("@**Shiva** look");
   });
 
+  test("a queue that expires unpolled: the messages it held make their rows then (Zulip's missedmessage_hook)", async () => {
+    const iago = s.users.iago;
+    const state = await register(s.as("iago"), { event_types: ["message"] });
+    expectSuccess(await s.as("iago").post("/users/me/presence", { status: "active" }));
+    const id = expectSuccess(await s.as("othello").post("/messages", { type: "direct", to: [iago.id], content: "While you were here" })).id;
+    // Online when it arrived: no row.
+    expect(pending()).toBe(0);
+    // The client goes away; its queue is collected once idle (an hour on, as far as the collector knows).
+    expect(s.server.h.queues.collectIdle(Date.now() + 2 * HOUR)).toBeGreaterThan(0);
+    for (let i = 0; i < 100 && pending() === 0; i++) await Bun.sleep(20);
+    expect(pending()).toBe(1);
+    expect(await sendDueMissedMessageEmails(s.server.h, Date.now() + 2 * HOUR)).toBe(1);
+    const [mail] = await mailTo(iago.email, 1);
+    expect(mail.parsed.text).toContain(`/near/${id}`);
+    expect((await s.as("iago").get("/events", { queue_id: state.queue_id, last_event_id: -1, dont_block: true })).body.code).toBe("BAD_EVENT_QUEUE_ID");
+  });
+
   test("the organization's message_content_allowed_in_email_notifications keeps content out", async () => {
     const polonius = s.users.polonius;
     expectSuccess(await s.as("desdemona").patch("/realm", { message_content_allowed_in_email_notifications: false }));
