@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { Hearth } from "../context";
 import { commit, type Transaction } from "../events/commit";
-import { badRequest, rateLimited, userDeactivated } from "../errors";
+import { badRequest, botRequestRefused, rateLimited, realmDeactivated, userDeactivated } from "../errors";
 import { hashPassword } from "../lib/credentials";
 import { canSeeRealEmail } from "../access/users";
 import { getEmailChange, putEmailChange } from "../store/account_emails";
@@ -106,8 +106,10 @@ function checkEmailChangeRate(h: Hearth, userId: number): void {
 
 /** Zulip's validate_email_change_request: who may change an address, and to what. */
 function checkNewEmail(h: Hearth, user: UserRecord, email: string): string {
+  if (user.is_bot) throw botRequestRefused();
   if (!user.is_active) throw userDeactivated();
   const realm = getRealm(h.store);
+  if (realm?.deactivated) throw realmDeactivated();
   if (realm && realmSetting(realm.settings, "email_changes_disabled") === true && !isAdmin(user)) {
     throw badRequest("Email address changes are disabled in this organization.");
   }
