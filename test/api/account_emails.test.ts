@@ -26,20 +26,20 @@ afterAll(async () => {
 
 const mailsTo = (address: string) => smtp.received.filter((m) => m.envelopeTo.includes(address.toLowerCase()));
 async function mailTo(address: string, count: number): Promise<ReceivedEmail[]> {
-  for (let i = 0; i < 200 && mailsTo(address).length < count; i++) await Bun.sleep(50);
+  for (let i = 0; i < 600 && mailsTo(address).length < count; i++) await Bun.sleep(50);
   const mails = mailsTo(address);
   expect(mails.length).toBe(count);
   return mails;
 }
 async function mailWith(address: string, match: (m: ReceivedEmail) => boolean): Promise<ReceivedEmail> {
-  for (let i = 0; i < 200 && !mailsTo(address).some(match); i++) await Bun.sleep(50);
+  for (let i = 0; i < 600 && !mailsTo(address).some(match); i++) await Bun.sleep(50);
   const found = mailsTo(address).filter(match);
   expect(found.length).toBe(1);
   return found[0];
 }
 /** Once the outbox is empty, nothing more received than before: the request sent no email (one it queued would have arrived). */
 async function expectNoMailSince(before: number) {
-  for (let i = 0; i < 200 && allOutboxEmails(s.server.h.store).length > 0; i++) await Bun.sleep(50);
+  for (let i = 0; i < 600 && allOutboxEmails(s.server.h.store).length > 0; i++) await Bun.sleep(50);
   expect(allOutboxEmails(s.server.h.store)).toEqual([]);
   expect(smtp.received.length).toBe(before);
 }

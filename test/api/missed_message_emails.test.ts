@@ -32,14 +32,14 @@ const linksIn = (text: string) => [...text.matchAll(/https?:\/\/\S+/g)].map((m) 
 const mailsTo = (address: string) => smtp.received.filter((m) => m.envelopeTo.includes(address));
 
 async function mailTo(address: string, count: number): Promise<ReceivedEmail[]> {
-  for (let i = 0; i < 200 && mailsTo(address).length < count; i++) await Bun.sleep(50);
+  for (let i = 0; i < 600 && mailsTo(address).length < count; i++) await Bun.sleep(50);
   const mails = mailsTo(address);
   expect(mails.length).toBe(count);
   return mails;
 }
 
 async function mailWith(address: string, match: (m: ReceivedEmail) => boolean): Promise<ReceivedEmail> {
-  for (let i = 0; i < 200 && !mailsTo(address).some(match); i++) await Bun.sleep(50);
+  for (let i = 0; i < 600 && !mailsTo(address).some(match); i++) await Bun.sleep(50);
   const found = mailsTo(address).filter(match);
   expect(found.length).toBe(1);
   return found[0];
