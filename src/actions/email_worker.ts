@@ -49,17 +49,27 @@ async function sendOne(h: Hearth, row: OutboxEmail, firstRetryMs: number): Promi
   } catch (error) {
     const described = describeSmtpError(error);
     const now = Date.now();
-    const attempts = row.attempts + 1;
-    const failed = now - row.created >= GIVE_UP_AFTER_MS;
-    await commit(h, () => {
-      // Still queued (nothing else removes rows while the worker runs, but be sure).
-      if (!getOutboxEmail(h.store, row.id)) return;
-      putOutboxEmail(h.store, { ...row, attempts, next_attempt: now + retryDelayMs(attempts, firstRetryMs), last_error: described, last_error_at: now, failed });
-      recordEmailError(h, described, row.kind);
+    // Built from the row as stored now, not as read before the attempt.
+    const updated = await commit(h, () => {
+      const current = getOutboxEmail(h.store, row.id);
+      if (!current) return null;
+      const attempts = current.attempts + 1;
+      const next: OutboxEmail = {
+        ...current,
+        attempts,
+        next_attempt: now + retryDelayMs(attempts, firstRetryMs),
+        last_error: described,
+        last_error_at: now,
+        failed: now - current.created >= GIVE_UP_AFTER_MS,
+      };
+      putOutboxEmail(h.store, next);
+      recordEmailError(h, described, current.kind);
+      return next;
     });
-    console.error(
-      `Email ${row.id} (${row.kind}) to ${row.to} failed (attempt ${attempts}): ${described}; ${failed ? "given up on" : `retrying in ${Math.round(retryDelayMs(attempts, firstRetryMs) / 1000)} s`}`,
-    );
+    if (updated) {
+      const outcome = updated.failed ? "given up on" : `retrying in ${((updated.next_attempt - now) / 1000).toFixed(1)} s`;
+      console.error(`Email ${row.id} (${row.kind}) to ${row.to} failed (attempt ${updated.attempts}): ${described}; ${outcome}`);
+    }
     return;
   }
   // Accepted: the row goes first, before any logging that could throw.

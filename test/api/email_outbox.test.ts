@@ -9,7 +9,8 @@ import { expectError, expectSuccess, startTestServer, type TestServer } from "..
 import { startSmtpServer, type SmtpTestServer } from "../kit/smtp";
 import { commit } from "../../src/events/commit";
 import { queueEmail, type EmailToQueue } from "../../src/actions/email";
-import { allOutboxEmails } from "../../src/store/outbox";
+import { allOutboxEmails, putOutboxEmail, removeOutboxEmail } from "../../src/store/outbox";
+import { retryDelayMs } from "../../src/actions/email_worker";
 
 setDefaultTimeout(30_000);
 let smtp: SmtpTestServer;
@@ -132,6 +133,48 @@ describe("the outbox", () => {
     }
     await outboxDrained(s);
     expect(arrivedFor("refused-once@example.com")).toHaveLength(1);
+  });
+});
+
+describe("backoff and giving up", () => {
+  test("the wait doubles from the first retry's up to an hour", () => {
+    expect([1, 2, 3, 4].map((n) => retryDelayMs(n))).toEqual([30_000, 60_000, 120_000, 240_000]);
+    expect(retryDelayMs(50)).toBe(3600_000);
+  });
+
+  test("an email still failing two days after it was queued is given up on, counted as failed, and not sent later", async () => {
+    const h = s.server.h;
+    await smtp.stop();
+    try {
+      await queue(s, { to: "given-up@example.com", subject: "x", text: "x", kind: "test" });
+      const deadline = Date.now() + 20_000;
+      while ((allOutboxEmails(h.store)[0]?.attempts ?? 0) < 1) {
+        if (Date.now() > deadline) throw new Error("no attempt failed");
+        await Bun.sleep(20);
+      }
+      // Two days pass: the row's creation moves back, and its next attempt is due now.
+      const row = allOutboxEmails(h.store)[0];
+      await commit(h, () => putOutboxEmail(h.store, { ...row, created: Date.now() - 2 * 24 * 3600_000 - 1000, next_attempt: Date.now() }));
+      h.email.wake();
+      while (!allOutboxEmails(h.store)[0]?.failed) {
+        if (Date.now() > deadline) throw new Error("never given up on");
+        await Bun.sleep(20);
+      }
+      expect(expectSuccess(await s.as("iago").get("/hearth/email"))).toMatchObject({ queued: 0, failed: 1 });
+    } finally {
+      await smtp.start();
+    }
+    // The next email goes out; the worker's pass saw the given-up one first and left it.
+    await queue(s, { to: "after-given-up@example.com", subject: "x", text: "x", kind: "test" });
+    const deadline = Date.now() + 20_000;
+    while (arrivedFor("after-given-up@example.com").length === 0) {
+      if (Date.now() > deadline) throw new Error("the next email did not arrive");
+      await Bun.sleep(20);
+    }
+    expect(arrivedFor("given-up@example.com")).toHaveLength(0);
+    const failed = allOutboxEmails(h.store)[0];
+    expect(failed.failed).toBe(true);
+    await commit(h, () => removeOutboxEmail(h.store, failed.id));
   });
 });
 

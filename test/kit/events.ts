@@ -112,7 +112,7 @@ function applyCoreEvent(state: State, event: ApiEventJson): void {
             state.is_admin = role <= ROLE_ADMIN;
             state.is_moderator = role === ROLE_MODERATOR;
             state.is_guest = role === ROLE_GUEST;
-            for (const key of ["can_create_streams", "can_create_public_streams", "can_create_private_streams", "can_subscribe_other_users"]) {
+            for (const key of ["can_create_streams", "can_create_public_streams", "can_create_private_streams", "can_subscribe_other_users", "can_invite_others_to_realm"]) {
               state[key] = role !== ROLE_GUEST;
             }
             state.can_create_web_public_streams = role === ROLE_OWNER;
