@@ -43,6 +43,8 @@ import { scheduledMessagesRoutes } from "./api/scheduled_messages";
 import { eventsRoutes, fastPollRoute } from "./api/events";
 import { webhookRoutes } from "./api/webhooks";
 import { settingsRoutes } from "./api/settings";
+import { accountPageRoutes } from "./api/account_pages";
+import { startMissedMessageEmailJob } from "./actions/missed_message_emails";
 import { presenceRoutes } from "./api/presence";
 import { uploadsRoutes } from "./api/uploads";
 import { tusRoutes } from "./api/tus";
@@ -143,6 +145,7 @@ export function buildApp(h: Hearth) {
     events,
     webhookRoutes(h),
     settingsRoutes(h),
+    accountPageRoutes(h),
     presenceRoutes(h),
     inviteRoutes(h),
     backupRoutes(h),
@@ -223,6 +226,8 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     h.backups = backups;
     backups?.start();
     started.push(() => backups?.stop());
+    const missedMessageEmails = startMissedMessageEmailJob(h);
+    started.push(() => missedMessageEmails.stop());
     const app = buildApp(h);
     // Plugins that set up asynchronously (the static files) add their routes when
     // they resolve; listening before that would answer 404 for them.
@@ -256,6 +261,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
           try {
             clearInterval(deletionTimer);
             await backups?.stop();
+            await missedMessageEmails.stop();
             h.queues.close(null);
             await stopRetention();
             await scheduledDelivery.stop();

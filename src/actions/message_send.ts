@@ -23,6 +23,7 @@ import { notifyAttachmentEvents, removeAttachmentFiles, type AttachmentChanges }
 import { setMessageAttachments } from "./message_attachments";
 import { planAutomaticTopicPolicies, publishPolicyChanges, writePolicyChanges, type WrittenPolicies } from "./user_topics";
 import { visibleUserByEmail } from "../access/users";
+import { missedMessageTriggers, recordMissedMessages } from "./missed_message_emails";
 
 /** Sending a message (Zulip's zerver/actions/message_send.py): its recipients, checks, rows and event. */
 
@@ -149,6 +150,8 @@ export async function doSendMessage(h: Hearth, sender: UserRecord, req: SendRequ
     target.type === "stream" && !sender.is_system_bot
       ? planAutomaticTopicPolicies(h, sender, target.channel.id, target.topic, startsTopic, mentioned)
       : [];
+  // Who gets a missed-message email for it (usually nobody: no row, no work).
+  const missedEmails = missedMessageTriggers(h, sender, target, flagsByUser, rendered, groupMembers, topicUsers);
   let policiesWritten: WrittenPolicies = [];
   let attachmentChanges: AttachmentChanges = { updated: [], removed: [] };
   // Every check ran above, so this phase only writes (commitInfallible), unless
@@ -188,6 +191,7 @@ export async function doSendMessage(h: Hearth, sender: UserRecord, req: SendRequ
     }
     insertMessage(h.store, record, flagsByUser);
     recordOutgoingWebhookCalls(h, id, serviceTriggers);
+    recordMissedMessages(h, id, missedEmails);
     policiesWritten = writePolicyChanges(h, automaticPolicies);
     if (record.has_attachment) attachmentChanges = setMessageAttachments(h, sender, id, rendered.linkUrls);
     if (target.type === "stream") {

@@ -27,6 +27,9 @@ export const REALM_BOOLEAN_SETTINGS = [
   "presence_disabled",
   // Enforced wherever accounts are made: invitation links (src/actions/invites.ts) and POST /users (emailRefusalForRealm).
   "emails_restricted_to_domains",
+  // Enforced by PATCH /settings `email` (src/actions/account_emails.ts) and the missed-message emails (src/views/missed_message_email.ts).
+  "email_changes_disabled",
+  "message_content_allowed_in_email_notifications",
 ] as const;
 
 /** Zulip's "joining the organization" settings, which only owners change. */

@@ -14,6 +14,7 @@ import { checkFullName } from "./create_user";
 import { notifyFullNameChanged, notifyRealmUser } from "./user_events";
 import { removeAllDrafts } from "../store/drafts";
 import { removeUserSessions } from "../store/sessions";
+import { checkStartEmailChange } from "./account_emails";
 
 export interface SettingsChanges {
   settings: Record<string, unknown>;
@@ -38,6 +39,10 @@ function isValidTimezone(zone: string): boolean {
 /** Value rules beyond each setting's type, shared by PATCH /settings and the organization defaults. */
 function checkSettingValue(name: string, value: unknown): void {
   if (name === "default_language" && !Object.hasOwn(LANGUAGE_NAMES, String(value))) throw badRequest("Invalid default_language");
+  // Zulip's check_settings_values: more than nothing, at most a week.
+  if (name === "email_notifications_batching_period_seconds" && (Number(value) <= 0 || Number(value) > 7 * 24 * 3600)) {
+    throw badRequest(`Invalid email batching period: ${String(value)} seconds`);
+  }
   if (name === "notification_sound" && value !== "none" && !AVAILABLE_NOTIFICATION_SOUNDS.includes(String(value))) {
     throw badRequest("Invalid notification sound '" + String(value) + "'");
   }
@@ -89,10 +94,8 @@ export async function checkUpdateSettings(
   isCurrentPassword: (password: string) => Promise<boolean>,
 ): Promise<void> {
   const realm = requireRealm(h);
-  if (changes.email !== undefined && changes.email.trim().toLowerCase() !== user.email.toLowerCase()) {
-    // Changing the address needs a confirmation email, which this server cannot send.
-    throw badRequest("Email address changes are disabled in this organization.");
-  }
+  // Zulip compares the stripped address with the current one as written: a change of case is a change too.
+  const newEmail = changes.email === undefined || changes.email.trim() === user.email ? undefined : changes.email.trim();
   for (const [name, value] of Object.entries(changes.settings)) {
     checkSettingValue(name, value);
   }
@@ -114,6 +117,8 @@ export async function checkUpdateSettings(
     }
     passwordHash = await hashPassword(changes.new_password);
   }
+  // The address changes only once the link sent to it is followed (src/actions/account_emails.ts).
+  if (newEmail !== undefined) await checkStartEmailChange(h, user, newEmail);
 
   await commit(h, (tx) => {
     const current = getUser(h.store, user.id)!;

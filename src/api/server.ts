@@ -14,8 +14,8 @@ export function serverRoutes(h: Hearth) {
     .post(
       "/fetch_api_key",
       { auth: "none", params: { username: param.string(), password: param.string() } },
-      async ({ params, ip }) => {
-        const user = await checkPasswordLogin(h, params.username, params.password, ip);
+      async ({ params, ip, request }) => {
+        const user = await checkPasswordLogin(h, params.username, params.password, ip, request.headers.get("user-agent") ?? "");
         await doRecordFirstLogin(h, user);
         return { api_key: user.api_key, email: user.email, user_id: user.id };
       },

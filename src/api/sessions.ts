@@ -131,7 +131,7 @@ export function sessionRoutes(h: Hearth) {
           const ip = clientAddress(h, request, ctx.server);
           let user: UserRecord;
           try {
-            user = await checkPasswordLogin(h, username, fields.get("password") ?? "", ip);
+            user = await checkPasswordLogin(h, username, fields.get("password") ?? "", ip, request.headers.get("user-agent") ?? "");
           } catch (error) {
             if (error instanceof ApiError) return failedLogin(h, error, username, next);
             throw error;

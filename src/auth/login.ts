@@ -4,6 +4,7 @@ import { getRealm } from "../store/realm";
 import type { UserRecord } from "../store/users";
 import { verifyPassword } from "../lib/credentials";
 import { findUserByLoginEmail } from "../access/users";
+import { doNoteLogin } from "../actions/login_notices";
 
 /** An account's key in the per-account login limit: every check of its password counts against it. */
 export const accountLimitKey = (userId: number) => `user:${userId}`;
@@ -27,10 +28,11 @@ export function currentPasswordCheck(h: Hearth, user: UserRecord): (password: st
 
 /**
  * `POST /fetch_api_key`: email (or `user{id}@host`) and password, with failed
- * attempts limited per account and per address. An account's counter is keyed by
+ * attempts limited per account and per address. `userAgent` (the request's
+ * User-Agent header) tells a new client, for the new-login notice. An account's counter is keyed by
  * its ID, so its two login names share one limit.
  */
-export async function checkPasswordLogin(h: Hearth, username: string, password: string, ip: string): Promise<UserRecord> {
+export async function checkPasswordLogin(h: Hearth, username: string, password: string, ip: string, userAgent = ""): Promise<UserRecord> {
   const user = findUserByLoginEmail(h, username);
   const userKey = user ? accountLimitKey(user.id) : `name:${username.trim().toLowerCase()}`;
   const ipKey = `ip:${ip}`;
@@ -44,5 +46,8 @@ export async function checkPasswordLogin(h: Hearth, username: string, password: 
   }
   if (getRealm(h.store)?.deactivated) throw realmDeactivated();
   if (!user.is_active) throw userDeactivated();
+  // Every password login passes here (the API's and the browser's): a client the
+  // account has not logged in from before gets the new-login notice.
+  await doNoteLogin(h, user, { ip, userAgent });
   return user;
 }

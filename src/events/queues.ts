@@ -199,6 +199,8 @@ export class QueueManager implements EventSink {
   private totalEvents = 0;
   private gcTimer: ReturnType<typeof setInterval> | null = null;
   private closing = false;
+  /** Told of each queue dropped for idleness, with the events it still held (Zulip's missedmessage_hook runs there). */
+  private readonly idleListeners: ((queue: EventQueue, events: readonly ApiEvent[]) => void)[] = [];
 
   constructor(
     readonly limits: QueueLimits = queueLimitsFromEnv(),
@@ -236,12 +238,29 @@ export class QueueManager implements EventSink {
     return queue;
   }
 
+  onIdleCollected(listener: (queue: EventQueue, events: readonly ApiEvent[]) => void): void {
+    this.idleListeners.push(listener);
+  }
+
+  /** Drops a queue whose client went away, after telling the listeners (a listener's failure is logged). */
+  private removeIdle(queue: EventQueue): void {
+    const events = queue.events.slice();
+    for (const listener of this.idleListeners) {
+      try {
+        listener(queue, events);
+      } catch (error) {
+        console.error("After an idle event queue was collected:", error);
+      }
+    }
+    this.remove(queue);
+  }
+
   /** The caller's queue, or BAD_EVENT_QUEUE_ID if it expired, overflowed or never existed. */
   access(queueId: string, userId: number): EventQueue {
     const queue = this.queues.get(queueId);
     if (!queue) throw badEventQueueId(queueId);
     if (queue.idleExpired(Date.now())) {
-      this.remove(queue);
+      this.removeIdle(queue);
       throw badEventQueueId(queueId);
     }
     if (queue.userId !== userId) throw badRequest("You are not authorized to get events from this queue");
@@ -454,7 +473,7 @@ export class QueueManager implements EventSink {
     let n = 0;
     for (const q of [...this.queues.values()]) {
       if (q.idleExpired(now)) {
-        this.remove(q);
+        this.removeIdle(q);
         n++;
       }
     }

@@ -132,6 +132,16 @@ export const KEYSPACES = {
   sessions: "sessions",
   /** sha256(session secret), hex → [userId, publicId] */
   sessionsByHash: "sessions_by_hash",
+
+  // Emails the server sends on its own (src/store/account_emails.ts).
+  /** [userId, messageId] → PendingMissedMessage (src/store/account_emails.ts): a message to tell an offline user of by email, until its batch is due */
+  missedMessageEmails: "missed_message_emails",
+  /** [due (unix ms), userId] → true: when a user's batch of missed-message emails is due (one row per user with pending messages) */
+  missedMessageEmailsDue: "missed_message_emails_due",
+  /** [userId, client key (hash of the User-Agent)] → unix seconds first seen: password logins' clients, for the new-login notice */
+  loginClients: "login_clients",
+  /** userId → PendingEmailChange: an address change waiting for its confirmation link */
+  emailChanges: "email_changes",
 } as const;
 
 export type KeyspaceName = keyof typeof KEYSPACES;

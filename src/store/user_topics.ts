@@ -1,5 +1,6 @@
 import { valuesOf, type Store } from "./db";
 import { topicKey } from "./messages";
+import { StoreCache } from "./cache";
 
 export const VisibilityPolicy = { INHERIT: 0, MUTED: 1, UNMUTED: 2, FOLLOWED: 3 } as const;
 
@@ -26,6 +27,7 @@ export function visibilityPolicyOf(store: Store, userId: number, channelId: numb
 
 /** Writes a policy (removing the row for INHERIT); call only inside `commit`. */
 export function putUserTopic(store: Store, userId: number, t: UserTopic): void {
+  followersCache.invalidate(store);
   const key = [userId, t.stream_id, topicKey(t.topic_name)];
   if (t.visibility_policy === VisibilityPolicy.INHERIT) store.dbs.userTopics.remove(key);
   else store.dbs.userTopics.put(key, t);
@@ -43,4 +45,27 @@ export function policiesOnTopic(store: Store, channelId: number, topic: string):
     if (policy !== undefined && policy !== VisibilityPolicy.INHERIT) policies.set(userId, policy);
   }
   return policies;
+}
+
+/**
+ * Who follows each topic, `channelId:topicKey` → user IDs: a send to a topic looks up
+ * its followers (followed-topic email notifications) without reading each
+ * recipient's row. Rebuilt from the key space after any policy changes (rare).
+ */
+const followersCache = new StoreCache<"all", ReadonlyMap<string, readonly number[]>>();
+
+export function topicFollowers(store: Store, channelId: number, topic: string): readonly number[] {
+  const all = followersCache.get(store, "all", () => {
+    const out = new Map<string, number[]>();
+    for (const { key, value } of store.dbs.userTopics.getRange({})) {
+      if ((value as UserTopic).visibility_policy !== VisibilityPolicy.FOLLOWED) continue;
+      const [userId, streamId, name] = key as [number, number, string];
+      const slot = `${streamId}:${name}`;
+      let list = out.get(slot);
+      if (!list) out.set(slot, (list = []));
+      list.push(userId);
+    }
+    return out;
+  });
+  return all.get(`${channelId}:${topicKey(topic)}`) ?? [];
 }

@@ -55,7 +55,7 @@ export const USER_SETTINGS: Record<string, { default: unknown; schema: TSchema }
   enable_followed_topic_push_notifications: { default: true, schema: bool() },
   enable_followed_topic_audible_notifications: { default: true, schema: bool() },
   enable_followed_topic_wildcard_mentions_notify: { default: true, schema: bool() },
-  email_notifications_batching_period_seconds: { default: 120, schema: t.Integer({ minimum: 0, maximum: 7 * 24 * 3600 }) },
+  email_notifications_batching_period_seconds: { default: 120, schema: t.Integer() },
   enable_offline_email_notifications: { default: true, schema: bool() },
   enable_offline_push_notifications: { default: true, schema: bool() },
   enable_online_push_notifications: { default: true, schema: bool() },
