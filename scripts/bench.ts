@@ -4,8 +4,9 @@
  * measured in the same run (this is a 2-core machine shared with other work: only the
  * ratios compare from run to run).
  *
- *   bun scripts/bench.ts [--quick] [--source] [--users 100] [--messages 20000] [--polls 1000]
+ *   bun scripts/bench.ts [--quick] [--source] [--no-fanout] [--users 100] [--messages 20000] [--polls 1000]
  *   bun scripts/bench.ts --stats DATA_DIR     (bytes per message by key space of any stopped store)
+ *   bun scripts/bench.ts --quick --profile DIR (the sends alone, the server from source with a CPU profile)
  *
  * Runs the compiled binary `dist/hearth` when present (scripts/build.ts builds it) and
  * `bun src/main.ts` otherwise or with `--source`. One temp data folder: USERS users and
@@ -150,6 +151,8 @@ interface Server {
 function hearthCommand(dataDir: string): string[] {
   const binary = join(ROOT, "dist", "hearth");
   const args = ["serve", "--data", dataDir, "--port", "0", "--host", "127.0.0.1"];
+  const profile = argValue("profile");
+  if (profile) return [process.execPath, "--cpu-prof-md", `--cpu-prof-dir=${resolve(profile)}`, join(ROOT, "src", "main.ts"), ...args];
   if (existsSync(binary) && !process.argv.includes("--source")) return [binary, ...args];
   return [process.execPath, join(ROOT, "src", "main.ts"), ...args];
 }
@@ -300,6 +303,14 @@ async function main() {
       console.error(`  (grew the store to ${sent.length} messages at ${(sent.length / ((performance.now() - t0) / 1000)).toFixed(0)}/s)`);
     }
 
+    if (argValue("profile")) {
+      // --profile DIR: the sends alone, from source, with Bun's CPU profile (Markdown) written into DIR as the server stops.
+      await stop(hearth);
+      await stop(bare);
+      console.log(`CPU profile of the server written into ${argValue("profile")}`);
+      return;
+    }
+
     // 3. The reader table after the load.
     const readers = readerTable(dataDir);
     row("LMDB reader slots in use after the load", `${readers.used} of ${readers.max}`, "(slots of live processes' open read transactions)");
@@ -338,7 +349,7 @@ async function main() {
     row("data file per stored message", `${(stats.fileBytes / stats.messages).toFixed(0)} B`, `live data ${(stats.liveBytes / stats.messages).toFixed(0)} B/message; free pages ${stats.freePages} (${((stats.freePages * stats.pageSize * 100) / stats.fileBytes).toFixed(0)} % of the file)`);
 
     // 7. Fan-out (its own servers, from source).
-    const fanOut = runFanOut();
+    const fanOut = process.argv.includes("--no-fanout") ? null : runFanOut();
     if (fanOut) row(`fan-out p99, ${QUICK ? 300 : 1000} long-polls × 50 msg/s`, `${fanOut.hearth_p99_ms} ms (RSS ${fanOut.hearth_rss_mib} MiB)`, `bare Bun ${fanOut.bare_p99_ms} ms; ratio ${fanOut.ratio.toFixed(2)}×`);
 
     console.log("\n| figure | Hearth | reference in the same run |\n|---|---|---|");
