@@ -1,5 +1,5 @@
 import type { Store } from "./db";
-import { upgradeRunsToFormat2 } from "./unread_runs";
+import { endRunsUpgrade, upgradeRunsToFormat2 } from "./unread_runs";
 
 /**
  * The layout version of the store's key spaces and records. A Hearth reads stores of
@@ -11,11 +11,12 @@ import { upgradeRunsToFormat2 } from "./unread_runs";
 export const STORE_FORMAT_VERSION = 2;
 
 /**
- * Each version's upgrade from the one before, run in order at start inside one commit.
+ * Each version's upgrade from the one before, run in order at start; each commits as
+ * it goes and resumes where a crash left it (the version is recorded only after all).
  * 2: unread runs encode their IDs as varint distances, not float64 (src/store/unread_runs.ts).
  */
-const UPGRADES: Record<number, (store: Store) => unknown> = {
-  2: upgradeRunsToFormat2,
+const UPGRADES: Record<number, { run: (store: Store) => Promise<unknown>; end: (store: Store) => void }> = {
+  2: { run: upgradeRunsToFormat2, end: endRunsUpgrade },
 };
 
 const FORMAT_KEY = "store_format_version";
@@ -41,15 +42,16 @@ export function assertReadableFormat(version: number, where: string): void {
 /**
  * At start: refuses a newer store, upgrades an older one (a store with no version
  * recorded is version 1; a new, empty one has nothing to upgrade) and records the
- * version, in one commit: a crash midway leaves the older store as it was.
+ * version once every upgrade is done.
  */
 export async function openStoreFormat(store: Store): Promise<void> {
   const recorded = store.dbs.meta.get(FORMAT_KEY);
   const version = typeof recorded === "number" ? recorded : 1;
   assertReadableFormat(version, `The data folder ${store.dataDir}`);
   if (recorded === STORE_FORMAT_VERSION) return;
+  for (let next = version + 1; next <= STORE_FORMAT_VERSION; next++) await UPGRADES[next]?.run(store);
   await store.commit(() => {
-    for (let next = version + 1; next <= STORE_FORMAT_VERSION; next++) UPGRADES[next]?.(store);
+    for (let next = version + 1; next <= STORE_FORMAT_VERSION; next++) UPGRADES[next]?.end(store);
     store.dbs.meta.put(FORMAT_KEY, STORE_FORMAT_VERSION);
   });
 }

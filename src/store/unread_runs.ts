@@ -94,19 +94,42 @@ export function decodeFormat1Run(start: number, value: unknown): Run {
   return { start, ids: values.slice(0, count), placeAt: Uint8Array.from(values.subarray(count)) };
 }
 
+/** Meta key: during the upgrade to format 2, the users below this ID have their runs in format 2 already. */
+const FORMAT2_PROGRESS = ["format2RunsUpgradedBelowUser"];
+const UPGRADE_USERS_PER_COMMIT = 50;
+
 /**
- * Rewrites every run record of a format-1 store in format 2's encoding. Call inside
- * `store.commit` (src/store/format.ts runs it at start, before anything reads runs).
+ * Rewrites every run record of a format-1 store in format 2's encoding, at start
+ * (src/store/format.ts), before anything reads runs. A few users per commit, so that
+ * no transaction grows with the store; each commit records how far it got, and a
+ * start after a crash midway resumes there. Users are never deleted, so the users key
+ * space names everyone who can hold runs.
  */
-export function upgradeRunsToFormat2(store: Store): number {
-  const rows: { key: unknown; run: Run }[] = [];
-  for (const { key, value } of store.dbs.userMessageIndex.getRange({})) {
-    if ((key as unknown[])[1] !== UNREAD_RUN) continue;
-    rows.push({ key, run: decodeFormat1Run((key as [number, string, number])[2], value) });
+export async function upgradeRunsToFormat2(store: Store): Promise<number> {
+  const from = (store.dbs.meta.get(FORMAT2_PROGRESS) as number | undefined) ?? 0;
+  const userIds = [...store.dbs.users.getKeys({ start: from })] as number[];
+  let count = 0;
+  for (let i = 0; i < userIds.length; i += UPGRADE_USERS_PER_COMMIT) {
+    const chunk = userIds.slice(i, i + UPGRADE_USERS_PER_COMMIT);
+    await store.commit(() => {
+      for (const userId of chunk) {
+        const runs: { key: unknown; run: Run }[] = [];
+        for (const { key, value } of store.dbs.userMessageIndex.getRange({ start: [userId, UNREAD_RUN, 0], end: [userId, UNREAD_RUN, Number.MAX_SAFE_INTEGER] })) {
+          runs.push({ key, run: decodeFormat1Run((key as [number, string, number])[2], value) });
+        }
+        for (const { key, run } of runs) store.dbs.userMessageIndex.put(key, encodeRun(run.start, run.ids, run.placeAt));
+        count += runs.length;
+      }
+      store.dbs.meta.put(FORMAT2_PROGRESS, chunk[chunk.length - 1] + 1);
+    });
   }
-  for (const { key, run } of rows) store.dbs.userMessageIndex.put(key, encodeRun(run.start, run.ids, run.placeAt));
   runsChanged(store);
-  return rows.length;
+  return count;
+}
+
+/** Once the format's version is recorded: the upgrade's progress mark goes. Call inside `store.commit`. */
+export function endRunsUpgrade(store: Store): void {
+  store.dbs.meta.remove(FORMAT2_PROGRESS);
 }
 
 /** The user's runs from the one that may hold `from`, in the given direction. */

@@ -30,7 +30,15 @@ function format1Run(ids: ArrayLike<number>, placeAt: ArrayLike<number>): Buffer 
   return Buffer.from(values.buffer);
 }
 
-test("a format-1 store opens: its runs are upgraded at start and unread state reads the same", async () => {
+test("a format-1 store opens: its runs are upgraded at start and unread state reads the same", () => upgradeScenario(false));
+
+test("an upgrade cut short (some users' runs already in format 2) resumes where it stopped", () => upgradeScenario(true));
+
+/**
+ * `partial`: as if a start had crashed midway through the upgrade: the runs of users
+ * below the progress mark are already in format 2, the others still in format 1.
+ */
+async function upgradeScenario(partial: boolean) {
   const env = { HEARTH_UNREAD_ROWS_INTERVAL_MS: String(3600_000) };
   const first = await startTestServer({ env });
   let second: TestServer | undefined;
@@ -53,23 +61,27 @@ test("a format-1 store opens: its runs are upgraded at start and unread state re
     expect(before.polonius.topicB).toEqual(ids.slice(40));
     await first.server.stop();
 
-    // Back to format 1: every run re-encoded as float64 pairs, the version as a format-1 store has it.
+    // Back to format 1: every run re-encoded as float64 pairs (with `partial`, only those of
+    // users from the higher of the two readers' IDs on), the version as a format-1 store has it.
     const store = new Store(first.dataDir);
+    const resumeAt = Math.max(first.users.hamlet.id, first.users.polonius.id);
     let runs = 0;
     await store.commit(() => {
       for (const { key, value } of store.dbs.userMessageIndex.getRange({})) {
-        if ((key as unknown[])[1] !== "unreadBatch") continue;
+        if ((key as unknown[])[1] !== "unreadBatch" || (partial && (key as number[])[0] < resumeAt)) continue;
         const run = decodeRun((key as number[])[2], value);
         store.dbs.userMessageIndex.put(key, format1Run(run.ids, run.placeAt));
         runs++;
       }
       store.dbs.meta.put("store_format_version", 1);
+      if (partial) store.dbs.meta.put(["format2RunsUpgradedBelowUser"], resumeAt);
     });
     await store.close();
-    expect(runs).toBeGreaterThanOrEqual(4);
+    expect(runs).toBeGreaterThanOrEqual(partial ? 2 : 4);
 
     second = await startTestServer({ dataDir: first.dataDir, env });
     expect(second.server.h.store.dbs.meta.get("store_format_version")).toBe(STORE_FORMAT_VERSION);
+    expect(second.server.h.store.dbs.meta.get(["format2RunsUpgradedBelowUser"])).toBeUndefined();
     expect({ hamlet: await read(second, "hamlet"), polonius: await read(second, "polonius") }).toEqual(before);
     // The upgraded runs still change as runs do.
     expectSuccess(await second.as(first.users.polonius).post("/messages/flags", { messages: [ids[0], ids[69]], op: "add", flag: "read" }));
@@ -79,4 +91,4 @@ test("a format-1 store opens: its runs are upgraded at start and unread state re
     else await first.server.stop().catch(() => {});
     await first.stop().catch(() => {});
   }
-});
+}
