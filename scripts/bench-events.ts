@@ -34,7 +34,7 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { readAnnouncement } from "./bench-child";
+import { cpuSeconds, percentile, RawHttpClient, readAnnouncement, rssMiB } from "./bench-lib";
 
 const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -346,13 +346,6 @@ function sampleMessage(seq: number) {
 
 // ---------------------------------------------------------------- the load
 
-/** Resident memory in MiB: all of it, and the part that is file pages (LMDB's mapped data file). */
-function rssMiB(pid: number): { total: number; file: number } {
-  const status = readFileSync(`/proc/${pid}/status`, "utf8");
-  const kib = (name: string) => Number(new RegExp(`${name}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
-  return { total: kib("VmRSS") / 1024, file: kib("RssFile") / 1024 };
-}
-
 /** The mappings holding the most resident memory (BENCH_SMAPS=1): where RSS goes. */
 function largestMappings(pid: number): string {
   const rows: { name: string; kib: number }[] = [];
@@ -370,13 +363,6 @@ function largestMappings(pid: number): string {
   return [...byName].sort((a, b) => b[1] - a[1]).slice(0, 8).map(([n, kib]) => `${(kib / 1024).toFixed(1)} MiB ${n} (${counts.get(n)} mappings)`).join("\n");
 }
 
-/** CPU seconds (user + system) the process has used so far. */
-function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
-  // utime and stime are fields 14 and 15 of stat, counted from the state field (3) here.
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
-
 /** CPU seconds per thread of a process (thread name → seconds), for BENCH_THREADS. */
 function threadCpuSeconds(pid: number): Map<string, number> {
   const result = new Map<string, number>();
@@ -391,78 +377,6 @@ function threadCpuSeconds(pid: number): Map<string, number> {
     }
   }
   return result;
-}
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-}
-
-/**
- * One long-polling client's HTTP/1.1 keep-alive connection, on a raw socket: fetch
- * costs the client process tens of microseconds per request, and with 1,000 clients
- * re-polling after every message the clients, not the servers, were what p99
- * measured (docs/benchmarks.md). Parses just what a
- * poll needs: the status line, Content-Length and the body.
- */
-class RawHttpClient {
-  private socket: import("bun").Socket<undefined> | null = null;
-  private buffer: Buffer = Buffer.alloc(0);
-  private pending: { resolve(r: { status: number; body: string }): void; reject(e: Error): void } | null = null;
-
-  constructor(
-    private readonly host: string,
-    private readonly port: number,
-  ) {}
-
-  static forUrl(url: string): RawHttpClient {
-    const u = new URL(url);
-    return new RawHttpClient(u.hostname, Number(u.port));
-  }
-
-  async get(path: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string }> {
-    if (!this.socket) {
-      this.socket = await Bun.connect({
-        hostname: this.host,
-        port: this.port,
-        socket: {
-          data: (_socket, chunk) => this.onData(chunk),
-          close: () => this.fail(new Error("connection closed")),
-          error: (_socket, e) => this.fail(e),
-        },
-      });
-    }
-    const head = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join("");
-    return new Promise((resolve, reject) => {
-      this.pending = { resolve, reject };
-      this.socket!.write(`GET ${path} HTTP/1.1\r\nHost: ${this.host}\r\n${head}\r\n`);
-    });
-  }
-
-  close(): void {
-    this.socket?.end();
-    this.fail(new Error("closed"));
-  }
-
-  private fail(e: Error): void {
-    this.socket = null;
-    const p = this.pending;
-    this.pending = null;
-    p?.reject(e);
-  }
-
-  private onData(chunk: Buffer): void {
-    this.buffer = this.buffer.length === 0 ? chunk : Buffer.concat([this.buffer, chunk]);
-    const end = this.buffer.indexOf("\r\n\r\n");
-    if (end === -1) return;
-    const head = this.buffer.subarray(0, end).toString("latin1");
-    const length = Number(/content-length:\s*(\d+)/i.exec(head)?.[1] ?? 0);
-    if (this.buffer.length < end + 4 + length) return;
-    const body = this.buffer.subarray(end + 4, end + 4 + length).toString("utf8");
-    this.buffer = this.buffer.subarray(end + 4 + length);
-    const p = this.pending;
-    this.pending = null;
-    p?.resolve({ status: Number(head.slice(9, 12)), body });
-  }
 }
 
 interface Target {
@@ -722,7 +636,7 @@ async function main() {
   console.log(`${CLIENTS} long-polling clients, ${RATE} sends/s for ${SECONDS} s after ${WARMUP} s of warm-up, loopback, ${ROUNDS} round(s)`);
   // Other work on the machine skews both servers alike; say how busy it was.
   console.log(`${cpus().length} CPUs, load average before: ${loadavg().map((l) => l.toFixed(2)).join(" ")}`);
-  const results = [];
+  const results: { name: string; p99_ms: number }[] = [];
   const ratios: number[] = [];
   const hearthRss: number[] = [];
   // Rounds alternate the two servers: p99 on a shared 2-core machine varies from run
@@ -756,4 +670,7 @@ async function main() {
   console.log(`Hearth p99 / bare p99 per round: ${ratios.map((r) => r.toFixed(2)).join(", ")}; median ${median(ratios).toFixed(2)} (goal ≤ 1.5)`);
   if (floorRatios.length > 0) console.log(`floor p99 / bare p99 per round: ${floorRatios.map((r) => r.toFixed(2)).join(", ")}; median ${median(floorRatios).toFixed(2)}`);
   console.log(`Hearth RSS per round: ${hearthRss.join(", ")} MiB; largest ${Math.max(...hearthRss)} MiB (goal < 200)`);
+  // One machine-readable line for scripts/bench.ts, which runs this as its fan-out figure.
+  const p99Of = (name: string) => median(results.filter((r) => r.name === name).map((r) => r.p99_ms));
+  console.log(`BENCH_RESULT ${JSON.stringify({ hearth_p99_ms: p99Of("Hearth"), bare_p99_ms: p99Of("bare Bun.serve"), ratio: median(ratios), hearth_rss_mib: Math.max(...hearthRss) })}`);
 }

@@ -12,8 +12,7 @@
  *
  * Binds to 127.0.0.1 only.
  */
-import { readFileSync } from "node:fs";
-import { readAnnouncement } from "./bench-child";
+import { cpuSeconds, readAnnouncement } from "./bench-lib";
 
 const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -65,11 +64,6 @@ function serveBare(readAuthorization: boolean) {
   console.log(JSON.stringify({ url: `http://127.0.0.1:${server.port}`, queues, auth: "Basic eDp5" } satisfies ServerInfo));
 }
 
-function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
-
 async function measure(kind: string): Promise<number[]> {
   // BENCH_PROFILE=dir writes a CPU profile of each server (markdown) into that folder.
   const profile = process.env.BENCH_PROFILE ? ["--cpu-prof-md", `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
@@ -80,7 +74,7 @@ async function measure(kind: string): Promise<number[]> {
     for (let round = 0; round < ROUNDS; round++) {
       let polls = 0;
       const end = performance.now() + SECONDS * 1000;
-      const before = cpuMs(proc.pid);
+      const before = cpuSeconds(proc.pid) * 1000;
       await Promise.all(
         info.queues.map(async (queueId) => {
           const url = `${info.url}/api/v1/events?queue_id=${queueId}&last_event_id=-1&dont_block=true`;
@@ -92,7 +86,7 @@ async function measure(kind: string): Promise<number[]> {
           }
         }),
       );
-      perPoll.push(((cpuMs(proc.pid) - before) * 1000) / polls);
+      perPoll.push(((cpuSeconds(proc.pid) * 1000 - before) * 1000) / polls);
     }
     return perPoll;
   } finally {

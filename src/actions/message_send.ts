@@ -160,6 +160,8 @@ export async function doSendMessage(h: Hearth, sender: UserRecord, req: SendRequ
   const write = req.alsoInTransaction ? commit : commitInfallible;
   const message = await write(h, (tx) => {
     let firstInChannel = false;
+    // The channel as this transaction read it, for the event (whether it is public) without reading it again.
+    let channelNow: MessageChannel | undefined;
     const id = h.store.nextId("message");
     const recipientKey = target.type === "stream" ? `c:${target.channel.id}` : `d:${conversationKey(target.userIds)}`;
     const record: MessageRecord = {
@@ -197,7 +199,7 @@ export async function doSendMessage(h: Hearth, sender: UserRecord, req: SendRequ
     if (target.type === "stream") {
       // The channels layer shows these (`first_message_id`, `is_recently_active`).
       // `is_recently_active` needs minute precision at most, so busy channels are rewritten once a minute.
-      const channel = getChannel(h.store, target.channel.id);
+      const channel = (channelNow = getChannel(h.store, target.channel.id));
       if (channel && (channel.first_message_id === null || channel.last_message_at === null || now - channel.last_message_at >= 60)) {
         putChannel(h.store, { ...channel, first_message_id: channel.first_message_id ?? id, last_message_at: now });
         if (channel.first_message_id === null) firstInChannel = true;
@@ -211,7 +213,7 @@ export async function doSendMessage(h: Hearth, sender: UserRecord, req: SendRequ
       }
       // Zulip's order: the topic policies the message set, then the message.
       publishPolicyChanges(tx, h, policiesWritten);
-      notifyNewMessage(tx, h, sender, record, flagsByUser, req);
+      notifyNewMessage(tx, h, sender, record, flagsByUser, req, channelNow);
       notifyAttachmentEvents(tx, h, attachmentChanges);
     });
     // Last, so that the events it queues follow the message's.
@@ -231,7 +233,7 @@ export async function doSendMessage(h: Hearth, sender: UserRecord, req: SendRequ
  * both the raw Markdown (`content`) and the HTML (`rendered_content`) so each queue
  * gets what its client registered for (apply_markdown, client_gravatar).
  */
-function notifyNewMessage(tx: Transaction, h: Hearth, sender: UserRecord, m: MessageRecord, flagsByUser: Map<number, number>, req: SendRequest): void {
+function notifyNewMessage(tx: Transaction, h: Hearth, sender: UserRecord, m: MessageRecord, flagsByUser: Map<number, number>, req: SendRequest, channel: MessageChannel | undefined): void {
   const formatted = formatMessage(h, sender, m, 0, { applyMarkdown: false, allowEmptyTopicName: true });
   delete formatted.flags;
   // Both forms of the content; each queue keeps the one its client asked for. formatMessage
@@ -251,7 +253,6 @@ function notifyNewMessage(tx: Transaction, h: Hearth, sender: UserRecord, m: Mes
   if (req.localId !== undefined && req.queueId !== undefined && h.queues.isOwnQueue(req.queueId, sender.id)) {
     perQueue.set(req.queueId, { local_message_id: req.localId });
   }
-  const channel = m.type === "stream" ? channelById(h, m.channel_id!) : undefined;
   tx.notify({ type: "message", message, flags: [] }, flagsByUser, {
     perUser,
     perQueue,

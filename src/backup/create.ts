@@ -1,4 +1,3 @@
-import * as tar from "tar";
 import { randomBytes } from "node:crypto";
 import { chmodSync, closeSync, copyFileSync, existsSync, fsyncSync, linkSync, lstatSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
@@ -69,6 +68,8 @@ export async function createBackup(source: { dataDir: string; store?: Store }, o
     };
     writeFileSync(join(staging, MANIFEST_NAME), JSON.stringify(manifest, null, 2) + "\n", { mode: 0o600 });
     const entries = [MANIFEST_NAME, STORE_FILE, ...(existsSync(join(staging, UPLOADS_DIR)) ? [UPLOADS_DIR] : [])];
+    // Loaded when a backup is made or read, not at start: the server's idle memory (docs/benchmarks.md).
+    const tar = await import("tar");
     await tar.c({ gzip: true, file: partialArchive, cwd: staging, portable: true, noDirRecurse: false }, entries);
     chmodSync(partialArchive, 0o600);
     syncFile(partialArchive);

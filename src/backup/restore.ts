@@ -1,4 +1,3 @@
-import * as tar from "tar";
 import { randomBytes } from "node:crypto";
 import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -72,6 +71,8 @@ async function unpackAndCheck(archive: string, into: string): Promise<BackupMani
 async function unpack(archive: string, into: string): Promise<void> {
   const refused: string[] = [];
   try {
+    // Loaded when a backup is made or read, not at start: the server's idle memory (docs/benchmarks.md).
+    const tar = await import("tar");
     await tar.x({
       file: archive,
       cwd: into,

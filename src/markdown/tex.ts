@@ -1,4 +1,12 @@
-import katex from "katex";
+import type Katex from "katex";
+
+/**
+ * KaTeX is loaded with the first formula (`require`, which Bun's bundler keeps in the
+ * binary), not at start: it is several megabytes of the server's idle memory
+ * (docs/benchmarks.md), and most messages have no TeX.
+ */
+let loadedKatex: typeof Katex | undefined;
+const katex = () => (loadedKatex ??= require("katex") as typeof Katex);
 import type { StateInline } from "markdown-it";
 import { escapeHtml } from "../lib/text";
 
@@ -34,7 +42,7 @@ function renderTex(tex: string, displayMode: boolean, env: TexBudget): string | 
   const warn = console.warn;
   console.warn = () => {};
   try {
-    html = katex.renderToString(tex, { displayMode, throwOnError: true, trust: false, strict: "ignore", maxExpand: 500, maxSize: 20 });
+    html = katex().renderToString(tex, { displayMode, throwOnError: true, trust: false, strict: "ignore", maxExpand: 500, maxSize: 20 });
   } catch {
     return null;
   } finally {

@@ -1,4 +1,5 @@
 import type { Store } from "./db";
+import { endRunsUpgrade, upgradeRunsToFormat2 } from "./unread_runs";
 
 /**
  * The layout version of the store's key spaces and records. A Hearth reads stores of
@@ -7,7 +8,16 @@ import type { Store } from "./db";
  * with any change an older Hearth would misread, and add the upgrade of older stores.
  * Stores written before the version was recorded are version 1.
  */
-export const STORE_FORMAT_VERSION = 1;
+export const STORE_FORMAT_VERSION = 2;
+
+/**
+ * Each version's upgrade from the one before, run in order at start; each commits as
+ * it goes and resumes where a crash left it (the version is recorded only after all).
+ * 2: unread runs encode their IDs as varint distances, not float64 (src/store/unread_runs.ts).
+ */
+const UPGRADES: Record<number, { run: (store: Store) => Promise<unknown>; end: (store: Store) => void }> = {
+  2: { run: upgradeRunsToFormat2, end: endRunsUpgrade },
+};
 
 const FORMAT_KEY = "store_format_version";
 
@@ -30,13 +40,20 @@ export function assertReadableFormat(version: number, where: string): void {
 }
 
 /**
- * At start: refuses a newer store, and records the version in one that has none (so
- * that an older Hearth, once it knows of versions, can tell).
+ * At start: refuses a newer store, upgrades an older one (a store with no version
+ * recorded is version 1; a new, empty one has nothing to upgrade) and records the
+ * version once every upgrade is done.
  */
 export async function openStoreFormat(store: Store): Promise<void> {
   const recorded = store.dbs.meta.get(FORMAT_KEY);
-  assertReadableFormat(typeof recorded === "number" ? recorded : 1, `The data folder ${store.dataDir}`);
-  if (recorded === undefined) await store.commit(() => store.dbs.meta.put(FORMAT_KEY, STORE_FORMAT_VERSION));
+  const version = typeof recorded === "number" ? recorded : 1;
+  assertReadableFormat(version, `The data folder ${store.dataDir}`);
+  if (recorded === STORE_FORMAT_VERSION) return;
+  for (let next = version + 1; next <= STORE_FORMAT_VERSION; next++) await UPGRADES[next]?.run(store);
+  await store.commit(() => {
+    for (let next = version + 1; next <= STORE_FORMAT_VERSION; next++) UPGRADES[next]?.end(store);
+    store.dbs.meta.put(FORMAT_KEY, STORE_FORMAT_VERSION);
+  });
 }
 
 /** Inside a commit: every key space emptied but `meta` (the realm record, the counters, this format). */

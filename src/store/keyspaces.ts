@@ -94,7 +94,7 @@ export const KEYSPACES = {
    * not yet written (see src/store/messages.ts)
    */
   messageRecipientLists: "message_recipient_lists",
-  /** [userId, index, messageId] → location ([channelId, topic] or DM conversation key) for index "unread" and "dm"; true for "starred", "mentioned", "alerted". "unread" rows of recent channel messages may be implicit, and the background job writes channel messages' "unread" rows as runs, [userId, "unreadBatch", batchStart] → the IDs (float64 bytes) and [userId, "unreadBatchPlaces", batchStart] → their locations (see src/store/messages.ts). */
+  /** [userId, index, messageId] → location ([channelId, topic] or DM conversation key) for index "unread" and "dm"; true for "starred", "mentioned", "alerted". "unread" rows of recent channel messages may be implicit, and the background job writes channel messages' "unread" rows as runs, [userId, "unreadBatch", batchStart] → the IDs (varint distances, src/store/unread_runs.ts) and [userId, "unreadBatchPlaces", batchStart] → their locations (see src/store/messages.ts). */
   userMessageIndex: "user_message_index",
   /** [channelId, messageId] → true */
   channelMessages: "channel_messages",

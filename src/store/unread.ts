@@ -23,7 +23,7 @@ import { applyRunRemovals, inUnreadRun, relocateInUnreadRuns, runsChanged, unrea
  *   form at once (src/store/user_messages.ts).
  * - in a run: `userMessageIndex` [userId, "unreadBatch", batchStart] → the run's
  *   message IDs, ascending, then for each the position of its location in the places
- *   record (float64 bytes, binary-searched without decoding), and
+ *   record (varint distances and one byte per place, src/store/unread_runs.ts), and
  *   [userId, "unreadBatchPlaces", batchStart] → those distinct locations. The
  *   background job (unread_rows.ts) writes a batch's rows for one user this way;
  *   unread_runs.ts keeps them.

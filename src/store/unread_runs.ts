@@ -31,31 +31,105 @@ const UNREAD_RUN_PLACES = "unreadBatchPlaces";
 export const RUN_MAX_IDS = 64;
 
 /**
- * A run as stored: its IDs, then for each the position of its location in the run's
- * places, as float64 in the machine's byte order (every platform Hearth builds for is
- * little-endian). Taking a message out rewrites this record alone; the places, a
- * batch's few conversations, stay as they are.
+ * A run as stored (store format 2, src/store/format.ts): its ID count, then each ID
+ * as its distance from the one before (the first from the run's start), as unsigned
+ * LEB128 varints, then for each ID the position of its location in the run's places,
+ * one byte each (a run holds at most RUN_MAX_IDS IDs, so at most that many places).
+ * A run's IDs are mostly neighbours, so an entry takes about two bytes; format 1 took
+ * sixteen (two float64), the largest part of the data file with 100-subscriber
+ * channels (docs/benchmarks.md). Taking a message out rewrites this record alone; the
+ * places, a batch's few conversations, stay as they are.
  */
 interface Run {
   start: number;
   ids: Float64Array;
-  placeAt: Float64Array;
+  placeAt: Uint8Array;
 }
 
-function encodeRun(ids: ArrayLike<number>, placeAt: ArrayLike<number>): Buffer {
-  const values = new Float64Array(ids.length * 2);
-  values.set(ids);
-  values.set(placeAt, ids.length);
-  return Buffer.from(values.buffer);
+export function encodeRun(start: number, ids: ArrayLike<number>, placeAt: ArrayLike<number>): Buffer {
+  const bytes: number[] = [];
+  const varint = (n: number) => {
+    for (; n >= 0x80; n = Math.floor(n / 0x80)) bytes.push((n % 0x80) | 0x80);
+    bytes.push(n);
+  };
+  varint(ids.length);
+  let previous = start;
+  for (let i = 0; i < ids.length; i++) {
+    if (ids[i] < previous) throw new RangeError(`unread run IDs must ascend from the run's start (${ids[i]} after ${previous})`);
+    varint(ids[i] - previous);
+    previous = ids[i];
+  }
+  for (let i = 0; i < placeAt.length; i++) {
+    if (placeAt[i] > 0xff) throw new RangeError("an unread run holds at most 256 places");
+    bytes.push(placeAt[i]);
+  }
+  return Buffer.from(bytes);
 }
 
-function decodeRun(start: number, value: unknown): Run {
+export function decodeRun(start: number, value: unknown): Run {
   const bytes = value as Uint8Array;
-  // Copied: lmdb-js reuses its read buffer, and a Float64Array view needs 8-byte alignment.
+  let at = 0;
+  const varint = () => {
+    let n = 0;
+    for (let scale = 1; ; scale *= 0x80) {
+      const byte = bytes[at++];
+      n += (byte & 0x7f) * scale;
+      if (byte < 0x80) return n;
+    }
+  };
+  const count = varint();
+  const ids = new Float64Array(count);
+  let previous = start;
+  for (let i = 0; i < count; i++) ids[i] = previous += varint();
+  // Copied: lmdb-js reuses its read buffer.
+  return { start, ids, placeAt: bytes.slice(at, at + count) };
+}
+
+/** Format 1's run record (two float64 per ID, machine byte order): read once, by the upgrade to format 2. */
+export function decodeFormat1Run(start: number, value: unknown): Run {
+  const bytes = value as Uint8Array;
   const values = new Float64Array(bytes.length / 8);
   new Uint8Array(values.buffer).set(bytes);
   const count = values.length / 2;
-  return { start, ids: values.subarray(0, count), placeAt: values.subarray(count) };
+  return { start, ids: values.slice(0, count), placeAt: Uint8Array.from(values.subarray(count)) };
+}
+
+/** Meta key: during the upgrade to format 2, the users below this ID have their runs in format 2 already. */
+const FORMAT2_PROGRESS = ["format2RunsUpgradedBelowUser"];
+const UPGRADE_USERS_PER_COMMIT = 50;
+
+/**
+ * Rewrites every run record of a format-1 store in format 2's encoding, at start
+ * (src/store/format.ts), before anything reads runs. A few users per commit, so that
+ * no transaction grows with the store; each commit records how far it got, and a
+ * start after a crash midway resumes there. Users are never deleted, so the users key
+ * space names everyone who can hold runs.
+ */
+export async function upgradeRunsToFormat2(store: Store): Promise<number> {
+  const from = (store.dbs.meta.get(FORMAT2_PROGRESS) as number | undefined) ?? 0;
+  const userIds = [...store.dbs.users.getKeys({ start: from })] as number[];
+  let count = 0;
+  for (let i = 0; i < userIds.length; i += UPGRADE_USERS_PER_COMMIT) {
+    const chunk = userIds.slice(i, i + UPGRADE_USERS_PER_COMMIT);
+    await store.commit(() => {
+      for (const userId of chunk) {
+        const runs: { key: unknown; run: Run }[] = [];
+        for (const { key, value } of store.dbs.userMessageIndex.getRange({ start: [userId, UNREAD_RUN, 0], end: [userId, UNREAD_RUN, Number.MAX_SAFE_INTEGER] })) {
+          runs.push({ key, run: decodeFormat1Run((key as [number, string, number])[2], value) });
+        }
+        for (const { key, run } of runs) store.dbs.userMessageIndex.put(key, encodeRun(run.start, run.ids, run.placeAt));
+        count += runs.length;
+      }
+      store.dbs.meta.put(FORMAT2_PROGRESS, chunk[chunk.length - 1] + 1);
+    });
+  }
+  runsChanged(store);
+  return count;
+}
+
+/** Once the format's version is recorded: the upgrade's progress mark goes. Call inside `store.commit`. */
+export function endRunsUpgrade(store: Store): void {
+  store.dbs.meta.remove(FORMAT2_PROGRESS);
 }
 
 /** The user's runs from the one that may hold `from`, in the given direction. */
@@ -129,7 +203,7 @@ export function putRun(store: Store, userId: number, start: number, ids: ArrayLi
   runsChanged(store);
   const places: MessageLocation[] = [];
   const placeAt = locations.map((location) => placeIndex(places, location));
-  store.dbs.userMessageIndex.put([userId, UNREAD_RUN, start], encodeRun(ids, placeAt));
+  store.dbs.userMessageIndex.put([userId, UNREAD_RUN, start], encodeRun(start, ids, placeAt));
   store.dbs.userMessageIndex.put([userId, UNREAD_RUN_PLACES, start], places);
 }
 

@@ -15,6 +15,7 @@ import { register } from "../kit/events";
 import { unreadWatermark, writtenUnreadLocation } from "../../src/store/unread";
 import { planDeferredUnreadRows, writeDeferredUnreadRows } from "../../src/store/unread_batches";
 import { getUserFlags } from "../../src/store/user_messages";
+import { decodeRun } from "../../src/store/unread_runs";
 import { doExpireMessages } from "../../src/actions/retention";
 
 let s: TestServer;
@@ -184,10 +185,8 @@ function runsOf(userId: number): { start: number; ids: number[] }[] {
   const store = s.server.h.store;
   const out: { start: number; ids: number[] }[] = [];
   for (const { key, value } of store.dbs.userMessageIndex.getRange({ start: [userId, "unreadBatch", 0], end: [userId, "unreadBatch", Number.MAX_SAFE_INTEGER] })) {
-    const bytes = value as Uint8Array;
-    const values = new Float64Array(bytes.length / 8);
-    new Uint8Array(values.buffer).set(bytes);
-    out.push({ start: (key as [number, string, number])[2], ids: [...values.subarray(0, values.length / 2)] });
+    const start = (key as [number, string, number])[2];
+    out.push({ start, ids: [...decodeRun(start, value).ids] });
   }
   return out;
 }

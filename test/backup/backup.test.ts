@@ -13,6 +13,7 @@ import { ApiClient, expectError, expectSuccess, startTestServer, type TestServer
 import { hearth, MAIN, tempDir } from "../kit/process";
 import { identiconPng } from "../../src/avatars/identicon";
 import { Store } from "../../src/store/db";
+import { STORE_FORMAT_VERSION } from "../../src/store/format";
 
 let s: TestServer;
 let channelId: number;
@@ -229,7 +230,7 @@ describe("the store's format version", () => {
     const dataDir = join(dir, "data");
     expect((await hearth(["init", "--data", dataDir, "--realm-name", "Future", "--owner-email", "o@future.test", "--owner-password", "a long password"])).code).toBe(0);
     const store = new Store(dataDir);
-    expect(store.dbs.meta.get("store_format_version")).toBe(1);
+    expect(store.dbs.meta.get("store_format_version")).toBe(STORE_FORMAT_VERSION);
     await store.commit(() => store.dbs.meta.put("store_format_version", 99));
     await store.close();
     const serve = await hearth(["serve", "--data", dataDir, "--port", "0"]);

@@ -1,0 +1,131 @@
+/**
+ * Pieces the benchmarks share: reading a child server's announcement, a raw HTTP/1.1
+ * keep-alive client, percentiles, and what /proc says of a process (CPU, resident
+ * memory split into anonymous and file-backed pages).
+ */
+import { readFileSync } from "node:fs";
+
+/**
+ * The benchmarks run each server in a child process, which announces itself with one
+ * JSON line on stdout (its URL and what the clients need): this reads that line.
+ */
+export async function readAnnouncement<T>(stdout: ReadableStream<Uint8Array>, name: string): Promise<T> {
+  const line = await readLineMatching(stdout, name, (l) => l.startsWith("{"));
+  return JSON.parse(line) as T;
+}
+
+/** Reads a child's stdout until a line passes `matches`; returns it (the rest of the stream is left unread). */
+export async function readLineMatching(stdout: ReadableStream<Uint8Array>, name: string, matches: (line: string) => boolean): Promise<string> {
+  const reader = stdout.getReader();
+  const decoder = new TextDecoder();
+  let text = "";
+  try {
+    for (;;) {
+      let newline: number;
+      while ((newline = text.indexOf("\n")) >= 0) {
+        const line = text.slice(0, newline);
+        text = text.slice(newline + 1);
+        if (matches(line)) return line;
+      }
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`${name} exited before announcing itself`);
+      text += decoder.decode(value, { stream: true });
+    }
+  } finally {
+    reader.releaseLock();
+  }
+}
+
+export function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+/** CPU seconds (user + system) the process has used so far. */
+export function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+  // utime and stime are fields 14 and 15 of stat, counted from the state field (3) here.
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** Resident memory in MiB: all of it, the anonymous part and the file-backed part (LMDB's mapped data file, the executable). */
+export function rssMiB(pid: number): { total: number; anon: number; file: number } {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const kib = (name: string) => Number(new RegExp(`${name}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
+  return { total: kib("VmRSS") / 1024, anon: kib("RssAnon") / 1024, file: kib("RssFile") / 1024 };
+}
+
+export function formatRss(rss: { total: number; anon: number; file: number }): string {
+  return `${rss.total.toFixed(0)} MiB (anon ${rss.anon.toFixed(0)}, file ${rss.file.toFixed(0)})`;
+}
+
+/**
+ * One client's HTTP/1.1 keep-alive connection on a raw socket: fetch costs the client
+ * process tens of microseconds per request, and with 1,000 clients the clients, not
+ * the servers, were what a benchmark measured (docs/benchmarks.md). Parses just the
+ * status line, Content-Length and the body.
+ */
+export class RawHttpClient {
+  private socket: import("bun").Socket<undefined> | null = null;
+  private buffer: Buffer = Buffer.alloc(0);
+  private pending: { resolve(r: { status: number; body: string }): void; reject(e: Error): void } | null = null;
+
+  constructor(
+    private readonly host: string,
+    private readonly port: number,
+  ) {}
+
+  static forUrl(url: string): RawHttpClient {
+    const u = new URL(url);
+    return new RawHttpClient(u.hostname, Number(u.port));
+  }
+
+  get(path: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string }> {
+    return this.request("GET", path, headers);
+  }
+
+  async request(method: string, path: string, headers: Record<string, string> = {}, body = ""): Promise<{ status: number; body: string }> {
+    if (!this.socket) {
+      this.socket = await Bun.connect({
+        hostname: this.host,
+        port: this.port,
+        socket: {
+          data: (_socket, chunk) => this.onData(chunk),
+          close: () => this.fail(new Error("connection closed")),
+          error: (_socket, e) => this.fail(e),
+        },
+      });
+    }
+    const head = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join("");
+    const payload = body ? `content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}` : "\r\n";
+    return new Promise((resolve, reject) => {
+      this.pending = { resolve, reject };
+      this.socket!.write(`${method} ${path} HTTP/1.1\r\nHost: ${this.host}\r\n${head}${payload}`);
+    });
+  }
+
+  close(): void {
+    this.socket?.end();
+    this.fail(new Error("closed"));
+  }
+
+  private fail(e: Error): void {
+    this.socket = null;
+    const p = this.pending;
+    this.pending = null;
+    p?.reject(e);
+  }
+
+  private onData(chunk: Buffer): void {
+    this.buffer = this.buffer.length === 0 ? chunk : Buffer.concat([this.buffer, chunk]);
+    const end = this.buffer.indexOf("\r\n\r\n");
+    if (end === -1) return;
+    const head = this.buffer.subarray(0, end).toString("latin1");
+    const length = Number(/content-length:\s*(\d+)/i.exec(head)?.[1] ?? 0);
+    if (this.buffer.length < end + 4 + length) return;
+    const body = this.buffer.subarray(end + 4, end + 4 + length).toString("utf8");
+    this.buffer = this.buffer.subarray(end + 4 + length);
+    const p = this.pending;
+    this.pending = null;
+    p?.resolve({ status: Number(head.slice(9, 12)), body });
+  }
+}
