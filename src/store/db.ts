@@ -92,6 +92,13 @@ function runCommitted<T>(options: CommitOptions<T> | undefined, result: T): void
   }
 }
 
+/**
+ * LMDB's limit on named databases, fixed when the environment opens: room above the key
+ * spaces declared in keyspaces.ts (test/store/keyspaces.test.ts keeps it so). Raising
+ * it later needs nothing on disk.
+ */
+export const MAX_KEY_SPACES = 128;
+
 export class Store {
   readonly root: RootDatabase;
   readonly dbs: { [K in KeyspaceName]: Database<any, any> };
@@ -100,7 +107,7 @@ export class Store {
     const dir = join(dataDir, "db");
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     chmodSync(dir, 0o700);
-    this.root = open({ path: dir, maxDbs: 64, ...(is64Bit ? { mapSize: 16 * 2 ** 30 } : {}) });
+    this.root = open({ path: dir, maxDbs: MAX_KEY_SPACES, ...(is64Bit ? { mapSize: 16 * 2 ** 30 } : {}) });
     // LMDB creates its files 0644 whatever the umask: they hold every message, API key
     // and password hash, and a copy of the folder (a backup) must stay private too.
     for (const file of ["data.mdb", "lock.mdb"]) chmodSync(join(dir, file), 0o600);
