@@ -127,6 +127,7 @@ function writeExport(store: Store, dataDir: string, root: string, progress: Prog
   };
   const recipients = new Recipients();
   const tables = buildRealmTables(store, recipients, clientId);
+  const emojiNames = new Map([...allRealmEmoji(store)].map((e) => [e.id, e.name]));
 
   // Messages, a file per 1000, with their recipients' rows; reactions to a scratch file.
   const reactionsPath = join(root, ".reactions.jsonl");
@@ -150,6 +151,8 @@ function writeExport(store: Store, dataDir: string, root: string, progress: Prog
         zerverUserMessage.push({ id: ++userMessages, user_profile: userId, message: m.id, flags_mask: toZulipFlags(bits, m.type === "private") });
       }
       for (const r of m.reactions) {
+        // The importer asserts a custom emoji reaction names an emoji of the export, by its name.
+        if (r.reaction_type === "realm_emoji" && emojiNames.get(Number(r.emoji_code)) !== r.emoji_name) continue;
         reactions++;
         writeSync(reactionsFd, JSON.stringify({ id: reactions, message: m.id, user_profile: r.user_id, emoji_name: r.emoji_name, emoji_code: r.emoji_code, reaction_type: r.reaction_type }) + "\n");
       }
@@ -219,13 +222,33 @@ function messageRow(m: MessageRecord, recipient: number, client: number): Record
     rendered_content_version: 1,
     date_sent: m.timestamp,
     last_edit_time: m.last_edit_timestamp,
-    edit_history: m.edit_history.length > 0 ? JSON.stringify(m.edit_history) : null,
+    edit_history: editHistoryForZulip(m),
     has_attachment: m.has_attachment,
     has_image: m.has_image,
     has_link: m.has_link,
     is_channel_message: m.type === "stream",
     type: 1,
   };
+}
+
+/**
+ * The edit history as Zulip's importer reads it: every entry's user_id is looked up in
+ * its user map (a null one would stop the import), and an entry with `prev_content`
+ * must carry its `prev_rendered_content` (one without is re-rendered, which an edit
+ * entry cannot be). Entries without content (topic and channel moves) pass as they are.
+ */
+function editHistoryForZulip(m: MessageRecord): string | null {
+  if (m.edit_history.length === 0) return null;
+  return JSON.stringify(
+    m.edit_history.map((entry) => {
+      const out: Record<string, unknown> = { ...entry, user_id: entry.user_id ?? m.sender_id };
+      if (out.prev_content !== undefined && typeof out.prev_rendered_content !== "string") {
+        delete out.prev_content;
+        delete out.prev_rendered_content_version;
+      }
+      return out;
+    }),
+  );
 }
 
 /** realm.json written key by key, with the reactions streamed in from their scratch file. */

@@ -268,6 +268,7 @@ export function buildRealmTables(store: Store, recipients: Recipients, clientId:
     for (const word of getAlertWords(store, u.id)) alertWords.push({ id: alertWords.length + 1, user_profile: u.id, realm: REALM_ID, word });
   }
 
+  const emojiNames = new Map([...allRealmEmoji(store)].map((e) => [e.id, e.name]));
   const linkifiers = (realm.settings.linkifiers as Linkifier[] | undefined) ?? [];
   const personalIds = new Set(realmUsers.map((u) => u.id));
   const scheduled: Row[] = [];
@@ -319,7 +320,7 @@ export function buildRealmTables(store: Store, recipients: Recipients, clientId:
     zerver_customprofilefield: fields.map((f) => ({ id: f.id, realm: REALM_ID, name: f.name, hint: f.hint, order: f.order, field_type: f.type, field_data: f.field_data, display_in_profile_summary: f.display_in_profile_summary, required: f.required, editable_by_user: f.editable_by_user })),
     zerver_customprofilefieldvalue: fieldValues,
     zerver_userpresence: [...allPresence(store)].filter(([id]) => personalIds.has(id)).map(([id, p], i) => ({ id: i + 1, user_profile: id, realm: REALM_ID, last_active_time: p.last_active_time, last_connected_time: p.last_connected_time, last_update_id: p.last_update_id })),
-    zerver_userstatus: [...allUserStatuses(store)].filter(([id]) => personalIds.has(id)).map(([id, s], i) => ({ id: i + 1, user_profile: id, client: clientId("website"), timestamp: Math.floor(Date.now() / 1000), status_text: s.status_text, emoji_name: s.emoji_name, emoji_code: s.emoji_code, reaction_type: s.reaction_type || "unicode_emoji" })),
+    zerver_userstatus: [...allUserStatuses(store)].filter(([id, st]) => personalIds.has(id) && (st.reaction_type !== "realm_emoji" || emojiNames.get(Number(st.emoji_code)) === st.emoji_name)).map(([id, s], i) => ({ id: i + 1, user_profile: id, client: clientId("website"), timestamp: Math.floor(Date.now() / 1000), status_text: s.status_text, emoji_name: s.emoji_name, emoji_code: s.emoji_code, reaction_type: s.reaction_type || "unicode_emoji" })),
     zerver_useractivity: [],
     zerver_useractivityinterval: [],
     zerver_usertopic: userTopics,

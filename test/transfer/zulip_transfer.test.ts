@@ -34,7 +34,8 @@ beforeAll(async () => {
   expectSuccess(await s.as("iago").post("/realm/emoji/export_parrot", { file: new File([identiconPng("parrot", 32) as BlobPart], "e.png", { type: "image/png" }) }, { multipart: true }));
   const first = expectSuccess(await s.as("hamlet").post("/messages", { type: "stream", to: publicId, topic: "plans", content: `See [notes](${uploadUrl}) @**Othello, the Moor of Venice**` })).id;
   const second = expectSuccess(await s.as("othello").post("/messages", { type: "stream", to: privateId, topic: "secrets", content: "only for the council" })).id;
-  expectSuccess(await s.as("othello").post("/messages", { type: "private", to: JSON.stringify([s.users.hamlet.id]), content: "a direct message" }));
+  const dm = expectSuccess(await s.as("othello").post("/messages", { type: "private", to: JSON.stringify([s.users.hamlet.id]), content: "a direct message" })).id;
+  expectSuccess(await s.as("othello").patch(`/messages/${dm}`, { content: "a direct message, edited" }));
   expectSuccess(await s.as("cordelia").post("/messages", { type: "private", to: JSON.stringify([s.users.hamlet.id, s.users.othello.id]), content: "a group message" }));
   expectSuccess(await s.as("othello").post(`/messages/${first}/reactions`, { emoji_name: "tada" }));
   expectSuccess(await s.as("cordelia").post(`/messages/${first}/reactions`, { emoji_name: "export_parrot" }));
@@ -173,9 +174,12 @@ describe("export to the Zulip server", () => {
     expect(flagsOf(first.id, s.users.othello.id)).toBe(2 | 8);
     expect(flagsOf(byContent("only for the council").id, s.users.hamlet.id)).toBe(1);
     expect(flagsOf(byContent("only for the council").id, s.users.cordelia.id)).toBeUndefined();
-    const dm = byContent("a direct message");
+    const dm = byContent("a direct message, edited");
     expect(dm.subject).toBe("");
     expect(flagsOf(dm.id, s.users.hamlet.id)).toBe(2048);
+    expect(typeof dm.last_edit_time).toBe("number");
+    // Zulip's importer maps each entry's user_id and keeps prev_rendered_content beside prev_content.
+    expect(JSON.parse(dm.edit_history)[0]).toMatchObject({ user_id: s.users.othello.id, prev_content: "a direct message", prev_rendered_content: "<p>a direct message</p>" });
     const group = byContent("a group message");
     const huddleRecipient = realm.zerver_recipient.find((r: any) => r.id === group.recipient);
     expect(huddleRecipient.type).toBe(3);
