@@ -4,7 +4,7 @@ import { basename, dirname, join, resolve } from "node:path";
 import { Store } from "../store/db";
 import { openStoreFormat } from "../store/format";
 import { conversationKey, recipientIdFor, type MessageRecord, type Reaction } from "../store/messages";
-import { insertMessage } from "../store/user_messages";
+import { insertMessageWithRows } from "../store/user_messages";
 import { getChannel, putChannel } from "../store/channels";
 import { getUser, putUser } from "../store/users";
 import { putAttachment, uploadFilePath } from "../store/uploads";
@@ -131,7 +131,7 @@ async function importMessages(store: Store, root: string, maps: IdMaps, reaction
         reactionCount += m.reactions.length;
         const flags = rowsOf.get(zm.id) ?? new Map<number, number>();
         if (!flags.has(m.sender_id) && getUser(store, m.sender_id)?.is_system_bot !== true) flags.set(m.sender_id, 1);
-        insertMessage(store, m, flags);
+        insertMessageWithRows(store, m, flags);
         if (attached.has(zm.id)) messageIds.set(zm.id, m.id);
         if (m.type === "stream") {
           const span = channelSpan.get(m.channel_id!);
