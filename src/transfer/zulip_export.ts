@@ -128,6 +128,8 @@ function writeExport(store: Store, dataDir: string, root: string, progress: Prog
   const recipients = new Recipients();
   const tables = buildRealmTables(store, recipients, clientId);
   const emojiNames = new Map([...allRealmEmoji(store)].map((e) => [e.id, e.name]));
+  // UserMessage rows are the organization's users' (Zulip's system bots live in another realm).
+  const realmUserIds = new Set([...allUsers(store)].filter((u) => !u.is_system_bot).map((u) => u.id));
 
   // Messages, a file per 1000, with their recipients' rows; reactions to a scratch file.
   const reactionsPath = join(root, ".reactions.jsonl");
@@ -147,7 +149,7 @@ function writeExport(store: Store, dataDir: string, root: string, progress: Prog
       if (recipient === undefined) continue;
       zerverMessage.push(messageRow(m, recipient, clientId(m.client)));
       for (const [userId, bits] of messageRecipientFlags(store, m)) {
-        if (!recipients.personal.has(userId)) continue;
+        if (!realmUserIds.has(userId)) continue;
         zerverUserMessage.push({ id: ++userMessages, user_profile: userId, message: m.id, flags_mask: toZulipFlags(bits, m.type === "private") });
       }
       for (const r of m.reactions) {

@@ -152,7 +152,9 @@ export function userRow(u: UserRecord, host: string): Row {
     bot_owner: u.bot_owner_id,
     is_mirror_dummy: u.is_imported_stub,
     date_joined: u.date_joined,
+    // Every DateTimeField the importer converts back (export.py's DATE_FIELDS) must be a key, null or not.
     last_login: null,
+    last_reminder: null,
     timezone: u.timezone,
     avatar_source: u.avatar_source,
     avatar_version: u.avatar_version,
@@ -292,6 +294,7 @@ export function buildRealmTables(store: Store, recipients: Recipients, clientId:
       content: s.content,
       rendered_content: s.rendered_content,
       scheduled_timestamp: s.deliver_at,
+      request_timestamp: s.deliver_at,
       read_by_sender: s.read_by_sender,
       has_attachment: false,
       delivered: false,

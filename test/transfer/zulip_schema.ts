@@ -5,7 +5,8 @@
  * KeyError, and the import dies), with the type each must have. Foreign keys are
  * named by the table they point into, so every reference can be checked to land on
  * a row of the export (the importer keeps an unknown ID as it is, silently pointing
- * at another organization's row).
+ * at another organization's row). Every DateTimeField listed in export.py's
+ * DATE_FIELDS is here too: `fix_datetime_fields` reads each of them without a default.
  */
 
 export type FieldType = "int" | "int?" | "str" | "str?" | "bool" | "float" | "float?" | "list" | "json?";
@@ -71,7 +72,7 @@ const USER: TableSchema = {
   fields: {
     id: "int", realm: "int", email: "str", delivery_email: "str", full_name: "str", role: "int", is_active: "bool", is_bot: "bool",
     bot_type: "int?", bot_owner: "int?", is_mirror_dummy: "bool", date_joined: "float", timezone: "str", avatar_source: "str",
-    avatar_version: "int", translate_emoticons: "bool", default_sending_stream: "int?", default_events_register_stream: "int?",
+    avatar_version: "int", translate_emoticons: "bool", last_login: "float?", last_reminder: "float?", default_sending_stream: "int?", default_events_register_stream: "int?",
     last_active_message_id: "int?", user_permissions: "list", groups: "list",
   },
   refs: { bot_owner: "zerver_userprofile", default_sending_stream: "zerver_stream", default_events_register_stream: "zerver_stream" },
@@ -121,7 +122,7 @@ export const TABLES: Record<string, TableSchema> = {
   zerver_alertword: { fields: { id: "int", user_profile: "int", realm: "int", word: "str" }, refs: { user_profile: "zerver_userprofile" } },
   zerver_userstatus: { fields: { id: "int", user_profile: "int", client: "int", timestamp: "float", status_text: "str", emoji_name: "str", emoji_code: "str", reaction_type: "str" }, refs: { user_profile: "zerver_userprofile", client: "zerver_client" } },
   zerver_scheduledmessage: {
-    fields: { id: "int", sender: "int", recipient: "int", sending_client: "int", stream: "int?", realm: "int", delivered_message: "int?", subject: "str", content: "str", scheduled_timestamp: "float", read_by_sender: "bool", has_attachment: "bool", delivered: "bool", failed: "bool", delivery_type: "int" },
+    fields: { id: "int", sender: "int", recipient: "int", sending_client: "int", stream: "int?", realm: "int", delivered_message: "int?", subject: "str", content: "str", scheduled_timestamp: "float", request_timestamp: "float", read_by_sender: "bool", has_attachment: "bool", delivered: "bool", failed: "bool", delivery_type: "int" },
     refs: { sender: "zerver_userprofile", recipient: "zerver_recipient", sending_client: "zerver_client", stream: "zerver_stream" },
   },
   zerver_message: {

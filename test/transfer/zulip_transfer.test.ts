@@ -49,6 +49,7 @@ beforeAll(async () => {
   expectSuccess(await s.as("iago").post("/realm/filters", { pattern: "#(?P<id>[0-9]+)", url_template: "https://tracker.example.com/{id}" }));
   expectSuccess(await s.as("hamlet").post("/user_topics", { stream_id: publicId, topic: "plans", visibility_policy: 3 }));
   expectSuccess(await s.as("othello").post("/users/me/muted_users/" + s.users.polonius.id));
+  expectSuccess(await s.as("hamlet").post("/scheduled_messages", { type: "stream", to: publicId, topic: "later", content: "see you tomorrow", scheduled_delivery_timestamp: Math.floor(Date.now() / 1000) + 86400 }));
 });
 afterAll(() => s.stop());
 
@@ -133,6 +134,10 @@ describe("export to the Zulip server", () => {
         for (const forbidden of ["uuid", "api_key", "password", "recipient_id"]) if (name !== "zerver_userprofile_crossrealm" && forbidden in row) problems.push(`${name} ${row.id}: has ${forbidden}`);
       }
     }
+    // UserMessage rows belong to the organization's own users, never to the system bots of Zulip's internal realm.
+    const realmUsers = new Set([...realm.zerver_userprofile, ...realm.zerver_userprofile_mirrordummy].map((u: any) => u.id));
+    for (const um of userMessageRows) if (!realmUsers.has(um.user_profile)) problems.push(`usermessage for ${um.user_profile}, not a user of the realm`);
+    expect(realm.zerver_scheduledmessage).toContainEqual(expect.objectContaining({ content: "see you tomorrow", subject: "later", sender: s.users.hamlet.id, stream: publicId }));
     // Recipients name what they address; every user has a personal one and a subscription to it.
     const typeTable: Record<number, string> = { 1: "zerver_userprofile", 2: "zerver_stream", 3: "zerver_huddle" };
     for (const r of realm.zerver_recipient) if (!ids[typeTable[r.type]]?.has(r.type_id)) problems.push(`recipient ${r.id}: type ${r.type} id ${r.type_id} names no row`);
