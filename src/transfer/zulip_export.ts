@@ -11,6 +11,7 @@ import { allAttachments } from "../store/uploads";
 import { allRealmEmoji, getRealmEmojiImage } from "../store/realm_emoji";
 import { getUploadedAvatar } from "../store/avatars";
 import { allUsers } from "../store/users";
+import { removeStaleWork } from "./zulip_archive";
 import { buildRealmTables, emojiFileName, Recipients } from "./zulip_export_tables";
 import { DEFAULT_ZULIP_RELEASE, EXPORT_FOLDER, messageFileName, MESSAGES_PER_FILE, SUPPORTED_ZULIP_RELEASES, toZulipFlags, TransferError } from "./zulip_format";
 import { Progress } from "./progress";
@@ -63,6 +64,7 @@ export async function exportZulip(options: ExportOptions): Promise<ExportSummary
   if (!existsSync(join(dataDir, "db", "data.mdb"))) throw new TransferError(`No Hearth data folder at ${dataDir} (no db/data.mdb).`);
   const outDir = dirname(outFile);
   if (!existsSync(outDir)) throw new TransferError(`The folder ${outDir} does not exist.`);
+  removeStaleWork(outDir, basename(outFile), "partial");
   const staging = join(outDir, `.${basename(outFile)}.partial-${randomBytes(6).toString("hex")}`);
   const partialArchive = `${staging}.tar.gz`;
   const progress = options.progress ?? new Progress("Exporting");

@@ -353,5 +353,21 @@ describe("import from Zulip", () => {
     proc.kill(9);
     await proc.exited;
     expect(existsSync(target)).toBe(false);
+    // The next import to that name clears what the killed one left and completes.
+    const again = await hearth(["import", "--format", "zulip", "--from", archive, "--data", target]);
+    expect(again.code).toBe(0);
+    expect(readdirSync(dir).sort()).toEqual(["export.tar.gz", "imported"]);
+  }, 30_000);
+
+  test("kill -9 during an export leaves no archive under the name asked for, and the next export clears its leftovers", async () => {
+    const dir = tempDir();
+    const archive = join(dir, "export.tar.gz");
+    const proc = Bun.spawn([process.execPath, MAIN, "export", "--format", "zulip", "--data", s.dataDir, "--out", archive], { stdout: "pipe", stderr: "pipe" });
+    while (!readdirSync(dir).some((n) => n.startsWith(".export.tar.gz.partial-")) && proc.exitCode === null) await Bun.sleep(1);
+    proc.kill(9);
+    await proc.exited;
+    expect(existsSync(archive)).toBe(false);
+    expect((await hearth(["export", "--format", "zulip", "--data", s.dataDir, "--out", archive])).code).toBe(0);
+    expect(readdirSync(dir)).toEqual(["export.tar.gz"]);
   }, 30_000);
 });
