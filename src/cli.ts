@@ -266,7 +266,7 @@ async function cmdExport(args: string[]) {
     migrationStatusFile: flags["zulip-migration-status"] as string | undefined,
   });
   console.log(
-    `Exported ${s.users} users, ${s.channels} channels, ${s.messages} messages (${s.userMessages} message rows), ${s.reactions} reactions and ${s.uploads} uploaded files ` +
+    `Exported ${s.users} users, ${s.channels} channels, ${s.messages} messages (${s.userMessages} message rows), ${s.reactions} reactions and ${s.uploads} uploaded file${s.uploads === 1 ? "" : "s"} ` +
       `for Zulip Server ${s.zulipRelease} to ${resolve(required(flags, "out"))} in ${s.seconds.toFixed(1)} s (${Math.round(s.messages / Math.max(s.seconds, 0.001))} messages/s).`,
   );
 }
@@ -277,10 +277,10 @@ async function cmdImport(args: string[]) {
   const dataDir = resolve(required(flags, "data"));
   const s = await importZulip({ archive: resolve(required(flags, "from")), dataDir });
   console.log(
-    `Imported ${s.users} users, ${s.channels} channels, ${s.messages} messages, ${s.reactions} reactions and ${s.uploads} uploaded files from Zulip ${s.zulipVersion} ` +
+    `Imported ${s.users} users, ${s.channels} channels, ${s.messages} messages, ${s.reactions} reactions and ${s.uploads} uploaded file${s.uploads === 1 ? "" : "s"} from Zulip ${s.zulipVersion} ` +
       `into ${dataDir} in ${s.seconds.toFixed(1)} s (${Math.round(s.messages / Math.max(s.seconds, 0.001))} messages/s).\n` +
       `Passwords do not travel in a Zulip export: give the owner one with\n  hearth set-password --data ${dataDir} --email OWNER_EMAIL\n` +
-      `then start the server (hearth serve --data ${dataDir}); others can use "Forgot password" or get one the same way.`,
+      `then start the server (hearth serve --data ${dataDir}); the others get theirs the same way.`,
   );
 }
 

@@ -68,7 +68,7 @@ export async function importZulip(options: { archive: string; dataDir: string; p
       const counts = await importMessages(store, root, maps, reactions, attachedMessages, messageIds, progress);
       const uploads = await importUploads(store, root, maps, attachments, messageIds);
       summary = {
-        users: maps.users.size,
+        users: maps.userCount,
         channels: maps.channels.size,
         messages: counts.messages,
         reactions: counts.reactions,

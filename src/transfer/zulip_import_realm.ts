@@ -36,6 +36,8 @@ export interface IdMaps {
   huddleMembers: Map<number, number[]>;
   /** Zulip realm emoji ID (a reaction's emoji_code) → the Hearth one. */
   emoji: Map<number, number>;
+  /** The organization's accounts imported (Zulip's system bots, mapped onto Hearth's, not counted). */
+  userCount: number;
 }
 
 const rows = (data: Row, key: string): Row[] => (Array.isArray(data[key]) ? data[key] : []);
@@ -43,7 +45,7 @@ const rows = (data: Row, key: string): Row[] => (Array.isArray(data[key]) ? data
 export function importRealmTables(store: Store, data: Row): IdMaps {
   const realmRow = rows(data, "zerver_realm")[0];
   if (!realmRow) throw new TransferError("realm.json has no zerver_realm row.");
-  const maps: IdMaps = { users: new Map(), channels: new Map(), recipients: new Map(), huddleMembers: new Map(), emoji: new Map() };
+  const maps: IdMaps = { users: new Map(), channels: new Map(), recipients: new Map(), huddleMembers: new Map(), emoji: new Map(), userCount: 0 };
   const realm: Realm = {
     id: REALM_ID,
     name: String(realmRow.name || realmRow.string_id || "Imported organization").slice(0, 40),
@@ -69,6 +71,7 @@ export function importRealmTables(store: Store, data: Row): IdMaps {
 
   // Users (mirror dummies are the accounts an export keeps without their consent or a login).
   const users = [...rows(data, "zerver_userprofile"), ...rows(data, "zerver_userprofile_mirrordummy")].sort((a, b) => a.id - b.id);
+  maps.userCount = users.length;
   const seenEmails = new Set<string>();
   for (const u of users) {
     const email = String(u.delivery_email ?? u.email ?? "").trim();
