@@ -17,6 +17,10 @@ import { HEARTH_VERSION, ZULIP_FEATURE_LEVEL, ZULIP_VERSION } from "./version";
 import { randomPassword } from "./lib/credentials";
 import { describeSmtpError, Mailer, parseSmtpUrl, redactSmtpUrl, SmtpUrlError, type SmtpSettings } from "./lib/mailer";
 import { checkEmailFrom, isValidEmailAddress, sendEmailNow } from "./actions/email";
+import { exportZulip } from "./transfer/zulip_export";
+import { importZulip } from "./transfer/zulip_import";
+import { DEFAULT_ZULIP_RELEASE, SUPPORTED_ZULIP_RELEASES } from "./transfer/zulip_format";
+import { doSetPasswordFromCli } from "./actions/set_password";
 
 export class UsageError extends Error {}
 
@@ -56,6 +60,15 @@ Usage:
       Send one email now through the SMTP server (--smtp-url or HEARTH_SMTP_URL)
       and report its answer or its error. --data (or HEARTH_EXTERNAL_URL) gives
       the host of the default From address.
+  hearth export --format zulip --data DIR --out FILE.tar.gz
+              [--zulip-release X] [--zulip-migration-status FILE]
+      Write the organization as a Zulip realm export for './manage.py import' of
+      Zulip Server X (default ${DEFAULT_ZULIP_RELEASE}; ${SUPPORTED_ZULIP_RELEASES.join(", ")}), while the server runs or not.
+  hearth import --format zulip --from EXPORT.tar.gz --data DIR
+      Create the organization from a Zulip realm export in a new (absent or empty)
+      data folder. Accounts get new API keys and no password (see set-password).
+  hearth set-password --data DIR --email E [--password P]
+      Give an account a password (a random one, printed, without --password).
   hearth --help | --version
 `;
 
@@ -251,6 +264,48 @@ function warnMissingUploads(m: BackupManifest): void {
   if (m.missing_uploads.length > 0) console.warn(`Warning: ${m.missing_uploads.length} uploaded file(s) named by the store were not on disk when the backup ran: ${m.missing_uploads.slice(0, 5).join(", ")}`);
 }
 
+function requireZulipFormat(flags: Record<string, string | boolean>): void {
+  const format = required(flags, "format");
+  if (format !== "zulip") throw new UsageError(`unknown format '${format}' (only 'zulip' is supported)`);
+}
+
+async function cmdExport(args: string[]) {
+  const flags = parseFlags(args, { format: "string", data: "string", out: "string", "zulip-release": "string", "zulip-migration-status": "string" });
+  requireZulipFormat(flags);
+  const s = await exportZulip({
+    dataDir: resolve(required(flags, "data")),
+    outFile: resolve(required(flags, "out")),
+    zulipRelease: flags["zulip-release"] as string | undefined,
+    migrationStatusFile: flags["zulip-migration-status"] as string | undefined,
+  });
+  console.log(
+    `Exported ${s.users} users, ${s.channels} channels, ${s.messages} messages (${s.userMessages} message rows), ${s.reactions} reactions and ${s.uploads} uploaded file${s.uploads === 1 ? "" : "s"} ` +
+      `for Zulip Server ${s.zulipRelease} to ${resolve(required(flags, "out"))} in ${s.seconds.toFixed(1)} s (${Math.round(s.messages / Math.max(s.seconds, 0.001))} messages/s).`,
+  );
+}
+
+async function cmdImport(args: string[]) {
+  const flags = parseFlags(args, { format: "string", from: "string", data: "string" });
+  requireZulipFormat(flags);
+  const dataDir = resolve(required(flags, "data"));
+  const s = await importZulip({ archive: resolve(required(flags, "from")), dataDir });
+  console.log(
+    `Imported ${s.users} users, ${s.channels} channels, ${s.messages} messages, ${s.reactions} reactions and ${s.uploads} uploaded file${s.uploads === 1 ? "" : "s"} from Zulip ${s.zulipVersion} ` +
+      `into ${dataDir} in ${s.seconds.toFixed(1)} s (${Math.round(s.messages / Math.max(s.seconds, 0.001))} messages/s).\n` +
+      `Passwords do not travel in a Zulip export: give the owner one with\n  hearth set-password --data ${dataDir} --email OWNER_EMAIL\n` +
+      `then start the server (hearth serve --data ${dataDir}); the others get theirs the same way.`,
+  );
+}
+
+async function cmdSetPassword(args: string[]) {
+  const flags = parseFlags(args, { data: "string", email: "string", password: "string" });
+  const dataDir = resolve(required(flags, "data"));
+  if (!existsSync(dataDir)) throw new Error(`No data folder at ${dataDir}.`);
+  const password = (flags.password as string | undefined) ?? randomPassword();
+  const user = await withStore(dataDir, (store) => doSetPasswordFromCli(store, required(flags, "email"), password));
+  console.log(flags.password === undefined ? `Set a new password for ${user.email}: ${password}` : `Set the password of ${user.email}.`);
+}
+
 function parseBackupSchedule(flags: Record<string, string | boolean>, dataDir: string): BackupScheduleConfig | null {
   const every = (flags["backup-every"] as string | undefined) ?? process.env.HEARTH_BACKUP_EVERY;
   const dir = (flags["backup-dir"] as string | undefined) ?? process.env.HEARTH_BACKUP_DIR;
@@ -430,6 +485,15 @@ export async function runCli(argv: string[]): Promise<number> {
         return 0;
       case "send-test-email":
         await cmdSendTestEmail(rest);
+        return 0;
+      case "export":
+        await cmdExport(rest);
+        return 0;
+      case "import":
+        await cmdImport(rest);
+        return 0;
+      case "set-password":
+        await cmdSetPassword(rest);
         return 0;
       default:
         throw new UsageError(`unknown command '${command}'`);

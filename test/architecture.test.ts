@@ -18,6 +18,7 @@ const LAYERS: [prefix: string, rank: number][] = [
   ["src/main.ts", 90],
   ["src/cli.ts", 90],
   ["src/server.ts", 80],
+  ["src/transfer/", 75],
   ["src/api/", 70],
   ["src/http/", 70],
   ["src/auth/", 70],

@@ -163,3 +163,13 @@ export type MessageLocation = [number, string] | string;
 export function messageLocation(m: MessageRecord): MessageLocation {
   return m.type === "stream" ? [m.channel_id!, m.topic] : conversationKey(m.dm_user_ids!);
 }
+
+/** Every message in ID order (send order), read lazily: an export walks them in one pass. */
+export function* allMessages(store: Store): Generator<MessageRecord> {
+  for (const { value } of store.dbs.messages.getRange({})) yield value as MessageRecord;
+}
+
+/** How many messages the store holds (for progress). */
+export function messageCount(store: Store): number {
+  return (store.dbs.messages.getStats() as { entryCount: number }).entryCount;
+}

@@ -56,3 +56,8 @@ export function dueScheduled(store: Store, now: number, limit: number): { ownerI
   }
   return out;
 }
+
+/** Every scheduled message and reminder, of every owner. */
+export function* allScheduled(store: Store): Generator<ScheduledRecord> {
+  for (const { value } of store.dbs.scheduledMessages.getRange({})) yield value as ScheduledRecord;
+}

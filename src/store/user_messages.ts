@@ -1,7 +1,7 @@
 import type { Store } from "./db";
 import { idsInRange, indexMessage, mergeIds, reindexMessage, unindexMessage, writtenIndexRows, type IndexRow } from "./message_indexes";
 import { MENTION_BITS, MessageFlag, messageLocation, recipientList, type MessageRecord } from "./messages";
-import { addImplicitUnreadRows, applyUnreadRemovals, hasUnreadRow, initUnreadWatermark, putUnreadRow, recipientsChanged, removeUnreadRow, unreadIdStreams, unreadRows, type UnreadRemovals } from "./unread";
+import { addImplicitUnreadRows, applyUnreadRemovals, UNREAD_WATERMARK, hasUnreadRow, initUnreadWatermark, putUnreadRow, recipientsChanged, removeUnreadRow, unreadIdStreams, unreadRows, type UnreadRemovals } from "./unread";
 import { allUsers } from "./users";
 
 /**
@@ -52,6 +52,24 @@ export function insertMessage(store: Store, m: MessageRecord, flagsByUser: Map<n
     else writeFlags(store, userId, m, undefined, bits);
   }
   addImplicitUnreadRows(store, m.id, implicit);
+  store.dbs.messageRecipientLists.put(m.id, [...flagsByUser.keys()].sort((a, b) => a - b));
+}
+
+/**
+ * Writes a message with every recipient's rows written out, none left implicit: for
+ * loading many messages at once (an import into a new data folder). Leaving channel
+ * recipients' "unread" rows implicit, as a send does, keeps each in memory (the pending
+ * index) until the background job writes them, which for a whole history is memory
+ * that grows with it. Only valid while no message waits for deferred rows (the
+ * watermark unset, so it follows the last message ID, or at the previous message).
+ */
+export function insertMessageWithRows(store: Store, m: MessageRecord, flagsByUser: Map<number, number>): void {
+  const watermark = store.dbs.meta.get(UNREAD_WATERMARK) as number | undefined;
+  if (watermark !== undefined && watermark < m.id - 1) throw new Error("insertMessageWithRows: messages are waiting for their deferred unread rows");
+  if (watermark !== undefined) store.dbs.meta.put(UNREAD_WATERMARK, m.id);
+  store.dbs.messages.put(m.id, m);
+  indexMessage(store, m);
+  for (const [userId, bits] of flagsByUser) writeFlags(store, userId, m, undefined, bits);
   store.dbs.messageRecipientLists.put(m.id, [...flagsByUser.keys()].sort((a, b) => a - b));
 }
 
