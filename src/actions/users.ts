@@ -16,6 +16,7 @@ import { notifyUserChannelAccessChanged } from "./channels";
 import { isoTimestamp } from "../views/users";
 import { checkFullName } from "./create_user";
 import { notifySubscriberActivityChanged } from "./subscriptions";
+import { clearPushRegistrations } from "./client_devices";
 
 function countActiveOwners(h: Hearth): number {
   let n = 0;
@@ -127,6 +128,7 @@ export async function doRegenerateApiKey(h: Hearth, user: UserRecord, targetId =
     const next = { ...current, api_key: key };
     putUser(h.store, next);
     if (next.is_bot) notifyRealmBot(tx, h, "update", next, { api_key: key });
+    clearPushRegistrations(h, tx, targetId);
   });
   return key;
 }

@@ -101,6 +101,16 @@ const RealmBot = t.Object({
   email: Str(),
 });
 
+/** A device's E2EE push registration (FL 468): register's `devices` values, and `device` update fields. */
+const DevicePushFields = {
+  push_key_id: Nullable(Int()),
+  push_token_id: Nullable(Str()),
+  pending_push_token_id: Nullable(Str()),
+  push_token_last_updated_timestamp: Nullable(Int()),
+  push_registration_error_code: Nullable(t.Union([t.Literal("INVALID_BOUNCER_PUBLIC_KEY"), t.Literal("INVALID_ENCRYPTED_PUSH_REGISTRATION"), t.Literal("REQUEST_EXPIRED")])),
+};
+const DevicePushState = t.Object(DevicePushFields);
+
 const SavedSnippet = t.Object({ id: Int(), title: Str(), content: Str(), date_created: Int() });
 
 const UnreadMsgs = t.Object({
@@ -117,7 +127,7 @@ export const RegisterResponse = success({
   queue_id: Nullable(Str()),
   last_event_id: Int(),
   zulip_version: Str(),
-  zulip_feature_level: t.Integer({ minimum: 277, maximum: 467 }),
+  zulip_feature_level: t.Integer({ minimum: 277 }),
   service_feature_level: Int(),
   zulip_merge_base: Str(),
   idle_queue_timeout_secs: t.Integer({ minimum: 1 }),
@@ -226,6 +236,7 @@ export const RegisterResponse = success({
   saved_snippets: List(SavedSnippet),
   navigation_views: List(t.Unknown()),
   channel_folders: List(t.Unknown()),
+  devices: t.Record(Str(), DevicePushState),
 });
 
 const BaseEvent = t.Object({ id: Int(), type: Str() });
@@ -488,6 +499,19 @@ export const EventSchemas = {
     // individual_emoji_changes (FL 491): the new emoji in `emoji`.
     Ev("realm_emoji", { op: t.Literal("add"), emoji: RealmEmojiSchema }),
     Ev("realm_emoji", { op: t.Literal("update_one"), emoji_id: Str(), data: t.Object({ deactivated: t.Optional(Bool()) }) }),
+  ]),
+  // FL 468/470: `update` carries only the fields that changed (the mobile app tells absent from null).
+  device: t.Union([
+    Ev("device", { op: Lits("add", "remove"), device_id: Int() }),
+    Ev("device", {
+      op: t.Literal("update"),
+      device_id: Int(),
+      push_key_id: t.Optional(DevicePushFields.push_key_id),
+      push_token_id: t.Optional(DevicePushFields.push_token_id),
+      pending_push_token_id: t.Optional(DevicePushFields.pending_push_token_id),
+      push_token_last_updated_timestamp: t.Optional(DevicePushFields.push_token_last_updated_timestamp),
+      push_registration_error_code: t.Optional(DevicePushFields.push_registration_error_code),
+    }),
   ]),
   custom_profile_fields: Ev("custom_profile_fields", { fields: List(CustomProfileFieldSchema) }),
   realm_user_settings_defaults: Ev("realm_user_settings_defaults", { op: t.Literal("update"), property: Str(), value: t.Union([Bool(), Int(), Str()]) }),

@@ -11,6 +11,7 @@ import { remindersPart, scheduledMessagesPart } from "./scheduled_state";
 import { maxMessageIdPart, presencesPart, realmBotPart, realmPart, realmUserPart, realmUserSettingsDefaultsPart, userSettingsPart } from "./register";
 import { recentPrivateConversationsPart, starredMessagesPart, unreadMsgsPart } from "./message_state";
 import { realmIncomingWebhookBotsPart } from "./webhooks";
+import { devicesPart } from "./client_devices";
 
 export const REGISTER_STATE_PARTS: readonly StatePart[] = [
   subscriptionsPart,
@@ -54,4 +55,5 @@ export const REGISTER_STATE_PARTS: readonly StatePart[] = [
   recentPrivateConversationsPart,
   starredMessagesPart,
   realmIncomingWebhookBotsPart,
+  devicesPart,
 ];

@@ -221,6 +221,14 @@ function applyCoreEvent(state: State, event: ApiEventJson): void {
       list.sort((a, b) => a.scheduled_delivery_timestamp - b.scheduled_delivery_timestamp || a.reminder_id - b.reminder_id);
       return;
     }
+    case "device": {
+      const { id: _id, type: _type, op, device_id, ...fields } = event;
+      if (op === "add") state.devices[String(device_id)] = { push_key_id: null, push_token_id: null, pending_push_token_id: null, push_token_last_updated_timestamp: null, push_registration_error_code: null };
+      else if (op === "remove") delete state.devices[String(device_id)];
+      else if (op === "update") Object.assign(state.devices[String(device_id)], fields);
+      else throw new Error(`unknown device op ${op}`);
+      return;
+    }
     case "realm_emoji":
       if (event.op === "update") state.realm_emoji = event.realm_emoji;
       else if (event.op === "add") state.realm_emoji[event.emoji.id] = event.emoji;
