@@ -124,8 +124,8 @@ export const realmUserPart = statePart("realm_user", ["realm_user"], (ctx) => {
       avatar_url_medium: avatarUrl(h, user, true),
       is_admin: isAdmin(user),
       is_owner: isOwner(user),
-      // Exactly the moderator role below FL 380 (from 380: moderators and above).
-      is_moderator: user.role === Role.MODERATOR,
+      // Moderators and above (FL 380; before it, the moderator role alone).
+      is_moderator: user.role <= Role.MODERATOR,
       is_guest: isGuest(user),
       is_billing_admin: false,
       // From the organization's permission groups, which PATCH /realm changes.

@@ -110,7 +110,7 @@ function applyCoreEvent(state: State, event: ApiEventJson): void {
             const role = person.role as number;
             state.is_owner = role === ROLE_OWNER;
             state.is_admin = role <= ROLE_ADMIN;
-            state.is_moderator = role === ROLE_MODERATOR;
+            state.is_moderator = role <= ROLE_MODERATOR;
             state.is_guest = role === ROLE_GUEST;
             for (const key of ["can_create_streams", "can_create_public_streams", "can_create_private_streams", "can_subscribe_other_users"]) {
               state[key] = role !== ROLE_GUEST;
