@@ -294,12 +294,8 @@ const ReactionEvent = (op: "add" | "remove") =>
     user: t.Optional(t.Object({ user_id: Int(), email: Str(), full_name: Str(), is_mirror_dummy: t.Optional(Bool()) })),
   });
 
-/** OpenAPI `Attachments`: `messages` gave way to `message_ids` at FL 472 (one of the two is present). */
-const AttachmentBase = t.Object({ id: Int(), name: Str(), path_id: Str(), size: Int(), create_time: Int() });
-const EventAttachment = t.Intersect([
-  AttachmentBase,
-  t.Union([t.Object({ messages: List(t.Object({ id: Int(), date_sent: Int() })) }), t.Object({ message_ids: List(Int()) })]),
-]);
+/** OpenAPI `Attachments` at FL 508: `create_time` in seconds (FL 443), `message_ids` instead of `messages` (FL 472). */
+const EventAttachment = t.Object({ id: Int(), name: Str(), path_id: Str(), size: Int(), create_time: Int(), message_ids: List(Int()) });
 
 /** OpenAPI `CustomProfileField`. */
 const CustomProfileFieldSchema = t.Object({
