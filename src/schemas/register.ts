@@ -529,7 +529,12 @@ export type EventOf<K extends keyof typeof EventSchemas> = Extract<ClientEvent, 
  */
 type ShapedOnDelivery =
   | (Extract<EventOf<"subscription">, { readonly op: "add" }> & { readonly resolved_subscriptions: Extract<EventOf<"subscription">, { readonly op: "add" }>["subscriptions"] })
-  | (Extract<EventOf<"stream">, { readonly op: "delete" }> & { readonly archived_update: Extract<EventOf<"stream">, { readonly op: "update" }> })
+  | (Extract<EventOf<"stream">, { readonly op: "delete" | "create" }> & { readonly archived_update: Extract<EventOf<"stream">, { readonly op: "update" }> })
+  | (Extract<EventOf<"subscription">, { readonly op: "add" }> & {
+      readonly resolved_subscriptions: Extract<EventOf<"subscription">, { readonly op: "add" }>["subscriptions"];
+      readonly only_without_archived_channels: true;
+    })
+  | (Extract<EventOf<"subscription">, { readonly user_ids: readonly number[] }> & { readonly only_without_archived_channels: true })
   | (Extract<EventOf<"presence">, { readonly presences: unknown }> & { readonly legacy: Omit<Extract<EventOf<"presence">, { readonly user_id: number }>, "type"> })
   | (EventOf<"message"> & { readonly message: { readonly rendered_content: string } })
   | (Extract<EventOf<"realm_emoji">, { readonly op: "update" }> & { readonly individual: Extract<EventOf<"realm_emoji">, { readonly op: "add" | "update_one" }> })
