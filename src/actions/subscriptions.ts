@@ -54,6 +54,8 @@ export interface SubscribeResult {
   subscribed: Record<string, string[]>;
   already_subscribed: Record<string, string[]>;
   unauthorized?: string[];
+  /** FL 397: whether the Notification Bot messages went out (false past the bulk limit); only when they were asked for. */
+  new_subscription_messages_sent?: boolean;
 }
 
 interface PlannedChannel {
@@ -194,9 +196,10 @@ function notifySubscribed(tx: Transaction, h: Hearth, input: SubscribeInput, { s
 /** After a subscribe request's commit: its messages, and its answer. */
 async function finishSubscribe(h: Hearth, actor: UserRecord, input: SubscribeInput, { unauthorized }: SubscribePlan, outcome: SubscribeOutcome): Promise<SubscribeResult> {
   if (input.announce) await announceNewChannels(h, actor, outcome.created);
-  if (input.sendNewSubscriptionMessages !== false) await sendNewSubscriptionMessages(h, actor, outcome.added, outcome.created);
+  const messagesSent = input.sendNewSubscriptionMessages !== false ? await sendNewSubscriptionMessages(h, actor, outcome.added, outcome.created) : undefined;
 
   const result: SubscribeResult = { subscribed: {}, already_subscribed: {} };
+  if (messagesSent !== undefined) result.new_subscription_messages_sent = messagesSent;
   for (const [list, into] of [
     [outcome.added, result.subscribed],
     [outcome.already, result.already_subscribed],
