@@ -1,0 +1,73 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { ApiClient, expectError, expectSchema, expectSuccess, MOBILE_APP_CAPABILITIES, PASSWORD, startTestServer, type TestServer } from "../kit";
+import { drainEvents } from "../kit/events";
+import { RegisterResponse } from "../../src/schemas/register";
+import { ServerSettingsResponse } from "../../src/schemas/users";
+import { MOBILE_IDLE_QUEUE_TIMEOUT_SECS } from "../../src/events/queues";
+
+/**
+ * The Zulip mobile app's calls at feature level 508, over HTTP in its order: server
+ * settings, login, register, device registration, E2EE push registration (whose error
+ * it ignores), and the device's removal at logout (FL 470).
+ */
+let s: TestServer;
+beforeAll(async () => {
+  s = await startTestServer();
+});
+afterAll(() => s.stop());
+
+describe("the mobile app at FL 508", () => {
+  test("server settings: level 508 with a 13.0 development version; no push service", async () => {
+    const settings = expectSuccess(await s.anonymous().get("/server_settings"));
+    expectSchema(ServerSettingsResponse, settings);
+    expect(settings.zulip_feature_level).toBe(508);
+    expect(settings.service_feature_level).toBe(508);
+    expect(settings.zulip_version).toStartWith("13.0-dev");
+    expect(settings.zulip_merge_base).toStartWith("13.0-dev");
+    expect(settings.push_notifications_enabled).toBe(false);
+    expect(settings.authentication_methods.discord).toBe(false);
+  });
+
+  test("login, register, device, push registration, logout", async () => {
+    // Login.
+    const { api_key, email } = expectSuccess(await s.anonymous().post("/fetch_api_key", { username: s.users.hamlet.email, password: PASSWORD }));
+    const app = new ApiClient(s.url, email, api_key);
+    // Register as the app does.
+    const state = expectSuccess(
+      await app.post("/register", { apply_markdown: true, client_gravatar: false, slim_presence: true, client_capabilities: MOBILE_APP_CAPABILITIES, idle_queue_timeout: '"mobile"' }),
+    );
+    expectSchema(RegisterResponse, state);
+    expect(state.zulip_feature_level).toBe(508);
+    expect(state.idle_queue_timeout_secs).toBe(MOBILE_IDLE_QUEUE_TIMEOUT_SECS);
+    expect(state.devices).toEqual({});
+    expect(state.realm_uuid).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    for (const key of ["push_devices", "realm_is_zephyr_mirror_realm", "giphy_rating_options", "realm_giphy_rating"]) expect(key in state).toBe(false);
+    expect(state).toMatchObject({ tenor_api_key: "", klipy_api_key: "", has_webex_token: false, realm_gif_rating_policy: 0, realm_media_preview_size: 100 });
+    // No stored device ID yet: the app registers one.
+    const { device_id } = expectSuccess(await app.post("/register_client_device"));
+    // E2EE push registration: both groups at first; the server has no push service.
+    const push = { device_id, push_key_id: 123456, push_key: Buffer.concat([Buffer.from([0x31]), Buffer.alloc(32, 7)]).toString("base64"), token_kind: "fcm", token_id: "AAAAAAAAAAA=", bouncer_public_key: "key", encrypted_push_registration: "sealed" };
+    expectError(await app.post("/mobile_push/register", push), 400, "PUSH_SERVICE_NOT_CONFIGURED", "Server is not configured to use push notification service.");
+    // The queue got the device as the app applies it.
+    const events = await drainEvents(app, state.queue_id);
+    expect(events.map((e) => [e.type, e.op, e.device_id])).toEqual([["device", "add", device_id]]);
+    const again = expectSuccess(await app.post("/register", { fetch_event_types: ["device"] }));
+    expect(again.devices).toEqual({
+      [String(device_id)]: { push_key_id: null, push_token_id: null, pending_push_token_id: null, push_token_last_updated_timestamp: null, push_registration_error_code: null },
+    });
+    // Logout: the device goes, then the queue.
+    expectSuccess(await app.post("/remove_client_device", { device_id }));
+    expect((await drainEvents(app, state.queue_id)).map((e) => [e.type, e.op, e.device_id])).toEqual([
+      ["device", "add", device_id],
+      ["device", "remove", device_id],
+    ]);
+    expectSuccess(await app.delete("/events", { queue_id: state.queue_id }));
+    expectSuccess(await app.delete("/events", { queue_id: again.queue_id }));
+  });
+
+  test("is_moderator is true for administrators and owners (FL 380)", async () => {
+    for (const [who, expected] of [["desdemona", true], ["iago", true], ["shiva", true], ["hamlet", false], ["polonius", false]] as const) {
+      expect(expectSuccess(await s.as(who).post("/register", { fetch_event_types: ["realm_user"] })).is_moderator).toBe(expected);
+    }
+  });
+});
