@@ -4,6 +4,7 @@ import { drainEvents } from "../kit/events";
 import { RegisterResponse } from "../../src/schemas/register";
 import { ServerSettingsResponse } from "../../src/schemas/users";
 import { MOBILE_IDLE_QUEUE_TIMEOUT_SECS } from "../../src/events/queues";
+import { createHash } from "node:crypto";
 
 /**
  * The Zulip mobile app's calls at feature level 508, over HTTP in its order: server
@@ -69,5 +70,24 @@ describe("the mobile app at FL 508", () => {
     for (const [who, expected] of [["desdemona", true], ["iago", true], ["shiva", true], ["hamlet", false], ["polonius", false]] as const) {
       expect(expectSuccess(await s.as(who).post("/register", { fetch_event_types: ["realm_user"] })).is_moderator).toBe(expected);
     }
+  });
+});
+
+describe("PATCH /messages/{id} prev_content_sha256 (FL 379)", () => {
+  test("an edit from content someone else changed since is refused; the current content's hash edits", async () => {
+    const channel = await s.createChannel("hamlet", "Edits", ["hamlet"]);
+    const id = expectSuccess(await s.as("hamlet").post("/messages", { type: "channel", to: channel, topic: "t", content: "first draft" })).id;
+    const sha = (text: string) => createHash("sha256").update(text).digest("hex");
+    expectError(
+      await s.as("hamlet").patch(`/messages/${id}`, { content: "second", prev_content_sha256: sha("something else") }),
+      400,
+      "EXPECTATION_MISMATCH",
+      "'prev_content_sha256' value does not match the expected value.",
+    );
+    expect(expectSuccess(await s.as("hamlet").get(`/messages/${id}`, { apply_markdown: false })).message.content).toBe("first draft");
+    expectSuccess(await s.as("hamlet").patch(`/messages/${id}`, { content: "second", prev_content_sha256: sha("first draft") }));
+    // Topic moves check it too.
+    expectError(await s.as("hamlet").patch(`/messages/${id}`, { topic: "moved", prev_content_sha256: sha("first draft") }), 400, "EXPECTATION_MISMATCH");
+    expectSuccess(await s.as("hamlet").patch(`/messages/${id}`, { topic: "moved", prev_content_sha256: sha("second") }));
   });
 });
