@@ -21,7 +21,7 @@ const AbsoluteUrl = () => t.String({ pattern: "^https?://" });
 const OnboardingStep = t.Object({ type: t.Union([t.Literal("one_time_notice"), t.Literal("one_time_action")]), name: Str() });
 
 export const UserSettings = t.Object({
-  twenty_four_hour_time: Bool(),
+  twenty_four_hour_time: Nullable(Bool()),
   web_mark_read_on_scroll_policy: t.Union([t.Literal(1), t.Literal(2), t.Literal(3)]),
   starred_message_counts: Bool(),
   fluid_layout_width: Bool(),

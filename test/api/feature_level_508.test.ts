@@ -91,3 +91,13 @@ describe("PATCH /messages/{id} prev_content_sha256 (FL 379)", () => {
     expectSuccess(await s.as("hamlet").patch(`/messages/${id}`, { topic: "moved", prev_content_sha256: sha("second") }));
   });
 });
+
+describe("user settings", () => {
+  test("twenty_four_hour_time may be null, the locale's default (FL 408)", async () => {
+    const user = await s.createUser("clockwatcher");
+    expectSuccess(await s.as(user).patch("/settings", { twenty_four_hour_time: null }));
+    expect(expectSuccess(await s.as(user).post("/register", { fetch_event_types: ["user_settings"] })).user_settings.twenty_four_hour_time).toBeNull();
+    expectSuccess(await s.as(user).patch("/settings", { twenty_four_hour_time: true }));
+    expect(expectSuccess(await s.as(user).post("/register", { fetch_event_types: ["user_settings"] })).user_settings.twenty_four_hour_time).toBe(true);
+  });
+});
