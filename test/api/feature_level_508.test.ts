@@ -101,3 +101,13 @@ describe("user settings", () => {
     expect(expectSuccess(await s.as(user).post("/register", { fetch_event_types: ["user_settings"] })).user_settings.twenty_four_hour_time).toBe(true);
   });
 });
+
+describe("users", () => {
+  test("GET /users?user_ids restricts the list (FL 384); users carry is_imported_stub false (FL 433)", async () => {
+    const { hamlet, iago } = s.users;
+    const some = expectSuccess(await s.as("othello").get("/users", { user_ids: [iago.id, hamlet.id, 999999] })).members;
+    expect(some.map((u: any) => u.user_id).sort((a: number, b: number) => a - b)).toEqual([hamlet.id, iago.id].sort((a, b) => a - b));
+    expect(some.every((u: any) => u.is_imported_stub === false)).toBe(true);
+    expect(expectSuccess(await s.as("othello").get("/users")).members.length).toBeGreaterThan(2);
+  });
+});
