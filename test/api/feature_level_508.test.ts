@@ -111,3 +111,22 @@ describe("users", () => {
     expect(expectSuccess(await s.as("othello").get("/users")).members.length).toBeGreaterThan(2);
   });
 });
+
+describe("POST /users/{user_id}/status (FL 407, 473)", () => {
+  test("an administrator sets another user's status: user_status to everyone; members and member bots may not", async () => {
+    const { verifyAction } = await import("../kit/events");
+    const r = await verifyAction(s, async () => expectSuccess(await s.as("iago").post(`/users/${s.users.cordelia.id}/status`, { status_text: "On leave", emoji_name: "palm_tree" })), {
+      viewers: ["cordelia", "othello"],
+    });
+    expect(r.events.othello).toMatchObject([{ type: "user_status", user_id: s.users.cordelia.id, status_text: "On leave", emoji_name: "palm_tree" }]);
+    expect(expectSuccess(await s.as("othello").get(`/users/${s.users.cordelia.id}/status`)).status).toMatchObject({ status_text: "On leave" });
+    expectError(await s.as("hamlet").post(`/users/${s.users.cordelia.id}/status`, { status_text: "x" }), 400, "UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator");
+    const bot = await s.createBot("iago", { full_name: "Status bot", short_name: "statusbot" });
+    expectError(await s.as(bot).post(`/users/${s.users.cordelia.id}/status`, { status_text: "x" }), 400, "UNAUTHORIZED_PRINCIPAL");
+    // An administrator bot may (FL 473).
+    expectSuccess(await s.as("iago").patch(`/bots/${bot.id}`, { role: 200 }));
+    expectSuccess(await s.as(bot).post(`/users/${s.users.cordelia.id}/status`, { status_text: "Back soon" }));
+    expect(expectSuccess(await s.as("othello").get(`/users/${s.users.cordelia.id}/status`)).status.status_text).toBe("Back soon");
+    expectError(await s.as("iago").post(`/users/999999/status`, { status_text: "x" }), 400, "BAD_REQUEST");
+  });
+});
