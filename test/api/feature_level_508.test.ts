@@ -44,6 +44,15 @@ describe("the mobile app at FL 508", () => {
     expect(state.realm_uuid).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     for (const key of ["push_devices", "realm_is_zephyr_mirror_realm", "giphy_rating_options", "realm_giphy_rating"]) expect(key in state).toBe(false);
     expect(state).toMatchObject({ tenor_api_key: "", klipy_api_key: "", has_webex_token: false, realm_gif_rating_policy: 0, realm_media_preview_size: 100 });
+    // Settings of features Hearth lacks, with Zulip's defaults (FL 409, 416, 434, 438, 456, 477).
+    expect(state).toMatchObject({
+      realm_require_e2ee_push_notifications: false,
+      realm_welcome_message_custom_text: "",
+      realm_send_channel_events_messages: true,
+      realm_owner_full_content_access: false,
+      realm_default_avatar_source: "G",
+      realm_workplace_users_group: expect.any(Number),
+    });
     // No stored device ID yet: the app registers one.
     const { device_id } = expectSuccess(await app.post("/register_client_device"));
     // E2EE push registration: both groups at first; the server has no push service.
