@@ -442,11 +442,14 @@ export async function checkUpdateOwnSubscriptions(
 // ---------------------------------------------------------------------------
 // Consequences of user changes (called by src/actions/users.ts)
 
-/** Subscriber lists and counts leave deactivated users out: their channels' viewers get peer_remove / peer_add. */
+/**
+ * Subscriber lists and counts leave deactivated users out: the viewers of each of their
+ * channels get peer_remove / peer_add, archived channels included (FL 377, 428).
+ */
 export function notifySubscriberActivityChanged(tx: Transaction, h: Hearth, user: UserRecord, active: boolean): void {
   for (const channelId of subscribedChannelIds(h.store, user.id)) {
     const channel = getChannel(h.store, channelId);
-    if (!channel || channel.is_archived) continue;
+    if (!channel) continue;
     const viewers = channelViewerIds(h, channel).filter((id) => id !== user.id);
     tx.notify({ type: "subscription", op: active ? "peer_add" : "peer_remove", stream_ids: [channel.id], user_ids: [user.id] }, viewers);
   }

@@ -62,3 +62,21 @@ describe("PATCH /streams/{id} is_archived=false (FL 388)", () => {
     expectSuccess(await s.as("iago").patch(`/streams/${id}`, { is_archived: false }));
   });
 });
+
+describe("deactivating a user subscribed to archived channels (FL 377, 428)", () => {
+  test("peer_remove reaches the viewers of the archived channel too; state and events agree with and without archived_channels", async () => {
+    const leaver = await s.createUser("leaver");
+    const id = await s.createChannel("hamlet", fresh("Attic"), ["hamlet", "othello"]);
+    expectSuccess(await s.as("hamlet").post("/users/me/subscriptions", { subscriptions: [{ name: expectSuccess(await s.as("hamlet").get(`/streams/${id}`)).stream.name }], principals: [leaver.id] }));
+    expectSuccess(await s.as("hamlet").delete(`/streams/${id}`));
+    for (const registerParams of [{ client_capabilities: { archived_channels: true }, include_subscribers: true }, { include_subscribers: true }]) {
+      const r = await verifyAction(s, async () => {
+        // Deactivated, then back, so the second round deactivates again.
+        if (registerParams.client_capabilities) expectSuccess(await s.as("iago").delete(`/users/${leaver.id}`));
+        else expectSuccess(await s.as("iago").post(`/users/${leaver.id}/reactivate`));
+      }, { viewers: ["othello"], registerParams });
+      const peers = r.events.othello.filter((e: any) => e.type === "subscription" && e.stream_ids.includes(id));
+      expect(peers).toMatchObject([{ op: registerParams.client_capabilities ? "peer_remove" : "peer_add", user_ids: [leaver.id] }]);
+    }
+  });
+});
