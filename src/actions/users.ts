@@ -4,6 +4,7 @@ import { commit, type Transaction } from "../events/commit";
 import { assertAdmin } from "../access/roles";
 import { accessUser } from "../access/users";
 import { checkProfileData, doSetProfileData, notifyProfileData, writeProfileData } from "./profile_fields";
+import { clearPushRegistrations } from "./client_devices";
 import { badRequest, insufficientPermission, mustBeAdmin, mustBeOwner } from "../errors";
 import { generateApiKey } from "../lib/credentials";
 import { revokeInvitesCreatedBy } from "../store/invites";
@@ -16,7 +17,6 @@ import { notifyUserChannelAccessChanged } from "./channels";
 import { isoTimestamp } from "../views/users";
 import { checkFullName } from "./create_user";
 import { notifySubscriberActivityChanged } from "./subscriptions";
-import { clearPushRegistrations } from "./client_devices";
 
 function countActiveOwners(h: Hearth): number {
   let n = 0;
