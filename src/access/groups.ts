@@ -1,5 +1,5 @@
 import type { Hearth } from "../context";
-import { ApiError, badRequest, botRequestRefused } from "../errors";
+import { ApiError, badRequest } from "../errors";
 import { getRealm } from "../store/realm";
 import { realmSetting } from "../store/realm_settings";
 import { allUsers, getUser, Role, type UserRecord } from "../store/users";
@@ -256,10 +256,12 @@ export function accessUserGroupForRead(h: Hearth, groupId: number): UserGroupRec
   return group;
 }
 
-/** Zulip's `require_member_or_admin` on the group-changing endpoints (bots only from FL 496; we answer as 371). */
+/**
+ * Zulip's check on the group-changing endpoints: guests never; bots may from FL 496,
+ * with the permissions of their own role and groups.
+ */
 export function checkMayChangeGroups(user: UserRecord): void {
   if (user.role === Role.GUEST) throw badRequest("Not allowed for guest users");
-  if (user.is_bot) throw botRequestRefused();
 }
 
 /** The group permission a change needs besides `can_manage_group`. */

@@ -1,7 +1,8 @@
+import { createHash } from "node:crypto";
 import type { Hearth } from "../context";
 import type { EventOf } from "../schemas/register";
 import { commit, type Transaction } from "../events/commit";
-import { badRequest } from "../errors";
+import { ApiError, badRequest } from "../errors";
 import { appendTo } from "../lib/collections";
 import { accessMessage, invalidMessage, messageAudience } from "../access/messages";
 import { linkProperties, topicLinks, type RenderResult } from "../markdown";
@@ -26,6 +27,8 @@ import { publishPolicyChanges, type WrittenPolicies } from "./user_topics";
 export interface EditRequest extends MoveRequest {
   content?: string;
   channelId?: number;
+  /** FL 379: the SHA-256 (hex) of the raw content the editor started from. */
+  prevContentSha256?: string;
 }
 
 const DEFAULT_CONTENT_EDIT_LIMIT = 600;
@@ -44,6 +47,10 @@ export async function checkEditMessage(h: Hearth, user: UserRecord, messageId: n
   const { message } = accessMessage(h, user, messageId);
   const now = Math.floor(Date.now() / 1000);
   const { newTopic, newChannel } = checkEditTarget(h, user, message, req);
+  // As Zulip, for any edit that names it, not only content edits: someone else changed the message since.
+  if (req.prevContentSha256 !== undefined && req.prevContentSha256 !== createHash("sha256").update(message.content).digest("hex")) {
+    throw new ApiError("'prev_content_sha256' value does not match the expected value.", "EXPECTATION_MISMATCH", 400);
+  }
   if (req.content !== undefined) checkMayEditContent(h, user, message, now);
   const move = newTopic !== undefined || newChannel !== undefined ? checkMove(h, user, message, newTopic, newChannel, req, now) : { ids: [message.id], onlyResolving: false };
   const content = req.content === undefined ? undefined : checkNewContent(h, user, message, req.content, newTopic);

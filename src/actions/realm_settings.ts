@@ -67,7 +67,8 @@ const REALM_GROUP_RULES: Partial<Record<RealmGroupSettingName, GroupSettingRules
 };
 export const REALM_GROUP_SETTINGS = Object.keys(REALM_GROUP_RULES) as RealmGroupSettingName[];
 
-const UPDATE_DICT_SETTINGS = new Set(["allow_message_editing", "message_content_edit_limit_seconds"]);
+/** Changes announced as `realm` update_dict: the message-editing settings, and the description from FL 464. */
+const UPDATE_DICT_SETTINGS = new Set(["allow_message_editing", "message_content_edit_limit_seconds", "description"]);
 
 export const MAX_REALM_DESCRIPTION_LENGTH = 1000;
 

@@ -38,14 +38,15 @@ const MAX_BULK_NEW_SUBSCRIPTION_MESSAGES = 100;
 /**
  * Users subscribed by someone else to existing channels get a direct message from
  * Notification Bot naming them (never for channels created by the same request, nor
- * for bots, nor when the request subscribed more than 100 users).
+ * for bots, nor when the request subscribed more than 100 users). Whether they went out
+ * (false past that limit): the subscribe answer's `new_subscription_messages_sent` (FL 397).
  */
-export async function sendNewSubscriptionMessages(h: Hearth, actor: UserRecord, added: { channel: ChannelRecord; userIds: number[] }[], created: ChannelRecord[]): Promise<void> {
+export async function sendNewSubscriptionMessages(h: Hearth, actor: UserRecord, added: { channel: ChannelRecord; userIds: number[] }[], created: ChannelRecord[]): Promise<boolean> {
   const createdIds = new Set(created.map((c) => c.id));
   const everyone = new Set(added.flatMap((a) => a.userIds));
-  if (everyone.size > MAX_BULK_NEW_SUBSCRIPTION_MESSAGES) return;
+  if (everyone.size > MAX_BULK_NEW_SUBSCRIPTION_MESSAGES) return false;
   const bot = getSystemBot(h.store, "notification");
-  if (!bot) return;
+  if (!bot) return false;
   const linksByUser = new Map<number, string[]>();
   for (const { channel, userIds } of added) {
     if (createdIds.has(channel.id)) continue;
@@ -66,4 +67,5 @@ export async function sendNewSubscriptionMessages(h: Hearth, actor: UserRecord, 
       await sendSystemBotDm(h, bot, userId, content, "a new-subscription message");
     }),
   );
+  return true;
 }

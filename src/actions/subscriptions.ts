@@ -54,6 +54,8 @@ export interface SubscribeResult {
   subscribed: Record<string, string[]>;
   already_subscribed: Record<string, string[]>;
   unauthorized?: string[];
+  /** FL 397: whether the Notification Bot messages went out (false past the bulk limit); only when they were asked for. */
+  new_subscription_messages_sent?: boolean;
 }
 
 interface PlannedChannel {
@@ -194,9 +196,10 @@ function notifySubscribed(tx: Transaction, h: Hearth, input: SubscribeInput, { s
 /** After a subscribe request's commit: its messages, and its answer. */
 async function finishSubscribe(h: Hearth, actor: UserRecord, input: SubscribeInput, { unauthorized }: SubscribePlan, outcome: SubscribeOutcome): Promise<SubscribeResult> {
   if (input.announce) await announceNewChannels(h, actor, outcome.created);
-  if (input.sendNewSubscriptionMessages !== false) await sendNewSubscriptionMessages(h, actor, outcome.added, outcome.created);
+  const messagesSent = input.sendNewSubscriptionMessages !== false ? await sendNewSubscriptionMessages(h, actor, outcome.added, outcome.created) : undefined;
 
   const result: SubscribeResult = { subscribed: {}, already_subscribed: {} };
+  if (messagesSent !== undefined) result.new_subscription_messages_sent = messagesSent;
   for (const [list, into] of [
     [outcome.added, result.subscribed],
     [outcome.already, result.already_subscribed],
@@ -439,11 +442,14 @@ export async function checkUpdateOwnSubscriptions(
 // ---------------------------------------------------------------------------
 // Consequences of user changes (called by src/actions/users.ts)
 
-/** Subscriber lists and counts leave deactivated users out: their channels' viewers get peer_remove / peer_add. */
+/**
+ * Subscriber lists and counts leave deactivated users out: the viewers of each of their
+ * channels get peer_remove / peer_add, archived channels included (FL 377, 428).
+ */
 export function notifySubscriberActivityChanged(tx: Transaction, h: Hearth, user: UserRecord, active: boolean): void {
   for (const channelId of subscribedChannelIds(h.store, user.id)) {
     const channel = getChannel(h.store, channelId);
-    if (!channel || channel.is_archived) continue;
+    if (!channel) continue;
     const viewers = channelViewerIds(h, channel).filter((id) => id !== user.id);
     tx.notify({ type: "subscription", op: active ? "peer_add" : "peer_remove", stream_ids: [channel.id], user_ids: [user.id] }, viewers);
   }

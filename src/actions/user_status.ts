@@ -1,9 +1,10 @@
 import type { Hearth } from "../context";
 import type { EventOf } from "../schemas/register";
-import { badRequest } from "../errors";
+import { badRequest, mustBeAdmin } from "../errors";
 import { emojiCodeFor } from "../markdown/emoji";
 import { getUserStatus, putUserStatus, type UserStatus } from "../store/personal";
-import { activeUserIds, getUser, putUser, type UserRecord } from "../store/users";
+import { activeUserIds, getUser, isAdmin, putUser, type UserRecord } from "../store/users";
+import { accessUser } from "../access/users";
 import { commit } from "../events/commit";
 import { applySettings, notifySettingChanges } from "./settings";
 import { checkEmojiRequest, emojiTypeByName } from "./realm_emoji";
@@ -71,4 +72,14 @@ export async function checkUpdateUserStatus(h: Hearth, user: UserRecord, changes
     // After the status event: the queued steps run in order once the commit is visible.
     notifySettingChanges(tx, h, updated, settingChanges);
   });
+}
+
+/**
+ * `POST /users/{user_id}/status` (FL 407): an organization administrator sets another
+ * active user's status, with the same fields and checks as their own (no `away`);
+ * administrator bots may too (FL 473).
+ */
+export async function checkUpdateOtherUserStatus(h: Hearth, actor: UserRecord, targetId: number, changes: Omit<StatusChanges, "away">): Promise<void> {
+  if (!isAdmin(actor)) throw mustBeAdmin();
+  await checkUpdateUserStatus(h, accessUser(h, targetId), changes);
 }

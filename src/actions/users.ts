@@ -4,6 +4,7 @@ import { commit, type Transaction } from "../events/commit";
 import { assertAdmin } from "../access/roles";
 import { accessUser } from "../access/users";
 import { checkProfileData, doSetProfileData, notifyProfileData, writeProfileData } from "./profile_fields";
+import { clearPushRegistrations } from "./client_devices";
 import { badRequest, insufficientPermission, mustBeAdmin, mustBeOwner } from "../errors";
 import { generateApiKey } from "../lib/credentials";
 import { revokeInvitesCreatedBy } from "../store/invites";
@@ -130,6 +131,7 @@ export async function doRegenerateApiKey(h: Hearth, user: UserRecord, targetId =
     const next = { ...current, api_key: key };
     putUser(h.store, next);
     if (next.is_bot) notifyRealmBot(tx, h, "update", next, { api_key: key });
+    clearPushRegistrations(h, tx, targetId);
   });
   return key;
 }

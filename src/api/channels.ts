@@ -4,6 +4,7 @@ import type { Hearth, GroupSettingValue } from "../context";
 import { ApiRoutes } from "../http/route";
 import { param } from "../http/params";
 import { checkArchiveChannel, checkUpdateChannel } from "../actions/channels";
+import { checkUnarchiveChannel } from "../actions/channel_unarchive";
 import type { RetentionInput } from "../actions/channel_checks";
 import { checkSetDefaultChannel } from "../actions/default_channels";
 import { checkCreateChannel, checkSubscribe, checkUnsubscribe, checkUpdateOwnSubscriptions } from "../actions/subscriptions";
@@ -222,24 +223,32 @@ export function channelsRoutes(h: Hearth) {
           folder_id: param.json(t.Union([t.Integer(), t.Null()])).optional().nullMeansNull(),
           stream_post_policy: param.int().optional(),
           is_announcement_only: param.bool().optional(),
+          // FL 388: false unarchives (before any other change is applied); true archives, after them.
+          is_archived: param.bool().optional(),
           ...groupUpdateParams,
         },
       },
       async ({ user, params, path }) => {
         const raw = params as Record<string, unknown>;
-        await checkUpdateChannel(h, user, pathChannelId(path.stream_id), {
-          new_name: params.new_name,
-          description: params.description,
-          is_private: params.is_private,
-          is_web_public: params.is_web_public,
-          history_public_to_subscribers: params.history_public_to_subscribers,
-          is_default_stream: params.is_default_stream,
-          message_retention_days: params.message_retention_days as RetentionInput | undefined,
-          topics_policy: params.topics_policy as TopicsPolicy | undefined,
-          folder_id: params.folder_id,
-          stream_post_policy: params.stream_post_policy ?? (params.is_announcement_only === undefined ? undefined : params.is_announcement_only ? 2 : 1),
-          groups: pickGroups<{ new: GroupSettingValue; old?: GroupSettingValue }>(raw),
-        });
+        const channelId = pathChannelId(path.stream_id);
+        if (params.is_archived === false) await checkUnarchiveChannel(h, user, channelId);
+        const others = Object.entries(raw).some(([name, value]) => name !== "is_archived" && value !== undefined);
+        if (others || params.is_archived === undefined) {
+          await checkUpdateChannel(h, user, channelId, {
+            new_name: params.new_name,
+            description: params.description,
+            is_private: params.is_private,
+            is_web_public: params.is_web_public,
+            history_public_to_subscribers: params.history_public_to_subscribers,
+            is_default_stream: params.is_default_stream,
+            message_retention_days: params.message_retention_days as RetentionInput | undefined,
+            topics_policy: params.topics_policy as TopicsPolicy | undefined,
+            folder_id: params.folder_id,
+            stream_post_policy: params.stream_post_policy ?? (params.is_announcement_only === undefined ? undefined : params.is_announcement_only ? 2 : 1),
+            groups: pickGroups<{ new: GroupSettingValue; old?: GroupSettingValue }>(raw),
+          });
+        }
+        if (params.is_archived === true) await checkArchiveChannel(h, user, channelId);
         return {};
       },
     )

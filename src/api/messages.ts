@@ -194,6 +194,7 @@ export function messagesRoutes(h: Hearth) {
           propagateMode: params.propagate_mode,
           sendNotificationToOldThread: params.send_notification_to_old_thread,
           sendNotificationToNewThread: params.send_notification_to_new_thread,
+          prevContentSha256: params.prev_content_sha256,
         }),
     )
     .delete("/messages/:message_id", {}, async ({ user, path }) => {

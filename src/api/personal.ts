@@ -7,7 +7,7 @@ import { doAddAlertWords, doRemoveAlertWords } from "../actions/alert_words";
 import { doMuteUser, doUnmuteUser } from "../actions/muted_users";
 import { doCreateSavedSnippet, doDeleteSavedSnippet, doEditSavedSnippet } from "../actions/saved_snippets";
 import { doMarkOnboardingStepSeen } from "../actions/onboarding_steps";
-import { checkUpdateUserStatus } from "../actions/user_status";
+import { checkUpdateOtherUserStatus, checkUpdateUserStatus } from "../actions/user_status";
 import { doPutBotStorage, doRemoveBotStorage } from "../actions/bot_storage";
 import { getBotStorage, getUserAlertWords, getUserSavedSnippets } from "../views/personal";
 import { getUserStatusView } from "../views/user_status";
@@ -45,6 +45,22 @@ export function personalRoutes(h: Hearth) {
       },
       async ({ user, params }) => {
         await checkUpdateUserStatus(h, user, params);
+        return {};
+      },
+    )
+    // FL 407: an administrator sets another user's status (administrator bots too, FL 473).
+    .post(
+      "/users/:user_id/status",
+      {
+        params: {
+          status_text: param.string().optional(),
+          emoji_name: param.string().optional(),
+          emoji_code: param.string().optional(),
+          reaction_type: param.string().optional(),
+        },
+      },
+      async ({ user, params, path }) => {
+        await checkUpdateOtherUserStatus(h, user, pathId(path.user_id, "user ID"), params);
         return {};
       },
     )

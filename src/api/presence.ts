@@ -41,6 +41,7 @@ export function presenceRoutes(h: Hearth) {
       const target = accessUserByIdOrEmail(h, user, raw);
       const presence = getUserPresence(h, target);
       if (!presence) throw badRequest(`No presence data for ${raw}`);
-      return { presence };
+      // server_timestamp from FL 497, as the other presence endpoints give it.
+      return { presence, server_timestamp: Date.now() / 1000 };
     });
 }

@@ -8,7 +8,9 @@ import { currentPasswordCheck } from "../auth/login";
 /** Every personal setting is a PATCH /settings parameter: strings raw, the rest JSON (Zulip's typed_endpoint). */
 const settingParams: ParamSpecs = {};
 for (const [name, s] of Object.entries(USER_SETTINGS)) {
-  settingParams[name] = new Param(s.schema, typeof s.default === "string" ? "string" : "json", false);
+  const spec = new Param(s.schema, typeof s.default === "string" ? "string" : "json", false);
+  // A setting that may be null (twenty_four_hour_time, FL 408) takes JSON null as a value, not as "left out".
+  settingParams[name] = name === "twenty_four_hour_time" ? spec.nullMeansNull() : spec;
 }
 
 const accountParams = {

@@ -29,8 +29,12 @@ const botDefaultsParams = {
 
 export function usersRoutes(h: Hearth) {
   return new ApiRoutes(h)
-    .get("/users", { params: viewParams }, ({ user, params }) => {
-      return { members: usersView(h, user, { clientGravatar: params.client_gravatar, includeCustomProfileFields: params.include_custom_profile_fields }) };
+    // FL 384: `user_ids` restricts the list to those users (IDs not among them are left out).
+    .get("/users", { params: { ...viewParams, user_ids: param.json(t.Array(t.Integer())).optional() } }, ({ user, params }) => {
+      const members = usersView(h, user, { clientGravatar: params.client_gravatar, includeCustomProfileFields: params.include_custom_profile_fields });
+      if (params.user_ids === undefined) return { members };
+      const wanted = new Set(params.user_ids);
+      return { members: members.filter((m) => wanted.has(m.user_id as number)) };
     })
     .get("/users/me", {}, ({ user }) => ({
       ...formatUser(h, user, user, { clientGravatar: false, includeCustomProfileFields: true }),

@@ -45,6 +45,12 @@ const SHAPERS: Readonly<Record<string, CapabilityShaper>> = {
     return caps.simplified_presence_events ? { ...rest, presences } : { ...rest, ...legacy };
   },
   subscription: (event, caps) => {
+    // A channel's unarchiving (FL 388): only clients that forgot the channel need its subscription again.
+    if ("only_without_archived_channels" in event) {
+      if (caps.archived_channels) return null;
+      const { only_without_archived_channels: _, ...rest } = event;
+      event = rest as ApiEvent;
+    }
     if (event.op !== "add" || !("resolved_subscriptions" in event)) return event;
     // Publishers give both forms: clients without notification_settings_null get the
     // user's defaults in place of null per-channel notification settings.
@@ -52,8 +58,9 @@ const SHAPERS: Readonly<Record<string, CapabilityShaper>> = {
     return caps.notification_settings_null ? rest : { ...rest, subscriptions: resolved_subscriptions };
   },
   stream: (event, caps) => {
-    if (event.op !== "delete" || !("archived_update" in event)) return event;
-    // FL 315: clients with archived_channels keep archived channels and get an update instead.
+    if (!("archived_update" in event)) return event;
+    // FL 315: clients with archived_channels keep archived channels and get an update instead
+    // of the delete at archiving, and of the create at unarchiving (FL 388).
     const { archived_update, ...rest } = event;
     return caps.archived_channels ? (archived_update as ApiEvent) : rest;
   },

@@ -84,6 +84,8 @@ export const SubscribeResponse = success({
   subscribed: NamesByUser,
   already_subscribed: NamesByUser,
   unauthorized: t.Optional(t.Array(t.String())),
+  // FL 397: present when send_new_subscription_messages is true (its default).
+  new_subscription_messages_sent: t.Optional(t.Boolean()),
 });
 export const UnsubscribeResponse = success({ removed: t.Array(t.String()), not_removed: t.Array(t.String()) });
 

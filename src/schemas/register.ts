@@ -21,7 +21,7 @@ const AbsoluteUrl = () => t.String({ pattern: "^https?://" });
 const OnboardingStep = t.Object({ type: t.Union([t.Literal("one_time_notice"), t.Literal("one_time_action")]), name: Str() });
 
 export const UserSettings = t.Object({
-  twenty_four_hour_time: Bool(),
+  twenty_four_hour_time: Nullable(Bool()),
   web_mark_read_on_scroll_policy: t.Union([t.Literal(1), t.Literal(2), t.Literal(3)]),
   starred_message_counts: Bool(),
   fluid_layout_width: Bool(),
@@ -101,6 +101,16 @@ const RealmBot = t.Object({
   email: Str(),
 });
 
+/** A device's E2EE push registration (FL 468): register's `devices` values, and `device` update fields. */
+const DevicePushFields = {
+  push_key_id: Nullable(Int()),
+  push_token_id: Nullable(Str()),
+  pending_push_token_id: Nullable(Str()),
+  push_token_last_updated_timestamp: Nullable(Int()),
+  push_registration_error_code: Nullable(t.Union([t.Literal("INVALID_BOUNCER_PUBLIC_KEY"), t.Literal("INVALID_ENCRYPTED_PUSH_REGISTRATION"), t.Literal("REQUEST_EXPIRED")])),
+};
+const DevicePushState = t.Object(DevicePushFields);
+
 const SavedSnippet = t.Object({ id: Int(), title: Str(), content: Str(), date_created: Int() });
 
 const UnreadMsgs = t.Object({
@@ -117,7 +127,7 @@ export const RegisterResponse = success({
   queue_id: Nullable(Str()),
   last_event_id: Int(),
   zulip_version: Str(),
-  zulip_feature_level: t.Integer({ minimum: 277, maximum: 467 }),
+  zulip_feature_level: t.Integer({ minimum: 277 }),
   service_feature_level: Int(),
   zulip_merge_base: Str(),
   idle_queue_timeout_secs: t.Integer({ minimum: 1 }),
@@ -226,6 +236,7 @@ export const RegisterResponse = success({
   saved_snippets: List(SavedSnippet),
   navigation_views: List(t.Unknown()),
   channel_folders: List(t.Unknown()),
+  devices: t.Record(Str(), DevicePushState),
 });
 
 const BaseEvent = t.Object({ id: Int(), type: Str() });
@@ -283,12 +294,8 @@ const ReactionEvent = (op: "add" | "remove") =>
     user: t.Optional(t.Object({ user_id: Int(), email: Str(), full_name: Str(), is_mirror_dummy: t.Optional(Bool()) })),
   });
 
-/** OpenAPI `Attachments`: `messages` gave way to `message_ids` at FL 472 (one of the two is present). */
-const AttachmentBase = t.Object({ id: Int(), name: Str(), path_id: Str(), size: Int(), create_time: Int() });
-const EventAttachment = t.Intersect([
-  AttachmentBase,
-  t.Union([t.Object({ messages: List(t.Object({ id: Int(), date_sent: Int() })) }), t.Object({ message_ids: List(Int()) })]),
-]);
+/** OpenAPI `Attachments` at FL 508: `create_time` in seconds (FL 443), `message_ids` instead of `messages` (FL 472). */
+const EventAttachment = t.Object({ id: Int(), name: Str(), path_id: Str(), size: Int(), create_time: Int(), message_ids: List(Int()) });
 
 /** OpenAPI `CustomProfileField`. */
 const CustomProfileFieldSchema = t.Object({
@@ -489,6 +496,19 @@ export const EventSchemas = {
     Ev("realm_emoji", { op: t.Literal("add"), emoji: RealmEmojiSchema }),
     Ev("realm_emoji", { op: t.Literal("update_one"), emoji_id: Str(), data: t.Object({ deactivated: t.Optional(Bool()) }) }),
   ]),
+  // FL 468/470: `update` carries only the fields that changed (the mobile app tells absent from null).
+  device: t.Union([
+    Ev("device", { op: Lits("add", "remove"), device_id: Int() }),
+    Ev("device", {
+      op: t.Literal("update"),
+      device_id: Int(),
+      push_key_id: t.Optional(DevicePushFields.push_key_id),
+      push_token_id: t.Optional(DevicePushFields.push_token_id),
+      pending_push_token_id: t.Optional(DevicePushFields.pending_push_token_id),
+      push_token_last_updated_timestamp: t.Optional(DevicePushFields.push_token_last_updated_timestamp),
+      push_registration_error_code: t.Optional(DevicePushFields.push_registration_error_code),
+    }),
+  ]),
   custom_profile_fields: Ev("custom_profile_fields", { fields: List(CustomProfileFieldSchema) }),
   realm_user_settings_defaults: Ev("realm_user_settings_defaults", { op: t.Literal("update"), property: Str(), value: t.Union([Bool(), Int(), Str()]) }),
 } satisfies Record<string, TSchema>;
@@ -509,7 +529,12 @@ export type EventOf<K extends keyof typeof EventSchemas> = Extract<ClientEvent, 
  */
 type ShapedOnDelivery =
   | (Extract<EventOf<"subscription">, { readonly op: "add" }> & { readonly resolved_subscriptions: Extract<EventOf<"subscription">, { readonly op: "add" }>["subscriptions"] })
-  | (Extract<EventOf<"stream">, { readonly op: "delete" }> & { readonly archived_update: Extract<EventOf<"stream">, { readonly op: "update" }> })
+  | (Extract<EventOf<"stream">, { readonly op: "delete" | "create" }> & { readonly archived_update: Extract<EventOf<"stream">, { readonly op: "update" }> })
+  | (Extract<EventOf<"subscription">, { readonly op: "add" }> & {
+      readonly resolved_subscriptions: Extract<EventOf<"subscription">, { readonly op: "add" }>["subscriptions"];
+      readonly only_without_archived_channels: true;
+    })
+  | (Extract<EventOf<"subscription">, { readonly user_ids: readonly number[] }> & { readonly only_without_archived_channels: true })
   | (Extract<EventOf<"presence">, { readonly presences: unknown }> & { readonly legacy: Omit<Extract<EventOf<"presence">, { readonly user_id: number }>, "type"> })
   | (EventOf<"message"> & { readonly message: { readonly rendered_content: string } })
   | (Extract<EventOf<"realm_emoji">, { readonly op: "update" }> & { readonly individual: Extract<EventOf<"realm_emoji">, { readonly op: "add" | "update_one" }> })

@@ -44,7 +44,7 @@ export const ServerSettingsResponse = success({
   external_authentication_methods: t.Array(
     t.Object({ name: t.String(), display_name: t.String(), display_icon: Nullable(t.String()), login_url: t.String(), signup_url: t.String() }),
   ),
-  zulip_feature_level: t.Integer({ minimum: 277, maximum: 467 }),
+  zulip_feature_level: t.Integer({ minimum: 277 }),
   service_feature_level: t.Integer(),
   zulip_version: t.String(),
   zulip_merge_base: t.String(),

@@ -32,6 +32,8 @@ export const KEYSPACES = {
   onboardingSteps: "onboarding_steps",
   /** [userId, "apns" | "fcm", sha256(token)] → { token, appid, registered } (push delivery is off; tokens are kept for when it exists) */
   pushDevices: "push_devices",
+  /** [userId, deviceId] → ClientDevice (src/store/client_devices.ts): a logged-in device (FL 468), with its E2EE push registration */
+  clientDevices: "client_devices",
   /** [userId, key] → value: a bot's key-value storage (Zulip's BotStorageData) */
   botStorage: "bot_storage",
   /** [messageId, botId] → "mention" | "direct_message": an outgoing-webhook call not yet made (src/actions/outgoing_webhooks.ts) */

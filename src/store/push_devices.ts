@@ -27,3 +27,8 @@ export function putPushDevice(store: Store, userId: number, kind: PushTokenKind,
 export function removePushDevice(store: Store, userId: number, kind: PushTokenKind, token: string): void {
   store.dbs.pushDevices.remove(tokenKey(userId, kind, token));
 }
+
+/** Call inside `commit`: every legacy token of the user, of both kinds. */
+export function removePushDevicesOf(store: Store, userId: number): void {
+  for (const key of store.dbs.pushDevices.getKeys({ start: [userId], end: [userId + 1] })) store.dbs.pushDevices.remove(key);
+}

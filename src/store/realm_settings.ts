@@ -56,7 +56,15 @@ export const REALM_DEFAULTS: Record<string, unknown> = {
   want_advertise_in_communities_directory: false,
   video_chat_provider: 0,
   jitsi_server_url: null,
-  giphy_rating: 0,
+  // FL 453's name (giphy_rating before); 0: the GIF picker is off (no GIF service key is configured).
+  gif_rating_policy: 0,
+  // Settings of later levels Hearth has no feature behind: register shows Zulip's defaults.
+  owner_full_content_access: false, // FL 438
+  send_channel_events_messages: true, // FL 434
+  welcome_message_custom_text: "", // FL 416
+  media_preview_size: 100, // FL 469
+  default_avatar_source: "G", // FL 456
+  require_e2ee_push_notifications: false, // FL 409
   waiting_period_threshold: 0,
   digest_weekday: 1,
   private_message_policy: 1,
@@ -106,6 +114,7 @@ export const REALM_DEFAULTS: Record<string, unknown> = {
   can_resolve_topics_group: g["role:everyone"],
   can_set_topics_policy_group: g["role:moderators"],
   can_set_delete_message_policy_group: g["role:moderators"],
+  workplace_users_group: g["role:members"], // FL 477
 };
 
 export function realmSetting(settings: Record<string, unknown>, name: string): unknown {

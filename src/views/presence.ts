@@ -65,11 +65,15 @@ export function getRealmPresences(h: Hearth, query: PresenceQuery): { presences:
   return { presences, presence_last_update_id: lastPresenceUpdateId(h.store) };
 }
 
-/** `GET /users/{user_id}/presence`: the user's aggregated legacy presence, or undefined when others may not see any. */
-export function getUserPresence(h: Hearth, user: UserRecord): { website: { status: string; timestamp: number }; aggregated: { status: string; timestamp: number } } | undefined {
+/**
+ * `GET /users/{user_id}/presence`: the user's presence in the modern format (FL 487)
+ * beside the legacy `website` and `aggregated` entries (kept again from FL 497), or
+ * undefined when others may not see any.
+ */
+export function getUserPresence(h: Hearth, user: UserRecord) {
   const record = getPresence(h.store, user.id);
   if (!record || !presenceVisible(h, user)) return undefined;
   const { website } = legacyPresence(record);
   const entry = { status: website.status, timestamp: website.timestamp };
-  return { website: entry, aggregated: entry };
+  return { ...modernPresence(record), website: entry, aggregated: entry };
 }

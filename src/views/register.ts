@@ -7,7 +7,7 @@ import { allUsers, Role, type UserRecord, isAdmin, isGuest, isOwner } from "../s
 import { getRealm } from "../store/realm";
 import { botView } from "./bots";
 import { apiEmail, formatUser } from "./users";
-import { MIN_DEACTIVATED_REALM_DELETION_DAYS, REALM_ICON_PATH, requireRealm } from "./realm";
+import { MIN_DEACTIVATED_REALM_DELETION_DAYS, REALM_ICON_PATH, realmUuid, requireRealm } from "./realm";
 import { inRealmGroup } from "../access/groups";
 import { avatarUrl } from "./avatars";
 import { maxMessageIdFor } from "./messages";
@@ -51,14 +51,16 @@ export const realmPart = statePart("realm", ["realm"], ({ h }) => {
     realm_password_auth_enabled: true,
     realm_push_notifications_enabled: false,
     realm_push_notifications_enabled_end_timestamp: null,
-    realm_is_zephyr_mirror_realm: false,
     realm_default_external_accounts: DEFAULT_EXTERNAL_ACCOUNTS,
-    realm_require_e2ee_push_notifications: false,
+    realm_uuid: realmUuid(h),
     settings_send_digest_emails: true,
     zulip_plan_is_not_limited: true,
     upgrade_text_for_wide_organization_logo: "",
-    giphy_rating_options: { disabled: { name: "GIPHY integration disabled", id: 0 } },
+    // FL 442/453/486: no GIF service is configured; Zulip sends empty keys then, and clients hide the picker.
+    gif_rating_policy_options: { disabled: { name: "GIF integration disabled", id: 0 } },
     giphy_api_key: "",
+    tenor_api_key: "",
+    klipy_api_key: "",
     jitsi_server_url: "https://meet.jit.si",
     server_jitsi_server_url: null,
     development_environment: false,
@@ -124,8 +126,8 @@ export const realmUserPart = statePart("realm_user", ["realm_user"], (ctx) => {
       avatar_url_medium: avatarUrl(h, user, true),
       is_admin: isAdmin(user),
       is_owner: isOwner(user),
-      // Exactly the moderator role below FL 380 (from 380: moderators and above).
-      is_moderator: user.role === Role.MODERATOR,
+      // Moderators and above (FL 380; before it, the moderator role alone).
+      is_moderator: user.role <= Role.MODERATOR,
       is_guest: isGuest(user),
       is_billing_admin: false,
       // From the organization's permission groups, which PATCH /realm changes.

@@ -11,6 +11,7 @@ import { remindersPart, scheduledMessagesPart } from "./scheduled_state";
 import { maxMessageIdPart, presencesPart, realmBotPart, realmPart, realmUserPart, realmUserSettingsDefaultsPart, userSettingsPart } from "./register";
 import { recentPrivateConversationsPart, starredMessagesPart, unreadMsgsPart } from "./message_state";
 import { realmIncomingWebhookBotsPart } from "./webhooks";
+import { devicesPart } from "./client_devices";
 
 export const REGISTER_STATE_PARTS: readonly StatePart[] = [
   subscriptionsPart,
@@ -48,10 +49,13 @@ export const REGISTER_STATE_PARTS: readonly StatePart[] = [
   statePart("realm_embedded_bots", ["realm_embedded_bots"], () => ({ realm_embedded_bots: [] })),
   statePart("stop_words", ["stop_words"], () => ({ stop_words: [] })),
   statePart("has_zoom_token", ["video_calls", "has_zoom_token"], () => ({ has_zoom_token: false })),
+  // FL 493: no video call integration is offered, so no Webex token either.
+  statePart("has_webex_token", ["video_calls", "has_webex_token"], () => ({ has_webex_token: false })),
   // No GIPHY key is configured (Zulip sends "" then, and clients hide the GIF picker).
   statePart("giphy_api_key", ["giphy"], () => ({ giphy_api_key: "" })),
   unreadMsgsPart,
   recentPrivateConversationsPart,
   starredMessagesPart,
   realmIncomingWebhookBotsPart,
+  devicesPart,
 ];

@@ -12,7 +12,8 @@ const bool = () => t.Boolean();
  */
 export const USER_SETTINGS: Record<string, { default: unknown; schema: TSchema }> = {
   // Display settings
-  twenty_four_hour_time: { default: false, schema: bool() },
+  // null: the locale's default (FL 408).
+  twenty_four_hour_time: { default: false, schema: t.Union([bool(), t.Null()]) },
   dense_mode: { default: true, schema: bool() },
   web_mark_read_on_scroll_policy: { default: 1, schema: oneOf(1, 2, 3) },
   web_channel_default_view: { default: 1, schema: oneOf(1, 2, 3, 4) },

@@ -22,8 +22,9 @@ export function uploadUrl(pathId: string): string {
 }
 
 /**
- * The API form of an attachment. Times are milliseconds: Zulip switched them to
- * seconds at feature level 443, above the level we advertise.
+ * The API form of an attachment at feature level 508: `create_time` in seconds (FL 443;
+ * milliseconds before), and the linking messages as `message_ids` (FL 472; before it,
+ * `messages` objects with a `date_sent`).
  */
 export function attachmentView(h: Hearth, a: AttachmentRecord): AttachmentJson {
   return {
@@ -31,11 +32,8 @@ export function attachmentView(h: Hearth, a: AttachmentRecord): AttachmentJson {
     name: a.name,
     path_id: a.path_id,
     size: a.size,
-    create_time: a.create_time * 1000,
-    messages: a.message_ids.flatMap((id) => {
-      const m = getMessage(h.store, id);
-      return m ? [{ id, date_sent: m.timestamp * 1000 }] : [];
-    }),
+    create_time: a.create_time,
+    message_ids: a.message_ids.filter((id) => getMessage(h.store, id) !== undefined).sort((x, y) => x - y),
   };
 }
 

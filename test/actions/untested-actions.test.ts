@@ -289,7 +289,7 @@ describe("tus uploads", () => {
     const listed = expectSuccess(await s.as("hamlet").get("/attachments"));
     const attachment = listed.attachments.find((a: any) => final.url.endsWith(a.path_id));
     expect(event.attachment).toEqual(attachment);
-    expect(event.attachment).toMatchObject({ name: "soliloquy.txt", size: data.length, messages: [] });
+    expect(event.attachment).toMatchObject({ name: "soliloquy.txt", size: data.length, message_ids: [] });
     expect(event.upload_space_used).toBe(listed.upload_space_used);
   });
 

@@ -3,7 +3,7 @@ import { expectError, expectSchema, expectSuccess, startTestServer, type TestSer
 import { SendMessageResponse } from "../../src/schemas/messages";
 import { drainEvents, register, verifyAction } from "../kit/events";
 
-/** Additive pieces of feature levels above the advertised 371 (docs/api-coverage.md). */
+/** Pieces of feature levels 417-508 (docs/feature-levels.md). */
 let s: TestServer;
 let denmark: number;
 let odd: number;

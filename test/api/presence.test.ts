@@ -56,8 +56,12 @@ describe("presence", () => {
     const realm = expectSuccess(await s.as("othello").get("/realm/presence"));
     expect(realm.presences["hamlet@zulip.test"].website.status).toBe("active");
     const one = expectSuccess(await s.as("othello").get(`/users/${s.users.hamlet.id}/presence`));
-    expect(Object.keys(one.presence).sort()).toEqual(["aggregated", "website"]);
+    // FL 487's modern fields and FL 497's legacy entries and server_timestamp, together.
+    expect(Object.keys(one.presence).sort()).toEqual(["active_timestamp", "aggregated", "idle_timestamp", "website"]);
     expect(one.presence.aggregated).toEqual({ status: "active", timestamp: expect.any(Number) });
+    expect(one.presence.active_timestamp).toBe(one.presence.aggregated.timestamp);
+    expect(Number.isInteger(one.presence.idle_timestamp)).toBe(true);
+    expect(Math.abs(one.server_timestamp - Date.now() / 1000)).toBeLessThan(600);
     expectSuccess(await s.as("othello").get(`/users/hamlet@zulip.test/presence`));
     expectError(await s.as("othello").get(`/users/${s.users.polonius.id}/presence`), 400, "BAD_REQUEST", `No presence data for ${s.users.polonius.id}`);
     expectError(await s.as("hamlet").post("/users/me/presence", { status: "away" }), 400, "BAD_REQUEST", "Invalid status: away");

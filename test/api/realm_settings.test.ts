@@ -36,6 +36,9 @@ describe("PATCH /realm", () => {
     expect(events).toContainEqual(expect.objectContaining({ op: "update", property: "moderation_request_channel_id", value: mods }));
     // Zulip's historical form for the message-editing settings, and for group settings.
     expect(events).toContainEqual(expect.objectContaining({ op: "update_dict", property: "default", data: { allow_message_editing: false } }));
+    // The description as update_dict from FL 464.
+    expect(events).toContainEqual(expect.objectContaining({ op: "update_dict", property: "default", data: { description: "Something is rotten" } }));
+    expect(events.some((e: any) => e.op === "update" && e.property === "description")).toBe(false);
     expect(events).toContainEqual(expect.objectContaining({ op: "update_dict", property: "default", data: { can_add_custom_emoji_group: 6 } }));
     const state = await register(s.as("hamlet"));
     expect(state).toMatchObject({ realm_name: "Elsinore Castle", realm_mandatory_topics: true, realm_message_content_edit_limit_seconds: null, realm_can_add_custom_emoji_group: 6 });

@@ -42,12 +42,12 @@ describe("POST /register", () => {
       const body = await register(s.as(name as any), { client_gravatar: true, client_capabilities: {} });
       expectSchema(RegisterResponse, body);
       expect(body.realm_users.some((u: any) => u.user_id === body.user_id)).toBe(true);
-      // The role flags as FL 371 has them: is_moderator for the moderator role alone (FL 380 widened it).
+      // The role flags at FL 508: is_moderator for moderators, administrators and owners (FL 380).
       const role = body.realm_users.find((u: any) => u.user_id === body.user_id).role;
       expect({ owner: body.is_owner, admin: body.is_admin, moderator: body.is_moderator, guest: body.is_guest }).toEqual({
         owner: role === 100,
         admin: role <= 200,
-        moderator: role === 300,
+        moderator: role <= 300,
         guest: role === 600,
       });
     }

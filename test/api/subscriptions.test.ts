@@ -37,7 +37,7 @@ describe("POST /users/me/subscriptions", () => {
     });
     const body = expectSuccess(res);
     expectSchema(SubscribeResponse, body);
-    expect(body).toEqual({ result: "success", msg: "", subscribed: { [String(s.users.hamlet.id)]: [name] }, already_subscribed: {} });
+    expect(body).toEqual({ result: "success", msg: "", subscribed: { [String(s.users.hamlet.id)]: [name] }, already_subscribed: {}, new_subscription_messages_sent: true });
     const sub = (await mySubscriptions("hamlet", { include_subscribers: true })).find((c) => c.name === name);
     expectSchema(Subscription, sub);
     expect(sub).toMatchObject({
@@ -213,8 +213,9 @@ describe("new-subscription messages", () => {
     expectSuccess(await subscribe("hamlet", [a, b]));
     const newOnly = fresh("Brand new");
     expectSuccess(await subscribe("hamlet", [a, b, newOnly], { principals: [s.users.cordelia.id, s.users.hamlet.id] }));
-    expectSuccess(await subscribe("hamlet", [a], { principals: [s.users.shiva.id] }));
-    expectSuccess(await subscribe("hamlet", [b], { principals: [s.users.shiva.id], send_new_subscription_messages: false }));
+    // FL 397: the answer says whether the messages went out, only when they were asked for (the default).
+    expect(expectSuccess(await subscribe("hamlet", [a], { principals: [s.users.shiva.id] })).new_subscription_messages_sent).toBe(true);
+    expect("new_subscription_messages_sent" in expectSuccess(await subscribe("hamlet", [b], { principals: [s.users.shiva.id], send_new_subscription_messages: false }))).toBe(false);
     const dms = async (who: CastName) => {
       const narrow = JSON.stringify([{ operator: "is", operand: "dm" }]);
       const body = expectSuccess(await s.as(who).get("/messages", { anchor: "newest", num_before: 20, num_after: 0, narrow, apply_markdown: false }));

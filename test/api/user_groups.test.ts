@@ -163,11 +163,16 @@ describe("updating groups", () => {
     expectSuccess(await s.as("hamlet").patch(`/user_groups/${groupId}`, { can_manage_group: { new: systemGroup("role:administrators") } }));
     expectSuccess(await rename("iago"));
     expectError(await rename("hamlet"), 400, "BAD_REQUEST", "Insufficient permission");
-    // Bots may change groups only from FL 496 (we answer as 371).
+    // Bots may change groups from FL 496.
     const bot = expectSuccess(await s.as("hamlet").post("/bots", { full_name: "Group bot", short_name: fresh("groupbot") }));
     const botClient = new ApiClient(s.url, expectSuccess(await s.as("hamlet").get(`/users/${bot.user_id}`)).user.email, bot.api_key);
-    expectError(await botClient.patch(`/user_groups/${groupId}`, { description: "bot" }), 400, "BAD_REQUEST", "This endpoint does not accept bot requests.");
-    expectError(await botClient.post("/user_groups/create", { name: fresh("b"), description: "", members: [] }), 400, "BAD_REQUEST", "This endpoint does not accept bot requests.");
+    // A member-role bot: its own permissions, like any member's.
+    expectError(await botClient.patch(`/user_groups/${groupId}`, { description: "bot" }), 400, "BAD_REQUEST", "Insufficient permission");
+    const botGroup = expectSuccess(await botClient.post("/user_groups/create", { name: fresh("b"), description: "", members: [bot.user_id] })).group_id;
+    expectSuccess(await botClient.patch(`/user_groups/${botGroup}`, { description: "by a bot" }));
+    expectSuccess(await botClient.post(`/user_groups/${botGroup}/members`, { add: [id("othello")] }));
+    expect(expectSuccess(await botClient.get(`/user_groups/${botGroup}/members`)).members.sort()).toEqual([bot.user_id, id("othello")].sort());
+    expect(expectSuccess(await botClient.get("/user_groups")).user_groups.some((g: any) => g.id === botGroup)).toBe(true);
     // Creating follows the realm's can_create_groups (members by default).
     expectSuccess(await s.as("cordelia").post("/user_groups/create", { name: fresh("c"), description: "", members: [] }));
   });

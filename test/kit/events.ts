@@ -110,7 +110,7 @@ function applyCoreEvent(state: State, event: ApiEventJson): void {
             const role = person.role as number;
             state.is_owner = role === ROLE_OWNER;
             state.is_admin = role <= ROLE_ADMIN;
-            state.is_moderator = role === ROLE_MODERATOR;
+            state.is_moderator = role <= ROLE_MODERATOR;
             state.is_guest = role === ROLE_GUEST;
             for (const key of ["can_create_streams", "can_create_public_streams", "can_create_private_streams", "can_subscribe_other_users", "can_invite_others_to_realm"]) {
               state[key] = role !== ROLE_GUEST;
@@ -219,6 +219,14 @@ function applyCoreEvent(state: State, event: ApiEventJson): void {
         if (i !== -1) list.splice(i, 1);
       } else throw new Error(`unknown reminders op ${event.op}`);
       list.sort((a, b) => a.scheduled_delivery_timestamp - b.scheduled_delivery_timestamp || a.reminder_id - b.reminder_id);
+      return;
+    }
+    case "device": {
+      const { id: _id, type: _type, op, device_id, ...fields } = event;
+      if (op === "add") state.devices[String(device_id)] = { push_key_id: null, push_token_id: null, pending_push_token_id: null, push_token_last_updated_timestamp: null, push_registration_error_code: null };
+      else if (op === "remove") delete state.devices[String(device_id)];
+      else if (op === "update") Object.assign(state.devices[String(device_id)], fields);
+      else throw new Error(`unknown device op ${op}`);
       return;
     }
     case "realm_emoji":
