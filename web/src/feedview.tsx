@@ -46,7 +46,7 @@ function RecipientBar({ m }: { m: Message }) {
 const toMarkRead = new Set<number>();
 let flushTimer: ReturnType<typeof setTimeout> | null = null;
 function markRead(id: number): void {
-  if (toMarkRead.has(id)) return;
+  if (toMarkRead.has(id) || !S.unread.has(id)) return;
   toMarkRead.add(id);
   // Shown read at once; the server's event confirms it.
   S.unread.delete(id);

@@ -147,4 +147,5 @@ async function start(): Promise<void> {
   void pollForever();
 }
 
+(globalThis as any).__S = S;
 void start();

@@ -3,9 +3,9 @@
  * client ever inserts; the server has sanitized it), markers, reactions, and for
  * the reader's own messages edit and delete.
  */
-import { useState } from "preact/hooks";
+import { useLayoutEffect, useRef, useState } from "preact/hooks";
 import { api, errorText } from "./api";
-import { EmojiGlyph, EmojiPicker, type EmojiChoice } from "./emoji";
+import { EmojiGlyph, EmojiPicker, unicodeGlyph, type EmojiChoice } from "./emoji";
 import type { Message, Reaction } from "./model";
 import { S, userName } from "./state";
 
@@ -58,6 +58,15 @@ export function MessageRow({ m, showSender, isNewDivider }: { m: Message; showSe
   const mine = m.sender_id === S.me.user_id;
   const starred = m.flags.includes("starred");
   const unread = S.unread.has(m.id);
+  const body = useRef<HTMLDivElement>(null);
+  // The server writes Unicode emoji as `<span class="emoji emoji-1f642">:smile:</span>`
+  // for a sprite sheet; this client shows the character itself.
+  useLayoutEffect(() => {
+    for (const span of Array.from(body.current?.querySelectorAll<HTMLElement>("span.emoji") ?? [])) {
+      const code = /\bemoji-([0-9a-f-]+)\b/.exec(span.className)?.[1];
+      if (code) span.textContent = unicodeGlyph(code);
+    }
+  }, [m.content, mode]);
 
   const startEdit = async () => {
     setError("");
@@ -117,7 +126,7 @@ export function MessageRow({ m, showSender, isNewDivider }: { m: Message; showSe
               <button type="button" onClick={() => setMode("view")}>Cancel</button>
             </form>
           ) : (
-            <div class="rendered" dangerouslySetInnerHTML={{ __html: m.content }} />
+            <div class="rendered" ref={body} dangerouslySetInnerHTML={{ __html: m.content }} />
           )}
           {(m.last_edit_timestamp || m.last_moved_timestamp) && mode !== "edit" && (
             <span class="edited">{m.last_edit_timestamp ? "(edited)" : "(moved)"}</span>
