@@ -1,7 +1,8 @@
 // Hearth's administration page: organization settings, default channels, adding and (de)activating users,
-// invitation links, through the same Zulip API every client uses (HTTP Basic with the API key that
-// POST /fetch_api_key returns for the administrator's password). The key lives in
-// sessionStorage, so closing the tab logs out. Text from the server is only ever
+// invitation links, through the same Zulip API every client uses, at its /json/ paths with the
+// browser's session: signing in happens at /login (which sends the browser back here), the
+// session cookie is HttpOnly, and every write repeats the CSRF token from the `hearth_csrf`
+// cookie in X-CSRFToken. The page never sees an API key. Text from the server is only ever
 // set with textContent, never parsed as HTML.
 "use strict";
 
@@ -13,14 +14,27 @@ const ROLES = [
   [600, "Guest"],
 ];
 const SETTINGS = ["allow_message_editing", "mandatory_topics", "enable_read_receipts", "name_changes_disabled", "presence_disabled"];
-const STORAGE_KEY = "hearth-admin";
+const LOGIN_PAGE = "/login?next=/admin/";
 
 const $ = (id) => document.getElementById(id);
-let credentials = JSON.parse(sessionStorage.getItem(STORAGE_KEY) || "null");
 let me = null;
 
-function base64(text) {
-  return btoa(String.fromCharCode(...new TextEncoder().encode(text)));
+/** The session's CSRF token, from the cookie /login set for scripts to read. */
+function csrfToken() {
+  const cookie = document.cookie.split("; ").find((c) => c.startsWith("hearth_csrf="));
+  return cookie ? decodeURIComponent(cookie.slice("hearth_csrf=".length)) : "";
+}
+
+/** Headers of every call: the token on writes, and no Basic challenge on a 401. */
+function sessionHeaders(method) {
+  const headers = { "x-requested-with": "XMLHttpRequest" };
+  if (method !== "GET" && method !== "HEAD") headers["x-csrftoken"] = csrfToken();
+  return headers;
+}
+
+/** Not signed in (or the session ended): to the sign-in page, which sends the browser back. */
+function toLogin() {
+  location.assign(LOGIN_PAGE);
 }
 
 function show(message, isError = false) {
@@ -29,18 +43,16 @@ function show(message, isError = false) {
 }
 
 /** One API call; resolves with the success body, rejects with Zulip's `msg`. */
-async function api(method, path, params = {}, auth = credentials) {
+async function api(method, path, params = {}) {
   const body = new URLSearchParams();
   for (const [name, value] of Object.entries(params)) body.set(name, typeof value === "string" ? value : JSON.stringify(value));
   const query = method === "GET" && body.size > 0 ? `?${body}` : "";
-  // Without it, a 401's Basic challenge would open the browser's own login dialog.
-  const headers = { "x-requested-with": "XMLHttpRequest" };
-  if (auth) headers.authorization = `Basic ${base64(`${auth.email}:${auth.key}`)}`;
+  const headers = sessionHeaders(method);
   if (method !== "GET") headers["content-type"] = "application/x-www-form-urlencoded";
-  const res = await fetch(`/api/v1${path}${query}`, { method, headers, body: method === "GET" ? undefined : body });
+  const res = await fetch(`/json${path}${query}`, { method, headers, body: method === "GET" ? undefined : body, credentials: "same-origin" });
   const data = await res.json().catch(() => ({ result: "error", msg: `HTTP ${res.status}` }));
   if (data.result !== "success") {
-    if (res.status === 401 && auth) logOut();
+    if (res.status === 401) toLogin();
     throw new Error(data.msg || `HTTP ${res.status}`);
   }
   return data;
@@ -55,33 +67,20 @@ async function run(action, done) {
   }
 }
 
-function logOut() {
-  credentials = null;
+/** POST /logout revokes the session on the server and clears its cookies; then the sign-in page, which leads back here. */
+async function logOut() {
   me = null;
-  sessionStorage.removeItem(STORAGE_KEY);
   $("admin").hidden = true;
-  $("danger").hidden = true;
-  $("deactivate-realm").dataset.armed = "false";
-  $("deactivate-realm").textContent = "Deactivate the organization";
-  $("logout").hidden = true;
-  $("login-section").hidden = false;
-  $("who").textContent = "";
-}
-
-async function logIn(email, password) {
-  const key = await api("POST", "/fetch_api_key", { username: email, password }, null);
-  const attempt = { email: key.email, key: key.api_key };
-  const self = await api("GET", "/users/me", {}, attempt);
-  if (self.role > 200) throw new Error("This page is for organization owners and administrators.");
-  credentials = attempt;
-  sessionStorage.setItem(STORAGE_KEY, JSON.stringify(credentials));
+  await fetch("/logout", { method: "POST", headers: sessionHeaders("POST"), credentials: "same-origin", redirect: "manual" }).catch(() => {});
+  location.assign(LOGIN_PAGE);
 }
 
 async function loadAll() {
   me = await api("GET", "/users/me");
-  $("login-section").hidden = true;
-  $("admin").hidden = false;
   $("logout").hidden = false;
+  $("who").textContent = me.full_name;
+  if (me.role > 200) throw new Error("This page is for organization owners and administrators.");
+  $("admin").hidden = false;
   $("danger").hidden = me.role !== 100;
   $("backups-section").hidden = me.role !== 100;
   $("who").textContent = me.full_name;
@@ -114,11 +113,9 @@ async function loadBackups() {
   );
 }
 
-/** Fetched with the page's credentials, then saved through a temporary link to the bytes. */
+/** Fetched with the page's session, then saved through a temporary link to the bytes. */
 async function downloadBackup() {
-  const res = await fetch("/api/v1/hearth/backup", {
-    headers: { "x-requested-with": "XMLHttpRequest", authorization: `Basic ${base64(`${credentials.email}:${credentials.key}`)}` },
-  });
+  const res = await fetch("/json/hearth/backup", { headers: sessionHeaders("GET"), credentials: "same-origin" });
   if (!res.ok) throw new Error((await res.json().catch(() => ({}))).msg || `HTTP ${res.status}`);
   const name = /filename="([^"]+)"/.exec(res.headers.get("content-disposition") ?? "")?.[1] ?? "hearth-backup.tar.gz";
   const url = URL.createObjectURL(await res.blob());
@@ -291,19 +288,12 @@ function armRealmDeactivation(button) {
   }
   run(async () => {
     await api("POST", "/realm/deactivate");
-    logOut();
+    // Every session went with the organization.
+    $("admin").hidden = true;
+    $("logout").hidden = true;
   }, "The organization is deactivated.");
 }
 
-$("login").addEventListener("submit", (event) => {
-  event.preventDefault();
-  const form = event.target;
-  run(async () => {
-    await logIn(form.elements.email.value.trim(), form.elements.password.value);
-    form.reset();
-    await loadAll();
-  }, "");
-});
 $("add-user").addEventListener("submit", (event) => {
   event.preventDefault();
   const form = event.target;
@@ -330,10 +320,7 @@ $("settings").addEventListener("submit", (event) => {
   event.preventDefault();
   run(saveSettings);
 });
-$("logout").addEventListener("click", () => {
-  logOut();
-  show("Logged out.");
-});
+$("logout").addEventListener("click", () => run(logOut));
 $("deactivate-realm").addEventListener("click", (event) => armRealmDeactivation(event.target));
 $("download-backup").addEventListener("click", () => {
   show("Taking a backup…");
@@ -343,4 +330,4 @@ $("download-backup").addEventListener("click", () => {
   });
 });
 
-if (credentials) run(loadAll);
+run(loadAll);

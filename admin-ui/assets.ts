@@ -11,6 +11,7 @@ import adminHtml from "./admin.html" with { type: "file" };
 // @ts-expect-error -- a browser script embedded as a file, not a module of this program
 import adminJs from "./admin.js" with { type: "file" };
 import adminCss from "./admin.css" with { type: "file" };
+import loginCss from "./login.css" with { type: "file" };
 
 export const ADMIN_UI_ASSETS: Readonly<Record<string, string>> = {
   // The organization icon (REALM_ICON_PATH, advertised as realm_icon).
@@ -19,4 +20,6 @@ export const ADMIN_UI_ASSETS: Readonly<Record<string, string>> = {
   "admin.html": adminHtml as unknown as string,
   "admin.js": adminJs as string,
   "admin.css": adminCss,
+  // The sign-in page's style (src/api/sessions.ts renders the page).
+  "login.css": loginCss,
 };

@@ -23,12 +23,15 @@ const HELP = `Hearth ${HEARTH_VERSION}: a team-chat server that speaks the Zulip
 Usage:
   hearth serve [--data DIR] [--port N] [--host ADDR] [--external-url URL]
               [--backup-every 24h [--backup-dir DIR] [--backup-keep N]]
+              [--session-idle 14d]
       Run the server (defaults: ./hearth-data, 9991, 127.0.0.1; env HEARTH_DATA,
       HEARTH_PORT, HEARTH_HOST, HEARTH_EXTERNAL_URL). On an empty data folder it
       creates the organization and an owner and prints their credentials once.
       With --backup-every (s, m, h or d; env HEARTH_BACKUP_EVERY) it backs up on
       that schedule into --backup-dir (default: DIR-backups beside the data
       folder), keeping the newest --backup-keep (default 7).
+      --session-idle (env HEARTH_SESSION_IDLE): browser sign-ins end after this
+      long without use (default 14d).
   hearth init --data DIR --realm-name NAME --owner-email E --owner-password P
               [--owner-name NAME] [--external-url URL] [--json]
       Create the organization and its owner without starting the server.
@@ -262,12 +265,16 @@ async function cmdServe(args: string[]) {
     "backup-every": "string",
     "backup-dir": "string",
     "backup-keep": "string",
+    "session-idle": "string",
   });
   const dataDir = resolve((flags.data as string | undefined) ?? process.env.HEARTH_DATA ?? "./hearth-data");
   const port = parsePort((flags.port as string | undefined) ?? process.env.HEARTH_PORT ?? "9991");
   const host = (flags.host as string | undefined) ?? process.env.HEARTH_HOST ?? "127.0.0.1";
   const externalUrl = parseExternalUrl((flags["external-url"] as string | undefined) ?? process.env.HEARTH_EXTERNAL_URL);
   const backupConfig = parseBackupSchedule(flags, dataDir);
+  const idle = flags["session-idle"] as string | undefined;
+  const sessionIdleMs = idle === undefined ? undefined : (parseInterval(idle) ?? undefined);
+  if (idle !== undefined && sessionIdleMs === undefined) throw new UsageError(`invalid --session-idle '${idle}' (use e.g. 30m, 12h or 14d)`);
 
   const firstRun = await withStore(dataDir, async (store) => {
     if (getRealm(store)) return null;
@@ -282,7 +289,7 @@ async function cmdServe(args: string[]) {
     return { email: owner.email, password, api_key: owner.api_key };
   });
 
-  const server = await startServer({ dataDir, host, port, externalUrl, backup: backupConfig });
+  const server = await startServer({ dataDir, host, port, externalUrl, backup: backupConfig, sessionIdleMs });
   if (firstRun) {
     console.log("Created a new organization. The owner's credentials (shown only this once):");
     console.log(`  email:    ${firstRun.email}`);

@@ -27,6 +27,8 @@ export interface ServerConfig {
   outgoingWebhooksToPrivateNetworks?: boolean;
   /** Reverse proxies whose X-Forwarded-For is believed (HEARTH_TRUSTED_PROXIES; default loopback). See src/http/client_address.ts. */
   trustedProxies?: string[];
+  /** Idle time after which a browser session expires (serve --session-idle, HEARTH_SESSION_IDLE; default 14 days). */
+  sessionIdleMs?: number;
   /** Scheduled backups (serve --backup-every …), if asked for. */
   backup?: BackupScheduleConfig | null;
 }

@@ -50,6 +50,8 @@ import { inviteRoutes, joinPageRoutes } from "./api/invites";
 import { backupRoutes } from "./api/backups";
 import { BackupSchedule } from "./backup/schedule";
 import { openStoreFormat } from "./store/format";
+import { parseInterval } from "./backup/schedule";
+import { sessionRoutes } from "./api/sessions";
 
 export interface RunningServer {
   h: Hearth;
@@ -68,6 +70,7 @@ export function listeningUrl(host: string, port: number): string {
 export function createHearth(store: Store, config: ServerConfig): Hearth {
   config.outgoingWebhooksToPrivateNetworks ??= process.env.HEARTH_OUTGOING_WEBHOOKS_TO_PRIVATE_NETWORKS === "allow";
   config.trustedProxies ??= trustedProxiesFromEnv();
+  config.sessionIdleMs ??= sessionIdleFromEnv();
   let parsedHost = { url: "", host: "" };
   const h: Hearth = {
     store,
@@ -95,6 +98,14 @@ export function createHearth(store: Store, config: ServerConfig): Hearth {
   };
   h.events.attach(h.queues);
   return h;
+}
+
+/** HEARTH_SESSION_IDLE (`30m`, `12h`, `14d`), else undefined: the default (src/auth/session.ts). */
+export function sessionIdleFromEnv(value = process.env.HEARTH_SESSION_IDLE): number | undefined {
+  if (value === undefined || value === "") return undefined;
+  const ms = parseInterval(value);
+  if (ms === null) throw new Error(`Invalid HEARTH_SESSION_IDLE '${value}' (use e.g. 30m, 12h or 14d)`);
+  return ms;
 }
 
 /** Assembles the HTTP application: every resource's routes plus JSON 404s. */
@@ -129,6 +140,7 @@ export function buildApp(h: Hearth) {
     inviteRoutes(h),
     backupRoutes(h),
     joinPageRoutes(h),
+    ...sessionRoutes(h),
   ];
   // GET /events goes to Bun's router directly, past Elysia's per-request context: it
   // is the request every client repeats after every event (1,000 of them per message

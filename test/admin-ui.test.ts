@@ -1,6 +1,7 @@
 /**
  * The administration page (admin-ui/), in headless Chromium against a real server:
- * an owner logs in with their password, changes organization settings, adds,
+ * an owner signs in at /login (the page sends the browser there and back) and the page
+ * calls /json/ with the session cookie and the CSRF token; it changes organization settings, adds,
  * deactivates, reactivates and promotes users, creates an invitation link that a newcomer
  * opens and joins with, revokes it, and finally deactivates the organization; each
  * change is checked through the API as any client would see it.
@@ -10,6 +11,7 @@ import { expectSuccess, PASSWORD, startTestServer, type TestServer } from "./kit
 import { launchChromium, type Browser, type Page } from "./kit/browser";
 import { hearth, tempDir } from "./kit/process";
 import { existsSync } from "node:fs";
+import { userSessions } from "../src/store/sessions";
 import { join } from "node:path";
 
 let s: TestServer;
@@ -28,10 +30,22 @@ afterAll(async () => {
 
 const status = () => page.evaluate<string>(`document.getElementById("status").textContent`);
 const waitForStatus = (text: string) => page.waitFor(`document.getElementById("status").textContent === ${JSON.stringify(text)}`);
+/** Like page.waitFor, across navigations (an evaluation in a page being replaced fails; it is tried again). */
+async function settle<T>(expression: string, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await page.evaluate<T>(expression).catch(() => undefined);
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`Timed out waiting for: ${expression}`);
+    await Bun.sleep(25);
+  }
+}
+/** Fills and sends the /login form the browser was sent to. */
 const logIn = async (email: string, password: string) => {
+  await settle(`location.pathname === "/login" && document.querySelector('form[action="/login"]') !== null && document.readyState === "complete"`);
   await page.evaluate(`(() => {
-    const form = document.getElementById("login");
-    form.elements.email.value = ${JSON.stringify(email)};
+    const form = document.querySelector('form[action="/login"]');
+    form.elements.username.value = ${JSON.stringify(email)};
     form.elements.password.value = ${JSON.stringify(password)};
     form.requestSubmit();
   })()`);
@@ -47,25 +61,34 @@ const addUser = (fullName: string, email: string, password: string) =>
 const rowOf = (userId: number) => `document.querySelector('#users tr[data-user-id="${userId}"]')`;
 
 describe("administration page", () => {
-  test("/admin leads to the page; only owners and administrators get in", async () => {
+  test("/admin sends a browser without a session to /login and back; only owners and administrators get in", async () => {
     const redirect = await fetch(`${s.url}/admin`, { redirect: "manual" });
     expect(redirect.status).toBe(302);
+    const headers = (await fetch(`${s.url}/static/admin.html`)).headers;
+    expect(headers.get("content-security-policy")).toContain("script-src 'self'");
+    expect(headers.get("content-security-policy")).not.toContain("unsafe-inline");
+    expect(headers.get("x-frame-options")).toBe("DENY");
     await page.goto(`${s.url}/admin`);
-    expect(await page.evaluate(`location.pathname`)).toBe("/static/admin.html");
-    expect(await page.evaluate(`document.getElementById("admin").hidden`)).toBe(true);
+    await settle(`location.pathname === "/login"`);
+    expect(await page.evaluate(`location.search`)).toBe("?next=/admin/");
 
     await logIn(s.users.hamlet.email, "wrong password");
-    await page.waitFor(`document.getElementById("status").className === "error"`);
-    expect(await status()).not.toBe("");
+    await settle(`document.querySelector(".error")?.textContent === "Your username or password is incorrect"`);
     await logIn(s.users.hamlet.email, PASSWORD);
-    await waitForStatus("This page is for organization owners and administrators.");
+    await settle(`location.pathname === "/static/admin.html" && document.getElementById("status").textContent === "This page is for organization owners and administrators."`);
     expect(await page.evaluate(`document.getElementById("admin").hidden`)).toBe(true);
+    // A member signs out from here too.
+    await page.evaluate(`document.getElementById("logout").click()`);
 
     await logIn(s.users.desdemona.email, PASSWORD);
-    await page.waitFor(`!document.getElementById("admin").hidden && document.querySelectorAll("#users tr").length > 0`);
+    await settle(`location.pathname === "/static/admin.html" && !document.getElementById("admin").hidden && document.querySelectorAll("#users tr").length > 0`);
     await page.waitFor(`document.getElementById("settings").elements.name.value === "Zulip Dev"`);
     expect(await status()).toBe("");
-  });
+    // No key in the page's storage; the chat is a link away.
+    expect(await page.evaluate(`sessionStorage.length + localStorage.length`)).toBe(0);
+    expect(await page.evaluate(`document.getElementById("chat-link").getAttribute("href")`)).toBe("/");
+    expect(userSessions(s.server.h.store, s.users.hamlet.id)).toEqual([]);
+  }, 30_000);
 
   test("organization settings are saved through PATCH /realm", async () => {
     await page.evaluate(`(() => {
@@ -201,13 +224,16 @@ describe("administration page", () => {
     expect((await fetch(link)).status).toBe(404);
   });
 
-  test("logging out forgets the key; deactivating the organization takes two clicks", async () => {
+  test("logging out revokes the session; deactivating the organization takes two clicks", async () => {
+    expect(userSessions(s.server.h.store, s.users.desdemona.id).length).toBe(1);
     await page.evaluate(`document.getElementById("logout").click()`);
-    expect(await page.evaluate(`sessionStorage.getItem("hearth-admin")`)).toBeNull();
-    expect(await page.evaluate(`document.getElementById("admin").hidden`)).toBe(true);
+    await settle(`location.pathname === "/login"`);
+    expect(userSessions(s.server.h.store, s.users.desdemona.id)).toEqual([]);
+    expect(await page.evaluate(`document.cookie`)).toBe("");
 
+    await page.goto(`${s.url}/admin`);
     await logIn(s.users.desdemona.email, PASSWORD);
-    await page.waitFor(`!document.getElementById("danger").hidden && document.getElementById("settings").elements.name.value !== ""`);
+    await settle(`location.pathname === "/static/admin.html" && !document.getElementById("danger").hidden && document.getElementById("settings").elements.name.value !== ""`);
     await page.evaluate(`document.getElementById("deactivate-realm").click()`);
     // One click only arms the button; give any request it might have sent time to land.
     expect(await page.evaluate(`document.getElementById("deactivate-realm").textContent`)).toBe("Click again to deactivate the organization");
@@ -219,5 +245,5 @@ describe("administration page", () => {
     const res = await s.as("hamlet").get("/users/me");
     expect(res.status).toBe(401);
     expect(res.body.code).toBe("REALM_DEACTIVATED");
-  });
+  }, 30_000);
 });

@@ -17,6 +17,7 @@ import { MIN_DEACTIVATED_REALM_DELETION_DAYS } from "../views/realm";
 
 import { createMissingSystemGroups } from "./user_groups";
 import { generateApiKey, hashPasswordSync } from "../lib/credentials";
+import { removeAllSessions } from "../store/sessions";
 
 
 export interface InitOptions {
@@ -116,6 +117,8 @@ export async function doDeactivateRealm(h: Hearth, actor: UserRecord, deletionDe
     const scheduled = deletionDelayDays === null ? null : Math.floor(Date.now() / 1000) + deletionDelayDays * 86400;
     const next = { ...current, deactivated: true, scheduled_deletion_date: scheduled };
     putRealm(h.store, next);
+    // Everyone is signed out of the browser too; reactivation does not bring sessions back.
+    removeAllSessions(h.store);
     tx.notify({ type: "realm", op: "deactivated", realm_id: next.id }, recipients);
   });
 }

@@ -13,6 +13,7 @@ import { requireRealm } from "../views/realm";
 import { checkFullName } from "./create_user";
 import { notifyFullNameChanged, notifyRealmUser } from "./user_events";
 import { removeAllDrafts } from "../store/drafts";
+import { removeUserSessions } from "../store/sessions";
 
 export interface SettingsChanges {
   settings: Record<string, unknown>;
@@ -127,7 +128,12 @@ export async function checkUpdateSettings(
       changed.push(["email_address_visibility", visibility]);
     }
     if (fullName !== undefined) next.full_name = fullName;
-    if (passwordHash !== undefined) next.password_hash = passwordHash;
+    if (passwordHash !== undefined) {
+      next.password_hash = passwordHash;
+      // A new password signs every browser out, the one that changed it included
+      // (a stolen session must not outlive it). API keys stay: Zulip's do too.
+      removeUserSessions(h.store, user.id);
+    }
     // Zulip's do_change_user_setting: turning synchronization off deletes the stored
     // drafts, without drafts events (the clients keep their own copies).
     if (changed.some(([name, value]) => name === "enable_drafts_synchronization" && value === false)) removeAllDrafts(h.store, user.id);

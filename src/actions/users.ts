@@ -16,6 +16,7 @@ import { notifyUserChannelAccessChanged } from "./channels";
 import { isoTimestamp } from "../views/users";
 import { checkFullName } from "./create_user";
 import { notifySubscriberActivityChanged } from "./subscriptions";
+import { removeUserSessions } from "../store/sessions";
 
 function countActiveOwners(h: Hearth): number {
   let n = 0;
@@ -104,6 +105,8 @@ export async function doSetActive(h: Hearth, actor: UserRecord, userId: number, 
       for (const u of allUsers(h.store)) if (u.is_bot && u.is_active && u.bot_owner_id === current.id) updates.push({ ...u, is_active: false });
     }
     for (const u of updates) putUser(h.store, u);
+    // A deactivated account is signed out of every browser (Zulip deletes its sessions too).
+    if (!active) for (const u of updates) removeUserSessions(h.store, u.id);
     // Zulip revokes the invitations a deactivated user made; reactivation does not restore them.
     const revokedInvites = active ? 0 : revokeInvitesCreatedBy(h.store, current.id);
     if (revokedInvites > 0) notifyInvitesChanged(tx, h, userId);

@@ -6,6 +6,7 @@ import { dirname, join, sep } from "node:path";
 import type { Hearth } from "../context";
 import { HEARTH_VERSION } from "../version";
 import { ADMIN_UI_ASSETS } from "../../admin-ui/assets";
+import { PAGE_SECURITY_HEADERS } from "../http/pages";
 
 export const STATIC_PREFIX = "/static";
 
@@ -106,8 +107,8 @@ export function staticAssetRoutes(h: Hearth) {
   return new Elysia({ name: "static-assets" }).use(files).get(ADMIN_PAGE_PATH, servePage).get("/admin", toAdminPage).get("/admin/", toAdminPage);
 }
 
-/** The admin page loads only its own files and may not be framed (its buttons deactivate users: clickjacking). */
-const ADMIN_PAGE_HEADERS = { "X-Content-Type-Options": "nosniff", "Content-Security-Policy": "default-src 'self'; frame-ancestors 'none'", "X-Frame-Options": "DENY" };
+/** The admin page loads only its own files and may not be framed (its buttons deactivate users: clickjacking): the shared page headers. */
+const ADMIN_PAGE_HEADERS = PAGE_SECURITY_HEADERS;
 const ADMIN_PAGE_FILE = "admin.html";
 
 const ADMIN_PAGE_PATH = `${STATIC_PREFIX}/${ADMIN_PAGE_FILE}`;

@@ -48,7 +48,8 @@ export function tusRoutes(h: Hearth) {
         const request: Request = ctx.request;
         try {
           const ip = (): string => clientAddress(h, request, ctx.server);
-          const user = authenticateEndpoint(h, request, ip, "required", false)!;
+          // Basic auth, or a browser's session cookie with X-CSRFToken on writes (the spec's Authentication 2).
+          const user = authenticateEndpoint(h, request, ip, "required", false, "api-or-session")!;
           if (request.headers.get("tus-resumable") !== TUS_VERSION) throw tusError(412, "Unsupported tus version");
           return await run(request, user, ctx.params?.id ?? "");
         } catch (error) {

@@ -59,7 +59,8 @@ export function uploadsRoutes(h: Hearth) {
       return { uri: url, url, filename: a.name };
     })
     .get("/user_uploads/:realm_id/*", {}, ({ user, request }) => {
-      const a = readableAttachment(h, user, pathAfter(request, "/api/v1/user_uploads/"));
+      // Also served as /json/user_uploads/… (src/http/route.ts).
+      const a = readableAttachment(h, user, pathAfter(request, "/api/v1/user_uploads/") ?? pathAfter(request, "/json/user_uploads/"));
       return { url: temporaryUploadUrl(h, a) };
     })
     .get("/attachments", {}, ({ user }) => getUserAttachments(h, user.id))

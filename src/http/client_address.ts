@@ -43,3 +43,17 @@ export function clientAddress(h: Hearth, request: Request, server: { requestIP(r
   }
   return hops[0];
 }
+
+/**
+ * Whether the browser reached Hearth over HTTPS, for the `Secure` flag of cookies:
+ * the organization's external URL says so, or the request itself came over TLS, or a
+ * trusted proxy (the same list as for addresses) reports it in X-Forwarded-Proto.
+ */
+export function requestIsHttps(h: Hearth, request: Request, server: { requestIP(request: Request): { address: string } | null } | null | undefined): boolean {
+  if (h.realmUrl().startsWith("https:") || request.url.startsWith("https:")) return true;
+  const proto = request.headers.get("x-forwarded-proto");
+  if (!proto) return false;
+  const peer = server?.requestIP(request)?.address;
+  const trusted = h.config.trustedProxies ?? DEFAULT_TRUSTED_PROXIES;
+  return peer !== undefined && trusted.includes(plainAddress(peer)) && proto.split(",")[0].trim().toLowerCase() === "https";
+}

@@ -3,12 +3,21 @@ import { ApiError } from "../errors";
 import type { Hearth } from "../context";
 import { BotType, type UserRecord } from "../store/users";
 import { authenticateRequest } from "../auth/basic";
+import { authenticateSession } from "../auth/session";
 import { parseParams, type ParamSpecs, type ParamValues } from "./params";
 import { readRawParams } from "./wire";
 import { clientAddress } from "./client_address";
 import { SerializedFields } from "../lib/serialized_fields";
 
 export type AuthMode = "required" | "optional" | "none";
+
+/**
+ * Which credentials a request may carry: `api`, HTTP Basic (`/api/v1/…`); `session`,
+ * the browser's session cookie with X-CSRFToken on writes (`/json/…`, Zulip's web app
+ * paths); `api-or-session`, Basic when an Authorization header is sent, else the
+ * cookie (files a page embeds, the tus endpoint).
+ */
+export type Credentials = "api" | "session" | "api-or-session";
 
 export interface ApiRequest<V, U extends UserRecord | null = UserRecord> {
   h: Hearth;
@@ -36,8 +45,16 @@ export interface EndpointSpec<P extends ParamSpecs, A extends AuthMode> {
  * The caller of an endpoint, by its auth mode; an incoming-webhook bot's key is refused
  * anywhere but where it may post, as in Zulip (a leaked webhook URL must not read).
  */
-export function authenticateEndpoint(h: Hearth, request: Request, ip: () => string, auth: AuthMode, allowIncomingWebhookBots: boolean): UserRecord | null {
-  const user = auth === "none" ? null : authenticateRequest(h, request, ip, auth === "required");
+export function authenticateEndpoint(
+  h: Hearth,
+  request: Request,
+  ip: () => string,
+  auth: AuthMode,
+  allowIncomingWebhookBots: boolean,
+  credentials: Credentials = "api",
+): UserRecord | null {
+  const bySession = credentials === "session" || (credentials === "api-or-session" && !request.headers.has("authorization"));
+  const user = auth === "none" ? null : bySession ? authenticateSession(h, request, auth === "required") : authenticateRequest(h, request, ip, auth === "required");
   if (!allowIncomingWebhookBots && user?.bot_type === BotType.INCOMING_WEBHOOK) {
     throw new ApiError("This API is not available to incoming webhook bots.", "UNAUTHORIZED", 401);
   }
@@ -84,6 +101,10 @@ export function errorResponse(error: unknown, request?: Request): Response {
   return jsonResponse({ result: "error", msg: "Internal server error", code: "INTERNAL_SERVER_ERROR" }, 500);
 }
 
+const API_PREFIX = "/api/v1";
+/** Where the API is served again for cookie-authenticated browser calls, as Zulip's web app calls it. */
+export const JSON_PREFIX = "/json";
+
 /**
  * Registers Zulip API endpoints on an Elysia instance. Elysia parses nothing
  * (`parse: "none"`): the body is read raw so that every parameter keeps the exact
@@ -94,7 +115,7 @@ export class ApiRoutes {
 
   constructor(
     readonly h: Hearth,
-    readonly prefix = "/api/v1",
+    readonly prefix = API_PREFIX,
   ) {
     this.app = new Elysia({ name: `api${prefix}${Math.random()}` });
   }
@@ -109,13 +130,18 @@ export class ApiRoutes {
     const auth = spec.auth ?? "required";
     const specs = (spec.params ?? {}) as P;
     const pathNames = [...path.matchAll(/:(\w+)/g)].map((m) => m[1]);
-    const handle = async (request: Request, server: ApiRequest<unknown>["server"], pathValues: Record<string, string>): Promise<Response> => {
+    const handle = async (
+      request: Request,
+      server: ApiRequest<unknown>["server"],
+      pathValues: Record<string, string>,
+      credentials: Credentials,
+    ): Promise<Response> => {
       try {
         // Looked up only when needed (rate limits after a failed login): it costs a
         // system call, and every long-poll would otherwise pay it.
         let address: string | undefined;
         const ip = () => (address ??= clientAddress(h, request, server));
-        const user = authenticateEndpoint(h, request, ip, auth, spec.allowIncomingWebhookBots === true);
+        const user = authenticateEndpoint(h, request, ip, auth, spec.allowIncomingWebhookBots === true, credentials);
         // Before authentication, a body is read only up to a form's size (Zulip's requests without credentials are small forms).
         const raw = await readRawParams(request, spec.rawBody !== true, user ? Infinity : UNAUTHENTICATED_BODY_BYTES);
         const { values, ignored } = parseParams(specs, raw, pathNames);
@@ -140,8 +166,14 @@ export class ApiRoutes {
         return errorResponse(error, request);
       }
     };
-    this.app.route(method, this.prefix + path, (ctx: any) => handle(ctx.request, ctx.server ?? null, ctx.params ?? {}), { parse: "none" } as any);
-    if (pathNames.length === 0) this.handlers.set(`${method} ${this.prefix + path}`, (request, server) => handle(request, server, {}));
+    // Files outside /api/v1 (uploads, avatars) are also what a signed-in page embeds.
+    const credentials: Credentials = this.prefix === "" ? "api-or-session" : "api";
+    this.app.route(method, this.prefix + path, (ctx: any) => handle(ctx.request, ctx.server ?? null, ctx.params ?? {}, credentials), { parse: "none" } as any);
+    if (pathNames.length === 0) this.handlers.set(`${method} ${this.prefix + path}`, (request, server) => handle(request, server, {}, credentials));
+    // Every API route again under /json/, for the browser's session (src/auth/session.ts).
+    if (this.prefix === API_PREFIX) {
+      this.app.route(method, JSON_PREFIX + path, (ctx: any) => handle(ctx.request, ctx.server ?? null, ctx.params ?? {}, "session"), { parse: "none" } as any);
+    }
     return this;
   }
 

@@ -125,6 +125,11 @@ export const KEYSPACES = {
   messageAttachments: "message_attachments",
   /** uploadId → TusUpload: a resumable upload in progress; its bytes so far are `<data>/uploads/partial/<uploadId>` */
   tusUploads: "tus_uploads",
+  // Browser sign-in sessions (src/store/sessions.ts): the cookie's secret is never stored, only its SHA-256.
+  /** [userId, publicId] → SessionRecord */
+  sessions: "sessions",
+  /** sha256(session secret), hex → [userId, publicId] */
+  sessionsByHash: "sessions_by_hash",
 } as const;
 
 export type KeyspaceName = keyof typeof KEYSPACES;
