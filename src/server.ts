@@ -52,6 +52,7 @@ import { BackupSchedule } from "./backup/schedule";
 import { openStoreFormat } from "./store/format";
 import { parseInterval } from "./backup/schedule";
 import { sessionRoutes } from "./api/sessions";
+import { webClientRoutes } from "./api/web_client";
 
 export interface RunningServer {
   h: Hearth;
@@ -141,6 +142,7 @@ export function buildApp(h: Hearth) {
     backupRoutes(h),
     joinPageRoutes(h),
     ...sessionRoutes(h),
+    webClientRoutes(h),
   ];
   // GET /events goes to Bun's router directly, past Elysia's per-request context: it
   // is the request every client repeats after every event (1,000 of them per message

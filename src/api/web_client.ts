@@ -5,20 +5,13 @@
  * Everything the client does afterwards goes through the public API under /json/.
  */
 import { Elysia } from "elysia";
-import type { Hearth, UserRecord } from "../context";
+import type { Hearth } from "../context";
 import { jsonResponse } from "../http/route";
+import { htmlPage } from "../http/pages";
+import { sessionUserOf } from "../auth/session";
 import { webBundle, type WebBundle } from "../../web/bundle";
 
 export const WEB_CLIENT_ASSET_PREFIX = "/web";
-
-/** A strict policy: the page's own script and styles only, images also from https (inline previews), never framed. */
-const PAGE_HEADERS: Record<string, string> = {
-  "Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: https:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
-  "X-Frame-Options": "DENY",
-  "X-Content-Type-Options": "nosniff",
-  "Referrer-Policy": "same-origin",
-  "Cache-Control": "no-store",
-};
 
 const escapeAttribute = (text: string) => text.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;");
 
@@ -64,13 +57,13 @@ function filesOf(bundle: WebBundle): Map<string, Served> {
 
 const notFound = () => jsonResponse({ result: "error", msg: "Not Found", code: "NOT_FOUND" }, 404);
 
-/** `signedIn` reads the session cookie of a request (src/auth/session.ts). */
-export function webClientRoutes(h: Hearth, signedIn: (h: Hearth, request: Request) => UserRecord | null) {
+export function webClientRoutes(h: Hearth) {
   return new Elysia({ name: "web-client" })
     .get("/", async ({ request }) => {
-      if (!signedIn(h, request)) return new Response(null, { status: 302, headers: { location: "/login?next=/", "Cache-Control": "no-store" } });
+      if (!sessionUserOf(h, request)) return new Response(null, { status: 302, headers: { location: "/login?next=/", "Cache-Control": "no-store" } });
       const bundle = await webBundle();
-      return new Response(appShell(bundle), { headers: { "content-type": "text/html; charset=utf-8", ...PAGE_HEADERS } });
+      // The page security headers: no inline script or style, never framed.
+      return htmlPage(appShell(bundle));
     })
     .get(`${WEB_CLIENT_ASSET_PREFIX}/:name`, async ({ params, request }) => {
       const file = filesOf(await webBundle()).get(params.name);

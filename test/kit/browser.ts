@@ -40,11 +40,14 @@ export interface Page {
   emulate(options: { width: number; height: number; dark?: boolean }): Promise<void>;
   /** A PNG of what the page shows. */
   screenshot(): Promise<Buffer>;
+  /** The page's cookies, HttpOnly ones included, as `name → value`. */
+  cookies(): Promise<Record<string, string>>;
   close(): Promise<void>;
 }
 
 export interface Browser {
-  newPage(): Promise<Page>;
+  /** A new tab; with `ownCookies`, in a context of its own (a second person at another browser). */
+  newPage(options?: { ownCookies?: boolean }): Promise<Page>;
   /** Files the pages download are saved into `dir` (as a user's would be), not refused. */
   saveDownloadsIn(dir: string): Promise<void>;
   close(): Promise<void>;
@@ -138,8 +141,9 @@ export async function launchChromium(): Promise<Browser> {
     });
 
   return {
-    async newPage(): Promise<Page> {
-      const { targetId } = await send("Target.createTarget", { url: "about:blank" });
+    async newPage(options: { ownCookies?: boolean } = {}): Promise<Page> {
+      const context = options.ownCookies ? (await send("Target.createBrowserContext", { disposeOnDetach: true })).browserContextId : undefined;
+      const { targetId } = await send("Target.createTarget", { url: "about:blank", ...(context ? { browserContextId: context } : {}) });
       const { sessionId } = await send("Target.attachToTarget", { targetId, flatten: true });
       await send("Page.enable", {}, sessionId);
       const errors: string[] = [];
@@ -173,6 +177,10 @@ export async function launchChromium(): Promise<Browser> {
         async screenshot() {
           const { data } = await send("Page.captureScreenshot", { format: "png" }, sessionId);
           return Buffer.from(data, "base64");
+        },
+        async cookies() {
+          const { cookies } = await send("Network.getCookies", {}, sessionId);
+          return Object.fromEntries(cookies.map((c: { name: string; value: string }) => [c.name, c.value]));
         },
         async close() {
           await send("Target.closeTarget", { targetId });

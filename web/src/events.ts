@@ -23,7 +23,7 @@ export async function register(): Promise<void> {
     slim_presence: true,
     event_types: EVENT_TYPES,
     fetch_event_types: [...EVENT_TYPES, "recent_private_conversations"],
-    client_capabilities: { notification_settings_null: true, user_avatar_url_field_optional: false, simplified_presence_events: true },
+    client_capabilities: { notification_settings_null: true, bulk_message_deletion: true, user_avatar_url_field_optional: false, stream_typing_notifications: true, user_settings_object: true, simplified_presence_events: true },
   });
   queue = { id: state.queue_id, lastEventId: state.last_event_id };
   applyRegister(state);

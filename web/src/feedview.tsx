@@ -154,7 +154,7 @@ export function FeedView({ version }: { version: number }) {
         return (
           <div class="msg-wrap" key={m.id}>
             {newGroup && <RecipientBar m={m} />}
-            <MessageRow m={m} showSender={showSender} isNewDivider={m.id === feed.firstUnread && m.id !== ids[0]} />
+            <MessageRow version={version} m={m} showSender={showSender} isNewDivider={m.id === feed.firstUnread && m.id !== ids[0]} />
           </div>
         );
       })}

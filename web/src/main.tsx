@@ -36,7 +36,7 @@ function titleOf(n: Narrow): string {
 }
 
 /** Who is typing in the open conversation. */
-function Typing() {
+function Typing(_: { version: number }) {
   const n = feed.narrow;
   const key = n.kind === "channel" && n.topic !== undefined ? streamKey(n.streamId, n.topic) : n.kind === "dm" ? `d:${n.ids.join(",")}` : null;
   const typers = key ? [...(S.typing.get(key)?.entries() ?? [])].filter(([id, until]) => until > Date.now() && id !== S.me.user_id) : [];
@@ -83,14 +83,14 @@ function App() {
           {notice} <button type="button" onClick={() => setNotice("")}>Dismiss</button>
         </div>
       )}
-      <Sidebar onNavigate={() => setNavOpen(false)} />
+      <Sidebar version={version} onNavigate={() => setNavOpen(false)} />
       <main class="main">
         <h1 class="view-title">{titleOf(feed.narrow)}</h1>
-        {feed.narrow.kind === "recent" ? <Recent /> : <FeedView version={version} />}
-        <Typing />
+        {feed.narrow.kind === "recent" ? <Recent version={version} /> : <FeedView version={version} />}
+        <Typing version={version} />
         <Compose version={version} />
       </main>
-      <People />
+      <People version={version} />
     </div>
   );
 }
@@ -147,5 +147,4 @@ async function start(): Promise<void> {
   void pollForever();
 }
 
-(globalThis as any).__S = S;
 void start();

@@ -51,7 +51,12 @@ export function setAlert(show: (text: string) => void): void {
   alertLater = show;
 }
 
-export function MessageRow({ m, showSender, isNewDivider }: { m: Message; showSender: boolean; isNewDivider: boolean }) {
+/**
+ * `version` is the state's revision: @preact/signals skips re-rendering a component
+ * with hook state whose props are unchanged, and a message's flags and reactions
+ * change in place.
+ */
+export function MessageRow({ m, showSender, isNewDivider }: { m: Message; showSender: boolean; isNewDivider: boolean; version: number }) {
   const [mode, setMode] = useState<"view" | "edit" | "delete" | "react">("view");
   const [draft, setDraft] = useState("");
   const [error, setError] = useState("");

@@ -5,7 +5,7 @@ import { presenceOf, S } from "./state";
 
 const ORDER = { active: 0, idle: 1, offline: 2 };
 
-export function People() {
+export function People(_: { version: number }) {
   const people = [...S.users.values()]
     .filter((u) => u.is_active !== false && !u.is_bot)
     .map((u) => ({ u, presence: presenceOf(u.user_id) }))

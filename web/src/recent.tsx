@@ -4,7 +4,7 @@ import { hashOf } from "./feedview";
 import { timeOf, dateOf } from "./message";
 import { S, streamKey, unreadCounts, userName } from "./state";
 
-export function Recent() {
+export function Recent(_: { version: number }) {
   const counts = unreadCounts();
   const rows: { key: string; maxId: number; where: preact.ComponentChildren; what: preact.ComponentChildren; unread: number }[] = [];
   for (const [streamId, topics] of S.topics) {

@@ -35,7 +35,7 @@ async function fetchTopics(streamId: number): Promise<void> {
   }
 }
 
-export function Sidebar({ onNavigate }: { onNavigate(): void }) {
+export function Sidebar({ onNavigate }: { onNavigate(): void; version: number }) {
   const [expanded, setExpanded] = useState<Set<number>>(new Set());
   const counts = unreadCounts();
   const open = feed.narrow.kind === "channel" ? feed.narrow.streamId : null;
