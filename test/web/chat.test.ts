@@ -141,6 +141,7 @@ describe("web client", () => {
 
     // And deletes it, after confirming.
     await hamlet.evaluate(`${rowOf("Who's there, I say?")}.querySelector(".act-delete").click()`);
+    await until(hamlet, `${rowOf("Who's there, I say?")}.querySelector(".confirm button.danger")`);
     await hamlet.evaluate(`${rowOf("Who's there, I say?")}.querySelector(".confirm button.danger").click()`);
     await until(desdemona, `!${rowOf("Who's there")}`);
     await until(hamlet, `!${rowOf("Who's there")}`);
@@ -172,6 +173,24 @@ describe("web client", () => {
     expect(await hamlet.evaluate(`location.pathname`)).toBe("/");
     await hamlet.evaluate(`history.back()`);
     await until(hamlet, `document.querySelector(".view-title").textContent === "#Denmark > battlements"`);
+  });
+
+  test("a file uploads through tus with the session and goes into the message as a link", async () => {
+    await desdemona.evaluate(`(() => {
+      const input = document.querySelector(".uploader input[type=file]");
+      const files = new DataTransfer();
+      files.items.add(new File(["x".repeat(300000)], "ghost [notes].txt", { type: "text/plain" }));
+      input.files = files.files;
+      input.dispatchEvent(new Event("change", { bubbles: true }));
+    })()`);
+    const link = await until<string>(desdemona, `/\\[ghost notes\\.txt\\]\\((\\/user_uploads\\/[^)]+)\\)/.exec(document.querySelector("textarea[name=content]").value)?.[1]`);
+    const uploaded = await fetch(`${s.url}${link}`, { headers: { authorization: `Basic ${btoa(`${s.users.desdemona.email}:${s.users.desdemona.apiKey}`)}` } });
+    expect(uploaded.status).toBe(200);
+    expect((await uploaded.text()).length).toBe(300000);
+    // Desdemona is still in her conversation with Hamlet.
+    await hamlet.evaluate(`location.hash = "#narrow/dm/${s.users.desdemona.id}-desdemona"`);
+    await pressEnter(desdemona, "textarea[name=content]");
+    await until(hamlet, `${rowOf("ghost notes.txt")}?.querySelector("a[href^='/user_uploads/']")`);
   });
 
   test("neither page logged an error", () => {
