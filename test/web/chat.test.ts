@@ -147,6 +147,43 @@ describe("web client", () => {
     await until(hamlet, `!${rowOf("Who's there")}`);
   });
 
+  test("a starred message is in the Starred view", async () => {
+    await desdemona.evaluate(`${rowOf("Nay, answer me.")}.querySelector(".act-star").click()`);
+    await until(desdemona, `${rowOf("Nay, answer me.")}.querySelector(".act-star.on")`);
+    await desdemona.evaluate(`location.hash = "#narrow/is/starred"`);
+    await until(desdemona, `document.querySelector(".view-title").textContent === "Starred messages" && ${rowOf("Nay, answer me.")}`);
+    expect(await desdemona.evaluate(`document.querySelectorAll("article.msg").length`)).toBe(1);
+  });
+
+  test("a long history scrolls back page by page, with only a window of it in the page", async () => {
+    const lines = await s.createChannel("desdemona", "Lines", ["hamlet", "desdemona"]);
+    // Ten at a time: within a batch the order may vary, which nothing below depends on.
+    for (let i = 1; i <= 320; i += 10) {
+      const batch = Array.from({ length: 10 }, (_, k) => s.as("desdemona").post("/messages", { type: "stream", to: lines, topic: "soliloquy", content: `line ${i + k}.` }));
+      for (const sent of await Promise.all(batch)) expectSuccess(sent);
+    }
+    expectSuccess(await s.as("hamlet").post("/mark_all_as_read"));
+    await hamlet.evaluate(`location.hash = "#narrow/channel/${lines}-Lines"`);
+    await until(hamlet, rowOf("line 320."));
+    expect(await hamlet.evaluate(`!!${rowOf("line 1.")}`)).toBe(false);
+    // Scrolling up fetches older pages until the first line; never more than a window of messages is in the page.
+    let most = 0;
+    for (let i = 0; i < 60 && !(await hamlet.evaluate(`!!${rowOf("line 1.")}`)); i++) {
+      await hamlet.evaluate(`(() => { const feed = document.querySelector(".feed"); feed.scrollTop = 0; feed.dispatchEvent(new Event("scroll")); })()`);
+      await Bun.sleep(150);
+      most = Math.max(most, await hamlet.evaluate<number>(`document.querySelectorAll("article.msg").length`));
+    }
+    await until(hamlet, `${rowOf("line 1.")} && document.querySelector(".feed-start")`);
+    expect(most).toBeLessThanOrEqual(150);
+    expect(await hamlet.evaluate(`!!${rowOf("line 320.")}`)).toBe(false);
+    // And back down to the newest.
+    for (let i = 0; i < 60 && !(await hamlet.evaluate(`!!${rowOf("line 320.")}`)); i++) {
+      await hamlet.evaluate(`(() => { const feed = document.querySelector(".feed"); feed.scrollTop = feed.scrollHeight; feed.dispatchEvent(new Event("scroll")); })()`);
+      await Bun.sleep(100);
+    }
+    await until(hamlet, rowOf("line 320."));
+  }, 60_000);
+
   test("a direct message: the count in the sidebar, the conversation, then read", async () => {
     await hamlet.evaluate(`location.hash = "#narrow/dm/${s.users.desdemona.id}-desdemona"`);
     await until(hamlet, `document.querySelector("input[name=recipients]")?.value === "desdemona@zulip.test"`);
