@@ -3,7 +3,7 @@ import type { Hearth } from "../context";
 import { badRequest } from "../errors";
 import { commit } from "../events/commit";
 import { randomToken } from "../lib/credentials";
-import { getSession, putSession, removeSession, sessionByHash, type SessionRecord } from "../store/sessions";
+import { getSession, putSession, removeSession, sessionByHash, userSessions, type SessionRecord } from "../store/sessions";
 import type { UserRecord } from "../store/users";
 
 /**
@@ -24,7 +24,12 @@ export interface NewSession {
   session: SessionRecord;
 }
 
-export async function doCreateSession(h: Hearth, user: UserRecord, client: { userAgent: string; ip: string }): Promise<NewSession> {
+/**
+ * A new session for `user`. The user's sessions idle for longer than `idleMs` go in
+ * the same write: one never used again is otherwise only removed when its cookie
+ * comes back, so this bounds what a user's abandoned browsers leave behind.
+ */
+export async function doCreateSession(h: Hearth, user: UserRecord, client: { userAgent: string; ip: string }, idleMs: number): Promise<NewSession> {
   const secret = randomBytes(32).toString("base64url");
   // Fractional seconds: a short idle time (tests, kiosks) must not lose up to a second to rounding.
   const now = Date.now() / 1000;
@@ -38,7 +43,10 @@ export async function doCreateSession(h: Hearth, user: UserRecord, client: { use
     user_agent: client.userAgent.slice(0, MAX_USER_AGENT),
     ip: client.ip,
   };
-  await commit(h, () => putSession(h.store, session));
+  await commit(h, () => {
+    for (const old of userSessions(h.store, user.id)) if ((now - old.last_seen) * 1000 > idleMs) removeSession(h.store, old);
+    putSession(h.store, session);
+  });
   return { secret, session };
 }
 

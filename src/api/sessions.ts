@@ -137,7 +137,7 @@ export function sessionRoutes(h: Hearth) {
             throw error;
           }
           await doRecordFirstLogin(h, user);
-          const { secret, session } = await doCreateSession(h, user, { userAgent: request.headers.get("user-agent") ?? "", ip });
+          const { secret, session } = await doCreateSession(h, user, { userAgent: request.headers.get("user-agent") ?? "", ip }, sessionIdleMs(h));
           const secure = requestIsHttps(h, request, ctx.server);
           return redirect(next, [
             cookie(SESSION_COOKIE, secret, { httpOnly: true, secure, maxAge: COOKIE_MAX_AGE }),

@@ -1,7 +1,10 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { PASSWORD, expectError, expectSuccess, readResponse, startTestServer, type TestServer } from "../kit";
 import { CookieSession } from "./session_kit";
 import { sessionUserOf } from "../../src/auth/session";
+
+// Every sign-in hashes a password (argon2, deliberately slow): on a busy machine a test takes seconds.
+setDefaultTimeout(30_000);
 
 let s: TestServer;
 beforeAll(async () => {
