@@ -86,6 +86,9 @@ describe("web client", () => {
     expect(asset.headers.get("cache-control")).toContain("immutable");
     expect((await fetch(`${s.url}/web/app.nothing.js`)).status).toBe(404);
 
+    // Each page reports its member present; the other's people list shows the green dot.
+    await until(hamlet, `document.querySelector('.people li[data-user-id="${s.users.desdemona.id}"] .presence.active')`);
+    await until(desdemona, `document.querySelector('.people li[data-user-id="${s.users.hamlet.id}"] .presence.active')`);
     // Owners get a way to the administration page; members do not.
     expect(await desdemona.evaluate(`!!document.querySelector("a.admin-link")`)).toBe(true);
     expect(await hamlet.evaluate(`!!document.querySelector("a.admin-link")`)).toBe(false);
@@ -185,6 +188,17 @@ describe("web client", () => {
   }, 60_000);
 
   test("a direct message: the count in the sidebar, the conversation, then read", async () => {
+    // A recipient that does not exist is said beside the box, and the text stays.
+    await hamlet.evaluate(`location.hash = "#narrow/is/dm"`);
+    await until(hamlet, `document.querySelector(".view-title").textContent === "Direct messages"`);
+    await hamlet.evaluate(`(() => { const mode = document.querySelector(".compose-to select"); mode.value = "dm"; mode.dispatchEvent(new Event("change", { bubbles: true })); })()`);
+    await until(hamlet, `document.querySelector("input[name=recipients]")`);
+    await typeInto(hamlet, "input[name=recipients]", "nobody@zulip.test");
+    await typeInto(hamlet, "textarea[name=content]", "Hello?");
+    await pressEnter(hamlet, "textarea[name=content]");
+    await until(hamlet, `document.querySelector(".compose-error")?.textContent === "Unknown recipient: nobody@zulip.test"`);
+    expect(await hamlet.evaluate(`document.querySelector("textarea[name=content]").value`)).toBe("Hello?");
+
     await hamlet.evaluate(`location.hash = "#narrow/dm/${s.users.desdemona.id}-desdemona"`);
     await until(hamlet, `document.querySelector("input[name=recipients]")?.value === "desdemona@zulip.test"`);
     await typeInto(hamlet, "textarea[name=content]", "A word in private.");
