@@ -244,6 +244,14 @@ describe("web client", () => {
     await until(hamlet, `${rowOf("ghost notes.txt")}?.querySelector("a[href^='/user_uploads/']")`);
   });
 
+  test("search finds messages by their words", async () => {
+    await typeInto(hamlet, ".search input", "answer");
+    await hamlet.evaluate(`document.querySelector(".search").requestSubmit()`);
+    await until(hamlet, `document.querySelector(".view-title").textContent === "Search: answer" && ${rowOf("Nay, answer me.")}`);
+    expect(await hamlet.evaluate(`location.hash`)).toBe("#narrow/search/answer");
+    expect(await hamlet.evaluate(`document.querySelectorAll("article.msg").length`)).toBe(1);
+  });
+
   test("neither page logged an error", () => {
     expect(hamlet.errors()).toEqual([]);
     expect(desdemona.errors()).toEqual([]);
