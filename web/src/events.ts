@@ -36,6 +36,12 @@ export async function pollForever(): Promise<void> {
   let failures = 0;
   for (;;) {
     try {
+      // After a failure, a quick call first: a long-poll that reaches the server may
+      // not answer for a minute, and the page should stop saying it is reconnecting now.
+      if (failures > 0) {
+        await api("GET", "/users/me");
+        connection.value = "live";
+      }
       const { events } = await api("GET", "/events", { queue_id: queue.id, last_event_id: queue.lastEventId });
       connection.value = "live";
       failures = 0;
