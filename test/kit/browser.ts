@@ -150,7 +150,6 @@ export async function launchChromium(): Promise<Browser> {
       listeners.add((message) => {
         if (message.sessionId !== sessionId) return;
         const p = message.params;
-        if (message.method === "Runtime.consoleAPICalled" && process.env.DEBUG_CONSOLE) console.log("PAGE", p.args.map((a: any) => a.value ?? a.description).join(" "));
         if (message.method === "Runtime.consoleAPICalled" && p.type === "error") errors.push(p.args.map((a: any) => a.value ?? a.description).join(" "));
         else if (message.method === "Runtime.exceptionThrown") errors.push(p.exceptionDetails?.exception?.description ?? p.exceptionDetails?.text);
         else if (message.method === "Log.entryAdded" && p.entry.level === "error") errors.push(`${p.entry.text} ${p.entry.url ?? ""}`.trim());
