@@ -22,6 +22,7 @@
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { BunPlugin } from "bun";
+import { buildWebBundle, type WebBundle } from "../web/bundle";
 
 export type BuildTarget = "x64" | "arm64";
 export const ALL_TARGETS: readonly BuildTarget[] = ["x64", "arm64"];
@@ -184,6 +185,23 @@ export function nativeAddonPlugin(addons: Record<AddonOwner, string>): BunPlugin
   };
 }
 
+/**
+ * Puts the web client's bundle (built beforehand) into the executable: web/embedded.ts,
+ * null in the source tree, becomes a module holding the bundle's files, so the binary
+ * serves `/` without the web/ sources or a bundler run.
+ */
+export function embeddedWebClientPlugin(bundle: WebBundle): BunPlugin {
+  return {
+    name: "hearth-embedded-web-client",
+    setup(build) {
+      build.onLoad({ filter: /[\\/]web[\\/]embedded\.ts$/ }, () => ({
+        loader: "ts",
+        contents: `export const EMBEDDED_WEB_BUNDLE = ${JSON.stringify(bundle)};\n`,
+      }));
+    },
+  };
+}
+
 /** Fails the build when an addon's bytes are not inside the executable. */
 function assertEmbedded(executable: string, addonFiles: string[]): void {
   const binary = readFileSync(executable);
@@ -198,6 +216,7 @@ function assertEmbedded(executable: string, addonFiles: string[]): void {
 export async function buildBinary(target: BuildTarget, outfile = OUTFILE[target]): Promise<BuiltBinary> {
   const started = performance.now();
   const { addons, bunExecutable } = nativeFilesFor(target);
+  const webClient = await buildWebBundle();
   mkdirSync(dirname(outfile), { recursive: true });
   const result = await Bun.build({
     // The unread-rows job's worker thread is a second entry point: Bun embeds it, and
@@ -211,7 +230,7 @@ export async function buildBinary(target: BuildTarget, outfile = OUTFILE[target]
     // (Bytecode needs the ESM output format here because main.ts awaits at top level.)
     bytecode: true,
     format: "esm",
-    plugins: [nativeAddonPlugin(addons)],
+    plugins: [nativeAddonPlugin(addons), embeddedWebClientPlugin(webClient)],
     compile: {
       target: ARCH[target].bunTarget,
       outfile,

@@ -57,6 +57,7 @@ import { parseInterval } from "./backup/schedule";
 import { sessionRoutes } from "./api/sessions";
 import { Mailer, parseSmtpUrl } from "./lib/mailer";
 import { startEmailWorker } from "./actions/email_worker";
+import { webClientRoutes } from "./api/web_client";
 
 export interface RunningServer {
   h: Hearth;
@@ -152,6 +153,7 @@ export function buildApp(h: Hearth) {
     emailRoutes(h),
     joinPageRoutes(h),
     ...sessionRoutes(h),
+    webClientRoutes(h),
   ];
   // GET /events goes to Bun's router directly, past Elysia's per-request context: it
   // is the request every client repeats after every event (1,000 of them per message

@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { Subprocess } from "bun";
 import { buildBinary, type BuiltBinary } from "../scripts/build";
+import { buildWebBundle } from "../web/bundle";
 import { ApiClient, expectSuccess } from "./kit";
 import { rawGet } from "./kit/raw-http";
 import { threadNiceValues } from "./kit/process";
@@ -228,6 +229,14 @@ describe("dist/hearth (linux x64)", () => {
     expect(admin.url).toBe(`${server.url}/static/admin.html`);
     expect(await admin.text()).toBe(readFileSync(join(ROOT, "admin-ui", "admin.html"), "utf8"));
     expect(await (await fetch(`${server.url}/static/admin.js`)).text()).toBe(readFileSync(join(ROOT, "admin-ui", "admin.js"), "utf8"));
+    // The web client's bundle is inside the executable (no web/ sources beside it, no bundler run).
+    const webClient = await buildWebBundle();
+    const script = await fetch(`${server.url}/web/${webClient.jsName}`);
+    expect(script.status).toBe(200);
+    expect(await script.text()).toBe(webClient.js);
+    expect(await (await fetch(`${server.url}/web/${webClient.cssName}`)).text()).toBe(webClient.css);
+    const chat = await fetch(`${server.url}/`, { redirect: "manual" });
+    expect({ status: chat.status, location: chat.headers.get("location") }).toEqual({ status: 302, location: "/login?next=/" });
     for (const path of ["/static/../db/data.mdb", "/static/../../db/data.mdb", "/static/..%2f..%2fdb%2fdata.mdb", "/static/%2e%2e/%2e%2e/hearth.pid"]) {
       expect({ path, status: (await rawGet(server.url, path)).status }).toEqual({ path, status: 404 });
     }

@@ -34,10 +34,20 @@ export interface Page {
   evaluate<T = unknown>(expression: string): Promise<T>;
   /** Polls an expression until it is truthy; returns its value. */
   waitFor<T = unknown>(expression: string, timeoutMs?: number): Promise<T>;
+  /** Errors the page reported: console.error calls, uncaught exceptions, and the browser's own (CSP, failed loads). */
+  errors(): string[];
+  /** The window's size in CSS pixels, and the colour scheme the page sees. */
+  emulate(options: { width: number; height: number; dark?: boolean }): Promise<void>;
+  /** A PNG of what the page shows. */
+  screenshot(): Promise<Buffer>;
+  /** The page's cookies, HttpOnly ones included, as `name → value`. */
+  cookies(): Promise<Record<string, string>>;
+  close(): Promise<void>;
 }
 
 export interface Browser {
-  newPage(): Promise<Page>;
+  /** A new tab; with `ownCookies`, in a context of its own (a second person at another browser). */
+  newPage(options?: { ownCookies?: boolean }): Promise<Page>;
   /** Files the pages download are saved into `dir` (as a user's would be), not refused. */
   saveDownloadsIn(dir: string): Promise<void>;
   close(): Promise<void>;
@@ -131,10 +141,21 @@ export async function launchChromium(): Promise<Browser> {
     });
 
   return {
-    async newPage(): Promise<Page> {
-      const { targetId } = await send("Target.createTarget", { url: "about:blank" });
+    async newPage(options: { ownCookies?: boolean } = {}): Promise<Page> {
+      const context = options.ownCookies ? (await send("Target.createBrowserContext", { disposeOnDetach: true })).browserContextId : undefined;
+      const { targetId } = await send("Target.createTarget", { url: "about:blank", ...(context ? { browserContextId: context } : {}) });
       const { sessionId } = await send("Target.attachToTarget", { targetId, flatten: true });
       await send("Page.enable", {}, sessionId);
+      const errors: string[] = [];
+      listeners.add((message) => {
+        if (message.sessionId !== sessionId) return;
+        const p = message.params;
+        if (message.method === "Runtime.consoleAPICalled" && p.type === "error") errors.push(p.args.map((a: any) => a.value ?? a.description).join(" "));
+        else if (message.method === "Runtime.exceptionThrown") errors.push(p.exceptionDetails?.exception?.description ?? p.exceptionDetails?.text);
+        else if (message.method === "Log.entryAdded" && p.entry.level === "error") errors.push(`${p.entry.text} ${p.entry.url ?? ""}`.trim());
+      });
+      await send("Runtime.enable", {}, sessionId);
+      await send("Log.enable", {}, sessionId);
       const evaluate = async <T>(expression: string): Promise<T> => {
         const { result, exceptionDetails } = await send("Runtime.evaluate", { expression, awaitPromise: true, returnByValue: true }, sessionId);
         if (exceptionDetails) throw new Error(`In the page: ${exceptionDetails.exception?.description ?? exceptionDetails.text}`);
@@ -147,6 +168,22 @@ export async function launchChromium(): Promise<Browser> {
           await loaded;
         },
         evaluate,
+        errors: () => [...errors],
+        async emulate({ width, height, dark = false }) {
+          await send("Emulation.setDeviceMetricsOverride", { width, height, deviceScaleFactor: 1, mobile: width < 700 }, sessionId);
+          await send("Emulation.setEmulatedMedia", { features: [{ name: "prefers-color-scheme", value: dark ? "dark" : "light" }] }, sessionId);
+        },
+        async screenshot() {
+          const { data } = await send("Page.captureScreenshot", { format: "png" }, sessionId);
+          return Buffer.from(data, "base64");
+        },
+        async cookies() {
+          const { cookies } = await send("Network.getCookies", {}, sessionId);
+          return Object.fromEntries(cookies.map((c: { name: string; value: string }) => [c.name, c.value]));
+        },
+        async close() {
+          await send("Target.closeTarget", { targetId });
+        },
         async waitFor<T>(expression: string, timeoutMs = 10_000): Promise<T> {
           const deadline = Date.now() + timeoutMs;
           for (;;) {

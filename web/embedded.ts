@@ -1,0 +1,8 @@
+/**
+ * The web client's bundle as the compiled executable carries it. Running from source
+ * this is null and web/bundle.ts builds the client on first use; scripts/build.ts
+ * builds the client first and substitutes this module's contents with the result.
+ */
+import type { WebBundle } from "./bundle";
+
+export const EMBEDDED_WEB_BUNDLE: WebBundle | null = null;

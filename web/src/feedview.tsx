@@ -1,0 +1,174 @@
+/**
+ * The message feed of the open view, grouped under recipient bars. With many
+ * messages loaded only a window of them is in the page; scrolling near either end
+ * moves the window or fetches the next page, keeping the message under the reader's
+ * eyes where it was. Unread messages that are on screen while the page is visible
+ * are marked read.
+ */
+import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
+import { api } from "./api";
+import { feed, loadMore } from "./feed";
+import { dateOf, MessageRow } from "./message";
+import type { Message } from "./model";
+import { conversationKey, narrowHash, type Narrow } from "./narrow";
+import { changed, channelName, S, userName } from "./state";
+
+/** Messages in the page at once. */
+const WINDOW = 150;
+const STEP = 50;
+
+export const hashOf = (n: Narrow) => narrowHash(n, { channel: channelName, user: userName });
+
+function RecipientBar({ m }: { m: Message }) {
+  if (m.type === "stream" && m.stream_id !== undefined) {
+    const sub = S.subs.get(m.stream_id);
+    const name = sub?.name ?? (typeof m.display_recipient === "string" ? m.display_recipient : "");
+    return (
+      <div class="recipient-bar" style={sub ? { borderLeftColor: sub.color } : undefined}>
+        <a href={hashOf({ kind: "channel", streamId: m.stream_id })} class="bar-channel">#{name}</a>
+        <span aria-hidden="true"> › </span>
+        <a href={hashOf({ kind: "channel", streamId: m.stream_id, topic: m.subject })} class="bar-topic">{m.subject || "general chat"}</a>
+        <span class="bar-date">{dateOf(m.timestamp)}</span>
+      </div>
+    );
+  }
+  const others = Array.isArray(m.display_recipient) ? m.display_recipient.filter((r) => r.id !== S.me.user_id) : [];
+  const ids = (others.length ? others.map((r) => r.id) : [S.me.user_id]).sort((a, b) => a - b);
+  return (
+    <div class="recipient-bar dm-bar">
+      <a href={hashOf({ kind: "dm", ids })}>You and {others.length ? others.map((r) => userName(r.id)).join(", ") : "yourself"}</a>
+      <span class="bar-date">{dateOf(m.timestamp)}</span>
+    </div>
+  );
+}
+
+/** Read flags waiting to be sent, in one request per batch. */
+const toMarkRead = new Set<number>();
+let flushTimer: ReturnType<typeof setTimeout> | null = null;
+function markRead(id: number): void {
+  if (toMarkRead.has(id) || !S.unread.has(id)) return;
+  toMarkRead.add(id);
+  // Shown read at once; the server's event confirms it.
+  S.unread.delete(id);
+  S.unreadMentions.delete(id);
+  changed();
+  flushTimer ??= setTimeout(() => {
+    const ids = [...toMarkRead];
+    toMarkRead.clear();
+    flushTimer = null;
+    void api("POST", "/messages/flags", { messages: ids, op: "add", flag: "read" }).catch(() => {
+      // The server keeps them unread; the next register shows that.
+    });
+  }, 300);
+}
+
+export function FeedView({ version }: { version: number }) {
+  const scroller = useRef<HTMLDivElement>(null);
+  const [startId, setStartId] = useState<number | null>(null);
+  const [pinnedEnd, setPinnedEnd] = useState(true);
+  const positioned = useRef<string>("");
+  const ids = feed.ids;
+  const viewKey = hashOf(feed.narrow);
+
+  let start = pinnedEnd || startId === null ? Math.max(0, ids.length - WINDOW) : Math.max(0, ids.findIndex((id) => id >= startId));
+  if (start > Math.max(0, ids.length - WINDOW)) start = Math.max(0, ids.length - WINDOW);
+  const shown = ids.slice(start, start + WINDOW).map((id) => S.messages.get(id)).filter((m): m is Message => !!m);
+
+  // Before the page changes: what the reader is looking at, to keep it in place.
+  const el = scroller.current;
+  let anchor: { id: string; top: number } | null = null;
+  let atBottom = true;
+  if (el) {
+    atBottom = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
+    for (const row of Array.from(el.querySelectorAll<HTMLElement>("article.msg"))) {
+      if (row.offsetTop + row.offsetHeight > el.scrollTop) {
+        anchor = { id: row.dataset.id!, top: row.offsetTop - el.scrollTop };
+        break;
+      }
+    }
+  }
+
+  useLayoutEffect(() => {
+    const box = scroller.current;
+    if (!box) return;
+    if (positioned.current !== viewKey && !feed.loading) {
+      // A view just opened: its first unread message, else its end.
+      positioned.current = viewKey;
+      const first = feed.firstUnread !== null ? box.querySelector<HTMLElement>(`article[data-id="${feed.firstUnread}"]`) : null;
+      if (first) box.scrollTop = first.offsetTop - 60;
+      else box.scrollTop = box.scrollHeight;
+    } else if (atBottom && pinnedEnd) box.scrollTop = box.scrollHeight;
+    else if (anchor) {
+      const row = box.querySelector<HTMLElement>(`article[data-id="${anchor.id}"]`);
+      if (row) box.scrollTop = row.offsetTop - anchor.top;
+    }
+    seeUnread(box);
+  });
+
+  useEffect(() => {
+    setStartId(null);
+    setPinnedEnd(true);
+  }, [viewKey]);
+
+  useEffect(() => {
+    const look = () => scroller.current && seeUnread(scroller.current);
+    document.addEventListener("visibilitychange", look);
+    window.addEventListener("focus", look);
+    return () => {
+      document.removeEventListener("visibilitychange", look);
+      window.removeEventListener("focus", look);
+    };
+  }, []);
+
+  const onScroll = () => {
+    const box = scroller.current!;
+    seeUnread(box);
+    if (box.scrollTop < 400) {
+      if (start > 0) {
+        setStartId(ids[Math.max(0, start - STEP)]);
+        setPinnedEnd(false);
+      } else if (!feed.foundOldest && !feed.loading) void loadMore("older").then(() => {
+        setStartId(feed.ids[0] ?? null);
+        setPinnedEnd(feed.ids.length <= WINDOW);
+      });
+    } else if (box.scrollHeight - box.scrollTop - box.clientHeight < 400) {
+      if (start + WINDOW < ids.length) {
+        const next = start + STEP;
+        setPinnedEnd(next + WINDOW >= ids.length);
+        setStartId(ids[next]);
+      } else if (!feed.foundNewest && !feed.loading) void loadMore("newer");
+    }
+  };
+
+  let previous: Message | null = null;
+  return (
+    <div class="feed" ref={scroller} onScroll={onScroll} data-version={version} aria-busy={feed.loading}>
+      {feed.foundOldest && start === 0 && ids.length > 0 && <p class="feed-start">The beginning of this view.</p>}
+      {feed.loading && <p class="loading">Loading…</p>}
+      {feed.error && <p class="error" role="alert">{feed.error}</p>}
+      {!feed.loading && !ids.length && !feed.error && <p class="empty">No messages here yet.</p>}
+      {shown.map((m) => {
+        const newGroup = !previous || conversationKey(previous, S.me.user_id) !== conversationKey(m, S.me.user_id) || dateOf(previous.timestamp) !== dateOf(m.timestamp);
+        const showSender = newGroup || previous!.sender_id !== m.sender_id || m.timestamp - previous!.timestamp > 600;
+        previous = m;
+        return (
+          <div class="msg-wrap" key={m.id}>
+            {newGroup && <RecipientBar m={m} />}
+            <MessageRow version={version} m={m} showSender={showSender} isNewDivider={m.id === feed.firstUnread && m.id !== ids[0]} />
+          </div>
+        );
+      })}
+    </div>
+  );
+}
+
+/** Marks read the unread messages wholly or mostly on screen, while the page is seen. */
+function seeUnread(box: HTMLElement): void {
+  if (document.visibilityState !== "visible") return;
+  const view = box.getBoundingClientRect();
+  for (const row of Array.from(box.querySelectorAll<HTMLElement>("article.msg.unread"))) {
+    const rect = row.getBoundingClientRect();
+    const visible = Math.min(rect.bottom, view.bottom) - Math.max(rect.top, view.top);
+    if (visible >= Math.min(rect.height, view.height) * 0.6) markRead(Number(row.dataset.id));
+  }
+}

@@ -1,0 +1,166 @@
+/**
+ * One message: avatar, name, time, the server's rendered HTML (the only HTML this
+ * client ever inserts; the server has sanitized it), markers, reactions, and for
+ * the reader's own messages edit and delete.
+ */
+import { useLayoutEffect, useRef, useState } from "preact/hooks";
+import { api, errorText } from "./api";
+import { EmojiGlyph, EmojiPicker, unicodeGlyph, type EmojiChoice } from "./emoji";
+import type { Message, Reaction } from "./model";
+import { S, userName } from "./state";
+
+export const timeOf = (ts: number) => new Date(ts * 1000).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+export const dateOf = (ts: number) => new Date(ts * 1000).toLocaleDateString([], { weekday: "short", month: "short", day: "numeric" });
+
+export function Avatar({ userId, url, name, size = 36 }: { userId: number; url: string | null | undefined; name: string; size?: number }) {
+  const src = url ?? S.users.get(userId)?.avatar_url;
+  if (src) return <img class="avatar" src={src} alt="" width={size} height={size} loading="lazy" />;
+  return <span class="avatar avatar-letter" aria-hidden="true">{name.slice(0, 1).toUpperCase()}</span>;
+}
+
+/** Reactions grouped by emoji, with counts and who reacted. */
+function Reactions({ m }: { m: Message }) {
+  const groups = new Map<string, Reaction[]>();
+  for (const r of m.reactions) {
+    const key = `${r.reaction_type}:${r.emoji_code}`;
+    groups.set(key, [...(groups.get(key) ?? []), r]);
+  }
+  if (!groups.size) return null;
+  return (
+    <div class="reactions">
+      {[...groups.values()].map((rs) => {
+        const mine = rs.some((r) => r.user_id === S.me.user_id);
+        const who = rs.map((r) => userName(r.user_id)).join(", ");
+        return (
+          <button type="button" class={`reaction${mine ? " mine" : ""}`} key={rs[0].emoji_code} title={`${who} (:${rs[0].emoji_name}:)`} aria-pressed={mine} onClick={() => void react(m, rs[0], mine)}>
+            <EmojiGlyph reaction={rs[0]} /> <span class="count">{rs.length}</span>
+          </button>
+        );
+      })}
+    </div>
+  );
+}
+
+async function react(m: Message, emoji: EmojiChoice, remove: boolean): Promise<void> {
+  await api(remove ? "DELETE" : "POST", `/messages/${m.id}/reactions`, { emoji_name: emoji.emoji_name, emoji_code: emoji.emoji_code, reaction_type: emoji.reaction_type }).catch((e) => alertLater(errorText(e)));
+}
+
+/** Errors of one-click actions go to the page's status line. */
+export let alertLater: (text: string) => void = () => {};
+export function setAlert(show: (text: string) => void): void {
+  alertLater = show;
+}
+
+/**
+ * `version` is the state's revision: @preact/signals skips re-rendering a component
+ * with hook state whose props are unchanged, and a message's flags and reactions
+ * change in place.
+ */
+export function MessageRow({ m, showSender, isNewDivider }: { m: Message; showSender: boolean; isNewDivider: boolean; version: number }) {
+  const [mode, setMode] = useState<"view" | "edit" | "delete" | "react">("view");
+  const [draft, setDraft] = useState("");
+  const [error, setError] = useState("");
+  const mine = m.sender_id === S.me.user_id;
+  const starred = m.flags.includes("starred");
+  const unread = S.unread.has(m.id);
+  const body = useRef<HTMLDivElement>(null);
+  // The server writes Unicode emoji as `<span class="emoji emoji-1f642">:smile:</span>`
+  // for a sprite sheet; this client shows the character itself.
+  useLayoutEffect(() => {
+    for (const span of Array.from(body.current?.querySelectorAll<HTMLElement>("span.emoji") ?? [])) {
+      const code = /\bemoji-([0-9a-f-]+)\b/.exec(span.className)?.[1];
+      if (code) span.textContent = unicodeGlyph(code);
+    }
+  }, [m.content, mode]);
+
+  const startEdit = async () => {
+    setError("");
+    try {
+      const { raw_content, message } = await api("GET", `/messages/${m.id}`, { apply_markdown: false });
+      setDraft(raw_content ?? message.content);
+      setMode("edit");
+    } catch (e) {
+      setError(errorText(e));
+    }
+  };
+  const saveEdit = async () => {
+    try {
+      await api("PATCH", `/messages/${m.id}`, { content: draft });
+      setMode("view");
+      setError("");
+    } catch (e) {
+      setError(errorText(e));
+    }
+  };
+  const remove = async () => {
+    try {
+      await api("DELETE", `/messages/${m.id}`);
+    } catch (e) {
+      setError(errorText(e));
+      setMode("view");
+    }
+  };
+  const toggleStar = async () => {
+    try {
+      await api("POST", "/messages/flags", { messages: [m.id], op: starred ? "remove" : "add", flag: "starred" });
+    } catch (e) {
+      setError(errorText(e));
+    }
+  };
+  const sender = S.users.get(m.sender_id)?.full_name ?? m.sender_full_name;
+
+  return (
+    <>
+      {isNewDivider && <div class="new-divider" role="separator">New messages</div>}
+      <article class={`msg${showSender ? " first" : ""}${unread ? " unread" : ""}${mine ? " mine" : ""}`} data-id={m.id} aria-label={`${sender} at ${timeOf(m.timestamp)}`}>
+        <div class="msg-gutter">{showSender ? <Avatar userId={m.sender_id} url={m.avatar_url} name={sender} /> : <time class="side-time">{timeOf(m.timestamp)}</time>}</div>
+        <div class="msg-main">
+          {showSender && (
+            <div class="msg-head">
+              <span class="sender">{sender}</span>
+              <time dateTime={new Date(m.timestamp * 1000).toISOString()} title={new Date(m.timestamp * 1000).toLocaleString()}>{timeOf(m.timestamp)}</time>
+            </div>
+          )}
+          {mode === "edit" ? (
+            <form class="edit-form" onSubmit={(e) => (e.preventDefault(), void saveEdit())}>
+              <textarea aria-label="Edit message" value={draft} onInput={(e) => setDraft(e.currentTarget.value)} onKeyDown={(e) => {
+                if (e.key === "Enter" && !e.shiftKey) (e.preventDefault(), void saveEdit());
+                if (e.key === "Escape") setMode("view");
+              }} />
+              <button type="submit" class="primary">Save</button>
+              <button type="button" onClick={() => setMode("view")}>Cancel</button>
+            </form>
+          ) : (
+            <div class="rendered" ref={body} dangerouslySetInnerHTML={{ __html: m.content }} />
+          )}
+          {(m.last_edit_timestamp || m.last_moved_timestamp) && mode !== "edit" && (
+            <span class="edited">{m.last_edit_timestamp ? "(edited)" : "(moved)"}</span>
+          )}
+          <Reactions m={m} />
+          {mode === "delete" && (
+            <div class="confirm" role="alertdialog" aria-label="Delete message">
+              Delete this message?{" "}
+              <button type="button" class="danger" onClick={() => void remove()}>Delete</button>
+              <button type="button" onClick={() => setMode("view")}>Cancel</button>
+            </div>
+          )}
+          {mode === "react" && (
+            <EmojiPicker onClose={() => setMode("view")} onPick={(choice) => {
+              setMode("view");
+              const mineAlready = m.reactions.some((r) => r.user_id === S.me.user_id && r.emoji_code === choice.emoji_code);
+              void react(m, choice, mineAlready);
+            }} />
+          )}
+          {error && <p class="error" role="alert">{error}</p>}
+        </div>
+        <div class="msg-actions">
+          <button type="button" class="act-react" title="Add a reaction" aria-label="Add a reaction" onClick={() => setMode(mode === "react" ? "view" : "react")}>☺</button>
+          <button type="button" class={`act-star${starred ? " on" : ""}`} title={starred ? "Unstar" : "Star"} aria-label={starred ? "Unstar" : "Star"} aria-pressed={starred} onClick={() => void toggleStar()}>{starred ? "★" : "☆"}</button>
+          {mine && <button type="button" class="act-edit" title="Edit" aria-label="Edit" onClick={() => void startEdit()}>✎</button>}
+          {mine && <button type="button" class="act-delete" title="Delete" aria-label="Delete" onClick={() => setMode("delete")}>🗑</button>}
+        </div>
+      </article>
+    </>
+  );
+}
+

@@ -1,0 +1,29 @@
+/** Everyone in the organization, those present first, each a way to a direct message. */
+import { hashOf } from "./feedview";
+import { Avatar } from "./message";
+import { presenceOf, S } from "./state";
+
+const ORDER = { active: 0, idle: 1, offline: 2 };
+
+export function People(_: { version: number }) {
+  const people = [...S.users.values()]
+    .filter((u) => u.is_active !== false && !u.is_bot)
+    .map((u) => ({ u, presence: presenceOf(u.user_id) }))
+    .sort((a, b) => ORDER[a.presence] - ORDER[b.presence] || a.u.full_name.localeCompare(b.u.full_name));
+  return (
+    <aside class="people" aria-label="People">
+      <h2>People</h2>
+      <ul>
+        {people.map(({ u, presence }) => (
+          <li key={u.user_id} data-user-id={u.user_id}>
+            <a href={hashOf({ kind: "dm", ids: [u.user_id] })} title={`${u.full_name} (${presence})`}>
+              <Avatar userId={u.user_id} url={u.avatar_url} name={u.full_name} size={24} />
+              <span class={`presence ${presence}`} aria-label={presence} />
+              <span class="label">{u.full_name}</span>
+            </a>
+          </li>
+        ))}
+      </ul>
+    </aside>
+  );
+}
