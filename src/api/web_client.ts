@@ -7,7 +7,7 @@
 import { Elysia } from "elysia";
 import type { Hearth } from "../context";
 import { jsonResponse } from "../http/route";
-import { htmlPage } from "../http/pages";
+import { htmlPage, WEB_CLIENT_CONTENT_SECURITY_POLICY } from "../http/pages";
 import { sessionUserOf } from "../auth/session";
 import { webBundle, type WebBundle } from "../../web/bundle";
 
@@ -63,7 +63,7 @@ export function webClientRoutes(h: Hearth) {
       if (!sessionUserOf(h, request)) return new Response(null, { status: 302, headers: { location: "/login?next=/", "Cache-Control": "no-store" } });
       const bundle = await webBundle();
       // The page security headers: no inline script or style, never framed.
-      return htmlPage(appShell(bundle));
+      return htmlPage(appShell(bundle), 200, { "Content-Security-Policy": WEB_CLIENT_CONTENT_SECURITY_POLICY });
     })
     .get(`${WEB_CLIENT_ASSET_PREFIX}/:name`, async ({ params, request }) => {
       const file = filesOf(await webBundle()).get(params.name);

@@ -8,6 +8,17 @@ export const PAGE_CONTENT_SECURITY_POLICY =
   "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; connect-src 'self'; " +
   "frame-ancestors 'none'; base-uri 'self'; form-action 'self'; object-src 'none'";
 
+/**
+ * The chat page shows the server's rendered messages, which need two things more:
+ * style attributes (KaTeX sizes formulas with them; the HTML is the server's own
+ * rendering, so no message can add a <style> element or a script) and images from
+ * https URLs (inline previews of image links, which Zulip's apps load directly too).
+ */
+export const WEB_CLIENT_CONTENT_SECURITY_POLICY = PAGE_CONTENT_SECURITY_POLICY.replace(
+  "style-src 'self';",
+  "style-src 'self'; style-src-attr 'unsafe-inline';",
+).replace("img-src 'self' data: blob:;", "img-src 'self' data: blob: https:;");
+
 export const PAGE_SECURITY_HEADERS: Readonly<Record<string, string>> = {
   "Content-Security-Policy": PAGE_CONTENT_SECURITY_POLICY,
   "X-Frame-Options": "DENY",

@@ -244,6 +244,17 @@ describe("web client", () => {
     await until(hamlet, `${rowOf("ghost notes.txt")}?.querySelector("a[href^='/user_uploads/']")`);
   });
 
+  test("math renders with KaTeX's inline styles, which the page's policy allows", async () => {
+    expectSuccess(await s.as("desdemona").post("/messages", { type: "stream", to: denmark, topic: "battlements", content: "Count them: $$x^2 + y_1$$" }));
+    await hamlet.evaluate(`location.hash = "#narrow/channel/${denmark}-Denmark/topic/battlements"`);
+    await until(hamlet, `${rowOf("Count them")}?.querySelector(".katex [style]")`);
+    // The struts KaTeX sizes with style attributes took effect (a policy without
+    // style-src-attr would block them and report a violation, which the last test sees).
+    const height = await hamlet.evaluate<string>(`${rowOf("Count them")}.querySelector(".katex [style*=height]").style.height`);
+    expect(height).not.toBe("");
+    expect(await hamlet.evaluate<number>(`${rowOf("Count them")}.querySelector(".katex [style*=height]").getBoundingClientRect().height`)).toBeGreaterThan(0);
+  });
+
   test("search finds messages by their words", async () => {
     await typeInto(hamlet, ".search input", "answer");
     await hamlet.evaluate(`document.querySelector(".search").requestSubmit()`);
