@@ -5,7 +5,7 @@ import { doCreateStarterContent } from "./actions/new_organization";
 import { createHearth, listeningUrl, startServer } from "./server";
 import { Store } from "./store/db";
 import { getRealm } from "./store/realm";
-import { openStoreFormat } from "./store/format";
+import { openStoreFormatWithBackup } from "./backup/before_upgrade";
 import { DataFolderLock } from "./lockfile";
 import { doCreateUser } from "./actions/create_user";
 import { allUsers, Role, ROLES, BotType } from "./store/users";
@@ -135,7 +135,7 @@ async function withStore<T>(dataDir: string, fn: (store: Store) => Promise<T>): 
   const lock = DataFolderLock.acquire(dataDir);
   const store = new Store(dataDir);
   try {
-    await openStoreFormat(store);
+    await openStoreFormatWithBackup(store, `${dataDir}-backups`);
     return await fn(store);
   } finally {
     await store.close();

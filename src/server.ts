@@ -52,7 +52,7 @@ import { inviteRoutes, joinPageRoutes } from "./api/invites";
 import { backupRoutes } from "./api/backups";
 import { emailRoutes } from "./api/email";
 import { BackupSchedule } from "./backup/schedule";
-import { openStoreFormat } from "./store/format";
+import { openStoreFormatWithBackup } from "./backup/before_upgrade";
 import { parseInterval } from "./backup/schedule";
 import { sessionRoutes } from "./api/sessions";
 import { Mailer, parseSmtpUrl } from "./lib/mailer";
@@ -188,7 +188,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
   try {
     const store = new Store(dataDir);
     started.push(() => store.close());
-    await openStoreFormat(store);
+    await openStoreFormatWithBackup(store, config.backup?.dir ?? `${dataDir}-backups`);
     // Data folders initialised before these features existed get what they need now.
     if (!getAvatarSalt(store)) await store.commit(() => ensureAvatarSalt(store));
     if (getRealm(store)) {

@@ -1,4 +1,5 @@
 import { rmSync } from "node:fs";
+import { recordCurrentFormat } from "../store/format";
 import { clearAllButMeta } from "../store/format";
 import { uploadsRoot } from "../store/uploads";
 import type { Store } from "../store/db";
@@ -68,6 +69,7 @@ export async function doInitRealm(store: Store, options: InitOptions): Promise<{
   const passwordHash = hashPasswordSync(options.ownerPassword);
   return store.commit(() => {
     if (getRealm(store)) throw new Error("This data folder already holds an organization.");
+    recordCurrentFormat(store);
     const realm: Realm = {
       id: REALM_ID,
       name: realmName,

@@ -29,7 +29,8 @@ export function parseInterval(text: string): number | null {
   return ms >= 1_000 && Number.isSafeInteger(ms) ? ms : null;
 }
 
-function stamp(date: Date): string {
+/** A timestamp for a backup's file name, sortable, in UTC. */
+export function backupStamp(date: Date): string {
   const p = (n: number) => String(n).padStart(2, "0");
   return `${date.getUTCFullYear()}${p(date.getUTCMonth() + 1)}${p(date.getUTCDate())}-${p(date.getUTCHours())}${p(date.getUTCMinutes())}${p(date.getUTCSeconds())}`;
 }
@@ -84,7 +85,7 @@ export class BackupSchedule {
 
   async runOnce(): Promise<BackupRun> {
     const started = Date.now();
-    const file = join(this.config.dir, `hearth-backup-${stamp(new Date(started))}.tar.gz`);
+    const file = join(this.config.dir, `hearth-backup-${backupStamp(new Date(started))}.tar.gz`);
     try {
       await createBackup(this.source, file);
       this.prune();

@@ -56,6 +56,15 @@ export async function openStoreFormat(store: Store): Promise<void> {
   });
 }
 
+/**
+ * Inside the commit that creates an organization: its store is in this Hearth's format
+ * from the first record, whether or not a start ran openStoreFormat before (so nothing
+ * takes it for an older store to back up and upgrade).
+ */
+export function recordCurrentFormat(store: Store): void {
+  store.dbs.meta.put(FORMAT_KEY, STORE_FORMAT_VERSION);
+}
+
 /** Inside a commit: every key space emptied but `meta` (the realm record, the counters, this format). */
 export function clearAllButMeta(store: Store): void {
   for (const [name, db] of Object.entries(store.dbs)) if (name !== "meta") db.clearSync();

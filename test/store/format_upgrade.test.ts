@@ -7,7 +7,10 @@
 import { expect, test } from "bun:test";
 import { expectSuccess, startTestServer, type TestServer } from "../kit";
 import { register } from "../kit/events";
+import { readdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
 import { Store } from "../../src/store/db";
+import { restoreBackup, verifyBackup } from "../../src/backup/restore";
 import { STORE_FORMAT_VERSION } from "../../src/store/format";
 import { decodeRun, encodeRun } from "../../src/store/unread_runs";
 
@@ -81,6 +84,26 @@ async function upgradeScenario(partial: boolean) {
 
     second = await startTestServer({ dataDir: first.dataDir, env });
     expect(second.server.h.store.dbs.meta.get("store_format_version")).toBe(STORE_FORMAT_VERSION);
+    // The store as it was, backed up before the upgrade touched it: it restores as format 1.
+    const backups = `${first.dataDir}-backups`;
+    try {
+      const taken = readdirSync(backups);
+      expect(taken).toEqual([expect.stringMatching(new RegExp(`^hearth-before-format-${STORE_FORMAT_VERSION}-from-1-\\d{8}-\\d{6}\\.tar\\.gz$`))]);
+      expect((await verifyBackup(join(backups, taken[0]))).store_format_version).toBe(1);
+      if (!partial) {
+        const restored = join(backups, "restored");
+        await restoreBackup(join(backups, taken[0]), restored);
+        const old = new Store(restored);
+        expect(old.dbs.meta.get("store_format_version")).toBe(1);
+        await old.close();
+      }
+      // Started again, the upgraded store takes no second backup.
+      await second.server.stop();
+      second = await startTestServer({ dataDir: first.dataDir, env });
+      expect(readdirSync(backups).filter((name) => name.endsWith(".tar.gz"))).toEqual(taken);
+    } finally {
+      rmSync(backups, { recursive: true, force: true });
+    }
     expect(second.server.h.store.dbs.meta.get(["format2RunsUpgradedBelowUser"])).toBeUndefined();
     expect({ hamlet: await read(second, "hamlet"), polonius: await read(second, "polonius") }).toEqual(before);
     // The upgraded runs still change as runs do.
