@@ -17,6 +17,7 @@ const SRC = join(ROOT, "src");
 const LAYERS: [prefix: string, rank: number][] = [
   ["src/main.ts", 90],
   ["src/cli.ts", 90],
+  ["src/cli/", 90],
   ["src/server.ts", 80],
   ["src/transfer/", 75],
   ["src/api/", 70],
