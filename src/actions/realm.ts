@@ -8,7 +8,7 @@ import { commit } from "../events/commit";
 import { assertOwner } from "../access/roles";
 import { badRequest } from "../errors";
 import { getRealm, putRealm, REALM_ID, type Realm } from "../store/realm";
-import { activeUserIds, BotType, EmailVisibility, putUser, Role, type UserRecord } from "../store/users";
+import { activeUserIds, BotType, newUserRecord, putUser, Role, type UserRecord } from "../store/users";
 import { StoreCache } from "../store/cache";
 import { recipientsChanged } from "../store/unread";
 import { ensureAvatarSalt } from "../store/avatars";
@@ -17,7 +17,7 @@ import { SYSTEM_BOTS } from "../store/system_bots";
 import { MIN_DEACTIVATED_REALM_DELETION_DAYS } from "../views/realm";
 
 import { createMissingSystemGroups } from "./user_groups";
-import { generateApiKey, hashPasswordSync } from "../lib/credentials";
+import { hashPasswordSync } from "../lib/credentials";
 import { removeAllSessions } from "../store/sessions";
 
 
@@ -27,29 +27,6 @@ export interface InitOptions {
   ownerPassword: string;
   ownerFullName?: string;
   externalUrl?: string | null;
-}
-
-function newAccount(store: Store, fields: Partial<UserRecord> & Pick<UserRecord, "email" | "full_name">): UserRecord {
-  return {
-    id: store.nextId("user"),
-    role: Role.MEMBER,
-    is_active: true,
-    is_bot: false,
-    bot_type: null,
-    bot_owner_id: null,
-    is_system_bot: false,
-    password_hash: null,
-    api_key: generateApiKey(),
-    timezone: "",
-    date_joined: Date.now() / 1000,
-    joined_pending_first_login: false,
-    avatar_source: "G",
-    avatar_version: 1,
-    email_address_visibility: EmailVisibility.EVERYONE,
-    is_imported_stub: false,
-    settings: {},
-    ...fields,
-  };
 }
 
 /** Zulip's Realm.MAX_REALM_NAME_LENGTH, in characters. */
@@ -83,9 +60,9 @@ export async function doInitRealm(store: Store, options: InitOptions): Promise<{
     ensureAvatarSalt(store);
     createMissingSystemGroups(store);
     for (const bot of SYSTEM_BOTS) {
-      putUser(store, newAccount(store, { email: bot.email, full_name: bot.full_name, is_bot: true, bot_type: BotType.GENERIC, is_system_bot: true }));
+      putUser(store, newUserRecord(store.nextId("user"), { email: bot.email, full_name: bot.full_name, is_bot: true, bot_type: BotType.GENERIC, is_system_bot: true }));
     }
-    const owner = newAccount(store, { email, full_name: fullName, role: Role.OWNER, password_hash: passwordHash, joined_pending_first_login: true });
+    const owner = newUserRecord(store.nextId("user"), { email, full_name: fullName, role: Role.OWNER, password_hash: passwordHash, joined_pending_first_login: true });
     putUser(store, owner);
     return { realm, owner };
   });

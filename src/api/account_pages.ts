@@ -1,10 +1,10 @@
-import { createHash } from "node:crypto";
 import { Elysia } from "elysia";
 import type { Server } from "bun";
 import type { Hearth } from "../context";
 import { ApiError } from "../errors";
 import { clientAddress } from "../http/client_address";
 import { readBodyUpTo } from "../http/wire";
+import { formPage } from "../http/pages";
 import { escapeHtml } from "../lib/text";
 import { FailureLimiter } from "../auth/ratelimit";
 import { AccountLinkError } from "../actions/account_tokens";
@@ -26,32 +26,10 @@ import { realmName } from "../views/realm";
  * changes nothing; the unsubscribe POST is also RFC 8058's one-click unsubscribe.
  */
 
-const STYLE = `body{font:16px/1.5 system-ui,sans-serif;max-width:28rem;margin:3rem auto;padding:0 1rem;color:#222}
-label{display:block;margin:.8rem 0 .2rem}input{width:100%;padding:.4rem;box-sizing:border-box}
-button{margin-top:1rem;padding:.5rem 1rem}.error{color:#a00}`;
-const STYLE_HASH = createHash("sha256").update(STYLE).digest("base64");
-
 /** Far above an address or two passwords. */
 const MAX_FORM_BYTES = 16 * 1024;
 
-function page(h: Hearth, title: string, body: string, status = 200): Response {
-  const html = `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeHtml(title)} · ${escapeHtml(realmName(h) ?? "Hearth")}</title><style>${STYLE}</style></head>
-<body><h1>${escapeHtml(title)}</h1>${body}</body></html>`;
-  return new Response(html, {
-    status,
-    headers: {
-      "content-type": "text/html; charset=utf-8",
-      "cache-control": "no-store",
-      // The token is in the URL: it must not leak to other sites, nor the page be framed.
-      "referrer-policy": "no-referrer",
-      "x-frame-options": "DENY",
-      "x-content-type-options": "nosniff",
-      "content-security-policy": `default-src 'self'; style-src 'sha256-${STYLE_HASH}'; form-action 'self'; frame-ancestors 'none'`,
-    },
-  });
-}
+const page = (h: Hearth, title: string, body: string, status = 200): Response => formPage(title, realmName(h) ?? "Hearth", body, status);
 
 const errorLine = (message?: string) => (message ? `<p class="error" role="alert">${escapeHtml(message)}</p>` : "");
 

@@ -14,6 +14,7 @@ import { defaultChannelGroupsView } from "../views/default_channel_groups";
 import { accessLiveInvite, InviteLinkError, offersDefaultChannelGroups } from "../access/invites";
 import { realmName } from "../views/realm";
 import { escapeHtml } from "../lib/text";
+import { formPage } from "../http/pages";
 import { invitesFor } from "../views/invites";
 
 export function inviteRoutes(h: Hearth) {
@@ -70,26 +71,7 @@ export function inviteRoutes(h: Hearth) {
 const MAX_FORM_CHARS = 16 * 1024;
 
 /** A small self-contained page: the join form and its outcomes, without scripts. */
-function page(title: string, body: string, status = 200): Response {
-  const html = `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeHtml(title)}</title>
-<style>body{font:16px/1.5 system-ui,sans-serif;max-width:28rem;margin:3rem auto;padding:0 1rem;color:#222}
-label{display:block;margin:.8rem 0 .2rem}input{width:100%;padding:.4rem;box-sizing:border-box}input[type=checkbox]{width:auto}fieldset{margin-top:1rem}
-button{margin-top:1rem;padding:.5rem 1rem}.error{color:#a00}</style></head>
-<body><h1>${escapeHtml(title)}</h1>${body}</body></html>`;
-  return new Response(html, {
-    status,
-    headers: {
-      "content-type": "text/html; charset=utf-8",
-      "cache-control": "no-store",
-      // The key is in the URL: it must not leak to other sites, nor the page be framed.
-      "referrer-policy": "no-referrer",
-      "x-frame-options": "DENY",
-      "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
-    },
-  });
-}
+const page = (title: string, body: string, status = 200): Response => formPage(title, "Hearth", body, status);
 
 interface JoinValues {
   email?: string;

@@ -1,3 +1,4 @@
+import { escapeHtml } from "../lib/text";
 /**
  * Headers for every HTML page Hearth serves (the sign-in page, the admin page, the
  * web client): scripts and styles only from Hearth's own files, never inline, so an
@@ -25,6 +26,23 @@ export const PAGE_SECURITY_HEADERS: Readonly<Record<string, string>> = {
   "Referrer-Policy": "same-origin",
   "X-Content-Type-Options": "nosniff",
 };
+
+/**
+ * A server-rendered form page outside the app (sign-in, joining by an invitation,
+ * password reset, email confirmations): Hearth's page headers and its one small
+ * stylesheet. These pages carry a secret in their URL (an invitation key, a signed
+ * token), so they send no referrer at all: a link followed from one must not leak it.
+ */
+export function formPage(title: string, siteName: string, body: string, status = 200): Response {
+  const html = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(title)} · ${escapeHtml(siteName)}</title>
+<link rel="icon" href="/static/hearth-icon.svg"><link rel="stylesheet" href="/static/login.css"></head>
+<body><main class="login"><h1>${escapeHtml(title)}</h1>
+${body}
+</main></body></html>`;
+  return htmlPage(html, status, { "Referrer-Policy": "no-referrer" });
+}
 
 /** An HTML page with the security headers; pages with a user in them are not cached. */
 export function htmlPage(html: string, status = 200, headers: Record<string, string> = {}): Response {

@@ -1,5 +1,6 @@
 import { fitsKey, type Store } from "./db";
 import { StoreCache } from "./cache";
+import { generateApiKey } from "../lib/credentials";
 
 export const Role = {
   OWNER: 100,
@@ -144,4 +145,32 @@ export function putUser(store: Store, user: UserRecord, previousEmail?: string):
 
 export function* allUsers(store: Store): Generator<UserRecord> {
   for (const { value } of store.dbs.users.getRange({})) yield value as UserRecord;
+}
+
+/**
+ * A new account's record: a member, active, with a fresh API key and no password,
+ * as every way of making one (a new organization's owner and bots, an import) starts
+ * it; `fields` says what differs.
+ */
+export function newUserRecord(id: number, fields: Partial<UserRecord> & Pick<UserRecord, "email" | "full_name">): UserRecord {
+  return {
+    id,
+    role: Role.MEMBER,
+    is_active: true,
+    is_bot: false,
+    bot_type: null,
+    bot_owner_id: null,
+    is_system_bot: false,
+    password_hash: null,
+    api_key: generateApiKey(),
+    timezone: "",
+    date_joined: Date.now() / 1000,
+    joined_pending_first_login: false,
+    avatar_source: "G",
+    avatar_version: 1,
+    email_address_visibility: EmailVisibility.EVERYONE,
+    is_imported_stub: false,
+    settings: {},
+    ...fields,
+  };
 }

@@ -2,7 +2,7 @@ import type { Store } from "../store/db";
 import { putRealm, REALM_ID, type Realm } from "../store/realm";
 import { ensureAvatarSalt } from "../store/avatars";
 import { SYSTEM_BOTS } from "../store/system_bots";
-import { BotType, EmailVisibility, putUser, Role, ROLES, type UserRecord } from "../store/users";
+import { BotType, EmailVisibility, newUserRecord, putUser, Role, ROLES, type UserRecord } from "../store/users";
 import { putChannel, type ChannelRecord } from "../store/channels";
 import { putSubscription } from "../store/subscriptions";
 import { addStoredGroupMember, putUserGroup, USER_GROUP_SETTINGS, type GroupSettingValue, type UserGroupSettingName } from "../store/user_groups";
@@ -15,7 +15,6 @@ import { putAlertWords, putMutedUser } from "../store/personal";
 import { CHANNEL_GROUP_SETTINGS, type ChannelGroupSettingName } from "../schemas/channels";
 import { renderDescription } from "../markdown/description";
 import { createMissingSystemGroups } from "../actions/user_groups";
-import { generateApiKey } from "../lib/credentials";
 import { RecipientType, REALM_GROUP_SETTINGS, TransferError } from "./zulip_format";
 
 /**
@@ -61,7 +60,7 @@ export function importRealmTables(store: Store, data: Row): IdMaps {
   const systemBotIds = new Map<string, number>();
   for (const bot of SYSTEM_BOTS) {
     const id = store.nextId("user");
-    putUser(store, account(id, { email: bot.email, full_name: bot.full_name, is_bot: true, bot_type: BotType.GENERIC, is_system_bot: true }));
+    putUser(store, newUserRecord(id, { email: bot.email, full_name: bot.full_name, is_bot: true, bot_type: BotType.GENERIC, is_system_bot: true }));
     systemBotIds.set(bot.email, id);
   }
   for (const bot of rows(data, "zerver_userprofile_crossrealm")) {
@@ -83,7 +82,7 @@ export function importRealmTables(store: Store, data: Row): IdMaps {
     const role = ROLES.includes(u.role) ? u.role : Role.MEMBER;
     putUser(
       store,
-      account(maps.users.get(u.id)!, {
+      newUserRecord(maps.users.get(u.id)!, {
         email: String(u.delivery_email ?? u.email).trim(),
         full_name: String(u.full_name ?? "").slice(0, 60) || "Imported user",
         role,
@@ -165,29 +164,6 @@ export function importRealmTables(store: Store, data: Row): IdMaps {
   }
   importPersonalTables(store, data, maps, realm);
   return maps;
-}
-
-function account(id: number, fields: Partial<UserRecord> & Pick<UserRecord, "email" | "full_name">): UserRecord {
-  return {
-    id,
-    role: Role.MEMBER,
-    is_active: true,
-    is_bot: false,
-    bot_type: null,
-    bot_owner_id: null,
-    is_system_bot: false,
-    password_hash: null,
-    api_key: generateApiKey(),
-    timezone: "",
-    date_joined: Date.now() / 1000,
-    joined_pending_first_login: false,
-    avatar_source: "G",
-    avatar_version: 1,
-    email_address_visibility: EmailVisibility.EVERYONE,
-    is_imported_stub: false,
-    settings: {},
-    ...fields,
-  };
 }
 
 const g = SYSTEM_GROUP_IDS;
