@@ -1,5 +1,6 @@
+import { packArchive, syncFile } from "../lib/archives";
 import { randomBytes } from "node:crypto";
-import { chmodSync, closeSync, copyFileSync, existsSync, fsyncSync, linkSync, lstatSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, existsSync, linkSync, lstatSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { HEARTH_VERSION } from "../version";
 import { Store } from "../store/db";
@@ -68,9 +69,7 @@ export async function createBackup(source: { dataDir: string; store?: Store }, o
     };
     writeFileSync(join(staging, MANIFEST_NAME), JSON.stringify(manifest, null, 2) + "\n", { mode: 0o600 });
     const entries = [MANIFEST_NAME, STORE_FILE, ...(existsSync(join(staging, UPLOADS_DIR)) ? [UPLOADS_DIR] : [])];
-    // Loaded when a backup is made or read, not at start: the server's idle memory (docs/benchmarks.md).
-    const tar = await import("tar");
-    await tar.c({ gzip: true, file: partialArchive, cwd: staging, portable: true, noDirRecurse: false }, entries);
+    await packArchive(partialArchive, staging, entries);
     chmodSync(partialArchive, 0o600);
     syncFile(partialArchive);
     renameSync(partialArchive, outFile);
@@ -129,11 +128,3 @@ function removeStaleStaging(outFile: string): void {
   }
 }
 
-function syncFile(path: string): void {
-  const fd = openSync(path, "r");
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-}

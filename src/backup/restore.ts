@@ -1,3 +1,4 @@
+import { DamagedArchiveError, unpackArchive } from "../lib/archives";
 import { randomBytes } from "node:crypto";
 import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -69,28 +70,19 @@ async function unpackAndCheck(archive: string, into: string): Promise<BackupMani
  * or tar stream.
  */
 async function unpack(archive: string, into: string): Promise<void> {
-  const refused: string[] = [];
+  let refused: string[];
   try {
-    // Loaded when a backup is made or read, not at start: the server's idle memory (docs/benchmarks.md).
-    const tar = await import("tar");
-    await tar.x({
-      file: archive,
-      cwd: into,
-      strict: true,
-      preserveOwner: false,
-      noChmod: true,
-      filter: (path, entry) => {
-        const type = (entry as { type?: string }).type;
-        const clean = path.replace(/\/+$/, "");
-        const allowed =
-          (type === "File" && (clean === MANIFEST_NAME || isArchivePath(clean))) ||
-          (type === "Directory" && (clean === "db" || clean === "uploads" || isArchivePath(clean)));
-        if (!allowed) refused.push(`${type} ${path}`);
-        return allowed;
-      },
-    });
-  } catch (error: any) {
-    throw new BackupError(`The backup file is damaged or not a backup (${error?.message ?? error}).`);
+    refused = await unpackArchive(
+      archive,
+      into,
+      (type, path) =>
+        (type === "File" && (path === MANIFEST_NAME || isArchivePath(path))) ||
+        (type === "Directory" && (path === "db" || path === "uploads" || isArchivePath(path))),
+      false,
+    );
+  } catch (error) {
+    if (!(error instanceof DamagedArchiveError)) throw error;
+    throw new BackupError(`The backup file is damaged or not a backup (${error.message}).`);
   }
   if (refused.length > 0) throw new BackupError(`The backup holds entries a Hearth backup never has: ${refused.slice(0, 5).join(", ")}.`);
   // Data files readable by their owner only, whatever the archive said.

@@ -1,4 +1,4 @@
-import * as tar from "tar";
+import { DamagedArchiveError, unpackArchive } from "../lib/archives";
 import { existsSync, lstatSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { TransferError } from "./zulip_format";
@@ -10,26 +10,12 @@ import { TransferError } from "./zulip_format";
  */
 export async function unpackExport(archive: string, into: string): Promise<string> {
   if (!existsSync(archive) || !lstatSync(archive).isFile()) throw new TransferError(`No export file at ${archive}.`);
-  const refused: string[] = [];
+  let refused: string[];
   try {
-    await tar.x({
-      file: archive,
-      cwd: into,
-      strict: true,
-      preserveOwner: false,
-      noChmod: true,
-      filter: (path: string, entry: unknown) => {
-        const type = (entry as { type?: string }).type;
-        const ok = (type === "File" || type === "Directory") && isSafeRelativePath(path.replace(/\/+$/, ""));
-        if (!ok) refused.push(`${type} ${path}`);
-        return ok;
-      },
-      onwarn: (_code: string, message: string) => {
-        refused.push(message);
-      },
-    });
-  } catch (error: any) {
-    throw new TransferError(`The export file is damaged or not a .tar.gz archive (${error?.message ?? error}).`);
+    refused = await unpackArchive(archive, into, (_type, path) => isSafeRelativePath(path));
+  } catch (error) {
+    if (!(error instanceof DamagedArchiveError)) throw error;
+    throw new TransferError(`The export file is damaged or not a .tar.gz archive (${error.message}).`);
   }
   if (refused.length > 0) throw new TransferError(`The export holds entries a Zulip export never has (links, absolute paths or '..'): ${refused.slice(0, 5).join(", ")}.`);
   return findExportRoot(into);

@@ -1,6 +1,6 @@
-import * as tar from "tar";
+import { packArchive, syncFile } from "../lib/archives";
 import { randomBytes } from "node:crypto";
-import { closeSync, copyFileSync, existsSync, fsyncSync, linkSync, lstatSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, copyFileSync, existsSync, linkSync, lstatSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { basename, dirname, join, resolve, sep } from "node:path";
 import { Store } from "../store/db";
 import { assertReadableFormat, storeFormatVersion } from "../store/format";
@@ -84,7 +84,7 @@ export async function exportZulip(options: ExportOptions): Promise<ExportSummary
     }
     writeFileSync(join(root, "migration_status.json"), JSON.stringify(migrationStatus, null, 2));
     rmSync(join(staging, "db"), { recursive: true, force: true });
-    await tar.c({ gzip: true, file: partialArchive, cwd: staging, portable: true }, [EXPORT_FOLDER]);
+    await packArchive(partialArchive, staging, [EXPORT_FOLDER]);
     syncFile(partialArchive);
     renameSync(partialArchive, outFile);
     syncFile(outDir);
@@ -348,11 +348,3 @@ function writeEmoji(store: Store, root: string): void {
   writeFileSync(join(root, "emoji", "records.json"), JSON.stringify(records));
 }
 
-function syncFile(path: string): void {
-  const fd = openSync(path, "r");
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-}
