@@ -6,6 +6,7 @@
  */
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api, errorText } from "./api";
+import { applyCompletion, complete, CompletionList, type Completion, type Suggestion } from "./autocomplete";
 import { feed } from "./feed";
 import { S, userName } from "./state";
 import { Uploader } from "./upload";
@@ -37,6 +38,23 @@ export function Compose({ version }: { version: number }) {
   const [sending, setSending] = useState(false);
   const typing = useRef<{ key: string; at: number; stop: ReturnType<typeof setTimeout> | null }>({ key: "", at: 0, stop: null });
   const box = useRef<HTMLTextAreaElement>(null);
+  const [completion, setCompletion] = useState<Completion | null>(null);
+  const [selected, setSelected] = useState(0);
+  const suggest = (field: HTMLTextAreaElement) => {
+    setCompletion(complete(field.value.slice(0, field.selectionStart)));
+    setSelected(0);
+  };
+  const pick = (choice: Suggestion) => {
+    const field = box.current;
+    if (!field || !completion) return;
+    const next = applyCompletion(field.value, field.selectionStart, completion, choice);
+    setContent(next.text);
+    setCompletion(null);
+    // The value is set now so the caret can be placed; Preact writes the same text after.
+    field.value = next.text;
+    field.setSelectionRange(next.caret, next.caret);
+    field.focus();
+  };
 
   // The open view chooses where the next message goes.
   const n = feed.narrow;
@@ -134,6 +152,7 @@ export function Compose({ version }: { version: number }) {
         )}
       </div>
       <div class="compose-body">
+        {completion && <CompletionList completion={completion} selected={selected} onPick={pick} />}
         <textarea
           ref={box}
           name="content"
@@ -142,10 +161,26 @@ export function Compose({ version }: { version: number }) {
           value={content}
           onInput={(e) => {
             setContent(e.currentTarget.value);
+            suggest(e.currentTarget);
             noteTyping();
           }}
-          onBlur={stopTyping}
+          onBlur={() => (stopTyping(), setCompletion(null))}
           onKeyDown={(e) => {
+            if (completion && !e.isComposing) {
+              const count = completion.items.length;
+              if (e.key === "ArrowDown" || e.key === "ArrowUp") {
+                e.preventDefault();
+                return setSelected((selected + (e.key === "ArrowDown" ? 1 : count - 1)) % count);
+              }
+              if (e.key === "Tab" || (e.key === "Enter" && !e.shiftKey)) {
+                e.preventDefault();
+                return pick(completion.items[selected] ?? completion.items[0]);
+              }
+              if (e.key === "Escape") {
+                e.preventDefault();
+                return setCompletion(null);
+              }
+            }
             if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
               e.preventDefault();
               if (!sending) void send();
