@@ -116,7 +116,67 @@ describe("web compose box", () => {
     expect(row).toContain(`class="user-mention"`);
     expect(row).toContain(`class="user-group-mention"`);
     expect(row).toContain(`class="stream-topic"`);
-    expect(await boxValue(hamlet)).toBe("");
+    await until(hamlet, `document.querySelector(${JSON.stringify(BOX)}).value === ""`);
+    expect(hamlet.errors()).toEqual([]);
+  }, 60_000);
+
+  test("a draft survives a reload, each conversation keeps its own, and sending deletes it", async () => {
+    const drafts = async () => expectSuccess(await s.as("hamlet").get("/drafts")).drafts as { content: string; topic: string; to: number[] }[];
+    await openTopic(hamlet, "drafty");
+    await typeInBox(hamlet, "Half a thought");
+    const deadline = Date.now() + 10_000;
+    while (!(await drafts()).some((d) => d.content === "Half a thought")) {
+      if (Date.now() > deadline) throw new Error("the draft was not saved");
+      await Bun.sleep(100);
+    }
+    expect((await drafts()).find((d) => d.content === "Half a thought")).toMatchObject({ topic: "drafty", to: [denmark] });
+
+    await hamlet.evaluate(`location.reload()`);
+    await until(hamlet, `document.querySelector(${JSON.stringify(BOX)})?.value === "Half a thought"`);
+    // Another conversation has an empty box; coming back brings the draft again.
+    await openTopic(hamlet, "elsewhere");
+    await until(hamlet, `document.querySelector(${JSON.stringify(BOX)}).value === ""`);
+    await openTopic(hamlet, "drafty");
+    await until(hamlet, `document.querySelector(${JSON.stringify(BOX)}).value === "Half a thought"`);
+
+    await typeInBox(hamlet, "Half a thought, finished.");
+    await press(hamlet, "Enter");
+    await until(hamlet, rowOf("Half a thought, finished."));
+    const gone = Date.now() + 10_000;
+    while ((await drafts()).length) {
+      if (Date.now() > gone) throw new Error(`the draft was not deleted: ${JSON.stringify(await drafts())}`);
+      await Bun.sleep(100);
+    }
+    expect(hamlet.errors()).toEqual([]);
+  }, 60_000);
+
+  test("the preview shows the server's rendering; a file dropped or pasted into the box is uploaded and linked", async () => {
+    await openTopic(hamlet, "previews");
+    await typeInBox(hamlet, "Some **bold** words");
+    await hamlet.evaluate(`document.querySelector(".compose .preview-toggle").click()`);
+    expect(await until<string>(hamlet, `document.querySelector(".compose-preview strong")?.textContent`)).toBe("bold");
+    expect(await hamlet.evaluate(`document.querySelector(${JSON.stringify(BOX)}).hidden`)).toBe(true);
+    await hamlet.evaluate(`document.querySelector(".compose .preview-toggle").click()`);
+    await until(hamlet, `!document.querySelector(".compose-preview") && !document.querySelector(${JSON.stringify(BOX)}).hidden`);
+    expect(await boxValue(hamlet)).toBe("Some **bold** words");
+
+    await typeInBox(hamlet, "");
+    await hamlet.evaluate(`(() => {
+      const files = new DataTransfer();
+      files.items.add(new File(["minutes of the meeting"], "minutes.txt", { type: "text/plain" }));
+      document.querySelector(".compose").dispatchEvent(new DragEvent("drop", { dataTransfer: files, bubbles: true, cancelable: true }));
+    })()`);
+    await until(hamlet, `document.querySelector(${JSON.stringify(BOX)}).value.includes("[minutes.txt](/user_uploads/")`);
+    await hamlet.evaluate(`(() => {
+      const files = new DataTransfer();
+      files.items.add(new File(["a pasted note"], "pasted.txt", { type: "text/plain" }));
+      document.querySelector(${JSON.stringify(BOX)}).dispatchEvent(new ClipboardEvent("paste", { clipboardData: files, bubbles: true, cancelable: true }));
+    })()`);
+    await until(hamlet, `document.querySelector(${JSON.stringify(BOX)}).value.includes("[pasted.txt](/user_uploads/")`);
+    const url = /\[minutes\.txt\]\((\/user_uploads\/[^)]+)\)/.exec(await boxValue(hamlet))![1];
+    const { hearth_session } = await hamlet.cookies();
+    const file = await fetch(`${s.url}${url}`, { headers: { cookie: `hearth_session=${hearth_session}` } });
+    expect(await file.text()).toBe("minutes of the meeting");
     expect(hamlet.errors()).toEqual([]);
   }, 60_000);
 });

@@ -7,6 +7,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api, errorText } from "./api";
 import { applyCompletion, complete, CompletionList, type Completion, type Suggestion } from "./autocomplete";
+import { draftText, loadDrafts, saveDraftNow, saveDraftSoon } from "./drafts";
 import { feed } from "./feed";
 import { S, userName } from "./state";
 import { Uploader } from "./upload";
@@ -38,6 +39,10 @@ export function Compose({ version }: { version: number }) {
   const [sending, setSending] = useState(false);
   const typing = useRef<{ key: string; at: number; stop: ReturnType<typeof setTimeout> | null }>({ key: "", at: 0, stop: null });
   const box = useRef<HTMLTextAreaElement>(null);
+  const pickFile = useRef<((file: File) => void) | null>(null);
+  const [draftsReady, setDraftsReady] = useState(false);
+  const [preview, setPreview] = useState<string | null>(null);
+  useEffect(() => void loadDrafts().then(() => setDraftsReady(true)), []);
   const [completion, setCompletion] = useState<Completion | null>(null);
   const [selected, setSelected] = useState(0);
   const suggest = (field: HTMLTextAreaElement) => {
@@ -68,8 +73,13 @@ export function Compose({ version }: { version: number }) {
       setMode("dm");
       setRecipients(emailsOf(n.ids));
     }
+    // Each conversation's box holds its own draft (the previous one was saved as typed).
+    if (draftsReady && (n.kind === "channel" || n.kind === "dm")) {
+      setContent(draftText(n.kind === "channel" ? { kind: "channel", streamId: n.streamId, topic: n.topic ?? "" } : { kind: "dm", ids: n.ids }));
+      setPreview(null);
+    }
     setError("");
-  }, [viewKey]);
+  }, [viewKey, draftsReady]);
 
   const subs = [...S.subs.values()].sort((a, b) => a.name.localeCompare(b.name));
   const channel = streamId ?? subs[0]?.stream_id ?? null;
@@ -110,6 +120,20 @@ export function Compose({ version }: { version: number }) {
     state.stop = setTimeout(stopTyping, 5_000);
   };
 
+  /** The server renders the Markdown exactly as it would the message (its HTML is sanitized). */
+  const togglePreview = async () => {
+    if (preview !== null) {
+      setPreview(null);
+      return requestAnimationFrame(() => box.current?.focus());
+    }
+    try {
+      setPreview(content.trim() ? (await api("POST", "/messages/render", { content })).rendered : "");
+      setError("");
+    } catch (e) {
+      setError(errorText(e));
+    }
+  };
+
   const send = async () => {
     const t = target();
     if (typeof t === "string") return setError(t);
@@ -120,7 +144,9 @@ export function Compose({ version }: { version: number }) {
       if (t.kind === "channel") await api("POST", "/messages", { type: "stream", to: t.streamId, topic: t.topic, content });
       else await api("POST", "/messages", { type: "direct", to: t.ids, content });
       setContent("");
+      setPreview(null);
       setError("");
+      void saveDraftNow(t, "");
     } catch (e) {
       setError(errorText(e));
     } finally {
@@ -130,7 +156,16 @@ export function Compose({ version }: { version: number }) {
   };
 
   return (
-    <form class="compose" data-version={version} onSubmit={(e) => (e.preventDefault(), void send())} aria-label="Compose a message">
+    <form
+      class="compose"
+      data-version={version}
+      onDragOver={(e) => e.dataTransfer?.types.includes("Files") && e.preventDefault()}
+      onDrop={(e) => {
+        const files = Array.from(e.dataTransfer?.files ?? []);
+        if (!files.length) return;
+        e.preventDefault();
+        for (const file of files) pickFile.current?.(file);
+      }} onSubmit={(e) => (e.preventDefault(), void send())} aria-label="Compose a message">
       <div class="compose-to">
         <select aria-label="Send to" value={mode} onChange={(e) => setMode(e.currentTarget.value as "channel" | "dm")}>
           <option value="channel">Channel</option>
@@ -162,7 +197,16 @@ export function Compose({ version }: { version: number }) {
           onInput={(e) => {
             setContent(e.currentTarget.value);
             suggest(e.currentTarget);
+            const t = target();
+            if (typeof t !== "string") saveDraftSoon(t, e.currentTarget.value);
             noteTyping();
+          }}
+          hidden={preview !== null}
+          onPaste={(e) => {
+            const files = Array.from(e.clipboardData?.files ?? []);
+            if (!files.length) return;
+            e.preventDefault();
+            for (const file of files) pickFile.current?.(file);
           }}
           onBlur={() => (stopTyping(), setCompletion(null))}
           onKeyDown={(e) => {
@@ -187,8 +231,10 @@ export function Compose({ version }: { version: number }) {
             }
           }}
         />
+        {preview !== null && <div class="compose-preview rendered" aria-label="Preview" dangerouslySetInnerHTML={{ __html: preview || "<p><em>Nothing to preview.</em></p>" }} />}
         <div class="compose-actions">
-          <Uploader onUploaded={(link) => setContent((c) => (c && !c.endsWith("\n") ? `${c}\n${link}` : `${c}${link}`))} onError={setError} />
+          <button type="button" class="preview-toggle" aria-pressed={preview !== null} onClick={() => void togglePreview()}>{preview === null ? "Preview" : "Edit"}</button>
+          <Uploader pickRef={pickFile} onUploaded={(link) => setContent((c) => (c && !c.endsWith("\n") ? `${c}\n${link}` : `${c}${link}`))} onError={setError} />
           <button type="submit" class="primary" disabled={sending}>Send</button>
         </div>
       </div>
