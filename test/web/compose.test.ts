@@ -177,6 +177,59 @@ describe("web compose box", () => {
     const { hearth_session } = await hamlet.cookies();
     const file = await fetch(`${s.url}${url}`, { headers: { cookie: `hearth_session=${hearth_session}` } });
     expect(await file.text()).toBe("minutes of the meeting");
+    await typeInBox(hamlet, "");
+    expect(hamlet.errors()).toEqual([]);
+  }, 60_000);
+
+  test("message actions: mark unread from here, quote and reply, move a topic", async () => {
+    const desdemona = s.as("desdemona");
+    const first = expectSuccess(await desdemona.post("/messages", { type: "stream", to: denmark, topic: "old news", content: "First report" })).id as number;
+    const second = expectSuccess(await desdemona.post("/messages", { type: "stream", to: denmark, topic: "old news", content: "Second report" })).id as number;
+    const flagsOf = async (topic: string) =>
+      expectSuccess(await s.as("hamlet").get("/messages", { anchor: "newest", num_before: 50, num_after: 0, narrow: JSON.stringify([{ operator: "channel", operand: denmark }, { operator: "topic", operand: topic }]) })).messages.map((m: any) => ({ id: m.id, read: m.flags.includes("read") }));
+    const serverSays = async (topic: string, check: (ms: { id: number; read: boolean }[]) => boolean) => {
+      const deadline = Date.now() + 10_000;
+      while (!check(await flagsOf(topic))) {
+        if (Date.now() > deadline) throw new Error(`unexpected flags: ${JSON.stringify(await flagsOf(topic))}`);
+        await Bun.sleep(100);
+      }
+    };
+
+    // Reading the topic marks both read; "mark unread from here" on the first makes both unread again, and they stay so.
+    await openTopic(hamlet, "old news");
+    await until(hamlet, rowOf("Second report"));
+    await serverSays("old news", (ms) => ms.length === 2 && ms.every((m) => m.read));
+    await hamlet.evaluate(`${rowOf("First report")}.querySelector(".act-unread").click()`);
+    await serverSays("old news", (ms) => ms.every((m) => !m.read));
+    await until(hamlet, `${rowOf("First report")}.classList.contains("unread") && ${rowOf("Second report")}.classList.contains("unread")`);
+    await Bun.sleep(600);
+    expect(await hamlet.evaluate(`${rowOf("Second report")}.classList.contains("unread")`)).toBe(true);
+    expect((await flagsOf("old news")).every((m: { read: boolean }) => !m.read)).toBe(true);
+
+    // Quote and reply puts Zulip's quote block, with a link to the message, into the box.
+    await hamlet.evaluate(`${rowOf("Second report")}.querySelector(".act-quote").click()`);
+    const quote = `@_**Desdemona|${s.users.desdemona.id}** [said](${s.url}/#narrow/channel/${denmark}-Denmark/topic/old.20news/near/${second}):\n\`\`\`quote\nSecond report\n\`\`\`\n`;
+    await until(hamlet, `document.querySelector(${JSON.stringify(BOX)}).value === ${JSON.stringify(quote)}`);
+    await typeInBox(hamlet, `${quote}Old, but true.`);
+    await press(hamlet, "Enter");
+    const reply = await until<string>(hamlet, `${rowOf("Old, but true.")}?.querySelector(".rendered").innerHTML`);
+    expect(reply).toContain("<blockquote>");
+    expect(reply).toContain("Second report");
+    expect(reply).toContain(`class="user-mention silent"`);
+
+    // Moving the topic from the first message takes the whole topic along.
+    await hamlet.evaluate(`${rowOf("First report")}.querySelector(".act-move").click()`);
+    await until(hamlet, `${rowOf("First report")}.querySelector(".move-form")`);
+    await hamlet.evaluate(`(() => {
+      const field = ${rowOf("First report")}.querySelector(".move-form input[name=new-topic]");
+      field.value = "new news";
+      field.dispatchEvent(new Event("input", { bubbles: true }));
+      field.form.requestSubmit();
+    })()`);
+    // (the reply went along, and the server may add a notice that the topic moved)
+    await serverSays("new news", (ms) => ms.length >= 3);
+    expect((await flagsOf("new news")).map((m: { id: number }) => m.id).slice(0, 2)).toEqual([first, second]);
+    expect(await flagsOf("old news")).toEqual([]);
     expect(hamlet.errors()).toEqual([]);
   }, 60_000);
 });

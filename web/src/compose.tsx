@@ -7,7 +7,8 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api, errorText } from "./api";
 import { applyCompletion, complete, CompletionList, type Completion, type Suggestion } from "./autocomplete";
-import { draftText, loadDrafts, saveDraftNow, saveDraftSoon } from "./drafts";
+import { composeRequest } from "./compose_request";
+import { draftText, isSavedDraft, loadDrafts, saveDraftNow, saveDraftSoon } from "./drafts";
 import { feed } from "./feed";
 import { S, userName } from "./state";
 import { Uploader } from "./upload";
@@ -73,13 +74,40 @@ export function Compose({ version }: { version: number }) {
       setMode("dm");
       setRecipients(emailsOf(n.ids));
     }
-    // Each conversation's box holds its own draft (the previous one was saved as typed).
+    // Each conversation's box holds its own draft. Text not yet saved as a draft (typed
+    // while the view was loading) stays, so nothing typed is lost.
     if (draftsReady && (n.kind === "channel" || n.kind === "dm")) {
-      setContent(draftText(n.kind === "channel" ? { kind: "channel", streamId: n.streamId, topic: n.topic ?? "" } : { kind: "dm", ids: n.ids }));
+      const saved = draftText(n.kind === "channel" ? { kind: "channel", streamId: n.streamId, topic: n.topic ?? "" } : { kind: "dm", ids: n.ids });
+      setContent((c) => (!c.trim() || isSavedDraft(c) ? saved : c));
       setPreview(null);
     }
     setError("");
   }, [viewKey, draftsReady]);
+
+  // Quote and reply: to the quoted message's conversation, the quote after any text.
+  const request = composeRequest.value;
+  useEffect(() => {
+    if (!request) return;
+    const t = request.target;
+    if (t.kind === "channel") {
+      setMode("channel");
+      setStreamId(t.streamId);
+      setTopic(t.topic);
+    } else {
+      setMode("dm");
+      setRecipients(emailsOf(t.ids));
+    }
+    setPreview(null);
+    setContent((c) => {
+      const next = c.trim() ? `${c.trimEnd()}\n${request.text}` : request.text;
+      saveDraftSoon(t, next);
+      return next;
+    });
+    requestAnimationFrame(() => {
+      const field = box.current;
+      if (field) (field.focus(), field.setSelectionRange(field.value.length, field.value.length));
+    });
+  }, [request?.seq]);
 
   const subs = [...S.subs.values()].sort((a, b) => a.name.localeCompare(b.name));
   const channel = streamId ?? subs[0]?.stream_id ?? null;
@@ -234,7 +262,12 @@ export function Compose({ version }: { version: number }) {
         {preview !== null && <div class="compose-preview rendered" aria-label="Preview" dangerouslySetInnerHTML={{ __html: preview || "<p><em>Nothing to preview.</em></p>" }} />}
         <div class="compose-actions">
           <button type="button" class="preview-toggle" aria-pressed={preview !== null} onClick={() => void togglePreview()}>{preview === null ? "Preview" : "Edit"}</button>
-          <Uploader pickRef={pickFile} onUploaded={(link) => setContent((c) => (c && !c.endsWith("\n") ? `${c}\n${link}` : `${c}${link}`))} onError={setError} />
+          <Uploader pickRef={pickFile} onUploaded={(link) => setContent((c) => {
+            const next = c && !c.endsWith("\n") ? `${c}\n${link}` : `${c}${link}`;
+            const t = target();
+            if (typeof t !== "string") saveDraftSoon(t, next);
+            return next;
+          })} onError={setError} />
           <button type="submit" class="primary" disabled={sending}>Send</button>
         </div>
       </div>

@@ -43,6 +43,9 @@ export function loadDrafts(): Promise<void> {
   return loaded;
 }
 
+/** Text the server holds as a draft (so leaving its conversation loses nothing). */
+export const isSavedDraft = (content: string): boolean => !!content.trim() && [...byKey.values()].some((d) => d.content === content);
+
 export const draftText = (t: DraftTarget): string => byKey.get(draftKey(t))?.content ?? "";
 
 function write(t: DraftTarget, content: string): Promise<unknown> {
