@@ -13,6 +13,7 @@ let s: TestServer;
 let browser: Browser;
 let hamlet: Page;
 let denmark: number;
+let horatios: number[];
 
 async function until<T>(page: Page, expression: string, timeoutMs = 15_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -61,6 +62,8 @@ beforeAll(async () => {
   denmark = await s.createChannel("desdemona", "Denmark", ["hamlet", "desdemona", "othello"]);
   expectSuccess(await s.as("desdemona").post("/messages", { type: "stream", to: denmark, topic: "castle walls", content: "The walls need mending." }));
   expectSuccess(await s.as("desdemona").post("/user_groups/create", { name: "Players", description: "The travelling players", members: [s.users.othello.id] }));
+  horatios = [(await s.createUser("Horatio")).id, (await s.createUser("horatio2")).id];
+  expectSuccess(await s.as("desdemona").patch(`/users/${horatios[1]}`, { full_name: "Horatio" }));
   browser = await launchChromium();
   hamlet = await browser.newPage({ ownCookies: true });
   await signIn(hamlet, s.users.hamlet.email);
@@ -80,6 +83,14 @@ describe("web compose box", () => {
     await press(hamlet, "Tab");
     expect(await boxValue(hamlet)).toBe("Ask @**Desdemona** ");
     expect(await hamlet.evaluate(`!document.querySelector(".typeahead")`)).toBe(true);
+
+    // Two people of one name are told apart by ID.
+    await typeInBox(hamlet, "Ask @**Desdemona** and @horat");
+    await until(hamlet, `document.querySelectorAll(".typeahead li").length === 2`);
+    expect(await suggestions(hamlet)).toEqual(["Horatio", "Horatio"]);
+    await press(hamlet, "ArrowDown");
+    await press(hamlet, "Tab");
+    expect(horatios.map((id) => `Ask @**Desdemona** and @**Horatio|${id}** `)).toContain(await boxValue(hamlet));
 
     await typeInBox(hamlet, "Ask @**Desdemona** and @play");
     await until(hamlet, `[...document.querySelectorAll(".typeahead li")].some((li) => li.textContent.includes("Players"))`);

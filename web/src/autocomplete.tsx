@@ -56,7 +56,9 @@ const rank = <T,>(items: T[], name: (item: T) => string, query: string): T[] =>
 function people(query: string): Suggestion[] {
   const users = [...S.users.values()].filter((u) => u.is_active !== false && (matches(u.full_name, query) || u.email.toLowerCase().startsWith(query)));
   const ranked = rank(users, (u) => u.full_name, query).slice(0, LIMIT);
-  const out: Suggestion[] = ranked.map((u) => ({ label: u.full_name, detail: u.email, insert: `@**${u.full_name}** ` }));
+  // Two people with one name are told apart by ID, as Zulip writes it: @**Name|id**.
+  const shared = (name: string) => [...S.users.values()].filter((u) => u.full_name === name).length > 1;
+  const out: Suggestion[] = ranked.map((u) => ({ label: u.full_name, detail: u.email, insert: shared(u.full_name) ? `@**${u.full_name}|${u.user_id}** ` : `@**${u.full_name}** ` }));
   for (const g of rank(userGroups(), (g) => g.name, query).slice(0, 3)) out.push({ label: g.name, detail: "group", insert: `@*${g.name}* ` });
   return out.slice(0, LIMIT);
 }
