@@ -150,6 +150,12 @@ describe("web compose box", () => {
     await openTopic(hamlet, "drafty");
     await until(hamlet, `document.querySelector(${JSON.stringify(BOX)}).value === "Half a thought"`);
 
+    // Text typed just before a reload is saved as the page goes.
+    await typeInBox(hamlet, "Half a thought, and more");
+    await hamlet.evaluate(`location.reload()`);
+    await until(hamlet, `document.querySelector(${JSON.stringify(BOX)})?.value === "Half a thought, and more"`);
+    expect((await drafts()).map((d) => d.content)).toEqual(["Half a thought, and more"]);
+
     await typeInBox(hamlet, "Half a thought, finished.");
     await press(hamlet, "Enter");
     await until(hamlet, rowOf("Half a thought, finished."));

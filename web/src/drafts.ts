@@ -4,7 +4,7 @@
  * One draft per conversation: a channel's topic, or a set of DM recipients. Saves
  * run one at a time, in order, so a quick edit never creates a second draft.
  */
-import { api } from "./api";
+import { api, csrfToken } from "./api";
 
 export type DraftTarget = { kind: "channel"; streamId: number; topic: string } | { kind: "dm"; ids: number[] };
 
@@ -17,6 +17,8 @@ const byKey = new Map<string, Draft>();
 let loaded: Promise<void> | null = null;
 let chain: Promise<unknown> = Promise.resolve();
 const timers = new Map<string, ReturnType<typeof setTimeout>>();
+/** Text typed in the last moment, not yet saved: sent as the page goes away. */
+const unsaved = new Map<string, { t: DraftTarget; content: string }>();
 
 export function draftKey(t: DraftTarget): string {
   return t.kind === "channel" ? `s:${t.streamId}:${t.topic.toLowerCase()}` : `d:${[...t.ids].sort((a, b) => a - b).join(",")}`;
@@ -76,14 +78,35 @@ function write(t: DraftTarget, content: string): Promise<unknown> {
 export function saveDraftSoon(t: DraftTarget, content: string): void {
   const key = draftKey(t);
   clearTimeout(timers.get(key));
-  timers.set(key, setTimeout(() => (timers.delete(key), void write(t, content)), 800));
+  unsaved.set(key, { t, content });
+  timers.set(key, setTimeout(() => (timers.delete(key), unsaved.delete(key), void write(t, content)), 800));
 }
+
+/**
+ * A reload or a closed tab right after typing: the last text goes out with `keepalive`,
+ * which outlives the page (a PATCH of the known draft, else a new one).
+ */
+addEventListener("pagehide", () => {
+  for (const [key, { t, content }] of unsaved) {
+    clearTimeout(timers.get(key));
+    const known = byKey.get(key);
+    if (!content.trim() && !known) continue;
+    const [method, path, body] = !content.trim()
+      ? ["DELETE", `/json/drafts/${known!.id}`, undefined]
+      : known
+        ? ["PATCH", `/json/drafts/${known.id}`, new URLSearchParams({ draft: JSON.stringify(wire(t, content)) })]
+        : ["POST", "/json/drafts", new URLSearchParams({ drafts: JSON.stringify([wire(t, content)]) })];
+    void fetch(path, { method, body, keepalive: true, credentials: "same-origin", headers: { "X-CSRFToken": csrfToken() } }).catch(() => {});
+  }
+  unsaved.clear();
+});
 
 /** Saves now (leaving a conversation) or deletes (the message was sent). */
 export function saveDraftNow(t: DraftTarget, content: string): Promise<unknown> {
   const key = draftKey(t);
   clearTimeout(timers.get(key));
   timers.delete(key);
+  unsaved.delete(key);
   if ((byKey.get(key)?.content ?? "") === content && content.trim()) return chain;
   return write(t, content);
 }
