@@ -6,6 +6,9 @@
  */
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api, errorText } from "./api";
+import { applyCompletion, complete, CompletionList, type Completion, type Suggestion } from "./autocomplete";
+import { composeRequest } from "./compose_request";
+import { draftText, isSavedDraft, loadDrafts, saveDraftNow, saveDraftSoon } from "./drafts";
 import { feed } from "./feed";
 import { S, userName } from "./state";
 import { Uploader } from "./upload";
@@ -37,6 +40,27 @@ export function Compose({ version }: { version: number }) {
   const [sending, setSending] = useState(false);
   const typing = useRef<{ key: string; at: number; stop: ReturnType<typeof setTimeout> | null }>({ key: "", at: 0, stop: null });
   const box = useRef<HTMLTextAreaElement>(null);
+  const pickFile = useRef<((file: File) => void) | null>(null);
+  const [draftsReady, setDraftsReady] = useState(false);
+  const [preview, setPreview] = useState<string | null>(null);
+  useEffect(() => void loadDrafts().then(() => setDraftsReady(true)), []);
+  const [completion, setCompletion] = useState<Completion | null>(null);
+  const [selected, setSelected] = useState(0);
+  const suggest = (field: HTMLTextAreaElement) => {
+    setCompletion(complete(field.value.slice(0, field.selectionStart)));
+    setSelected(0);
+  };
+  const pick = (choice: Suggestion) => {
+    const field = box.current;
+    if (!field || !completion) return;
+    const next = applyCompletion(field.value, field.selectionStart, completion, choice);
+    setContent(next.text);
+    setCompletion(null);
+    // The value is set now so the caret can be placed; Preact writes the same text after.
+    field.value = next.text;
+    field.setSelectionRange(next.caret, next.caret);
+    field.focus();
+  };
 
   // The open view chooses where the next message goes.
   const n = feed.narrow;
@@ -50,8 +74,40 @@ export function Compose({ version }: { version: number }) {
       setMode("dm");
       setRecipients(emailsOf(n.ids));
     }
+    // Each conversation's box holds its own draft. Text not yet saved as a draft (typed
+    // while the view was loading) stays, so nothing typed is lost.
+    if (draftsReady && (n.kind === "channel" || n.kind === "dm")) {
+      const saved = draftText(n.kind === "channel" ? { kind: "channel", streamId: n.streamId, topic: n.topic ?? "" } : { kind: "dm", ids: n.ids });
+      setContent((c) => (!c.trim() || isSavedDraft(c) ? saved : c));
+      setPreview(null);
+    }
     setError("");
-  }, [viewKey]);
+  }, [viewKey, draftsReady]);
+
+  // Quote and reply: to the quoted message's conversation, the quote after any text.
+  const request = composeRequest.value;
+  useEffect(() => {
+    if (!request) return;
+    const t = request.target;
+    if (t.kind === "channel") {
+      setMode("channel");
+      setStreamId(t.streamId);
+      setTopic(t.topic);
+    } else {
+      setMode("dm");
+      setRecipients(emailsOf(t.ids));
+    }
+    setPreview(null);
+    setContent((c) => {
+      const next = c.trim() ? `${c.trimEnd()}\n${request.text}` : request.text;
+      saveDraftSoon(t, next);
+      return next;
+    });
+    requestAnimationFrame(() => {
+      const field = box.current;
+      if (field) (field.focus(), field.setSelectionRange(field.value.length, field.value.length));
+    });
+  }, [request?.seq]);
 
   const subs = [...S.subs.values()].sort((a, b) => a.name.localeCompare(b.name));
   const channel = streamId ?? subs[0]?.stream_id ?? null;
@@ -92,6 +148,20 @@ export function Compose({ version }: { version: number }) {
     state.stop = setTimeout(stopTyping, 5_000);
   };
 
+  /** The server renders the Markdown exactly as it would the message (its HTML is sanitized). */
+  const togglePreview = async () => {
+    if (preview !== null) {
+      setPreview(null);
+      return requestAnimationFrame(() => box.current?.focus());
+    }
+    try {
+      setPreview(content.trim() ? (await api("POST", "/messages/render", { content })).rendered : "");
+      setError("");
+    } catch (e) {
+      setError(errorText(e));
+    }
+  };
+
   const send = async () => {
     const t = target();
     if (typeof t === "string") return setError(t);
@@ -102,7 +172,9 @@ export function Compose({ version }: { version: number }) {
       if (t.kind === "channel") await api("POST", "/messages", { type: "stream", to: t.streamId, topic: t.topic, content });
       else await api("POST", "/messages", { type: "direct", to: t.ids, content });
       setContent("");
+      setPreview(null);
       setError("");
+      void saveDraftNow(t, "");
     } catch (e) {
       setError(errorText(e));
     } finally {
@@ -112,7 +184,16 @@ export function Compose({ version }: { version: number }) {
   };
 
   return (
-    <form class="compose" data-version={version} onSubmit={(e) => (e.preventDefault(), void send())} aria-label="Compose a message">
+    <form
+      class="compose"
+      data-version={version}
+      onDragOver={(e) => e.dataTransfer?.types.includes("Files") && e.preventDefault()}
+      onDrop={(e) => {
+        const files = Array.from(e.dataTransfer?.files ?? []);
+        if (!files.length) return;
+        e.preventDefault();
+        for (const file of files) pickFile.current?.(file);
+      }} onSubmit={(e) => (e.preventDefault(), void send())} aria-label="Compose a message">
       <div class="compose-to">
         <select aria-label="Send to" value={mode} onChange={(e) => setMode(e.currentTarget.value as "channel" | "dm")}>
           <option value="channel">Channel</option>
@@ -134,6 +215,7 @@ export function Compose({ version }: { version: number }) {
         )}
       </div>
       <div class="compose-body">
+        {completion && <CompletionList completion={completion} selected={selected} onPick={pick} />}
         <textarea
           ref={box}
           name="content"
@@ -142,18 +224,50 @@ export function Compose({ version }: { version: number }) {
           value={content}
           onInput={(e) => {
             setContent(e.currentTarget.value);
+            suggest(e.currentTarget);
+            const t = target();
+            if (typeof t !== "string") saveDraftSoon(t, e.currentTarget.value);
             noteTyping();
           }}
-          onBlur={stopTyping}
+          hidden={preview !== null}
+          onPaste={(e) => {
+            const files = Array.from(e.clipboardData?.files ?? []);
+            if (!files.length) return;
+            e.preventDefault();
+            for (const file of files) pickFile.current?.(file);
+          }}
+          onBlur={() => (stopTyping(), setCompletion(null))}
           onKeyDown={(e) => {
+            if (completion && !e.isComposing) {
+              const count = completion.items.length;
+              if (e.key === "ArrowDown" || e.key === "ArrowUp") {
+                e.preventDefault();
+                return setSelected((selected + (e.key === "ArrowDown" ? 1 : count - 1)) % count);
+              }
+              if (e.key === "Tab" || (e.key === "Enter" && !e.shiftKey)) {
+                e.preventDefault();
+                return pick(completion.items[selected] ?? completion.items[0]);
+              }
+              if (e.key === "Escape") {
+                e.preventDefault();
+                return setCompletion(null);
+              }
+            }
             if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
               e.preventDefault();
               if (!sending) void send();
             }
           }}
         />
+        {preview !== null && <div class="compose-preview rendered" aria-label="Preview" dangerouslySetInnerHTML={{ __html: preview || "<p><em>Nothing to preview.</em></p>" }} />}
         <div class="compose-actions">
-          <Uploader onUploaded={(link) => setContent((c) => (c && !c.endsWith("\n") ? `${c}\n${link}` : `${c}${link}`))} onError={setError} />
+          <button type="button" class="preview-toggle" aria-pressed={preview !== null} onClick={() => void togglePreview()}>{preview === null ? "Preview" : "Edit"}</button>
+          <Uploader pickRef={pickFile} onUploaded={(link) => setContent((c) => {
+            const next = c && !c.endsWith("\n") ? `${c}\n${link}` : `${c}${link}`;
+            const t = target();
+            if (typeof t !== "string") saveDraftSoon(t, next);
+            return next;
+          })} onError={setError} />
           <button type="submit" class="primary" disabled={sending}>Send</button>
         </div>
       </div>

@@ -9,6 +9,7 @@ import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { api } from "./api";
 import { feed, loadMore } from "./feed";
 import { dateOf, MessageRow } from "./message";
+import { autoReadPaused } from "./message_actions";
 import type { Message } from "./model";
 import { conversationKey, narrowHash, type Narrow } from "./narrow";
 import { changed, channelName, S, userName } from "./state";
@@ -46,7 +47,7 @@ function RecipientBar({ m }: { m: Message }) {
 const toMarkRead = new Set<number>();
 let flushTimer: ReturnType<typeof setTimeout> | null = null;
 function markRead(id: number): void {
-  if (toMarkRead.has(id) || !S.unread.has(id)) return;
+  if (toMarkRead.has(id) || !S.unread.has(id) || autoReadPaused(id)) return;
   toMarkRead.add(id);
   // Shown read at once; the server's event confirms it.
   S.unread.delete(id);

@@ -6,6 +6,7 @@
 import { useLayoutEffect, useRef, useState } from "preact/hooks";
 import { api, errorText } from "./api";
 import { EmojiGlyph, EmojiPicker, unicodeGlyph, type EmojiChoice } from "./emoji";
+import { markUnreadFromHere, mayMoveTopic, MoveTopicForm, quoteAndReply } from "./message_actions";
 import type { Message, Reaction } from "./model";
 import { S, userName } from "./state";
 
@@ -57,7 +58,7 @@ export function setAlert(show: (text: string) => void): void {
  * change in place.
  */
 export function MessageRow({ m, showSender, isNewDivider }: { m: Message; showSender: boolean; isNewDivider: boolean; version: number }) {
-  const [mode, setMode] = useState<"view" | "edit" | "delete" | "react">("view");
+  const [mode, setMode] = useState<"view" | "edit" | "delete" | "react" | "move">("view");
   const [draft, setDraft] = useState("");
   const [error, setError] = useState("");
   const mine = m.sender_id === S.me.user_id;
@@ -151,11 +152,15 @@ export function MessageRow({ m, showSender, isNewDivider }: { m: Message; showSe
               void react(m, choice, mineAlready);
             }} />
           )}
+          {mode === "move" && <MoveTopicForm m={m} onDone={() => setMode("view")} />}
           {error && <p class="error" role="alert">{error}</p>}
         </div>
         <div class="msg-actions">
           <button type="button" class="act-react" title="Add a reaction" aria-label="Add a reaction" onClick={() => setMode(mode === "react" ? "view" : "react")}>☺</button>
           <button type="button" class={`act-star${starred ? " on" : ""}`} title={starred ? "Unstar" : "Star"} aria-label={starred ? "Unstar" : "Star"} aria-pressed={starred} onClick={() => void toggleStar()}>{starred ? "★" : "☆"}</button>
+          <button type="button" class="act-quote" title="Quote and reply" aria-label="Quote and reply" onClick={() => void quoteAndReply(m).catch((e) => setError(errorText(e)))}>❝</button>
+          <button type="button" class="act-unread" title="Mark as unread from here" aria-label="Mark as unread from here" onClick={() => void markUnreadFromHere(m).catch((e) => setError(errorText(e)))}>◉</button>
+          {mayMoveTopic(m) && <button type="button" class="act-move" title="Move topic" aria-label="Move topic" onClick={() => setMode(mode === "move" ? "view" : "move")}>⇄</button>}
           {mine && <button type="button" class="act-edit" title="Edit" aria-label="Edit" onClick={() => void startEdit()}>✎</button>}
           {mine && <button type="button" class="act-delete" title="Delete" aria-label="Delete" onClick={() => setMode("delete")}>🗑</button>}
         </div>

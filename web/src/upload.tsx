@@ -10,7 +10,8 @@ import { csrfToken } from "./api";
 
 const markdownLink = (name: string, url: string) => `[${name.replace(/[[\]]/g, "")}](${url})`;
 
-export function Uploader({ onUploaded, onError }: { onUploaded(link: string): void; onError(text: string): void }) {
+/** `pickRef` lets the compose box hand over files pasted or dropped into it. */
+export function Uploader({ onUploaded, onError, pickRef }: { onUploaded(link: string): void; onError(text: string): void; pickRef?: { current: ((file: File) => void) | null } }) {
   const input = useRef<HTMLInputElement>(null);
   const [progress, setProgress] = useState<number | null>(null);
   const [failed, setFailed] = useState<Upload | null>(null);
@@ -48,6 +49,7 @@ export function Uploader({ onUploaded, onError }: { onUploaded(link: string): vo
     });
     start(upload);
   };
+  if (pickRef) pickRef.current = pick;
 
   return (
     <span class="uploader">
