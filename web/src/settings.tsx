@@ -1,0 +1,3 @@
+export function SettingsPanel(_: { version: number }) {
+  return <div class="settings-panel" />;
+}
