@@ -129,11 +129,87 @@ describe("web client panels", () => {
     expect(await hamlet.evaluate(`document.title.startsWith("(")`)).toBe(false);
   });
 
-  test("neither page logged an error", () => {
-    expect(hamlet.errors()).toEqual([]);
-    // Except the refusal of the blank channel name, which the browser reports itself.
-    const refused = /status of 400 .*\/json\/users\/me\/subscriptions$/;
-    expect(desdemona.errors().filter((e) => !refused.test(e))).toEqual([]);
-    expect(desdemona.errors().filter((e) => refused.test(e)).length).toBe(1);
+  test("personal settings: a new name and avatar reach the other page live; time format and theme apply", async () => {
+    await click(hamlet, ".open-settings");
+    await until(hamlet, `document.querySelector(".settings-panel input[name=full_name]")?.value === "King Hamlet"`);
+    await setField(hamlet, "input[name=full_name]", "Prince Hamlet");
+    await hamlet.evaluate(`document.querySelector(".name-form").requestSubmit()`);
+    await until(desdemona, `document.querySelector('.people li[data-user-id="${s.users.hamlet.id}"] .label')?.textContent === "Prince Hamlet"`);
+    await until(hamlet, `document.querySelector(".top .me").textContent === "Prince Hamlet"`);
+
+    // An avatar drawn in the page, uploaded from the file field.
+    const before = await desdemona.evaluate<string>(`document.querySelector('.people li[data-user-id="${s.users.hamlet.id}"] img.avatar')?.src ?? ""`);
+    await hamlet.evaluate(`(async () => {
+      const canvas = document.createElement("canvas");
+      canvas.width = canvas.height = 40;
+      const g = canvas.getContext("2d");
+      g.fillStyle = "#c00";
+      g.fillRect(0, 0, 40, 40);
+      const blob = await new Promise((resolve) => canvas.toBlob(resolve, "image/png"));
+      const files = new DataTransfer();
+      files.items.add(new File([blob], "me.png", { type: "image/png" }));
+      const input = document.querySelector("input[name=avatar]");
+      input.files = files.files;
+      input.dispatchEvent(new Event("change", { bubbles: true }));
+    })()`);
+    const after = await until<string>(desdemona, `(() => { const src = document.querySelector('.people li[data-user-id="${s.users.hamlet.id}"] img.avatar')?.src; return src && src !== ${JSON.stringify(before)} ? src : ""; })()`);
+    expect((await fetch(after)).headers.get("content-type")).toContain("image/");
+    const me = expectSuccess(await s.as("hamlet").get("/users/me"));
+    expect(me.full_name).toBe("Prince Hamlet");
+    expect(after.endsWith(me.avatar_url)).toBe(true);
+
+    // The time format: 13:30 style, in the page's times too.
+    await until(hamlet, `/[AP]M/i.test(document.querySelector(".recent .when")?.textContent ?? "")`);
+    await setField(hamlet, "select[name=twenty_four_hour_time]", "true", "change");
+    await until(hamlet, `document.querySelector("select[name=twenty_four_hour_time]").value === "true"`);
+    await until(hamlet, `/\\d\\d:\\d\\d$/.test(document.querySelector(".recent .when").textContent) && !/[AP]M/i.test(document.querySelector(".recent .when").textContent)`);
+    let settings = expectSuccess(await s.as("hamlet").post("/register", { fetch_event_types: JSON.stringify(["user_settings"]) })).user_settings;
+    expect(settings.twenty_four_hour_time).toBe(true);
+
+    // The theme: dark whatever the system says, then light, then the system's again.
+    const background = () => hamlet.evaluate<string>(`getComputedStyle(document.body).backgroundColor`);
+    await setField(hamlet, "select[name=color_scheme]", "2", "change");
+    await until(hamlet, `document.documentElement.dataset.theme === "dark"`);
+    expect(await background()).toBe("rgb(27, 30, 36)");
+    await setField(hamlet, "select[name=color_scheme]", "3", "change");
+    await until(hamlet, `document.documentElement.dataset.theme === "light"`);
+    expect(await background()).toBe("rgb(255, 255, 255)");
+    await setField(hamlet, "select[name=color_scheme]", "1", "change");
+    await until(hamlet, `document.documentElement.dataset.theme === undefined`);
+    settings = expectSuccess(await s.as("hamlet").post("/register", { fetch_event_types: JSON.stringify(["user_settings"]) })).user_settings;
+    expect(settings.color_scheme).toBe(1);
+
+    // Notification preferences are the server's settings.
+    await setField(hamlet, "input[name=enable_followed_topic_desktop_notifications]", false, "change");
+    await until(hamlet, `document.querySelector("input[name=enable_followed_topic_desktop_notifications]").checked === false`);
+    settings = expectSuccess(await s.as("hamlet").post("/register", { fetch_event_types: JSON.stringify(["user_settings"]) })).user_settings;
+    expect(settings.enable_followed_topic_desktop_notifications).toBe(false);
+    await setField(hamlet, "input[name=enable_followed_topic_desktop_notifications]", true, "change");
+    await until(hamlet, `document.querySelector("input[name=enable_followed_topic_desktop_notifications]").checked === true`);
+  });
+
+  test("a wrong current password is said in the form; a new one signs out everywhere, and the page goes to /login", async () => {
+    const { hearth_session } = await hamlet.cookies();
+    await setField(hamlet, "input[name=old_password]", "not my password");
+    await setField(hamlet, "input[name=new_password]", "a much better secret 42");
+    await hamlet.evaluate(`document.querySelector(".password-form").requestSubmit()`);
+    await until(hamlet, `document.querySelector(".password-form .error")?.textContent`);
+    expect(await hamlet.evaluate(`location.pathname`)).toBe("/");
+
+    await setField(hamlet, "input[name=old_password]", PASSWORD);
+    await hamlet.evaluate(`document.querySelector(".password-form").requestSubmit()`);
+    await until(hamlet, `location.pathname === "/login"`);
+    const stale = await fetch(`${s.url}/json/users/me`, { headers: { cookie: `hearth_session=${hearth_session}` } });
+    expect(stale.status).toBe(401);
+    await signIn(hamlet, s.users.hamlet.email, "a much better secret 42");
+  });
+
+  test("neither page logged an error but the refusals the tests asked for", () => {
+    // The browser itself reports the 400s of the blank channel name and the wrong password.
+    const refused = (path: string) => new RegExp(`status of 400 .*/json${path}$`);
+    expect(hamlet.errors().filter((e) => !refused("/settings").test(e))).toEqual([]);
+    expect(hamlet.errors().filter((e) => refused("/settings").test(e)).length).toBe(1);
+    expect(desdemona.errors().filter((e) => !refused("/users/me/subscriptions").test(e))).toEqual([]);
+    expect(desdemona.errors().filter((e) => refused("/users/me/subscriptions").test(e)).length).toBe(1);
   });
 });

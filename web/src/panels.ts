@@ -31,3 +31,17 @@ export function onRegister(listener: (state: any) => void): void {
 export function notifyRegistered(state: any): void {
   for (const listener of registerListeners) listener(state);
 }
+
+/**
+ * The personal settings the client acts on (from `user_settings` in POST /register and
+ * its update events): time format, theme, notifications. Zulip's defaults until known.
+ */
+export const prefs: Record<string, any> = {
+  twenty_four_hour_time: false,
+  color_scheme: 1,
+  enable_desktop_notifications: true,
+  enable_followed_topic_desktop_notifications: true,
+  enable_sounds: true,
+  enable_followed_topic_audible_notifications: true,
+  pm_content_in_desktop_notifications: true,
+};
