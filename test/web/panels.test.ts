@@ -181,11 +181,57 @@ describe("web client panels", () => {
 
     // Notification preferences are the server's settings.
     await setField(hamlet, "input[name=enable_followed_topic_desktop_notifications]", false, "change");
-    await until(hamlet, `document.querySelector("input[name=enable_followed_topic_desktop_notifications]").checked === false`);
-    settings = expectSuccess(await s.as("hamlet").post("/register", { fetch_event_types: JSON.stringify(["user_settings"]) })).user_settings;
-    expect(settings.enable_followed_topic_desktop_notifications).toBe(false);
+    const saved = async () => expectSuccess(await s.as("hamlet").post("/register", { fetch_event_types: JSON.stringify(["user_settings"]) })).user_settings.enable_followed_topic_desktop_notifications;
+    for (let i = 0; i < 100 && (await saved()) !== false; i++) await Bun.sleep(50);
+    expect(await saved()).toBe(false);
     await setField(hamlet, "input[name=enable_followed_topic_desktop_notifications]", true, "change");
-    await until(hamlet, `document.querySelector("input[name=enable_followed_topic_desktop_notifications]").checked === true`);
+    for (let i = 0; i < 100 && (await saved()) !== true; i++) await Bun.sleep(50);
+    expect(await saved()).toBe(true);
+  });
+
+  test("browser notifications, once allowed, for direct messages, mentions and followed topics, as the settings say", async () => {
+    await until(hamlet, `document.querySelector("button.enable-notifications")`);
+    await hamlet.grantPermissions(s.url, ["notifications"]);
+    await click(hamlet, "button.enable-notifications");
+    await until(hamlet, `document.querySelector(".notify-permission").textContent.startsWith("Browser notifications are on")`);
+    // Every notification the page shows is noted (and still shown) by a subclass.
+    await hamlet.evaluate(`(() => {
+      window.shown = [];
+      const Real = Notification;
+      window.Notification = class extends Real {
+        constructor(title, options) { super(title, options); window.shown.push(title + " | " + options.body); }
+      };
+    })()`);
+    await hamlet.evaluate(`location.hash = "#recent"`);
+    const shown = () => hamlet.evaluate<string[]>(`window.shown`);
+    const say = async (params: Record<string, unknown>) => expectSuccess(await s.as("desdemona").post("/messages", params));
+    const dm = { type: "private", to: JSON.stringify([s.users.hamlet.id]) };
+
+    await say({ ...dm, content: "Look, my lord, it comes!" });
+    await until(hamlet, `window.shown.length === 1`);
+    expect(await shown()).toEqual(["Desdemona | Look, my lord, it comes!"]);
+
+    // A channel message is not announced; a mention in it is.
+    await say({ type: "stream", to: denmark, topic: "ramparts", content: "The air bites shrewdly." });
+    await say({ type: "stream", to: denmark, topic: "ramparts", content: "@**Prince Hamlet** it is very cold." });
+    await until(hamlet, `window.shown.length === 2`);
+    expect((await shown())[1]).toBe("Desdemona (#Denmark > ramparts) | @Prince Hamlet it is very cold.");
+
+    // A followed topic is announced.
+    expectSuccess(await s.as("hamlet").post("/user_topics", { stream_id: denmark, topic: "ghost", visibility_policy: 3 }));
+    await say({ type: "stream", to: denmark, topic: "ghost", content: "It beckons you." });
+    await until(hamlet, `window.shown.length === 3`);
+    expect((await shown())[2]).toBe("Desdemona (#Denmark > ghost) | It beckons you.");
+
+    // With DM notifications off, a DM is silent; the followed topic still speaks, after it.
+    await setField(hamlet, "input[name=enable_desktop_notifications]", false, "change");
+    await until(hamlet, `document.querySelector("input[name=enable_desktop_notifications]").checked === false`);
+    await say({ ...dm, content: "Go not with it." });
+    await say({ type: "stream", to: denmark, topic: "ghost", content: "Hold off your hands." });
+    await until(hamlet, `window.shown.length === 4`);
+    expect((await shown())[3]).toBe("Desdemona (#Denmark > ghost) | Hold off your hands.");
+    await setField(hamlet, "input[name=enable_desktop_notifications]", true, "change");
+    await until(hamlet, `document.querySelector("input[name=enable_desktop_notifications]").checked === true`);
   });
 
   test("a wrong current password is said in the form; a new one signs out everywhere, and the page goes to /login", async () => {

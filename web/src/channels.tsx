@@ -8,7 +8,7 @@ import { api, errorText } from "./api";
 import { hashOf } from "./feedview";
 import type { Sub } from "./model";
 import { onEvent, panel } from "./panels";
-import { changed, S } from "./state";
+import { changed, rev, S } from "./state";
 
 interface Channel {
   stream_id: number;
@@ -134,6 +134,8 @@ async function setProperty(sub: Sub, property: string, value: boolean | string, 
 export function SubscriptionSettings({ sub }: { sub: Sub }) {
   const [open, setOpen] = useState(false);
   const [error, setError] = useState("");
+  // The subscription changes in place: reading `rev` re-renders on each change.
+  void rev.value;
   return (
     <>
       <button type="button" class="sub-settings-toggle" aria-expanded={open} aria-label={`Settings for ${sub.name}`} onClick={() => setOpen(!open)}>⋯</button>

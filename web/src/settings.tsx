@@ -8,7 +8,7 @@ import { api, csrfToken, errorText } from "./api";
 import { Avatar } from "./message";
 import { notificationPermission, requestNotifications } from "./notify";
 import { onEvent, onRegister, prefs } from "./panels";
-import { changed, S } from "./state";
+import { changed, rev, S } from "./state";
 
 /** color_scheme: 1 follows the system, 2 is dark, 3 is light (Zulip's values). */
 export function applyTheme(): void {
@@ -72,7 +72,9 @@ async function uploadAvatar(file: File): Promise<void> {
   if (!response.ok || data?.result !== "success") throw new Error(data?.msg || `The server answered ${response.status}.`);
 }
 
+/** Reading `rev` re-renders these when the state changes (they have no props that would). */
 function AvatarForm() {
+  void rev.value;
   const [error, busy, run] = useAction();
   const me = S.users.get(S.me.user_id);
   return (
@@ -121,6 +123,7 @@ function Setting({ name, label, setError }: { name: string; label: string; setEr
 }
 
 function Preferences() {
+  void rev.value;
   const [error, setError] = useState("");
   const patch = (params: Record<string, unknown>) => {
     setError("");
