@@ -234,8 +234,39 @@ describe("web client panels", () => {
     await until(hamlet, `document.querySelector("input[name=enable_desktop_notifications]").checked === true`);
   });
 
+  test("a status shows in the people list live; a profile card from the people list and from a sender's name", async () => {
+    await click(hamlet, ".panel .close");
+    expectSuccess(await s.as("desdemona").post("/users/me/status", { status_text: "On the <battlements>", emoji_name: "tada" }));
+    expectSuccess(await s.as("desdemona").patch("/settings", { timezone: "Asia/Tokyo" }));
+    const person = `document.querySelector('.people li[data-user-id="${s.users.desdemona.id}"]')`;
+    await until(hamlet, `${person}?.querySelector(".user-status .status-text")?.textContent === "On the <battlements>"`);
+    expect(await hamlet.evaluate(`${person}.querySelector(".user-status .emoji").textContent`)).toBe("🎉");
+
+    await hamlet.evaluate(`${person}.querySelector("a").click()`);
+    await until(hamlet, `document.querySelector(".profile-card .profile-name")?.textContent === "Desdemona"`);
+    expect(await hamlet.evaluate(`document.querySelector(".profile-email").textContent`)).toBe(s.users.desdemona.email);
+    expect(await hamlet.evaluate(`document.querySelector(".profile-role").textContent`)).toBe("Owner");
+    expect(await hamlet.evaluate(`document.querySelector(".profile-status").textContent`)).toContain("On the <battlements>");
+    await until(hamlet, `/\\d\\d:\\d\\d/.test(document.querySelector(".profile-time")?.textContent ?? "")`);
+    await click(hamlet, ".profile-card a.send-dm");
+    await until(hamlet, `location.hash.startsWith("#narrow/dm/${s.users.desdemona.id}-") && !document.querySelector(".profile-card")`);
+
+    // From the feed: the sender's name.
+    await until(hamlet, `document.querySelector("article.msg .sender")`);
+    await click(hamlet, "article.msg .sender");
+    await until(hamlet, `document.querySelector(".profile-card .profile-name")?.textContent === "Desdemona"`);
+    await click(hamlet, ".profile-card .close");
+    await until(hamlet, `!document.querySelector(".profile-card")`);
+
+    // Cleared, it goes away.
+    expectSuccess(await s.as("desdemona").post("/users/me/status", { status_text: "", emoji_name: "" }));
+    await until(hamlet, `!${person}.querySelector(".user-status")`);
+  });
+
   test("a wrong current password is said in the form; a new one signs out everywhere, and the page goes to /login", async () => {
     const { hearth_session } = await hamlet.cookies();
+    await click(hamlet, ".open-settings");
+    await until(hamlet, `document.querySelector(".password-form")`);
     await setField(hamlet, "input[name=old_password]", "not my password");
     await setField(hamlet, "input[name=new_password]", "a much better secret 42");
     await hamlet.evaluate(`document.querySelector(".password-form").requestSubmit()`);

@@ -1,6 +1,7 @@
 /** The panel over the feed (channels, personal settings), closed with its button or Escape. */
 import { ChannelsPanel } from "./channels";
 import { panel, type PanelName } from "./panels";
+import { ProfileCard } from "./profile";
 import { SettingsPanel } from "./settings";
 
 const TITLES = { channels: "Channels", settings: "Personal settings" };
@@ -17,7 +18,7 @@ export function PanelButtons() {
 
 export function Panels({ version }: { version: number }) {
   const name = panel.value;
-  if (!name) return null;
+  if (!name) return <ProfileCard />;
   return (
     <section class={`panel panel-${name}`} role="dialog" aria-label={TITLES[name]} onKeyDown={(e) => e.key === "Escape" && (panel.value = null)}>
       <header>
