@@ -42,6 +42,8 @@ export interface Page {
   screenshot(): Promise<Buffer>;
   /** The page's cookies, HttpOnly ones included, as `name → value`. */
   cookies(): Promise<Record<string, string>>;
+  /** Grants the page's browser context permissions for an origin, as a user answering "Allow" would (e.g. ["notifications"]). */
+  grantPermissions(origin: string, permissions: string[]): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -180,6 +182,9 @@ export async function launchChromium(): Promise<Browser> {
         async cookies() {
           const { cookies } = await send("Network.getCookies", {}, sessionId);
           return Object.fromEntries(cookies.map((c: { name: string; value: string }) => [c.name, c.value]));
+        },
+        async grantPermissions(origin, permissions) {
+          await send("Browser.grantPermissions", { origin, permissions, ...(context ? { browserContextId: context } : {}) });
         },
         async close() {
           await send("Target.closeTarget", { targetId });

@@ -7,11 +7,13 @@
 import { api, ApiError } from "./api";
 import { feed, offerMessage, openNarrow, refilter } from "./feed";
 import type { Message } from "./model";
+import { notifyListeners, notifyRegistered } from "./panels";
 import { applyPresences, applyRegister, changed, connection, markUnread, noteMessage, S, streamKey } from "./state";
 
 const EVENT_TYPES = [
   "message", "update_message", "delete_message", "reaction", "update_message_flags", "typing",
   "presence", "subscription", "stream", "realm_user", "realm_emoji", "realm",
+  "user_settings", "user_status", "user_topic",
 ];
 
 let queue = { id: "", lastEventId: -1 };
@@ -27,6 +29,7 @@ export async function register(): Promise<void> {
   });
   queue = { id: state.queue_id, lastEventId: state.last_event_id };
   applyRegister(state);
+  notifyRegistered(state);
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -49,6 +52,7 @@ export async function pollForever(): Promise<void> {
         queue.lastEventId = Math.max(queue.lastEventId, event.id);
         try {
           applyEvent(event);
+          notifyListeners(event);
         } catch (e) {
           console.warn("Could not apply event", event.type, e);
         }

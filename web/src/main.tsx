@@ -13,6 +13,7 @@ import { feed, openNarrow } from "./feed";
 import { FeedView, hashOf } from "./feedview";
 import { setAlert } from "./message";
 import { parseHash, type Narrow } from "./narrow";
+import { Panels, PanelButtons } from "./panelview";
 import { People } from "./people";
 import { Recent } from "./recent";
 import { channelName, changed, connection, rev, S, streamKey, unreadCounts, userName } from "./state";
@@ -71,6 +72,7 @@ function App() {
           <input type="search" aria-label="Search messages" placeholder="Search" value={query} onInput={(e) => setQuery(e.currentTarget.value)} />
         </form>
         <span class="me">{S.me.full_name}</span>
+        <PanelButtons />
         {S.me.is_admin && <a class="admin-link" href="/admin">Administration</a>}
         <form class="logout" method="post" action="/logout">
           <input type="hidden" name="csrf_token" value={csrfToken()} />
@@ -91,6 +93,7 @@ function App() {
         <Compose version={version} />
       </main>
       <People version={version} />
+      <Panels version={version} />
     </div>
   );
 }

@@ -8,9 +8,10 @@ import { api, errorText } from "./api";
 import { EmojiGlyph, EmojiPicker, unicodeGlyph, type EmojiChoice } from "./emoji";
 import { markUnreadFromHere, mayMoveTopic, MoveTopicForm, quoteAndReply } from "./message_actions";
 import type { Message, Reaction } from "./model";
+import { prefs } from "./panels";
 import { S, userName } from "./state";
 
-export const timeOf = (ts: number) => new Date(ts * 1000).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+export const timeOf = (ts: number) => new Date(ts * 1000).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", hour12: prefs.twenty_four_hour_time === null ? undefined : !prefs.twenty_four_hour_time });
 export const dateOf = (ts: number) => new Date(ts * 1000).toLocaleDateString([], { weekday: "short", month: "short", day: "numeric" });
 
 export function Avatar({ userId, url, name, size = 36 }: { userId: number; url: string | null | undefined; name: string; size?: number }) {

@@ -1,6 +1,8 @@
 /** Everyone in the organization, those present first, each a way to a direct message. */
 import { hashOf } from "./feedview";
 import { Avatar } from "./message";
+import { profileOf } from "./panels";
+import { UserStatus } from "./profile";
 import { presenceOf, S } from "./state";
 
 const ORDER = { active: 0, idle: 1, offline: 2 };
@@ -16,10 +18,15 @@ export function People(_: { version: number }) {
       <ul>
         {people.map(({ u, presence }) => (
           <li key={u.user_id} data-user-id={u.user_id}>
-            <a href={hashOf({ kind: "dm", ids: [u.user_id] })} title={`${u.full_name} (${presence})`}>
+            <a href={hashOf({ kind: "dm", ids: [u.user_id] })} title={`${u.full_name} (${presence})`} onClick={(e) => {
+              // A click opens the profile card (which offers the DM); the link still works in a new tab.
+              e.preventDefault();
+              profileOf.value = u.user_id;
+            }}>
               <Avatar userId={u.user_id} url={u.avatar_url} name={u.full_name} size={24} />
               <span class={`presence ${presence}`} aria-label={presence} />
               <span class="label">{u.full_name}</span>
+              <UserStatus userId={u.user_id} />
             </a>
           </li>
         ))}

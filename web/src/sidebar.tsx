@@ -1,6 +1,7 @@
 /** The left sidebar: views, channels with their recent topics, direct-message conversations. */
 import { useState } from "preact/hooks";
 import { api } from "./api";
+import { SubscriptionSettings } from "./channels";
 import { feed } from "./feed";
 import { hashOf } from "./feedview";
 import type { Narrow } from "./narrow";
@@ -77,6 +78,7 @@ export function Sidebar({ onNavigate }: { onNavigate(): void; version: number })
                   <span class="label">{sub.name}</span>
                   <Count n={counts.byChannel.get(sub.stream_id)} />
                 </a>
+                <SubscriptionSettings sub={sub} />
               </div>
               {showTopics && topics.length > 0 && (
                 <ul class="topics">
