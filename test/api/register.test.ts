@@ -181,29 +181,30 @@ describe("state + events stay consistent (verifyAction)", () => {
     }
   });
 
-  test("bot API key regeneration: realm_bot update to owner and admins, nothing to others", async () => {
+  test("bot API key regeneration: no events since FL 474 (no bot object carries the key)", async () => {
     const bot = expectSuccess(await s.as("othello").post("/bots", { full_name: "Key bot", short_name: "keybot" }));
     const r = await verifyAction(s, async () => {
       expectSuccess(await s.as("othello").post(`/bots/${bot.user_id}/api_key/regenerate`));
     });
     for (const v of EVERYONE) {
-      expect(r.types[v]).toEqual(["othello", "desdemona", "iago"].includes(v) ? ["realm_bot/update"] : []);
+      expect(r.types[v]).toEqual([]);
     }
   });
 
-  test("bot deactivation: realm_bot update (is_active false) to owner and admins; the bot stays in realm_bots", async () => {
+  test("bot deactivation: realm_user update to everyone, no realm_bot update (FL 474); the bot stays in realm_bots", async () => {
     const bot = expectSuccess(await s.as("othello").post("/bots", { full_name: "Gone bot", short_name: "gonebot" }));
     const r = await verifyAction(s, async () => {
       expectSuccess(await s.as("othello").delete(`/bots/${bot.user_id}`));
     });
     const groups = ["user_group/remove_members", "user_group/remove_members"];
-    expect(r.types.othello).toEqual(["realm_user/update", "realm_bot/update", ...groups]);
+    expect(r.types.othello).toEqual(["realm_user/update", ...groups]);
     expect(r.types.hamlet).toEqual(["realm_user/update", ...groups]);
-    const listed = (await register(s.as("othello"))).realm_bots.find((b: any) => b.user_id === bot.user_id);
-    expect(listed.is_active).toBe(false);
+    const state = await register(s.as("othello"));
+    expect(state.realm_bots.some((b: any) => b.user_id === bot.user_id)).toBe(true);
+    expect(state.realm_non_active_users.find((u: any) => u.user_id === bot.user_id).is_active).toBe(false);
   });
 
-  test("bot reactivation: realm_user update to everyone, realm_bot update (is_active true) to owner and admins", async () => {
+  test("bot reactivation: realm_user update to everyone, no realm_bot update (FL 474)", async () => {
     const bot = expectSuccess(await s.as("othello").post("/bots", { full_name: "Back bot", short_name: "backbot" }));
     expectSuccess(await s.as("othello").delete(`/bots/${bot.user_id}`));
     const r = await verifyAction(s, async () => {
@@ -211,8 +212,8 @@ describe("state + events stay consistent (verifyAction)", () => {
     });
     // Back in role:everyone and role:members: two group membership events, as on deactivation.
     const groups = ["user_group/add_members", "user_group/add_members"];
-    expect(r.types.othello).toEqual(["realm_user/update", "realm_bot/update", ...groups]);
-    expect(r.types.iago).toEqual(["realm_user/update", "realm_bot/update", ...groups]);
+    expect(r.types.othello).toEqual(["realm_user/update", ...groups]);
+    expect(r.types.iago).toEqual(["realm_user/update", ...groups]);
     expect(r.types.hamlet).toEqual(["realm_user/update", ...groups]);
   });
 
