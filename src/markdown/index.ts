@@ -37,7 +37,7 @@ export interface RenderContext {
   /** The organization's active custom emoji; they win over Unicode emoji of the same name, as in Zulip. */
   realmEmojiByName?(name: string): { id: number; url: string } | undefined;
   /**
-   * The message a topic link's `with` operator names (FL 347), so the link follows the
+   * The message a topic link's `with` operator names (FL 347; the newest readable since FL 400), so the link follows the
    * topic when it moves: undefined when the topic has no message the writer can read.
    */
   topicLinkMessageId?(channelId: number, topic: string): number | undefined;
@@ -187,7 +187,7 @@ function channelLinkRule(state: StateInline, silent: boolean): boolean {
     } else if (message) {
       html = `<a class="message-link" href="${escapeHtml(`${base}/topic/${encodeHashComponent(message[1])}/near/${message[2]}`)}">#${escapeHtml(channel.name)} &gt; ${shownTopic(message[1])} @ 💬</a>`;
     } else {
-      // With the topic's oldest readable message (FL 347; the newest from FL 400), the
+      // With the topic's newest readable message (FL 400; the oldest from FL 347), the
       // link follows the topic when it is moved (the empty topic's: /topic//with/214).
       const withId = env.ctx.topicLinkMessageId?.(channel.id, topic);
       const topicPath = `/topic/${encodeHashComponent(topic)}`;

@@ -429,12 +429,12 @@ describe("channel messages", () => {
     expect(unreadDm.ignored_because_not_subscribed_channels).toEqual([]);
   });
 
-  test("a topic link names the topic's oldest message the writer can read (FL 347), so it follows the topic when moved", async () => {
-    const first = await send("hamlet", denmark, "linked castle", "the first");
-    await send("hamlet", denmark, "linked castle", "the second");
+  test("a topic link names the topic's newest message the writer can read (FL 400; the oldest before), so it follows the topic when moved", async () => {
+    await send("hamlet", denmark, "linked castle", "the first");
+    const latest = await send("hamlet", denmark, "linked castle", "the second");
     const link = await send("othello", denmark, "elsewhere", "see #**Denmark>linked castle** and #**Denmark>no such topic**");
     const html = expectSuccess(await s.as("othello").get(`/messages/${link}`)).message.content;
-    expect(html).toContain(`href="/#narrow/channel/${denmark}-Denmark/topic/linked.20castle/with/${first}"`);
+    expect(html).toContain(`href="/#narrow/channel/${denmark}-Denmark/topic/linked.20castle/with/${latest}"`);
     expect(html).toContain(`href="/#narrow/channel/${denmark}-Denmark/topic/no.20such.20topic"`);
     // A private channel's topic, linked by someone who cannot read it: no channel link at all.
     const outside = await send("othello", denmark, "elsewhere", "#**secret>plans**");

@@ -169,7 +169,7 @@ describe("Zulip-flavoured Markdown", () => {
     expect(render(":zulip:").html).toBe('<p><img alt=":zulip:" class="emoji" src="/static/generated/emoji/images/emoji/unicode/zulip.png" title="zulip"></p>');
   });
 
-  test("topic links name their oldest readable message with `with` (FL 347); the empty topic shows its display name (FL 346)", () => {
+  test("topic links name the message the server picks (its newest readable, FL 400) with `with` (FL 347); the empty topic shows its display name (FL 346)", () => {
     const withIds: RenderContext = { ...ctx, topicLinkMessageId: (_channel, topic) => (topic === "castle" ? 14 : topic === "" ? 21 : undefined), emptyTopicDisplayName: "chat" };
     expect(renderMarkdown("#**Denmark>castle**", withIds).html).toBe(
       '<p><a class="stream-topic" data-stream-id="9" href="/#narrow/channel/9-Denmark/topic/castle/with/14">#Denmark &gt; castle</a></p>',
