@@ -75,7 +75,7 @@ describe("bot objects (FL 474)", () => {
     const keys = ["default_all_public_streams", "default_events_register_stream", "default_sending_stream", "services", "user_id"];
     for (const who of ["othello", "iago"] as const) {
       const added = r.events[who].find((e: any) => e.type === "realm_bot" && e.op === "add");
-      expect(Object.keys(added.bot).sort()).toEqual(keys);
+      expect(Object.keys(added!.bot).sort()).toEqual(keys);
       const listed = expectSuccess(await s.as(who).post("/register", { fetch_event_types: ["realm_bot"] })).realm_bots.find((b: any) => b.user_id === bot!.id);
       expect(Object.keys(listed).sort()).toEqual(keys);
     }
