@@ -393,8 +393,6 @@ export const EventSchemas = {
     emoji_code: t.Optional(Str()),
     reaction_type: t.Optional(Str()),
   }),
-  update_display_settings: t.Object({ id: Int(), type: t.Literal("update_display_settings"), user: Str(), setting_name: Str(), setting: t.Unknown() }),
-  update_global_notifications: t.Object({ id: Int(), type: t.Literal("update_global_notifications"), user: Str(), notification_name: Str(), setting: t.Unknown() }),
   user_settings: t.Object({ id: Int(), type: t.Literal("user_settings"), op: t.Literal("update"), property: Str(), value: t.Unknown(), language_name: t.Optional(Str()) }),
   subscription: t.Union([SubscriptionAddEvent, SubscriptionRemoveEvent, SubscriptionUpdateEvent, SubscriptionPeerEvent]),
   stream: t.Union([StreamCreateEvent, StreamDeleteEvent, StreamUpdateEvent]),

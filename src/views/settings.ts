@@ -137,26 +137,3 @@ export function userSettingsDefaultsView(realmSettings?: Record<string, unknown>
   view.emojiset_choices = EMOJISET_CHOICES;
   return view;
 }
-
-/**
- * Settings that also had a legacy event before `user_settings` existed: clients
- * without the user_settings_object capability get `update_display_settings` or
- * `update_global_notifications` as well (Zulip until FL 439).
- */
-export const LEGACY_DISPLAY_SETTINGS = new Set([
-  "twenty_four_hour_time", "dense_mode", "starred_message_counts", "fluid_layout_width", "high_contrast_mode",
-  "color_scheme", "translate_emoticons", "display_emoji_reaction_users", "default_language", "web_home_view",
-  "web_escape_navigates_to_home_view", "left_side_userlist", "emojiset", "demote_inactive_streams", "timezone",
-  "user_list_style", "web_stream_unreads_count_display_policy", "web_font_size_px", "web_line_height_percent",
-  "web_mark_read_on_scroll_policy",
-]);
-
-export const LEGACY_NOTIFICATION_SETTINGS = new Set(
-  Object.keys(USER_SETTINGS).filter(
-    (n) =>
-      (n.startsWith("enable_") && n !== "enable_drafts_synchronization") ||
-      ["notification_sound", "email_notifications_batching_period_seconds", "message_content_in_email_notifications",
-        "pm_content_in_desktop_notifications", "wildcard_mentions_notify", "desktop_icon_count_display",
-        "realm_name_in_email_notifications_policy", "presence_enabled"].includes(n),
-  ),
-);
