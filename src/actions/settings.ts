@@ -7,7 +7,7 @@ import { passwordLengthAllowed, realmSetting } from "../store/realm_settings";
 import { activeUserIds, allUsers, EmailVisibility, getUser, isAdmin, putUser, type UserRecord } from "../store/users";
 import { apiEmail } from "../views/users";
 import { canSeeRealEmail } from "../access/users";
-import { AVAILABLE_NOTIFICATION_SOUNDS, LANGUAGE_NAMES, realmUserDefaults, USER_SETTINGS, userSetting, userSettingsDefaultsView } from "../views/settings";
+import { canonicalSettingValue, AVAILABLE_NOTIFICATION_SOUNDS, LANGUAGE_NAMES, realmUserDefaults, USER_SETTINGS, userSetting, userSettingsDefaultsView } from "../views/settings";
 import { getRealm, putRealm } from "../store/realm";
 import { requireRealm } from "../views/realm";
 import { checkFullName } from "./create_user";
@@ -54,7 +54,8 @@ function checkSettingValue(name: string, value: unknown): void {
  */
 export function applySettings(next: UserRecord, settings: Record<string, unknown>): [string, unknown][] {
   const changed: [string, unknown][] = [];
-  for (const [name, value] of Object.entries(settings)) {
+  for (const [name, given] of Object.entries(settings)) {
+    const value = canonicalSettingValue(name, given);
     if (userSetting(next, name) === value) continue;
     if (value === USER_SETTINGS[name].default) delete next.settings[name];
     else next.settings[name] = value;
@@ -190,7 +191,8 @@ export async function checkUpdateUserSettingsDefaults(h: Hearth, actor: UserReco
     const defaults = { ...realmUserDefaults(realm.settings) };
     const current = userSettingsDefaultsView(realm.settings);
     const changed: [string, unknown][] = [];
-    for (const [name, value] of Object.entries(changes)) {
+    for (const [name, given] of Object.entries(changes)) {
+      const value = canonicalSettingValue(name, given);
       if (current[name] === value) continue;
       defaults[name] = value;
       changed.push([name, value]);

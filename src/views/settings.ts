@@ -107,7 +107,15 @@ export const LANGUAGE_NAMES: Record<string, string> = {
 export function userSetting(user: UserRecord, name: string): unknown {
   if (name === "timezone") return user.timezone;
   if (name === "email_address_visibility") return user.email_address_visibility;
-  return name in user.settings ? user.settings[name] : USER_SETTINGS[name]?.default;
+  return canonicalSettingValue(name, name in user.settings ? user.settings[name] : USER_SETTINGS[name]?.default);
+}
+
+/**
+ * A setting's value in today's spelling: since FL 454 the Recent view is `web_home_view`
+ * "recent"; the older "recent_topics" is still accepted, and stored as (or read back as) "recent".
+ */
+export function canonicalSettingValue(name: string, value: unknown): unknown {
+  return name === "web_home_view" && value === "recent_topics" ? "recent" : value;
 }
 
 /** The register `user_settings` object. */
@@ -133,6 +141,7 @@ export function userSettingsDefaultsView(realmSettings?: Record<string, unknown>
   for (const [name, s] of Object.entries(USER_SETTINGS)) view[name] = s.default;
   view.email_address_visibility = 1;
   Object.assign(view, realmUserDefaults(realmSettings));
+  view.web_home_view = canonicalSettingValue("web_home_view", view.web_home_view);
   view.available_notification_sounds = AVAILABLE_NOTIFICATION_SOUNDS;
   view.emojiset_choices = EMOJISET_CHOICES;
   return view;

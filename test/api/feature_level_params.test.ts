@@ -87,3 +87,18 @@ describe("bot objects (FL 474)", () => {
     expect(renamed.types.iago).toEqual(["realm_user/update"]);
   });
 });
+
+describe("web_home_view \"recent\" (FL 454)", () => {
+  test("the older \"recent_topics\" is taken and becomes \"recent\": in the events, in register, in the organization's defaults", async () => {
+    const r = await verifyAction(s, async () => expectSuccess(await s.as("hamlet").patch("/settings", { web_home_view: "recent_topics" })), { viewers: ["hamlet"] });
+    expect(r.events.hamlet.map((e: any) => [e.type, e.property, e.value])).toEqual([["user_settings", "web_home_view", "recent"]]);
+    expect(expectSuccess(await s.as("hamlet").post("/register", { fetch_event_types: ["user_settings"] })).user_settings.web_home_view).toBe("recent");
+    // The same value again in either spelling changes nothing.
+    const again = await verifyAction(s, async () => expectSuccess(await s.as("hamlet").patch("/settings", { web_home_view: "recent" })), { viewers: ["hamlet"] });
+    expect(again.types.hamlet).toEqual([]);
+    const defaults = await verifyAction(s, async () => expectSuccess(await s.as("iago").patch("/realm/user_settings_defaults", { web_home_view: "recent_topics" })), { viewers: ["iago", "hamlet"] });
+    expect(defaults.events.hamlet.map((e: any) => e.value)).toEqual(["recent"]);
+    expect(expectSuccess(await s.as("hamlet").post("/register", { fetch_event_types: ["realm_user_settings_defaults"] })).realm_user_settings_defaults.web_home_view).toBe("recent");
+    expectError(await s.as("hamlet").patch("/settings", { web_home_view: "recent_conversations" }), 400, "BAD_REQUEST");
+  });
+});
