@@ -189,7 +189,7 @@ export async function doConfirmEmailChange(h: Hearth, token: string): Promise<{ 
  * the real address (the user included), and `new_email` to everyone when the address
  * the API shows (the real one, for visibility "everyone") changes with it.
  */
-function notifyDeliveryEmailChanged(tx: Transaction, h: Hearth, before: UserRecord, after: UserRecord): void {
+export function notifyDeliveryEmailChanged(tx: Transaction, h: Hearth, before: UserRecord, after: UserRecord): void {
   const viewers: number[] = [];
   for (const viewer of allUsers(h.store)) {
     if (viewer.is_active && !viewer.is_system_bot && canSeeRealEmail(viewer, after)) viewers.push(viewer.id);

@@ -4,7 +4,7 @@ import { badRequest } from "../errors";
 import { putUploadedAvatar, removeUploadedAvatar, type UploadedAvatar } from "../store/avatars";
 import { getUser, putUser, type UserRecord } from "../store/users";
 import { avatarUrl } from "../views/avatars";
-import { notifyRealmBot, notifyRealmUser } from "./user_events";
+import { notifyRealmUser } from "./user_events";
 
 export const MAX_AVATAR_FILE_SIZE_MIB = 5;
 export const MAX_EMOJI_FILE_SIZE_MIB = 5;
@@ -57,8 +57,7 @@ export function notifyAvatarChange(tx: Transaction, h: Hearth, user: UserRecord)
     avatar_url_medium: avatarUrl(h, user, true),
     avatar_version: user.avatar_version,
   });
-  // Owners and administrators manage bots from realm_bots, so theirs must follow too.
-  if (user.is_bot) notifyRealmBot(tx, h, "update", user, { avatar_url: avatarUrl(h, user) });
+  // Since FL 474 bot objects carry no avatar: realm_user alone says it.
 }
 
 /**

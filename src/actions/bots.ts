@@ -4,8 +4,9 @@ import { commit, type Transaction } from "../events/commit";
 import { notifyAvatarChange, readBotAvatarFiles, withUploadedAvatar } from "./avatars";
 import { accessBot, accessManagedBot } from "../access/users";
 import { badRequest, insufficientPermission } from "../errors";
-import { adminIds, notifyRealmBot, notifyRealmUser } from "./user_events";
-import { type BotDefaults, BotType, getUser, isAdmin, type OutgoingWebhookService, putUser, Role, type UserRecord } from "../store/users";
+import { notifyRealmBot, notifyRealmUser } from "./user_events";
+import { notifyDeliveryEmailChanged } from "./account_emails";
+import { type BotDefaults, BotType, getUser, getUserByEmail, isAdmin, type OutgoingWebhookService, putUser, Role, type UserRecord } from "../store/users";
 import { botDefaultsView, botServicesView, botView } from "../views/bots";
 import { accessChannelByName } from "../access/channels";
 import { inRealmGroup } from "../access/groups";
@@ -61,9 +62,8 @@ export async function checkCreateBot(
     inRealmGroup(h, owner, "can_create_bots_group") ||
     (input.bot_type === BotType.INCOMING_WEBHOOK && inRealmGroup(h, owner, "can_create_write_only_bots_group"));
   if (!mayCreate) throw insufficientPermission();
-  const short = input.short_name.trim().toLowerCase();
-  if (!/^[a-z0-9._-]+$/.test(short)) throw badRequest("Bad name or username");
-  const email = `${short}-bot@${h.realmHost()}`;
+  const short = checkShortName(input.short_name);
+  const email = botEmail(h, short);
   const bot_defaults = mergeBotDefaults(undefined, checkBotDefaults(h, owner, input));
   // Zulip's add_bot_backend: an outgoing-webhook bot gets its service, named after the bot unless named.
   const bot_service =
@@ -85,6 +85,17 @@ export async function checkCreateBot(
   });
 }
 
+function checkShortName(shortName: string): string {
+  const short = shortName.trim().toLowerCase();
+  if (!/^[a-z0-9._-]+$/.test(short)) throw badRequest("Bad name or username");
+  return short;
+}
+
+/** Zulip's bot addresses: `<short name>-bot@<realm host>`. */
+function botEmail(h: Hearth, short: string): string {
+  return `${short}-bot@${h.realmHost()}`;
+}
+
 /** Who may own a bot: an active human of the organization (Zulip's wording for each refusal). */
 function checkNewBotOwner(h: Hearth, ownerId: number): UserRecord {
   const owner = getUser(h.store, ownerId);
@@ -96,6 +107,8 @@ function checkNewBotOwner(h: Hearth, ownerId: number): UserRecord {
 
 export interface BotChanges extends BotDefaultsInput {
   full_name?: string;
+  /** FL 447: a new short name, hence a new address. */
+  short_name?: string;
   role?: number;
   bot_owner_id?: number;
   /** The request's files: one is the new avatar (readBotAvatarFiles), read once the caller may change the bot. */
@@ -125,6 +138,8 @@ export async function checkUpdateBot(h: Hearth, actor: UserRecord, botId: number
   const bot = accessBot(h, botId, { allowDeactivated: true });
   assertCanManage(actor, bot);
   const full_name = changes.full_name === undefined ? undefined : checkFullName(changes.full_name);
+  const email = changes.short_name === undefined ? undefined : botEmail(h, checkShortName(changes.short_name));
+  if (email !== undefined) checkBotEmailFree(h, bot, email);
   const role = changes.role !== undefined && changes.role !== bot.role ? changes.role : undefined;
   if (role !== undefined) checkRoleChange(actor, bot, role);
   const owner = changes.bot_owner_id === undefined ? undefined : checkNewBotOwner(h, changes.bot_owner_id);
@@ -135,16 +150,18 @@ export async function checkUpdateBot(h: Hearth, actor: UserRecord, botId: number
     const current = getUser(h.store, botId)!;
     // The new owner may have been deactivated since the check.
     if (owner) checkNewBotOwner(h, owner.id);
+    if (email !== undefined) checkBotEmailFree(h, current, email);
     let next: UserRecord = {
       ...current,
       ...(full_name !== undefined ? { full_name } : {}),
+      ...(email !== undefined ? { email } : {}),
       ...(role !== undefined ? { role } : {}),
       ...(owner ? { bot_owner_id: owner.id } : {}),
       bot_defaults: mergeBotDefaults(current.bot_defaults, defaults),
       ...(service && current.bot_service ? { bot_service: { ...current.bot_service, ...service } } : {}),
     };
     if (avatar) next = withUploadedAvatar(h, next, avatar);
-    putUser(h.store, next);
+    putUser(h.store, next, current.email);
     notifyBotChanged(tx, h, current, next, { owner, service: service !== undefined });
     return next;
   });
@@ -153,6 +170,8 @@ export async function checkUpdateBot(h: Hearth, actor: UserRecord, botId: number
 /** The events of checkUpdateBot, in Zulip's order. */
 function notifyBotChanged(tx: Transaction, h: Hearth, before: UserRecord, after: UserRecord, change: { owner?: UserRecord; service: boolean }): void {
   notifyAccountChanged(tx, h, before, after);
+  // Zulip's do_change_user_delivery_email; since FL 474 no realm_bot update carries the address.
+  if (after.email !== before.email) notifyDeliveryEmailChanged(tx, h, before, after);
   if (after.avatar_version !== before.avatar_version) notifyAvatarChange(tx, h, after);
   const was = botDefaultsView(h, before);
   const now = botDefaultsView(h, after);
@@ -179,18 +198,17 @@ function checkServiceChange(bot: UserRecord, changes: BotChanges): Pick<Outgoing
 }
 
 function notifyBotOwnerChanged(tx: Transaction, h: Hearth, before: UserRecord, after: UserRecord, owner: UserRecord): void {
-  const updated = new Set(adminIds(h));
   const previous = before.bot_owner_id === null ? undefined : getUser(h.store, before.bot_owner_id);
-  if (previous && !isAdmin(previous)) {
-    tx.notify({ type: "realm_bot", op: "delete", bot: { user_id: after.id } }, [previous.id]);
-    updated.delete(previous.id);
-  }
-  if (!isAdmin(owner)) {
-    tx.notify({ type: "realm_bot", op: "add", bot: botView(h, after) }, [owner.id]);
-    updated.delete(owner.id);
-  }
-  tx.notify({ type: "realm_bot", op: "update", bot: { user_id: after.id, owner_id: owner.id } }, updated);
+  if (previous && !isAdmin(previous)) tx.notify({ type: "realm_bot", op: "delete", bot: { user_id: after.id } }, [previous.id]);
+  if (!isAdmin(owner)) tx.notify({ type: "realm_bot", op: "add", bot: botView(h, after) }, [owner.id]);
+  // Since FL 474 bot objects carry no owner: the others (administrators) hear it from realm_user.
   notifyRealmUser(tx, h, "update", after, { bot_owner_id: owner.id });
+}
+
+/** Zulip's words when another account holds the address a new short name gives. */
+function checkBotEmailFree(h: Hearth, bot: UserRecord, email: string): void {
+  const holder = getUserByEmail(h.store, email);
+  if (holder && holder.id !== bot.id) throw badRequest("Username already in use");
 }
 
 /** A new key for a bot its owner or an administrator manages. */

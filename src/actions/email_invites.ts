@@ -137,6 +137,18 @@ function queueInvitationEmail(h: Hearth, tx: Transaction, invite: InviteRecord, 
 }
 
 /**
+ * An invitation's Welcome Bot text (FL 416), for email invitations and links alike:
+ * administrators only, anyone else's text ignored (the spec: "others always get null").
+ */
+export function checkWelcomeText(actor: UserRecord, text: string | null | undefined): string | null {
+  const welcomeText = isAdmin(actor) ? (text ?? null) : null;
+  if (welcomeText !== null && [...welcomeText].length > MAX_WELCOME_MESSAGE_CODE_POINTS) {
+    throw badRequest(`welcome_message_custom_text is too long (limit: ${MAX_WELCOME_MESSAGE_CODE_POINTS} characters)`);
+  }
+  return welcomeText;
+}
+
+/**
  * `POST /invites`: one invitation per address, in Zulip's order of refusals: the
  * inviter, the role, no address, the channels and groups, the daily limit, invalid
  * addresses (nothing sent), addresses that have accounts (the others are invited,
@@ -148,11 +160,7 @@ export async function checkInviteByEmail(h: Hearth, actor: UserRecord, input: Em
   checkInviter(h, actor, input);
   const minutes = input.invite_expires_in_minutes === undefined ? DEFAULT_INVITE_EXPIRY_MINUTES : input.invite_expires_in_minutes;
   checkExpiry(minutes);
-  // Administrators only; anyone else's text is ignored (the spec: "others always get null").
-  let welcomeText = isAdmin(actor) ? (input.welcome_message_custom_text ?? null) : null;
-  if (welcomeText !== null && [...welcomeText].length > MAX_WELCOME_MESSAGE_CODE_POINTS) {
-    throw badRequest(`welcome_message_custom_text is too long (limit: ${MAX_WELCOME_MESSAGE_CODE_POINTS} characters)`);
-  }
+  const welcomeText = checkWelcomeText(actor, input.welcome_message_custom_text);
   const emails = parseInviteeEmails(input.invitee_emails);
   if (emails.length === 0) throw badRequest("You must specify at least one email address.");
   const skipped = await commit(h, (tx) => {
@@ -266,6 +274,11 @@ export async function afterEmailInviteAccepted(h: Hearth, invite: InviteRecord, 
   if (invite.notify_referrer_on_join && inviter?.is_active && notificationBot) {
     await sendSystemBotDm(h, notificationBot, inviter.id, `@_**${user.full_name}|${user.id}** accepted your invitation to join ${getRealm(h.store)?.name ?? "the organization"}!`, "the invitation's notice to its inviter");
   }
+  await sendInviteWelcomeText(h, invite, user);
+}
+
+/** Welcome Bot's DM to someone who joined through an invitation: its text, else the realm's default. */
+export async function sendInviteWelcomeText(h: Hearth, invite: InviteRecord, user: UserRecord): Promise<void> {
   const realmDefault = getRealm(h.store)?.settings?.welcome_message_custom_text;
   const text = invite.welcome_message_custom_text ?? (typeof realmDefault === "string" ? realmDefault : "");
   const welcomeBot = getSystemBot(h.store, "welcome");

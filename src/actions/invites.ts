@@ -14,7 +14,7 @@ import { channelsOfDefaultChannelGroups } from "../views/default_channel_groups"
 import { accessLiveInvite, checkInviteRole, offersDefaultChannelGroups } from "../access/invites";
 import { inviteLinkUrl } from "../views/invites";
 import { checkEmailAddress, checkFullName, doCreateUser } from "./create_user";
-import { afterEmailInviteAccepted, DEFAULT_INVITE_EXPIRY_MINUTES, KEY_ALPHABET, KEY_LENGTH, markEmailInviteAccepted, MAX_INVITE_EXPIRY_MINUTES } from "./email_invites";
+import { afterEmailInviteAccepted, checkWelcomeText, sendInviteWelcomeText, DEFAULT_INVITE_EXPIRY_MINUTES, KEY_ALPHABET, KEY_LENGTH, markEmailInviteAccepted, MAX_INVITE_EXPIRY_MINUTES } from "./email_invites";
 
 
 export interface InviteLinkInput {
@@ -23,6 +23,7 @@ export interface InviteLinkInput {
   stream_ids: readonly number[];
   group_ids: readonly number[];
   include_realm_default_subscriptions: boolean;
+  welcome_message_custom_text?: string | null;
 }
 
 
@@ -53,6 +54,7 @@ export const DEFAULT_INVITE_AS = Role.MEMBER;
 /** `POST /invites/multiuse`: a reusable invitation link; answers its URL. */
 export async function checkCreateInviteLink(h: Hearth, actor: UserRecord, input: InviteLinkInput): Promise<string> {
   checkInviteLink(h, actor, input);
+  const welcomeText = checkWelcomeText(actor, input.welcome_message_custom_text);
   const minutes = input.invite_expires_in_minutes === undefined ? DEFAULT_INVITE_EXPIRY_MINUTES : input.invite_expires_in_minutes;
   if (minutes !== null && (!Number.isSafeInteger(minutes) || minutes < 1 || minutes > MAX_INVITE_EXPIRY_MINUTES)) {
     throw badRequest("Invalid invite_expires_in_minutes");
@@ -72,6 +74,7 @@ export async function checkCreateInviteLink(h: Hearth, actor: UserRecord, input:
       group_ids: [...new Set(input.group_ids)],
       include_realm_default_subscriptions: input.include_realm_default_subscriptions,
       revoked: false,
+      welcome_message_custom_text: welcomeText,
     };
     putInvite(h.store, record);
     notifyInvitesChanged(tx, h, actor.id);
@@ -140,5 +143,6 @@ export async function checkJoinWithInvite(
     alsoInTransaction: invite.email === undefined ? undefined : (tx, created) => markEmailInviteAccepted(h, tx, invite, created),
   });
   if (invite.email !== undefined) await afterEmailInviteAccepted(h, invite, user);
+  else await sendInviteWelcomeText(h, invite, user);
   return user;
 }

@@ -87,10 +87,10 @@ export function renderContextFor(h: Hearth, sender: UserRecord): RenderContext {
       return e ? { id: e.id, url: realmEmojiPath(e) } : undefined;
     },
     topicLinkMessageId(channelId, topic) {
-      // Zulip's get_first_message_for_user_in_topic: the oldest the writer can read.
-      // Each topic is looked up once per message, and one message reads at most
-      // TOPIC_LINK_READS messages in all (a topic the writer cannot read from its start
-      // gets a link without `with`): a message repeating a link must not cost a
+      // Since FL 400 the newest message the writer can read (Zulip's
+      // get_last_message_for_user_in_topic). Each topic is looked up once per message,
+      // and one message reads at most TOPIC_LINK_READS messages in all (a topic whose
+      // recent messages the writer cannot read gets a link without `with`): a message repeating a link must not cost a
       // topic's whole history each time.
       // A topic longer than any key (the link's text is the writer's) was never stored.
       if (!fitsKey(topicKey(topic))) return undefined;
@@ -98,7 +98,7 @@ export function renderContextFor(h: Hearth, sender: UserRecord): RenderContext {
       if (topicLinkIds.has(key)) return topicLinkIds.get(key);
       readable ??= readableChannels(h, sender);
       let found: number | undefined;
-      for (const id of idsInRange(h.store, "topicMessages", [channelId, topicKey(topic)], 0, "newer")) {
+      for (const id of idsInRange(h.store, "topicMessages", [channelId, topicKey(topic)], Number.MAX_SAFE_INTEGER, "older")) {
         if (topicLinkReads++ >= TOPIC_LINK_READS) break;
         if (sender.is_system_bot || readableMessage(h, sender, id, readable)) {
           found = id;

@@ -15,6 +15,8 @@ import { checkMayCreateTopic, checkTopicPolicy } from "./message_checks";
 import { doSendMessage } from "./message_send";
 import { planMoveTopicPolicies, writePolicyChanges, type WrittenPolicies } from "./user_topics";
 import { isGuest, isModerator } from "../store/users";
+import { VisibilityPolicy, visibilityPolicyOf } from "../store/user_topics";
+import { userSetting } from "../views/settings";
 
 /** Moving messages to another topic or channel: the part of Zulip's message_edit.py that a content edit does not need. */
 
@@ -174,6 +176,17 @@ export function moveTopicPolicies(
 }
 
 /**
+ * A user's resolved_topic_notice_auto_read_policy (FL 385): "always" marks resolve and
+ * unresolve notices read, "except_followed" unless they follow the topic, "never" not.
+ */
+function resolveNoticeStartsRead(h: Hearth, userId: number, channelId: number, topic: string): boolean {
+  const user = getUser(h.store, userId);
+  const policy = user ? userSetting(user, "resolved_topic_notice_auto_read_policy") : "never";
+  if (policy === "always") return true;
+  return policy === "except_followed" && visibilityPolicyOf(h.store, userId, channelId, topic) !== VisibilityPolicy.FOLLOWED;
+}
+
+/**
  * Zulip's Notification Bot messages after a move: "moved here from" in the new
  * thread and "moved to" in the old one (as the client asked), or the resolve /
  * unresolve notice when only the ✔ prefix changed.
@@ -198,7 +211,8 @@ export async function sendMoveNotifications(
     doSendMessage(h, bot, { target: { type: "stream", channel, topic }, content, client: "Internal", readBySender: true });
   if (!newChannel && newTopic !== undefined && togglesResolved(original.topic, newTopic, req.topic ?? newTopic)) {
     const resolved = newTopic.startsWith(RESOLVED_TOPIC_PREFIX);
-    await send(toChannel, toTopic, `${actor} has marked this topic as ${resolved ? "resolved" : "unresolved"}.`);
+    const content = `${actor} has marked this topic as ${resolved ? "resolved" : "unresolved"}.`;
+    await doSendMessage(h, bot, { target: { type: "stream", channel: toChannel, topic: toTopic }, content, client: "Internal", readBySender: true, readFor: (id) => resolveNoticeStartsRead(h, id, toChannel.id, toTopic) });
     return;
   }
   const link = (channel: MessageChannel, topic: string) => topicLinkSyntax(channel.id, channel.name, topic);

@@ -85,6 +85,8 @@ export interface SendRequest {
   content: string;
   client: string;
   readBySender: boolean;
+  /** Recipients for whom the message starts read (a resolve notice, by their resolved_topic_notice_auto_read_policy). */
+  readFor?: (userId: number) => boolean;
   localId?: string;
   queueId?: string;
   /** Writes (and their events) that must commit with the message or not at all (a scheduled message marked delivered). */
@@ -139,6 +141,7 @@ export async function doSendMessage(h: Hearth, sender: UserRecord, req: SendRequ
   }
   // The sender always gets a row, so they see what they sent even without subscribing.
   flagsByUser.set(sender.id, (flagsByUser.get(sender.id) ?? mentionBitsFor(sender.id, sender.id, rendered, groupMembers, topicUsers)) | (req.readBySender ? MessageFlag.read : 0));
+  if (req.readFor) for (const [id, bits] of flagsByUser) if (req.readFor(id)) flagsByUser.set(id, bits | MessageFlag.read);
   // Zulip: a message sent in a direct message conversation with oneself is read.
   if (target.type === "private" && target.userIds.length === 1) flagsByUser.set(sender.id, flagsByUser.get(sender.id)! | MessageFlag.read);
 

@@ -7,7 +7,7 @@ import { passwordLengthAllowed, realmSetting } from "../store/realm_settings";
 import { activeUserIds, allUsers, EmailVisibility, getUser, isAdmin, putUser, type UserRecord } from "../store/users";
 import { apiEmail } from "../views/users";
 import { canSeeRealEmail } from "../access/users";
-import { AVAILABLE_NOTIFICATION_SOUNDS, LANGUAGE_NAMES, LEGACY_DISPLAY_SETTINGS, LEGACY_NOTIFICATION_SETTINGS, realmUserDefaults, USER_SETTINGS, userSetting, userSettingsDefaultsView } from "../views/settings";
+import { canonicalSettingValue, AVAILABLE_NOTIFICATION_SOUNDS, LANGUAGE_NAMES, realmUserDefaults, USER_SETTINGS, userSetting, userSettingsDefaultsView } from "../views/settings";
 import { getRealm, putRealm } from "../store/realm";
 import { requireRealm } from "../views/realm";
 import { checkFullName } from "./create_user";
@@ -54,7 +54,8 @@ function checkSettingValue(name: string, value: unknown): void {
  */
 export function applySettings(next: UserRecord, settings: Record<string, unknown>): [string, unknown][] {
   const changed: [string, unknown][] = [];
-  for (const [name, value] of Object.entries(settings)) {
+  for (const [name, given] of Object.entries(settings)) {
+    const value = canonicalSettingValue(name, given);
     if (userSetting(next, name) === value) continue;
     if (value === USER_SETTINGS[name].default) delete next.settings[name];
     else next.settings[name] = value;
@@ -63,19 +64,14 @@ export function applySettings(next: UserRecord, settings: Record<string, unknown
   return changed;
 }
 
-/** One `user_settings` update per changed setting to the user, plus the legacy forms older clients read. */
-export function notifySettingChanges(tx: Transaction, h: Hearth, user: UserRecord, changed: [string, unknown][]): void {
-  const email = apiEmail(h, user);
+/**
+ * One `user_settings` update per changed setting, to the user. Since FL 439 no client
+ * gets the legacy `update_display_settings` / `update_global_notifications` forms.
+ */
+export function notifySettingChanges(tx: Transaction, _h: Hearth, user: UserRecord, changed: [string, unknown][]): void {
   for (const [property, value] of changed) {
     const languageName = property === "default_language" ? { language_name: LANGUAGE_NAMES[String(value)] } : {};
     tx.notify({ type: "user_settings", op: "update", property, value, ...languageName }, [user.id]);
-    // The queue manager gives these only to clients without user_settings_object.
-    if (LEGACY_DISPLAY_SETTINGS.has(property)) {
-      tx.notify({ type: "update_display_settings", user: email, setting_name: property, setting: value, ...languageName }, [user.id]);
-    }
-    if (LEGACY_NOTIFICATION_SETTINGS.has(property)) {
-      tx.notify({ type: "update_global_notifications", user: email, notification_name: property, setting: value }, [user.id]);
-    }
   }
 }
 
@@ -195,7 +191,8 @@ export async function checkUpdateUserSettingsDefaults(h: Hearth, actor: UserReco
     const defaults = { ...realmUserDefaults(realm.settings) };
     const current = userSettingsDefaultsView(realm.settings);
     const changed: [string, unknown][] = [];
-    for (const [name, value] of Object.entries(changes)) {
+    for (const [name, given] of Object.entries(changes)) {
+      const value = canonicalSettingValue(name, given);
       if (current[name] === value) continue;
       defaults[name] = value;
       changed.push([name, value]);

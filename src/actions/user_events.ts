@@ -43,8 +43,7 @@ export function notifyRealmBot(tx: Transaction, h: Hearth, op: "add" | "update" 
   else tx.notify({ type: "realm_bot", op, bot: { user_id: bot.id, ...fields } }, recipients);
 }
 
-/** A new name reaches realm_users, and realm_bots where the account is a bot. */
+/** A new name reaches realm_users (since FL 474 bot objects carry no name). */
 export function notifyFullNameChanged(tx: Transaction, h: Hearth, user: UserRecord): void {
   notifyRealmUser(tx, h, "update", user, { full_name: user.full_name });
-  if (user.is_bot) notifyRealmBot(tx, h, "update", user, { full_name: user.full_name });
 }

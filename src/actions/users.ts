@@ -9,7 +9,7 @@ import { badRequest, insufficientPermission, mustBeAdmin, mustBeOwner } from "..
 import { generateApiKey } from "../lib/credentials";
 import { revokeInvitesCreatedBy } from "../store/invites";
 import { notifyInvitesChanged } from "./invite_events";
-import { notifyFullNameChanged, notifyRealmBot, notifyRealmUser } from "./user_events";
+import { notifyFullNameChanged, notifyRealmUser } from "./user_events";
 import { allUsers, getUser, isAdmin, isOwner, putUser, Role, ROLES, type UserRecord } from "../store/users";
 import { botView } from "../views/bots";
 import { notifySystemGroupMembership } from "./user_groups";
@@ -113,8 +113,7 @@ export async function doSetActive(h: Hearth, actor: UserRecord, userId: number, 
     if (revokedInvites > 0) notifyInvitesChanged(tx, h, userId);
     for (const u of updates) {
       notifyRealmUser(tx, h, "update", u, { is_active: active });
-      // Zulip keeps deactivated bots in realm_bots (with is_active) and updates them in place.
-      if (u.is_bot) notifyRealmBot(tx, h, "update", u, { is_active: active });
+      // Deactivated bots stay in realm_bots, whose objects carry no is_active since FL 474: no realm_bot event.
       notifySystemGroupMembership(tx, h, { ...u, is_active: !active }, u);
       tx.afterCommit(() => notifySubscriberActivityChanged(tx, h, u, active));
     }
@@ -130,7 +129,7 @@ export async function doRegenerateApiKey(h: Hearth, user: UserRecord, targetId =
     const current = getUser(h.store, targetId)!;
     const next = { ...current, api_key: key };
     putUser(h.store, next);
-    if (next.is_bot) notifyRealmBot(tx, h, "update", next, { api_key: key });
+    // Since FL 474 the key is in no bot object (GET /bots/{bot_id}/api_key): no realm_bot event.
     clearPushRegistrations(h, tx, targetId);
   });
   return key;
@@ -148,12 +147,31 @@ export async function doRecordFirstLogin(h: Hearth, user: UserRecord): Promise<v
   });
 }
 
+/** FL 459: what `DELETE /users/{id}` may also delete. */
+export interface DeactivationActions {
+  delete_profile?: boolean;
+  delete_public_channel_messages?: boolean;
+  delete_private_channel_messages?: boolean;
+  delete_direct_messages?: boolean;
+}
+
+/**
+ * Hearth deletes no profile or messages on deactivation: asking for any of it is refused
+ * before anything changes, rather than ignored (an administrator who asked for the
+ * messages to go would otherwise believe they had). All false is plain deactivation.
+ */
+function checkDeactivationActions(actions: DeactivationActions): void {
+  const asked = Object.entries(actions).filter(([, wanted]) => wanted === true).map(([name]) => name);
+  if (asked.length > 0) throw badRequest(`Deactivation actions are not supported: ${asked.join(", ")}`);
+}
+
 /** `DELETE /users/{id}` and `POST /users/{id}/reactivate`: administrators only (bots go through /bots). */
-export async function checkSetUserActive(h: Hearth, actor: UserRecord, userId: number, active: boolean): Promise<void> {
+export async function checkSetUserActive(h: Hearth, actor: UserRecord, userId: number, active: boolean, actions: DeactivationActions = {}): Promise<void> {
   // As Zulip's deactivate_user_backend: bots are deactivated through /bots, and only an owner deactivates an owner.
   const target = accessUser(h, userId, { allowDeactivated: true, allowBots: active });
   assertAdmin(actor);
   if (!active && isOwner(target) && !isOwner(actor)) throw mustBeOwner();
+  checkDeactivationActions(actions);
   await doSetActive(h, actor, userId, active);
 }
 

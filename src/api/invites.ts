@@ -57,6 +57,7 @@ export function inviteRoutes(h: Hearth) {
           stream_ids: param.json(t.Array(t.Integer())).default([]),
           group_ids: param.json(t.Array(t.Integer())).default([]),
           include_realm_default_subscriptions: param.bool().default(false),
+          welcome_message_custom_text: param.jsonOrString(t.Union([t.String(), t.Null()])).optional(),
         },
       },
       async ({ user, params }) => ({ invite_link: await checkCreateInviteLink(h, user, params) }),

@@ -4,6 +4,7 @@ import { Param, param, type ParamSpecs } from "../http/params";
 import { USER_SETTINGS } from "../views/settings";
 import { checkUpdateSettings, checkUpdateUserSettingsDefaults } from "../actions/settings";
 import { currentPasswordCheck } from "../auth/login";
+import { badRequest } from "../errors";
 
 /** Every personal setting is a PATCH /settings parameter: strings raw, the rest JSON (Zulip's typed_endpoint). */
 const settingParams: ParamSpecs = {};
@@ -30,8 +31,11 @@ export function settingsRoutes(h: Hearth) {
       await checkUpdateUserSettingsDefaults(h, user, changes);
       return {};
     })
-    .patch("/settings", { params: { ...settingParams, ...accountParams } }, async ({ user, params }) => {
-    const { full_name, email, old_password, new_password, timezone, email_address_visibility, ...rest } = params as Record<string, any>;
+    .patch("/settings", { params: { ...settingParams, ...accountParams, target_users: param.string().optional() } }, async ({ user, params }) => {
+    // FL 444's bulk change of other users' settings is not offered: refused, so that
+    // an administrator's request is not applied to their own settings instead.
+    if (params.target_users !== undefined) throw badRequest("Changing other users' settings (target_users) is not supported");
+    const { target_users: _bulk, full_name, email, old_password, new_password, timezone, email_address_visibility, ...rest } = params as Record<string, any>;
     const settings: Record<string, unknown> = {};
     for (const [name, value] of Object.entries(rest)) if (value !== undefined) settings[name] = value;
     await checkUpdateSettings(h, user, { settings, full_name, email, old_password, new_password, timezone, email_address_visibility }, currentPasswordCheck(h, user));

@@ -81,9 +81,26 @@ export function usersRoutes(h: Hearth) {
     )
     .delete(
       "/users/:user_id",
-      { params: { deactivation_notification_comment: param.string({ maxLength: 2000 }).optional() } },
-      async ({ user, path }) => {
-        await checkSetUserActive(h, user, pathUserId(path.user_id), false);
+      {
+        params: {
+          deactivation_notification_comment: param.string({ maxLength: 2000 }).optional(),
+          actions: param
+            .json(
+              t.Object(
+                {
+                  delete_profile: t.Optional(t.Boolean()),
+                  delete_public_channel_messages: t.Optional(t.Boolean()),
+                  delete_private_channel_messages: t.Optional(t.Boolean()),
+                  delete_direct_messages: t.Optional(t.Boolean()),
+                },
+                { additionalProperties: false },
+              ),
+            )
+            .default({}),
+        },
+      },
+      async ({ user, path, params }) => {
+        await checkSetUserActive(h, user, pathUserId(path.user_id), false, params.actions);
         return {};
       },
     )
@@ -120,6 +137,7 @@ export function usersRoutes(h: Hearth) {
       {
         params: {
           full_name: param.string().optional(),
+          short_name: param.string().optional(),
           role: param.int().optional(),
           bot_owner_id: param.int().optional(),
           service_payload_url: param.jsonOrString(t.String()).optional(),

@@ -18,17 +18,12 @@ export interface ShapingRealm {
   emptyTopicDisplayName(): string;
 }
 
-/** Pre-user_settings forms of a settings change, for old clients only (Zulip's Tornado rule). */
-const legacySettings: CapabilityShaper = (event, caps) => (caps.user_settings_object ? null : event);
-
 /**
  * Per event type, applied in each queue after its event-type and narrow filters (a
  * narrow judges the stored topic, not the name a client is shown) and after the
  * message's content form is chosen.
  */
 const SHAPERS: Readonly<Record<string, CapabilityShaper>> = {
-  update_display_settings: legacySettings,
-  update_global_notifications: legacySettings,
   // Stream typing notifications only for clients that declared they handle them.
   typing: (event, caps, realm) => (event.message_type === "stream" && !caps.stream_typing_notifications ? null : withTopicNames(event, caps, realm)),
   // Without linkifier_url_template a client gets neither linkifiers nor their events.

@@ -86,20 +86,17 @@ const BotService = t.Union([
   t.Object({ service_name: Str(), config_data: t.Record(t.String(), t.String()) }),
 ]);
 
-const RealmBot = t.Object({
-  user_id: Int(),
-  full_name: Str(),
-  api_key: Str(),
-  avatar_url: Str(),
-  default_sending_stream: Nullable(Str()),
-  default_events_register_stream: Nullable(Str()),
-  default_all_public_streams: Bool(),
-  owner_id: Nullable(Int()),
-  is_active: Bool(),
-  bot_type: Int(),
-  services: List(BotService),
-  email: Str(),
-});
+/** FL 474's bot object: the rest of what a bot is lives in its user object. */
+const RealmBot = t.Object(
+  {
+    user_id: Int(),
+    default_sending_stream: Nullable(Str()),
+    default_events_register_stream: Nullable(Str()),
+    default_all_public_streams: Bool(),
+    services: List(BotService),
+  },
+  { additionalProperties: false },
+);
 
 /** A device's E2EE push registration (FL 468): register's `devices` values, and `device` update fields. */
 const DevicePushFields = {
@@ -396,8 +393,6 @@ export const EventSchemas = {
     emoji_code: t.Optional(Str()),
     reaction_type: t.Optional(Str()),
   }),
-  update_display_settings: t.Object({ id: Int(), type: t.Literal("update_display_settings"), user: Str(), setting_name: Str(), setting: t.Unknown() }),
-  update_global_notifications: t.Object({ id: Int(), type: t.Literal("update_global_notifications"), user: Str(), notification_name: Str(), setting: t.Unknown() }),
   user_settings: t.Object({ id: Int(), type: t.Literal("user_settings"), op: t.Literal("update"), property: Str(), value: t.Unknown(), language_name: t.Optional(Str()) }),
   subscription: t.Union([SubscriptionAddEvent, SubscriptionRemoveEvent, SubscriptionUpdateEvent, SubscriptionPeerEvent]),
   stream: t.Union([StreamCreateEvent, StreamDeleteEvent, StreamUpdateEvent]),

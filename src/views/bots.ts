@@ -21,18 +21,16 @@ export function botDefaultsView(h: Hearth, bot: UserRecord): { default_sending_s
   };
 }
 
+/**
+ * A bot as realm_bots and realm_bot/add carry it since FL 474: only what administering
+ * it needs beyond its user object (name, address, avatar, type, owner and activity
+ * are there; the key comes from GET /bots/{bot_id}/api_key).
+ */
 export function botView(h: Hearth, bot: UserRecord): RealmBotJson {
   return {
     user_id: bot.id,
-    full_name: bot.full_name,
-    api_key: bot.api_key,
-    avatar_url: avatarUrl(h, bot),
     ...botDefaultsView(h, bot),
-    owner_id: bot.bot_owner_id,
-    is_active: bot.is_active,
-    bot_type: bot.bot_type!,
     services: botServicesView(bot),
-    email: bot.email,
   };
 }
 

@@ -13,7 +13,7 @@ import { avatarUrl } from "./avatars";
 import { maxMessageIdFor } from "./messages";
 import { DEFAULT_EXTERNAL_ACCOUNTS, REALM_DEFAULTS, realmSetting, REPORT_MESSAGE_TYPES, SERVER_LIMITS } from "../store/realm_settings";
 import { getRealmPresences, PRESENCE_OFFLINE_THRESHOLD_SECS, PRESENCE_PING_INTERVAL_SECS } from "./presence";
-import { USER_SETTINGS, userSettingsDefaultsView, userSettingsView } from "./settings";
+import { userSettingsDefaultsView, userSettingsView } from "./settings";
 
 
 /** Started at import; clients compare it to notice a server restart (Zulip's server_generation). */
@@ -155,21 +155,10 @@ export const realmBotPart = statePart("realm_bot", ["realm_bot"], ({ h, user }) 
   return { realm_bots: bots };
 });
 
-/** Top-level copies of settings for clients without user_settings_object (pre-FL 89 layout). */
-const LEGACY_TOP_LEVEL_SETTINGS = Object.keys(USER_SETTINGS).filter((n) => n !== "web_channel_default_view");
-
-export const userSettingsPart = statePart("user_settings", ["user_settings"], ({ user, capabilities }) => {
-  if (!user) return { user_settings: userSettingsDefaultsView() };
-  const settings = userSettingsView(user);
-  const state: Record<string, unknown> = { user_settings: settings };
-  if (!capabilities.user_settings_object) {
-    for (const name of LEGACY_TOP_LEVEL_SETTINGS) state[name] = settings[name];
-    state.timezone = settings.timezone;
-    state.available_notification_sounds = settings.available_notification_sounds;
-    state.emojiset_choices = settings.emojiset_choices;
-  }
-  return state;
-});
+/** Since FL 439 the settings are in `user_settings` only, whatever the client's capabilities (no top-level copies). */
+export const userSettingsPart = statePart("user_settings", ["user_settings"], ({ user }) => ({
+  user_settings: user ? userSettingsView(user) : userSettingsDefaultsView(),
+}));
 
 export const maxMessageIdPart = statePart("max_message_id", ["message"], ({ h, user }) => ({
   max_message_id: user ? maxMessageIdFor(h, user) : -1,

@@ -107,7 +107,15 @@ export const LANGUAGE_NAMES: Record<string, string> = {
 export function userSetting(user: UserRecord, name: string): unknown {
   if (name === "timezone") return user.timezone;
   if (name === "email_address_visibility") return user.email_address_visibility;
-  return name in user.settings ? user.settings[name] : USER_SETTINGS[name]?.default;
+  return canonicalSettingValue(name, name in user.settings ? user.settings[name] : USER_SETTINGS[name]?.default);
+}
+
+/**
+ * A setting's value in today's spelling: since FL 454 the Recent view is `web_home_view`
+ * "recent"; the older "recent_topics" is still accepted, and stored as (or read back as) "recent".
+ */
+export function canonicalSettingValue(name: string, value: unknown): unknown {
+  return name === "web_home_view" && value === "recent_topics" ? "recent" : value;
 }
 
 /** The register `user_settings` object. */
@@ -133,30 +141,8 @@ export function userSettingsDefaultsView(realmSettings?: Record<string, unknown>
   for (const [name, s] of Object.entries(USER_SETTINGS)) view[name] = s.default;
   view.email_address_visibility = 1;
   Object.assign(view, realmUserDefaults(realmSettings));
+  view.web_home_view = canonicalSettingValue("web_home_view", view.web_home_view);
   view.available_notification_sounds = AVAILABLE_NOTIFICATION_SOUNDS;
   view.emojiset_choices = EMOJISET_CHOICES;
   return view;
 }
-
-/**
- * Settings that also had a legacy event before `user_settings` existed: clients
- * without the user_settings_object capability get `update_display_settings` or
- * `update_global_notifications` as well (Zulip until FL 439).
- */
-export const LEGACY_DISPLAY_SETTINGS = new Set([
-  "twenty_four_hour_time", "dense_mode", "starred_message_counts", "fluid_layout_width", "high_contrast_mode",
-  "color_scheme", "translate_emoticons", "display_emoji_reaction_users", "default_language", "web_home_view",
-  "web_escape_navigates_to_home_view", "left_side_userlist", "emojiset", "demote_inactive_streams", "timezone",
-  "user_list_style", "web_stream_unreads_count_display_policy", "web_font_size_px", "web_line_height_percent",
-  "web_mark_read_on_scroll_policy",
-]);
-
-export const LEGACY_NOTIFICATION_SETTINGS = new Set(
-  Object.keys(USER_SETTINGS).filter(
-    (n) =>
-      (n.startsWith("enable_") && n !== "enable_drafts_synchronization") ||
-      ["notification_sound", "email_notifications_batching_period_seconds", "message_content_in_email_notifications",
-        "pm_content_in_desktop_notifications", "wildcard_mentions_notify", "desktop_icon_count_display",
-        "realm_name_in_email_notifications_policy", "presence_enabled"].includes(n),
-  ),
-);

@@ -79,17 +79,16 @@ describe("avatars", () => {
     expect(pngSize(new Uint8Array(await (await fetch(after.avatar_url)).arrayBuffer()))).toEqual([100, 100]);
   });
 
-  test("a bot's new avatar also reaches realm_bots of its owner and the administrators", async () => {
+  test("a bot's new avatar: realm_user to everyone, no realm_bot update since FL 474 (bot objects carry no avatar)", async () => {
     const bot = await s.createBot("cordelia", { full_name: "Portrait bot", short_name: "portraitbot" });
     const client = s.as(bot);
     const published = recordPublished(s);
     const image = identiconPng("bot picture", 64);
     const body = expectSuccess(await client.post("/users/me/avatar", { file: new File([image as BlobPart], "bot.png", { type: "image/png" }) }, { multipart: true }));
-    const [event] = published.ofType("realm_bot");
-    expect(event.event).toEqual({ type: "realm_bot", op: "update", bot: { user_id: bot.id, avatar_url: body.avatar_url } });
-    expect(event.userIds).toContain(s.users.cordelia.id);
-    expect(event.userIds).toContain(s.users.iago.id);
-    expect(event.userIds).not.toContain(s.users.hamlet.id);
+    expect(published.ofType("realm_bot")).toEqual([]);
+    const update = published.ofType("realm_user").find((e) => "avatar_url" in e.event.person);
+    expect(update?.event.person).toMatchObject({ user_id: bot.id, avatar_url: body.avatar_url });
+    for (const who of ["cordelia", "iago", "hamlet"] as const) expect(update?.userIds).toContain(s.users[who].id);
   });
 
   test("bad uploads are rejected and nothing changes", async () => {
@@ -121,7 +120,7 @@ describe("bot avatars (POST /bots, PATCH /bots/{bot_id} with one file)", () => {
     expect(listed.avatar_url).toBe(body.avatar_url);
   });
 
-  test("the owner changes a bot's avatar and name in one request; everyone's realm_user and the managers' realm_bot follow", async () => {
+  test("the owner changes a bot's avatar and name in one request; everyone's realm_user follows, no realm_bot update (FL 474)", async () => {
     const bot = await s.createBot("cordelia", { full_name: "Plain bot", short_name: "plainbot" });
     const image = picture("new face");
     const published = recordPublished(s);
@@ -131,9 +130,7 @@ describe("bot avatars (POST /bots, PATCH /bots/{bot_id} with one file)", () => {
     const avatarUpdate = published.ofType("realm_user").find((e) => "avatar_url" in e.event.person);
     expect(avatarUpdate?.event.person).toMatchObject({ user_id: bot.id, avatar_url: body.avatar_url, avatar_source: "U" });
     expect(avatarUpdate?.userIds).toContain(s.users.hamlet.id);
-    const botUpdate = published.ofType("realm_bot").find((e) => "avatar_url" in e.event.bot);
-    expect(botUpdate?.userIds).toContain(s.users.cordelia.id);
-    expect(botUpdate?.userIds).not.toContain(s.users.hamlet.id);
+    expect(published.ofType("realm_bot")).toEqual([]);
     const seen = expectSuccess(await s.as("hamlet").get(`/users/${bot.id}`)).user;
     expect(seen.avatar_url).toBe(body.avatar_url);
     expect(seen.full_name).toBe("Pictured bot");

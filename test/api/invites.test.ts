@@ -69,6 +69,33 @@ describe("reusable invitation links", () => {
     expect((await listInvites("othello")).some((i) => i.link_url === link)).toBe(false);
   });
 
+  test("welcome_message_custom_text (FL 416): an administrator's link carries it to Welcome Bot's DM; a member's text is ignored; over 8000 code points is refused", async () => {
+    expectError(await s.as("iago").post("/invites/multiuse", { welcome_message_custom_text: "é".repeat(8001) }), 400, "BAD_REQUEST", /too long/);
+    const link = await createLink("iago", { welcome_message_custom_text: "Welcome to **Arden**!" });
+    expect((await join(link, { email: "welcome-text-1@example.com", full_name: "Phebe", password: "arden forest" })).status).toBe(200);
+    const key = expectSuccess(await s.anonymous().post("/fetch_api_key", { username: "welcome-text-1@example.com", password: "arden forest" }));
+    const audrey = new ApiClient(s.url, "welcome-text-1@example.com", key.api_key);
+    const dms = expectSuccess(await audrey.get("/messages", { anchor: "newest", num_before: 10, num_after: 0, apply_markdown: false, narrow: JSON.stringify([{ operator: "is", operand: "dm" }]) })).messages;
+    expect(dms.filter((m: any) => m.sender_email === "welcome-bot@zulip.com").map((m: any) => m.content)).toContain("Welcome to **Arden**!");
+
+    const members = expectSuccess(await s.as("iago").get("/user_groups")).user_groups.find((g: any) => g.name === "role:members").id;
+    const admins = expectSuccess(await s.as("iago").get("/user_groups")).user_groups.find((g: any) => g.name === "role:administrators").id;
+    expectSuccess(await s.as("desdemona").patch("/realm", { create_multiuse_invite_group: JSON.stringify({ new: members }) }));
+    try {
+      const memberLink = await createLink("hamlet", { welcome_message_custom_text: "Not from a member" });
+      expect((await join(memberLink, { email: "welcome-text-2@example.com", full_name: "Corin", password: "arden forest" })).status).toBe(200);
+      const wKey = expectSuccess(await s.anonymous().post("/fetch_api_key", { username: "welcome-text-2@example.com", password: "arden forest" }));
+      const william = new ApiClient(s.url, "welcome-text-2@example.com", wKey.api_key);
+      const wDms = expectSuccess(await william.get("/messages", { anchor: "newest", num_before: 10, num_after: 0, apply_markdown: false, narrow: JSON.stringify([{ operator: "is", operand: "dm" }]) })).messages;
+      expect(wDms.some((m: any) => m.content === "Not from a member")).toBe(false);
+      // Later tests count Hamlet's links.
+      const id = (await listInvites("hamlet")).find((i) => i.link_url === memberLink).id;
+      expectSuccess(await s.as("hamlet").delete(`/invites/multiuse/${id}`));
+    } finally {
+      expectSuccess(await s.as("desdemona").patch("/realm", { create_multiuse_invite_group: JSON.stringify({ new: admins }) }));
+    }
+  });
+
   test("the defaults: a member's link that expires in 10 days; no expiry on null", async () => {
     const link = await createLink("desdemona");
     const listed = (await listInvites("desdemona")).find((i) => i.link_url === link);

@@ -3,7 +3,7 @@ import { expectError, expectSchema, expectSuccess, recordPublished, startTestSer
 import { GetMessagesByIdsResponse, GetMessagesResponse, MessageHistoryResponse, SendMessageResponse, TopicsResponse, UpdateFlagsForNarrowResponse, UpdateFlagsResponse } from "../../src/schemas/messages";
 import { getMessage, MessageFlag } from "../../src/store/messages";
 import { getUserFlags } from "../../src/store/user_messages";
-import { register } from "../kit/events";
+import { register, verifyAction } from "../kit/events";
 import { getChannel, putChannel } from "../../src/store/channels";
 import { doExpireMessages } from "../../src/actions/retention";
 import { putUserGroup, systemGroupId, USER_GROUP_SETTINGS } from "../../src/store/user_groups";
@@ -226,6 +226,30 @@ describe("channel messages", () => {
     expect(resolved.at(-1).content).toBe(`<p><span class="user-mention silent" data-user-id="${s.users.hamlet.id}">King Hamlet</span> has marked this topic as resolved.</p>`);
   });
 
+  test("resolve notices start read per resolved_topic_notice_auto_read_policy: always, except_followed (the default) unless followed, never", async () => {
+    const a = await send("hamlet", denmark, "notice reads", "a question");
+    expectSuccess(await s.as("othello").patch("/settings", { resolved_topic_notice_auto_read_policy: "never" }));
+    expectSuccess(await s.as("polonius").patch("/settings", { resolved_topic_notice_auto_read_policy: "always" }));
+    // Iago keeps the default, except_followed, and follows the topic.
+    expectSuccess(await s.as("iago").post("/user_topics", { stream_id: denmark, topic: "notice reads", visibility_policy: 3 }));
+    try {
+      const r = await verifyAction(s, async () => expectSuccess(await s.as("hamlet").patch(`/messages/${a}`, { topic: "✔ notice reads" })), { viewers: ["iago", "othello", "polonius"] });
+      const noticeFlags = (who: "iago" | "othello" | "polonius") => r.events[who].find((e: any) => e.type === "message")!.flags as string[];
+      expect(noticeFlags("polonius")).toContain("read");
+      expect(noticeFlags("othello")).not.toContain("read");
+      // The follow moved with the topic to its resolved name.
+      expect(noticeFlags("iago")).not.toContain("read");
+      // Unresolving: Iago no longer follows the topic now, so his default marks it read.
+      expectSuccess(await s.as("iago").post("/user_topics", { stream_id: denmark, topic: "✔ notice reads", visibility_policy: 0 }));
+      const back = await verifyAction(s, async () => expectSuccess(await s.as("hamlet").patch(`/messages/${a}`, { topic: "notice reads" })), { viewers: ["iago", "othello"] });
+      expect(back.events.iago.find((e: any) => e.type === "message")!.flags).toContain("read");
+      expect(back.events.othello.find((e: any) => e.type === "message")!.flags).not.toContain("read");
+    } finally {
+      expectSuccess(await s.as("othello").patch("/settings", { resolved_topic_notice_auto_read_policy: "except_followed" }));
+      expectSuccess(await s.as("polonius").patch("/settings", { resolved_topic_notice_auto_read_policy: "except_followed" }));
+    }
+  });
+
   test("resolving a topic follows can_resolve_topics_group (organization or channel), with no time limit", async () => {
     const a = await send("othello", denmark, "to resolve", "a question");
     try {
@@ -429,12 +453,12 @@ describe("channel messages", () => {
     expect(unreadDm.ignored_because_not_subscribed_channels).toEqual([]);
   });
 
-  test("a topic link names the topic's oldest message the writer can read (FL 347), so it follows the topic when moved", async () => {
-    const first = await send("hamlet", denmark, "linked castle", "the first");
-    await send("hamlet", denmark, "linked castle", "the second");
+  test("a topic link names the topic's newest message the writer can read (FL 400; the oldest before), so it follows the topic when moved", async () => {
+    await send("hamlet", denmark, "linked castle", "the first");
+    const latest = await send("hamlet", denmark, "linked castle", "the second");
     const link = await send("othello", denmark, "elsewhere", "see #**Denmark>linked castle** and #**Denmark>no such topic**");
     const html = expectSuccess(await s.as("othello").get(`/messages/${link}`)).message.content;
-    expect(html).toContain(`href="/#narrow/channel/${denmark}-Denmark/topic/linked.20castle/with/${first}"`);
+    expect(html).toContain(`href="/#narrow/channel/${denmark}-Denmark/topic/linked.20castle/with/${latest}"`);
     expect(html).toContain(`href="/#narrow/channel/${denmark}-Denmark/topic/no.20such.20topic"`);
     // A private channel's topic, linked by someone who cannot read it: no channel link at all.
     const outside = await send("othello", denmark, "elsewhere", "#**secret>plans**");

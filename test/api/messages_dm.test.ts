@@ -259,9 +259,11 @@ describe("direct messages", () => {
     expectSchema(RenderResponse, r);
     expect(r.rendered).toBe("<p><strong>bold</strong></p>");
     // Zulip's forms that clients parse: <del>, <time>, underscores kept.
-    expect(expectSuccess(await s.as("hamlet").post("/messages/render", { content: "~~old~~ at <time:1496701800> in my_file_name" })).rendered).toBe(
-      '<p><del>old</del> at <time datetime="2017-06-05T22:30:00Z">1496701800</time> in my_file_name</p>',
+    expect(expectSuccess(await s.as("hamlet").post("/messages/render", { content: "~~old~~ at <time:2017-06-05T22:30:00Z> in my_file_name" })).rendered).toBe(
+      '<p><del>old</del> at <time datetime="2017-06-05T22:30:00Z">2017-06-05T22:30:00Z</time> in my_file_name</p>',
     );
+    // FL 451/503: a time that is not ISO 8601 (a Unix timestamp among them) stays as its escaped text.
+    expect(expectSuccess(await s.as("hamlet").post("/messages/render", { content: "at <time:1496701800> and <time:<i>>" })).rendered).toBe("<p>at &lt;time:1496701800&gt; and &lt;time:&lt;i&gt;&gt;</p>");
     expect(expectSuccess(await s.as("hamlet").post("/messages/render", { content: "$$e^{i\\pi} + 1 = 0$$" })).rendered).toStartWith('<p><span class="katex">');
     // Pygments' name for the language, which code playgrounds (pygments_language) match.
     expect(expectSuccess(await s.as("hamlet").post("/messages/render", { content: "```py\nx = 1\n```" })).rendered).toContain('data-code-language="Python"');

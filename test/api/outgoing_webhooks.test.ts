@@ -66,16 +66,19 @@ async function newest(who: "hamlet" | "othello", narrow: unknown[]): Promise<any
 
 describe("creating an outgoing-webhook bot", () => {
   test("its service (URL, interface, a token) is in realm_bots and the realm_bot add event", async () => {
-    const r = await verifyAction(s, () => outgoingBot("creator", { interface_type: 2 }), { viewers: ["hamlet", "iago", "othello"] });
+    let created: TestUser | undefined;
+    const r = await verifyAction(s, async () => void (created = await outgoingBot("creator", { interface_type: 2 })), { viewers: ["hamlet", "iago", "othello"] });
     expect(r.types.hamlet).toContain("realm_bot/add");
     expect(r.types.othello).not.toContain("realm_bot/add");
     const state = await register(s.as("hamlet"));
     expectSchema(RegisterResponse, state);
-    const bot = state.realm_bots.find((b: any) => b.full_name === "creator bot");
-    expect(bot).toMatchObject({ bot_type: 3, services: [{ base_url: hookUrl(), interface: 2 }] });
+    // FL 474: the bot object is its ID, defaults and services; its type is in its user object.
+    const bot = state.realm_bots.find((b: any) => b.user_id === created!.id);
+    expect(bot).toMatchObject({ services: [{ base_url: hookUrl(), interface: 2 }] });
+    expect(state.realm_users.find((u: any) => u.user_id === created!.id)).toMatchObject({ full_name: "creator bot", bot_type: 3 });
     expect(bot.services[0].token).toMatch(/^[A-Za-z0-9]{32}$/);
     // The token is a secret of its own, not the bot's API key.
-    expect(bot.services[0].token).not.toBe(bot.api_key);
+    expect(bot.services[0].token).not.toBe(created!.apiKey);
   });
 
   test("a missing or non-http URL and an unknown interface are refused, and no bot is made", async () => {

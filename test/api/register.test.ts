@@ -53,7 +53,7 @@ describe("POST /register", () => {
     }
   });
 
-  test("zulip-terminal's request: legacy top-level settings and muted_topics", async () => {
+  test("zulip-terminal's request: its settings in user_settings (no top-level copies since FL 439) and muted_topics", async () => {
     const body = expectSuccess(
       await s.as("othello").post("/register", {
         event_types: ["message", "update_message", "reaction", "subscription", "typing", "update_message_flags", "user_settings", "realm_emoji", "realm_user"],
@@ -69,8 +69,11 @@ describe("POST /register", () => {
     }
     // zulip-terminal reads the groups at start-up (Model.__init__): Zulip's fetch name is "realm_user_groups".
     expect(body.realm_user_groups.map((g: any) => g.name)).toContain("role:everyone");
-    expect(body.twenty_four_hour_time).toBe(false);
-    expect(body.pm_content_in_desktop_notifications).toBe(true);
+    // zulip-terminal reads these from user_settings when it is there (the top level only from old servers).
+    expect(body.user_settings.twenty_four_hour_time).toBe(false);
+    expect(body.user_settings.pm_content_in_desktop_notifications).toBe(true);
+    expect(body.user_settings.send_private_typing_notifications).toBe(true);
+    expect(body.twenty_four_hour_time).toBeUndefined();
     // Hearth serves every avatar itself, so client_gravatar never turns avatar_url into null.
     expect(body.realm_users.find((u: any) => u.user_id === s.users.hamlet.id).avatar_url).toStartWith(`${s.url}/user_avatars/`);
   });
@@ -181,29 +184,30 @@ describe("state + events stay consistent (verifyAction)", () => {
     }
   });
 
-  test("bot API key regeneration: realm_bot update to owner and admins, nothing to others", async () => {
+  test("bot API key regeneration: no events since FL 474 (no bot object carries the key)", async () => {
     const bot = expectSuccess(await s.as("othello").post("/bots", { full_name: "Key bot", short_name: "keybot" }));
     const r = await verifyAction(s, async () => {
       expectSuccess(await s.as("othello").post(`/bots/${bot.user_id}/api_key/regenerate`));
     });
     for (const v of EVERYONE) {
-      expect(r.types[v]).toEqual(["othello", "desdemona", "iago"].includes(v) ? ["realm_bot/update"] : []);
+      expect(r.types[v]).toEqual([]);
     }
   });
 
-  test("bot deactivation: realm_bot update (is_active false) to owner and admins; the bot stays in realm_bots", async () => {
+  test("bot deactivation: realm_user update to everyone, no realm_bot update (FL 474); the bot stays in realm_bots", async () => {
     const bot = expectSuccess(await s.as("othello").post("/bots", { full_name: "Gone bot", short_name: "gonebot" }));
     const r = await verifyAction(s, async () => {
       expectSuccess(await s.as("othello").delete(`/bots/${bot.user_id}`));
     });
     const groups = ["user_group/remove_members", "user_group/remove_members"];
-    expect(r.types.othello).toEqual(["realm_user/update", "realm_bot/update", ...groups]);
+    expect(r.types.othello).toEqual(["realm_user/update", ...groups]);
     expect(r.types.hamlet).toEqual(["realm_user/update", ...groups]);
-    const listed = (await register(s.as("othello"))).realm_bots.find((b: any) => b.user_id === bot.user_id);
-    expect(listed.is_active).toBe(false);
+    const state = await register(s.as("othello"));
+    expect(state.realm_bots.some((b: any) => b.user_id === bot.user_id)).toBe(true);
+    expect(state.realm_non_active_users.find((u: any) => u.user_id === bot.user_id).is_active).toBe(false);
   });
 
-  test("bot reactivation: realm_user update to everyone, realm_bot update (is_active true) to owner and admins", async () => {
+  test("bot reactivation: realm_user update to everyone, no realm_bot update (FL 474)", async () => {
     const bot = expectSuccess(await s.as("othello").post("/bots", { full_name: "Back bot", short_name: "backbot" }));
     expectSuccess(await s.as("othello").delete(`/bots/${bot.user_id}`));
     const r = await verifyAction(s, async () => {
@@ -211,8 +215,8 @@ describe("state + events stay consistent (verifyAction)", () => {
     });
     // Back in role:everyone and role:members: two group membership events, as on deactivation.
     const groups = ["user_group/add_members", "user_group/add_members"];
-    expect(r.types.othello).toEqual(["realm_user/update", "realm_bot/update", ...groups]);
-    expect(r.types.iago).toEqual(["realm_user/update", "realm_bot/update", ...groups]);
+    expect(r.types.othello).toEqual(["realm_user/update", ...groups]);
+    expect(r.types.iago).toEqual(["realm_user/update", ...groups]);
     expect(r.types.hamlet).toEqual(["realm_user/update", ...groups]);
   });
 
@@ -239,12 +243,21 @@ describe("state + events stay consistent (verifyAction)", () => {
     expect(again.types.hamlet).toEqual([]);
   });
 
-  test("PATCH /settings for a client without user_settings_object: legacy events too", async () => {
+  test("PATCH /settings for a client without user_settings_object: user_settings events only, no legacy ones nor top-level copies (FL 439)", async () => {
     const legacyClient = { client_capabilities: {} };
     const r = await verifyAction(s, async () => {
       expectSuccess(await s.as("othello").patch("/settings", { color_scheme: 2, enable_sounds: false, send_read_receipts: false }));
     }, { viewers: ["othello"], registerParams: legacyClient });
-    expect(r.types.othello).toEqual(["user_settings/update", "update_display_settings", "user_settings/update", "update_global_notifications", "user_settings/update"]);
+    expect(r.types.othello).toEqual(["user_settings/update", "user_settings/update", "user_settings/update"]);
+    // Asking for the legacy types by name gets nothing either.
+    const named = await verifyAction(s, async () => {
+      expectSuccess(await s.as("othello").patch("/settings", { color_scheme: 1, enable_sounds: true }));
+    }, { viewers: ["othello"], registerParams: { ...legacyClient, event_types: ["update_display_settings", "update_global_notifications"] } });
+    expect(named.types.othello).toEqual([]);
+    const state = await register(s.as("othello"), legacyClient);
+    expect(state.color_scheme).toBeUndefined();
+    expect(state.enable_sounds).toBeUndefined();
+    expect(state.user_settings.color_scheme).toBe(1);
     // Modern clients get no legacy events.
     const modern = await verifyAction(s, async () => {
       expectSuccess(await s.as("othello").patch("/settings", { color_scheme: 3 }));

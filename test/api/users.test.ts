@@ -198,7 +198,7 @@ describe("bots", () => {
 });
 
 describe("PATCH /bots/{bot_id}", () => {
-  test("a new owner: realm_bots move from the old owner to the new one, administrators get an update, everyone the bot_owner_id", async () => {
+  test("a new owner: realm_bots move from the old owner to the new one; everyone, administrators included, hears the bot_owner_id from realm_user (FL 474)", async () => {
     const bot = expectSuccess(await s.as("hamlet").post("/bots", { full_name: "Handover bot", short_name: "handover" })).user_id as number;
     const r = await verifyAction(s, async () => {
       const res = expectSuccess(await s.as("hamlet").patch(`/bots/${bot}`, { bot_owner_id: s.users.othello.id }));
@@ -206,7 +206,7 @@ describe("PATCH /bots/{bot_id}", () => {
     });
     expect(r.types.hamlet).toEqual(["realm_bot/delete", "realm_user/update"]);
     expect(r.types.othello).toEqual(["realm_bot/add", "realm_user/update"]);
-    expect(r.types.iago).toEqual(["realm_bot/update", "realm_user/update"]);
+    expect(r.types.iago).toEqual(["realm_user/update"]);
     expect(r.types.cordelia).toEqual(["realm_user/update"]);
     // The new owner manages it now; the old one no longer does.
     expectSuccess(await s.as("othello").patch(`/bots/${bot}`, { full_name: "Othello's bot" }));

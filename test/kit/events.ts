@@ -307,13 +307,6 @@ function applyCoreEvent(state: State, event: ApiEventJson): void {
       else throw new Error(`unknown saved_snippets op ${event.op}`);
       return;
     }
-    case "update_display_settings":
-      state[event.setting_name] = event.setting;
-      if (event.setting_name === "timezone" && state.user_settings) state.user_settings.timezone = event.setting;
-      return;
-    case "update_global_notifications":
-      state[event.notification_name] = event.setting;
-      return;
     case "presence": {
       if (event.presences) {
         // Modern event (simplified_presence_events): keyed by user ID, as with slim_presence.

@@ -151,13 +151,19 @@ describe("Zulip-flavoured Markdown", () => {
     expect(table).toContain('<td style="text-align: center;">3</td>');
   });
 
-  test("global times: a <time> element in UTC, the input as its text; Zulip's error span", () => {
-    expect(render("at <time:1496701800>").html).toBe('<p>at <time datetime="2017-06-05T22:30:00Z">1496701800</time></p>');
+  test("global times: ISO 8601 only (FL 503) as a <time> element in UTC, the input as its text; anything else stays escaped text (FL 451)", () => {
     expect(render("<time:2024-06-05T22:30:00+02:00>").html).toBe('<p><time datetime="2024-06-05T20:30:00Z">2024-06-05T22:30:00+02:00</time></p>');
     expect(render("<time:2024-06-05 22:30>").html).toBe('<p><time datetime="2024-06-05T22:30:00Z">2024-06-05 22:30</time></p>');
-    expect(render("<time:1496701800.25>").html).toBe('<p><time datetime="2017-06-05T22:30:00.250000Z">1496701800.25</time></p>');
-    expect(render("<time:banana & <b>>").html).toBe('<p><span class="timestamp-error">Invalid time format: banana &amp; &lt;b</span>&gt;</p>');
-    expect(render("<time:>").html).toBe('<p><span class="timestamp-error">Invalid time format: </span></p>');
+    expect(render("<time:2024-06-05>").html).toBe('<p><time datetime="2024-06-05T00:00:00Z">2024-06-05</time></p>');
+    expect(render("<time:20240605T223000Z>").html).toBe('<p><time datetime="2024-06-05T22:30:00Z">20240605T223000Z</time></p>');
+    expect(render("<time:2024-06-05T22:30-0530>").html).toBe('<p><time datetime="2024-06-06T04:00:00Z">2024-06-05T22:30-0530</time></p>');
+    expect(render("<time:2017-06-05T22:30:00.25Z>").html).toBe('<p><time datetime="2017-06-05T22:30:00.250000Z">2017-06-05T22:30:00.25Z</time></p>');
+    // No longer times: a Unix timestamp, free text, an impossible date.
+    expect(render("at <time:1496701800>").html).toBe("<p>at &lt;time:1496701800&gt;</p>");
+    expect(render("<time:June 5 2017>").html).toBe("<p>&lt;time:June 5 2017&gt;</p>");
+    expect(render("<time:2024-06-31>").html).toBe("<p>&lt;time:2024-06-31&gt;</p>");
+    expect(render("<time:banana & <b>>").html).toBe("<p>&lt;time:banana &amp; &lt;b&gt;&gt;</p>");
+    expect(render("<time:>").html).toBe("<p>&lt;time:&gt;</p>");
   });
 
   test("emoji by Zulip's names, and :zulip:", () => {
@@ -169,7 +175,7 @@ describe("Zulip-flavoured Markdown", () => {
     expect(render(":zulip:").html).toBe('<p><img alt=":zulip:" class="emoji" src="/static/generated/emoji/images/emoji/unicode/zulip.png" title="zulip"></p>');
   });
 
-  test("topic links name their oldest readable message with `with` (FL 347); the empty topic shows its display name (FL 346)", () => {
+  test("topic links name the message the server picks (its newest readable, FL 400) with `with` (FL 347); the empty topic shows its display name (FL 346)", () => {
     const withIds: RenderContext = { ...ctx, topicLinkMessageId: (_channel, topic) => (topic === "castle" ? 14 : topic === "" ? 21 : undefined), emptyTopicDisplayName: "chat" };
     expect(renderMarkdown("#**Denmark>castle**", withIds).html).toBe(
       '<p><a class="stream-topic" data-stream-id="9" href="/#narrow/channel/9-Denmark/topic/castle/with/14">#Denmark &gt; castle</a></p>',
@@ -286,9 +292,11 @@ describe("Zulip-flavoured Markdown", () => {
     const bomb = "$$\\def\\a{" + "x".repeat(400) + "}\\def\\b{\\a\\a\\a\\a\\a\\a\\a\\a\\a\\a}\\b\\b\\b$$";
     expect(render(bomb).html).toStartWith('<p><span class="tex-error">');
     expect(render("```math\n\\newcommand{\\x}{y}\\x\n```").html).toContain("tex-error");
-    // Rounded to whole microseconds before the seconds are taken.
-    expect(render("<time:1.9999999>").html).toBe('<p><time datetime="1970-01-01T00:00:02Z">1.9999999</time></p>');
-    expect(render("<time:99999999999999>").html).toContain("timestamp-error");
+    // Digits past the microsecond are dropped, as Python's fromisoformat drops them.
+    expect(render("<time:1970-01-01T00:00:01.9999999Z>").html).toBe('<p><time datetime="1970-01-01T00:00:01.999999Z">1970-01-01T00:00:01.9999999Z</time></p>');
+    expect(render("<time:99999999999999>").html).toBe("<p>&lt;time:99999999999999&gt;</p>");
+    expect(render("<time:0000-01-01>").html).toBe("<p>&lt;time:0000-01-01&gt;</p>");
+    expect(render("<time:9999-12-31T23:59:59-01:00>").html).toBe("<p>&lt;time:9999-12-31T23:59:59-01:00&gt;</p>");
     // A preview's title is the link's text, not the markup of an emoji in it.
     expect(render("[:smile: pic](https://x.example/a.png)").html).toContain('title=" pic"');
   });
