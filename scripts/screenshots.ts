@@ -8,17 +8,10 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { PASSWORD, startTestServer } from "../test/kit";
-import { launchChromium, type Page } from "../test/kit/browser";
+import { launchChromium, signInToChat, until, type Page } from "../test/kit/browser";
 
 const OUT = resolve(import.meta.dir, "..", "docs", "screenshots");
 
-async function until(page: Page, expression: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await page.evaluate(expression).catch(() => false))) {
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for: ${expression}`);
-    await Bun.sleep(50);
-  }
-}
 
 const s = await startTestServer();
 const browser = await launchChromium();
@@ -42,13 +35,7 @@ try {
 
   const page = await browser.newPage({ ownCookies: true });
   await page.emulate({ width: 1280, height: 800 });
-  await page.goto(`${s.url}/`);
-  await page.evaluate(`(() => {
-    document.getElementById("username").value = ${JSON.stringify(s.users.hamlet.email)};
-    document.getElementById("password").value = ${JSON.stringify(PASSWORD)};
-    document.querySelector("form").requestSubmit();
-  })()`);
-  await until(page, `location.pathname === "/" && document.querySelector(".sidebar .channels")`);
+  await signInToChat(page, s.url, s.users.hamlet.email, PASSWORD);
   mkdirSync(OUT, { recursive: true });
   const shoot = async (name: string, hash: string, width: number, height: number, dark: boolean, before = "") => {
     await page.emulate({ width, height, dark });

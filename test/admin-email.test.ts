@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { expectSuccess, PASSWORD, startTestServer, type TestServer } from "./kit";
-import { launchChromium, type Browser, type Page } from "./kit/browser";
+import { launchChromium, until, type Browser, type Page } from "./kit/browser";
 import { startSmtpServer, type SmtpTestServer } from "./kit/smtp";
 
 let browser: Browser;
@@ -19,16 +19,8 @@ afterAll(async () => {
   await browser?.close();
 });
 
-/** Like page.waitFor, across navigations (an evaluation in a page being replaced fails; it is tried again). */
-async function settle<T>(expression: string, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await page.evaluate<T>(expression).catch(() => undefined);
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for: ${expression}`);
-    await Bun.sleep(25);
-  }
-}
+/** Like page.waitFor, across navigations. */
+const settle = <T>(expression: string, timeoutMs = 20_000) => until<T>(page, expression, timeoutMs);
 
 /** /admin sends a browser without a session to /login, and back once signed in. */
 async function logInAsOwner(s: TestServer) {

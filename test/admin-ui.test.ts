@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { expectSuccess, PASSWORD, startTestServer, type TestServer } from "./kit";
-import { launchChromium, type Browser, type Page } from "./kit/browser";
+import { launchChromium, until, type Browser, type Page } from "./kit/browser";
 import { hearth, tempDir } from "./kit/process";
 import { existsSync } from "node:fs";
 import { userSessions } from "../src/store/sessions";
@@ -30,16 +30,8 @@ afterAll(async () => {
 
 const status = () => page.evaluate<string>(`document.getElementById("status").textContent`);
 const waitForStatus = (text: string) => page.waitFor(`document.getElementById("status").textContent === ${JSON.stringify(text)}`);
-/** Like page.waitFor, across navigations (an evaluation in a page being replaced fails; it is tried again). */
-async function settle<T>(expression: string, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await page.evaluate<T>(expression).catch(() => undefined);
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for: ${expression}`);
-    await Bun.sleep(25);
-  }
-}
+/** Like page.waitFor, across navigations. */
+const settle = <T>(expression: string, timeoutMs = 10_000) => until<T>(page, expression, timeoutMs);
 /** Fills and sends the /login form the browser was sent to. */
 const logIn = async (email: string, password: string) => {
   await settle(`location.pathname === "/login" && document.querySelector('form[action="/login"]') !== null && document.readyState === "complete"`);

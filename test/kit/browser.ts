@@ -212,3 +212,26 @@ export async function launchChromium(): Promise<Browser> {
     },
   };
 }
+
+/** Polls an expression until it is truthy, also across a navigation (where evaluating fails for a moment). */
+export async function until<T>(page: Page, expression: string, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await page.evaluate<T>(expression).catch(() => undefined);
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`Timed out waiting for: ${expression}`);
+    await Bun.sleep(50);
+  }
+}
+
+/** Opens the chat at `baseUrl`, is sent to /login, signs in with its form, and waits for the chat to show. */
+export async function signInToChat(page: Page, baseUrl: string, email: string, password: string): Promise<void> {
+  await page.goto(`${baseUrl}/`);
+  await until(page, `location.pathname === "/login" && document.getElementById("username")`);
+  await page.evaluate(`(() => {
+    document.getElementById("username").value = ${JSON.stringify(email)};
+    document.getElementById("password").value = ${JSON.stringify(password)};
+    document.querySelector("form").requestSubmit();
+  })()`);
+  await until(page, `location.pathname === "/" && document.querySelector(".sidebar .channels")`);
+}

@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { expectSuccess, PASSWORD, startTestServer, type TestServer } from "../kit";
-import { launchChromium, type Browser, type Page } from "../kit/browser";
+import { launchChromium, until, type Browser, type Page } from "../kit/browser";
 
 let s: TestServer;
 let browser: Browser;
@@ -16,16 +16,6 @@ let hamlet: Page;
 let desdemona: Page;
 let denmark: number;
 
-/** Polls an expression, also across a navigation (where evaluating fails for a moment). */
-async function until<T>(page: Page, expression: string, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await page.evaluate<T>(expression).catch(() => undefined);
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for: ${expression}`);
-    await Bun.sleep(50);
-  }
-}
 
 /** Types into a field as a user would: value set, then the input event the app listens to. */
 const typeInto = (page: Page, selector: string, text: string) =>

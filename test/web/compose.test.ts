@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { expectSuccess, PASSWORD, startTestServer, type TestServer } from "../kit";
-import { launchChromium, type Browser, type Page } from "../kit/browser";
+import { launchChromium, signInToChat, until, type Browser, type Page } from "../kit/browser";
 
 let s: TestServer;
 let browser: Browser;
@@ -15,15 +15,6 @@ let hamlet: Page;
 let denmark: number;
 let horatios: number[];
 
-async function until<T>(page: Page, expression: string, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await page.evaluate<T>(expression).catch(() => undefined);
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for: ${expression}`);
-    await Bun.sleep(50);
-  }
-}
 
 const BOX = ".compose textarea[name=content]";
 /** Types into the message box as a user would: the text, the caret at its end, the input event. */
@@ -41,15 +32,7 @@ const boxValue = (page: Page) => page.evaluate<string>(`document.querySelector($
 const suggestions = (page: Page) => page.evaluate<string[]>(`[...document.querySelectorAll(".typeahead li .ta-label")].map((li) => li.textContent)`);
 const rowOf = (text: string) => `[...document.querySelectorAll("article.msg")].find((row) => row.querySelector(".rendered")?.textContent.includes(${JSON.stringify(text)}))`;
 
-async function signIn(page: Page, email: string): Promise<void> {
-  await page.goto(`${s.url}/`);
-  await page.evaluate(`(() => {
-    document.getElementById("username").value = ${JSON.stringify(email)};
-    document.getElementById("password").value = ${JSON.stringify(PASSWORD)};
-    document.querySelector("form").requestSubmit();
-  })()`);
-  await until(page, `location.pathname === "/" && document.querySelector(".sidebar .channels")`);
-}
+const signIn = (page: Page, email: string, password = PASSWORD) => signInToChat(page, s.url, email, password);
 
 const topicHash = (topic: string) => `#narrow/channel/${denmark}-Denmark/topic/${encodeURIComponent(topic).replace(/\./g, "%2E").replace(/%/g, ".")}`;
 async function openTopic(page: Page, topic: string): Promise<void> {

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { expectSuccess, PASSWORD, startTestServer, type TestServer } from "../kit";
-import { launchChromium, type Browser, type Page } from "../kit/browser";
+import { launchChromium, signInToChat, until, type Browser, type Page } from "../kit/browser";
 
 let s: TestServer;
 let browser: Browser;
@@ -14,15 +14,6 @@ let hamlet: Page;
 let desdemona: Page;
 let denmark: number;
 
-async function until<T>(page: Page, expression: string, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await page.evaluate<T>(expression).catch(() => undefined);
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for: ${expression}`);
-    await Bun.sleep(50);
-  }
-}
 
 /** Sets a field as a user would: the value, then the event the app listens to. */
 const setField = (page: Page, selector: string, value: string | boolean, eventName = "input") =>
@@ -36,16 +27,7 @@ const click = (page: Page, selector: string) => page.evaluate(`document.querySel
 const channelRow = (name: string) => `[...document.querySelectorAll(".all-channels li")].find((li) => li.querySelector("a").textContent.endsWith(" " + ${JSON.stringify(name)}))`;
 const sidebarRow = (id: number) => `document.querySelector('.sidebar .channels li[data-stream-id="${id}"]')`;
 
-async function signIn(page: Page, email: string, password = PASSWORD): Promise<void> {
-  await page.goto(`${s.url}/`);
-  await until(page, `location.pathname === "/login"`);
-  await page.evaluate(`(() => {
-    document.getElementById("username").value = ${JSON.stringify(email)};
-    document.getElementById("password").value = ${JSON.stringify(password)};
-    document.querySelector("form").requestSubmit();
-  })()`);
-  await until(page, `location.pathname === "/" && document.querySelector(".sidebar .channels")`);
-}
+const signIn = (page: Page, email: string, password = PASSWORD) => signInToChat(page, s.url, email, password);
 
 beforeAll(async () => {
   s = await startTestServer();
