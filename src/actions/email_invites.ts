@@ -82,10 +82,47 @@ function checkInviter(h: Hearth, actor: UserRecord, input: Omit<EmailInviteInput
   }
 }
 
-function checkExpiry(minutes: number | null): void {
+/** `invite_expires_in_minutes` checked: absent is the default, null never expires. */
+export function checkExpiryMinutes(requested: number | null | undefined): number | null {
+  const minutes = requested === undefined ? DEFAULT_INVITE_EXPIRY_MINUTES : requested;
   if (minutes !== null && (!Number.isSafeInteger(minutes) || minutes < 1 || minutes > MAX_INVITE_EXPIRY_MINUTES)) {
     throw badRequest("Invalid invite_expires_in_minutes");
   }
+  return minutes;
+}
+
+/** What an invitation gives whoever joins by it, as both kinds take it from their request. */
+interface InviteGrant {
+  invite_as: number;
+  stream_ids: readonly number[];
+  group_ids: readonly number[];
+  include_realm_default_subscriptions: boolean;
+}
+
+/** A new invitation (a link, or with `email` an email invitation): its key, times and grant. */
+export function newInviteRecord(
+  h: Hearth,
+  inviterId: number,
+  grant: InviteGrant,
+  minutes: number | null,
+  welcomeText: string | null,
+  now: number,
+  email?: Pick<InviteRecord, "email" | "notify_referrer_on_join" | "email_id">,
+): InviteRecord {
+  return {
+    id: h.store.nextId("invite"),
+    key: randomToken(KEY_LENGTH, KEY_ALPHABET),
+    invited_by_user_id: inviterId,
+    invited: now,
+    expiry_date: minutes === null ? null : now + minutes * 60,
+    invited_as: grant.invite_as,
+    stream_ids: [...new Set(grant.stream_ids)],
+    group_ids: [...new Set(grant.group_ids)],
+    include_realm_default_subscriptions: grant.include_realm_default_subscriptions,
+    revoked: false,
+    welcome_message_custom_text: welcomeText,
+    ...email,
+  };
 }
 
 /** Zulip's words for an address it will not invite; null when it may be invited. */
@@ -158,8 +195,7 @@ export async function checkInviteByEmail(h: Hearth, actor: UserRecord, input: Em
   if (!actor.is_active || actor.is_bot || !inRealmGroup(h, actor, "can_invite_users_group")) throw insufficientPermission();
   if (input.invitee_emails.trim() === "") throw badRequest("You must specify at least one email address.");
   checkInviter(h, actor, input);
-  const minutes = input.invite_expires_in_minutes === undefined ? DEFAULT_INVITE_EXPIRY_MINUTES : input.invite_expires_in_minutes;
-  checkExpiry(minutes);
+  const minutes = checkExpiryMinutes(input.invite_expires_in_minutes);
   const welcomeText = checkWelcomeText(actor, input.welcome_message_custom_text);
   const emails = parseInviteeEmails(input.invitee_emails);
   if (emails.length === 0) throw badRequest("You must specify at least one email address.");
@@ -185,22 +221,7 @@ export async function checkInviteByEmail(h: Hearth, actor: UserRecord, input: Em
     if (invalid.length > 0) throw invitationFailed("Some emails did not validate, so we didn't send any invitations.", [...invalid, ...skipped], false);
     if (good.length === 0) throw invitationFailed("We weren't able to invite anyone.", skipped, false);
     for (const email of good) {
-      const invite: InviteRecord = {
-        id: h.store.nextId("invite"),
-        key: randomToken(KEY_LENGTH, KEY_ALPHABET),
-        invited_by_user_id: inviter.id,
-        invited: now,
-        expiry_date: minutes === null ? null : now + minutes * 60,
-        invited_as: input.invite_as,
-        stream_ids: [...new Set(input.stream_ids)],
-        group_ids: [...new Set(input.group_ids)],
-        include_realm_default_subscriptions: input.include_realm_default_subscriptions,
-        revoked: false,
-        email,
-        notify_referrer_on_join: input.notify_referrer_on_join,
-        welcome_message_custom_text: welcomeText,
-        email_id: null,
-      };
+      const invite = newInviteRecord(h, inviter.id, input, minutes, welcomeText, now, { email, notify_referrer_on_join: input.notify_referrer_on_join, email_id: null });
       const queued = queueInvitationEmail(h, tx, invite, inviter);
       putInvite(h.store, { ...invite, email_id: queued ? h.store.lastId("email") : null });
     }

@@ -1,6 +1,5 @@
 import type { Hearth } from "../context";
 import { commit } from "../events/commit";
-import { randomToken } from "../lib/credentials";
 import { passwordLengthAllowed, SERVER_LIMITS } from "../store/realm_settings";
 import { accessChannel } from "../access/channels";
 import { accessUserGroupForUpdate, inRealmGroup } from "../access/groups";
@@ -14,7 +13,7 @@ import { channelsOfDefaultChannelGroups } from "../views/default_channel_groups"
 import { accessLiveInvite, checkInviteRole, offersDefaultChannelGroups } from "../access/invites";
 import { inviteLinkUrl } from "../views/invites";
 import { checkEmailAddress, checkFullName, doCreateUser } from "./create_user";
-import { afterEmailInviteAccepted, checkWelcomeText, sendInviteWelcomeText, DEFAULT_INVITE_EXPIRY_MINUTES, KEY_ALPHABET, KEY_LENGTH, markEmailInviteAccepted, MAX_INVITE_EXPIRY_MINUTES } from "./email_invites";
+import { afterEmailInviteAccepted, checkExpiryMinutes, checkWelcomeText, markEmailInviteAccepted, newInviteRecord, sendInviteWelcomeText } from "./email_invites";
 
 
 export interface InviteLinkInput {
@@ -55,27 +54,12 @@ export const DEFAULT_INVITE_AS = Role.MEMBER;
 export async function checkCreateInviteLink(h: Hearth, actor: UserRecord, input: InviteLinkInput): Promise<string> {
   checkInviteLink(h, actor, input);
   const welcomeText = checkWelcomeText(actor, input.welcome_message_custom_text);
-  const minutes = input.invite_expires_in_minutes === undefined ? DEFAULT_INVITE_EXPIRY_MINUTES : input.invite_expires_in_minutes;
-  if (minutes !== null && (!Number.isSafeInteger(minutes) || minutes < 1 || minutes > MAX_INVITE_EXPIRY_MINUTES)) {
-    throw badRequest("Invalid invite_expires_in_minutes");
-  }
+  const minutes = checkExpiryMinutes(input.invite_expires_in_minutes);
   const now = Math.floor(Date.now() / 1000);
   const invite = await commit(h, (tx) => {
     // A deactivation, demotion or permission change committed since the checks wins.
     checkInviteLink(h, getUser(h.store, actor.id) ?? { ...actor, is_active: false }, input);
-    const record: InviteRecord = {
-      id: h.store.nextId("invite"),
-      key: randomToken(KEY_LENGTH, KEY_ALPHABET),
-      invited_by_user_id: actor.id,
-      invited: now,
-      expiry_date: minutes === null ? null : now + minutes * 60,
-      invited_as: input.invite_as,
-      stream_ids: [...new Set(input.stream_ids)],
-      group_ids: [...new Set(input.group_ids)],
-      include_realm_default_subscriptions: input.include_realm_default_subscriptions,
-      revoked: false,
-      welcome_message_custom_text: welcomeText,
-    };
+    const record = newInviteRecord(h, actor.id, input, minutes, welcomeText, now);
     putInvite(h.store, record);
     notifyInvitesChanged(tx, h, actor.id);
     return record;
