@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ApiClient, expectError, expectSuccess, PASSWORD, startTestServer, type TestServer } from "../kit";
 import { verifyAction } from "../kit/events";
-import { startSmtpServer, type ReceivedEmail, type SmtpTestServer } from "../kit/smtp";
+import { mailsTo as kitMailsTo, mailTo as kitMailTo, mailWith as kitMailWith, startSmtpServer, type ReceivedEmail, type SmtpTestServer } from "../kit/smtp";
 import { allOutboxEmails } from "../../src/store/outbox";
 import { getAccountTokenSecret } from "../../src/store/account_emails";
 import { signToken } from "../../src/lib/signed_tokens";
@@ -24,19 +24,9 @@ afterAll(async () => {
   await smtp.close();
 });
 
-const mailsTo = (address: string) => smtp.received.filter((m) => m.envelopeTo.includes(address.toLowerCase()));
-async function mailTo(address: string, count: number): Promise<ReceivedEmail[]> {
-  for (let i = 0; i < 600 && mailsTo(address).length < count; i++) await Bun.sleep(50);
-  const mails = mailsTo(address);
-  expect(mails.length).toBe(count);
-  return mails;
-}
-async function mailWith(address: string, match: (m: ReceivedEmail) => boolean): Promise<ReceivedEmail> {
-  for (let i = 0; i < 600 && !mailsTo(address).some(match); i++) await Bun.sleep(50);
-  const found = mailsTo(address).filter(match);
-  expect(found.length).toBe(1);
-  return found[0];
-}
+const mailTo = (address: string, count: number) => kitMailTo(smtp, address, count);
+const mailWith = (address: string, match: (m: ReceivedEmail) => boolean) => kitMailWith(smtp, address, match);
+const mailsTo = (address: string) => kitMailsTo(smtp, address);
 /** Once the outbox is empty, nothing more received than before: the request sent no email (one it queued would have arrived). */
 async function expectNoMailSince(before: number) {
   for (let i = 0; i < 600 && allOutboxEmails(s.server.h.store).length > 0; i++) await Bun.sleep(50);

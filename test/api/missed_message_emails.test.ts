@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { expectSuccess, startTestServer, type TestServer } from "../kit";
 import { captureEvents, register } from "../kit/events";
-import { startSmtpServer, type ReceivedEmail, type SmtpTestServer } from "../kit/smtp";
+import { mailsTo as kitMailsTo, mailTo as kitMailTo, mailWith as kitMailWith, startSmtpServer, type ReceivedEmail, type SmtpTestServer } from "../kit/smtp";
 import { pendingMissedMessageCount } from "../../src/store/account_emails";
 import { sendDueMissedMessageEmails } from "../../src/actions/missed_message_emails";
 
@@ -29,21 +29,11 @@ afterAll(async () => {
 const HOUR = 3600_000;
 const pending = () => pendingMissedMessageCount(s.server.h.store);
 const linksIn = (text: string) => [...text.matchAll(/https?:\/\/\S+/g)].map((m) => m[0].replace(/[).,]+$/, ""));
-const mailsTo = (address: string) => smtp.received.filter((m) => m.envelopeTo.includes(address));
 
-async function mailTo(address: string, count: number): Promise<ReceivedEmail[]> {
-  for (let i = 0; i < 600 && mailsTo(address).length < count; i++) await Bun.sleep(50);
-  const mails = mailsTo(address);
-  expect(mails.length).toBe(count);
-  return mails;
-}
+const mailTo = (address: string, count: number) => kitMailTo(smtp, address, count);
 
-async function mailWith(address: string, match: (m: ReceivedEmail) => boolean): Promise<ReceivedEmail> {
-  for (let i = 0; i < 600 && !mailsTo(address).some(match); i++) await Bun.sleep(50);
-  const found = mailsTo(address).filter(match);
-  expect(found.length).toBe(1);
-  return found[0];
-}
+const mailWith = (address: string, match: (m: ReceivedEmail) => boolean) => kitMailWith(smtp, address, match);
+const mailsTo = (address: string) => kitMailsTo(smtp, address);
 
 describe("missed-message emails", () => {
   test("a DM to an offline user sends one email, once, with links and an unsubscribe link that works without login", async () => {

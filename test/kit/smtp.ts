@@ -9,6 +9,7 @@
  *   const [mail] = await smtp.waitFor(1);
  *   await smtp.close();
  */
+import { expect } from "bun:test";
 import { SMTPServer } from "smtp-server";
 import { simpleParser, type ParsedMail } from "mailparser";
 import type { AddressInfo } from "node:net";
@@ -121,4 +122,23 @@ export async function startSmtpServer(options: { auth?: { user: string; pass: st
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
+}
+
+/** What the server received for `address` (the envelope's recipients, case aside). */
+export const mailsTo = (smtp: SmtpTestServer, address: string) => smtp.received.filter((m) => m.envelopeTo.some((to) => to.toLowerCase() === address.toLowerCase()));
+
+/** Waits up to 30 s for `count` emails to `address`, then expects exactly that many. */
+export async function mailTo(smtp: SmtpTestServer, address: string, count: number): Promise<ReceivedEmail[]> {
+  for (let i = 0; i < 600 && mailsTo(smtp, address).length < count; i++) await Bun.sleep(50);
+  const mails = mailsTo(smtp, address);
+  expect(mails.length).toBe(count);
+  return mails;
+}
+
+/** Waits up to 30 s for an email to `address` that `match` accepts, then expects exactly one. */
+export async function mailWith(smtp: SmtpTestServer, address: string, match: (m: ReceivedEmail) => boolean): Promise<ReceivedEmail> {
+  for (let i = 0; i < 600 && !mailsTo(smtp, address).some(match); i++) await Bun.sleep(50);
+  const found = mailsTo(smtp, address).filter(match);
+  expect(found.length).toBe(1);
+  return found[0];
 }
