@@ -137,6 +137,8 @@ describe("web compose box", () => {
     await typeInBox(hamlet, "Half a thought, and more");
     await hamlet.evaluate(`location.reload()`);
     await until(hamlet, `document.querySelector(${JSON.stringify(BOX)})?.value === "Half a thought, and more"`);
+    // The page's last save is a keepalive request: it may commit a moment after the new page shows the text.
+    for (const until = Date.now() + 10_000; Date.now() < until && (await drafts())[0]?.content !== "Half a thought, and more"; ) await Bun.sleep(100);
     expect((await drafts()).map((d) => d.content)).toEqual(["Half a thought, and more"]);
 
     await typeInBox(hamlet, "Half a thought, finished.");
