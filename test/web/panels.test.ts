@@ -43,6 +43,15 @@ afterAll(async () => {
   await s?.stop();
 });
 
+/** Hamlet's settings as the server has them saved. */
+const savedSettings = async () => expectSuccess(await s.as("hamlet").post("/register", { fetch_event_types: JSON.stringify(["user_settings"]) })).user_settings;
+
+/** Waits until the server has saved `value` for Hamlet's setting `name` (a box changes before its PATCH commits). */
+async function untilSaved(name: string, value: unknown) {
+  for (let i = 0; i < 100 && (await savedSettings())[name] !== value; i++) await Bun.sleep(50);
+  expect((await savedSettings())[name]).toBe(value);
+}
+
 describe("web client panels", () => {
   test("a channel created in the panel appears live in the other member's panel, who subscribes", async () => {
     await click(desdemona, ".open-channels");
@@ -145,7 +154,7 @@ describe("web client panels", () => {
     await setField(hamlet, "select[name=twenty_four_hour_time]", "true", "change");
     await until(hamlet, `document.querySelector("select[name=twenty_four_hour_time]").value === "true"`);
     await until(hamlet, `/\\d\\d:\\d\\d$/.test(document.querySelector(".recent .when").textContent) && !/[AP]M/i.test(document.querySelector(".recent .when").textContent)`);
-    let settings = expectSuccess(await s.as("hamlet").post("/register", { fetch_event_types: JSON.stringify(["user_settings"]) })).user_settings;
+    let settings = await savedSettings();
     expect(settings.twenty_four_hour_time).toBe(true);
 
     // The theme: dark whatever the system says, then light, then the system's again.
@@ -158,17 +167,14 @@ describe("web client panels", () => {
     expect(await background()).toBe("rgb(255, 255, 255)");
     await setField(hamlet, "select[name=color_scheme]", "1", "change");
     await until(hamlet, `document.documentElement.dataset.theme === undefined`);
-    settings = expectSuccess(await s.as("hamlet").post("/register", { fetch_event_types: JSON.stringify(["user_settings"]) })).user_settings;
+    settings = await savedSettings();
     expect(settings.color_scheme).toBe(1);
 
     // Notification preferences are the server's settings.
     await setField(hamlet, "input[name=enable_followed_topic_desktop_notifications]", false, "change");
-    const saved = async () => expectSuccess(await s.as("hamlet").post("/register", { fetch_event_types: JSON.stringify(["user_settings"]) })).user_settings.enable_followed_topic_desktop_notifications;
-    for (let i = 0; i < 100 && (await saved()) !== false; i++) await Bun.sleep(50);
-    expect(await saved()).toBe(false);
+    await untilSaved("enable_followed_topic_desktop_notifications", false);
     await setField(hamlet, "input[name=enable_followed_topic_desktop_notifications]", true, "change");
-    for (let i = 0; i < 100 && (await saved()) !== true; i++) await Bun.sleep(50);
-    expect(await saved()).toBe(true);
+    await untilSaved("enable_followed_topic_desktop_notifications", true);
   });
 
   test("browser notifications, once allowed, for direct messages, mentions and followed topics, as the settings say", async () => {
@@ -206,14 +212,16 @@ describe("web client panels", () => {
     expect((await shown())[2]).toBe("Desdemona (#Denmark > ghost) | It beckons you.");
 
     // With DM notifications off, a DM is silent; the followed topic still speaks, after it.
+    // The box changes at once; the page acts on the setting when its event arrives, and the
+    // event queue is ordered, so once the server has saved it the next DM's event comes after.
     await setField(hamlet, "input[name=enable_desktop_notifications]", false, "change");
-    await until(hamlet, `document.querySelector("input[name=enable_desktop_notifications]").checked === false`);
+    await untilSaved("enable_desktop_notifications", false);
     await say({ ...dm, content: "Go not with it." });
     await say({ type: "stream", to: denmark, topic: "ghost", content: "Hold off your hands." });
     await until(hamlet, `window.shown.length === 4`);
     expect((await shown())[3]).toBe("Desdemona (#Denmark > ghost) | Hold off your hands.");
     await setField(hamlet, "input[name=enable_desktop_notifications]", true, "change");
-    await until(hamlet, `document.querySelector("input[name=enable_desktop_notifications]").checked === true`);
+    await untilSaved("enable_desktop_notifications", true);
   });
 
   test("a status shows in the people list live; a profile card from the people list and from a sender's name", async () => {
