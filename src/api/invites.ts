@@ -15,6 +15,7 @@ import { accessLiveInvite, InviteLinkError, offersDefaultChannelGroups } from ".
 import { realmName } from "../views/realm";
 import { escapeHtml } from "../lib/text";
 import { formPage } from "../http/pages";
+import { fromThisSite, startSessionCookies } from "./sessions";
 import { invitesFor } from "../views/invites";
 
 export function inviteRoutes(h: Hearth) {
@@ -118,8 +119,9 @@ function refusal(error: ApiError): Response {
 
 /**
  * `/join/<key>/`: where a reusable invitation link leads (Zulip's registration page for
- * it). GET shows the form; POST (a browser's urlencoded form) creates the account,
- * after which the person signs in from any Zulip client with that email and password.
+ * it). GET shows the form; POST (a browser's urlencoded form) creates the account and
+ * signs this browser in to the web client; any Zulip client signs in with that email
+ * and password.
  */
 export function joinPageRoutes(h: Hearth) {
   // Guessing keys (either method tells a live key from a dead one) counts against the
@@ -174,10 +176,17 @@ export function joinPageRoutes(h: Hearth) {
     };
     try {
       const user = await checkJoinWithInvite(h, params.key, values);
-      return page(
+      // Signed in here, as Zulip's registration does, unless the form came from another
+      // site (which would sign this browser into an account someone else chose).
+      const signedIn = fromThisSite(h, request);
+      const welcome = page(
         "Welcome!",
-        `<p>Your account ${escapeHtml(user.email)} is ready. Sign in from a Zulip app (mobile, desktop or terminal) with the server URL <code>${escapeHtml(h.realmUrl())}</code>, your email and your password.</p>`,
+        `<p>Your account ${escapeHtml(user.email)} is ready.</p>
+${signedIn ? `<p><a class="button" href="/">Start chatting</a></p>` : `<p><a class="button" href="/login">Sign in</a></p>`}
+<p>Zulip's apps (mobile, desktop or terminal) work too: the server URL is <code>${escapeHtml(h.realmUrl())}</code>, with your email and password.</p>`,
       );
+      if (signedIn) for (const c of await startSessionCookies(h, user, request, server)) welcome.headers.append("set-cookie", c);
+      return welcome;
     } catch (error) {
       if (error instanceof InviteLinkError) return deadLink(error, ipKey);
       if (error instanceof ApiError) return page("Join", joinForm(h, invite, values, error.message), error.httpStatus);

@@ -1,4 +1,5 @@
 import { Elysia } from "elysia";
+import type { Server } from "bun";
 import type { Hearth, UserRecord } from "../context";
 import { ApiError } from "../errors";
 import { ApiRoutes, errorResponse } from "../http/route";
@@ -43,11 +44,14 @@ export function safeNextPath(next: string | undefined | null): string {
  * naming another origin is refused. A request without either (curl, a test) cannot
  * come from a cross-site page.
  */
-function fromThisSite(h: Hearth, request: Request): boolean {
+export function fromThisSite(h: Hearth, request: Request): boolean {
   const site = request.headers.get("sec-fetch-site");
   if (site !== null && site !== "same-origin" && site !== "none") return false;
   const origin = request.headers.get("origin");
   if (origin === null) return true;
+  // A page with `Referrer-Policy: no-referrer` (the form pages) posts `Origin: null`;
+  // then only the browser's Sec-Fetch-Site can say the form was this site's.
+  if (origin === "null") return site === "same-origin";
   let url: URL;
   try {
     url = new URL(origin);
@@ -91,6 +95,20 @@ ${error}
 </body>
 </html>
 `;
+}
+
+/**
+ * A new browser session for `user` (signed in by a password, or by the account just
+ * made from an invitation): its two cookies, session and CSRF token.
+ */
+export async function startSessionCookies(h: Hearth, user: UserRecord, request: Request, server: Server<unknown> | null): Promise<string[]> {
+  const ip = clientAddress(h, request, server);
+  const { secret, session } = await doCreateSession(h, user, { userAgent: request.headers.get("user-agent") ?? "", ip }, sessionIdleMs(h));
+  const secure = requestIsHttps(h, request, server);
+  return [
+    cookie(SESSION_COOKIE, secret, { httpOnly: true, secure, maxAge: COOKIE_MAX_AGE }),
+    cookie(CSRF_COOKIE, session.csrf_token, { httpOnly: false, secure, maxAge: COOKIE_MAX_AGE }),
+  ];
 }
 
 /** The failure as the page shows it: Zulip's message, its status, and Retry-After when rate limited. */
@@ -137,12 +155,7 @@ export function sessionRoutes(h: Hearth) {
             throw error;
           }
           await doRecordFirstLogin(h, user);
-          const { secret, session } = await doCreateSession(h, user, { userAgent: request.headers.get("user-agent") ?? "", ip }, sessionIdleMs(h));
-          const secure = requestIsHttps(h, request, ctx.server);
-          return redirect(next, [
-            cookie(SESSION_COOKIE, secret, { httpOnly: true, secure, maxAge: COOKIE_MAX_AGE }),
-            cookie(CSRF_COOKIE, session.csrf_token, { httpOnly: false, secure, maxAge: COOKIE_MAX_AGE }),
-          ]);
+          return redirect(next, await startSessionCookies(h, user, request, ctx.server));
         } catch (error) {
           return errorResponse(error, request);
         }

@@ -9,6 +9,7 @@ import { hashOf } from "./feedview";
 import type { Sub } from "./model";
 import { onEvent, panel } from "./panels";
 import { changed, rev, S } from "./state";
+import { useAction } from "./use_action";
 
 interface Channel {
   stream_id: number;
@@ -61,22 +62,15 @@ function CreateChannel() {
   const [name, setName] = useState("");
   const [description, setDescription] = useState("");
   const [isPrivate, setPrivate] = useState(false);
-  const [error, setError] = useState("");
-  const [busy, setBusy] = useState(false);
-  const submit = async (e: Event) => {
+  const [error, busy, run] = useAction();
+  const submit = (e: Event) => {
     e.preventDefault();
-    setBusy(true);
-    setError("");
-    try {
+    void run(async () => {
       await api("POST", "/users/me/subscriptions", { subscriptions: [{ name: name.trim(), description }], invite_only: isPrivate });
       setName("");
       setDescription("");
       setPrivate(false);
-    } catch (err) {
-      setError(errorText(err));
-    } finally {
-      setBusy(false);
-    }
+    });
   };
   return (
     <form class="create-channel" onSubmit={submit}>

@@ -4,7 +4,7 @@
  */
 import { signal } from "@preact/signals";
 
-export type PanelName = "channels" | "settings" | null;
+export type PanelName = "channels" | "settings" | "invite" | null;
 export const panel = signal<PanelName>(null);
 /** The user whose profile card is open, if any. */
 export const profileOf = signal<number | null>(null);

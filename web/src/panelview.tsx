@@ -1,10 +1,11 @@
 /** The panel over the feed (channels, personal settings), closed with its button or Escape. */
 import { ChannelsPanel } from "./channels";
+import { InvitePanel, mayInvite } from "./invite";
 import { panel, type PanelName } from "./panels";
 import { ProfileCard } from "./profile";
 import { SettingsPanel } from "./settings";
 
-const TITLES = { channels: "Channels", settings: "Personal settings" };
+const TITLES = { channels: "Channels", settings: "Personal settings", invite: "Invite teammates" };
 
 export function PanelButtons() {
   const toggle = (name: PanelName) => (panel.value = panel.value === name ? null : name);
@@ -12,6 +13,7 @@ export function PanelButtons() {
     <>
       <button type="button" class="open-channels" aria-pressed={panel.value === "channels"} onClick={() => toggle("channels")}>Channels</button>
       <button type="button" class="open-settings" aria-pressed={panel.value === "settings"} onClick={() => toggle("settings")}>Settings</button>
+      {mayInvite() && <button type="button" class="open-invite" aria-pressed={panel.value === "invite"} onClick={() => toggle("invite")}>Invite</button>}
     </>
   );
 }
@@ -25,7 +27,7 @@ export function Panels({ version }: { version: number }) {
         <h2>{TITLES[name]}</h2>
         <button type="button" class="close" aria-label="Close" onClick={() => (panel.value = null)}>✕</button>
       </header>
-      {name === "channels" ? <ChannelsPanel version={version} /> : <SettingsPanel version={version} />}
+      {name === "channels" ? <ChannelsPanel version={version} /> : name === "invite" ? <InvitePanel version={version} /> : <SettingsPanel version={version} />}
     </section>
   );
 }

@@ -9,6 +9,7 @@ import { Avatar } from "./message";
 import { notificationPermission, requestNotifications } from "./notify";
 import { onEvent, onRegister, prefs } from "./panels";
 import { changed, rev, S } from "./state";
+import { useAction } from "./use_action";
 
 /** color_scheme: 1 follows the system, 2 is dark, 3 is light (Zulip's values). */
 export function applyTheme(): void {
@@ -29,26 +30,6 @@ onEvent((event) => {
     S.me.full_name = event.person.full_name;
   }
 });
-
-/** A form's submit, with its own busy state and the server's words beside it. */
-function useAction(): [string, boolean, (run: () => Promise<unknown>) => Promise<boolean>] {
-  const [error, setError] = useState("");
-  const [busy, setBusy] = useState(false);
-  const run = async (action: () => Promise<unknown>) => {
-    setBusy(true);
-    setError("");
-    try {
-      await action();
-      return true;
-    } catch (e) {
-      setError(errorText(e));
-      return false;
-    } finally {
-      setBusy(false);
-    }
-  };
-  return [error, busy, run];
-}
 
 const Problem = ({ text }: { text: string }) => (text ? <p class="error" role="alert">{text}</p> : null);
 
