@@ -41,6 +41,8 @@ const login = (username: string, password: string, agent = "test-client/1.0") =>
 describe("password reset", () => {
   test("request, email, link, new password; the old one and the used link stop working", async () => {
     const hamlet = s.users.hamlet;
+    // The sign-in page leads here when the server can send email.
+    expect(await (await fetch(`${s.url}/login`)).text()).toContain('<a href="/accounts/password/reset/">Forgot your password?</a>');
     const page = await fetch(`${s.url}/accounts/password/reset/`);
     expect(page.status).toBe(200);
     expect(page.headers.get("content-security-policy")).toContain("default-src 'self'");

@@ -38,6 +38,8 @@ describe("GET /login", () => {
     const next = /name="next" value="([^"]*)"/.exec(html)![1];
     expect(next.startsWith("/admin/?a=")).toBe(true);
     expect(next).not.toContain('"');
+    // Without a mail server there is no reset email to offer.
+    expect(html).not.toContain('href="/accounts/password/reset/"');
   });
 
   test("its stylesheet is served from the site", async () => {
