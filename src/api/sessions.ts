@@ -91,7 +91,7 @@ ${error}
 <input id="password" name="password" type="password" autocomplete="current-password" required>
 <button type="submit">Sign in</button>
 </form>
-${h.email.mailer ? `<p class="aside"><a href="/accounts/password/reset/">Forgot your password?</a></p>` : `<p class="aside">Forgot your password? An administrator can set a new one.</p>`}
+${h.email.mailer ? `<p class="aside"><a href="/accounts/password/reset/">Forgot your password?</a></p>` : `<p class="aside">Forgot your password? Ask whoever runs this server: they can set a new one (<code>hearth set-password</code>).</p>`}
 </main>
 </body>
 </html>
