@@ -14,6 +14,28 @@ import { expectSuccess, startTestServer, type TestServer } from "../kit";
 import { launchChromium, signInToChat, until, type Browser, type Page } from "../kit/browser";
 import { PASSWORD } from "../kit";
 
+const pick = (page: Page, file: string) =>
+  page.evaluate(`(() => {
+    const input = document.querySelector(".uploader input[type=file]");
+    const files = new DataTransfer();
+    files.items.add(${file});
+    input.files = files.files;
+    input.dispatchEvent(new Event("change", { bubbles: true }));
+  })()`);
+/** The `/user_uploads/…` address of the `[name](…)` link in the compose box, once it is there. */
+const linkIn = (page: Page, name: string) =>
+  until<string>(page, `(() => {
+    const text = document.querySelector(${JSON.stringify(".compose textarea[name=content]")}).value;
+    const at = text.indexOf(${JSON.stringify(`[${name}](/user_uploads/`)});
+    return at < 0 ? "" : text.slice(at + ${name.length + 3}, text.indexOf(")", at));
+  })()`, 90_000);
+async function download(page: Page, link: string): Promise<Uint8Array> {
+  const { hearth_session } = await page.cookies();
+  const file = await fetch(`${s.url}${link}`, { headers: { cookie: `hearth_session=${hearth_session}` } });
+  expect(file.status).toBe(200);
+  return new Uint8Array(await file.arrayBuffer());
+}
+
 /** Hearth's largest upload is 25 MiB (register's max_file_upload_size_mib); the file is that size. */
 const SIZE = 25 * 1024 * 1024;
 const BOX = ".compose textarea[name=content]";
@@ -24,8 +46,14 @@ interface CuttingProxy {
   upBytes(): number;
   /** Request lines seen going up, e.g. "PATCH /api/v1/tus/…". */
   requests(): string[];
-  /** When `upBytes()` passes `bytes`: drop every connection and refuse new ones for `outageMs`. */
-  cutAt(bytes: number, outageMs: number): Promise<void>;
+  /**
+   * When `upBytes()` passes `bytes`: drop every connection, refuse new ones for
+   * `outageMs`, and with `blockUploads` drop every connection that starts sending a
+   * file's bytes (a tus PATCH) until `unblock()`, so the page still loads but no upload
+   * goes through.
+   */
+  cutAt(bytes: number, options: { outageMs?: number; blockUploads?: boolean }): Promise<void>;
+  unblock(): void;
   close(): Promise<void>;
 }
 
@@ -35,11 +63,13 @@ async function startCuttingProxy(target: () => URL): Promise<CuttingProxy> {
   const seen: string[] = [];
   let up = 0;
   let down = false;
-  let trigger: { at: number; outageMs: number; fired(): void } | null = null;
+  let blocking = false;
+  let trigger: { at: number; outageMs: number; blockUploads: boolean; fired(): void } | null = null;
   const cut = () => {
-    const { outageMs, fired } = trigger!;
+    const { outageMs, blockUploads, fired } = trigger!;
     trigger = null;
     down = true;
+    blocking = blockUploads;
     for (const socket of sockets) socket.destroy();
     setTimeout(() => {
       down = false;
@@ -60,6 +90,7 @@ async function startCuttingProxy(target: () => URL): Promise<CuttingProxy> {
       if (down) return;
       const line = /^(GET|HEAD|POST|PATCH|DELETE|OPTIONS|PUT) (\S+)/.exec(data.subarray(0, 200).toString("latin1"));
       if (line) seen.push(`${line[1]} ${line[2]}`);
+      if (blocking && line?.[1] === "PATCH" && line[2].startsWith("/api/v1/tus/")) return void drop();
       up += data.length;
       if (!upstream.write(data)) client.pause();
       if (trigger && up >= trigger.at) cut();
@@ -75,7 +106,8 @@ async function startCuttingProxy(target: () => URL): Promise<CuttingProxy> {
     url: `http://127.0.0.1:${port}`,
     upBytes: () => up,
     requests: () => [...seen],
-    cutAt: (bytes, outageMs) => new Promise((fired) => (trigger = { at: bytes, outageMs, fired })),
+    cutAt: (bytes, { outageMs = 0, blockUploads = false }) => new Promise((fired) => (trigger = { at: bytes, outageMs, blockUploads, fired })),
+    unblock: () => (blocking = false),
     async close() {
       for (const socket of sockets) socket.destroy();
       await new Promise((resolve) => server.close(resolve));
@@ -118,7 +150,7 @@ test("a 25 MiB upload through a connection cut half-way resumes where it stopped
   })()`);
 
   const before = proxy.upBytes();
-  const cut = proxy.cutAt(before + SIZE / 2, 1500);
+  const cut = proxy.cutAt(before + SIZE / 2, { outageMs: 1500 });
   await hamlet.evaluate(`(() => {
     const input = document.querySelector(".uploader input[type=file]");
     const files = new DataTransfer();
@@ -161,5 +193,62 @@ test("a 25 MiB upload through a connection cut half-way resumes where it stopped
     await Bun.sleep(100);
   }
   // The cut's failed requests are the browser's own network errors; the page logged nothing else.
+  expect(hamlet.errors().filter((e) => !/^Failed to load resource: net::ERR_/.test(e))).toEqual([]);
+}, 150_000);
+
+/** The same file each time it is made (seeded bytes, fixed date), as a user picking it again after a reload. */
+const SAME_FILE = (size: number, name: string) => `(() => {
+  const bytes = new Uint8Array(${size});
+  let x = 2463534242;
+  for (let i = 0; i < bytes.length; i++) {
+    x ^= x << 13; x ^= x >>> 17; x ^= x << 5;
+    bytes[i] = x & 255;
+  }
+  return new File([bytes], ${JSON.stringify(name)}, { type: "application/octet-stream", lastModified: 1700000000000 });
+})()`;
+
+test("an upload that gave up can be retried from where it stopped, and one cut short by a reload resumes when the file is picked again", async () => {
+  const size = 12 * 1024 * 1024;
+  const box = `document.querySelector(${JSON.stringify(BOX)})`;
+  const clearBox = () => hamlet.evaluate(`(() => { ${box}.value = ""; ${box}.dispatchEvent(new Event("input", { bubbles: true })); })()`);
+  const expected = await hamlet.evaluate<string>(`(async () => {
+    const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", await ${SAME_FILE(size, "x")}.arrayBuffer()));
+    return [...digest].map((b) => b.toString(16).padStart(2, "0")).join("");
+  })()`);
+
+  // The file's bytes stop going through half-way and stay stopped: after its retries the client gives up and offers to retry.
+  await clearBox();
+  let before = proxy.upBytes();
+  let cut = proxy.cutAt(before + size / 2, { blockUploads: true });
+  await pick(hamlet, SAME_FILE(size, "ledger one.bin"));
+  await cut;
+  await until(hamlet, `document.querySelector(".uploader .retry-upload")`, 30_000);
+  expect(await hamlet.evaluate<string>(`document.querySelector(".compose-error")?.textContent ?? ""`)).toContain("Upload of ledger one.bin failed");
+  proxy.unblock();
+  await hamlet.evaluate(`document.querySelector(".uploader .retry-upload").click()`);
+  const first = await linkIn(hamlet, "ledger one.bin");
+  expect(proxy.upBytes() - before).toBeLessThan(size + 6 * 1024 * 1024);
+  expect(createHash("sha256").update(await download(hamlet, first)).digest("hex")).toBe(expected);
+
+  // Again, and this time the page is reloaded before the connection is back; the same file picked again goes on.
+  await clearBox();
+  before = proxy.upBytes();
+  cut = proxy.cutAt(before + size / 2, { blockUploads: true });
+  await pick(hamlet, SAME_FILE(size, "ledger two.bin"));
+  await cut;
+  await until(hamlet, `document.querySelector(".uploader .retry-upload")`, 30_000);
+  await hamlet.evaluate(`window.oldPage = true; location.reload()`);
+  await until(hamlet, `!window.oldPage && document.querySelector(".uploader input[type=file]") && document.querySelector(".compose input[name=topic]")?.value === "big files"`);
+  proxy.unblock();
+  const requestsBefore = proxy.requests().length;
+  await clearBox();
+  await pick(hamlet, SAME_FILE(size, "ledger two.bin"));
+  const second = await linkIn(hamlet, "ledger two.bin");
+  // No new upload was created: the stored address was asked for its offset and the rest sent.
+  const after = proxy.requests().slice(requestsBefore);
+  expect(after.filter((r) => r.startsWith("POST /api/v1/tus"))).toEqual([]);
+  expect(after.some((r) => r.startsWith("HEAD /api/v1/tus/"))).toBe(true);
+  expect(proxy.upBytes() - before).toBeLessThan(size + 6 * 1024 * 1024);
+  expect(createHash("sha256").update(await download(hamlet, second)).digest("hex")).toBe(expected);
   expect(hamlet.errors().filter((e) => !/^Failed to load resource: net::ERR_/.test(e))).toEqual([]);
 }, 150_000);
