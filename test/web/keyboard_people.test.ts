@@ -198,7 +198,14 @@ describe("the web client at phone width", () => {
     expect(await shown(".people")).toBe(false);
     expect(await focused(phone, ".top .people-toggle")).toBe(true);
 
+    // A click elsewhere puts it away.
+    await phone.press("Enter");
+    await until(phone, `document.querySelector(".people.open")`);
+    await phone.evaluate(`document.querySelector("main").dispatchEvent(new MouseEvent("mousedown", { bubbles: true }))`);
+    await until(phone, `!document.querySelector(".people.open")`);
+
     // Choosing someone opens their card and puts the list away.
+    await phone.evaluate(`document.querySelector(".top .people-toggle").focus()`);
     await phone.press("Enter");
     await until(phone, `document.querySelector(".people.open")`);
     await phone.evaluate(`[...document.querySelectorAll(".people li a")].find((a) => a.textContent.includes("Desdemona")).click()`);

@@ -59,6 +59,13 @@ function App() {
   const [notice, setNotice] = useState("");
   const [query, setQuery] = useState("");
   useEffect(() => setAlert(setNotice), []);
+  // The people list over the feed goes away when the user turns to something else.
+  useEffect(() => {
+    if (!peopleOpen) return;
+    const away = (e: MouseEvent) => !(e.target as HTMLElement).closest?.(".people, .people-toggle") && setPeopleOpen(false);
+    document.addEventListener("mousedown", away);
+    return () => document.removeEventListener("mousedown", away);
+  }, [peopleOpen]);
 
   const total = unreadCounts().total;
   useEffect(() => {
