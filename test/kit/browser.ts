@@ -26,6 +26,16 @@ function chromiumPath(): string {
   return installed;
 }
 
+/** The keys `Page.press` knows: DevTools wants the code and the Windows key code with the key. */
+const KEYS: Record<string, { code: string; keyCode: number; text?: string }> = {
+  Tab: { code: "Tab", keyCode: 9 },
+  Enter: { code: "Enter", keyCode: 13, text: "\r" },
+  " ": { code: "Space", keyCode: 32, text: " " },
+  Escape: { code: "Escape", keyCode: 27 },
+  ArrowDown: { code: "ArrowDown", keyCode: 40 },
+  ArrowUp: { code: "ArrowUp", keyCode: 38 },
+};
+
 type Message = { id?: number; method?: string; params?: any; result?: any; error?: { message: string }; sessionId?: string };
 
 export interface Page {
@@ -42,6 +52,10 @@ export interface Page {
   screenshot(): Promise<Buffer>;
   /** The page's cookies, HttpOnly ones included, as `name → value`. */
   cookies(): Promise<Record<string, string>>;
+  /** Presses a key as the keyboard would (focus moves on Tab, Enter and Space activate buttons): "Tab", "Enter", " ", "Escape", "ArrowDown"… */
+  press(key: string, options?: { shift?: boolean }): Promise<void>;
+  /** Types text into the focused field as the keyboard would. */
+  type(text: string): Promise<void>;
   /** Grants the page's browser context permissions for an origin, as a user answering "Allow" would (e.g. ["notifications"]). */
   grantPermissions(origin: string, permissions: string[]): Promise<void>;
   close(): Promise<void>;
@@ -182,6 +196,16 @@ export async function launchChromium(): Promise<Browser> {
         async cookies() {
           const { cookies } = await send("Network.getCookies", {}, sessionId);
           return Object.fromEntries(cookies.map((c: { name: string; value: string }) => [c.name, c.value]));
+        },
+        async press(key, { shift = false } = {}) {
+          const known = KEYS[key];
+          if (!known) throw new Error(`press: unknown key ${key}`);
+          const base = { key, code: known.code, windowsVirtualKeyCode: known.keyCode, modifiers: shift ? 8 : 0 };
+          await send("Input.dispatchKeyEvent", { ...base, type: known.text ? "keyDown" : "rawKeyDown", ...(known.text ? { text: known.text, unmodifiedText: known.text } : {}) }, sessionId);
+          await send("Input.dispatchKeyEvent", { ...base, type: "keyUp" }, sessionId);
+        },
+        async type(text) {
+          await send("Input.insertText", { text }, sessionId);
         },
         async grantPermissions(origin, permissions) {
           await send("Browser.grantPermissions", { origin, permissions, ...(context ? { browserContextId: context } : {}) });

@@ -119,12 +119,34 @@ export function applyCompletion(text: string, caret: number, completion: Complet
   return { text: head + text.slice(caret), caret: head.length };
 }
 
+const LIST_ID = "compose-typeahead";
+const optionId = (i: number) => `${LIST_ID}-${i}`;
+
+/**
+ * The ARIA combobox pattern for the box the list completes: screen readers hear that
+ * suggestions are open and which one the arrows have reached, while the focus stays
+ * in the box. (Preact's types allow only "textbox" on a textarea; a multi-line
+ * combobox is what ARIA 1.1 describes, with aria-multiline.)
+ */
+export function comboboxAttributes(completion: Completion | null, selected: number) {
+  return {
+    role: "combobox" as "textbox",
+    "aria-multiline": true,
+    "aria-autocomplete": "list" as const,
+    "aria-haspopup": "listbox" as const,
+    "aria-expanded": completion !== null,
+    "aria-controls": completion ? LIST_ID : undefined,
+    "aria-activedescendant": completion ? optionId(selected) : undefined,
+  };
+}
+
 export function CompletionList({ completion, selected, onPick }: { completion: Completion; selected: number; onPick(choice: Suggestion): void }) {
   return (
-    <ul class="typeahead" role="listbox" aria-label="Suggestions">
+    <ul class="typeahead" id={LIST_ID} role="listbox" aria-label="Suggestions">
       {completion.items.map((item, i) => (
         <li
           key={item.insert}
+          id={optionId(i)}
           role="option"
           aria-selected={i === selected}
           class={i === selected ? "active" : ""}

@@ -6,7 +6,7 @@
  */
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api, errorText } from "./api";
-import { applyCompletion, complete, CompletionList, type Completion, type Suggestion } from "./autocomplete";
+import { applyCompletion, comboboxAttributes, complete, CompletionList, type Completion, type Suggestion } from "./autocomplete";
 import { composeRequest } from "./compose_request";
 import { draftText, isSavedDraft, loadDrafts, saveDraftNow, saveDraftSoon } from "./drafts";
 import { feed } from "./feed";
@@ -220,6 +220,7 @@ export function Compose({ version }: { version: number }) {
           ref={box}
           name="content"
           aria-label="Message"
+          {...comboboxAttributes(completion, selected)}
           placeholder="Write a message (Enter sends, Shift+Enter for a new line)"
           value={content}
           onInput={(e) => {

@@ -24,7 +24,7 @@ export async function register(): Promise<void> {
     client_gravatar: false,
     slim_presence: true,
     event_types: EVENT_TYPES,
-    fetch_event_types: [...EVENT_TYPES, "recent_private_conversations"],
+    fetch_event_types: [...EVENT_TYPES, "recent_private_conversations", "realm_user_groups"],
     client_capabilities: { notification_settings_null: true, bulk_message_deletion: true, user_avatar_url_field_optional: false, stream_typing_notifications: true, user_settings_object: true, simplified_presence_events: true },
   });
   queue = { id: state.queue_id, lastEventId: state.last_event_id };

@@ -14,7 +14,7 @@ import { FeedView, hashOf } from "./feedview";
 import { setAlert } from "./message";
 import { parseHash, type Narrow } from "./narrow";
 import { Panels, PanelButtons } from "./panelview";
-import { People } from "./people";
+import { People, PEOPLE_LIST_ID } from "./people";
 import { Recent } from "./recent";
 import { channelName, changed, connection, rev, S, streamKey, unreadCounts, userName } from "./state";
 import { Sidebar } from "./sidebar";
@@ -51,9 +51,21 @@ function Typing(_: { version: number }) {
 function App() {
   const version = rev.value;
   const [navOpen, setNavOpen] = useState(false);
+  const [peopleOpen, setPeopleOpen] = useState(false);
+  const closePeople = () => {
+    setPeopleOpen(false);
+    document.querySelector<HTMLElement>(".top .people-toggle")?.focus();
+  };
   const [notice, setNotice] = useState("");
   const [query, setQuery] = useState("");
   useEffect(() => setAlert(setNotice), []);
+  // The people list over the feed goes away when the user turns to something else.
+  useEffect(() => {
+    if (!peopleOpen) return;
+    const away = (e: MouseEvent) => !(e.target as HTMLElement).closest?.(".people, .people-toggle") && setPeopleOpen(false);
+    document.addEventListener("mousedown", away);
+    return () => document.removeEventListener("mousedown", away);
+  }, [peopleOpen]);
 
   const total = unreadCounts().total;
   useEffect(() => {
@@ -73,6 +85,7 @@ function App() {
         </form>
         <span class="me">{S.me.full_name}</span>
         <PanelButtons />
+        <button type="button" class="people-toggle" aria-label="People" title="People" aria-controls={PEOPLE_LIST_ID} aria-expanded={peopleOpen} onClick={() => (peopleOpen ? closePeople() : setPeopleOpen(true))}>👥</button>
         {S.me.is_admin && <a class="admin-link" href="/admin">Administration</a>}
         <form class="logout" method="post" action="/logout">
           <input type="hidden" name="csrf_token" value={csrfToken()} />
@@ -92,7 +105,7 @@ function App() {
         <Typing version={version} />
         <Compose version={version} />
       </main>
-      <People version={version} />
+      <People version={version} open={peopleOpen} onClose={closePeople} />
       <Panels version={version} />
     </div>
   );

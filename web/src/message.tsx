@@ -6,7 +6,7 @@
 import { useLayoutEffect, useRef, useState } from "preact/hooks";
 import { api, errorText } from "./api";
 import { EmojiGlyph, EmojiPicker, unicodeGlyph, type EmojiChoice } from "./emoji";
-import { markUnreadFromHere, mayMoveTopic, MoveTopicForm, quoteAndReply } from "./message_actions";
+import { markUnreadFromHere, mayEditContent, mayMoveTopic, MoveTopicForm, quoteAndReply } from "./message_actions";
 import type { Message, Reaction } from "./model";
 import { prefs } from "./panels";
 import { S, userName } from "./state";
@@ -115,11 +115,11 @@ export function MessageRow({ m, showSender, isNewDivider }: { m: Message; showSe
     <>
       {isNewDivider && <div class="new-divider" role="separator">New messages</div>}
       <article class={`msg${showSender ? " first" : ""}${unread ? " unread" : ""}${mine ? " mine" : ""}`} data-id={m.id} aria-label={`${sender} at ${timeOf(m.timestamp)}`}>
-        <div class="msg-gutter">{showSender ? <Avatar userId={m.sender_id} url={m.avatar_url} name={sender} /> : <time class="side-time">{timeOf(m.timestamp)}</time>}</div>
+        <div class="msg-gutter">{showSender ? <button type="button" class="sender-avatar" aria-label={`Profile of ${sender}`}><Avatar userId={m.sender_id} url={m.avatar_url} name={sender} /></button> : <time class="side-time">{timeOf(m.timestamp)}</time>}</div>
         <div class="msg-main">
           {showSender && (
             <div class="msg-head">
-              <span class="sender">{sender}</span>
+              <button type="button" class="sender" aria-haspopup="dialog">{sender}</button>
               <time dateTime={new Date(m.timestamp * 1000).toISOString()} title={new Date(m.timestamp * 1000).toLocaleString()}>{timeOf(m.timestamp)}</time>
             </div>
           )}
@@ -162,7 +162,7 @@ export function MessageRow({ m, showSender, isNewDivider }: { m: Message; showSe
           <button type="button" class="act-quote" title="Quote and reply" aria-label="Quote and reply" onClick={() => void quoteAndReply(m).catch((e) => setError(errorText(e)))}>❝</button>
           <button type="button" class="act-unread" title="Mark as unread from here" aria-label="Mark as unread from here" onClick={() => void markUnreadFromHere(m).catch((e) => setError(errorText(e)))}>◉</button>
           {mayMoveTopic(m) && <button type="button" class="act-move" title="Move topic" aria-label="Move topic" onClick={() => setMode(mode === "move" ? "view" : "move")}>⇄</button>}
-          {mine && <button type="button" class="act-edit" title="Edit" aria-label="Edit" onClick={() => void startEdit()}>✎</button>}
+          {mayEditContent(m) && <button type="button" class="act-edit" title="Edit" aria-label="Edit" onClick={() => void startEdit()}>✎</button>}
           {mine && <button type="button" class="act-delete" title="Delete" aria-label="Delete" onClick={() => setMode("delete")}>🗑</button>}
         </div>
       </article>

@@ -8,6 +8,7 @@ import { EmojiGlyph } from "./emoji";
 import { Avatar } from "./message";
 import { onEvent, onRegister, profileOf } from "./panels";
 import { presenceOf, rev, S } from "./state";
+import { useEffect, useRef } from "preact/hooks";
 
 interface Status {
   status_text?: string;
@@ -56,12 +57,22 @@ export function ProfileCard() {
   void rev.value;
   const id = profileOf.value;
   const user = id === null ? undefined : S.users.get(id);
+  const card = useRef<HTMLElement>(null);
+  // Keyboard users land in the card, and back on what opened it when it closes.
+  useEffect(() => {
+    if (id === null) return;
+    const opener = document.activeElement as HTMLElement | null;
+    card.current?.querySelector<HTMLElement>(".close")?.focus();
+    return () => {
+      if (opener?.isConnected && (!document.activeElement || document.activeElement === document.body || card.current?.contains(document.activeElement))) opener.focus();
+    };
+  }, [id]);
   if (id === null || !user) return null;
   const close = () => (profileOf.value = null);
   const time = localTime((user as any).timezone);
   const role = user.is_bot ? "Bot" : ROLES[user.role ?? 400] ?? "Member";
   return (
-    <section class="panel profile-card" role="dialog" aria-label={`Profile of ${user.full_name}`} onKeyDown={(e) => e.key === "Escape" && close()}>
+    <section ref={card} class="panel profile-card" role="dialog" aria-label={`Profile of ${user.full_name}`} onKeyDown={(e) => e.key === "Escape" && close()}>
       <header>
         <h2 class="profile-name">{user.full_name}</h2>
         <button type="button" class="close" aria-label="Close" onClick={close}>✕</button>
@@ -85,7 +96,7 @@ export function ProfileCard() {
 /** A sender's name or avatar in the feed opens their card. */
 document.addEventListener("click", (event) => {
   const target = event.target as HTMLElement;
-  const hit = target.closest?.(".msg .sender, .msg .msg-gutter .avatar");
+  const hit = target.closest?.(".msg .sender, .msg .sender-avatar");
   if (!hit) return;
   const m = S.messages.get(Number(hit.closest("article.msg")?.getAttribute("data-id")));
   if (m) profileOf.value = m.sender_id;

@@ -2,7 +2,8 @@
  * File uploads through tus (/api/v1/tus, with the session cookie and the CSRF token):
  * in chunks, resumable after a dropped connection (tus-js-client retries from the
  * offset the server has), with a progress bar; the link goes into the message as
- * `[name](url)`. A failed upload can be retried from where it stopped.
+ * `[name](url)`. A failed upload can be retried from where it stopped, and one cut
+ * short by a reload resumes when the same file is picked again.
  */
 import { useRef, useState } from "preact/hooks";
 import { Upload } from "tus-js-client";
@@ -26,7 +27,8 @@ export function Uploader({ onUploaded, onError, pickRef }: { onUploaded(link: st
     const upload: Upload = new Upload(file, {
       endpoint: "/api/v1/tus/",
       chunkSize: 5 * 1024 * 1024,
-      retryDelays: [0, 1000, 3000, 5000, 10000],
+      // Then it gives up and the "Retry upload" button goes on from the server's offset.
+      retryDelays: [0, 1000, 3000, 5000],
       metadata: { filename: file.name, filetype: file.type || "application/octet-stream" },
       headers: { "X-CSRFToken": csrfToken() },
       removeFingerprintOnSuccess: true,
@@ -47,7 +49,13 @@ export function Uploader({ onUploaded, onError, pickRef }: { onUploaded(link: st
         onUploaded(markdownLink(file.name, url));
       },
     });
-    start(upload);
+    // The same file picked again after a reload goes on where the last try stopped
+    // (tus-js-client keeps each unfinished upload's URL under the file's fingerprint).
+    void upload
+      .findPreviousUploads()
+      .then((previous) => previous[0] && upload.resumeFromPreviousUpload(previous[0]))
+      .catch(() => {})
+      .then(() => start(upload));
   };
   if (pickRef) pickRef.current = pick;
 
@@ -60,7 +68,7 @@ export function Uploader({ onUploaded, onError, pickRef }: { onUploaded(link: st
       }} />
       <button type="button" class="attach" title="Attach a file" aria-label="Attach a file" onClick={() => input.current?.click()}>📎</button>
       {progress !== null && <progress max={1} value={progress} aria-label="Upload progress" />}
-      {failed && <button type="button" onClick={() => start(failed)}>Retry upload</button>}
+      {failed && <button type="button" class="retry-upload" onClick={() => start(failed)}>Retry upload</button>}
     </span>
   );
 }
