@@ -38,6 +38,8 @@ export interface ServerConfig {
   emailFrom?: string | null;
   /** Email invitations an organization may send per 24 hours (HEARTH_INVITES_PER_DAY; Zulip's default 3,000); read at start when not given. */
   invitesPerDay?: number;
+  /** The largest upload in MiB (HEARTH_MAX_UPLOAD_MIB; Zulip's MAX_FILE_UPLOAD_SIZE, default 25); read at start when not given. */
+  maxUploadMib?: number;
 }
 
 /** Outgoing mail (src/actions/email.ts). */

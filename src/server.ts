@@ -5,7 +5,7 @@ import type { Hearth, ServerConfig } from "./context";
 import { Store } from "./store/db";
 import { EventHub } from "./events/hub";
 import { QueueManager } from "./events/queues";
-import { realmSetting } from "./store/realm_settings";
+import { realmSetting, SERVER_LIMITS } from "./store/realm_settings";
 import { FailureLimiter } from "./auth/ratelimit";
 import { DataFolderLock } from "./lockfile";
 import { ApiRoutes, errorResponse, jsonResponse } from "./http/route";
@@ -73,6 +73,11 @@ export function listeningUrl(host: string, port: number): string {
   return `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
 }
 
+/** Bodies up to 64 MiB, or a largest upload (sent whole by POST /user_uploads) and its multipart wrapping. */
+function requestBodyLimit(config: ServerConfig): number {
+  return Math.max(64, (config.maxUploadMib ?? SERVER_LIMITS.max_file_upload_size_mib) + 1) * 1024 * 1024;
+}
+
 export function createHearth(store: Store, config: ServerConfig): Hearth {
   config.outgoingWebhooksToPrivateNetworks ??= process.env.HEARTH_OUTGOING_WEBHOOKS_TO_PRIVATE_NETWORKS === "allow";
   config.trustedProxies ??= trustedProxiesFromEnv();
@@ -80,6 +85,7 @@ export function createHearth(store: Store, config: ServerConfig): Hearth {
   config.smtpUrl ??= process.env.HEARTH_SMTP_URL || null;
   config.emailFrom ??= process.env.HEARTH_EMAIL_FROM || null;
   config.invitesPerDay ??= envNumber("HEARTH_INVITES_PER_DAY", 3000);
+  config.maxUploadMib ??= envNumber("HEARTH_MAX_UPLOAD_MIB", SERVER_LIMITS.max_file_upload_size_mib);
   let parsedHost = { url: "", host: "" };
   const h: Hearth = {
     store,
@@ -237,7 +243,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     try {
       // Elysia turns SO_REUSEPORT on, which lets a second server bind the same port and
       // silently take half the connections; a port in use must be an error instead.
-      app.listen({ hostname: config.host, port: config.port, maxRequestBodySize: 64 * 1024 * 1024, reusePort: false });
+      app.listen({ hostname: config.host, port: config.port, maxRequestBodySize: requestBodyLimit(config), reusePort: false });
     } catch (e: any) {
       if (e?.code === "EADDRINUSE" || /in use/i.test(String(e?.message))) {
         throw new Error(`Port ${config.port} on ${config.host} is already in use.`);

@@ -7,7 +7,7 @@ import { allTusUploads, partialUploadsDir, putTusUpload, removeTusUpload, type A
 import { commit } from "../events/commit";
 import { tusError } from "../access/uploads";
 import type { UserRecord } from "../store/users";
-import { doAdoptPartialFile, ensureUploadDir, MAX_UPLOAD_BYTES } from "./uploads";
+import { doAdoptPartialFile, ensureUploadDir, maxUploadBytes } from "./uploads";
 
 /**
  * tus 1.0.0 resumable uploads (core, creation, termination). The bytes received so
@@ -34,7 +34,7 @@ export async function tusOffset(h: Hearth, upload: TusUpload): Promise<number> {
 const partialFileReplaced = () => tusError(410, "This upload's data is no longer a file this server wrote; start the upload again");
 
 export async function doCreateTusUpload(h: Hearth, owner: UserRecord, input: { length: number; filename: string; filetype: string }): Promise<TusUpload> {
-  if (input.length > MAX_UPLOAD_BYTES) throw tusError(413, "File is larger than this server's configured maximum upload size.");
+  if (input.length > maxUploadBytes(h)) throw tusError(413, "File is larger than this server's configured maximum upload size.");
   ensureUploadDir(h, partialUploadsDir(h.store));
   const upload: TusUpload = {
     id: randomBytes(18).toString("base64url"),

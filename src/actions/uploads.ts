@@ -11,12 +11,12 @@ import type { UserRecord } from "../store/users";
 import { commit, type Transaction } from "../events/commit";
 import { accessOwnAttachment } from "../access/uploads";
 import { attachmentView } from "../views/uploads";
-import { SERVER_LIMITS } from "../store/realm_settings";
+import { maxUploadMib } from "../store/realm_settings";
 
-export const MAX_UPLOAD_BYTES = SERVER_LIMITS.max_file_upload_size_mib * 1024 * 1024;
+export const maxUploadBytes = (h: Hearth): number => maxUploadMib(h) * 1024 * 1024;
 
-export const fileTooLarge = () =>
-  new ApiError(`File is larger than this server's configured maximum upload size (${SERVER_LIMITS.max_file_upload_size_mib} MiB).`, "BAD_REQUEST", 400);
+export const fileTooLarge = (h: Hearth) =>
+  new ApiError(`File is larger than this server's configured maximum upload size (${maxUploadMib(h)} MiB).`, "BAD_REQUEST", 400);
 
 /** Zulip's `sanitize_name`: letters, digits, `_`, `.` and `-` only, runs of spaces and dashes as one dash. */
 export function sanitizeFileName(name: string): string {
@@ -110,7 +110,7 @@ async function doCreateAttachment(
   unplace: (path: string) => Promise<void> = removeFile,
   alsoInCommit: () => void = () => {},
 ): Promise<AttachmentRecord> {
-  if (input.size > MAX_UPLOAD_BYTES) throw fileTooLarge();
+  if (input.size > maxUploadBytes(h)) throw fileTooLarge(h);
   const realm = getRealm(h.store);
   if (!realm) throw badRequest("No organization");
   // A multipart part sent with `filename=` arrives without a name.
@@ -154,7 +154,7 @@ async function doCreateAttachment(
 }
 
 export async function doUploadFile(h: Hearth, owner: UserRecord, file: File): Promise<AttachmentRecord> {
-  if (file.size > MAX_UPLOAD_BYTES) throw fileTooLarge();
+  if (file.size > maxUploadBytes(h)) throw fileTooLarge(h);
   const bytes = new Uint8Array(await file.arrayBuffer());
   return doCreateAttachment(h, owner, { name: file.name, contentType: file.type, size: bytes.length }, (path) => writePrivateFile(path, bytes));
 }

@@ -5,7 +5,7 @@ import { ApiError } from "../errors";
 import { authenticateEndpoint } from "../http/route";
 import { errorResponse, jsonResponse } from "../http/route";
 import { doAppendTusUpload, doCreateTusUpload, doTerminateTusUpload, tusOffset } from "../actions/tus";
-import { MAX_UPLOAD_BYTES } from "../actions/uploads";
+import { maxUploadBytes } from "../actions/uploads";
 import { accessTusUpload, tusError } from "../access/uploads";
 import { uploadUrl } from "../views/uploads";
 
@@ -66,7 +66,7 @@ export function tusRoutes(h: Hearth) {
 
   // Discovery needs no credentials (tus clients probe before they authenticate).
   app.options(BASE, () =>
-    tusResponse(204, { "tus-version": TUS_VERSION, "tus-extension": "creation,termination", "tus-max-size": String(MAX_UPLOAD_BYTES) }),
+    tusResponse(204, { "tus-version": TUS_VERSION, "tus-extension": "creation,termination", "tus-max-size": String(maxUploadBytes(h)) }),
   );
   app.options(`${BASE}/:id`, () => tusResponse(204, { "tus-version": TUS_VERSION, "tus-extension": "creation,termination" }));
 

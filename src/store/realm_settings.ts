@@ -155,6 +155,9 @@ export const SERVER_LIMITS = {
   password_min_guesses: 10000,
 };
 
+/** The largest upload this server takes, in MiB: HEARTH_MAX_UPLOAD_MIB (ServerConfig.maxUploadMib), else Zulip's default. */
+export const maxUploadMib = (h: { config: { maxUploadMib?: number } }): number => h.config.maxUploadMib ?? SERVER_LIMITS.max_file_upload_size_mib;
+
 /** The password lengths the server accepts (`password_min_length`..`password_max_length` in /server_settings). */
 export function passwordLengthAllowed(password: string): boolean {
   return password.length >= SERVER_LIMITS.password_min_length && password.length <= SERVER_LIMITS.password_max_length;

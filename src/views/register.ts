@@ -11,7 +11,7 @@ import { MIN_DEACTIVATED_REALM_DELETION_DAYS, REALM_ICON_PATH, realmUuid, requir
 import { inRealmGroup } from "../access/groups";
 import { avatarUrl } from "./avatars";
 import { maxMessageIdFor } from "./messages";
-import { DEFAULT_EXTERNAL_ACCOUNTS, REALM_DEFAULTS, realmSetting, REPORT_MESSAGE_TYPES, SERVER_LIMITS } from "../store/realm_settings";
+import { DEFAULT_EXTERNAL_ACCOUNTS, maxUploadMib, REALM_DEFAULTS, realmSetting, REPORT_MESSAGE_TYPES, SERVER_LIMITS } from "../store/realm_settings";
 import { getRealmPresences, PRESENCE_OFFLINE_THRESHOLD_SECS, PRESENCE_PING_INTERVAL_SECS } from "./presence";
 import { userSettingsDefaultsView, userSettingsView } from "./settings";
 
@@ -28,6 +28,7 @@ export const realmPart = statePart("realm", ["realm"], ({ h }) => {
   const state: Record<string, unknown> = {};
   for (const name of Object.keys(REALM_DEFAULTS)) state[`realm_${name}`] = realmSetting(realm.settings, name);
   Object.assign(state, SERVER_LIMITS, {
+    max_file_upload_size_mib: maxUploadMib(h),
     realm_name: realm.name,
     realm_description: realm.description,
     // For clients from before FL 358.

@@ -24,7 +24,8 @@ beforeAll(async () => {
 });
 afterAll(() => s.stop());
 
-const auth = (who: CastName) => ({ authorization: "Basic " + Buffer.from(`${s.users[who].email}:${s.users[who].apiKey}`).toString("base64") });
+const authOf = (server: TestServer, who: CastName) => ({ authorization: "Basic " + Buffer.from(`${server.users[who].email}:${server.users[who].apiKey}`).toString("base64") });
+const auth = (who: CastName) => authOf(s, who);
 
 async function upload(who: CastName, name: string, content: string | Uint8Array, type = "application/octet-stream") {
   const file = new File([content as BlobPart], name, { type });
@@ -73,6 +74,26 @@ describe("POST /user_uploads and GET /user_uploads/<path_id>", () => {
     const big = await s.as("othello").post("/user_uploads", { file: new File([new Uint8Array(25 * 1024 * 1024 + 1)], "big.bin") }, { multipart: true });
     expectError(big, 400, "BAD_REQUEST", /maximum upload size \(25 MiB\)/);
     expect(expectSuccess(await s.as("othello").get("/attachments")).attachments.length).toBe(before);
+  });
+
+  test("HEARTH_MAX_UPLOAD_MIB sets the limit: register, tus discovery, POST /user_uploads and tus creation follow it", async () => {
+    const small = await startTestServer({ env: { HEARTH_MAX_UPLOAD_MIB: "1" } });
+    try {
+      const state = expectSuccess(await small.as("hamlet").post("/register", { fetch_event_types: JSON.stringify(["realm"]) }));
+      expect(state.max_file_upload_size_mib).toBe(1);
+      const discovery = await fetch(`${small.url}/api/v1/tus`, { method: "OPTIONS" });
+      expect(discovery.headers.get("tus-max-size")).toBe(String(1024 * 1024));
+      const over = await small.as("hamlet").post("/user_uploads", { file: new File([new Uint8Array(1024 * 1024 + 1)], "big.bin") }, { multipart: true });
+      expectError(over, 400, "BAD_REQUEST", /maximum upload size \(1 MiB\)/);
+      const creation = await fetch(`${small.url}/api/v1/tus`, {
+        method: "POST",
+        headers: { ...authOf(small, "hamlet"), "tus-resumable": "1.0.0", "upload-length": String(1024 * 1024 + 1) },
+      });
+      expect(creation.status).toBe(413);
+      expectSuccess(await small.as("hamlet").post("/user_uploads", { file: new File([new Uint8Array(1024 * 1024)], "fits.bin") }, { multipart: true }));
+    } finally {
+      await small.stop();
+    }
   });
 
   test("a failed commit leaves no file behind", async () => {

@@ -125,8 +125,9 @@ describe("web compose box", () => {
     }
     expect((await drafts()).find((d) => d.content === "Half a thought")).toMatchObject({ topic: "drafty", to: [denmark] });
 
-    await hamlet.evaluate(`location.reload()`);
-    await until(hamlet, `document.querySelector(${JSON.stringify(BOX)})?.value === "Half a thought"`);
+    // The old page is marked, so that the check cannot pass on it before it unloads.
+    await hamlet.evaluate(`window.oldPage = true; location.reload()`);
+    await until(hamlet, `!window.oldPage && document.querySelector(${JSON.stringify(BOX)})?.value === "Half a thought"`);
     // Another conversation has an empty box; coming back brings the draft again.
     await openTopic(hamlet, "elsewhere");
     await until(hamlet, `document.querySelector(${JSON.stringify(BOX)}).value === ""`);
@@ -135,8 +136,8 @@ describe("web compose box", () => {
 
     // Text typed just before a reload is saved as the page goes.
     await typeInBox(hamlet, "Half a thought, and more");
-    await hamlet.evaluate(`location.reload()`);
-    await until(hamlet, `document.querySelector(${JSON.stringify(BOX)})?.value === "Half a thought, and more"`);
+    await hamlet.evaluate(`window.oldPage = true; location.reload()`);
+    await until(hamlet, `!window.oldPage && document.querySelector(${JSON.stringify(BOX)})?.value === "Half a thought, and more"`);
     // The page's last save is a keepalive request: it may commit a moment after the new page shows the text.
     for (const until = Date.now() + 10_000; Date.now() < until && (await drafts())[0]?.content !== "Half a thought, and more"; ) await Bun.sleep(100);
     expect((await drafts()).map((d) => d.content)).toEqual(["Half a thought, and more"]);

@@ -24,10 +24,9 @@ const setField = (page: Page, selector: string, value: string) =>
   })()`);
 const roleChoices = (page: Page, form: string) => page.evaluate<string[]>(`[...document.querySelectorAll("${form} select[name=invite_as] option")].map((o) => o.value)`);
 
-/** Opens the Invite panel and waits until it knows what this user may do. */
 async function openInvitePanel(page: Page): Promise<void> {
   await click(page, ".open-invite");
-  await until(page, `document.querySelector(".invite-panel[aria-busy=false]")`);
+  await until(page, `document.querySelector(".invite-panel")`);
 }
 
 /** Fills the join form a link leads to, submits it, and follows "Start chatting" into the chat. */

@@ -36,8 +36,8 @@ async function download(page: Page, link: string): Promise<Uint8Array> {
   return new Uint8Array(await file.arrayBuffer());
 }
 
-/** Hearth's largest upload is 25 MiB (register's max_file_upload_size_mib); the file is that size. */
-const SIZE = 25 * 1024 * 1024;
+/** The issue's 30 MB file; the server takes up to 40 MiB here (HEARTH_MAX_UPLOAD_MIB; Zulip's default is 25). */
+const SIZE = 30 * 1000 * 1000;
 const BOX = ".compose textarea[name=content]";
 
 interface CuttingProxy {
@@ -124,7 +124,7 @@ let denmark: number;
 beforeAll(async () => {
   proxy = await startCuttingProxy(() => new URL(s.url));
   // Links the server writes (avatars, uploads) name the address the browser uses.
-  s = await startTestServer({ externalUrl: proxy.url });
+  s = await startTestServer({ externalUrl: proxy.url, env: { HEARTH_MAX_UPLOAD_MIB: "40" } });
   denmark = await s.createChannel("desdemona", "Denmark", ["hamlet"]);
   browser = await launchChromium();
   hamlet = await browser.newPage({ ownCookies: true });
@@ -136,7 +136,7 @@ afterAll(async () => {
   await s?.stop();
 });
 
-test("a 25 MiB upload through a connection cut half-way resumes where it stopped and arrives whole", async () => {
+test("a 30 MB upload through a connection cut half-way resumes where it stopped and arrives whole", async () => {
   await hamlet.evaluate(`location.hash = "#narrow/channel/${denmark}-Denmark/topic/big%20files"`);
   await until(hamlet, `document.querySelector(".compose input[name=topic]")?.value === "big files"`);
 

@@ -13,7 +13,7 @@ import { applyPresences, applyRegister, changed, connection, markUnread, noteMes
 const EVENT_TYPES = [
   "message", "update_message", "delete_message", "reaction", "update_message_flags", "typing",
   "presence", "subscription", "stream", "realm_user", "realm_emoji", "realm",
-  "user_settings", "user_status", "user_topic",
+  "user_settings", "user_status", "user_topic", "user_group",
 ];
 
 let queue = { id: "", lastEventId: -1 };

@@ -4,12 +4,13 @@
  * /invites/multiuse) to copy. The role choices stop at the inviter's own role, as the
  * server's rule does; who may do either follows the organization's settings
  * (`can_invite_others_to_realm` from POST /register, `create_multiuse_invite_group`
- * resolved against the groups), so the panel offers only what the server will accept.
+ * resolved against the groups in realm.ts), so the panel offers only what the server
+ * will accept.
  */
-import { useEffect, useState } from "preact/hooks";
+import { useState } from "preact/hooks";
 import { api, errorText } from "./api";
 import { onEvent, onRegister } from "./panels";
-import { S } from "./state";
+import { inGroupSetting, myRole, realm } from "./realm";
 import { useAction } from "./use_action";
 
 /** Roles by Zulip's numbers, highest first; an inviter may give their own role or a lower one. */
@@ -29,43 +30,23 @@ const EXPIRIES: [string, string][] = [
   ["never", "Never"],
 ];
 
-const access = { mayInviteByEmail: false, linkSetting: null as unknown };
-
+/** Inviting by email: computed by the server (`can_invite_others_to_realm`), per user. */
+let mayInviteByEmail = false;
 onRegister((state) => {
-  access.mayInviteByEmail = !!state.can_invite_others_to_realm;
-  access.linkSetting = state.realm_create_multiuse_invite_group ?? null;
+  mayInviteByEmail = !!state.can_invite_others_to_realm;
 });
+/** The setting's event, as Zulip's web app recomputes it: a role or group change re-registers nothing. */
 onEvent((event) => {
-  if (event.type === "realm" && event.op === "update_dict" && "create_multiuse_invite_group" in (event.data ?? {})) {
-    access.linkSetting = event.data.create_multiuse_invite_group;
+  if (event.type === "realm" && event.op === "update_dict" && "can_invite_users_group" in (event.data ?? {})) {
+    mayInviteByEmail = myRole() !== 600 && inGroupSetting(event.data.can_invite_users_group);
   }
 });
 
+const mayCreateLinks = () => myRole() !== 600 && inGroupSetting(realm.realm_create_multiuse_invite_group);
+
 /** Whether the header shows the Invite button (guests never may invite, whatever the settings say). */
 export function mayInvite(): boolean {
-  return access.mayInviteByEmail || (myRole() <= 200 && access.linkSetting !== null);
-}
-
-const myRole = () => S.users.get(S.me.user_id)?.role ?? (S.me.is_admin ? 200 : 400);
-
-interface Group {
-  id: number;
-  members: number[];
-  direct_subgroup_ids: number[];
-}
-
-/** Whether `userId` is in a group-setting value (a group id, or direct members and subgroups), subgroups followed. */
-function inGroupSetting(setting: unknown, groups: Map<number, Group>, userId: number): boolean {
-  const seen = new Set<number>();
-  const inGroup = (id: number): boolean => {
-    if (seen.has(id)) return false;
-    seen.add(id);
-    const group = groups.get(id);
-    return !!group && (group.members.includes(userId) || group.direct_subgroup_ids.some(inGroup));
-  };
-  if (typeof setting === "number") return inGroup(setting);
-  const value = setting as { direct_members?: number[]; direct_subgroups?: number[] } | null;
-  return !!value && ((value.direct_members ?? []).includes(userId) || (value.direct_subgroups ?? []).some(inGroup));
+  return mayInviteByEmail || mayCreateLinks();
 }
 
 function RoleAndExpiry({ role, setRole, expiry, setExpiry }: { role: string; setRole(v: string): void; expiry: string; setExpiry(v: string): void }) {
@@ -173,25 +154,10 @@ function InviteLink() {
 }
 
 export function InvitePanel(_: { version: number }) {
-  const [error, setError] = useState("");
-  // Whether this user may create links: the groups decide, read each time the panel opens.
-  const [mayCreateLinks, setMayCreateLinks] = useState<boolean | null>(null);
-  useEffect(() => {
-    void api("GET", "/user_groups")
-      .then(({ user_groups }) => {
-        const groups = new Map<number, Group>((user_groups ?? []).map((g: Group) => [g.id, g]));
-        setMayCreateLinks(inGroupSetting(access.linkSetting, groups, S.me.user_id));
-      })
-      .catch((e) => {
-        setMayCreateLinks(false);
-        setError(errorText(e));
-      });
-  }, []);
   return (
-    <div class="invite-panel" aria-busy={mayCreateLinks === null}>
-      {error && <p class="error" role="alert">{error}</p>}
-      {access.mayInviteByEmail && <InviteByEmail />}
-      {mayCreateLinks && <InviteLink />}
+    <div class="invite-panel">
+      {mayInviteByEmail && <InviteByEmail />}
+      {mayCreateLinks() && <InviteLink />}
     </div>
   );
 }

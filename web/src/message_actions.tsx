@@ -11,7 +11,7 @@ import { openCompose } from "./compose_request";
 import { feed } from "./feed";
 import type { Message } from "./model";
 import { apiNarrow, dmPartners, narrowHash, type Narrow } from "./narrow";
-import { onEvent, onRegister } from "./panels";
+import { inGroupSetting, myRole, realm, type GroupSetting } from "./realm";
 import { channelName, S, userName } from "./state";
 
 function conversationOf(m: Message): Narrow {
@@ -49,54 +49,6 @@ export async function markUnreadFromHere(m: Message): Promise<void> {
     op: "remove",
     flag: "read",
   });
-}
-
-/**
- * The organization's editing rules, from the `realm_*` fields of POST /register and
- * its `realm` events, and its user groups (`realm_user_groups`), which its group
- * settings name. The actions offered follow them; the server still decides.
- */
-const realm: Record<string, any> = {};
-interface Group {
-  id: number;
-  name: string;
-  members: number[];
-  direct_subgroup_ids: number[];
-  is_system_group?: boolean;
-  deactivated?: boolean;
-}
-type GroupSetting = number | { direct_members: number[]; direct_subgroups: number[] };
-const groups = new Map<number, Group>();
-
-onRegister((state) => {
-  for (const key of Object.keys(realm)) delete realm[key];
-  for (const [key, value] of Object.entries(state)) if (key.startsWith("realm_") && key !== "realm_users" && key !== "realm_user_groups") realm[key] = value;
-  groups.clear();
-  for (const g of (state.realm_user_groups ?? []) as Group[]) groups.set(g.id, g);
-});
-onEvent((event) => {
-  if (event.type !== "realm") return;
-  if (event.op === "update") realm[`realm_${event.property}`] = event.value;
-  if (event.op === "update_dict") for (const [key, value] of Object.entries(event.data ?? {})) realm[`realm_${key}`] = value;
-});
-
-const myRole = () => S.users.get(S.me.user_id)?.role ?? (S.me.is_admin ? 200 : 400);
-const ROLE_GROUPS: Record<string, number> = { "role:owners": 100, "role:administrators": 200, "role:moderators": 300, "role:members": 400, "role:everyone": 600, "role:internet": 600 };
-
-/** Whether I belong to the group, directly or through its subgroups; role groups by my current role. */
-function inGroup(id: number, seen = new Set<number>()): boolean {
-  const group = groups.get(id);
-  if (!group || group.deactivated || seen.has(id)) return false;
-  seen.add(id);
-  if (group.is_system_group && group.name in ROLE_GROUPS) return myRole() <= ROLE_GROUPS[group.name];
-  if (group.members.includes(S.me.user_id)) return true;
-  return group.direct_subgroup_ids.some((sub) => inGroup(sub, seen));
-}
-function inGroupSetting(setting: GroupSetting | undefined): boolean {
-  if (setting === undefined || setting === null) return false;
-  if (typeof setting === "number") return inGroup(setting);
-  const seen = new Set<number>();
-  return setting.direct_members.includes(S.me.user_id) || setting.direct_subgroups.some((id) => inGroup(id, seen));
 }
 
 /**
