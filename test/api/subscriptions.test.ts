@@ -530,15 +530,19 @@ describe("principals by email", () => {
 });
 
 describe("subscription edges found in review", () => {
-  test("an archived channel takes no subscribers; adding and removing one channel in one call is refused before any write", async () => {
+  test("an archived channel takes subscribers as a live one (FL 362), a private one only from who may join it; adding and removing one channel in one call is refused before any write", async () => {
     const archived = fresh("Gone");
     expectSuccess(await subscribe("iago", [archived]));
     const id = await channelId("iago", archived);
     expectSuccess(await s.as("iago").delete(`/streams/${id}`));
-    expectError(await s.as("hamlet").post("/users/me/subscriptions", { subscriptions: [{ name: archived }] }), 400, "BAD_REQUEST", `Unable to access channel (${archived}).`);
-    const res = expectSuccess(await s.as("hamlet").post("/users/me/subscriptions", { subscriptions: [{ name: archived }], authorization_errors_fatal: false }));
+    expect(expectSuccess(await s.as("hamlet").post("/users/me/subscriptions", { subscriptions: [{ name: archived }] })).subscribed).toEqual({ [String(s.users.hamlet.id)]: [archived] });
+    const secret = fresh("Gone private");
+    expectSuccess(await subscribe("iago", [secret], { invite_only: true }));
+    expectSuccess(await s.as("iago").delete(`/streams/${await channelId("iago", secret)}`));
+    expectError(await s.as("hamlet").post("/users/me/subscriptions", { subscriptions: [{ name: secret }] }), 400, "BAD_REQUEST", `Unable to access channel (${secret}).`);
+    const res = expectSuccess(await s.as("hamlet").post("/users/me/subscriptions", { subscriptions: [{ name: secret }], authorization_errors_fatal: false }));
     expect(res.subscribed).toEqual({});
-    expect(res.unauthorized).toEqual([archived]);
+    expect(res.unauthorized).toEqual([secret]);
 
     const both = fresh("Both");
     expectSuccess(await subscribe("hamlet", [both]));
