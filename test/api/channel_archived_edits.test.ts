@@ -113,6 +113,15 @@ describe("subscribing to and unsubscribing from an archived channel (FL 362)", (
   });
 });
 
+describe("register (FL 362)", () => {
+  test("never_subscribed lists archived channels for archived_channels clients only", async () => {
+    const { id } = await archivedChannel(["hamlet"]);
+    const never = async (params: Record<string, unknown>) => (await register(s.as("cordelia"), params)).never_subscribed.map((c: any) => c.stream_id);
+    expect(await never(WITH)).toContain(id);
+    expect(await never(WITHOUT)).not.toContain(id);
+  });
+});
+
 describe("PATCH /streams/{id} on an archived channel (FL 362)", () => {
   test("name and description change; archived_channels clients get the updates, the others nothing", async () => {
     for (const registerParams of [WITH, WITHOUT]) {
