@@ -343,24 +343,28 @@ export function notifyUserChannelAccessChanged(tx: Transaction, h: Hearth, befor
   notifyVisibleChannelsChanged(tx, h, after.id, visibleChannelIds(h, before), visibleChannelIds(h, after));
 }
 
-/** The live channels (of `among`) `user` may see, to compare before and after a change of role or group membership. */
+/**
+ * The channels (of `among`) `user` may see, to compare before and after a change of
+ * role or group membership; archived ones too, whose events go to archived_channels
+ * clients only (aboutChannel).
+ */
 export function visibleChannelIds(h: Hearth, user: UserRecord, among: Iterable<ChannelRecord> = allChannels(h.store)): Set<number> {
   const ids = new Set<number>();
-  for (const channel of among) if (!channel.is_archived && hasMetadataAccess(h, user, channel)) ids.add(channel.id);
+  for (const channel of among) if (hasMetadataAccess(h, user, channel)) ids.add(channel.id);
   return ids;
 }
 
 export function notifyVisibleChannelsChanged(tx: Transaction, h: Hearth, userId: number, before: Set<number>, after: Set<number>): void {
   for (const id of before) {
     const channel = getChannel(h.store, id);
-    if (channel && !after.has(id)) tx.notify(streamDeleteEvent(h, channel), [userId]);
+    if (channel && !after.has(id)) tx.notify(aboutChannel(channel, streamDeleteEvent(h, channel)), [userId]);
   }
   for (const id of after) {
     const channel = getChannel(h.store, id);
     if (!channel || before.has(id)) continue;
-    tx.notify({ type: "stream", op: "create", streams: [{ ...formatChannel(h, channel), subscriber_count: 0 }] }, [userId]);
+    tx.notify(aboutChannel(channel, { type: "stream", op: "create", streams: [{ ...formatChannel(h, channel), subscriber_count: 0 }] }), [userId]);
     const subscribers = activeSubscriberIds(h, channel.id);
-    if (subscribers.length > 0) tx.notify({ type: "subscription", op: "peer_add", stream_ids: [channel.id], user_ids: subscribers }, [userId]);
+    if (subscribers.length > 0) tx.notify(aboutChannel(channel, { type: "subscription", op: "peer_add", stream_ids: [channel.id], user_ids: subscribers }), [userId]);
   }
 }
 

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { expectError, expectSuccess, startTestServer, type CastName, type TestServer } from "../kit";
-import { register, verifyAction } from "../kit/events";
+import { applyEvent, drainEvents, normalizeState, register, verifyAction } from "../kit/events";
 
 let s: TestServer;
 beforeAll(async () => {
@@ -119,6 +119,28 @@ describe("register (FL 362)", () => {
     const never = async (params: Record<string, unknown>) => (await register(s.as("cordelia"), params)).never_subscribed.map((c: any) => c.stream_id);
     expect(await never(WITH)).toContain(id);
     expect(await never(WITHOUT)).not.toContain(id);
+  });
+});
+
+describe("a role change over an archived private channel", () => {
+  test("an administrator sees it: stream create and its subscribers for archived_channels clients, nothing for the others", async () => {
+    const { id } = await archivedChannel(["hamlet"], { invite_only: true });
+    for (const registerParams of [WITH, WITHOUT]) {
+      const u = await s.createUser(fresh("promoted").replace(" ", ""));
+      const r = await verifyAction(s, async () => expectSuccess(await s.as("iago").patch(`/users/${u.id}`, { role: 200 })), { viewers: ["iago"], registerParams });
+      const own = await register(s.as(u), registerParams);
+      expect(own.never_subscribed.some((c: any) => c.stream_id === id)).toBe(registerParams === WITH);
+      expect(r.events.iago.filter(ofChannel(id))).toEqual([]);
+      // The promoted user's own queue, registered before, gets what its state lacks.
+      const v = await s.createUser(fresh("promoted").replace(" ", ""));
+      const before = await register(s.as(v), registerParams);
+      expectSuccess(await s.as("iago").patch(`/users/${v.id}`, { role: 200 }));
+      const events = await drainEvents(s.as(v), before.queue_id);
+      expect(events.filter(ofChannel(id)).map((e: any) => `${e.type}/${e.op}`)).toEqual(registerParams === WITH ? ["stream/create", "subscription/peer_add"] : []);
+      // Its state with those events applied is a fresh register's.
+      for (const e of events) applyEvent(before, e);
+      expect(normalizeState(before)).toEqual(normalizeState(await register(s.as(v), registerParams)));
+    }
   });
 });
 
