@@ -16,7 +16,7 @@ import { CHANNEL_GROUP_SETTINGS, type ChannelGroupSettingName, type TopicsPolicy
 import { isDefaultChannel, setDefaultChannel } from "../store/default_channels";
 import { systemGroupId, type GroupSettingValue } from "../store/user_groups";
 import { topicsOfChannel } from "../store/message_indexes";
-import { accessChannel, canAdministerChannel, channelViewerIds, hasContentAccess, hasMetadataAccess } from "../access/channels";
+import { accessChannel, canAdministerChannel, channelViewerIds, hasContentAccess, hasMetadataAccess, invalidChannelId } from "../access/channels";
 import { applyGroupSettingUpdate, isUserInGroupSetting, realmGroupSetting } from "../access/groups";
 import { renderDescription } from "../markdown/description";
 import { activeSubscriberIds, formatChannel, streamDeleteEvent, streamPostPolicy, streamPostPolicyGroupId } from "../views/channels";
@@ -25,6 +25,7 @@ import { checkFolderForChannel } from "./channel_folders";
 import { notifyDefaultChannelGroups, removeChannelFromDefaultChannelGroups } from "./default_channel_groups";
 import { notifyDefaultChannels } from "./default_channels";
 import { notifyRealmBot } from "./user_events";
+import { aboutChannel } from "./channels_archived";
 
 // ---------------------------------------------------------------------------
 // Creation (planned by the subscribe request that names a new channel)
@@ -132,7 +133,8 @@ const CONTENT_ACCESS_SETTINGS = new Set(["invite_only", "history_public_to_subsc
 export async function checkUpdateChannel(h: Hearth, actor: UserRecord, channelId: number, input: UpdateChannelInput): Promise<void> {
   const channel = accessChannel(h, actor, channelId, { allowArchived: true });
   if (!canAdministerChannel(h, actor, channel)) throw badRequest("You do not have permission to administer this channel.");
-  if (channel.is_archived) throw badRequest("Invalid channel ID");
+  // Archived channels take every change but being made default (FL 362; Zulip allows
+  // renaming them too): their events reach only archived_channels clients (aboutChannel).
   const next: ChannelRecord = { ...channel, groups: { ...channel.groups } };
   const changed: string[] = [];
   const needsContent = (setting: string) => {
@@ -215,6 +217,8 @@ export async function checkUpdateChannel(h: Hearth, actor: UserRecord, channelId
   if (input.is_default_stream !== undefined && input.is_default_stream !== isDefaultChannel(h.store, channel.id)) {
     if (!isAdmin(actor)) throw mustBeAdmin();
     if (input.is_default_stream && next.invite_only) throw badRequest("A default channel cannot be private.");
+    // As POST /default_streams: new users never join an archived channel.
+    if (input.is_default_stream && channel.is_archived) throw invalidChannelId();
     defaultChange = input.is_default_stream;
   }
   if (changed.length === 0 && defaultChange === null) return;
@@ -246,12 +250,12 @@ function notifyChannelUpdated(tx: Transaction, h: Hearth, before: ChannelRecord,
   const lost = [...viewersBefore].filter((id) => !viewersAfterSet.has(id));
   const gained = viewersAfter.filter((id) => !viewersBefore.has(id));
   const stayed = viewersAfter.filter((id) => viewersBefore.has(id));
-  if (lost.length > 0) tx.notify(streamDeleteEvent(h, after), lost);
+  if (lost.length > 0) tx.notify(aboutChannel(after, streamDeleteEvent(h, after)), lost);
   if (gained.length > 0) {
     // Subscribers follow in peer_add, so the announced count starts at zero (see notifySubscriptionsAdded).
-    tx.notify({ type: "stream", op: "create", streams: [{ ...formatChannel(h, after), subscriber_count: 0 }] }, gained);
+    tx.notify(aboutChannel(after, { type: "stream", op: "create", streams: [{ ...formatChannel(h, after), subscriber_count: 0 }] }), gained);
     const subscribers = activeSubscriberIds(h, after.id);
-    if (subscribers.length > 0) tx.notify({ type: "subscription", op: "peer_add", stream_ids: [after.id], user_ids: subscribers }, gained);
+    if (subscribers.length > 0) tx.notify(aboutChannel(after, { type: "subscription", op: "peer_add", stream_ids: [after.id], user_ids: subscribers }), gained);
   }
   for (const property of changed) {
     const base = { type: "stream", op: "update", stream_id: after.id, name: before.name, property } as const;
@@ -271,16 +275,16 @@ function notifyChannelUpdated(tx: Transaction, h: Hearth, before: ChannelRecord,
             : ((after as unknown as Record<string, unknown>)[property] as StreamUpdate["value"]),
         };
     }
-    tx.notify(event, stayed);
+    tx.notify(aboutChannel(after, event), stayed);
     // The deprecated fields follow can_send_message_group for clients that still read
     // them, when their value changes (Zulip's do_change_stream_group_based_setting):
     // stream_post_policy, then is_announcement_only for legacy mobile clients.
     if (property === "can_send_message_group") {
       const policy = streamPostPolicy(h, after);
       if (policy !== streamPostPolicy(h, before)) {
-        tx.notify({ ...base, property: "stream_post_policy", value: policy }, stayed);
+        tx.notify(aboutChannel(after, { ...base, property: "stream_post_policy", value: policy }), stayed);
         // 2: administrators only, what is_announcement_only meant.
-        tx.notify({ ...base, property: "is_announcement_only", value: policy === 2 }, stayed);
+        tx.notify(aboutChannel(after, { ...base, property: "is_announcement_only", value: policy === 2 }), stayed);
       }
     }
   }
@@ -339,24 +343,28 @@ export function notifyUserChannelAccessChanged(tx: Transaction, h: Hearth, befor
   notifyVisibleChannelsChanged(tx, h, after.id, visibleChannelIds(h, before), visibleChannelIds(h, after));
 }
 
-/** The live channels (of `among`) `user` may see, to compare before and after a change of role or group membership. */
+/**
+ * The channels (of `among`) `user` may see, to compare before and after a change of
+ * role or group membership; archived ones too, whose events go to archived_channels
+ * clients only (aboutChannel).
+ */
 export function visibleChannelIds(h: Hearth, user: UserRecord, among: Iterable<ChannelRecord> = allChannels(h.store)): Set<number> {
   const ids = new Set<number>();
-  for (const channel of among) if (!channel.is_archived && hasMetadataAccess(h, user, channel)) ids.add(channel.id);
+  for (const channel of among) if (hasMetadataAccess(h, user, channel)) ids.add(channel.id);
   return ids;
 }
 
 export function notifyVisibleChannelsChanged(tx: Transaction, h: Hearth, userId: number, before: Set<number>, after: Set<number>): void {
   for (const id of before) {
     const channel = getChannel(h.store, id);
-    if (channel && !after.has(id)) tx.notify(streamDeleteEvent(h, channel), [userId]);
+    if (channel && !after.has(id)) tx.notify(aboutChannel(channel, streamDeleteEvent(h, channel)), [userId]);
   }
   for (const id of after) {
     const channel = getChannel(h.store, id);
     if (!channel || before.has(id)) continue;
-    tx.notify({ type: "stream", op: "create", streams: [{ ...formatChannel(h, channel), subscriber_count: 0 }] }, [userId]);
+    tx.notify(aboutChannel(channel, { type: "stream", op: "create", streams: [{ ...formatChannel(h, channel), subscriber_count: 0 }] }), [userId]);
     const subscribers = activeSubscriberIds(h, channel.id);
-    if (subscribers.length > 0) tx.notify({ type: "subscription", op: "peer_add", stream_ids: [channel.id], user_ids: subscribers }, [userId]);
+    if (subscribers.length > 0) tx.notify(aboutChannel(channel, { type: "subscription", op: "peer_add", stream_ids: [channel.id], user_ids: subscribers }), [userId]);
   }
 }
 

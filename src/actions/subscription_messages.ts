@@ -62,7 +62,7 @@ export async function sendNewSubscriptionMessages(h: Hearth, actor: UserRecord, 
     [...linksByUser].map(async ([userId, links]) => {
       const content =
         links.length === 1
-          ? `${who} subscribed you to the channel ${links[0]}.`
+          ? `${who} subscribed you to ${links[0]}.`
           : `${who} subscribed you to the following channels:\n\n${links.map((link) => `* ${link}`).join("\n")}`;
       await sendSystemBotDm(h, bot, userId, content, "a new-subscription message");
     }),

@@ -5,7 +5,9 @@ import { badRequest } from "../errors";
 import type { UserRecord } from "../store/users";
 import { getSubscription, isSubscribed, putSubscription, type SubscriptionRecord } from "../store/subscriptions";
 import { accessChannel } from "../access/channels";
+import { getChannel } from "../store/channels";
 import { isHexColor } from "./channel_checks";
+import { aboutChannel } from "./channels_archived";
 
 export const SUBSCRIPTION_PROPERTIES = [
   "color",
@@ -59,7 +61,8 @@ export async function checkUpdateSubscriptionProperties(h: Hearth, user: UserRec
       putSubscription(h.store, next);
     }
     for (const e of events) {
-      tx.notify({ type: "subscription", op: "update", stream_id: e.channelId, property: e.property, value: e.value }, [user.id]);
+      const channel = getChannel(h.store, e.channelId)!;
+      tx.notify(aboutChannel(channel, { type: "subscription", op: "update", stream_id: e.channelId, property: e.property, value: e.value }), [user.id]);
     }
   });
 }

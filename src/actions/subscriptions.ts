@@ -17,6 +17,7 @@ import { checkChannelDescription, checkChannelName, isHexColor } from "./channel
 import { planNewChannel, writeNewChannel, type ChannelCreationSettings } from "./channels";
 import { notifyDefaultChannels } from "./default_channels";
 import { announceNewChannels, sendNewSubscriptionMessages } from "./subscription_messages";
+import { aboutChannel } from "./channels_archived";
 import { visibleUserByEmail } from "../access/users";
 
 /**
@@ -142,8 +143,8 @@ function planSubscribe(h: Hearth, actor: UserRecord, input: SubscribeInput): Sub
       continue;
     }
     // A private channel the caller cannot reach is reported under its requested name
-    // without confirming it exists; an archived channel takes no subscribers.
-    if (channel.is_archived || !canSubscribeSelf(h, actor, channel)) {
+    // without confirming it exists. Archived channels take subscribers as any other (FL 362).
+    if (!canSubscribeSelf(h, actor, channel)) {
       if (input.authorizationErrorsFatal) throw badRequest(`Unable to access channel (${plan.name}).`);
       unauthorized.push(plan.name);
       continue;
@@ -229,10 +230,12 @@ function notifySubscriptionsAdded(
     if (createdIds.has(channel.id)) continue;
     const before = sawBefore.get(channel.id) ?? new Set();
     const admitted = userIds.filter((id) => !before.has(id));
-    if (admitted.length > 0) tx.notify({ type: "stream", op: "create", streams: [formatChannel(h, getChannel(h.store, channel.id)!)] }, admitted);
+    const current = getChannel(h.store, channel.id)!;
+    if (admitted.length > 0) tx.notify(aboutChannel(current, { type: "stream", op: "create", streams: [formatChannel(h, current)] }), admitted);
   }
-  // 3. Each newly subscribed user: `subscription add` with the full subscription objects.
-  const perUser = new Map<number, { raw: SubscriptionView[]; resolved: SubscriptionView[] }>();
+  // 3. Each newly subscribed user: `subscription add` with the full subscription objects,
+  // archived channels' apart (for archived_channels clients only, see aboutChannel).
+  const perUser = new Map<string, { userId: number; archived: boolean; raw: SubscriptionView[]; resolved: SubscriptionView[] }>();
   for (const { channel, userIds } of added) {
     if (userIds.length === 0) continue;
     const current = getChannel(h.store, channel.id)!;
@@ -241,21 +244,23 @@ function notifySubscriptionsAdded(
     const channelView = formatChannel(h, current, subscribers.length);
     for (const id of userIds) {
       const sub = getSubscription(h.store, channel.id, id)!;
-      const lists = perUser.get(id) ?? perUser.set(id, { raw: [], resolved: [] }).get(id)!;
+      const key = `${id}:${current.is_archived}`;
+      const lists = perUser.get(key) ?? perUser.set(key, { userId: id, archived: current.is_archived, raw: [], resolved: [] }).get(key)!;
       lists.raw.push(formatSubscription(h, current, sub, { subscribers, channelView }));
       lists.resolved.push(formatSubscription(h, current, sub, { subscribers, channelView, resolveNullNotificationSettings: getUser(h.store, id) }));
     }
   }
-  for (const [userId, lists] of perUser) {
+  for (const { userId, archived, raw, resolved } of perUser.values()) {
     // The queue picks one form per its notification_settings_null capability (src/events/queues.ts).
-    tx.notify({ type: "subscription", op: "add", subscriptions: lists.raw, resolved_subscriptions: lists.resolved }, [userId]);
+    tx.notify(aboutChannel({ is_archived: archived }, { type: "subscription", op: "add", subscriptions: raw, resolved_subscriptions: resolved }), [userId]);
   }
   // 4. Everyone else who can see the subscriber list: `peer_add`.
   for (const { channel, userIds } of added) {
     if (userIds.length === 0) continue;
     const newcomers = new Set(userIds);
-    const peers = channelViewerIds(h, getChannel(h.store, channel.id)!).filter((id) => !newcomers.has(id));
-    tx.notify({ type: "subscription", op: "peer_add", stream_ids: [channel.id], user_ids: userIds }, peers);
+    const current = getChannel(h.store, channel.id)!;
+    const peers = channelViewerIds(h, current).filter((id) => !newcomers.has(id));
+    tx.notify(aboutChannel(current, { type: "subscription", op: "peer_add", stream_ids: [channel.id], user_ids: userIds }), peers);
   }
 }
 
@@ -381,17 +386,17 @@ function notifyUnsubscribed(tx: Transaction, h: Hearth, removed: Unsubscribed): 
   for (const { channel, userIds } of removed) {
     if (userIds.length === 0) continue;
     for (const id of userIds) {
-      tx.notify({ type: "subscription", op: "remove", subscriptions: [{ stream_id: channel.id, name: channel.name }] }, [id]);
+      tx.notify(aboutChannel(channel, { type: "subscription", op: "remove", subscriptions: [{ stream_id: channel.id, name: channel.name }] }), [id]);
     }
     const gone = new Set(userIds);
     const peers = channelViewerIds(h, channel).filter((id) => !gone.has(id));
-    tx.notify({ type: "subscription", op: "peer_remove", stream_ids: [channel.id], user_ids: userIds }, peers);
+    tx.notify(aboutChannel(channel, { type: "subscription", op: "peer_remove", stream_ids: [channel.id], user_ids: userIds }), peers);
     // Leaving a private channel can take it out of sight entirely.
     const lostSight = userIds.filter((id) => {
       const u = getUser(h.store, id);
       return u && !hasMetadataAccess(h, u, channel);
     });
-    if (lostSight.length > 0) tx.notify(streamDeleteEvent(h, channel), lostSight);
+    if (lostSight.length > 0) tx.notify(aboutChannel(channel, streamDeleteEvent(h, channel)), lostSight);
   }
 }
 
@@ -444,14 +449,15 @@ export async function checkUpdateOwnSubscriptions(
 
 /**
  * Subscriber lists and counts leave deactivated users out: the viewers of each of their
- * channels get peer_remove / peer_add, archived channels included (FL 377, 428).
+ * channels get peer_remove / peer_add, archived channels included (FL 377, 428) for the
+ * clients that keep archived channels.
  */
 export function notifySubscriberActivityChanged(tx: Transaction, h: Hearth, user: UserRecord, active: boolean): void {
   for (const channelId of subscribedChannelIds(h.store, user.id)) {
     const channel = getChannel(h.store, channelId);
     if (!channel) continue;
     const viewers = channelViewerIds(h, channel).filter((id) => id !== user.id);
-    tx.notify({ type: "subscription", op: active ? "peer_add" : "peer_remove", stream_ids: [channel.id], user_ids: [user.id] }, viewers);
+    tx.notify(aboutChannel(channel, { type: "subscription", op: active ? "peer_add" : "peer_remove", stream_ids: [channel.id], user_ids: [user.id] }), viewers);
   }
 }
 

@@ -40,6 +40,9 @@ const SHAPERS: Readonly<Record<string, CapabilityShaper>> = {
     return caps.simplified_presence_events ? { ...rest, presences } : { ...rest, ...legacy };
   },
   subscription: (event, caps) => {
+    const kept = onlyForArchivedChannelClients(event, caps);
+    if (kept === null) return null;
+    event = kept;
     // A channel's unarchiving (FL 388): only clients that forgot the channel need its subscription again.
     if ("only_without_archived_channels" in event) {
       if (caps.archived_channels) return null;
@@ -53,6 +56,9 @@ const SHAPERS: Readonly<Record<string, CapabilityShaper>> = {
     return caps.notification_settings_null ? rest : { ...rest, subscriptions: resolved_subscriptions };
   },
   stream: (event, caps) => {
+    const kept = onlyForArchivedChannelClients(event, caps);
+    if (kept === null) return null;
+    event = kept;
     if (!("archived_update" in event)) return event;
     // FL 315: clients with archived_channels keep archived channels and get an update instead
     // of the delete at archiving, and of the create at unarchiving (FL 388).
@@ -77,6 +83,19 @@ const SHAPERS: Readonly<Record<string, CapabilityShaper>> = {
   user_topic: withTopicNames,
   update_message_flags: withTopicNames,
 };
+
+/**
+ * Changes to an archived channel (its subscribers, its settings: FL 362) are marked
+ * `only_with_archived_channels` by their publisher: a client without the
+ * `archived_channels` capability was told the channel is gone (a `stream` delete at
+ * archiving) and keeps no trace of it, so it gets none of them.
+ */
+function onlyForArchivedChannelClients(event: ApiEvent, caps: ClientCapabilities): ApiEvent | null {
+  if (!("only_with_archived_channels" in event)) return event;
+  if (!caps.archived_channels) return null;
+  const { only_with_archived_channels: _, ...rest } = event;
+  return rest as ApiEvent;
+}
 
 /** The events a queue with `caps` gets for `event`, in order (see SHAPERS). */
 export function shapeForClient(event: ApiEvent, caps: ClientCapabilities, realm: ShapingRealm): ApiEvent[] {

@@ -517,6 +517,10 @@ type ClientEvent = WithoutId<{ [K in keyof typeof EventSchemas]: Static<(typeof 
 /** The events of one type, e.g. `EventOf<"update_message">`. */
 export type EventOf<K extends keyof typeof EventSchemas> = Extract<ClientEvent, { readonly type: K }>;
 
+export type SubscriptionAddBothForms = Extract<EventOf<"subscription">, { readonly op: "add" }> & {
+  readonly resolved_subscriptions: Extract<EventOf<"subscription">, { readonly op: "add" }>["subscriptions"];
+};
+
 /**
  * Events published with both forms of a capability-dependent payload, of which
  * src/events/shaping.ts gives each queue the one its client asked for: a client never
@@ -530,6 +534,8 @@ type ShapedOnDelivery =
       readonly only_without_archived_channels: true;
     })
   | (Extract<EventOf<"subscription">, { readonly user_ids: readonly number[] }> & { readonly only_without_archived_channels: true })
+  // Changes to an archived channel, for clients with the archived_channels capability only (FL 362).
+  | ((EventOf<"stream"> | EventOf<"subscription"> | SubscriptionAddBothForms) & { readonly only_with_archived_channels: true })
   | (Extract<EventOf<"presence">, { readonly presences: unknown }> & { readonly legacy: Omit<Extract<EventOf<"presence">, { readonly user_id: number }>, "type"> })
   | (EventOf<"message"> & { readonly message: { readonly rendered_content: string } })
   | (Extract<EventOf<"realm_emoji">, { readonly op: "update" }> & { readonly individual: Extract<EventOf<"realm_emoji">, { readonly op: "add" | "update_one" }> })

@@ -224,8 +224,39 @@ describe("new-subscription messages", () => {
     const mention = `@_**King Hamlet|${s.users.hamlet.id}**`;
     expect(await dms("cordelia")).toContain(`${mention} subscribed you to the following channels:\n\n* #**${a}**\n* #**${b}**`);
     expect((await dms("cordelia")).join("\n")).not.toContain(newOnly);
-    expect(await dms("shiva")).toEqual([`${mention} subscribed you to the channel #**${a}**.`]);
+    expect(await dms("shiva")).toEqual([`${mention} subscribed you to #**${a}**.`]);
     expect(await dms("hamlet")).toEqual([]);
+  });
+
+  test("past max_bulk_new_subscription_messages newly subscribed users, none is told and the answer says so (FL 397)", async () => {
+    const limit = expectSuccess(await s.as("hamlet").post("/register", { fetch_event_types: JSON.stringify(["realm"]) })).max_bulk_new_subscription_messages;
+    expect(limit).toBe(100);
+    const people = [];
+    for (let i = 0; i < limit; i++) people.push(await s.createUser(`crowd${counter}x${i}`));
+    const crowd = people.map((u) => u.id);
+    const latecomerUser = await s.createUser(`crowd${counter}late`);
+    const latecomer = latecomerUser.id;
+    const channel = fresh("Crowded");
+    expectSuccess(await subscribe("hamlet", [channel], { principals: [s.users.hamlet.id, crowd[0]] }));
+    const lastMessageId = async () => expectSuccess(await s.as("iago").get("/messages", { anchor: "newest", num_before: 1, num_after: 0 })).messages[0]?.id ?? 0;
+    const before = await lastMessageId();
+    // Counted are the users the request newly subscribes, not those named: 101 named, 1 already in, 100 new.
+    const atLimit = expectSuccess(await subscribe("iago", [channel], { principals: [...crowd, s.users.hamlet.id] }));
+    expect(atLimit.new_subscription_messages_sent).toBe(true);
+    expect(Object.keys(atLimit.subscribed)).toHaveLength(limit - 1);
+    const other = fresh("Too crowded");
+    expectSuccess(await subscribe("iago", [other]));
+    const overLimit = expectSuccess(await subscribe("iago", [other], { principals: [...crowd, latecomer] }));
+    expect(Object.keys(overLimit.subscribed)).toHaveLength(limit + 1);
+    expect(overLimit.new_subscription_messages_sent).toBe(false);
+    // Neither the over-limit request's users nor anyone else got a message about it.
+    const narrow = JSON.stringify([{ operator: "is", operand: "dm" }]);
+    const fromNotificationBot = async (who: typeof latecomerUser) =>
+      expectSuccess(await s.as(who).get("/messages", { anchor: "newest", num_before: 5, num_after: 0, narrow, apply_markdown: false })).messages.filter((m: any) => m.sender_email === "notification-bot@zulip.com");
+    expect(await fromNotificationBot(latecomerUser)).toEqual([]);
+    const told = await fromNotificationBot(people[1]);
+    expect(told.map((m: any) => m.content)).toEqual([`@_**Iago|${s.users.iago.id}** subscribed you to #**${channel}**.`]);
+    expect(told[0].id).toBeGreaterThan(before);
   });
 });
 
@@ -530,15 +561,19 @@ describe("principals by email", () => {
 });
 
 describe("subscription edges found in review", () => {
-  test("an archived channel takes no subscribers; adding and removing one channel in one call is refused before any write", async () => {
+  test("an archived channel takes subscribers as a live one (FL 362), a private one only from who may join it; adding and removing one channel in one call is refused before any write", async () => {
     const archived = fresh("Gone");
     expectSuccess(await subscribe("iago", [archived]));
     const id = await channelId("iago", archived);
     expectSuccess(await s.as("iago").delete(`/streams/${id}`));
-    expectError(await s.as("hamlet").post("/users/me/subscriptions", { subscriptions: [{ name: archived }] }), 400, "BAD_REQUEST", `Unable to access channel (${archived}).`);
-    const res = expectSuccess(await s.as("hamlet").post("/users/me/subscriptions", { subscriptions: [{ name: archived }], authorization_errors_fatal: false }));
+    expect(expectSuccess(await s.as("hamlet").post("/users/me/subscriptions", { subscriptions: [{ name: archived }] })).subscribed).toEqual({ [String(s.users.hamlet.id)]: [archived] });
+    const secret = fresh("Gone private");
+    expectSuccess(await subscribe("iago", [secret], { invite_only: true }));
+    expectSuccess(await s.as("iago").delete(`/streams/${await channelId("iago", secret)}`));
+    expectError(await s.as("hamlet").post("/users/me/subscriptions", { subscriptions: [{ name: secret }] }), 400, "BAD_REQUEST", `Unable to access channel (${secret}).`);
+    const res = expectSuccess(await s.as("hamlet").post("/users/me/subscriptions", { subscriptions: [{ name: secret }], authorization_errors_fatal: false }));
     expect(res.subscribed).toEqual({});
-    expect(res.unauthorized).toEqual([archived]);
+    expect(res.unauthorized).toEqual([secret]);
 
     const both = fresh("Both");
     expectSuccess(await subscribe("hamlet", [both]));

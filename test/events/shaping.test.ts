@@ -21,6 +21,18 @@ describe("capability shaping", () => {
     expect(shapeForClient(event, caps, realm)).toEqual([event]);
   });
 
+  test("events about an archived channel reach archived_channels clients only, without their marker (FL 362)", () => {
+    const peer = { type: "subscription", op: "peer_add", stream_ids: [3], user_ids: [9], only_with_archived_channels: true };
+    const update = { type: "stream", op: "update", stream_id: 3, name: "Attic", property: "description", value: "d", rendered_description: "<p>d</p>", only_with_archived_channels: true };
+    expect(shapeForClient(peer, none, realm)).toEqual([]);
+    expect(shapeForClient(update, none, realm)).toEqual([]);
+    const caps = parseCapabilities({ archived_channels: true });
+    const { only_with_archived_channels: _p, ...plainPeer } = peer;
+    const { only_with_archived_channels: _u, ...plainUpdate } = update;
+    expect(shapeForClient(peer, caps, realm)).toEqual([plainPeer]);
+    expect(shapeForClient(update, caps, realm)).toEqual([plainUpdate]);
+  });
+
   test("a rule may drop the event for a client without the capability", () => {
     const typing = { type: "typing", op: "start", message_type: "stream", stream_id: 3, topic: "t" };
     expect(shapeForClient(typing, none, realm)).toEqual([]);
