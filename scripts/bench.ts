@@ -28,7 +28,7 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { formatRss, percentile, RawHttpClient, readAnnouncement, readLineMatching, rssMiB } from "./bench-lib";
+import { cpuSeconds, formatRss, percentile, RawHttpClient, readAnnouncement, readLineMatching, rssMiB } from "./bench-lib";
 import { keyspaceStats, printKeyspaceStats } from "./bench-store";
 
 const ROOT = resolve(import.meta.dir, "..");
@@ -179,6 +179,15 @@ async function stop(server: Server) {
   await server.proc.exited;
 }
 
+/** Runs a throughput measure and adds the server's CPU time (all its threads, /proc) per request. */
+async function cpuPerRequest(server: Server, measure: () => Promise<number>): Promise<{ rate: number; cpuUs: number }> {
+  const cpu0 = cpuSeconds(server.proc.pid);
+  const t0 = performance.now();
+  const rate = await measure();
+  const requests = (rate * (performance.now() - t0)) / 1000;
+  return { rate, cpuUs: ((cpuSeconds(server.proc.pid) - cpu0) * 1e6) / requests };
+}
+
 /** Requests per second of `connections` keep-alive connections each repeating `request` for `seconds`. */
 async function throughput(url: string, connections: number, seconds: number, request: (c: RawHttpClient, i: number) => Promise<void>): Promise<number> {
   let done = 0;
@@ -291,8 +300,10 @@ async function main() {
     };
     // Unmeasured first: the figure is the server's steady state, not its JIT compiling the send path.
     await throughput(hearth.url, CONNECTIONS, 1, (c, i) => sendOne(c, 2_000_000 + i));
-    const sendsPerSecond = (await throughput(hearth.url, CONNECTIONS, SECONDS, sendOne)) * (19 / 20);
+    const sends = await cpuPerRequest(hearth, () => throughput(hearth.url, CONNECTIONS, SECONDS, sendOne));
+    const sendsPerSecond = sends.rate * (19 / 20);
     row("durable sends/s (POST /messages, 50 connections)", sendsPerSecond.toFixed(0), `raw lmdb-js durable puts ${raw.toFixed(0)}/s; ratio ${(sendsPerSecond / raw).toFixed(3)}`);
+    row("server CPU per request of that load (all threads)", `${sends.cpuUs.toFixed(0)} µs`, `(${(1e6 / sends.cpuUs).toFixed(0)} requests/s of one core)`);
     // The rest of the messages, to the size asked for (not timed: bytes per message below).
     if (sent.length < MESSAGES) {
       const t0 = performance.now();
@@ -318,9 +329,15 @@ async function main() {
     // 4. Reads against the bare server.
     const reader = users[1];
     const me = (url: string, auth: boolean) => (c: RawHttpClient) => c.get("/api/v1/users/me", auth ? { authorization: basic(reader) } : {}).then((r) => void (r.status !== 200 && Promise.reject(new Error(r.body))));
-    const meHearth = await throughput(hearth.url, CONNECTIONS, SECONDS, me(hearth.url, true));
-    const meBare = await throughput(bare.url, CONNECTIONS, SECONDS, me(bare.url, false));
-    row("authenticated GET /users/me req/s", meHearth.toFixed(0), `bare Bun.serve ${meBare.toFixed(0)}/s; ratio ${(meHearth / meBare).toFixed(2)}`);
+    // Unmeasured first (JIT), as for the sends; then each server's CPU per request beside
+    // its rate: on a shared machine the rate follows the client's share of the CPU,
+    // the CPU per request does not.
+    await throughput(hearth.url, CONNECTIONS, 1, me(hearth.url, true));
+    const meHearth = await cpuPerRequest(hearth, () => throughput(hearth.url, CONNECTIONS, SECONDS, me(hearth.url, true)));
+    await throughput(bare.url, CONNECTIONS, 1, me(bare.url, false));
+    const meBare = await cpuPerRequest(bare, () => throughput(bare.url, CONNECTIONS, SECONDS, me(bare.url, false)));
+    row("authenticated GET /users/me req/s", meHearth.rate.toFixed(0), `bare Bun.serve ${meBare.rate.toFixed(0)}/s; ratio ${(meHearth.rate / meBare.rate).toFixed(2)}`);
+    row("GET /users/me server CPU per request", `${meHearth.cpuUs.toFixed(0)} µs`, `bare Bun.serve ${meBare.cpuUs.toFixed(0)} µs; ratio (bare / Hearth) ${(meBare.cpuUs / meHearth.cpuUs).toFixed(2)}`);
     const narrowPath = (narrow: unknown) => `/api/v1/messages?anchor=newest&num_before=50&num_after=0&narrow=${encodeURIComponent(JSON.stringify(narrow))}`;
     const channelId = await fetch(`${hearth.url}/api/v1/get_stream_id?stream=bench`, { headers: { authorization: basic(reader) } }).then((r) => r.json()).then((b: any) => b.stream_id);
     const bareRead = await latencyP50(bare.url, narrowPath([]), {});

@@ -87,6 +87,7 @@ export function createHearth(store: Store, config: ServerConfig): Hearth {
   config.invitesPerDay ??= envNumber("HEARTH_INVITES_PER_DAY", 3000);
   config.maxUploadMib ??= envNumber("HEARTH_MAX_UPLOAD_MIB", SERVER_LIMITS.max_file_upload_size_mib);
   let parsedHost = { url: "", host: "" };
+  let trimmedUrl = { raw: "", url: "" };
   const h: Hearth = {
     store,
     config,
@@ -103,7 +104,10 @@ export function createHearth(store: Store, config: ServerConfig): Hearth {
     },
     realmUrl() {
       const external = config.externalUrl ?? getRealm(store)?.external_url ?? null;
-      return (external ?? listeningUrl(config.host, config.port)).replace(/\/+$/, "");
+      const raw = external ?? listeningUrl(config.host, config.port);
+      // Asked for every avatar URL shown: trimmed again only when it changed.
+      if (raw !== trimmedUrl.raw) trimmedUrl = { raw, url: raw.replace(/\/+$/, "") };
+      return trimmedUrl.url;
     },
     realmHost() {
       // Asked for every user formatted: parse the URL only when it changed.
@@ -167,7 +171,21 @@ export function buildApp(h: Hearth) {
   // (docs/benchmarks.md); the usual poll now takes a shorter path still
   // (fastPollRoute). Elysia keeps the route too (DELETE /events, 404s, and app.handle
   // in tests), with the general handler.
-  const native = { "/api/v1/events": { GET: fastPollRoute(h, events.handlers.get("GET /api/v1/events")!) } };
+  //
+  // Every other API route without path parameters goes there too, with the same
+  // handler Elysia would call (ApiRoutes.handlers): the handler does its own
+  // authentication, parameters and errors, and Elysia's per-request context around
+  // it was a fifth of an authenticated GET /users/me (docs/benchmarks.md). Other
+  // methods on those paths, paths with parameters, and 404s still go through Elysia.
+  const native: Record<string, Record<string, (request: Request, server: import("bun").Server<unknown>) => unknown>> = {};
+  for (const routes of resources) {
+    if (!(routes instanceof ApiRoutes)) continue;
+    for (const [key, handler] of routes.handlers) {
+      const [method, path] = key.split(" ");
+      (native[path] ??= {})[method] ??= handler;
+    }
+  }
+  native["/api/v1/events"].GET = fastPollRoute(h, events.handlers.get("GET /api/v1/events")!);
   const app = new Elysia({ serve: { routes: native } as any });
   for (const routes of resources) app.use(routes instanceof ApiRoutes ? routes.app : routes);
   return app

@@ -9,9 +9,8 @@ import { checkCreateBot, checkUpdateBot, checkRegenerateBotApiKey } from "../act
 import { checkCreateUser } from "../actions/create_user";
 import { botDefaultsView, botOwnerEmail, ownBotsView } from "../views/bots";
 import { accessBot, accessUserByIdOrEmail, accessManagedBot } from "../access/users";
-import { formatUser, usersView } from "../views/users";
+import { formatUser, ownUserView, usersView } from "../views/users";
 import { avatarUrl } from "../views/avatars";
-import { maxMessageIdFor } from "../views/messages";
 
 const viewParams = {
   client_gravatar: param.bool().default(true),
@@ -36,10 +35,7 @@ export function usersRoutes(h: Hearth) {
       const wanted = new Set(params.user_ids);
       return { members: members.filter((m) => wanted.has(m.user_id as number)) };
     })
-    .get("/users/me", {}, ({ user }) => ({
-      ...formatUser(h, user, user, { clientGravatar: false, includeCustomProfileFields: true }),
-      max_message_id: maxMessageIdFor(h, user),
-    }))
+    .get("/users/me", {}, ({ user }) => ownUserView(h, user))
     .get("/users/:user_id", { params: viewParams }, ({ user, params, path }) => {
       const target = accessUserByIdOrEmail(h, user, path.user_id, { allowDeactivated: true });
       return {

@@ -82,7 +82,8 @@ export function serializedResponse(fields: SerializedFields, ignored: readonly s
   return new Response(`{"result":"success","msg":"",${fields.json}${ignoredJson}}`, { headers: SHARED_JSON_HEADERS });
 }
 
-export function jsonResponse(body: unknown, status = 200, headers: Record<string, string> = {}): Response {
+export function jsonResponse(body: unknown, status = 200, headers?: Record<string, string>): Response {
+  if (headers === undefined) return new Response(JSON.stringify(body), { status, headers: SHARED_JSON_HEADERS });
   return new Response(JSON.stringify(body), { status, headers: { ...JSON_HEADERS, ...headers } });
 }
 
@@ -169,7 +170,8 @@ export class ApiRoutes {
     // Files outside /api/v1 (uploads, avatars) are also what a signed-in page embeds.
     const credentials: Credentials = this.prefix === "" ? "api-or-session" : "api";
     this.app.route(method, this.prefix + path, (ctx: any) => handle(ctx.request, ctx.server ?? null, ctx.params ?? {}, credentials), { parse: "none" } as any);
-    if (pathNames.length === 0) this.handlers.set(`${method} ${this.prefix + path}`, (request, server) => handle(request, server, {}, credentials));
+    // A wildcard ("/*") is a path parameter too: its value comes from Elysia's context.
+    if (pathNames.length === 0 && !path.includes("*")) this.handlers.set(`${method} ${this.prefix + path}`, (request, server) => handle(request, server, {}, credentials));
     // Every API route again under /json/, for the browser's session (src/auth/session.ts).
     if (this.prefix === API_PREFIX) {
       this.app.route(method, JSON_PREFIX + path, (ctx: any) => handle(ctx.request, ctx.server ?? null, ctx.params ?? {}, "session"), { parse: "none" } as any);

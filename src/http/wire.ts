@@ -45,7 +45,9 @@ export async function readRawParams(request: Request, fromBody = true, maxBodyBy
   const q = url.indexOf("?");
   if (q !== -1) parseUrlEncoded(url.slice(q + 1).split("#")[0], params.fields);
 
-  if (request.body === null || !fromBody) return params;
+  // A GET without a declared body has none: asking Bun for `request.body` would make a stream for nothing.
+  if (!fromBody || (request.method === "GET" && !request.headers.has("content-length") && !request.headers.has("transfer-encoding"))) return params;
+  if (request.body === null) return params;
   const contentType = (request.headers.get("content-type") ?? "").toLowerCase();
   const multipart = contentType.startsWith("multipart/form-data");
   // Other body types (JSON, binary) carry no Zulip form parameters: left unread.

@@ -9,7 +9,8 @@
  *
  * User name and password are percent-decoded (an `@` in a password is `%40`).
  */
-import { createTransport, type Transporter } from "nodemailer";
+import type { Transporter } from "nodemailer";
+import type * as Nodemailer from "nodemailer";
 import type SMTPTransport from "nodemailer/lib/smtp-transport";
 
 export interface SmtpSettings {
@@ -94,6 +95,9 @@ export class Mailer {
       // Each send opens its own connection: nothing to keep alive between rare emails.
       pool: false,
     };
+    // Loaded with the first mailer, not at start: a server without SMTP never needs it,
+    // and evaluating it cost start time and memory (docs/benchmarks.md).
+    const { createTransport } = require("nodemailer") as typeof Nodemailer;
     this.transport = createTransport(options);
   }
 

@@ -1,4 +1,5 @@
 import { fitsKey, type Store } from "./db";
+import { StoreCache } from "./cache";
 import type { GroupSettingValue } from "./user_groups";
 import type { ChannelGroupSettingName, TopicsPolicy } from "../schemas/channels";
 
@@ -32,20 +33,31 @@ export interface ChannelRecord {
   groups: Record<ChannelGroupSettingName, GroupSettingValue>;
 }
 
+/**
+ * Channel records and name lookups, decoded once while no channel is written: every
+ * send reads its channel several times (the target, the permission checks, the
+ * event, the answer's links). putChannel is the only writer of both key spaces.
+ * Shared records: never change one in place (write a copy with putChannel).
+ */
+const channelCache = new StoreCache<number, ChannelRecord | undefined>();
+const channelIdsByName = new StoreCache<string, number | undefined>();
+
 export function getChannel(store: Store, id: number): ChannelRecord | undefined {
-  return store.dbs.channels.get(id) as ChannelRecord | undefined;
+  return channelCache.get(store, id, () => store.dbs.channels.get(id) as ChannelRecord | undefined);
 }
 
 export function getChannelByName(store: Store, name: string): ChannelRecord | undefined {
   const key = name.trim().toLowerCase();
   // No channel has so long a name, and LMDB refuses a key that long (it throws).
   if (!fitsKey(key)) return undefined;
-  const id = store.dbs.channelsByName.get(key) as number | undefined;
+  const id = channelIdsByName.get(store, key, () => store.dbs.channelsByName.get(key) as number | undefined);
   return id === undefined ? undefined : getChannel(store, id);
 }
 
 /** Writes a channel and keeps the name index in step; call only inside `commit`. */
 export function putChannel(store: Store, channel: ChannelRecord, previousName?: string): void {
+  channelCache.invalidate(store);
+  channelIdsByName.invalidate(store);
   if (previousName !== undefined && previousName.toLowerCase() !== channel.name.toLowerCase()) {
     store.dbs.channelsByName.remove(previousName.toLowerCase());
   }

@@ -16,8 +16,13 @@ import { conversationKey, getMessage, searchWords, topicKey, type MessageRecord 
  * streams it pulls by hand.
  */
 
+/**
+ * The words of the content and the topic, without repeats: one scan of both (a space
+ * between them splits words as any separator does, so the set is the one two scans
+ * gave; removal and rewrite rely on getting the same set as the insert).
+ */
 function indexTerms(message: MessageRecord): string[] {
-  return [...new Set([...searchWords(message.content), ...searchWords(message.topic)])];
+  return searchWords(`${message.content} ${message.topic}`);
 }
 
 /** Writes a new message's channel, topic, conversation, sender and search rows. Call inside `store.commit`. */

@@ -1,4 +1,5 @@
 import { valuesOf, type Store } from "./db";
+import { StoreCache } from "./cache";
 
 export const ProfileFieldType = {
   SHORT_TEXT: 1,
@@ -39,13 +40,20 @@ export interface ProfileValue {
   rendered_value?: string;
 }
 
-/** The user's values by field ID. */
-export function getProfileData(store: Store, userId: number): Map<number, ProfileValue> {
-  const out = new Map<number, ProfileValue>();
-  for (const { key, value } of store.dbs.profileData.getRange({ start: [userId], end: [userId, Infinity] })) {
-    out.set((key as number[])[1], typeof value === "string" ? { value } : (value as ProfileValue));
-  }
-  return out;
+/** Each user's values while none is written: every GET /users/me and user object shows them. */
+const profileDataCache = new StoreCache<number, ReadonlyMap<number, Readonly<ProfileValue>>>();
+/** Moves whenever any user's values are written (for caches derived from them). */
+export const profileDataVersion = () => profileDataCache.version;
+
+/** The user's values by field ID (shared: do not change them). */
+export function getProfileData(store: Store, userId: number): ReadonlyMap<number, Readonly<ProfileValue>> {
+  return profileDataCache.get(store, userId, () => {
+    const out = new Map<number, ProfileValue>();
+    for (const { key, value } of store.dbs.profileData.getRange({ start: [userId], end: [userId, Infinity] })) {
+      out.set((key as number[])[1], typeof value === "string" ? { value } : (value as ProfileValue));
+    }
+    return out;
+  });
 }
 
 /** Call only inside `commit`. */
@@ -56,6 +64,7 @@ export function putProfileField(store: Store, field: CustomProfileField): void {
 /** Removes a field and every user's value of it; call only inside `commit`. */
 export function removeProfileField(store: Store, fieldId: number, userIds: Iterable<number>): void {
   store.dbs.profileFields.remove(fieldId);
+  profileDataCache.invalidate(store);
   for (const userId of userIds) store.dbs.profileData.remove([userId, fieldId]);
 }
 
@@ -67,10 +76,12 @@ export function getProfileValue(store: Store, userId: number, fieldId: number): 
 
 /** Call only inside `commit`. */
 export function putProfileValue(store: Store, userId: number, fieldId: number, value: ProfileValue): void {
+  profileDataCache.invalidate(store);
   store.dbs.profileData.put([userId, fieldId], value);
 }
 
 /** Call only inside `commit`. */
 export function removeProfileValue(store: Store, userId: number, fieldId: number): void {
+  profileDataCache.invalidate(store);
   store.dbs.profileData.remove([userId, fieldId]);
 }

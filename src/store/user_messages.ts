@@ -3,6 +3,7 @@ import { idsInRange, indexMessage, mergeIds, reindexMessage, unindexMessage, wri
 import { MENTION_BITS, MessageFlag, messageLocation, recipientList, type MessageRecord } from "./messages";
 import { addImplicitUnreadRows, applyUnreadRemovals, UNREAD_WATERMARK, hasUnreadRow, initUnreadWatermark, putUnreadRow, recipientsChanged, removeUnreadRow, unreadIdStreams, unreadRows, type UnreadRemovals } from "./unread";
 import { allUsers } from "./users";
+import { StoreCache } from "./cache";
 
 /**
  * Each recipient's rows for a message (Zulip's UserMessage), and the writes of a
@@ -43,6 +44,7 @@ export function getUserFlags(store: Store, userId: number, messageId: number): n
  * job writes it; direct messages (a handful of recipients) get theirs at once.
  */
 export function insertMessage(store: Store, m: MessageRecord, flagsByUser: Map<number, number>): void {
+  newestIds.invalidate(store);
   initUnreadWatermark(store, m.id);
   store.dbs.messages.put(m.id, m);
   indexMessage(store, m);
@@ -67,6 +69,7 @@ export function insertMessageWithRows(store: Store, m: MessageRecord, flagsByUse
   const watermark = store.dbs.meta.get(UNREAD_WATERMARK) as number | undefined;
   if (watermark !== undefined && watermark < m.id - 1) throw new Error("insertMessageWithRows: messages are waiting for their deferred unread rows");
   if (watermark !== undefined) store.dbs.meta.put(UNREAD_WATERMARK, m.id);
+  newestIds.invalidate(store);
   store.dbs.messages.put(m.id, m);
   indexMessage(store, m);
   for (const [userId, bits] of flagsByUser) writeFlags(store, userId, m, undefined, bits);
@@ -96,6 +99,7 @@ export function setUserFlagsOfMessages(store: Store, userId: number, changes: re
 /** Gives users who hold no row for a message one with these flags; the recipient list is rewritten once. */
 export function addUserRows(store: Store, m: MessageRecord, userIds: readonly number[], bits: number): void {
   if (userIds.length === 0) return;
+  newestIds.invalidate(store);
   for (const userId of userIds) writeFlags(store, userId, m, undefined, bits);
   updateRecipientList(store, m, (ids) => [...new Set([...ids, ...userIds])].sort((a, b) => a - b));
 }
@@ -158,6 +162,7 @@ export function replaceMessage(store: Store, before: MessageRecord, after: Messa
 /** Removes users' flags rows (and index rows) for messages they can no longer see (user → their flags); each recipient list is rewritten once. */
 export function removeUserRows(store: Store, changes: readonly { message: MessageRecord; rows: ReadonlyMap<number, number> }[]): void {
   const unreadRemovals: UnreadRemovals = new Map();
+  newestIds.invalidate(store);
   for (const { message: m, rows } of changes) {
     if (rows.size === 0) continue;
     for (const [userId, bits] of rows) removeFlags(store, userId, m, bits, unreadRemovals);
@@ -174,6 +179,7 @@ function removeFlags(store: Store, userId: number, m: MessageRecord, bits: numbe
 /** Deletes messages with every row that refers to them (message → its recipients' flags). */
 export function deleteMessageRows(store: Store, messages: readonly { message: MessageRecord; recipients: ReadonlyMap<number, number> }[]): void {
   const unreadRemovals: UnreadRemovals = new Map();
+  newestIds.invalidate(store);
   for (const { message: m, recipients } of messages) {
     for (const [userId, bits] of recipients) removeFlags(store, userId, m, bits, unreadRemovals);
     store.dbs.messageRecipientLists.remove(m.id);
@@ -184,10 +190,22 @@ export function deleteMessageRows(store: Store, messages: readonly { message: Me
   applyUnreadRemovals(store, unreadRemovals);
 }
 
+/**
+ * Each user's newest message ID while no message is written or loses recipients: the
+ * merge of a user's row streams behind it was most of the cost of GET /users/me
+ * (docs/benchmarks.md). Every writer above that adds or removes a user's rows for a
+ * message invalidates it; flag changes keep the set of messages a user holds.
+ */
+const newestIds = new StoreCache<number, number>();
+/** Moves whenever a user's newest message ID may have changed (for caches derived from it). */
+export const newestIdsVersion = () => newestIds.version;
+
 /** The newest message a user holds a row for (-1: none), register's `max_message_id`. */
 export function newestMessageIdOf(store: Store, userId: number): number {
-  for (const id of userMessageIds(store, userId, Number.MAX_SAFE_INTEGER, "older")) return id;
-  return -1;
+  return newestIds.get(store, userId, () => {
+    for (const id of userMessageIds(store, userId, Number.MAX_SAFE_INTEGER, "older")) return id;
+    return -1;
+  });
 }
 
 /**

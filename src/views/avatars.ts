@@ -9,8 +9,20 @@ import { getUser, type UserRecord } from "../store/users";
  */
 export function avatarToken(h: Hearth, userId: number, version: number): string {
   const salt = getAvatarSalt(h.store) ?? "";
-  return createHash("sha256").update(`${salt}:${userId}:${version}`).digest("hex").slice(0, 32);
+  const input = `${salt}:${userId}:${version}`;
+  let token = tokens.get(input);
+  if (token === undefined) {
+    token = createHash("sha256").update(input).digest("hex").slice(0, 32);
+    // Bounded: a token is cheap to make again, and old versions' inputs never come back.
+    if (tokens.size >= MAX_TOKENS) tokens.clear();
+    tokens.set(input, token);
+  }
+  return token;
 }
+
+/** Tokens by their hash's input: every user object and message shows an avatar URL, and hashing was a tenth of GET /users/me. */
+const tokens = new Map<string, string>();
+const MAX_TOKENS = 50_000;
 
 /** `/user_avatars/{id}/{token}.png`; the mobile app derives the 500px one by swapping `.png` for `-medium.png`. */
 export function avatarUrl(h: Hearth, user: UserRecord, medium = false): string {

@@ -1,7 +1,11 @@
 import type { Hearth } from "../context";
 import type { UserJson } from "../schemas/register";
 import { canSeeRealEmail } from "../access/users";
-import { allUsers, EmailVisibility, isAdmin, isGuest, isOwner, type UserRecord } from "../store/users";
+import { allUsers, EmailVisibility, isAdmin, isGuest, isOwner, userWriteVersion, type UserRecord } from "../store/users";
+import { realmWriteVersion } from "../store/realm";
+import { profileDataVersion } from "../store/profile_fields";
+import { newestIdsVersion, newestMessageIdOf } from "../store/user_messages";
+import { SerializedFields } from "../lib/serialized_fields";
 import { avatarUrl } from "./avatars";
 import { profileDataView } from "./profile_fields";
 
@@ -19,8 +23,17 @@ export function apiEmail(h: Hearth, target: UserRecord): string {
 
 /** ISO 8601 in Zulip's style (`+00:00`, not `Z`). */
 export function isoTimestamp(unixSeconds: number): string {
-  return new Date(unixSeconds * 1000).toISOString().replace("Z", "+00:00");
+  let text = isoTimestamps.get(unixSeconds);
+  if (text === undefined) {
+    text = new Date(unixSeconds * 1000).toISOString().replace("Z", "+00:00");
+    if (isoTimestamps.size >= 10_000) isoTimestamps.clear();
+    isoTimestamps.set(unixSeconds, text);
+  }
+  return text;
 }
+
+/** Formatted join dates: every user object shows one, and formatting was a twentieth of GET /users/me. */
+const isoTimestamps = new Map<number, string>();
 
 export interface UserViewOptions {
   /** Accepted for the API's sake; Hearth never uses Gravatar, so it changes nothing. */
@@ -68,4 +81,29 @@ export function usersView(h: Hearth, viewer: UserRecord, options: UserViewOption
   const members: Record<string, unknown>[] = [];
   for (const u of allUsers(h.store)) if (!u.is_system_bot) members.push(formatUser(h, viewer, u, options));
   return members;
+}
+
+/**
+ * GET /users/me's fields, serialized, per account while nothing they show was written
+ * (the account or any user, the realm, profile values, the account's messages: each
+ * kind's write version is part of the key). Clients call it at start and on every
+ * reconnect; building and serializing it was most of the request's cost
+ * (docs/benchmarks.md).
+ */
+const ownUserAnswers = new WeakMap<Hearth, Map<number, { key: string; fields: SerializedFields }>>();
+
+export function ownUserView(h: Hearth, user: UserRecord): SerializedFields {
+  let answers = ownUserAnswers.get(h);
+  if (!answers) ownUserAnswers.set(h, (answers = new Map()));
+  const key = `${userWriteVersion()}:${realmWriteVersion()}:${profileDataVersion()}:${newestIdsVersion()}:${h.realmUrl()}`;
+  const cached = answers.get(user.id);
+  if (cached && cached.key === key && !h.store.inTransaction) return cached.fields;
+  const json = JSON.stringify({
+    ...formatUser(h, user, user, { clientGravatar: false, includeCustomProfileFields: true }),
+    max_message_id: newestMessageIdOf(h.store, user.id),
+  });
+  const fields = new SerializedFields(json.slice(1, -1));
+  // One entry per account at most (the key moves with any write): bounded by the users.
+  if (!h.store.inTransaction) answers.set(user.id, { key, fields });
+  return fields;
 }

@@ -1,0 +1,108 @@
+#!/usr/bin/env bun
+/**
+ * One server at a time on a copy of one populated folder, for before/after comparisons
+ * of two checkouts run back to back (a shared machine moves rates, not CPU per request):
+ *
+ *   bun scripts/bench-compare.ts CHECKOUT|bare|BINARY me|send|start [seconds] [--prof DIR]
+ *
+ * CHECKOUT is a Hearth source tree (its src/main.ts is run), BINARY a compiled
+ * `hearth`, `bare` the bare Bun.serve of scripts/bench.ts. The populated folder (100
+ * users, one channel all subscribe to) is made once under the temp folder and reused.
+ * Prints one JSON line: spawn-to-listening and to the first answered request, idle
+ * RSS, and for `me` (GET /users/me) or `send` (POST /messages, 50 connections) the
+ * rate and the server's CPU per request, all threads and per thread.
+ */
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { cpuSeconds, RawHttpClient, readLineMatching, rssMiB } from "./bench-lib";
+
+const [root, what = "me", secs = "3"] = process.argv.slice(2);
+if (!root) throw new Error("usage: bun scripts/bench-compare.ts CHECKOUT|bare|BINARY me|send|start [seconds] [--prof DIR]");
+const profIndex = process.argv.indexOf("--prof");
+const profDir = profIndex > 0 ? process.argv[profIndex + 1] : null;
+const BENCH = join(import.meta.dir, "bench.ts");
+
+const populated = join(tmpdir(), "hearth-bench-compare-populated");
+if (!existsSync(join(populated, "bench-users.json"))) {
+  rmSync(populated, { recursive: true, force: true });
+  mkdirSync(populated, { recursive: true });
+  const p = Bun.spawn([process.execPath, BENCH, "--populate", populated, "100"], { stdout: "inherit", stderr: "inherit" });
+  if ((await p.exited) !== 0) throw new Error("populating failed");
+}
+const dir = mkdtempSync(join(tmpdir(), "hearth-bench-compare-"));
+cpSync(populated, dir, { recursive: true });
+const users = JSON.parse(readFileSync(join(dir, "bench-users.json"), "utf8")) as { email: string; key: string }[];
+const basic = (u: { email: string; key: string }) => "Basic " + Buffer.from(`${u.email}:${u.key}`).toString("base64");
+
+const serve = ["serve", "--data", dir, "--port", "0", "--host", "127.0.0.1"];
+const isBinary = !existsSync(join(root, "src", "main.ts")) && root !== "bare";
+const cmd = root === "bare"
+  ? [process.execPath, BENCH, "--bare"]
+  : isBinary
+    ? [root, ...serve]
+    : [process.execPath, ...(profDir ? ["--cpu-prof", `--cpu-prof-dir=${profDir}`] : []), join(root, "src", "main.ts"), ...serve];
+const t0 = performance.now();
+const proc = Bun.spawn(cmd, { stdout: "pipe", stderr: "inherit", cwd: root === "bare" || isBinary ? tmpdir() : root });
+const url = root === "bare"
+  ? JSON.parse(await readLineMatching(proc.stdout, "bare", (l) => l.startsWith("{"))).url as string
+  : (await readLineMatching(proc.stdout, "hearth", (l) => l.includes(" is listening on "))).split(" is listening on ")[1].trim();
+const startMs = performance.now() - t0;
+void proc.stdout.pipeTo(new WritableStream());
+await (await fetch(`${url}/api/v1/users/me`, { headers: { authorization: basic(users[1]) } })).text();
+const firstMs = performance.now() - t0;
+await Bun.sleep(1000);
+const out: Record<string, unknown> = { startMs: Math.round(startMs), firstMs: Math.round(firstMs), idle: rssMiB(proc.pid) };
+
+function threadCpu(pid: number): Map<string, number> {
+  const cpu = new Map<string, number>();
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${task}/stat`, "utf8");
+      const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+      const fields = stat.slice(stat.lastIndexOf(") ") + 2).split(" ");
+      cpu.set(name, (cpu.get(name) ?? 0) + (Number(fields[11]) + Number(fields[12])) / 100);
+    } catch {
+      // The thread ended between listing and reading.
+    }
+  }
+  return cpu;
+}
+
+async function measure(label: string, request: (c: RawHttpClient, i: number) => Promise<void>) {
+  const run = async (seconds: number) => {
+    let done = 0;
+    const end = performance.now() + seconds * 1000;
+    const clients = Array.from({ length: 50 }, () => RawHttpClient.forUrl(url));
+    await Promise.all(clients.map(async (c, n) => { for (let i = n; performance.now() < end; i += 50) { await request(c, i); done++; } }));
+    clients.forEach((c) => c.close());
+    return done;
+  };
+  await run(1); // the JIT's warm-up, unmeasured
+  const threads0 = threadCpu(proc.pid);
+  const cpu0 = cpuSeconds(proc.pid);
+  const w0 = performance.now();
+  const done = await run(Number(secs));
+  const seconds = (performance.now() - w0) / 1000;
+  const perThread = Object.fromEntries([...threadCpu(proc.pid)].map(([k, v]) => [k, Math.round((1e6 * (v - (threads0.get(k) ?? 0))) / done)]).filter(([, v]) => (v as number) > 0));
+  Object.assign(out, { [`${label}PerSecond`]: Math.round(done / seconds), [`${label}CpuUs`]: Math.round((1e6 * (cpuSeconds(proc.pid) - cpu0)) / done), [`${label}CpuUsByThread`]: perThread });
+}
+
+const WORDS = "castle ghost king queen poison sword crown denmark player skull madness revenge night watch letter duel rosemary fennel rue daisy violet".split(" ");
+const content = (seq: number) => Array.from({ length: 16 + (seq % 17) }, (_, i) => WORDS[(seq * 7 + i * 13 + ((seq >> 3) ^ i)) % WORDS.length]).join(" ") + ` ${seq}`;
+if (what === "me") {
+  await measure("me", async (c) => {
+    const r = await c.get("/api/v1/users/me", root === "bare" ? {} : { authorization: basic(users[1]) });
+    if (r.status !== 200) throw new Error(r.body);
+  });
+} else if (what === "send") {
+  await measure("send", async (c, i) => {
+    const body = `type=stream&to=bench&topic=${encodeURIComponent(`topic ${(i >> 4) % 20}`)}&content=${encodeURIComponent(content(i))}`;
+    const r = await c.request("POST", "/api/v1/messages", { authorization: basic(users[i % users.length]), "content-type": "application/x-www-form-urlencoded" }, body);
+    if (r.status !== 200) throw new Error(r.body);
+  });
+}
+proc.kill("SIGTERM");
+await proc.exited;
+rmSync(dir, { recursive: true, force: true });
+console.log(JSON.stringify(out));
