@@ -8,7 +8,7 @@
 import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { api } from "./api";
 import { feed, loadMore } from "./feed";
-import { dateOf, MessageRow } from "./message";
+import { dateOf, MessageRow, rowFacts } from "./message";
 import { autoReadPaused } from "./message_actions";
 import type { Message } from "./model";
 import { conversationKey, narrowHash, type Narrow } from "./narrow";
@@ -16,7 +16,14 @@ import { changed, channelName, S, userName } from "./state";
 
 /** Messages in the page at once. */
 const WINDOW = 150;
+/** How far the window moves at a time; an older page is fetched while the window's start is this near the loaded start. */
 const STEP = 50;
+/**
+ * Rows a view that just opened renders in its first frame: a screenful and more. The
+ * rest of the window follows once that frame is painted, so a narrow switch shows its
+ * messages after rendering a fifth of them (docs/benchmarks.md).
+ */
+const FIRST = 30;
 
 export const hashOf = (n: Narrow) => narrowHash(n, { channel: channelName, user: userName });
 
@@ -68,12 +75,26 @@ export function FeedView({ version }: { version: number }) {
   const [startId, setStartId] = useState<number | null>(null);
   const [pinnedEnd, setPinnedEnd] = useState(true);
   const positioned = useRef<string>("");
+  /** The view whose whole window is rendered: one that just opened shows its first screenful first. */
+  const [complete, setComplete] = useState("");
+  /** The first message of the window, for moving it after a fetch (indexes change when a page is prepended). */
+  const windowTop = useRef<number | null>(null);
   const ids = feed.ids;
   const viewKey = hashOf(feed.narrow);
 
   let start = pinnedEnd || startId === null ? Math.max(0, ids.length - WINDOW) : Math.max(0, ids.findIndex((id) => id >= startId));
   if (start > Math.max(0, ids.length - WINDOW)) start = Math.max(0, ids.length - WINDOW);
-  const shown = ids.slice(start, start + WINDOW).map((id) => S.messages.get(id)).filter((m): m is Message => !!m);
+  const end = Math.min(ids.length, start + WINDOW);
+  // The first screenful: from just above the first unread message, else the newest.
+  let from = start;
+  let to = end;
+  if (complete !== viewKey && end - start > FIRST) {
+    const unreadAt = feed.firstUnread === null ? -1 : ids.indexOf(feed.firstUnread, start);
+    from = unreadAt >= 0 && unreadAt < end ? Math.max(start, Math.min(unreadAt - 5, end - FIRST)) : end - FIRST;
+    to = from + FIRST;
+  }
+  windowTop.current = ids[start] ?? null;
+  const shown = ids.slice(from, to).map((id) => S.messages.get(id)).filter((m): m is Message => !!m);
 
   // Before the page changes: what the reader is looking at, to keep it in place.
   const el = scroller.current;
@@ -93,11 +114,12 @@ export function FeedView({ version }: { version: number }) {
     const box = scroller.current;
     if (!box) return;
     if (positioned.current !== viewKey && !feed.loading) {
-      // A view just opened: its first unread message, else its end.
+      // A view just opened: its first unread message, else its end; the rest of the window after this frame.
       positioned.current = viewKey;
       const first = feed.firstUnread !== null ? box.querySelector<HTMLElement>(`article[data-id="${feed.firstUnread}"]`) : null;
       if (first) box.scrollTop = first.offsetTop - 60;
       else box.scrollTop = box.scrollHeight;
+      requestAnimationFrame(() => setTimeout(() => setComplete(viewKey), 0));
     } else if (atBottom && pinnedEnd) box.scrollTop = box.scrollHeight;
     else if (anchor) {
       const row = box.querySelector<HTMLElement>(`article[data-id="${anchor.id}"]`);
@@ -121,30 +143,40 @@ export function FeedView({ version }: { version: number }) {
     };
   }, []);
 
+  /** The window moves up a step through what is loaded (one step of rows rendered, not a whole window). */
+  const moveUp = () => {
+    const at = windowTop.current === null ? -1 : feed.ids.indexOf(windowTop.current);
+    if (at <= 0) return false;
+    setStartId(feed.ids[Math.max(0, at - STEP)]);
+    setPinnedEnd(false);
+    return true;
+  };
+
   const onScroll = () => {
     const box = scroller.current!;
     seeUnread(box);
-    if (box.scrollTop < 400) {
-      if (start > 0) {
-        setStartId(ids[Math.max(0, start - STEP)]);
-        setPinnedEnd(false);
-      } else if (!feed.foundOldest && !feed.loading) void loadMore("older").then(() => {
-        setStartId(feed.ids[0] ?? null);
-        setPinnedEnd(feed.ids.length <= WINDOW);
-      });
-    } else if (box.scrollHeight - box.scrollTop - box.clientHeight < 400) {
-      if (start + WINDOW < ids.length) {
+    if (complete !== viewKey) return;
+    if (box.scrollTop < 400) moveUp();
+    else if (box.scrollHeight - box.scrollTop - box.clientHeight < 400) {
+      if (end < ids.length) {
         const next = start + STEP;
         setPinnedEnd(next + WINDOW >= ids.length);
         setStartId(ids[next]);
       } else if (!feed.foundNewest && !feed.loading) void loadMore("newer");
+    }
+    // The older page is fetched ahead, while the reader is still in the upper part of a window
+    // near the loaded start; a reader already at the top moves on to it when it comes.
+    if (start < STEP && (box.scrollTop < 400 || box.scrollTop < box.scrollHeight / 3) && !feed.foundOldest && !feed.loading) {
+      void loadMore("older").then(() => {
+        if (scroller.current && scroller.current.scrollTop < 400) moveUp();
+      });
     }
   };
 
   let previous: Message | null = null;
   return (
     <div class="feed" ref={scroller} onScroll={onScroll} data-version={version} aria-busy={feed.loading}>
-      {feed.foundOldest && start === 0 && ids.length > 0 && <p class="feed-start">The beginning of this view.</p>}
+      {feed.foundOldest && from === 0 && ids.length > 0 && <p class="feed-start">The beginning of this view.</p>}
       {feed.loading && <p class="loading">Loading…</p>}
       {feed.error && <p class="error" role="alert">{feed.error}</p>}
       {!feed.loading && !ids.length && !feed.error && <p class="empty">No messages here yet.</p>}
@@ -155,7 +187,7 @@ export function FeedView({ version }: { version: number }) {
         return (
           <div class="msg-wrap" key={m.id}>
             {newGroup && <RecipientBar m={m} />}
-            <MessageRow version={version} m={m} showSender={showSender} isNewDivider={m.id === feed.firstUnread && m.id !== ids[0]} />
+            <MessageRow m={m} showSender={showSender} isNewDivider={m.id === feed.firstUnread && m.id !== ids[0]} {...rowFacts(m)} />
           </div>
         );
       })}
