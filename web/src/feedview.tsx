@@ -5,6 +5,7 @@
  * eyes where it was. Unread messages that are on screen while the page is visible
  * are marked read.
  */
+import { Component } from "preact";
 import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { api } from "./api";
 import { feed, loadMore } from "./feed";
@@ -17,7 +18,7 @@ import { changed, channelName, S, userName } from "./state";
 /** Messages in the page at once. */
 const WINDOW = 150;
 /** How far the window moves at a time; an older page is fetched while the window's start is this near the loaded start. */
-const STEP = 50;
+const STEP = 25;
 /**
  * Rows a view that just opened renders in its first frame: a screenful and more. The
  * rest of the window follows once that frame is painted, so a narrow switch shows its
@@ -48,6 +49,25 @@ function RecipientBar({ m }: { m: Message }) {
       <span class="bar-date">{dateOf(m.timestamp)}</span>
     </div>
   );
+}
+
+/** What a recipient bar shows besides the message: it renders again only when that changed. */
+function barFacts(m: Message): string {
+  if (m.type === "stream" && m.stream_id !== undefined) {
+    const sub = S.subs.get(m.stream_id);
+    return `${sub?.name}\u0000${sub?.color}\u0000${m.subject}\u0000${dateOf(m.timestamp)}`;
+  }
+  const others = Array.isArray(m.display_recipient) ? m.display_recipient.map((r) => userName(r.id)).join() : "";
+  return `${others}\u0000${dateOf(m.timestamp)}`;
+}
+
+class Bar extends Component<{ m: Message; facts: string }> {
+  override shouldComponentUpdate(next: { m: Message; facts: string }) {
+    return next.m !== this.props.m || next.facts !== this.props.facts;
+  }
+  render() {
+    return <RecipientBar m={this.props.m} />;
+  }
 }
 
 /** Read flags waiting to be sent, in one request per batch. */
@@ -102,12 +122,8 @@ export function FeedView({ version }: { version: number }) {
   let atBottom = true;
   if (el) {
     atBottom = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
-    for (const row of Array.from(el.querySelectorAll<HTMLElement>("article.msg"))) {
-      if (row.offsetTop + row.offsetHeight > el.scrollTop) {
-        anchor = { id: row.dataset.id!, top: row.offsetTop - el.scrollTop };
-        break;
-      }
-    }
+    const row = firstRowBelow(el, el.scrollTop);
+    if (row) anchor = { id: row.dataset.row!, top: row.offsetTop - el.scrollTop };
   }
 
   useLayoutEffect(() => {
@@ -116,13 +132,13 @@ export function FeedView({ version }: { version: number }) {
     if (positioned.current !== viewKey && !feed.loading) {
       // A view just opened: its first unread message, else its end; the rest of the window after this frame.
       positioned.current = viewKey;
-      const first = feed.firstUnread !== null ? box.querySelector<HTMLElement>(`article[data-id="${feed.firstUnread}"]`) : null;
+      const first = feed.firstUnread !== null ? box.querySelector<HTMLElement>(`.msg-wrap[data-row="${feed.firstUnread}"]`) : null;
       if (first) box.scrollTop = first.offsetTop - 60;
       else box.scrollTop = box.scrollHeight;
       requestAnimationFrame(() => setTimeout(() => setComplete(viewKey), 0));
     } else if (atBottom && pinnedEnd) box.scrollTop = box.scrollHeight;
     else if (anchor) {
-      const row = box.querySelector<HTMLElement>(`article[data-id="${anchor.id}"]`);
+      const row = box.querySelector<HTMLElement>(`.msg-wrap[data-row="${anchor.id}"]`);
       if (row) box.scrollTop = row.offsetTop - anchor.top;
     }
     seeUnread(box);
@@ -185,8 +201,8 @@ export function FeedView({ version }: { version: number }) {
         const showSender = newGroup || previous!.sender_id !== m.sender_id || m.timestamp - previous!.timestamp > 600;
         previous = m;
         return (
-          <div class="msg-wrap" key={m.id}>
-            {newGroup && <RecipientBar m={m} />}
+          <div class="msg-wrap" key={m.id} data-row={m.id}>
+            {newGroup && <Bar m={m} facts={barFacts(m)} />}
             <MessageRow m={m} showSender={showSender} isNewDivider={m.id === feed.firstUnread && m.id !== ids[0]} {...rowFacts(m)} />
           </div>
         );
@@ -195,11 +211,31 @@ export function FeedView({ version }: { version: number }) {
   );
 }
 
+/**
+ * The first row (`.msg-wrap`) whose bottom is below `y` in the scroller, by bisection.
+ * Rows are measured by their wrappers, which are laid out even when their content is
+ * skipped (content-visibility): measuring inside one would lay it out.
+ */
+function firstRowBelow(box: HTMLElement, y: number): HTMLElement | null {
+  const rows = box.querySelectorAll<HTMLElement>(".msg-wrap");
+  let low = 0;
+  let high = rows.length;
+  while (low < high) {
+    const mid = (low + high) >> 1;
+    if (rows[mid].offsetTop + rows[mid].offsetHeight > y) high = mid;
+    else low = mid + 1;
+  }
+  return rows[low] ?? null;
+}
+
 /** Marks read the unread messages wholly or mostly on screen, while the page is seen. */
 function seeUnread(box: HTMLElement): void {
   if (document.visibilityState !== "visible") return;
   const view = box.getBoundingClientRect();
   for (const row of Array.from(box.querySelectorAll<HTMLElement>("article.msg.unread"))) {
+    // Rows away from the viewport are skipped by their wrapper, without laying out their content.
+    const around = row.parentElement!.getBoundingClientRect();
+    if (around.bottom <= view.top || around.top >= view.bottom) continue;
     const rect = row.getBoundingClientRect();
     const visible = Math.min(rect.bottom, view.bottom) - Math.max(rect.top, view.top);
     if (visible >= Math.min(rect.height, view.height) * 0.6) markRead(Number(row.dataset.id));
