@@ -212,9 +212,8 @@ export function FeedView({ version }: { version: number }) {
 }
 
 /**
- * The first row (`.msg-wrap`) whose bottom is below `y` in the scroller, by bisection.
- * Rows are measured by their wrappers, which are laid out even when their content is
- * skipped (content-visibility): measuring inside one would lay it out.
+ * The first row (`.msg-wrap`) whose bottom is below `y` in the scroller: rows are in
+ * order, so bisection measures a few of them rather than every one above the viewport.
  */
 function firstRowBelow(box: HTMLElement, y: number): HTMLElement | null {
   const rows = box.querySelectorAll<HTMLElement>(".msg-wrap");
@@ -233,9 +232,6 @@ function seeUnread(box: HTMLElement): void {
   if (document.visibilityState !== "visible") return;
   const view = box.getBoundingClientRect();
   for (const row of Array.from(box.querySelectorAll<HTMLElement>("article.msg.unread"))) {
-    // Rows away from the viewport are skipped by their wrapper, without laying out their content.
-    const around = row.parentElement!.getBoundingClientRect();
-    if (around.bottom <= view.top || around.top >= view.bottom) continue;
     const rect = row.getBoundingClientRect();
     const visible = Math.min(rect.bottom, view.bottom) - Math.max(rect.top, view.top);
     if (visible >= Math.min(rect.height, view.height) * 0.6) markRead(Number(row.dataset.id));
