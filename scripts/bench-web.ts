@@ -5,10 +5,14 @@
  * measurement on a bare page served by a bare `Bun.serve` (nothing to fetch, nothing
  * to render but one line), so the machine's own speed and load show.
  *
- * Usage: bun scripts/bench-web.ts [--messages 100000] [--switches 20] [--scroll 5000]
+ * Usage: bun scripts/bench-web.ts [--messages 100000] [--switches 20] [--scroll 5000] [--store DIR]
+ * With `--store DIR` the store is built once into DIR (kept) and reused by later runs
+ * with the same DIR, so variants of the client can be compared on the same data.
  * Figures go to docs/benchmarks.md.
  */
-import { PASSWORD, startTestServer } from "../test/kit";
+import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { PASSWORD, startTestServer, type TestServer, type TestUser } from "../test/kit";
 import { launchChromium, signInToChat, until, type Page } from "../test/kit/browser";
 import { percentile } from "./bench-lib";
 
@@ -17,6 +21,8 @@ function option(name: string, fallback: number): number {
   return at >= 0 ? Number(process.argv[at + 1]) : fallback;
 }
 const MESSAGES = option("messages", 100_000);
+const storeAt = process.argv.indexOf("--store");
+const STORE_DIR = storeAt >= 0 ? process.argv[storeAt + 1] : null;
 const SWITCHES = option("switches", 20);
 const SCROLL_MESSAGES = option("scroll", 5_000);
 const CHANNELS = 5;
@@ -27,16 +33,46 @@ const TOPICS_PER_CHANNEL = 40;
 const timeUntilReady = (ready: string) =>
   `new Promise((resolve) => { const check = () => (${ready}) ? resolve(performance.now()) : requestAnimationFrame(check); check(); })`;
 
-/** Sets the hash and resolves with the milliseconds until `ready` holds (checked every frame). */
+/**
+ * Sets the hash and resolves with the milliseconds until `ready` holds (checked every
+ * frame), and where they went: the GET /messages requests of the switch (Resource
+ * Timing: until the first byte, then the body) and the long animation frames (over
+ * 50 ms: script, then style and layout).
+ */
 const timeHashSwitch = (hash: string, ready: string) =>
-  `new Promise((resolve) => { const t0 = performance.now(); location.hash = ${JSON.stringify(hash)};
-     const check = () => (${ready}) ? resolve(performance.now() - t0) : requestAnimationFrame(check); requestAnimationFrame(check); })`;
+  `new Promise((resolve) => { performance.clearResourceTimings(); const frames = [];
+     const observer = new PerformanceObserver((list) => { for (const f of list.getEntries()) frames.push({ at: f.startTime, duration: f.duration,
+       script: f.scripts.reduce((sum, s) => sum + s.duration, 0), layout: f.renderStart ? f.startTime + f.duration - (f.styleAndLayoutStart || f.renderStart) : 0 }); });
+     observer.observe({ type: "long-animation-frame" });
+     const t0 = performance.now(); location.hash = ${JSON.stringify(hash)};
+     const check = () => { if (!(${ready})) return requestAnimationFrame(check); const t1 = performance.now();
+       setTimeout(() => { observer.disconnect();
+         const fetches = performance.getEntriesByType("resource").filter((r) => r.name.includes("/messages?")).map((r) => ({ start: r.startTime - t0, firstByte: r.responseStart - r.requestStart, body: r.responseEnd - r.responseStart, bytes: r.encodedBodySize }));
+         resolve({ total: t1 - t0, fetches, frames: frames.filter((f) => f.at >= t0 && f.at <= t1) }); }, 100); };
+     requestAnimationFrame(check); })`;
 
-/** Scrolls `selector` up by `step` px a frame for `frames` frames; resolves with each frame's duration. */
+interface SwitchTiming {
+  total: number;
+  fetches: { start: number; firstByte: number; body: number; bytes: number }[];
+  frames: { duration: number; script: number; layout: number }[];
+}
+
+/**
+ * Scrolls `selector` up by `step` px a frame for `frames` frames; resolves with each
+ * frame's duration and the long animation frames among them (script, style and layout).
+ */
 const scrollFrames = (selector: string, step: number, frames: number) =>
-  `new Promise((resolve) => { const el = document.querySelector(${JSON.stringify(selector)}); const times = []; let last = performance.now(); let n = 0;
-     const tick = (now) => { times.push(now - last); last = now; el.scrollTop = Math.max(0, el.scrollTop - ${step}); if (++n < ${frames}) requestAnimationFrame(tick); else resolve(times.slice(1)); };
+  `new Promise((resolve) => { const el = document.querySelector(${JSON.stringify(selector)}); const times = []; const long = []; let last = performance.now(); let n = 0;
+     const observer = new PerformanceObserver((list) => { for (const f of list.getEntries()) long.push({ duration: f.duration,
+       script: f.scripts.reduce((sum, s) => sum + s.duration, 0), layout: f.renderStart ? f.startTime + f.duration - (f.styleAndLayoutStart || f.renderStart) : 0 }); });
+     observer.observe({ type: "long-animation-frame" });
+     const tick = (now) => { times.push(now - last); last = now; el.scrollTop = Math.max(0, el.scrollTop - ${step}); if (++n < ${frames}) requestAnimationFrame(tick); else setTimeout(() => { observer.disconnect(); resolve({ times: times.slice(1), long }); }, 50); };
      requestAnimationFrame(tick); })`;
+
+interface ScrollTiming {
+  times: number[];
+  long: { duration: number; script: number; layout: number }[];
+}
 
 const summary = (values: number[]) => {
   const sorted = [...values].sort((a, b) => a - b);
@@ -52,9 +88,14 @@ const bare = Bun.serve({
   fetch: () => new Response(`<!doctype html><html><body><div class="feed" style="height:600px;overflow:auto"><article class="msg">${bareRows}</article></div></body></html>`, { headers: { "content-type": "text/html" } }),
 });
 
-const s = await startTestServer();
-const browser = await launchChromium();
-try {
+/** What a kept store needs to be reused: who signs in, and the channels' ids. */
+interface StoreMeta {
+  messages: number;
+  users: Record<string, TestUser>;
+  channels: number[];
+}
+
+async function buildStore(s: TestServer): Promise<number[]> {
   // The store: channels with topics, messages spread over them, written over HTTP.
   const members = ["hamlet", "desdemona", "othello", "cordelia", "iago"] as const;
   const channels: number[] = [];
@@ -71,13 +112,35 @@ try {
   };
   await Promise.all(Array.from({ length: 32 }, writer));
   console.log(`store: ${MESSAGES} messages in ${CHANNELS} channels × ${TOPICS_PER_CHANNEL} topics, written in ${((performance.now() - started) / 1000).toFixed(1)} s`);
-
-  // Hamlet has read it all (views open at the newest message, as after a day's work), then signs in.
+  // Hamlet has read it all (views open at the newest message, as after a day's work).
   const marked = await s.as("hamlet").post("/mark_all_as_read", {});
   if (marked.status !== 200) throw new Error(`mark_all_as_read failed: ${marked.status}`);
+  return channels;
+}
+
+/** A fresh store, or the one kept in STORE_DIR (built there first when missing). */
+async function openStore(): Promise<{ s: TestServer; hamlet: TestUser; channels: number[] }> {
+  const metaPath = STORE_DIR && join(STORE_DIR, "bench-web.json");
+  if (metaPath && existsSync(metaPath)) {
+    const meta = JSON.parse(readFileSync(metaPath, "utf8")) as StoreMeta;
+    console.log(`store: ${meta.messages} messages kept in ${STORE_DIR}`);
+    return { s: await startTestServer({ dataDir: STORE_DIR! }), hamlet: meta.users.hamlet, channels: meta.channels };
+  }
+  const built = await startTestServer();
+  const channels = await buildStore(built);
+  if (!STORE_DIR) return { s: built, hamlet: built.users.hamlet, channels };
+  await built.server.stop();
+  renameSync(built.dataDir, STORE_DIR);
+  writeFileSync(join(STORE_DIR, "bench-web.json"), JSON.stringify({ messages: MESSAGES, users: built.users, channels } satisfies StoreMeta));
+  return { s: await startTestServer({ dataDir: STORE_DIR }), hamlet: built.users.hamlet, channels };
+}
+
+const { s, hamlet, channels } = await openStore();
+const browser = await launchChromium();
+try {
   const page = await browser.newPage({ ownCookies: true });
   await page.emulate({ width: 1280, height: 800 });
-  await signInToChat(page, s.url, s.users.hamlet.email, PASSWORD);
+  await signInToChat(page, s.url, hamlet.email, PASSWORD);
 
   // 1. First feed painted: a fresh load of the All messages view, five times.
   const firstFeed: number[] = [];
@@ -93,11 +156,14 @@ try {
   await page.goto(`${s.url}/?load=switches#feed`);
   await until(page, `document.querySelector(".feed article.msg")`);
   const switches: number[] = [];
+  const switchTimings: SwitchTiming[] = [];
   for (let i = 0; i < SWITCHES; i++) {
     const channel = channels[i % CHANNELS];
     const topic = `topic ${(i * 7) % TOPICS_PER_CHANNEL}`;
     const hash = `#narrow/channel/${channel}-bench-${i % CHANNELS}/topic/${encodeURIComponent(topic).replace(/%/g, ".")}`;
-    switches.push(await page.evaluate<number>(timeHashSwitch(hash, `document.querySelector(".view-title")?.textContent.endsWith(${JSON.stringify(topic)}) && document.querySelector(".feed article.msg") && !document.querySelector(".feed .loading")`)));
+    const timing = await page.evaluate<SwitchTiming>(timeHashSwitch(hash, `document.querySelector(".view-title")?.textContent.endsWith(${JSON.stringify(topic)}) && document.querySelector(".feed article.msg") && !document.querySelector(".feed .loading")`));
+    switches.push(timing.total);
+    switchTimings.push(timing);
   }
 
   // 3. Scrolling: back through SCROLL_MESSAGES messages of one channel, then frame times of a steady scroll.
@@ -106,16 +172,19 @@ try {
   const loadedTarget = Math.min(SCROLL_MESSAGES, Math.floor(MESSAGES / CHANNELS));
   const scrollStarted = performance.now();
   const frames: number[] = [];
+  const longFrames: ScrollTiming["long"] = [];
   const passed = new Set<string>();
-  for (let round = 0; passed.size < loadedTarget && round < 2_000; round++) {
-    frames.push(...(await page.evaluate<number[]>(scrollFrames(".feed", 400, 30))));
+  for (let rounds = 0; passed.size < loadedTarget && rounds < 2_000; rounds++) {
+    const round = await page.evaluate<ScrollTiming>(scrollFrames(".feed", 400, 30));
+    frames.push(...round.times);
+    longFrames.push(...round.long);
     for (const id of await page.evaluate<string[]>(`[...document.querySelectorAll(".feed article.msg")].map((a) => a.dataset.id)`)) passed.add(id);
     if (await page.evaluate<boolean>(`Boolean(document.querySelector(".feed-start"))`)) break;
   }
   const scrollSeconds = (performance.now() - scrollStarted) / 1000;
   await page.goto(`http://127.0.0.1:${bare.port}/?load=scroll`);
   await page.evaluate(`document.querySelector(".feed").scrollTop = 1e6`);
-  const bareFrames = await page.evaluate<number[]>(scrollFrames(".feed", 400, 60));
+  const bareFrames = (await page.evaluate<ScrollTiming>(scrollFrames(".feed", 400, 60))).times;
 
   const a = summary(firstFeed);
   const aBare = summary(firstFeedBare);
@@ -129,6 +198,13 @@ try {
   console.log(`| narrow switch to an unseen topic (hash → messages shown), p50 / p95 of ${SWITCHES} | ${ms(b.p50)} / ${ms(b.p95)} | — |`);
   console.log(`| frame time scrolling back through ${passed.size} messages (${frames.length} frames, ${scrollSeconds.toFixed(1)} s), p50 / p95 / max | ${ms(c.p50)} / ${ms(c.p95)} / ${ms(c.max)} | ${ms(cBare.p50)} / ${ms(cBare.p95)} / ${ms(cBare.max)} |`);
   console.log(`| frames over 50 ms while scrolling | ${frames.filter((f) => f > 50).length} of ${frames.length} | ${bareFrames.filter((f) => f > 50).length} of ${bareFrames.length} |`);
+  // Where the time went (medians): the switches' fetches and long frames, the scroll's long frames.
+  const median = (values: number[]) => (values.length ? summary(values).p50 : 0);
+  const firstFetch = switchTimings.map((t) => t.fetches[0]).filter(Boolean);
+  console.log("");
+  console.log(`switch, medians: GET /messages started at ${ms(median(firstFetch.map((f) => f.start)))}, first byte after ${ms(median(firstFetch.map((f) => f.firstByte)))}, body ${ms(median(firstFetch.map((f) => f.body)))} (${Math.round(median(firstFetch.map((f) => f.bytes)))} B); ` +
+    `${median(switchTimings.map((t) => t.fetches.length))} request(s); long frames per switch ${median(switchTimings.map((t) => t.frames.length))}, their script ${ms(median(switchTimings.map((t) => t.frames.reduce((x, f) => x + f.script, 0))))}, style+layout ${ms(median(switchTimings.map((t) => t.frames.reduce((x, f) => x + f.layout, 0))))}`);
+  console.log(`scroll: ${longFrames.length} long animation frames, medians: ${ms(median(longFrames.map((f) => f.duration)))} long, script ${ms(median(longFrames.map((f) => f.script)))}, style+layout ${ms(median(longFrames.map((f) => f.layout)))}`);
   const errors = page.errors();
   if (errors.length) console.log(`page errors: ${errors.slice(0, 5).join(" | ")}`);
 } finally {

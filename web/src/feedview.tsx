@@ -5,10 +5,11 @@
  * eyes where it was. Unread messages that are on screen while the page is visible
  * are marked read.
  */
+import { Component } from "preact";
 import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { api } from "./api";
 import { feed, loadMore } from "./feed";
-import { dateOf, MessageRow } from "./message";
+import { dateOf, MessageRow, rowFacts } from "./message";
 import { autoReadPaused } from "./message_actions";
 import type { Message } from "./model";
 import { conversationKey, narrowHash, type Narrow } from "./narrow";
@@ -16,7 +17,14 @@ import { changed, channelName, S, userName } from "./state";
 
 /** Messages in the page at once. */
 const WINDOW = 150;
+/** How far the window moves at a time (measured: 25 made more long frames than 50, each shorter); an older page is fetched while the window's start is this near the loaded start. */
 const STEP = 50;
+/**
+ * Rows a view that just opened renders in its first frame: a screenful and more. The
+ * rest of the window follows once that frame is painted, so a narrow switch shows its
+ * messages after rendering a fifth of them (docs/benchmarks.md).
+ */
+const FIRST = 30;
 
 export const hashOf = (n: Narrow) => narrowHash(n, { channel: channelName, user: userName });
 
@@ -41,6 +49,25 @@ function RecipientBar({ m }: { m: Message }) {
       <span class="bar-date">{dateOf(m.timestamp)}</span>
     </div>
   );
+}
+
+/** What a recipient bar shows besides the message: it renders again only when that changed. */
+function barFacts(m: Message): string {
+  if (m.type === "stream" && m.stream_id !== undefined) {
+    const sub = S.subs.get(m.stream_id);
+    return `${sub?.name}\u0000${sub?.color}\u0000${m.subject}\u0000${dateOf(m.timestamp)}`;
+  }
+  const others = Array.isArray(m.display_recipient) ? m.display_recipient.map((r) => userName(r.id)).join() : "";
+  return `${others}\u0000${dateOf(m.timestamp)}`;
+}
+
+class Bar extends Component<{ m: Message; facts: string }> {
+  override shouldComponentUpdate(next: { m: Message; facts: string }) {
+    return next.m !== this.props.m || next.facts !== this.props.facts;
+  }
+  render() {
+    return <RecipientBar m={this.props.m} />;
+  }
 }
 
 /** Read flags waiting to be sent, in one request per batch. */
@@ -68,12 +95,26 @@ export function FeedView({ version }: { version: number }) {
   const [startId, setStartId] = useState<number | null>(null);
   const [pinnedEnd, setPinnedEnd] = useState(true);
   const positioned = useRef<string>("");
+  /** The view whose whole window is rendered: one that just opened shows its first screenful first. */
+  const [complete, setComplete] = useState("");
+  /** The first message of the window, for moving it after a fetch (indexes change when a page is prepended). */
+  const windowTop = useRef<number | null>(null);
   const ids = feed.ids;
   const viewKey = hashOf(feed.narrow);
 
   let start = pinnedEnd || startId === null ? Math.max(0, ids.length - WINDOW) : Math.max(0, ids.findIndex((id) => id >= startId));
   if (start > Math.max(0, ids.length - WINDOW)) start = Math.max(0, ids.length - WINDOW);
-  const shown = ids.slice(start, start + WINDOW).map((id) => S.messages.get(id)).filter((m): m is Message => !!m);
+  const end = Math.min(ids.length, start + WINDOW);
+  // The first screenful: from just above the first unread message, else the newest.
+  let from = start;
+  let to = end;
+  if (complete !== viewKey && end - start > FIRST) {
+    const unreadAt = feed.firstUnread === null ? -1 : ids.indexOf(feed.firstUnread, start);
+    from = unreadAt >= 0 && unreadAt < end ? Math.max(start, Math.min(unreadAt - 5, end - FIRST)) : end - FIRST;
+    to = from + FIRST;
+  }
+  windowTop.current = ids[start] ?? null;
+  const shown = ids.slice(from, to).map((id) => S.messages.get(id)).filter((m): m is Message => !!m);
 
   // Before the page changes: what the reader is looking at, to keep it in place.
   const el = scroller.current;
@@ -81,26 +122,23 @@ export function FeedView({ version }: { version: number }) {
   let atBottom = true;
   if (el) {
     atBottom = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
-    for (const row of Array.from(el.querySelectorAll<HTMLElement>("article.msg"))) {
-      if (row.offsetTop + row.offsetHeight > el.scrollTop) {
-        anchor = { id: row.dataset.id!, top: row.offsetTop - el.scrollTop };
-        break;
-      }
-    }
+    const row = firstRowBelow(el, el.scrollTop);
+    if (row) anchor = { id: row.dataset.row!, top: row.offsetTop - el.scrollTop };
   }
 
   useLayoutEffect(() => {
     const box = scroller.current;
     if (!box) return;
     if (positioned.current !== viewKey && !feed.loading) {
-      // A view just opened: its first unread message, else its end.
+      // A view just opened: its first unread message, else its end; the rest of the window after this frame.
       positioned.current = viewKey;
-      const first = feed.firstUnread !== null ? box.querySelector<HTMLElement>(`article[data-id="${feed.firstUnread}"]`) : null;
+      const first = feed.firstUnread !== null ? box.querySelector<HTMLElement>(`.msg-wrap[data-row="${feed.firstUnread}"]`) : null;
       if (first) box.scrollTop = first.offsetTop - 60;
       else box.scrollTop = box.scrollHeight;
+      requestAnimationFrame(() => setTimeout(() => setComplete(viewKey), 0));
     } else if (atBottom && pinnedEnd) box.scrollTop = box.scrollHeight;
     else if (anchor) {
-      const row = box.querySelector<HTMLElement>(`article[data-id="${anchor.id}"]`);
+      const row = box.querySelector<HTMLElement>(`.msg-wrap[data-row="${anchor.id}"]`);
       if (row) box.scrollTop = row.offsetTop - anchor.top;
     }
     seeUnread(box);
@@ -121,30 +159,40 @@ export function FeedView({ version }: { version: number }) {
     };
   }, []);
 
+  /** The window moves up a step through what is loaded (one step of rows rendered, not a whole window). */
+  const moveUp = () => {
+    const at = windowTop.current === null ? -1 : feed.ids.indexOf(windowTop.current);
+    if (at <= 0) return false;
+    setStartId(feed.ids[Math.max(0, at - STEP)]);
+    setPinnedEnd(false);
+    return true;
+  };
+
   const onScroll = () => {
     const box = scroller.current!;
     seeUnread(box);
-    if (box.scrollTop < 400) {
-      if (start > 0) {
-        setStartId(ids[Math.max(0, start - STEP)]);
-        setPinnedEnd(false);
-      } else if (!feed.foundOldest && !feed.loading) void loadMore("older").then(() => {
-        setStartId(feed.ids[0] ?? null);
-        setPinnedEnd(feed.ids.length <= WINDOW);
-      });
-    } else if (box.scrollHeight - box.scrollTop - box.clientHeight < 400) {
-      if (start + WINDOW < ids.length) {
+    if (complete !== viewKey) return;
+    if (box.scrollTop < 400) moveUp();
+    else if (box.scrollHeight - box.scrollTop - box.clientHeight < 400) {
+      if (end < ids.length) {
         const next = start + STEP;
         setPinnedEnd(next + WINDOW >= ids.length);
         setStartId(ids[next]);
       } else if (!feed.foundNewest && !feed.loading) void loadMore("newer");
+    }
+    // The older page is fetched ahead, while the reader is still in the upper part of a window
+    // near the loaded start; a reader already at the top moves on to it when it comes.
+    if (start < STEP && (box.scrollTop < 400 || box.scrollTop < box.scrollHeight / 3) && !feed.foundOldest && !feed.loading) {
+      void loadMore("older").then(() => {
+        if (scroller.current && scroller.current.scrollTop < 400) moveUp();
+      });
     }
   };
 
   let previous: Message | null = null;
   return (
     <div class="feed" ref={scroller} onScroll={onScroll} data-version={version} aria-busy={feed.loading}>
-      {feed.foundOldest && start === 0 && ids.length > 0 && <p class="feed-start">The beginning of this view.</p>}
+      {feed.foundOldest && from === 0 && ids.length > 0 && <p class="feed-start">The beginning of this view.</p>}
       {feed.loading && <p class="loading">Loading…</p>}
       {feed.error && <p class="error" role="alert">{feed.error}</p>}
       {!feed.loading && !ids.length && !feed.error && <p class="empty">No messages here yet.</p>}
@@ -153,14 +201,30 @@ export function FeedView({ version }: { version: number }) {
         const showSender = newGroup || previous!.sender_id !== m.sender_id || m.timestamp - previous!.timestamp > 600;
         previous = m;
         return (
-          <div class="msg-wrap" key={m.id}>
-            {newGroup && <RecipientBar m={m} />}
-            <MessageRow version={version} m={m} showSender={showSender} isNewDivider={m.id === feed.firstUnread && m.id !== ids[0]} />
+          <div class="msg-wrap" key={m.id} data-row={m.id}>
+            {newGroup && <Bar m={m} facts={barFacts(m)} />}
+            <MessageRow m={m} showSender={showSender} isNewDivider={m.id === feed.firstUnread && m.id !== ids[0]} {...rowFacts(m)} />
           </div>
         );
       })}
     </div>
   );
+}
+
+/**
+ * The first row (`.msg-wrap`) whose bottom is below `y` in the scroller: rows are in
+ * order, so bisection measures a few of them rather than every one above the viewport.
+ */
+function firstRowBelow(box: HTMLElement, y: number): HTMLElement | null {
+  const rows = box.querySelectorAll<HTMLElement>(".msg-wrap");
+  let low = 0;
+  let high = rows.length;
+  while (low < high) {
+    const mid = (low + high) >> 1;
+    if (rows[mid].offsetTop + rows[mid].offsetHeight > y) high = mid;
+    else low = mid + 1;
+  }
+  return rows[low] ?? null;
 }
 
 /** Marks read the unread messages wholly or mostly on screen, while the page is seen. */

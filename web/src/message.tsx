@@ -11,8 +11,34 @@ import type { Message, Reaction } from "./model";
 import { prefs } from "./panels";
 import { S, userName } from "./state";
 
-export const timeOf = (ts: number) => new Date(ts * 1000).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", hour12: prefs.twenty_four_hour_time === null ? undefined : !prefs.twenty_four_hour_time });
-export const dateOf = (ts: number) => new Date(ts * 1000).toLocaleDateString([], { weekday: "short", month: "short", day: "numeric" });
+// One formatter each, made once: toLocale…String with options builds a new one per call,
+// which was most of the time a feed took to render (docs/benchmarks.md).
+const clocks = new Map<string, Intl.DateTimeFormat>();
+const clock = () => {
+  const key = String(prefs.twenty_four_hour_time);
+  let format = clocks.get(key);
+  if (!format) clocks.set(key, (format = new Intl.DateTimeFormat([], { hour: "2-digit", minute: "2-digit", hour12: prefs.twenty_four_hour_time === null ? undefined : !prefs.twenty_four_hour_time })));
+  return format;
+};
+const dayFormat = new Intl.DateTimeFormat([], { weekday: "short", month: "short", day: "numeric" });
+const fullFormat = new Intl.DateTimeFormat([], { year: "numeric", month: "numeric", day: "numeric", hour: "numeric", minute: "numeric", second: "numeric" });
+/** Formatting is still the dearer part of a row, and messages come many to a minute: by minute, remembered. */
+function byMinute(format: (ts: number) => string): (ts: number) => string {
+  const known = new Map<number, string>();
+  let clockKey: boolean | null = null;
+  return (ts) => {
+    if (clockKey !== prefs.twenty_four_hour_time || known.size > 10_000) {
+      known.clear();
+      clockKey = prefs.twenty_four_hour_time;
+    }
+    const minute = Math.floor(ts / 60);
+    let text = known.get(minute);
+    if (text === undefined) known.set(minute, (text = format(minute * 60)));
+    return text;
+  };
+}
+export const timeOf = byMinute((ts) => clock().format(ts * 1000));
+export const dateOf = byMinute((ts) => dayFormat.format(ts * 1000));
 
 export function Avatar({ userId, url, name, size = 36 }: { userId: number; url: string | null | undefined; name: string; size?: number }) {
   const src = url ?? S.users.get(userId)?.avatar_url;
@@ -54,11 +80,32 @@ export function setAlert(show: (text: string) => void): void {
 }
 
 /**
- * `version` is the state's revision: @preact/signals skips re-rendering a component
- * with hook state whose props are unchanged, and a message's flags and reactions
- * change in place.
+ * What a row shows besides the message object, which events change in place: the row
+ * re-renders when one of these differs (@preact/signals skips re-rendering a component
+ * with hook state whose props are unchanged), and only then, so a new page of the feed
+ * or a change elsewhere does not re-render every row in the window.
  */
-export function MessageRow({ m, showSender, isNewDivider }: { m: Message; showSender: boolean; isNewDivider: boolean; version: number }) {
+export function rowFacts(m: Message) {
+  const user = S.users.get(m.sender_id);
+  return {
+    content: m.content,
+    flags: m.flags,
+    reactions: m.reactions,
+    reactors: m.reactions.length ? m.reactions.map((r) => userName(r.user_id)).join() : "",
+    unread: S.unread.has(m.id),
+    edited: m.last_edit_timestamp,
+    moved: m.last_moved_timestamp,
+    subject: m.subject,
+    sender: user?.full_name ?? m.sender_full_name,
+    avatar: m.avatar_url ?? user?.avatar_url,
+    clock: prefs.twenty_four_hour_time,
+    // The organization's rules decide which actions the row offers.
+    mayEdit: mayEditContent(m),
+    mayMove: mayMoveTopic(m),
+  };
+}
+
+export function MessageRow({ m, showSender, isNewDivider, mayEdit, mayMove }: { m: Message; showSender: boolean; isNewDivider: boolean } & ReturnType<typeof rowFacts>) {
   const [mode, setMode] = useState<"view" | "edit" | "delete" | "react" | "move">("view");
   const [draft, setDraft] = useState("");
   const [error, setError] = useState("");
@@ -120,7 +167,7 @@ export function MessageRow({ m, showSender, isNewDivider }: { m: Message; showSe
           {showSender && (
             <div class="msg-head">
               <button type="button" class="sender" aria-haspopup="dialog">{sender}</button>
-              <time dateTime={new Date(m.timestamp * 1000).toISOString()} title={new Date(m.timestamp * 1000).toLocaleString()}>{timeOf(m.timestamp)}</time>
+              <time dateTime={new Date(m.timestamp * 1000).toISOString()} title={fullFormat.format(m.timestamp * 1000)}>{timeOf(m.timestamp)}</time>
             </div>
           )}
           {mode === "edit" ? (
@@ -161,8 +208,8 @@ export function MessageRow({ m, showSender, isNewDivider }: { m: Message; showSe
           <button type="button" class={`act-star${starred ? " on" : ""}`} title={starred ? "Unstar" : "Star"} aria-label={starred ? "Unstar" : "Star"} aria-pressed={starred} onClick={() => void toggleStar()}>{starred ? "★" : "☆"}</button>
           <button type="button" class="act-quote" title="Quote and reply" aria-label="Quote and reply" onClick={() => void quoteAndReply(m).catch((e) => setError(errorText(e)))}>❝</button>
           <button type="button" class="act-unread" title="Mark as unread from here" aria-label="Mark as unread from here" onClick={() => void markUnreadFromHere(m).catch((e) => setError(errorText(e)))}>◉</button>
-          {mayMoveTopic(m) && <button type="button" class="act-move" title="Move topic" aria-label="Move topic" onClick={() => setMode(mode === "move" ? "view" : "move")}>⇄</button>}
-          {mayEditContent(m) && <button type="button" class="act-edit" title="Edit" aria-label="Edit" onClick={() => void startEdit()}>✎</button>}
+          {mayMove && <button type="button" class="act-move" title="Move topic" aria-label="Move topic" onClick={() => setMode(mode === "move" ? "view" : "move")}>⇄</button>}
+          {mayEdit && <button type="button" class="act-edit" title="Edit" aria-label="Edit" onClick={() => void startEdit()}>✎</button>}
           {mine && <button type="button" class="act-delete" title="Delete" aria-label="Delete" onClick={() => setMode("delete")}>🗑</button>}
         </div>
       </article>
