@@ -63,8 +63,14 @@ function App() {
   useEffect(() => {
     if (!peopleOpen) return;
     const away = (e: MouseEvent) => !(e.target as HTMLElement).closest?.(".people, .people-toggle") && setPeopleOpen(false);
+    // Escape closes it wherever the focus is (a re-render may have taken it out of the list).
+    const escape = (e: KeyboardEvent) => e.key === "Escape" && !document.querySelector(".panel, .profile-card") && closePeople();
     document.addEventListener("mousedown", away);
-    return () => document.removeEventListener("mousedown", away);
+    document.addEventListener("keydown", escape);
+    return () => {
+      document.removeEventListener("mousedown", away);
+      document.removeEventListener("keydown", escape);
+    };
   }, [peopleOpen]);
 
   const total = unreadCounts().total;

@@ -25,7 +25,7 @@ export function People({ open = false, onClose = () => {} }: { version: number; 
     .map((u) => ({ u, presence: presenceOf(u.user_id) }))
     .sort((a, b) => ORDER[a.presence] - ORDER[b.presence] || a.u.full_name.localeCompare(b.u.full_name));
   return (
-    <aside ref={list} id={PEOPLE_LIST_ID} class={`people${open ? " open" : ""}`} aria-label="People" onKeyDown={(e) => e.key === "Escape" && open && onClose()}>
+    <aside ref={list} id={PEOPLE_LIST_ID} class={`people${open ? " open" : ""}`} aria-label="People">
       <h2>
         People
         {open && <button type="button" class="close people-close" aria-label="Close the people list" onClick={onClose}>✕</button>}
