@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { removeStaleWork, workPath } from "../lib/archives";
 import { copyFileSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, renameSync, rmdirSync, rmSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { Store } from "../store/db";
@@ -10,7 +10,7 @@ import { getUser, putUser } from "../store/users";
 import { putAttachment, uploadFilePath } from "../store/uploads";
 import { putUploadedAvatar } from "../store/avatars";
 import { putRealmEmoji, putRealmEmojiImage } from "../store/realm_emoji";
-import { exportFile, isSafeRelativePath, readExportJson, removeStaleWork, unpackExport } from "./zulip_archive";
+import { exportFile, isSafeRelativePath, readExportJson, unpackExport } from "./zulip_archive";
 import { importRealmTables, type IdMaps } from "./zulip_import_realm";
 import { fromZulipFlags, messageFileName, RecipientType, TransferError } from "./zulip_format";
 import { Progress } from "./progress";
@@ -44,8 +44,8 @@ export async function importZulip(options: { archive: string; dataDir: string; p
   }
   const parent = dirname(dataDir);
   if (!existsSync(parent)) throw new TransferError(`The folder ${parent} does not exist.`);
-  removeStaleWork(parent, basename(dataDir), "importing");
-  const staging = join(parent, `.${basename(dataDir)}.importing-${randomBytes(6).toString("hex")}`);
+  removeStaleWork(dataDir, "importing");
+  const staging = workPath(dataDir, "importing");
   const progress = options.progress ?? new Progress("Importing");
   mkdirSync(join(staging, "unpacked"), { recursive: true, mode: 0o700 });
   try {
