@@ -41,7 +41,8 @@ export class Progress {
     const cpu = process.cpuUsage();
     if (this.phaseName) {
       const cpuMs = (cpu.user + cpu.system - this.phaseCpu) / 1000;
-      process.stderr.write(`phase ${this.phaseName}: ${(now - this.phaseAt).toFixed(0)} ms wall, ${cpuMs.toFixed(0)} ms CPU\n`);
+      const heap = process.memoryUsage().heapUsed / 2 ** 20;
+      process.stderr.write(`phase ${this.phaseName}: ${(now - this.phaseAt).toFixed(0)} ms wall, ${cpuMs.toFixed(0)} ms CPU; JS heap after it ${heap.toFixed(0)} MiB\n`);
     }
     this.phaseName = name;
     this.phaseAt = now;
