@@ -22,7 +22,8 @@ export async function packArchive(file: string, cwd: string, entries: string[]):
  * trailing slashes removed); returns what it refused, so the caller can refuse the
  * whole archive. Links and devices are never unpacked; with `warningsRefuse`, node-tar's
  * warnings (a stripped absolute path or `..`) count as refusals too. A damaged gzip or
- * tar stream throws DamagedArchiveError.
+ * tar stream throws DamagedArchiveError. It blocks the event loop while it unpacks
+ * (see below): for the commands that run alone (restore, verify-backup, import).
  */
 export async function unpackArchive(
   file: string,
