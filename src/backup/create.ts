@@ -1,7 +1,6 @@
-import { packArchive, syncFile } from "../lib/archives";
-import { randomBytes } from "node:crypto";
-import { chmodSync, copyFileSync, existsSync, linkSync, lstatSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { basename, dirname, join, resolve } from "node:path";
+import { packArchive, removeStaleWork, syncFile, workPath } from "../lib/archives";
+import { chmodSync, copyFileSync, existsSync, linkSync, lstatSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 import { HEARTH_VERSION } from "../version";
 import { Store } from "../store/db";
 import { recordCounts, storeFormatVersion, assertReadableFormat } from "../store/format";
@@ -30,8 +29,8 @@ export async function createBackup(source: { dataDir: string; store?: Store }, o
   if (!existsSync(join(storeDir, "data.mdb"))) throw new BackupError(`No Hearth data folder at ${dataDir} (no db/data.mdb).`);
   const outDir = dirname(outFile);
   if (!existsSync(outDir)) throw new BackupError(`The folder ${outDir} does not exist.`);
-  removeStaleStaging(outFile);
-  const staging = join(outDir, `.${basename(outFile)}.partial-${randomBytes(6).toString("hex")}`);
+  removeStaleWork(outFile, "partial");
+  const staging = workPath(outFile, "partial");
   const partialArchive = `${staging}.tar.gz`;
   mkdirSync(join(staging, "db"), { recursive: true, mode: 0o700 });
   try {
@@ -119,12 +118,3 @@ function stageUploads(dataDir: string, staging: string, pathIds: string[]): stri
   }
   return missing;
 }
-
-/** Staging folders and partial archives left by a backup to the same name that was killed. */
-function removeStaleStaging(outFile: string): void {
-  const prefix = `.${basename(outFile)}.partial-`;
-  for (const name of readdirSync(dirname(outFile))) {
-    if (name.startsWith(prefix)) rmSync(join(dirname(outFile), name), { recursive: true, force: true });
-  }
-}
-

@@ -1,8 +1,7 @@
-import { DamagedArchiveError, unpackArchive } from "../lib/archives";
-import { randomBytes } from "node:crypto";
+import { DamagedArchiveError, removeStaleWork, unpackArchive, workPath } from "../lib/archives";
 import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { basename, dirname, join, relative, resolve } from "node:path";
+import { dirname, join, relative, resolve } from "node:path";
 import { Store } from "../store/db";
 import { assertReadableFormat, recordCounts, StoreFormatError } from "../store/format";
 import { BackupError, isArchivePath, MANIFEST_NAME, parseManifest, sha256File, type BackupManifest } from "./manifest";
@@ -11,7 +10,8 @@ import { BackupError, isArchivePath, MANIFEST_NAME, parseManifest, sha256File, t
  * `hearth restore`: a backup into a new data folder. It is unpacked and checked in a
  * temporary folder beside the target and moved into place only once every file
  * matches its checksum and the store opens with the counts the manifest gives, so a
- * restore that fails or is killed leaves no data folder behind, and it never writes
+ * restore that fails or is killed leaves no data folder behind (a killed one leaves its
+ * working folder, which the next restore to that name removes), and it never writes
  * into one that holds anything.
  */
 export async function restoreBackup(archive: string, dataDir: string): Promise<BackupManifest> {
@@ -21,7 +21,8 @@ export async function restoreBackup(archive: string, dataDir: string): Promise<B
   }
   const parent = dirname(dataDir);
   if (!existsSync(parent)) throw new BackupError(`The folder ${parent} does not exist.`);
-  const staging = join(parent, `.${basename(dataDir)}.restoring-${randomBytes(6).toString("hex")}`);
+  removeStaleWork(dataDir, "restoring");
+  const staging = workPath(dataDir, "restoring");
   mkdirSync(staging, { mode: 0o700 });
   try {
     const manifest = await unpackAndCheck(archive, staging);

@@ -207,6 +207,20 @@ export function putRun(store: Store, userId: number, start: number, ids: ArrayLi
   store.dbs.userMessageIndex.put([userId, UNREAD_RUN_PLACES, start], places);
 }
 
+/**
+ * putRun for a caller that passes one object per distinct location (a bulk load):
+ * places are told apart by identity alone, without putRun's JSON comparison of each
+ * new place against the others (quadratic in a run's places).
+ */
+export function putRunOfSharedPlaces(store: Store, userId: number, start: number, ids: ArrayLike<number>, locations: readonly MessageLocation[]): void {
+  runsChanged(store);
+  const places: MessageLocation[] = [];
+  const at = new Map<MessageLocation, number>();
+  const placeAt = locations.map((location) => at.get(location) ?? (at.set(location, places.length), places.push(location) - 1));
+  store.dbs.userMessageIndex.put([userId, UNREAD_RUN, start], encodeRun(start, ids, placeAt));
+  store.dbs.userMessageIndex.put([userId, UNREAD_RUN_PLACES, start], places);
+}
+
 /** The position of a location in a run's places, added when new. */
 function placeIndex(places: MessageLocation[], location: MessageLocation): number {
   // The job's locations are shared objects, one per message of the batch: most are found by identity.

@@ -30,6 +30,28 @@ export class Progress {
     if (this.drawn) this.out.write("\n");
   }
 
+  /**
+   * With HEARTH_TRANSFER_PHASES=1 (scripts/bench-transfer.ts --phases), a line on
+   * stderr per phase: its wall time and the process's CPU time in it, to see where a
+   * transfer spends its time.
+   */
+  phase(name: string): void {
+    if (process.env.HEARTH_TRANSFER_PHASES !== "1") return;
+    const now = performance.now();
+    const cpu = process.cpuUsage();
+    if (this.phaseName) {
+      const cpuMs = (cpu.user + cpu.system - this.phaseCpu) / 1000;
+      const heap = process.memoryUsage().heapUsed / 2 ** 20;
+      process.stderr.write(`phase ${this.phaseName}: ${(now - this.phaseAt).toFixed(0)} ms wall, ${cpuMs.toFixed(0)} ms CPU; JS heap after it ${heap.toFixed(0)} MiB\n`);
+    }
+    this.phaseName = name;
+    this.phaseAt = now;
+    this.phaseCpu = cpu.user + cpu.system;
+  }
+  private phaseName = "";
+  private phaseAt = 0;
+  private phaseCpu = 0;
+
   get seconds(): number {
     return (Date.now() - this.started) / 1000;
   }

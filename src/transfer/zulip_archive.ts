@@ -1,5 +1,5 @@
 import { DamagedArchiveError, unpackArchive } from "../lib/archives";
-import { existsSync, lstatSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { TransferError } from "./zulip_format";
 
@@ -60,13 +60,4 @@ export function exportFile(root: string, folder: string, path: unknown): string 
   } catch {
     return undefined;
   }
-}
-
-/**
- * Working folders a killed export or import left beside its target (`.<name>.<kind>-<random>`):
- * removed when the next one to the same name starts, as backups do.
- */
-export function removeStaleWork(dir: string, name: string, kind: "partial" | "importing"): void {
-  const prefix = `.${name}.${kind}-`;
-  for (const entry of readdirSync(dir)) if (entry.startsWith(prefix)) rmSync(join(dir, entry), { recursive: true, force: true });
 }

@@ -1,7 +1,6 @@
-import { packArchive, syncFile } from "../lib/archives";
-import { randomBytes } from "node:crypto";
+import { packArchive, removeStaleWork, syncFile, workPath } from "../lib/archives";
 import { closeSync, copyFileSync, existsSync, linkSync, lstatSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, writeFileSync, writeSync } from "node:fs";
-import { basename, dirname, join, resolve, sep } from "node:path";
+import { dirname, join, resolve, sep } from "node:path";
 import { Store } from "../store/db";
 import { assertReadableFormat, storeFormatVersion } from "../store/format";
 import { REALM_ID } from "../store/realm";
@@ -11,7 +10,6 @@ import { allAttachments } from "../store/uploads";
 import { allRealmEmoji, getRealmEmojiImage } from "../store/realm_emoji";
 import { getUploadedAvatar } from "../store/avatars";
 import { allUsers } from "../store/users";
-import { removeStaleWork } from "./zulip_archive";
 import { buildRealmTables, emojiFileName, Recipients } from "./zulip_export_tables";
 import { DEFAULT_ZULIP_RELEASE, EXPORT_FOLDER, messageFileName, MESSAGES_PER_FILE, SUPPORTED_ZULIP_RELEASES, toZulipFlags, TransferError } from "./zulip_format";
 import { Progress } from "./progress";
@@ -64,8 +62,8 @@ export async function exportZulip(options: ExportOptions): Promise<ExportSummary
   if (!existsSync(join(dataDir, "db", "data.mdb"))) throw new TransferError(`No Hearth data folder at ${dataDir} (no db/data.mdb).`);
   const outDir = dirname(outFile);
   if (!existsSync(outDir)) throw new TransferError(`The folder ${outDir} does not exist.`);
-  removeStaleWork(outDir, basename(outFile), "partial");
-  const staging = join(outDir, `.${basename(outFile)}.partial-${randomBytes(6).toString("hex")}`);
+  removeStaleWork(outFile, "partial");
+  const staging = workPath(outFile, "partial");
   const partialArchive = `${staging}.tar.gz`;
   const progress = options.progress ?? new Progress("Exporting");
   mkdirSync(join(staging, "db"), { recursive: true, mode: 0o700 });
@@ -165,6 +163,8 @@ function writeExport(store: Store, dataDir: string, root: string, progress: Prog
     writeFileSync(join(root, messageFileName(++fileNumber)), JSON.stringify({ zerver_message: zerverMessage, zerver_usermessage: zerverUserMessage }));
     batch = [];
     progress.update(messages, total);
+    // As the import does: Bun collects each file's garbage late without it.
+    if (fileNumber % 20 === 0) Bun.gc(true);
   };
   for (const m of allMessages(store)) {
     batch.push(m);

@@ -1,16 +1,16 @@
-import { randomBytes } from "node:crypto";
+import { removeStaleWork, workPath } from "../lib/archives";
 import { copyFileSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, renameSync, rmdirSync, rmSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { Store } from "../store/db";
 import { openStoreFormat } from "../store/format";
 import { conversationKey, recipientIdFor, type MessageRecord, type Reaction } from "../store/messages";
-import { insertMessageWithRows } from "../store/user_messages";
+import { insertMessagesInBulk, reserveIds, type BulkMessage } from "../store/bulk_messages";
 import { getChannel, putChannel } from "../store/channels";
 import { getUser, putUser } from "../store/users";
 import { putAttachment, uploadFilePath } from "../store/uploads";
 import { putUploadedAvatar } from "../store/avatars";
 import { putRealmEmoji, putRealmEmojiImage } from "../store/realm_emoji";
-import { exportFile, isSafeRelativePath, readExportJson, removeStaleWork, unpackExport } from "./zulip_archive";
+import { exportFile, isSafeRelativePath, readExportJson, unpackExport } from "./zulip_archive";
 import { importRealmTables, type IdMaps } from "./zulip_import_realm";
 import { fromZulipFlags, messageFileName, RecipientType, TransferError } from "./zulip_format";
 import { Progress } from "./progress";
@@ -22,9 +22,10 @@ import { Progress } from "./progress";
  * Everything is built in a folder beside the target and renamed into place at the
  * end, so a failure or a kill leaves no half-imported data folder; the target must be
  * absent or empty. The organization's tables go in one transaction, then the
- * messages a file (1000) per transaction, so memory stays flat in the message count.
- * Messages keep Zulip's rendered HTML; every index a sent message gets (narrows,
- * unread counts, search) is written by the store's own insert.
+ * messages in transactions of a few files each, so memory stays flat in the message
+ * count. Messages keep Zulip's rendered HTML; every index a sent message gets
+ * (narrows, unread counts, search) is written by the store's bulk insert
+ * (insertMessagesInBulk: the rows a send writes, unread rows in runs).
  */
 
 export interface ImportSummary {
@@ -44,28 +45,34 @@ export async function importZulip(options: { archive: string; dataDir: string; p
   }
   const parent = dirname(dataDir);
   if (!existsSync(parent)) throw new TransferError(`The folder ${parent} does not exist.`);
-  removeStaleWork(parent, basename(dataDir), "importing");
-  const staging = join(parent, `.${basename(dataDir)}.importing-${randomBytes(6).toString("hex")}`);
+  removeStaleWork(dataDir, "importing");
+  const staging = workPath(dataDir, "importing");
   const progress = options.progress ?? new Progress("Importing");
   mkdirSync(join(staging, "unpacked"), { recursive: true, mode: 0o700 });
   try {
+    progress.phase("unpack");
     const root = await unpackExport(resolve(options.archive), join(staging, "unpacked"));
     const migration = readExportJson(root, "migration_status.json");
     const zulipVersion = typeof migration?.zulip_version === "string" ? migration.zulip_version : "unknown";
     const realmData = readExportJson(root, "realm.json")!;
     const target = join(staging, "data");
     mkdirSync(target, { mode: 0o700 });
+    progress.phase("open store");
     const store = new Store(target);
     let summary: Omit<ImportSummary, "seconds">;
     try {
       await openStoreFormat(store);
+      progress.phase("realm tables");
       const maps = await store.commit(() => importRealmTables(store, realmData));
+      progress.phase("avatars and emoji");
       await store.commit(() => importFiles(store, root, maps, realmData));
       const reactions = reactionsByMessage(realmData, maps);
       const attachments = readExportJson(root, "attachment.json", false)?.zerver_attachment ?? [];
       const attachedMessages = new Set<number>(attachments.flatMap((a: any) => (Array.isArray(a.messages) ? a.messages : [])));
       const messageIds = new Map<number, number>();
+      progress.phase("messages");
       const counts = await importMessages(store, root, maps, reactions, attachedMessages, messageIds, progress);
+      progress.phase("uploads");
       const uploads = await importUploads(store, root, maps, attachments, messageIds);
       summary = {
         users: maps.userCount,
@@ -76,11 +83,14 @@ export async function importZulip(options: { archive: string; dataDir: string; p
         zulipVersion,
       };
     } finally {
+      progress.phase("close store");
       await store.close();
     }
+    progress.phase("rename, remove work folder");
     if (existsSync(dataDir)) rmdirSync(dataDir); // empty, checked above
     renameSync(target, dataDir);
     progress.finish();
+    progress.phase("");
     return { ...summary, seconds: progress.seconds };
   } finally {
     rmSync(staging, { recursive: true, force: true });
@@ -108,11 +118,50 @@ function reactionsByMessage(data: Row, maps: IdMaps): Map<number, Reaction[]> {
   return out;
 }
 
-/** `messages-000001.json`, `…2`, … until the first missing number (as Zulip reads them), one transaction each. */
+/**
+ * Messages per transaction: large enough that the commit and the unread runs
+ * (one record per user for up to 64 of a commit's messages) are spread over many
+ * messages, small enough that what a commit holds stays a few megabytes.
+ */
+const MESSAGES_PER_COMMIT = 5000;
+
+/**
+ * `messages-000001.json`, `…2`, … until the first missing number (as Zulip reads them),
+ * in transactions of about MESSAGES_PER_COMMIT messages, in ascending Zulip IDs.
+ */
 async function importMessages(store: Store, root: string, maps: IdMaps, reactions: Map<number, Reaction[]>, attached: Set<number>, messageIds: Map<number, number>, progress: Progress) {
   let messages = 0;
   let reactionCount = 0;
   const channelSpan = new Map<number, { first: number; lastAt: number }>();
+  const systemBots = new Set([...maps.users.values()].filter((id) => getUser(store, id)?.is_system_bot === true));
+  const recipientIds = new Map<string, number>();
+  let commits = 0;
+  let pending: { zulipId: number; message: Omit<MessageRecord, "id" | "recipient_id">; key: string; flags: Map<number, number> }[] = [];
+  const flush = async () => {
+    const batch = pending;
+    pending = [];
+    await store.commit(() => {
+      let id = reserveIds(store, "message", batch.length);
+      const bulk: BulkMessage[] = [];
+      for (const p of batch) {
+        let recipientId = recipientIds.get(p.key);
+        if (recipientId === undefined) recipientIds.set(p.key, (recipientId = recipientIdFor(store, p.key)));
+        const m = { ...p.message, id: id++, recipient_id: recipientId } as MessageRecord;
+        bulk.push({ message: m, flags: p.flags });
+        if (attached.has(p.zulipId)) messageIds.set(p.zulipId, m.id);
+        if (m.type === "stream") {
+          const span = channelSpan.get(m.channel_id!);
+          channelSpan.set(m.channel_id!, { first: span?.first ?? m.id, lastAt: m.timestamp });
+        }
+      }
+      insertMessagesInBulk(store, bulk);
+    });
+    progress.update(messages);
+    // Bun collects the parsed files' garbage late: the process grew by tens of MB
+    // more per 100,000 messages without a collection every few commits (a full one
+    // costs ~10 % of the import's CPU when run after each; docs/benchmarks.md).
+    if (++commits % 4 === 0) Bun.gc(true);
+  };
   for (let n = 1; existsSync(join(root, messageFileName(n))); n++) {
     const file = readExportJson(root, messageFileName(n))!;
     const rowsOf = new Map<number, Map<number, number>>();
@@ -124,25 +173,19 @@ async function importMessages(store: Store, root: string, maps: IdMaps, reaction
       flags.set(userId, fromZulipFlags(Number(um.flags_mask ?? um.flags ?? 0)));
     }
     const zulipMessages = (Array.isArray(file.zerver_message) ? file.zerver_message : []).sort((a: Row, b: Row) => a.id - b.id);
-    await store.commit(() => {
-      for (const zm of zulipMessages) {
-        const m = messageRecord(store, zm, maps);
-        if (!m) continue;
-        m.reactions = reactions.get(zm.id) ?? [];
-        reactionCount += m.reactions.length;
-        const flags = rowsOf.get(zm.id) ?? new Map<number, number>();
-        if (!flags.has(m.sender_id) && getUser(store, m.sender_id)?.is_system_bot !== true) flags.set(m.sender_id, 1);
-        insertMessageWithRows(store, m, flags);
-        if (attached.has(zm.id)) messageIds.set(zm.id, m.id);
-        if (m.type === "stream") {
-          const span = channelSpan.get(m.channel_id!);
-          channelSpan.set(m.channel_id!, { first: span?.first ?? m.id, lastAt: m.timestamp });
-        }
-        messages++;
-      }
-    });
-    progress.update(messages);
+    for (const zm of zulipMessages) {
+      const record = messageRecord(zm, maps);
+      if (!record) continue;
+      record.message.reactions = reactions.get(zm.id) ?? [];
+      reactionCount += record.message.reactions.length;
+      const flags = rowsOf.get(zm.id) ?? new Map<number, number>();
+      if (!flags.has(record.message.sender_id) && !systemBots.has(record.message.sender_id)) flags.set(record.message.sender_id, 1);
+      pending.push({ zulipId: zm.id, message: record.message, key: record.key, flags });
+      messages++;
+    }
+    if (pending.length >= MESSAGES_PER_COMMIT) await flush();
   }
+  if (pending.length > 0) await flush();
   await store.commit(() => {
     for (const [channelId, span] of channelSpan) {
       const channel = getChannel(store, channelId);
@@ -152,7 +195,8 @@ async function importMessages(store: Store, root: string, maps: IdMaps, reaction
   return { messages, reactions: reactionCount };
 }
 
-function messageRecord(store: Store, zm: Row, maps: IdMaps): MessageRecord | undefined {
+/** A message without its IDs (given at its commit), and the key of its conversation's recipient. */
+function messageRecord(zm: Row, maps: IdMaps): { message: Omit<MessageRecord, "id" | "recipient_id">; key: string } | undefined {
   const senderId = maps.users.get(zm.sender);
   const recipient = maps.recipients.get(zm.recipient);
   if (senderId === undefined || !recipient) return undefined;
@@ -182,14 +226,12 @@ function messageRecord(store: Store, zm: Row, maps: IdMaps): MessageRecord | und
       editHistory = [];
     }
   }
-  return {
-    id: store.nextId("message"),
+  const message = {
     sender_id: senderId,
     type,
     channel_id: channelId,
     topic: type === "stream" ? String(zm.subject ?? "") : "",
     dm_user_ids: members,
-    recipient_id: recipientIdFor(store, key),
     content,
     rendered_content: typeof zm.rendered_content === "string" ? zm.rendered_content : `<p>${escapeHtml(content)}</p>`,
     timestamp: Math.floor(Number(zm.date_sent) || 0),
@@ -204,6 +246,7 @@ function messageRecord(store: Store, zm: Row, maps: IdMaps): MessageRecord | und
     last_edit_timestamp: zm.last_edit_time != null ? Math.floor(zm.last_edit_time) : null,
     last_moved_timestamp: null,
   };
+  return { message, key };
 }
 
 function escapeHtml(text: string): string {

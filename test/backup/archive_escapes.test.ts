@@ -1,0 +1,70 @@
+/**
+ * A backup that holds, besides everything a real one holds, an entry that would land
+ * outside the restore's folder: one climbing out with `..`, one at an absolute path,
+ * one under `uploads/` that climbs back out. The restore refuses it, writes nothing
+ * outside, and leaves no data folder; `verify-backup` refuses it too.
+ */
+import { expect, test } from "bun:test";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import * as tar from "tar";
+import { hearth, tempDir } from "../kit/process";
+
+/** One tar entry (a regular file) written by hand: tar tools refuse to make such names. */
+function tarEntry(name: string, content: string): Buffer {
+  const header = Buffer.alloc(512);
+  header.write(name, 0);
+  header.write("0000644\0", 100);
+  header.write("0000000\0", 108);
+  header.write("0000000\0", 116);
+  header.write(content.length.toString(8).padStart(11, "0") + "\0", 124);
+  header.write("00000000000\0", 136);
+  header.write("        ", 148);
+  header.write("0", 156);
+  header.write("ustar\0", 257);
+  header.write("00", 263);
+  let sum = 0;
+  for (const b of header) sum += b;
+  header.write(sum.toString(8).padStart(6, "0") + "\0 ", 148);
+  const body = Buffer.alloc(Math.ceil(content.length / 512) * 512);
+  body.write(content);
+  return Buffer.concat([header, body]);
+}
+
+test("a backup with an entry that escapes its folder is refused and writes nothing outside", async () => {
+  const dir = tempDir();
+  const dataDir = join(dir, "data");
+  expect((await hearth(["init", "--data", dataDir, "--realm-name", "Escapes", "--owner-email", "o@escapes.test", "--owner-password", "a long password"])).code).toBe(0);
+  const good = join(dir, "good.tar.gz");
+  expect((await hearth(["backup", "--data", dataDir, "--out", good])).code).toBe(0);
+  const unpacked = join(dir, "unpacked");
+  mkdirSync(unpacked);
+  await tar.x({ file: good, cwd: unpacked });
+  const goodTar = join(dir, "good.tar");
+  await tar.c({ file: goodTar, cwd: unpacked, portable: true }, readdirSync(unpacked));
+  rmSync(unpacked, { recursive: true });
+
+  const absolute = join(dir, "absolute.txt");
+  const cases: [string, string][] = [
+    ["climb", "../escaped.txt"],
+    ["climb-deep", "uploads/1/../../../escaped.txt"],
+    ["absolute", absolute],
+  ];
+  for (const [name, entry] of cases) {
+    const archive = join(dir, `${name}.tar.gz`);
+    // The hostile entry first, then the whole real backup.
+    writeFileSync(archive, Bun.gzipSync(Buffer.concat([tarEntry(entry, "escaped"), readFileSync(goodTar)])));
+    const target = join(dir, `restored-${name}`);
+    const r = await hearth(["restore", "--from", archive, "--data", target]);
+    expect([name, r.code]).toEqual([name, 1]);
+    expect(r.stderr).toMatch(/never has|manifest does not list/);
+    expect(existsSync(target)).toBe(false);
+    expect(existsSync(join(dir, "escaped.txt"))).toBe(false);
+    expect(existsSync(absolute)).toBe(false);
+    const v = await hearth(["verify-backup", archive]);
+    expect([name, v.code]).toEqual([name, 1]);
+  }
+  expect(readdirSync(dir).filter((n) => n.startsWith(".") || n.includes("escaped"))).toEqual([]);
+  // The real backup, unchanged, still restores.
+  expect((await hearth(["restore", "--from", good, "--data", join(dir, "restored")])).code).toBe(0);
+}, 60_000);
