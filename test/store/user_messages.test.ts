@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { Store } from "../../src/store/db";
 import { MessageFlag, type MessageRecord } from "../../src/store/messages";
 import { loadPendingUnreadIndex } from "../../src/store/unread";
+import { messageRecord } from "../kit/records";
 import { deleteMessageRows, getUserFlags, insertMessage, messageRecipientFlags, newestMessageIdOf, removeUserRows, addUserRows, setUserFlags, userMessageIds } from "../../src/store/user_messages";
 
 const dir = mkdtempSync(join(tmpdir(), "hearth-user-messages-"));
@@ -21,7 +22,7 @@ afterAll(async () => {
 });
 
 function channelMessage(id: number): MessageRecord {
-  return {
+  return messageRecord({
     id,
     sender_id: 1,
     type: "stream",
@@ -32,17 +33,7 @@ function channelMessage(id: number): MessageRecord {
     content: `message ${id}`,
     rendered_content: `<p>message ${id}</p>`,
     timestamp: 1,
-    client: "test",
-    is_me_message: false,
-    has_link: false,
-    has_image: false,
-    has_attachment: false,
-    reactions: [],
-    submessages: [],
-    edit_history: [],
-    last_edit_timestamp: null,
-    last_moved_timestamp: null,
-  };
+  });
 }
 
 test("flags 0 are stored as the unread row alone and read back as 0", async () => {

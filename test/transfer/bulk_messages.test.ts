@@ -14,6 +14,7 @@ import { insertMessagesInBulk, reserveIds, type BulkMessage } from "../../src/st
 import { insertMessageWithRows, getUserFlags } from "../../src/store/user_messages";
 import { unreadRows } from "../../src/store/unread";
 import { idsInRange } from "../../src/store/message_indexes";
+import { messageRecord } from "../kit/records";
 import { conversationKey, MessageFlag, topicKey, type MessageRecord } from "../../src/store/messages";
 
 const dirs: string[] = [];
@@ -35,7 +36,7 @@ function messageAt(i: number): { message: MessageRecord; flags: Map<number, numb
   const sender = USERS[i % USERS.length];
   const dm = i % 7 === 0;
   const other = USERS[(i + 1) % USERS.length];
-  const message = {
+  const message = messageRecord({
     id: i,
     sender_id: sender,
     type: dm ? "private" : "stream",
@@ -46,17 +47,7 @@ function messageAt(i: number): { message: MessageRecord; flags: Map<number, numb
     content: `word${i % 11} shared text ${i}`,
     rendered_content: `<p>word${i % 11} shared text ${i}</p>`,
     timestamp: 1_700_000_000 + i,
-    client: "test",
-    is_me_message: false,
-    has_link: false,
-    has_image: false,
-    has_attachment: false,
-    reactions: [],
-    submessages: [],
-    edit_history: [],
-    last_edit_timestamp: null,
-    last_moved_timestamp: null,
-  } as MessageRecord;
+  });
   const flags = new Map<number, number>();
   for (const user of dm ? message.dm_user_ids! : USERS) {
     let bits = 0;

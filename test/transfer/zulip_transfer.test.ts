@@ -11,6 +11,7 @@ import { join } from "node:path";
 import * as tar from "tar";
 import { ApiClient, expectSuccess, startTestServer, type CastName, type TestServer } from "../kit";
 import { hearth, MAIN, tempDir } from "../kit/process";
+import { tarEntry } from "../kit/tar";
 import { identiconPng } from "../../src/avatars/identicon";
 import { Store } from "../../src/store/db";
 import { allUsers } from "../../src/store/users";
@@ -319,23 +320,7 @@ describe("import from Zulip", () => {
     expect(withLink.stderr).toContain("entries a Zulip export never has");
 
     // A tar whose entry climbs out of the folder, written by hand (tar tools refuse to make one).
-    const header = Buffer.alloc(512);
-    header.write("../escaped.txt", 0);
-    header.write("0000644\0", 100);
-    header.write("0000000\0", 108);
-    header.write("0000000\0", 116);
-    header.write("00000000005\0", 124);
-    header.write("00000000000\0", 136);
-    header.write("        ", 148);
-    header.write("0", 156);
-    header.write("ustar\0", 257);
-    header.write("00", 263);
-    let sum = 0;
-    for (const b of header) sum += b;
-    header.write(sum.toString(8).padStart(6, "0") + "\0 ", 148);
-    const body = Buffer.alloc(512);
-    body.write("hello");
-    writeFileSync(join(dir, "climb.tar.gz"), Bun.gzipSync(Buffer.concat([header, body, Buffer.alloc(1024)])));
+    writeFileSync(join(dir, "climb.tar.gz"), Bun.gzipSync(Buffer.concat([tarEntry("../escaped.txt", "hello"), Buffer.alloc(1024)])));
     const climb = await hearth(["import", "--format", "zulip", "--from", join(dir, "climb.tar.gz"), "--data", join(dir, "t2")]);
     expect(climb.code).toBe(1);
     expect(existsSync(join(dir, "escaped.txt"))).toBe(false);
