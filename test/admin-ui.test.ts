@@ -192,17 +192,20 @@ describe("administration page", () => {
     const listed = expectSuccess(await s.as("desdemona").get("/invites")).invites;
     expect(listed).toEqual([expect.objectContaining({ link_url: link, invited_as: 600, expiry_date: null })]);
 
-    // Whoever gets the link opens it and fills in the form.
-    await page.goto(link);
-    await page.waitFor(`document.querySelector("form input[name=email]") !== null`);
-    await page.evaluate(`(() => {
+    // Whoever gets the link opens it in their own browser and fills in the form; joining signs them in there.
+    const newcomer = await browser.newPage({ ownCookies: true });
+    await newcomer.goto(link);
+    await newcomer.waitFor(`document.querySelector("form input[name=email]") !== null`);
+    await newcomer.evaluate(`(() => {
       const form = document.querySelector("form");
       form.elements.email.value = "viola@zulip.test";
       form.elements.full_name.value = "Viola";
       form.elements.password.value = "twelfth-night";
       form.requestSubmit();
     })()`);
-    await page.waitFor(`document.querySelector("h1")?.textContent === "Welcome!"`);
+    await newcomer.waitFor(`document.querySelector("h1")?.textContent === "Welcome!"`);
+    expect(Object.keys(await newcomer.cookies())).toContain("hearth_session");
+    await newcomer.close();
     const key = expectSuccess(await s.anonymous().post("/fetch_api_key", { username: "viola@zulip.test", password: "twelfth-night" }));
     const viola = expectSuccess(await s.as("desdemona").get(`/users/${key.user_id}`)).user;
     expect(viola).toMatchObject({ full_name: "Viola", role: 600 });
