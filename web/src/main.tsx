@@ -4,7 +4,7 @@
  * says when the state changed.
  */
 import { render } from "preact";
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useLayoutEffect, useState } from "preact/hooks";
 import "./app.css";
 import { api, csrfToken, errorText } from "./api";
 import { Compose } from "./compose";
@@ -60,7 +60,8 @@ function App() {
   const [query, setQuery] = useState("");
   useEffect(() => setAlert(setNotice), []);
   // The people list over the feed goes away when the user turns to something else.
-  useEffect(() => {
+  // Listening from the same frame the list opens in (a layout effect), not a moment later.
+  useLayoutEffect(() => {
     if (!peopleOpen) return;
     const away = (e: MouseEvent) => !(e.target as HTMLElement).closest?.(".people, .people-toggle") && setPeopleOpen(false);
     // Escape closes it wherever the focus is (a re-render may have taken it out of the list).
