@@ -5,7 +5,8 @@
  * measurement on a bare page served by a bare `Bun.serve` (nothing to fetch, nothing
  * to render but one line), so the machine's own speed and load show.
  *
- * Usage: bun scripts/bench-web.ts [--messages 100000] [--switches 20] [--scroll 5000] [--store DIR]
+ * Usage: bun scripts/bench-web.ts [--messages 100000] [--switches 20] [--scroll 5000] [--store DIR] [--why]
+ * With `--why` the first 20 long scroll frames are listed with the scripts they ran (invoker, ms).
  * With `--store DIR` the store is built once into DIR (kept) and reused by later runs
  * with the same DIR, so variants of the client can be compared on the same data.
  * Figures go to docs/benchmarks.md.

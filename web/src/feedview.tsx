@@ -175,18 +175,20 @@ export function FeedView({ version }: { version: number }) {
     if (at <= 0 || shownFrom.peek() > 0) return false;
     const next = Math.max(0, at - STEP);
     const added = feed.ids.slice(next, at);
-    let hidden = Math.max(0, added.length - CHUNK);
+    const hidden = Math.max(0, added.length - CHUNK);
     shownFrom.value = hidden ? added[hidden] : 0;
+    // Up to the window's start as it is then (a page that came meanwhile may have moved it).
     const fill = () => {
       const box = scroller.current;
       const height = box?.scrollHeight ?? 0;
-      hidden = Math.max(0, hidden - CHUNK);
-      shownFrom.value = hidden ? added[hidden] : 0;
+      const edge = feed.ids.indexOf(shownFrom.peek());
+      const top = windowTop.current === null ? -1 : feed.ids.indexOf(windowTop.current);
+      shownFrom.value = edge > 0 && edge - CHUNK > top ? feed.ids[edge - CHUNK] : 0;
       // The rows render in a microtask queued before this one; all of them are above what the reader sees.
       queueMicrotask(() => {
         if (box) box.scrollTop += box.scrollHeight - height;
       });
-      if (hidden) requestAnimationFrame(fill);
+      if (shownFrom.peek()) requestAnimationFrame(fill);
     };
     if (hidden) requestAnimationFrame(fill);
     setStartId(feed.ids[next]);
