@@ -5,7 +5,8 @@
  * measurement on a bare page served by a bare `Bun.serve` (nothing to fetch, nothing
  * to render but one line), so the machine's own speed and load show.
  *
- * Usage: bun scripts/bench-web.ts [--messages 100000] [--switches 20] [--scroll 5000] [--store DIR]
+ * Usage: bun scripts/bench-web.ts [--messages 100000] [--switches 20] [--scroll 5000] [--store DIR] [--why]
+ * With `--why` the first 20 long scroll frames are listed with the scripts they ran (invoker, ms).
  * With `--store DIR` the store is built once into DIR (kept) and reused by later runs
  * with the same DIR, so variants of the client can be compared on the same data.
  * Figures go to docs/benchmarks.md.
@@ -64,14 +65,15 @@ interface SwitchTiming {
 const scrollFrames = (selector: string, step: number, frames: number) =>
   `new Promise((resolve) => { const el = document.querySelector(${JSON.stringify(selector)}); const times = []; const long = []; let last = performance.now(); let n = 0;
      const observer = new PerformanceObserver((list) => { for (const f of list.getEntries()) long.push({ duration: f.duration,
-       script: f.scripts.reduce((sum, s) => sum + s.duration, 0), layout: f.renderStart ? f.startTime + f.duration - (f.styleAndLayoutStart || f.renderStart) : 0 }); });
+       script: f.scripts.reduce((sum, s) => sum + s.duration, 0), forced: f.scripts.reduce((sum, s) => sum + (s.forcedStyleAndLayoutDuration || 0), 0),
+       invokers: f.scripts.map((s) => s.invoker + " " + Math.round(s.duration)).join(", "), layout: f.renderStart ? f.startTime + f.duration - (f.styleAndLayoutStart || f.renderStart) : 0 }); });
      observer.observe({ type: "long-animation-frame" });
      const tick = (now) => { times.push(now - last); last = now; el.scrollTop = Math.max(0, el.scrollTop - ${step}); if (++n < ${frames}) requestAnimationFrame(tick); else setTimeout(() => { observer.disconnect(); resolve({ times: times.slice(1), long }); }, 50); };
      requestAnimationFrame(tick); })`;
 
 interface ScrollTiming {
   times: number[];
-  long: { duration: number; script: number; layout: number }[];
+  long: { duration: number; script: number; forced: number; invokers: string; layout: number }[];
 }
 
 const summary = (values: number[]) => {
@@ -204,7 +206,8 @@ try {
   console.log("");
   console.log(`switch, medians: GET /messages started at ${ms(median(firstFetch.map((f) => f.start)))}, first byte after ${ms(median(firstFetch.map((f) => f.firstByte)))}, body ${ms(median(firstFetch.map((f) => f.body)))} (${Math.round(median(firstFetch.map((f) => f.bytes)))} B); ` +
     `${median(switchTimings.map((t) => t.fetches.length))} request(s); long frames per switch ${median(switchTimings.map((t) => t.frames.length))}, their script ${ms(median(switchTimings.map((t) => t.frames.reduce((x, f) => x + f.script, 0))))}, style+layout ${ms(median(switchTimings.map((t) => t.frames.reduce((x, f) => x + f.layout, 0))))}`);
-  console.log(`scroll: ${longFrames.length} long animation frames, medians: ${ms(median(longFrames.map((f) => f.duration)))} long, script ${ms(median(longFrames.map((f) => f.script)))}, style+layout ${ms(median(longFrames.map((f) => f.layout)))}`);
+  console.log(`scroll: ${longFrames.length} long animation frames, medians: ${ms(median(longFrames.map((f) => f.duration)))} long, script ${ms(median(longFrames.map((f) => f.script)))} (of which style and layout forced by script ${ms(median(longFrames.map((f) => f.forced)))}), style+layout ${ms(median(longFrames.map((f) => f.layout)))}`);
+  if (process.argv.includes("--why")) for (const f of longFrames.slice(0, 20)) console.log(`  ${ms(f.duration)}: ${f.invokers}`);
   const errors = page.errors();
   if (errors.length) console.log(`page errors: ${errors.slice(0, 5).join(" | ")}`);
 } finally {

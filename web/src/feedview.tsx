@@ -5,7 +5,8 @@
  * eyes where it was. Unread messages that are on screen while the page is visible
  * are marked read.
  */
-import { Component } from "preact";
+import { signal, useComputed } from "@preact/signals";
+import { Component, type ComponentChildren } from "preact";
 import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { api } from "./api";
 import { feed, loadMore } from "./feed";
@@ -25,6 +26,14 @@ const STEP = 50;
  * messages after rendering a fifth of them (docs/benchmarks.md).
  */
 const FIRST = 30;
+/**
+ * Rows shown a frame when the window moves up: a step's new rows are in the page at once
+ * but empty, and fill in from the bottom up a few a frame above what the reader sees, so
+ * no one frame renders the whole step (docs/benchmarks.md).
+ */
+const CHUNK = 10;
+/** Rows of messages older than this are still empty (0: none). */
+const shownFrom = signal(0);
 
 export const hashOf = (n: Narrow) => narrowHash(n, { channel: channelName, user: userName });
 
@@ -147,6 +156,7 @@ export function FeedView({ version }: { version: number }) {
   useEffect(() => {
     setStartId(null);
     setPinnedEnd(true);
+    shownFrom.value = 0;
   }, [viewKey]);
 
   useEffect(() => {
@@ -162,8 +172,26 @@ export function FeedView({ version }: { version: number }) {
   /** The window moves up a step through what is loaded (one step of rows rendered, not a whole window). */
   const moveUp = () => {
     const at = windowTop.current === null ? -1 : feed.ids.indexOf(windowTop.current);
-    if (at <= 0) return false;
-    setStartId(feed.ids[Math.max(0, at - STEP)]);
+    if (at <= 0 || shownFrom.peek() > 0) return false;
+    const next = Math.max(0, at - STEP);
+    const added = feed.ids.slice(next, at);
+    const hidden = Math.max(0, added.length - CHUNK);
+    shownFrom.value = hidden ? added[hidden] : 0;
+    // Up to the window's start as it is then (a page that came meanwhile may have moved it).
+    const fill = () => {
+      const box = scroller.current;
+      const height = box?.scrollHeight ?? 0;
+      const edge = feed.ids.indexOf(shownFrom.peek());
+      const top = windowTop.current === null ? -1 : feed.ids.indexOf(windowTop.current);
+      shownFrom.value = edge > 0 && edge - CHUNK > top ? feed.ids[edge - CHUNK] : 0;
+      // The rows render in a microtask queued before this one; all of them are above what the reader sees.
+      queueMicrotask(() => {
+        if (box) box.scrollTop += box.scrollHeight - height;
+      });
+      if (shownFrom.peek()) requestAnimationFrame(fill);
+    };
+    if (hidden) requestAnimationFrame(fill);
+    setStartId(feed.ids[next]);
     setPinnedEnd(false);
     return true;
   };
@@ -201,12 +229,25 @@ export function FeedView({ version }: { version: number }) {
         const showSender = newGroup || previous!.sender_id !== m.sender_id || m.timestamp - previous!.timestamp > 600;
         previous = m;
         return (
-          <div class="msg-wrap" key={m.id} data-row={m.id}>
+          <RowWrap key={m.id} id={m.id}>
             {newGroup && <Bar m={m} facts={barFacts(m)} />}
             <MessageRow m={m} showSender={showSender} isNewDivider={m.id === feed.firstUnread && m.id !== ids[0]} {...rowFacts(m)} />
-          </div>
+          </RowWrap>
         );
       })}
+    </div>
+  );
+}
+
+/**
+ * A row's wrapper (the feed anchors on these): empty while its message is older than
+ * `shownFrom`; only the rows that fill in render again when that moves.
+ */
+function RowWrap({ id, children }: { id: number; children: ComponentChildren }) {
+  const empty = useComputed(() => id < shownFrom.value).value;
+  return (
+    <div class="msg-wrap" data-row={id}>
+      {empty ? null : children}
     </div>
   );
 }
