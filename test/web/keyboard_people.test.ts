@@ -139,8 +139,9 @@ describe("actions follow the organization's settings", () => {
     expectSuccess(await s.as("desdemona").patch("/realm", { can_move_messages_between_topics_group: JSON.stringify({ new: moderators }), allow_message_editing: false }));
 
     // Hamlet (a member) opens the page afresh: no Move topic on Desdemona's message, no Edit on his own.
-    await hamlet.evaluate(`location.reload()`);
-    await until(hamlet, rowOf("The rule of the castle"));
+    // The old page is marked, so that the wait cannot end on it before it unloads.
+    await hamlet.evaluate(`window.oldPage = true; location.reload()`);
+    await until(hamlet, `!window.oldPage && ${rowOf("The rule of the castle")}`);
     expect(await hamlet.evaluate(`!!${rowOf("The rule of the castle")}.querySelector(".act-move")`)).toBe(false);
     expect(await hamlet.evaluate(`!!${rowOf("A member's own words")}.querySelector(".act-edit")`)).toBe(false);
     // The server agrees: the move the page no longer offers is refused.
