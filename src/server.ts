@@ -175,7 +175,7 @@ export function buildApp(h: Hearth) {
   // Every other API route without path parameters goes there too, with the same
   // handler Elysia would call (ApiRoutes.handlers): the handler does its own
   // authentication, parameters and errors, and Elysia's per-request context around
-  // it was a fifth of an authenticated GET /users/me (docs/benchmarks.md). Other
+  // it was a large share of an authenticated GET /users/me (docs/benchmarks.md). Other
   // methods on those paths, paths with parameters, and 404s still go through Elysia.
   const native: Record<string, Record<string, (request: Request, server: import("bun").Server<unknown>) => unknown>> = {};
   for (const routes of resources) {

@@ -37,7 +37,7 @@ export async function unpackArchive(
     // Synchronous, reading 64 KiB at a time: each entry is written before more is
     // read. The asynchronous unpack (and the synchronous one's default 16 MiB reads)
     // decompressed far ahead of the disk and held it: about the whole unpacked
-    // export, 800 MB at a million messages (docs/benchmarks.md).
+    // export (docs/benchmarks.md).
     tar.x({
       sync: true,
       maxReadSize: 64 * 1024,

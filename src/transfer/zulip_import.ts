@@ -157,9 +157,9 @@ async function importMessages(store: Store, root: string, maps: IdMaps, reaction
       insertMessagesInBulk(store, bulk);
     });
     progress.update(messages);
-    // Bun collects the parsed files' garbage late: the process grew by tens of MB
-    // more per 100,000 messages without a collection every few commits (a full one
-    // costs ~10 % of the import's CPU when run after each; docs/benchmarks.md).
+    // Bun collects the parsed files' garbage late: the process grew with the message
+    // count without a collection every few commits, and one after each cost too much
+    // CPU (docs/benchmarks.md).
     if (++commits % 4 === 0) Bun.gc(true);
   };
   for (let n = 1; existsSync(join(root, messageFileName(n))); n++) {
