@@ -39,11 +39,23 @@ async function readForm(request: Request): Promise<URLSearchParams> {
   return new URLSearchParams(new TextDecoder().decode(await readBodyUpTo(request, MAX_FORM_BYTES)));
 }
 
-/** Routes with and without the trailing slash Zulip's links end in. */
-function both(app: Elysia<any, any, any, any, any, any, any>, method: "get" | "post", path: string, handler: (ctx: Ctx) => Response | Promise<Response>) {
+/**
+ * Routes with and without the trailing slash Zulip's links end in. An API error no
+ * handler turned into its own page (a form over MAX_FORM_BYTES) becomes one here: the
+ * app's error handler does not reach a plugin's routes, so it would otherwise be a 500.
+ */
+function both(h: Hearth, app: Elysia<any, any, any, any, any, any, any>, method: "get" | "post", path: string, handler: (ctx: Ctx) => Response | Promise<Response>) {
+  const guarded = async (ctx: Ctx) => {
+    try {
+      return await handler(ctx);
+    } catch (error) {
+      if (error instanceof ApiError) return page(h, "Something went wrong", errorLine(error.message), error.httpStatus);
+      throw error;
+    }
+  };
   for (const p of [path, `${path}/`]) {
-    if (method === "get") app.get(p, handler as never);
-    else app.post(p, handler as never, { parse: "none" });
+    if (method === "get") app.get(p, guarded as never);
+    else app.post(p, guarded as never, { parse: "none" });
   }
 }
 
@@ -67,8 +79,8 @@ export function accountPageRoutes(h: Hearth) {
   const deadLink = (error: AccountLinkError, title: string) => page(h, title, errorLine(error.message), 404);
   const app = new Elysia({ name: "account-pages" });
 
-  both(app, "get", "/accounts/password/reset", () => page(h, "Reset your password", resetRequestForm()));
-  both(app, "post", "/accounts/password/reset", async ({ request, server }) => {
+  both(h, app, "get", "/accounts/password/reset", () => page(h, "Reset your password", resetRequestForm()));
+  both(h, app, "post", "/accounts/password/reset", async ({ request, server }) => {
     const ipKey = `ip:${clientAddress(h, request, server)}`;
     try {
       resetsByIp.assertAllowed(ipKey);
@@ -94,7 +106,7 @@ export function accountPageRoutes(h: Hearth) {
     return page(h, "Check your email", `<p>If an account exists for ${escapeHtml(email)}, an email with a link to set a new password was sent to it. The link works for an hour.</p>`);
   });
 
-  both(app, "get", "/accounts/password/reset/:token", ({ params }) => {
+  both(h, app, "get", "/accounts/password/reset/:token", ({ params }) => {
     try {
       const user = accessPasswordResetToken(h, params.token);
       return page(h, "Set a new password", `<p>For ${escapeHtml(user.email)}.</p>${newPasswordForm()}`);
@@ -103,7 +115,7 @@ export function accountPageRoutes(h: Hearth) {
       throw error;
     }
   });
-  both(app, "post", "/accounts/password/reset/:token", async ({ params, request }) => {
+  both(h, app, "post", "/accounts/password/reset/:token", async ({ params, request }) => {
     const form = await readForm(request);
     const password = form.get("new_password1") ?? "";
     try {
@@ -118,7 +130,7 @@ export function accountPageRoutes(h: Hearth) {
     }
   });
 
-  both(app, "get", "/accounts/confirm_new_email/:token", ({ params }) => {
+  both(h, app, "get", "/accounts/confirm_new_email/:token", ({ params }) => {
     try {
       const { newEmail } = accessEmailChangeToken(h, params.token);
       return page(h, "Confirm your new email address", `<p>Change the email address of your account to ${escapeHtml(newEmail)}?</p>${confirmButton("Confirm")}`);
@@ -127,7 +139,7 @@ export function accountPageRoutes(h: Hearth) {
       throw error;
     }
   });
-  both(app, "post", "/accounts/confirm_new_email/:token", async ({ params }) => {
+  both(h, app, "post", "/accounts/confirm_new_email/:token", async ({ params }) => {
     try {
       const { oldEmail, newEmail } = await doConfirmEmailChange(h, params.token);
       return page(h, "Email address changed", `<p>The email address of your account changed from ${escapeHtml(oldEmail)} to ${escapeHtml(newEmail)}.</p>`);
@@ -138,7 +150,7 @@ export function accountPageRoutes(h: Hearth) {
     }
   });
 
-  both(app, "get", "/accounts/unsubscribe/missed_messages/:token", ({ params }) => {
+  both(h, app, "get", "/accounts/unsubscribe/missed_messages/:token", ({ params }) => {
     try {
       const user = accessUnsubscribeToken(h, params.token);
       return page(h, "Unsubscribe", `<p>Stop emailing ${escapeHtml(user.email)} about messages received while away?</p>${confirmButton("Unsubscribe")}`);
@@ -147,7 +159,7 @@ export function accountPageRoutes(h: Hearth) {
       throw error;
     }
   });
-  both(app, "post", "/accounts/unsubscribe/missed_messages/:token", async ({ params }) => {
+  both(h, app, "post", "/accounts/unsubscribe/missed_messages/:token", async ({ params }) => {
     try {
       const user = await doUnsubscribeMissedMessages(h, params.token);
       return page(h, "Unsubscribed", `<p>${escapeHtml(user.email)} gets no more emails about missed messages. You can turn them on again in your notification settings.</p>`);

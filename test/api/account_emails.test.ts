@@ -91,6 +91,13 @@ describe("password reset", () => {
     expect((await fetch(`${s.url}/accounts/password/reset/not-a-token/`)).status).toBe(404);
   });
 
+  test("a form over the pages' size limit is refused with a page (413), not a server error", async () => {
+    const answer = await fetch(`${s.url}/accounts/password/reset/not-a-token/`, form({ new_password1: "x".repeat(20_000), new_password2: "x" }));
+    expect(answer.status).toBe(413);
+    expect(answer.headers.get("content-type")).toStartWith("text/html");
+    expect(await answer.text()).toContain('class="error"');
+  });
+
   test("requests are limited per address (silently) and per client", async () => {
     const othello = s.users.othello;
     const answers: string[] = [];
