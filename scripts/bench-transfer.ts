@@ -10,7 +10,7 @@
  *   bun scripts/bench-transfer.ts N --synthetic          (1,000,000 without sending each one)
  *
  * `--synthetic`: loading N messages through the action layer takes longer than the
- * transfers it measures (about 600/s on the shared machine), so it loads 200, exports
+ * transfers it measures (docs/benchmarks.md), so it loads 200, exports
  * them, and writes N messages into that export as Zulip's files (messages-NNNNNN.json,
  * 1,000 a file, the same channels, topics and text; the sender has read each, and the
  * other recipients too except for the newest 10 %), then measures the import of that
