@@ -28,6 +28,7 @@ import { basename, join } from "node:path";
 import { startTestServer, expectSuccess } from "../test/kit";
 import { checkSendMessage, resolveTarget } from "../src/actions/message_send";
 import { getUser } from "../src/store/users";
+import { rssMiB } from "./bench-lib";
 
 const args = process.argv.slice(2);
 const flag = (name: string) => {
@@ -55,11 +56,10 @@ async function run(label: string, argv: string[], count = TOTAL) {
   const peak = { rss: 0, anon: 0, file: 0 };
   const sample = setInterval(() => {
     try {
-      const status = readFileSync(`/proc/${proc.pid}/status`, "utf8");
-      const kib = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+)`, "m").exec(status)?.[1] ?? 0);
-      peak.rss = Math.max(peak.rss, kib("VmRSS"));
-      peak.anon = Math.max(peak.anon, kib("RssAnon"));
-      peak.file = Math.max(peak.file, kib("RssFile"));
+      const now = rssMiB(proc.pid);
+      peak.rss = Math.max(peak.rss, now.total);
+      peak.anon = Math.max(peak.anon, now.anon);
+      peak.file = Math.max(peak.file, now.file);
     } catch {
       // exited
     }
@@ -69,7 +69,7 @@ async function run(label: string, argv: string[], count = TOTAL) {
   if (code !== 0) throw new Error(`${label} failed: ${out}${err}`);
   if (phases) process.stderr.write(err);
   const seconds = (performance.now() - t0) / 1000;
-  const mib = (k: number) => (k / 1024).toFixed(0);
+  const mib = (m: number) => m.toFixed(0);
   console.log(`${label}: ${seconds.toFixed(1)} s, ${Math.round(count / seconds)} messages/s, peak RSS ${mib(peak.rss)} MiB (anonymous ${mib(peak.anon)} MiB, file ${mib(peak.file)} MiB); load average ${loadavg().map((l) => l.toFixed(1)).join(" ")}`);
 }
 
