@@ -12,10 +12,10 @@
  * RSS, and for `me` (GET /users/me) or `send` (POST /messages, 50 connections) the
  * rate and the server's CPU per request, all threads and per thread.
  */
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { cpuSeconds, RawHttpClient, readLineMatching, rssMiB } from "./bench-lib";
+import { cpuSeconds, RawHttpClient, readLineMatching, rssMiB, threadCpuSeconds } from "./bench-lib";
 
 const [root, what = "me", secs = "3"] = process.argv.slice(2);
 if (!root) throw new Error("usage: bun scripts/bench-compare.ts CHECKOUT|bare|BINARY me|send|start [seconds] [--prof DIR]");
@@ -54,20 +54,7 @@ const firstMs = performance.now() - t0;
 await Bun.sleep(1000);
 const out: Record<string, unknown> = { startMs: Math.round(startMs), firstMs: Math.round(firstMs), idle: rssMiB(proc.pid) };
 
-function threadCpu(pid: number): Map<string, number> {
-  const cpu = new Map<string, number>();
-  for (const task of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/task/${task}/stat`, "utf8");
-      const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
-      const fields = stat.slice(stat.lastIndexOf(") ") + 2).split(" ");
-      cpu.set(name, (cpu.get(name) ?? 0) + (Number(fields[11]) + Number(fields[12])) / 100);
-    } catch {
-      // The thread ended between listing and reading.
-    }
-  }
-  return cpu;
-}
+const threadCpu = (pid: number) => threadCpuSeconds(pid, (name) => name);
 
 async function measure(label: string, request: (c: RawHttpClient, i: number) => Promise<void>) {
   const run = async (seconds: number) => {

@@ -31,10 +31,10 @@
  *
  * Everything is bounded (clients, rate, duration) and binds to 127.0.0.1 only.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { cpuSeconds, percentile, RawHttpClient, readAnnouncement, rssMiB } from "./bench-lib";
+import { cpuSeconds, percentile, RawHttpClient, readAnnouncement, rssMiB, threadCpuSeconds } from "./bench-lib";
 
 const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -363,21 +363,8 @@ function largestMappings(pid: number): string {
   return [...byName].sort((a, b) => b[1] - a[1]).slice(0, 8).map(([n, kib]) => `${(kib / 1024).toFixed(1)} MiB ${n} (${counts.get(n)} mappings)`).join("\n");
 }
 
-/** CPU seconds per thread of a process (thread name → seconds), for BENCH_THREADS. */
-function threadCpuSeconds(pid: number): Map<string, number> {
-  const result = new Map<string, number>();
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      const name = readFileSync(`/proc/${pid}/task/${tid}/comm`, "utf8").trim();
-      const fields = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8").split(") ")[1].split(" ");
-      const key = tid === String(pid) ? "main" : `${name}#${tid}`;
-      result.set(key, (Number(fields[11]) + Number(fields[12])) / 100);
-    } catch {
-      // The thread ended meanwhile.
-    }
-  }
-  return result;
-}
+/** CPU seconds per thread of the server (the main thread, then each other by name and id), for BENCH_THREADS. */
+const serverThreadCpu = (pid: number) => threadCpuSeconds(pid, (name, tid) => (tid === String(pid) ? "main" : `${name}#${tid}`));
 
 interface Target {
   name: string;
@@ -512,7 +499,7 @@ async function run(target: Target, pid: number) {
   const total = RATE * SECONDS;
   const t0 = performance.now();
   const cpu0 = cpuSeconds(pid);
-  const threads0 = process.env.BENCH_THREADS ? threadCpuSeconds(pid) : null;
+  const threads0 = process.env.BENCH_THREADS ? serverThreadCpu(pid) : null;
   const clientCpu0 = process.cpuUsage();
   let sent = 0;
   // Open loop: each send starts on schedule whether or not the previous one finished,
@@ -531,7 +518,7 @@ async function run(target: Target, pid: number) {
   const sendSeconds = (performance.now() - t0) / 1000;
   const serverCpu = (cpuSeconds(pid) - cpu0) / sendSeconds;
   if (threads0) {
-    const busy = [...threadCpuSeconds(pid)].map(([name, s]) => [name, (s - (threads0.get(name) ?? 0)) / sendSeconds] as const).filter(([, share]) => share >= 0.01);
+    const busy = [...serverThreadCpu(pid)].map(([name, s]) => [name, (s - (threads0.get(name) ?? 0)) / sendSeconds] as const).filter(([, share]) => share >= 0.01);
     console.log(`${target.name} threads: ${busy.map(([name, share]) => `${name} ${(share * 100).toFixed(0)}%`).join(", ")}`);
   }
   const clientCpuUsage = process.cpuUsage(clientCpu0);

@@ -3,7 +3,7 @@
  * keep-alive client, percentiles, and what /proc says of a process (CPU, resident
  * memory split into anonymous and file-backed pages).
  */
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 
 /**
  * The benchmarks run each server in a child process, which announces itself with one
@@ -45,6 +45,26 @@ export function cpuSeconds(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
   // utime and stime are fields 14 and 15 of stat, counted from the state field (3) here.
   return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/**
+ * CPU seconds (user + system) per thread so far, summed under `key(name, tid)` (the
+ * thread's name and id): key by name to pool same-named workers, by id to tell them apart.
+ */
+export function threadCpuSeconds(pid: number, key: (name: string, tid: string) => string): Map<string, number> {
+  const cpu = new Map<string, number>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
+      const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+      const fields = stat.slice(stat.lastIndexOf(") ") + 2).split(" ");
+      const k = key(name, tid);
+      cpu.set(k, (cpu.get(k) ?? 0) + (Number(fields[11]) + Number(fields[12])) / 100);
+    } catch {
+      // The thread ended between listing and reading.
+    }
+  }
+  return cpu;
 }
 
 /** Resident memory in MiB: all of it, the anonymous part and the file-backed part (LMDB's mapped data file, the executable). */

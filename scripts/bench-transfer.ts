@@ -10,7 +10,7 @@
  *   bun scripts/bench-transfer.ts N --synthetic          (1,000,000 without sending each one)
  *
  * `--synthetic`: loading N messages through the action layer takes longer than the
- * transfers it measures (about 600/s on the shared machine), so it loads 200, exports
+ * transfers it measures (docs/benchmarks.md), so it loads 200, exports
  * them, and writes N messages into that export as Zulip's files (messages-NNNNNN.json,
  * 1,000 a file, the same channels, topics and text; the sender has read each, and the
  * other recipients too except for the newest 10 %), then measures the import of that
@@ -28,6 +28,7 @@ import { basename, join } from "node:path";
 import { startTestServer, expectSuccess } from "../test/kit";
 import { checkSendMessage, resolveTarget } from "../src/actions/message_send";
 import { getUser } from "../src/store/users";
+import { rssMiB } from "./bench-lib";
 
 const args = process.argv.slice(2);
 const flag = (name: string) => {
@@ -55,11 +56,10 @@ async function run(label: string, argv: string[], count = TOTAL) {
   const peak = { rss: 0, anon: 0, file: 0 };
   const sample = setInterval(() => {
     try {
-      const status = readFileSync(`/proc/${proc.pid}/status`, "utf8");
-      const kib = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+)`, "m").exec(status)?.[1] ?? 0);
-      peak.rss = Math.max(peak.rss, kib("VmRSS"));
-      peak.anon = Math.max(peak.anon, kib("RssAnon"));
-      peak.file = Math.max(peak.file, kib("RssFile"));
+      const now = rssMiB(proc.pid);
+      peak.rss = Math.max(peak.rss, now.total);
+      peak.anon = Math.max(peak.anon, now.anon);
+      peak.file = Math.max(peak.file, now.file);
     } catch {
       // exited
     }
@@ -69,7 +69,7 @@ async function run(label: string, argv: string[], count = TOTAL) {
   if (code !== 0) throw new Error(`${label} failed: ${out}${err}`);
   if (phases) process.stderr.write(err);
   const seconds = (performance.now() - t0) / 1000;
-  const mib = (k: number) => (k / 1024).toFixed(0);
+  const mib = (m: number) => m.toFixed(0);
   console.log(`${label}: ${seconds.toFixed(1)} s, ${Math.round(count / seconds)} messages/s, peak RSS ${mib(peak.rss)} MiB (anonymous ${mib(peak.anon)} MiB, file ${mib(peak.file)} MiB); load average ${loadavg().map((l) => l.toFixed(1)).join(" ")}`);
 }
 

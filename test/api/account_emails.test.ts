@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ApiClient, expectError, expectSuccess, PASSWORD, startTestServer, type TestServer } from "../kit";
 import { verifyAction } from "../kit/events";
-import { mailsTo as kitMailsTo, mailTo as kitMailTo, mailWith as kitMailWith, startSmtpServer, type ReceivedEmail, type SmtpTestServer } from "../kit/smtp";
+import { startSmtpServer, type ReceivedEmail, type SmtpTestServer } from "../kit/smtp";
 import { allOutboxEmails } from "../../src/store/outbox";
 import { getAccountTokenSecret } from "../../src/store/account_emails";
 import { signToken } from "../../src/lib/signed_tokens";
@@ -24,9 +24,6 @@ afterAll(async () => {
   await smtp.close();
 });
 
-const mailTo = (address: string, count: number) => kitMailTo(smtp, address, count);
-const mailWith = (address: string, match: (m: ReceivedEmail) => boolean) => kitMailWith(smtp, address, match);
-const mailsTo = (address: string) => kitMailsTo(smtp, address);
 /** Once the outbox is empty, nothing more received than before: the request sent no email (one it queued would have arrived). */
 async function expectNoMailSince(before: number) {
   for (let i = 0; i < 600 && allOutboxEmails(s.server.h.store).length > 0; i++) await Bun.sleep(50);
@@ -54,7 +51,7 @@ describe("password reset", () => {
     const answer = await fetch(`${s.url}/accounts/password/reset/`, form({ email: hamlet.email }));
     expect(answer.status).toBe(200);
     const known = await answer.text();
-    const [mail] = await mailTo(hamlet.email, 1);
+    const [mail] = await smtp.mailTo(hamlet.email, 1);
     const link = linkIn(mail, "/accounts/password/reset/");
     expect(link).toStartWith(`${s.url}/accounts/password/reset/`);
     const resetPage = await fetch(link);
@@ -108,9 +105,9 @@ describe("password reset", () => {
     }
     expect(new Set(answers).size).toBe(1);
     // Two an hour per address: the third asked for nothing more.
-    await mailTo(othello.email, 2);
+    await smtp.mailTo(othello.email, 2);
     await expectNoMailSince(smtp.received.length);
-    expect(mailsTo(othello.email).length).toBe(2);
+    expect(smtp.mailsTo(othello.email).length).toBe(2);
     let refused = 0;
     for (let i = 0; i < 40; i++) {
       const res = await fetch(`${s.url}/accounts/password/reset/`, form({ email: `nobody${i}@zulip.test` }));
@@ -127,7 +124,7 @@ describe("email address change", () => {
     expectSuccess(await s.as("cordelia").patch("/settings", { email: newAddress }));
     // Nothing changed yet.
     expect(expectSuccess(await s.as("cordelia").get("/users/me")).delivery_email).toBe(cordelia.email);
-    const [mail] = await mailTo(newAddress, 1);
+    const [mail] = await smtp.mailTo(newAddress, 1);
     const link = linkIn(mail, "/accounts/confirm_new_email/");
     const shown = await fetch(link);
     expect(shown.status).toBe(200);
@@ -148,7 +145,7 @@ describe("email address change", () => {
       { user_id: cordelia.id, delivery_email: newAddress },
       { user_id: cordelia.id, new_email: newAddress },
     ]);
-    const [notice] = await mailTo(oldAddress, 1);
+    const [notice] = await smtp.mailTo(oldAddress, 1);
     expect(notice.parsed.text).toContain(newAddress);
     expect(getUser(s.server.h.store, cordelia.id)!.email).toBe(newAddress);
     // The link is single-use.
@@ -161,7 +158,7 @@ describe("email address change", () => {
     expectSuccess(await s.as("shiva").patch("/settings", { email_address_visibility: 3 }));
     const newAddress = "shiva.new@zulip.test";
     expectSuccess(await s.as("shiva").patch("/settings", { email: newAddress }));
-    const [mail] = await mailTo(newAddress, 1);
+    const [mail] = await smtp.mailTo(newAddress, 1);
     const link = linkIn(mail, "/accounts/confirm_new_email/");
     const r = await verifyAction(
       s,
@@ -180,7 +177,7 @@ describe("email address change", () => {
     expectSuccess(await s.as("desdemona").patch("/realm", { email_changes_disabled: true }));
     expectError(await s.as("othello").patch("/settings", { email: "moor@zulip.test" }), 400, "BAD_REQUEST", "Email address changes are disabled in this organization.");
     expectSuccess(await s.as("iago").patch("/settings", { email: "iago2@zulip.test" }));
-    await mailTo("iago2@zulip.test", 1);
+    await smtp.mailTo("iago2@zulip.test", 1);
     expectSuccess(await s.as("desdemona").patch("/realm", { email_changes_disabled: false }));
     expectError(await s.as("othello").patch("/settings", { email: s.users.hamlet.email }), 400, "BAD_REQUEST", `Email '${s.users.hamlet.email}' already in use`);
     expectError(await s.as("othello").patch("/settings", { email: "not an address" }), 400, "BAD_REQUEST");
@@ -188,9 +185,9 @@ describe("email address change", () => {
     expectSuccess(await s.as("othello").patch("/settings", { email: "moor2@zulip.test" }));
     expectError(await s.as("othello").patch("/settings", { email: "moor3@zulip.test" }), 429, "RATE_LIMIT_HIT");
     // The newer request replaced the older: the first link no longer works.
-    const [first] = await mailTo("moor1@zulip.test", 1);
+    const [first] = await smtp.mailTo("moor1@zulip.test", 1);
     expect((await fetch(linkIn(first, "/accounts/confirm_new_email/"))).status).toBe(404);
-    const [second] = await mailTo("moor2@zulip.test", 1);
+    const [second] = await smtp.mailTo("moor2@zulip.test", 1);
     expect((await fetch(linkIn(second, "/accounts/confirm_new_email/"))).status).toBe(200);
     // The current address, as written: no change, no email.
     const before = smtp.received.length;
@@ -215,7 +212,7 @@ describe("new-login notice", () => {
     expect((await login(hamlet.email, password, "Client A")).status).toBe(200);
     await expectNoMailSince(before);
     expect((await login(hamlet.email, password, "Client B")).status).toBe(200);
-    const notice = await mailWith(hamlet.email, (m) => m.parsed.subject === "New login to Zulip Dev");
+    const notice = await smtp.mailWith(hamlet.email, (m) => m.parsed.subject === "New login to Zulip Dev");
     expect(notice.parsed.text).toContain("Client B");
     expect(notice.header("auto-submitted")).toBe("auto-generated");
     const count = smtp.received.length;

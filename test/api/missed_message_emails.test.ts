@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { expectSuccess, startTestServer, type TestServer } from "../kit";
 import { captureEvents, register } from "../kit/events";
-import { mailsTo as kitMailsTo, mailTo as kitMailTo, mailWith as kitMailWith, startSmtpServer, type ReceivedEmail, type SmtpTestServer } from "../kit/smtp";
+import { startSmtpServer, type SmtpTestServer } from "../kit/smtp";
 import { pendingMissedMessageCount } from "../../src/store/account_emails";
 import { sendDueMissedMessageEmails } from "../../src/actions/missed_message_emails";
 
@@ -30,11 +30,6 @@ const HOUR = 3600_000;
 const pending = () => pendingMissedMessageCount(s.server.h.store);
 const linksIn = (text: string) => [...text.matchAll(/https?:\/\/\S+/g)].map((m) => m[0].replace(/[).,]+$/, ""));
 
-const mailTo = (address: string, count: number) => kitMailTo(smtp, address, count);
-
-const mailWith = (address: string, match: (m: ReceivedEmail) => boolean) => kitMailWith(smtp, address, match);
-const mailsTo = (address: string) => kitMailsTo(smtp, address);
-
 describe("missed-message emails", () => {
   test("a DM to an offline user sends one email, once, with links and an unsubscribe link that works without login", async () => {
     const hamlet = s.users.hamlet;
@@ -46,7 +41,7 @@ describe("missed-message emails", () => {
     expect(await sendDueMissedMessageEmails(s.server.h)).toBe(0);
     // Once the period passed: one email for the conversation.
     expect(await sendDueMissedMessageEmails(s.server.h, Date.now() + 2 * HOUR)).toBe(1);
-    const [mail] = await mailTo(hamlet.email, 1);
+    const [mail] = await smtp.mailTo(hamlet.email, 1);
     expect(mail.parsed.subject).toBe("DMs with Othello, the Moor of Venice");
     expect(mail.header("auto-submitted")).toBe("auto-generated");
     const text = mail.parsed.text!;
@@ -64,7 +59,7 @@ describe("missed-message emails", () => {
     // background job when the user's 1-second period passed.
     expectSuccess(await s.as("hamlet").patch("/settings", { email_notifications_batching_period_seconds: 1 }));
     const third = expectSuccess(await s.as("othello").post("/messages", { type: "direct", to: [hamlet.id], content: "Third." })).id;
-    const mails = await mailTo(hamlet.email, 2);
+    const mails = await smtp.mailTo(hamlet.email, 2);
     expect(mails[1].parsed.text).toContain("> Third.");
     expect(mails[1].parsed.text).not.toContain("Second thought.");
     expect(linksIn(mails[1].parsed.text!).some((l) => l.endsWith(`/near/${third}`))).toBe(true);
@@ -103,7 +98,7 @@ describe("missed-message emails", () => {
     // The period passes: the batch is taken and, every message in it being read, sends nothing.
     expect(await sendDueMissedMessageEmails(s.server.h, Date.now() + 2 * HOUR)).toBe(0);
     expect(pending()).toBe(0);
-    expect(mailsTo(cordelia.email)).toEqual([]);
+    expect(smtp.mailsTo(cordelia.email)).toEqual([]);
   });
 
   test("online users (an event queue and active presence) get no row; mentions and followed topics do, plain messages do not", async () => {
@@ -129,10 +124,10 @@ describe("missed-message emails", () => {
     // Hamlet follows the topic; so does Shiva now, as Zulip's automatically_follow_topics_where_mentioned made it.
     expect(pending()).toBe(3);
     expect(await sendDueMissedMessageEmails(s.server.h, Date.now() + 2 * HOUR)).toBe(2);
-    const toShiva = await mailWith(shiva.email, (m) => m.parsed.subject === "#castle > walls");
+    const toShiva = await smtp.mailWith(shiva.email, (m) => m.parsed.subject === "#castle > walls");
     expect(toShiva.parsed.text).toContain("> @**Shiva** look");
     expect(toShiva.parsed.text).toContain("> For the followers");
-    const toHamlet = await mailWith(s.users.hamlet.email, (m) => m.parsed.subject === "#castle > walls");
+    const toHamlet = await smtp.mailWith(s.users.hamlet.email, (m) => m.parsed.subject === "#castle > walls");
     expect(toHamlet.parsed.text).toContain("> For the followers");
     expect(toHamlet.parsed.text).not.toContain("@**Shiva** look");
   });
@@ -149,7 +144,7 @@ describe("missed-message emails", () => {
     for (let i = 0; i < 100 && pending() === 0; i++) await Bun.sleep(20);
     expect(pending()).toBe(1);
     expect(await sendDueMissedMessageEmails(s.server.h, Date.now() + 2 * HOUR)).toBe(1);
-    const [mail] = await mailTo(iago.email, 1);
+    const [mail] = await smtp.mailTo(iago.email, 1);
     expect(mail.parsed.text).toContain(`/near/${id}`);
     expect((await s.as("iago").get("/events", { queue_id: state.queue_id, last_event_id: -1, dont_block: true })).body.code).toBe("BAD_EVENT_QUEUE_ID");
   });
@@ -159,7 +154,7 @@ describe("missed-message emails", () => {
     expectSuccess(await s.as("desdemona").patch("/realm", { message_content_allowed_in_email_notifications: false }));
     expectSuccess(await s.as("othello").post("/messages", { type: "direct", to: [polonius.id], content: "Secret plans" }));
     expect(await sendDueMissedMessageEmails(s.server.h, Date.now() + 2 * HOUR)).toBe(1);
-    const [mail] = await mailTo(polonius.email, 1);
+    const [mail] = await smtp.mailTo(polonius.email, 1);
     expect(mail.parsed.text).not.toContain("Secret plans");
     expect(mail.parsed.text).toContain("You have 1 new message from Othello, the Moor of Venice");
     expectSuccess(await s.as("desdemona").patch("/realm", { message_content_allowed_in_email_notifications: true }));
@@ -184,11 +179,11 @@ describe("pending missed-message emails are durable", () => {
     // Stopped without removing the data folder, then started again on it.
     await s.server.stop();
     const restarted = await startTestServer({ dataDir, env: { HEARTH_SMTP_URL: smtp.url } });
-    const before = mailsTo(polonius.email).length;
+    const before = smtp.mailsTo(polonius.email).length;
     try {
       expect(pendingMissedMessageCount(restarted.server.h.store)).toBe(1);
       expect(await sendDueMissedMessageEmails(restarted.server.h, Date.now() + 2 * HOUR)).toBe(1);
-      const mails = await mailTo(polonius.email, before + 1);
+      const mails = await smtp.mailTo(polonius.email, before + 1);
       expect(mails.at(-1)!.parsed.text).toContain("> Before the restart");
     } finally {
       await restarted.stop();

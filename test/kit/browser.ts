@@ -248,6 +248,9 @@ export async function until<T>(page: Page, expression: string, timeoutMs = 15_00
   }
 }
 
+/** Clicks the first element matching `selector` (the page throws if there is none). */
+export const click = (page: Page, selector: string) => page.evaluate(`document.querySelector(${JSON.stringify(selector)}).click()`);
+
 /** Opens the chat at `baseUrl`, is sent to /login, signs in with its form, and waits for the chat to show. */
 export async function signInToChat(page: Page, baseUrl: string, email: string, password: string): Promise<void> {
   await page.goto(`${baseUrl}/`);

@@ -39,6 +39,12 @@ export interface SmtpTestServer {
   /** Makes the server answer each DATA with this permanent or temporary error until set to null. */
   rejectWith(message: string | null, responseCode?: number): void;
   close(): Promise<void>;
+  /** What the server received for `address` (the envelope's recipients, case aside). */
+  mailsTo(address: string): ReceivedEmail[];
+  /** Waits up to 30 s for `count` emails to `address`, then expects exactly that many. */
+  mailTo(address: string, count: number): Promise<ReceivedEmail[]>;
+  /** Waits up to 30 s for an email to `address` that `match` accepts, then expects exactly one. */
+  mailWith(address: string, match: (m: ReceivedEmail) => boolean): Promise<ReceivedEmail>;
 }
 
 export async function startSmtpServer(options: { auth?: { user: string; pass: string } } = {}): Promise<SmtpTestServer> {
@@ -96,7 +102,7 @@ export async function startSmtpServer(options: { auth?: { user: string; pass: st
   await listen();
 
   const credentials = options.auth ? `${encodeURIComponent(options.auth.user)}:${encodeURIComponent(options.auth.pass)}@` : "";
-  return {
+  const smtp: SmtpTestServer = {
     port,
     url: `smtp://${credentials}127.0.0.1:${port}?tls=off`,
     received,
@@ -121,22 +127,23 @@ export async function startSmtpServer(options: { auth?: { user: string; pass: st
       rejection = message === null ? null : { message, responseCode };
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    mailsTo: (address) => mailsTo(smtp, address),
+    mailTo: (address, count) => mailTo(smtp, address, count),
+    mailWith: (address, match) => mailWith(smtp, address, match),
   };
+  return smtp;
 }
 
-/** What the server received for `address` (the envelope's recipients, case aside). */
-export const mailsTo = (smtp: SmtpTestServer, address: string) => smtp.received.filter((m) => m.envelopeTo.some((to) => to.toLowerCase() === address.toLowerCase()));
+const mailsTo = (smtp: SmtpTestServer, address: string) => smtp.received.filter((m) => m.envelopeTo.some((to) => to.toLowerCase() === address.toLowerCase()));
 
-/** Waits up to 30 s for `count` emails to `address`, then expects exactly that many. */
-export async function mailTo(smtp: SmtpTestServer, address: string, count: number): Promise<ReceivedEmail[]> {
+async function mailTo(smtp: SmtpTestServer, address: string, count: number): Promise<ReceivedEmail[]> {
   for (let i = 0; i < 600 && mailsTo(smtp, address).length < count; i++) await Bun.sleep(50);
   const mails = mailsTo(smtp, address);
   expect(mails.length).toBe(count);
   return mails;
 }
 
-/** Waits up to 30 s for an email to `address` that `match` accepts, then expects exactly one. */
-export async function mailWith(smtp: SmtpTestServer, address: string, match: (m: ReceivedEmail) => boolean): Promise<ReceivedEmail> {
+async function mailWith(smtp: SmtpTestServer, address: string, match: (m: ReceivedEmail) => boolean): Promise<ReceivedEmail> {
   for (let i = 0; i < 600 && !mailsTo(smtp, address).some(match); i++) await Bun.sleep(50);
   const found = mailsTo(smtp, address).filter(match);
   expect(found.length).toBe(1);

@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { expectSuccess, PASSWORD, startTestServer, type TestServer } from "../kit";
-import { launchChromium, until, type Browser, type Page } from "../kit/browser";
+import { click, launchChromium, until, type Browser, type Page } from "../kit/browser";
 
 let s: TestServer;
 let browser: Browser;
@@ -27,7 +27,6 @@ const typeInto = (page: Page, selector: string, text: string) =>
   })()`);
 const pressEnter = (page: Page, selector: string) =>
   page.evaluate(`document.querySelector(${JSON.stringify(selector)}).dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", bubbles: true, cancelable: true }))`);
-const click = (page: Page, selector: string) => page.evaluate(`document.querySelector(${JSON.stringify(selector)}).click()`);
 const rowOf = (text: string) => `[...document.querySelectorAll("article.msg")].find((row) => row.querySelector(".rendered").textContent.includes(${JSON.stringify(text)}))`;
 
 async function signIn(page: Page, email: string): Promise<void> {

@@ -7,14 +7,13 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { expectSuccess, PASSWORD, startTestServer, type TestServer } from "../kit";
-import { launchChromium, signInToChat, until, type Browser, type Page } from "../kit/browser";
+import { click, launchChromium, signInToChat, until, type Browser, type Page } from "../kit/browser";
 import { startSmtpServer, type SmtpTestServer } from "../kit/smtp";
 
 let s: TestServer;
 let smtp: SmtpTestServer;
 let browser: Browser;
 
-const click = (page: Page, selector: string) => page.evaluate(`document.querySelector(${JSON.stringify(selector)}).click()`);
 const setField = (page: Page, selector: string, value: string) =>
   page.evaluate(`(() => {
     const field = document.querySelector(${JSON.stringify(selector)});

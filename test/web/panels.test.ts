@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { expectSuccess, PASSWORD, startTestServer, type TestServer } from "../kit";
-import { launchChromium, signInToChat, until, type Browser, type Page } from "../kit/browser";
+import { click, launchChromium, signInToChat, until, type Browser, type Page } from "../kit/browser";
 
 let s: TestServer;
 let browser: Browser;
@@ -23,7 +23,6 @@ const setField = (page: Page, selector: string, value: string | boolean, eventNa
     if (typeof ${JSON.stringify(value)} === "boolean") field.checked = ${JSON.stringify(value)}; else field.value = ${JSON.stringify(value)};
     field.dispatchEvent(new Event(${JSON.stringify(eventName)}, { bubbles: true }));
   })()`);
-const click = (page: Page, selector: string) => page.evaluate(`document.querySelector(${JSON.stringify(selector)}).click()`);
 const channelRow = (name: string) => `[...document.querySelectorAll(".all-channels li")].find((li) => li.querySelector("a").textContent.endsWith(" " + ${JSON.stringify(name)}))`;
 const sidebarRow = (id: number) => `document.querySelector('.sidebar .channels li[data-stream-id="${id}"]')`;
 
