@@ -8,13 +8,14 @@
 import { useState } from "preact/hooks";
 import { api, errorText } from "./api";
 import { openCompose } from "./compose_request";
+import type { DraftTarget } from "./drafts";
 import { feed } from "./feed";
 import type { Message } from "./model";
-import { apiNarrow, dmPartners, narrowHash, type Narrow } from "./narrow";
+import { apiNarrow, dmPartners, narrowHash } from "./narrow";
 import { inGroupSetting, myRole, realm, type GroupSetting } from "./realm";
 import { channelName, S, userName } from "./state";
 
-function conversationOf(m: Message): Narrow {
+function conversationOf(m: Message): DraftTarget {
   if (m.type === "stream" && m.stream_id !== undefined) return { kind: "channel", streamId: m.stream_id, topic: m.subject };
   return { kind: "dm", ids: dmPartners(m, S.me.user_id) };
 }
@@ -22,16 +23,20 @@ function conversationOf(m: Message): Narrow {
 /** A link to the message in its conversation, as Zulip writes them (`…/near/<id>`). */
 export const messageLink = (m: Message) => `${location.origin}/${narrowHash(conversationOf(m), { channel: channelName, user: userName })}/near/${m.id}`;
 
+/** A message's Markdown source, as its sender wrote it (for editing and quoting). */
+export async function rawContent(id: number): Promise<string> {
+  const { raw_content, message } = await api("GET", `/messages/${id}`, { apply_markdown: false });
+  return raw_content ?? message.content;
+}
+
 export async function quoteAndReply(m: Message): Promise<void> {
-  const { raw_content, message } = await api("GET", `/messages/${m.id}`, { apply_markdown: false });
-  const raw: string = (raw_content ?? message.content).trimEnd();
+  const raw = (await rawContent(m.id)).trimEnd();
   // A fence longer than any in the quoted text keeps its code blocks inside the quote.
   const longest = Math.max(2, ...(raw.match(/`{3,}/g) ?? []).map((f) => f.length));
   const fence = "`".repeat(longest + 1);
   const name = S.users.get(m.sender_id)?.full_name ?? m.sender_full_name;
   const text = `@_**${name}|${m.sender_id}** [said](${messageLink(m)}):\n${fence}quote\n${raw}\n${fence}\n`;
-  const n = conversationOf(m);
-  openCompose(n.kind === "channel" ? { kind: "channel", streamId: n.streamId, topic: m.subject } : { kind: "dm", ids: (n as { ids: number[] }).ids }, text);
+  openCompose(conversationOf(m), text);
 }
 
 /** After "mark unread from here", this view stops marking that message and later ones read. */
