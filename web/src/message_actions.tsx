@@ -6,7 +6,7 @@
  * which messages follow).
  */
 import { useState } from "preact/hooks";
-import { api, errorText } from "./api";
+import { api } from "./api";
 import { openCompose } from "./compose_request";
 import type { DraftTarget } from "./drafts";
 import { feed } from "./feed";
@@ -14,6 +14,7 @@ import type { Message } from "./model";
 import { apiNarrow, dmPartners, narrowHash } from "./narrow";
 import { inGroupSetting, myRole, realm, type GroupSetting } from "./realm";
 import { channelName, S, userName } from "./state";
+import { useAction } from "./use_action";
 
 function conversationOf(m: Message): DraftTarget {
   if (m.type === "stream" && m.stream_id !== undefined) return { kind: "channel", streamId: m.stream_id, topic: m.subject };
@@ -83,16 +84,11 @@ export function mayEditContent(m: Message): boolean {
 export function MoveTopicForm({ m, onDone }: { m: Message; onDone(): void }) {
   const [topic, setTopic] = useState(m.subject);
   const [which, setWhich] = useState("change_all");
-  const [error, setError] = useState("");
+  const [error, busy, run] = useAction();
   // Read from the form itself: a submit may come before the last keystroke re-rendered.
   const move = async (form: HTMLFormElement) => {
     const field = (name: string) => (form.elements.namedItem(name) as HTMLInputElement | HTMLSelectElement).value;
-    try {
-      await api("PATCH", `/messages/${m.id}`, { topic: field("new-topic").trim(), propagate_mode: field("propagate") });
-      onDone();
-    } catch (e) {
-      setError(errorText(e));
-    }
+    if (await run(() => api("PATCH", `/messages/${m.id}`, { topic: field("new-topic").trim(), propagate_mode: field("propagate") }))) onDone();
   };
   return (
     <form class="move-form" aria-label="Move topic" onSubmit={(e) => (e.preventDefault(), void move(e.currentTarget))} onKeyDown={(e) => e.key === "Escape" && onDone()}>
@@ -102,7 +98,7 @@ export function MoveTopicForm({ m, onDone }: { m: Message; onDone(): void }) {
         <option value="change_later">This and later messages</option>
         <option value="change_all">All messages in the topic</option>
       </select>
-      <button type="submit" class="primary">Move</button>
+      <button type="submit" class="primary" disabled={busy}>Move</button>
       <button type="button" onClick={onDone}>Cancel</button>
       {error && <p class="error" role="alert">{error}</p>}
     </form>
