@@ -150,37 +150,46 @@ async function loadEmailSection() {
 
 const roleName = (value) => (ROLES.find(([v]) => v === value) ?? [0, String(value)])[1];
 
+const expiryText = (invite) => (invite.expiry_date === null ? "never" : new Date(invite.expiry_date * 1000).toLocaleString());
+
+/** A read-only field holding an invitation link, selected whole when focused. */
+function linkInput(url) {
+  const link = document.createElement("input");
+  link.readOnly = true;
+  link.value = url;
+  link.addEventListener("focus", () => link.select());
+  return link;
+}
+
+/** An invitation's table row: its cells (text or elements), then a "Revoke" button that DELETEs `revokePath`. */
+function inviteRow(invite, cells, revokePath, revoked) {
+  const row = document.createElement("tr");
+  row.dataset.inviteId = String(invite.id);
+  for (const content of cells) {
+    const td = document.createElement("td");
+    td.append(content);
+    row.append(td);
+  }
+  const revoke = document.createElement("button");
+  revoke.type = "button";
+  revoke.className = "revoke";
+  revoke.textContent = "Revoke";
+  revoke.addEventListener("click", () => run(async () => {
+    await api("DELETE", revokePath);
+    await loadInvites();
+  }, revoked));
+  const actions = document.createElement("td");
+  actions.append(revoke);
+  row.append(actions);
+  return row;
+}
+
 async function loadInvites() {
   const { invites } = await api("GET", "/invites");
   const rows = invites
     .filter((invite) => invite.is_multiuse)
     .sort((a, b) => b.invited - a.invited)
-    .map((invite) => {
-      const row = document.createElement("tr");
-      row.dataset.inviteId = String(invite.id);
-      const link = document.createElement("input");
-      link.readOnly = true;
-      link.value = invite.link_url;
-      link.addEventListener("focus", () => link.select());
-      const cells = [link, roleName(invite.invited_as), invite.expiry_date === null ? "never" : new Date(invite.expiry_date * 1000).toLocaleString()];
-      for (const content of cells) {
-        const td = document.createElement("td");
-        td.append(content);
-        row.append(td);
-      }
-      const revoke = document.createElement("button");
-      revoke.type = "button";
-      revoke.className = "revoke";
-      revoke.textContent = "Revoke";
-      revoke.addEventListener("click", () => run(async () => {
-        await api("DELETE", `/invites/multiuse/${invite.id}`);
-        await loadInvites();
-      }, "Invitation link revoked."));
-      const actions = document.createElement("td");
-      actions.append(revoke);
-      row.append(actions);
-      return row;
-    });
+    .map((invite) => inviteRow(invite, [linkInput(invite.link_url), roleName(invite.invited_as), expiryText(invite)], `/invites/multiuse/${invite.id}`, "Invitation link revoked."));
   $("invites").replaceChildren(...rows);
   renderEmailInvites(invites);
 }
@@ -193,21 +202,10 @@ function renderEmailInvites(invites) {
     .filter((invite) => !invite.is_multiuse)
     .sort((a, b) => b.invited - a.invited)
     .map((invite) => {
-      const row = document.createElement("tr");
-      row.dataset.inviteId = String(invite.id);
-      const cells = [invite.email, roleName(invite.invited_as), invite.expiry_date === null ? "never" : new Date(invite.expiry_date * 1000).toLocaleString(), EMAIL_STATUS[invite.email_status] ?? ""];
-      for (const text of cells) {
-        const td = document.createElement("td");
-        td.textContent = text;
-        row.append(td);
-      }
-      const linkCell = document.createElement("td");
+      const linkCell = document.createDocumentFragment();
       if (invite.link_url) {
-        const link = document.createElement("input");
-        link.readOnly = true;
+        const link = linkInput(invite.link_url);
         link.className = "invite-link";
-        link.value = invite.link_url;
-        link.addEventListener("focus", () => link.select());
         const copy = document.createElement("button");
         copy.type = "button";
         copy.className = "copy-link";
@@ -222,19 +220,8 @@ function renderEmailInvites(invites) {
         }, `Link for ${invite.email} copied.`));
         linkCell.append(link, copy);
       }
-      row.append(linkCell);
-      const revoke = document.createElement("button");
-      revoke.type = "button";
-      revoke.className = "revoke";
-      revoke.textContent = "Revoke";
-      revoke.addEventListener("click", () => run(async () => {
-        await api("DELETE", `/invites/${invite.id}`);
-        await loadInvites();
-      }, `Invitation for ${invite.email} revoked.`));
-      const actions = document.createElement("td");
-      actions.append(revoke);
-      row.append(actions);
-      return row;
+      const cells = [invite.email, roleName(invite.invited_as), expiryText(invite), EMAIL_STATUS[invite.email_status] ?? "", linkCell];
+      return inviteRow(invite, cells, `/invites/${invite.id}`, `Invitation for ${invite.email} revoked.`);
     });
   $("email-invites").replaceChildren(...rows);
 }

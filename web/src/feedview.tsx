@@ -18,7 +18,7 @@ import { changed, channelName, S, userName } from "./state";
 
 /** Messages in the page at once. */
 const WINDOW = 150;
-/** How far the window moves at a time (measured: 25 made more long frames than 50, each shorter); an older page is fetched while the window's start is this near the loaded start. */
+/** How far the window moves at a time (a smaller step made more long frames: docs/benchmarks.md); an older page is fetched while the window's start is this near the loaded start. */
 const STEP = 50;
 /**
  * Rows a view that just opened renders in its first frame: a screenful and more. The

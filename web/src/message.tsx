@@ -6,7 +6,7 @@
 import { useLayoutEffect, useRef, useState } from "preact/hooks";
 import { api, errorText } from "./api";
 import { EmojiGlyph, EmojiPicker, unicodeGlyph, type EmojiChoice } from "./emoji";
-import { markUnreadFromHere, mayEditContent, mayMoveTopic, MoveTopicForm, quoteAndReply } from "./message_actions";
+import { markUnreadFromHere, mayEditContent, mayMoveTopic, MoveTopicForm, quoteAndReply, rawContent } from "./message_actions";
 import type { Message, Reaction } from "./model";
 import { prefs } from "./panels";
 import { S, userName } from "./state";
@@ -125,8 +125,7 @@ export function MessageRow({ m, showSender, isNewDivider, mayEdit, mayMove }: { 
   const startEdit = async () => {
     setError("");
     try {
-      const { raw_content, message } = await api("GET", `/messages/${m.id}`, { apply_markdown: false });
-      setDraft(raw_content ?? message.content);
+      setDraft(await rawContent(m.id));
       setMode("edit");
     } catch (e) {
       setError(errorText(e));

@@ -6,15 +6,17 @@
  * which messages follow).
  */
 import { useState } from "preact/hooks";
-import { api, errorText } from "./api";
+import { api } from "./api";
 import { openCompose } from "./compose_request";
+import type { DraftTarget } from "./drafts";
 import { feed } from "./feed";
 import type { Message } from "./model";
-import { apiNarrow, dmPartners, narrowHash, type Narrow } from "./narrow";
+import { apiNarrow, dmPartners, narrowHash } from "./narrow";
 import { inGroupSetting, myRole, realm, type GroupSetting } from "./realm";
 import { channelName, S, userName } from "./state";
+import { useAction } from "./use_action";
 
-function conversationOf(m: Message): Narrow {
+function conversationOf(m: Message): DraftTarget {
   if (m.type === "stream" && m.stream_id !== undefined) return { kind: "channel", streamId: m.stream_id, topic: m.subject };
   return { kind: "dm", ids: dmPartners(m, S.me.user_id) };
 }
@@ -22,16 +24,20 @@ function conversationOf(m: Message): Narrow {
 /** A link to the message in its conversation, as Zulip writes them (`…/near/<id>`). */
 export const messageLink = (m: Message) => `${location.origin}/${narrowHash(conversationOf(m), { channel: channelName, user: userName })}/near/${m.id}`;
 
+/** A message's Markdown source, as its sender wrote it (for editing and quoting). */
+export async function rawContent(id: number): Promise<string> {
+  const { raw_content, message } = await api("GET", `/messages/${id}`, { apply_markdown: false });
+  return raw_content ?? message.content;
+}
+
 export async function quoteAndReply(m: Message): Promise<void> {
-  const { raw_content, message } = await api("GET", `/messages/${m.id}`, { apply_markdown: false });
-  const raw: string = (raw_content ?? message.content).trimEnd();
+  const raw = (await rawContent(m.id)).trimEnd();
   // A fence longer than any in the quoted text keeps its code blocks inside the quote.
   const longest = Math.max(2, ...(raw.match(/`{3,}/g) ?? []).map((f) => f.length));
   const fence = "`".repeat(longest + 1);
   const name = S.users.get(m.sender_id)?.full_name ?? m.sender_full_name;
   const text = `@_**${name}|${m.sender_id}** [said](${messageLink(m)}):\n${fence}quote\n${raw}\n${fence}\n`;
-  const n = conversationOf(m);
-  openCompose(n.kind === "channel" ? { kind: "channel", streamId: n.streamId, topic: m.subject } : { kind: "dm", ids: (n as { ids: number[] }).ids }, text);
+  openCompose(conversationOf(m), text);
 }
 
 /** After "mark unread from here", this view stops marking that message and later ones read. */
@@ -78,16 +84,11 @@ export function mayEditContent(m: Message): boolean {
 export function MoveTopicForm({ m, onDone }: { m: Message; onDone(): void }) {
   const [topic, setTopic] = useState(m.subject);
   const [which, setWhich] = useState("change_all");
-  const [error, setError] = useState("");
+  const [error, busy, run] = useAction();
   // Read from the form itself: a submit may come before the last keystroke re-rendered.
   const move = async (form: HTMLFormElement) => {
     const field = (name: string) => (form.elements.namedItem(name) as HTMLInputElement | HTMLSelectElement).value;
-    try {
-      await api("PATCH", `/messages/${m.id}`, { topic: field("new-topic").trim(), propagate_mode: field("propagate") });
-      onDone();
-    } catch (e) {
-      setError(errorText(e));
-    }
+    if (await run(() => api("PATCH", `/messages/${m.id}`, { topic: field("new-topic").trim(), propagate_mode: field("propagate") }))) onDone();
   };
   return (
     <form class="move-form" aria-label="Move topic" onSubmit={(e) => (e.preventDefault(), void move(e.currentTarget))} onKeyDown={(e) => e.key === "Escape" && onDone()}>
@@ -97,7 +98,7 @@ export function MoveTopicForm({ m, onDone }: { m: Message; onDone(): void }) {
         <option value="change_later">This and later messages</option>
         <option value="change_all">All messages in the topic</option>
       </select>
-      <button type="submit" class="primary">Move</button>
+      <button type="submit" class="primary" disabled={busy}>Move</button>
       <button type="button" onClick={onDone}>Cancel</button>
       {error && <p class="error" role="alert">{error}</p>}
     </form>

@@ -92,13 +92,10 @@ function PasswordForm() {
 }
 
 /** A setting saved as soon as it changes; the event brings the new value back. */
-function Setting({ name, label, setError }: { name: string; label: string; setError(t: string): void }) {
+function Setting({ name, label, patch }: { name: string; label: string; patch(params: Record<string, unknown>): void }) {
   return (
     <label class="check">
-      <input type="checkbox" name={name} checked={!!prefs[name]} onChange={(e) => {
-        setError("");
-        void api("PATCH", "/settings", { [name]: e.currentTarget.checked }).catch((err) => setError(errorText(err)));
-      }} /> {label}
+      <input type="checkbox" name={name} checked={!!prefs[name]} onChange={(e) => patch({ [name]: e.currentTarget.checked })} /> {label}
     </label>
   );
 }
@@ -134,11 +131,11 @@ function Preferences() {
           : permission === "unsupported" ? "This browser cannot show notifications."
           : <button type="button" class="enable-notifications" onClick={() => void requestNotifications().then(changed)}>Enable browser notifications</button>}
       </p>
-      <Setting name="enable_desktop_notifications" label="Notify me of direct messages and mentions" setError={setError} />
-      <Setting name="enable_followed_topic_desktop_notifications" label="Notify me of messages in topics I follow" setError={setError} />
-      <Setting name="pm_content_in_desktop_notifications" label="Show the message's text in notifications" setError={setError} />
-      <Setting name="enable_sounds" label="Play a sound for direct messages and mentions" setError={setError} />
-      <Setting name="enable_followed_topic_audible_notifications" label="Play a sound for topics I follow" setError={setError} />
+      <Setting name="enable_desktop_notifications" label="Notify me of direct messages and mentions" patch={patch} />
+      <Setting name="enable_followed_topic_desktop_notifications" label="Notify me of messages in topics I follow" patch={patch} />
+      <Setting name="pm_content_in_desktop_notifications" label="Show the message's text in notifications" patch={patch} />
+      <Setting name="enable_sounds" label="Play a sound for direct messages and mentions" patch={patch} />
+      <Setting name="enable_followed_topic_audible_notifications" label="Play a sound for topics I follow" patch={patch} />
       <Problem text={error} />
     </div>
   );
