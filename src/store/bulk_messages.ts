@@ -4,6 +4,13 @@ import { UNREAD_WATERMARK } from "./unread";
 import { putRunOfSharedPlaces, RUN_MAX_IDS } from "./unread_runs";
 import { insertMessageWithRows } from "./user_messages";
 
+/** One message of a bulk load, with each recipient's flags. */
+export interface BulkMessage {
+  message: MessageRecord;
+  /** Each recipient's flag bits (the sender's too). */
+  flags: ReadonlyMap<number, number>;
+}
+
 /**
  * Many messages written at once into a store that is being loaded (an import into a
  * new data folder), in ascending IDs newer than any message it holds. The rows are
@@ -14,12 +21,6 @@ import { insertMessageWithRows } from "./user_messages";
  * messages instead of one row per user and message, each on its own B-tree page.
  * Call inside `store.commit`, with no message waiting for deferred unread rows.
  */
-export interface BulkMessage {
-  message: MessageRecord;
-  /** Each recipient's flag bits (the sender's too). */
-  flags: ReadonlyMap<number, number>;
-}
-
 export function insertMessagesInBulk(store: Store, batch: readonly BulkMessage[]): void {
   if (batch.length === 0) return;
   const watermark = store.dbs.meta.get(UNREAD_WATERMARK) as number | undefined;
@@ -31,15 +32,16 @@ export function insertMessagesInBulk(store: Store, batch: readonly BulkMessage[]
   for (const { message: m, flags } of batch) {
     if (m.id <= lastId) throw new Error("insertMessagesInBulk: message IDs must ascend");
     lastId = m.id;
-    let written: Map<number, number> | ReadonlyMap<number, number> = flags;
+    let rows = flags;
     if (m.type === "stream") {
       const placeKey = `${m.channel_id}\0${m.topic}`;
       let place = places.get(placeKey);
       if (!place) places.set(placeKey, (place = [m.channel_id!, m.topic]));
-      written = new Map();
+      const explicit = new Map<number, number>();
+      rows = explicit;
       for (const [userId, bits] of flags) {
         if (bits !== 0) {
-          (written as Map<number, number>).set(userId, bits);
+          explicit.set(userId, bits);
           continue;
         }
         let run = runs.get(userId);
@@ -48,9 +50,8 @@ export function insertMessagesInBulk(store: Store, batch: readonly BulkMessage[]
         run.places.push(place);
       }
     }
-    insertMessageWithRows(store, m, written as Map<number, number>);
     // The recipient list names every recipient, those whose rows are in runs too.
-    if (written !== flags) store.dbs.messageRecipientLists.put(m.id, [...flags.keys()].sort((a, b) => a - b));
+    insertMessageWithRows(store, m, rows, flags.keys());
   }
   for (const [userId, run] of runs) {
     for (let i = 0; i < run.ids.length; i += RUN_MAX_IDS) {
