@@ -1,6 +1,5 @@
 import type { Store } from "./db";
 import type { MessageLocation, MessageRecord } from "./messages";
-import { UNREAD_WATERMARK } from "./unread";
 import { putRunOfSharedPlaces, RUN_MAX_IDS } from "./unread_runs";
 import { insertMessageWithRows } from "./user_messages";
 
@@ -19,12 +18,11 @@ export interface BulkMessage {
  * "unread" rows as runs, the form the unread-rows job gives them after a send (see
  * the top of unread.ts): one record per user for up to RUN_MAX_IDS of the batch's
  * messages instead of one row per user and message, each on its own B-tree page.
- * Call inside `store.commit`, with no message waiting for deferred unread rows.
+ * Call inside `store.commit`, with no message waiting for deferred unread rows
+ * (insertMessageWithRows refuses the first message otherwise, before any write).
  */
 export function insertMessagesInBulk(store: Store, batch: readonly BulkMessage[]): void {
   if (batch.length === 0) return;
-  const watermark = store.dbs.meta.get(UNREAD_WATERMARK) as number | undefined;
-  if (watermark !== undefined && watermark < batch[0].message.id - 1) throw new Error("insertMessagesInBulk: messages are waiting for their deferred unread rows");
   // One location object per channel and topic: a run finds its places by identity.
   const places = new Map<string, MessageLocation>();
   const runs = new Map<number, { ids: number[]; places: MessageLocation[] }>();
