@@ -1,6 +1,5 @@
 import { rmSync } from "node:fs";
-import { recordCurrentFormat } from "../store/format";
-import { clearAllButMeta } from "../store/format";
+import { clearAllButMeta, recordCurrentFormat } from "../store/format";
 import { uploadsRoot } from "../store/uploads";
 import type { Store } from "../store/db";
 import type { Hearth } from "../context";

@@ -1,8 +1,14 @@
 import type { Store } from "./db";
 import type { MessageLocation, MessageRecord } from "./messages";
-import { UNREAD_WATERMARK } from "./unread";
 import { putRunOfSharedPlaces, RUN_MAX_IDS } from "./unread_runs";
 import { insertMessageWithRows } from "./user_messages";
+
+/** One message of a bulk load, with each recipient's flags. */
+export interface BulkMessage {
+  message: MessageRecord;
+  /** Each recipient's flag bits (the sender's too). */
+  flags: ReadonlyMap<number, number>;
+}
 
 /**
  * Many messages written at once into a store that is being loaded (an import into a
@@ -12,18 +18,11 @@ import { insertMessageWithRows } from "./user_messages";
  * "unread" rows as runs, the form the unread-rows job gives them after a send (see
  * the top of unread.ts): one record per user for up to RUN_MAX_IDS of the batch's
  * messages instead of one row per user and message, each on its own B-tree page.
- * Call inside `store.commit`, with no message waiting for deferred unread rows.
+ * Call inside `store.commit`, with no message waiting for deferred unread rows
+ * (insertMessageWithRows refuses the first message otherwise, before any write).
  */
-export interface BulkMessage {
-  message: MessageRecord;
-  /** Each recipient's flag bits (the sender's too). */
-  flags: ReadonlyMap<number, number>;
-}
-
 export function insertMessagesInBulk(store: Store, batch: readonly BulkMessage[]): void {
   if (batch.length === 0) return;
-  const watermark = store.dbs.meta.get(UNREAD_WATERMARK) as number | undefined;
-  if (watermark !== undefined && watermark < batch[0].message.id - 1) throw new Error("insertMessagesInBulk: messages are waiting for their deferred unread rows");
   // One location object per channel and topic: a run finds its places by identity.
   const places = new Map<string, MessageLocation>();
   const runs = new Map<number, { ids: number[]; places: MessageLocation[] }>();
@@ -31,15 +30,16 @@ export function insertMessagesInBulk(store: Store, batch: readonly BulkMessage[]
   for (const { message: m, flags } of batch) {
     if (m.id <= lastId) throw new Error("insertMessagesInBulk: message IDs must ascend");
     lastId = m.id;
-    let written: Map<number, number> | ReadonlyMap<number, number> = flags;
+    let rows = flags;
     if (m.type === "stream") {
       const placeKey = `${m.channel_id}\0${m.topic}`;
       let place = places.get(placeKey);
       if (!place) places.set(placeKey, (place = [m.channel_id!, m.topic]));
-      written = new Map();
+      const explicit = new Map<number, number>();
+      rows = explicit;
       for (const [userId, bits] of flags) {
         if (bits !== 0) {
-          (written as Map<number, number>).set(userId, bits);
+          explicit.set(userId, bits);
           continue;
         }
         let run = runs.get(userId);
@@ -48,9 +48,8 @@ export function insertMessagesInBulk(store: Store, batch: readonly BulkMessage[]
         run.places.push(place);
       }
     }
-    insertMessageWithRows(store, m, written as Map<number, number>);
     // The recipient list names every recipient, those whose rows are in runs too.
-    if (written !== flags) store.dbs.messageRecipientLists.put(m.id, [...flags.keys()].sort((a, b) => a - b));
+    insertMessageWithRows(store, m, rows, flags.keys());
   }
   for (const [userId, run] of runs) {
     for (let i = 0; i < run.ids.length; i += RUN_MAX_IDS) {

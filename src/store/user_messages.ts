@@ -64,8 +64,10 @@ export function insertMessage(store: Store, m: MessageRecord, flagsByUser: Map<n
  * index) until the background job writes them, which for a whole history is memory
  * that grows with it. Only valid while no message waits for deferred rows (the
  * watermark unset, so it follows the last message ID, or at the previous message).
+ * `recipientIds` defaults to the users given rows (a bulk load passes more: those
+ * whose rows it writes as runs).
  */
-export function insertMessageWithRows(store: Store, m: MessageRecord, flagsByUser: Map<number, number>): void {
+export function insertMessageWithRows(store: Store, m: MessageRecord, flagsByUser: ReadonlyMap<number, number>, recipientIds: Iterable<number> = flagsByUser.keys()): void {
   const watermark = store.dbs.meta.get(UNREAD_WATERMARK) as number | undefined;
   if (watermark !== undefined && watermark < m.id - 1) throw new Error("insertMessageWithRows: messages are waiting for their deferred unread rows");
   if (watermark !== undefined) store.dbs.meta.put(UNREAD_WATERMARK, m.id);
@@ -73,7 +75,7 @@ export function insertMessageWithRows(store: Store, m: MessageRecord, flagsByUse
   store.dbs.messages.put(m.id, m);
   indexMessage(store, m);
   for (const [userId, bits] of flagsByUser) writeFlags(store, userId, m, undefined, bits);
-  store.dbs.messageRecipientLists.put(m.id, [...flagsByUser.keys()].sort((a, b) => a - b));
+  store.dbs.messageRecipientLists.put(m.id, [...recipientIds].sort((a, b) => a - b));
 }
 
 function updateRecipientList(store: Store, m: MessageRecord, change: (ids: readonly number[]) => number[]): void {

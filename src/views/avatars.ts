@@ -20,7 +20,7 @@ export function avatarToken(h: Hearth, userId: number, version: number): string 
   return token;
 }
 
-/** Tokens by their hash's input: every user object and message shows an avatar URL, and hashing was a tenth of GET /users/me. */
+/** Tokens by their hash's input: every user object and message shows an avatar URL, and hashing showed in GET /users/me's profile (docs/benchmarks.md). */
 const tokens = new Map<string, string>();
 const MAX_TOKENS = 50_000;
 

@@ -26,6 +26,17 @@ export function invitationEmailStatus(h: Hearth, invite: InviteRecord): "not_sen
   return row.failed ? "failed" : "queued";
 }
 
+/** The fields every entry of GET /invites has, link or email invitation. */
+function inviteBase(invite: InviteRecord) {
+  return {
+    id: invite.id,
+    invited_by_user_id: invite.invited_by_user_id,
+    invited: invite.invited,
+    expiry_date: invite.expiry_date,
+    invited_as: invite.invited_as,
+  };
+}
+
 /**
  * GET /invites' view of an email invitation: Zulip's fields, plus Hearth's `emailed`
  * and `email_status`; administrators also get its `link_url` when no email carries it
@@ -34,11 +45,7 @@ export function invitationEmailStatus(h: Hearth, invite: InviteRecord): "not_sen
 function emailInviteView(h: Hearth, invite: InviteRecord, viewer: UserRecord) {
   const status = invitationEmailStatus(h, invite);
   return {
-    id: invite.id,
-    invited_by_user_id: invite.invited_by_user_id,
-    invited: invite.invited,
-    expiry_date: invite.expiry_date,
-    invited_as: invite.invited_as,
+    ...inviteBase(invite),
     email: invite.email!,
     notify_referrer_on_join: invite.notify_referrer_on_join ?? true,
     is_multiuse: false,
@@ -52,11 +59,7 @@ function emailInviteView(h: Hearth, invite: InviteRecord, viewer: UserRecord) {
 function inviteView(h: Hearth, invite: InviteRecord, viewer: UserRecord) {
   if (invite.email !== undefined) return emailInviteView(h, invite, viewer);
   return {
-    id: invite.id,
-    invited_by_user_id: invite.invited_by_user_id,
-    invited: invite.invited,
-    expiry_date: invite.expiry_date,
-    invited_as: invite.invited_as,
+    ...inviteBase(invite),
     is_multiuse: true,
     link_url: inviteLinkUrl(h, invite),
   };

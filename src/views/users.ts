@@ -32,7 +32,7 @@ export function isoTimestamp(unixSeconds: number): string {
   return text;
 }
 
-/** Formatted join dates: every user object shows one, and formatting was a twentieth of GET /users/me. */
+/** Formatted join dates: every user object shows one, and formatting showed in GET /users/me's profile (docs/benchmarks.md). */
 const isoTimestamps = new Map<number, string>();
 
 export interface UserViewOptions {
