@@ -196,8 +196,10 @@ export function buildApp(h: Hearth) {
 /**
  * Opens the data folder and starts listening. Port 0 picks a free port (tests).
  * Bodies are capped well above the largest form a client sends and the upload limit.
+ * `prepare` runs on the store once it is open and upgraded, before anything else
+ * reads it (`hearth serve` creates the first organization there: one store open, not two).
  */
-export async function startServer(config: ServerConfig): Promise<RunningServer> {
+export async function startServer(config: ServerConfig, prepare?: (store: Store) => Promise<void>): Promise<RunningServer> {
   const dataDir = resolve(config.dataDir);
   const lock = DataFolderLock.acquire(dataDir);
   // What has started so far: undone in reverse order if a later step fails, so a
@@ -207,6 +209,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     const store = new Store(dataDir);
     started.push(() => store.close());
     await openStoreFormatWithBackup(store, config.backup?.dir ?? `${dataDir}-backups`);
+    await prepare?.(store);
     // Data folders initialised before these features existed get what they need now.
     if (!getAvatarSalt(store)) await store.commit(() => ensureAvatarSalt(store));
     if (getRealm(store)) {
