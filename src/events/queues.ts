@@ -27,13 +27,32 @@ export interface QueueSettings {
 
 type QueuedEvent = ApiEvent & { id: number };
 
-interface Waiter {
-  resolve(events: QueuedEvent[]): void;
-  /** When the poll parked (ms): its heartbeat is due `heartbeatSecs` later. */
-  parkedAt: number;
-  /** The request's abort signal, asked for only once the poll has been parked a while (see QueueManager.sweepParked). */
-  hangUpSignal?: () => AbortSignal;
-  listening: boolean;
+/** What a poll can be hung up by: the HTTP request (its `signal` is read only when needed). */
+export interface HangUp {
+  readonly signal: AbortSignal;
+}
+
+/** A parked poll: one object per poll, no closures (see QueueManager.poll). */
+class Waiter<T = unknown> {
+  listening = false;
+  constructor(
+    private readonly queue: EventQueue,
+    private readonly finish: (events: QueuedEvent[], queue: EventQueue) => T,
+    private readonly settle: (answer: T) => void,
+    private readonly fail: (error: unknown) => void,
+    /** When the poll parked (ms): its heartbeat is due `heartbeatSecs` later. */
+    readonly parkedAt: number,
+    /** Its request, whose abort signal is asked for only once the poll has been parked a while (see QueueManager.sweepParked). */
+    readonly hangUp: HangUp | undefined,
+  ) {}
+
+  resolve(events: QueuedEvent[]): void {
+    try {
+      this.settle(this.finish(events, this.queue));
+    } catch (error) {
+      this.fail(error);
+    }
+  }
 }
 
 export class EventQueue {
@@ -42,7 +61,7 @@ export class EventQueue {
   lastEventId = -1;
   /** When the client last polled or registered (ms); idle queues are collected. */
   lastAccess = Date.now();
-  waiter: Waiter | null = null;
+  waiter: Waiter<any> | null = null;
   private flushScheduled = false;
 
   /** The ID as JSON, for every answer to a poll. */
@@ -296,37 +315,31 @@ export class QueueManager implements EventSink {
    * pending events (an array, not a promise), or parks until one arrives or the
    * heartbeat is due. A second poll on the same queue replaces a parked one, which
    * answers with no events.
-   * `hangUpSignal` gives the request's abort signal, so that a client that hangs up
-   * stops holding its queue.
+   * `hangUp` is the request, whose abort signal lets a client that hangs up stop
+   * holding its queue.
    */
-  poll(queue: EventQueue, lastEventId: number | undefined, dontBlock: boolean, hangUpSignal?: () => AbortSignal): QueuedEvent[] | Promise<QueuedEvent[]>;
+  poll(queue: EventQueue, lastEventId: number | undefined, dontBlock: boolean, hangUp?: HangUp): QueuedEvent[] | Promise<QueuedEvent[]>;
   /**
    * The same, with `finish` turning the events into the caller's answer inside the one
    * promise a parked poll makes: no `.then` layer, so one promise reaction less per
-   * parked poll, and each answer is built as its poll is answered.
+   * parked poll, and each answer is built as its poll is answered. `finish` gets the
+   * queue, so that a caller needs no closure per poll.
    */
-  poll<T>(queue: EventQueue, lastEventId: number | undefined, dontBlock: boolean, hangUpSignal: (() => AbortSignal) | undefined, finish: (events: QueuedEvent[]) => T): T | Promise<T>;
+  poll<T>(queue: EventQueue, lastEventId: number | undefined, dontBlock: boolean, hangUp: HangUp | undefined, finish: (events: QueuedEvent[], queue: EventQueue) => T): T | Promise<T>;
   poll<T>(
     queue: EventQueue,
     lastEventId: number | undefined,
     dontBlock: boolean,
-    hangUpSignal?: () => AbortSignal,
-    finish: (events: QueuedEvent[]) => T = (events) => events as T,
+    hangUp?: HangUp,
+    finish: (events: QueuedEvent[], queue: EventQueue) => T = (events) => events as T,
   ): T | Promise<T> {
     const now = Date.now();
     queue.lastAccess = now;
     if (lastEventId !== undefined) this.totalEvents -= queue.acknowledge(lastEventId);
     if (queue.waiter) queue.answerWaiter();
-    if (queue.events.length > 0 || dontBlock || this.closing) return finish(queue.events.slice());
+    if (queue.events.length > 0 || dontBlock || this.closing) return finish(queue.events.slice(), queue);
     return new Promise<T>((resolve, reject) => {
-      const settle = (events: QueuedEvent[]) => {
-        try {
-          resolve(finish(events));
-        } catch (error) {
-          reject(error);
-        }
-      };
-      queue.waiter = { resolve: settle, parkedAt: now, hangUpSignal, listening: false };
+      queue.waiter = new Waiter(queue, finish, resolve, reject, now, hangUp);
       this.parked.add(queue);
       if (!this.sweepTimer) {
         this.sweepTimer = setInterval(guardedTick("Sweeping parked polls", () => this.sweepParked()), this.sweepIntervalMs());
@@ -362,9 +375,9 @@ export class QueueManager implements EventSink {
         this.totalEvents++;
         queue.answerWaiter({ type: "heartbeat" });
         this.parked.delete(queue);
-      } else if (!waiter.listening && waiter.hangUpSignal && now - waiter.parkedAt >= watchAfterMs) {
+      } else if (!waiter.listening && waiter.hangUp && now - waiter.parkedAt >= watchAfterMs) {
         waiter.listening = true;
-        const signal = waiter.hangUpSignal();
+        const signal = waiter.hangUp.signal;
         const hangUp = () => {
           if (queue.waiter !== waiter) return;
           // Idle expiry starts from now.
@@ -391,14 +404,15 @@ export class QueueManager implements EventSink {
       const queues = this.byUser.get(userId);
       if (!queues) continue;
       const userFields = options.perUser?.get(userId);
-      for (const queue of [...queues]) {
+      // No copy of the set: a queue an enqueue drops (overflow) is deleted from it, which iteration allows.
+      for (const queue of queues) {
         seen?.add(queue);
         this.enqueueGuarded(queue, event, options, shared, userFields);
       }
     }
     if (seen) {
       const noFlags = { flags: [] };
-      for (const queue of [...this.allPublicStreamsQueues]) {
+      for (const queue of this.allPublicStreamsQueues) {
         if (!seen.has(queue)) this.enqueueGuarded(queue, event, options, shared, noFlags);
       }
     }

@@ -10,8 +10,13 @@ import { queuedFrom } from "./queues";
  */
 const messageJson = new WeakMap<object, string>();
 
-/** Each shared source event's JSON without its queue-local `id`. */
-const sourceJson = new WeakMap<object, string>();
+/**
+ * Each shared source event's JSON without its opening brace, preceded by a comma
+ * (`,"type":…}`, or `}` for an empty event): what follows a queue's `{"id":N` in
+ * every queue that got it, so a queue's copy of it is two short pieces joined to
+ * one shared string, not a new substring and a new template per queue.
+ */
+const sourceTail = new WeakMap<object, string>();
 
 /**
  * A queued message event's JSON: its source's, computed once for every queue that
@@ -21,9 +26,12 @@ const sourceJson = new WeakMap<object, string>();
 function queuedEventJson(event: ApiEvent & { id: number }): string {
   const source = event.type === "message" ? queuedFrom(event) : undefined;
   if (source === undefined || "id" in source) return eventJson(event);
-  let json = sourceJson.get(source);
-  if (json === undefined) sourceJson.set(source, (json = eventJson(source)));
-  return json === "{}" ? `{"id":${event.id}}` : `{"id":${event.id},${json.slice(1)}`;
+  let tail = sourceTail.get(source);
+  if (tail === undefined) {
+    const json = eventJson(source);
+    sourceTail.set(source, (tail = json === "{}" ? "}" : "," + json.slice(1)));
+  }
+  return `{"id":` + event.id + tail;
 }
 
 function eventJson(event: ApiEvent): string {
@@ -36,7 +44,23 @@ function eventJson(event: ApiEvent): string {
   return head === "{}" ? `{"message":${json}}` : `${head.slice(0, -1)},"message":${json}}`;
 }
 
+/**
+ * `"events":[…],"queue_id":…` as one string built by appending: the engine keeps the
+ * pieces as a rope and copies them once, when the answer is written, where a
+ * map-and-join copied each event's JSON into the join and the join into the answer.
+ */
+function eventsJson(events: readonly (ApiEvent & { id: number })[], queueIdJson: string): string {
+  let json = `"events":[`;
+  for (let i = 0; i < events.length; i++) json += i === 0 ? queuedEventJson(events[i]) : "," + queuedEventJson(events[i]);
+  return json + `],"queue_id":` + queueIdJson;
+}
+
 /** The fields of a GET /events answer; `queueIdJson` is the queue's ID as JSON. */
 export function eventsResponseFields(events: readonly (ApiEvent & { id: number })[], queueIdJson: string): SerializedFields {
-  return new SerializedFields(`"events":[${events.map(queuedEventJson).join(",")}],"queue_id":${queueIdJson}`);
+  return new SerializedFields(eventsJson(events, queueIdJson));
+}
+
+/** A whole successful GET /events answer body, for the poll route that builds its Response itself. */
+export function eventsResponseBody(events: readonly (ApiEvent & { id: number })[], queueIdJson: string): string {
+  return `{"result":"success","msg":"",` + eventsJson(events, queueIdJson) + "}";
 }
