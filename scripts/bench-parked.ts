@@ -144,22 +144,29 @@ const cpuUs = () => {
   return u.user + u.system;
 };
 
-/** Per queue: CPU from the publish until every parked poll has its Response, over `messages` messages. */
-async function fanOutCpu(side: Side, queues: number, messages: number, seq: { n: number }): Promise<number> {
-  let spent = 0;
+/**
+ * Per queue, over `messages` messages: CPU of parking a poll on each queue (the poll
+ * route's work after authentication: acknowledging, parking), and from the publish
+ * until every parked poll has its Response.
+ */
+async function fanOutCpu(side: Side, queues: number, messages: number, seq: { n: number }): Promise<{ park: number; answer: number }> {
+  let parking = 0;
+  let answering = 0;
   for (let i = 0; i < messages; i++) {
+    const startPark = cpuUs();
     const answers = side.park();
+    parking += cpuUs() - startPark;
     // Parked: the answers are built from here on.
     await Bun.sleep(0);
     const before = cpuUs();
     side.publish(seq.n++);
     const built = await answers;
-    spent += cpuUs() - before;
+    answering += cpuUs() - before;
     if (built.length !== queues) throw new Error(`${side.name}: ${built.length} answers`);
     // Each answer holds exactly this message: every poll was parked when it came.
     if (i === 0 && JSON.parse(await built[queues - 1].text()).events.length !== 1) throw new Error(`${side.name}: a poll was not parked`);
   }
-  return spent / messages / queues;
+  return { park: parking / messages / queues, answer: answering / messages / queues };
 }
 
 /** JavaScript heap bytes per parked poll (each queue parked, after a full collection). */
@@ -188,7 +195,7 @@ export async function benchParked(argv: string[]) {
   console.log(`${queues} parked polls, ${messagesPerRound} messages a round, ${rounds} rounds alternating; Hearth from ${tree}`);
   // Warm-up (the JIT), unmeasured.
   for (const side of [hearth, bare]) await fanOutCpu(side, queues, messagesPerRound, seqs.get(side)!);
-  const perQueue = new Map<Side, number[]>([
+  const perQueue = new Map<Side, { park: number; answer: number }[]>([
     [hearth, []],
     [bare, []],
   ]);
@@ -196,11 +203,14 @@ export async function benchParked(argv: string[]) {
     for (const side of r % 2 === 0 ? [hearth, bare] : [bare, hearth]) perQueue.get(side)!.push(await fanOutCpu(side, queues, messagesPerRound, seqs.get(side)!));
   }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
-  for (const side of [bare, hearth]) {
-    const xs = perQueue.get(side)!;
-    console.log(`${side.name.padEnd(8)} CPU per parked poll answered: ${xs.map((x) => x.toFixed(2)).join("  ")} µs; median ${median(xs).toFixed(2)}`);
+  for (const phase of ["park", "answer"] as const) {
+    console.log(phase === "park" ? "CPU per poll parked (µs):" : "CPU per parked poll answered, from the publish until its Response (µs):");
+    for (const side of [bare, hearth]) {
+      const xs = perQueue.get(side)!.map((x) => x[phase]);
+      console.log(`  ${side.name.padEnd(8)} ${xs.map((x) => x.toFixed(2)).join("  ")}; median ${median(xs).toFixed(2)}`);
+    }
+    console.log(`  ratio Hearth / bare, median of rounds: ${median(perQueue.get(hearth)!.map((x, i) => x[phase] / perQueue.get(bare)![i][phase])).toFixed(2)}`);
   }
-  console.log(`ratio Hearth / bare, median of rounds: ${median(perQueue.get(hearth)!.map((x, i) => x / perQueue.get(bare)![i])).toFixed(2)}`);
   for (const side of [bare, hearth]) {
     const { bytes, parked } = await heapPerParkedQueue(side, queues);
     console.log(`${side.name.padEnd(8)} JavaScript heap per parked poll: ${bytes.toFixed(0)} B`);

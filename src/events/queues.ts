@@ -46,6 +46,7 @@ class Waiter<T = unknown> {
     readonly hangUp: HangUp | undefined,
   ) {}
 
+  /** `events` is the queue's own array: `finish` reads it before returning and keeps no reference. */
   resolve(events: QueuedEvent[]): void {
     try {
       this.settle(this.finish(events, this.queue));
@@ -62,7 +63,8 @@ export class EventQueue {
   /** When the client last polled or registered (ms); idle queues are collected. */
   lastAccess = Date.now();
   waiter: Waiter<any> | null = null;
-  private flushScheduled = false;
+  /** Whether the queue manager will answer the parked poll in its next microtask (QueueManager.answerSoon). */
+  answerScheduled = false;
 
   /** The ID as JSON, for every answer to a poll. */
   readonly idJson: string;
@@ -84,15 +86,6 @@ export class EventQueue {
     // enumerable: it is no part of the event (JSON, saved queues, comparisons).
     Object.defineProperty(queued, QUEUED_FROM, { value: event });
     this.events.push(queued);
-    // One action often publishes several events at once (a user and their bots):
-    // answering in a microtask hands them to the client in one response.
-    if (this.waiter && !this.flushScheduled) {
-      this.flushScheduled = true;
-      queueMicrotask(() => {
-        this.flushScheduled = false;
-        this.answerWaiter();
-      });
-    }
     return queued;
   }
 
@@ -100,18 +93,20 @@ export class EventQueue {
   acknowledge(lastEventId: number): number {
     let n = 0;
     while (n < this.events.length && this.events[n].id <= lastEventId) n++;
-    if (n > 0) this.events.splice(0, n);
+    // The usual case, every event acknowledged, without the array splice returns.
+    if (n === this.events.length) this.events.length = 0;
+    else if (n > 0) this.events.splice(0, n);
     return n;
   }
 
   /** Finishes a parked poll with whatever is pending (possibly nothing). */
-  answerWaiter(extra?: ApiEvent): void {
+  answerWaiter(extra?: ApiEvent, now = Date.now()): void {
     const waiter = this.waiter;
     if (!waiter) return;
     this.waiter = null;
     if (extra) this.push(extra);
-    this.lastAccess = Date.now();
-    waiter.resolve(this.events.slice());
+    this.lastAccess = now;
+    waiter.resolve(this.events);
   }
 
   idleExpired(now: number): boolean {
@@ -323,7 +318,9 @@ export class QueueManager implements EventSink {
    * The same, with `finish` turning the events into the caller's answer inside the one
    * promise a parked poll makes: no `.then` layer, so one promise reaction less per
    * parked poll, and each answer is built as its poll is answered. `finish` gets the
-   * queue, so that a caller needs no closure per poll.
+   * queue, so that a caller needs no closure per poll, and the queue's own array of
+   * pending events, not a copy: it must read them before it returns and keep no
+   * reference to the array.
    */
   poll<T>(queue: EventQueue, lastEventId: number | undefined, dontBlock: boolean, hangUp: HangUp | undefined, finish: (events: QueuedEvent[], queue: EventQueue) => T): T | Promise<T>;
   poll<T>(
@@ -331,13 +328,13 @@ export class QueueManager implements EventSink {
     lastEventId: number | undefined,
     dontBlock: boolean,
     hangUp?: HangUp,
-    finish: (events: QueuedEvent[], queue: EventQueue) => T = (events) => events as T,
+    finish: (events: QueuedEvent[], queue: EventQueue) => T = (events) => events.slice() as T,
   ): T | Promise<T> {
     const now = Date.now();
     queue.lastAccess = now;
     if (lastEventId !== undefined) this.totalEvents -= queue.acknowledge(lastEventId);
     if (queue.waiter) queue.answerWaiter();
-    if (queue.events.length > 0 || dontBlock || this.closing) return finish(queue.events.slice(), queue);
+    if (queue.events.length > 0 || dontBlock || this.closing) return finish(queue.events, queue);
     return new Promise<T>((resolve, reject) => {
       queue.waiter = new Waiter(queue, finish, resolve, reject, now, hangUp);
       this.parked.add(queue);
@@ -456,6 +453,7 @@ export class QueueManager implements EventSink {
       queue.push(e);
       this.totalEvents++;
     }
+    this.answerSoon(queue);
     if (queue.events.length > this.limits.maxEventsPerQueue) {
       // An abandoned client must not grow memory without bound: drop the queue, so
       // its client (if it ever returns) gets BAD_EVENT_QUEUE_ID and re-registers.
@@ -464,6 +462,30 @@ export class QueueManager implements EventSink {
     }
     while (this.totalEvents > this.limits.maxTotalEvents && this.evictFullest());
   }
+
+  /** Queues whose parked poll is answered in the next microtask, in the order they got events. */
+  private toAnswer: EventQueue[] = [];
+
+  /**
+   * One action often publishes several events at once (a user and their bots):
+   * answering in a microtask hands them to the client in one response. One microtask
+   * for all the queues a delivery reached, not one per queue.
+   */
+  private answerSoon(queue: EventQueue): void {
+    if (queue.waiter === null || queue.answerScheduled) return;
+    queue.answerScheduled = true;
+    if (this.toAnswer.push(queue) === 1) queueMicrotask(this.answerPending);
+  }
+
+  private readonly answerPending = (): void => {
+    const queues = this.toAnswer;
+    this.toAnswer = [];
+    const now = Date.now();
+    for (const queue of queues) {
+      queue.answerScheduled = false;
+      queue.answerWaiter(undefined, now);
+    }
+  };
 
   private accepts(queue: EventQueue, event: ApiEvent): boolean {
     const { eventTypes, narrow } = queue.settings;
