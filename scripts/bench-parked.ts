@@ -3,7 +3,10 @@
  * process, Hearth's queue manager and poll route against the bare long-poll server's
  * queue code (see the usage in scripts/bench-polls.ts).
  */
-import { resolve } from "node:path";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { formatRss, RawHttpClient, readAnnouncement, rssMiB } from "./bench-lib";
 
 type Answer = Response;
 interface Side {
@@ -63,6 +66,9 @@ async function hearthSide(tree: string, queues: number): Promise<Side> {
   }
   const manager = new QueueManager();
   const all: any[] = [];
+  const { heapStats } = await import("bun:jsc");
+  Bun.gc(true);
+  const heapBefore = heapStats().heapSize;
   for (let userId = 1; userId <= queues; userId++) {
     all.push(
       manager.create({
@@ -79,6 +85,8 @@ async function hearthSide(tree: string, queues: number): Promise<Side> {
       }),
     );
   }
+  Bun.gc(true);
+  console.log(`Hearth JavaScript heap per registered queue (no poll): ${((heapStats().heapSize - heapBefore) / queues).toFixed(0)} B`);
   const userIds = all.map((q) => q.userId);
   // A request stands in for Bun's: the hang-up watch reads its signal only after a sweep.
   const request = { signal: new AbortController().signal };
@@ -216,5 +224,50 @@ export async function benchParked(argv: string[]) {
     console.log(`${side.name.padEnd(8)} JavaScript heap per parked poll: ${bytes.toFixed(0)} B`);
     side.publish(seqs.get(side)!.n++);
     await parked;
+  }
+}
+
+/** `--parked-rss`: a Hearth server's RSS idle, with N queues, with N parked polls. */
+export async function parkedRss(argv: string[]) {
+  const queues = number(argv, "queues", 1000);
+  const treeArg = argv.indexOf("--tree");
+  const tree = treeArg >= 0 ? resolve(argv[treeArg + 1]) : resolve(import.meta.dir, "..");
+  const dataDir = mkdtempSync(join(tmpdir(), "hearth-bench-parked-"));
+  const script = join(tree, "scripts/bench-events.ts");
+  const env = { ...process.env, BENCH_DATA: dataDir, BUN_CONFIG_MAX_HTTP_REQUESTS: String(queues + 64) };
+  try {
+    const setup = Bun.spawnSync([process.execPath, script, "--setup-hearth", "--clients", String(queues)], { env, stdout: "ignore", stderr: "inherit" });
+    if (setup.exitCode !== 0) throw new Error("set-up failed");
+    const proc = Bun.spawn([process.execPath, script, "--serve-hearth", "--clients", String(queues)], { env, stdout: "pipe", stderr: "ignore" });
+    try {
+      const info = await readAnnouncement<{ url: string; users: { email: string; key: string }[] }>(proc.stdout, "Hearth");
+      const settle = async (label: string) => {
+        await Bun.sleep(2000);
+        console.log(`${label.padEnd(32)} ${formatRss(rssMiB(proc.pid))}`);
+      };
+      console.log(`Hearth from ${tree}, ${queues} users`);
+      await settle("idle after start");
+      const auths = info.users.slice(1, queues + 1).map((u) => "Basic " + Buffer.from(`${u.email}:${u.key}`).toString("base64"));
+      const queueIds: string[] = [];
+      for (const authorization of auths) {
+        const res = await fetch(`${info.url}/api/v1/register`, {
+          method: "POST",
+          headers: { authorization, "content-type": "application/x-www-form-urlencoded" },
+          body: `event_types=${encodeURIComponent('["message"]')}&fetch_event_types=%5B%5D`,
+        });
+        queueIds.push(((await res.json()) as { queue_id: string }).queue_id);
+      }
+      await settle(`${queues} queues registered`);
+      const clients = queueIds.map(() => RawHttpClient.forUrl(info.url));
+      const polls = clients.map((c, i) => c.get(`/api/v1/events?queue_id=${queueIds[i]}&last_event_id=-1`, { authorization: auths[i] }).catch(() => null));
+      await settle(`${queues} long-polls parked`);
+      clients.forEach((c) => c.close());
+      await Promise.allSettled(polls);
+    } finally {
+      proc.kill("SIGTERM");
+      await proc.exited;
+    }
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
   }
 }

@@ -22,6 +22,13 @@
  *
  *   bun scripts/bench-polls.ts --parked [--queues 1000] [--rounds 5] [--tree DIR]
  *
+ * `--parked-rss` starts a Hearth server from source (scripts/bench-events.ts's set-up
+ * and server: N users in one channel) and prints its RSS, split into anonymous and
+ * file-backed pages, idle, with one queue registered per user, and with a long-poll
+ * parked on each (raw keep-alive sockets).
+ *
+ *   bun scripts/bench-polls.ts --parked-rss [--queues 1000] [--tree DIR]
+ *
  * Binds to 127.0.0.1 only.
  */
 import { cpuSeconds, readAnnouncement } from "./bench-lib";
@@ -39,6 +46,7 @@ type ServerInfo = { url: string; queues: string[]; auth: string };
 
 const role = process.argv[2];
 if (role === "--parked") await (await import("./bench-parked")).benchParked(process.argv);
+else if (role === "--parked-rss") await (await import("./bench-parked")).parkedRss(process.argv);
 else if (role === "--serve-hearth") await serveHearth();
 else if (role === "--serve-bare") serveBare(false);
 else if (role === "--serve-bare-headers") serveBare(true);
