@@ -189,7 +189,7 @@ function pollQueue<T>(
 type QueuedEvents = Parameters<typeof eventsResponseFields>[0];
 
 /** The general route's answer: fields its wrapper completes. */
-const answerFields = (events: QueuedEvents, queue: EventQueue): SerializedFields => eventsResponseFields(events, queue.idJson);
+const answerFields = (events: QueuedEvents, queue: EventQueue): SerializedFields => eventsResponseFields(events, queue.idJson, queue.sources);
 
 /** Each answer's headers: a Response copies a Headers object faster than it converts a plain one. */
 const POLL_HEADERS = new Headers({ "content-type": "application/json" });
@@ -201,7 +201,7 @@ const POLL_HEADERS = new Headers({ "content-type": "application/json" });
  */
 export function pollResponse(events: QueuedEvents, queue: EventQueue): Response {
   try {
-    return new Response(eventsResponseBody(events, queue.idJson), { headers: POLL_HEADERS });
+    return new Response(eventsResponseBody(events, queue.idJson, queue.sources), { headers: POLL_HEADERS });
   } catch (error) {
     return errorResponse(error);
   }

@@ -59,6 +59,13 @@ class Waiter<T = unknown> {
 export class EventQueue {
   /** Events not yet acknowledged, in increasing ID order. */
   events: QueuedEvent[] = [];
+  /**
+   * Beside `events`, index for index: the object each was pushed from (undefined for
+   * one restored from disk). Queues given the same object share its JSON (see
+   * serialize.ts). Kept here, not on the events, so that each stays a plain copy: a
+   * hidden property defined on every queued event cost more than the copy itself.
+   */
+  sources: (ApiEvent | undefined)[] = [];
   lastEventId = -1;
   /** When the client last polled or registered (ms); idle queues are collected. */
   lastAccess = Date.now();
@@ -82,10 +89,8 @@ export class EventQueue {
 
   push(event: ApiEvent): QueuedEvent {
     const queued = { ...event, id: ++this.lastEventId } as QueuedEvent;
-    // Queues given the same event object share its JSON (see serialize.ts). Not
-    // enumerable: it is no part of the event (JSON, saved queues, comparisons).
-    Object.defineProperty(queued, QUEUED_FROM, { value: event });
     this.events.push(queued);
+    this.sources.push(event);
     return queued;
   }
 
@@ -94,9 +99,20 @@ export class EventQueue {
     let n = 0;
     while (n < this.events.length && this.events[n].id <= lastEventId) n++;
     // The usual case, every event acknowledged, without the array splice returns.
-    if (n === this.events.length) this.events.length = 0;
-    else if (n > 0) this.events.splice(0, n);
+    if (n === this.events.length) {
+      this.events.length = 0;
+      this.sources.length = 0;
+    } else if (n > 0) {
+      this.events.splice(0, n);
+      this.sources.splice(0, n);
+    }
     return n;
+  }
+
+  /** Replaces the pending events (a dropped queue's, none; a restored queue's, from disk, with no shared sources). */
+  replaceEvents(events: QueuedEvent[]): void {
+    this.events = events;
+    this.sources = new Array(events.length).fill(undefined);
   }
 
   /** Finishes a parked poll with whatever is pending (possibly nothing). */
@@ -126,13 +142,6 @@ function sharedMessage(shared: SharedPayloads, form: boolean, payload: ApiEvent)
   let message = shared.messages.get(form);
   if (!message) shared.messages.set(form, (message = finalizeMessage(form, payload.message as Record<string, unknown>)));
   return message;
-}
-
-const QUEUED_FROM = Symbol("queuedFrom");
-
-/** The object a queued event was pushed from: events pushed from one object serialize it once. */
-export function queuedFrom(queued: object): ApiEvent | undefined {
-  return (queued as { [QUEUED_FROM]?: ApiEvent })[QUEUED_FROM];
 }
 
 /** Content per apply_markdown: HTML or the raw Markdown (Zulip's finalize_payload). */
@@ -298,7 +307,7 @@ export class QueueManager implements EventSink {
     this.totalEvents -= queue.events.length;
     // A poll parked on a dropped queue answers now; its next poll gets BAD_EVENT_QUEUE_ID.
     queue.answerWaiter();
-    queue.events = [];
+    queue.replaceEvents([]);
   }
 
   queuesOf(userId: number): readonly EventQueue[] {
@@ -563,7 +572,7 @@ export class QueueManager implements EventSink {
           const settingsOk = settings && typeof settings === "object" && typeof settings.userId === "number" && Array.isArray(settings.narrow) && settings.capabilities && typeof settings.capabilities === "object";
           if (typeof s?.id !== "string" || !settingsOk || !Array.isArray(s.events) || !Number.isInteger(s.lastEventId)) continue;
           const q = this.create(s.settings, s.id);
-          q.events = s.events;
+          q.replaceEvents(s.events);
           q.lastEventId = s.lastEventId;
           q.lastAccess = Number.isFinite(s.lastAccess) ? s.lastAccess + downtime : Date.now();
           this.totalEvents += q.events.length;

@@ -35,3 +35,13 @@ test("the poll route's whole body equals plain JSON, for shared and unshared eve
   expect(JSON.parse(eventsResponseBody(b.events, b.idJson)).events[0]).toMatchObject({ id: 0, local_message_id: "1.5", flags: [], message: { content: message.content, content_type: "text/x-markdown" } });
   expect(JSON.parse(eventsResponseBody([], a.idJson)).events).toEqual([]);
 });
+
+test("a source that is not the event's own (another message) is not used for its JSON", () => {
+  const mine = { type: "message", message: { id: 1, content: "mine" }, flags: [] };
+  const other = { type: "message", message: { id: 2, content: "other" }, flags: ["read"] };
+  const queued = [{ ...mine, id: 0 }];
+  // Warm the other source's shared JSON first, as another queue's answer would.
+  eventsResponseFields([{ ...other, id: 5 }], '"q"', [other]);
+  expect(JSON.parse(`{${eventsResponseFields(queued, '"q"', [other]).json}}`)).toEqual({ events: queued, queue_id: "q" });
+  expect(JSON.parse(`{${eventsResponseFields(queued, '"q"', [mine]).json}}`)).toEqual({ events: queued, queue_id: "q" });
+});
