@@ -492,7 +492,12 @@ export class QueueManager implements EventSink {
     const now = Date.now();
     for (const queue of queues) {
       queue.answerScheduled = false;
-      queue.answerWaiter(undefined, now);
+      // One failure must not leave the other polls of the list unanswered.
+      try {
+        queue.answerWaiter(undefined, now);
+      } catch (error) {
+        console.error(`Answering the parked poll of event queue ${queue.id} failed:`, error);
+      }
     }
   };
 
