@@ -10,6 +10,25 @@
  *
  *   bun scripts/bench-polls.ts [--seconds 3] [--rounds 3]
  *
+ * `--parked` measures instead, in one process and without HTTP, what answering a
+ * parked poll costs: N queues (one per user, registered as scripts/bench-events.ts
+ * registers them) each hold a parked poll; one channel message is delivered as a send
+ * publishes it (shared per-user flags, the sender's per-queue fields, all_public_streams)
+ * and the figure is the main thread's CPU from the publish until every poll's
+ * Response is built, per queue, against the bare long-poll server's queue code of
+ * scripts/bench-events.ts in the same process, rounds alternating. Then the JavaScript
+ * heap each parked queue holds (after a full collection), against the bare server's.
+ * `--tree DIR` takes Hearth's code from another checkout (main's, for a before/after).
+ *
+ *   bun scripts/bench-polls.ts --parked [--queues 1000] [--rounds 5] [--tree DIR]
+ *
+ * `--parked-rss` starts a Hearth server from source (scripts/bench-events.ts's set-up
+ * and server: N users in one channel) and prints its RSS, split into anonymous and
+ * file-backed pages, idle, with one queue registered per user, and with a long-poll
+ * parked on each (raw keep-alive sockets).
+ *
+ *   bun scripts/bench-polls.ts --parked-rss [--queues 1000] [--tree DIR]
+ *
  * Binds to 127.0.0.1 only.
  */
 import { cpuSeconds, readAnnouncement } from "./bench-lib";
@@ -26,7 +45,9 @@ const CLIENTS = 50;
 type ServerInfo = { url: string; queues: string[]; auth: string };
 
 const role = process.argv[2];
-if (role === "--serve-hearth") await serveHearth();
+if (role === "--parked") await (await import("./bench-parked")).benchParked(process.argv);
+else if (role === "--parked-rss") await (await import("./bench-parked")).parkedRss(process.argv);
+else if (role === "--serve-hearth") await serveHearth();
 else if (role === "--serve-bare") serveBare(false);
 else if (role === "--serve-bare-headers") serveBare(true);
 else await main();

@@ -2,12 +2,12 @@ import { Type as t } from "@sinclair/typebox";
 import { clientAddress } from "../http/client_address";
 import type { Hearth, UserRecord } from "../context";
 import { badRequest, missingArgument, unauthorized } from "../errors";
-import { eventsResponseFields } from "../events/serialize";
-import { ApiRoutes, authenticateEndpoint, errorResponse, serializedResponse } from "../http/route";
+import { eventsResponseBody, eventsResponseFields } from "../events/serialize";
+import { ApiRoutes, authenticateEndpoint, errorResponse } from "../http/route";
 import type { SerializedFields } from "../lib/serialized_fields";
 import { param, type ParamValues } from "../http/params";
 import { channelById } from "../views/message_channels";
-import { DEFAULT_IDLE_QUEUE_TIMEOUT_SECS, MAX_IDLE_QUEUE_TIMEOUT_SECS, MOBILE_IDLE_QUEUE_TIMEOUT_SECS, type QueueSettings } from "../events/queues";
+import { DEFAULT_IDLE_QUEUE_TIMEOUT_SECS, MAX_IDLE_QUEUE_TIMEOUT_SECS, MOBILE_IDLE_QUEUE_TIMEOUT_SECS, type EventQueue, type QueueSettings } from "../events/queues";
 import { parseCapabilities } from "../events/capabilities";
 import { parseNarrow } from "../events/narrow";
 import { fetchInitialState } from "../events/state";
@@ -151,7 +151,7 @@ export function eventsRoutes(h: Hearth) {
           );
           queueId = h.queues.create(settings).id;
         }
-        return pollQueue(h, user, queueId, params.last_event_id, params.dont_block, request, server, (fields) => fields);
+        return pollQueue(h, user, queueId, params.last_event_id, params.dont_block, request, server, answerFields);
       },
     )
     .delete("/events", { params: { queue_id: param.string() } }, ({ user, params }) => {
@@ -163,10 +163,10 @@ export function eventsRoutes(h: Hearth) {
 /**
  * One poll of a queue the user owns, as both GET /events routes answer it: the answer
  * at once when events are waiting (or `dont_block`), else a promise of it. `finish`
- * turns the fields into the route's answer inside that one promise (`onError`, if
- * given, turns a failure to build it into the answer instead): under a message
+ * turns the events into the route's answer inside that one promise: under a message
  * flood every client polls again after every event, and each promise layer per poll
- * (an async function, a `.then`) showed up in scripts/bench-events.ts.
+ * (an async function, a `.then`) and each closure showed up in scripts/bench-events.ts,
+ * so `finish` is a function of the events and the queue, made once per route.
  */
 function pollQueue<T>(
   h: Hearth,
@@ -176,23 +176,35 @@ function pollQueue<T>(
   dontBlock: boolean,
   request: Request,
   server: import("bun").Server<unknown> | null | undefined,
-  finish: (fields: SerializedFields) => T,
-  onError?: (error: unknown) => T,
+  finish: (events: QueuedEvents, queue: EventQueue) => T,
 ): T | Promise<T> {
   const queue = h.queues.access(queueId, user.id);
-  const answer = (events: Parameters<typeof eventsResponseFields>[0]) => {
-    try {
-      return finish(eventsResponseFields(events, queue.idJson));
-    } catch (error) {
-      if (onError) return onError(error);
-      throw error;
-    }
-  };
-  const waiting = h.queues.poll(queue, lastEventId, dontBlock, () => request.signal, answer);
+  const waiting = h.queues.poll(queue, lastEventId, dontBlock, request, finish);
   // Bun closes idle connections (10 s by default, 30 s as Elysia sets it up); a
   // parked poll must outlive the heartbeat.
   if (waiting instanceof Promise) server?.timeout(request, Math.ceil(h.queues.limits.heartbeatSecs) + 30);
   return waiting;
+}
+
+type QueuedEvents = Parameters<typeof eventsResponseFields>[0];
+
+/** The general route's answer: fields its wrapper completes. */
+const answerFields = (events: QueuedEvents, queue: EventQueue): SerializedFields => eventsResponseFields(events, queue.idJson, queue.sources);
+
+/** Each answer's headers: a Response copies a Headers object faster than it converts a plain one. */
+const POLL_HEADERS = new Headers({ "content-type": "application/json" });
+
+/**
+ * The fast route's answer, the whole body built in one string. A failure to build it
+ * (none is expected: the events were serialized as they were delivered) is answered
+ * as every route answers an error.
+ */
+export function pollResponse(events: QueuedEvents, queue: EventQueue): Response {
+  try {
+    return new Response(eventsResponseBody(events, queue.idJson, queue.sources), { headers: POLL_HEADERS });
+  } catch (error) {
+    return errorResponse(error);
+  }
 }
 
 /**
@@ -251,7 +263,7 @@ export function fastPollRoute(h: Hearth, general: (request: Request, server: imp
     try {
       const user = authenticateEndpoint(h, request, () => clientAddress(h, request, server), "required", false)!;
       // Bun's own answer to a failed route is an HTML error page: a failed answer is ours.
-      return pollQueue(h, user, queueId, lastEventId, dontBlock ?? false, request, server, serializedResponse, (error) => errorResponse(error, request));
+      return pollQueue(h, user, queueId, lastEventId, dontBlock ?? false, request, server, pollResponse);
     } catch (error) {
       return errorResponse(error, request);
     }

@@ -27,23 +27,51 @@ export interface QueueSettings {
 
 type QueuedEvent = ApiEvent & { id: number };
 
-interface Waiter {
-  resolve(events: QueuedEvent[]): void;
-  /** When the poll parked (ms): its heartbeat is due `heartbeatSecs` later. */
-  parkedAt: number;
-  /** The request's abort signal, asked for only once the poll has been parked a while (see QueueManager.sweepParked). */
-  hangUpSignal?: () => AbortSignal;
-  listening: boolean;
+/** What a poll can be hung up by: the HTTP request (its `signal` is read only when needed). */
+export interface HangUp {
+  readonly signal: AbortSignal;
+}
+
+/** A parked poll: one object per poll, no closures (see QueueManager.poll). */
+class Waiter<T = unknown> {
+  listening = false;
+  constructor(
+    private readonly queue: EventQueue,
+    private readonly finish: (events: QueuedEvent[], queue: EventQueue) => T,
+    private readonly settle: (answer: T) => void,
+    private readonly fail: (error: unknown) => void,
+    /** When the poll parked (ms): its heartbeat is due `heartbeatSecs` later. */
+    readonly parkedAt: number,
+    /** Its request, whose abort signal is asked for only once the poll has been parked a while (see QueueManager.sweepParked). */
+    readonly hangUp: HangUp | undefined,
+  ) {}
+
+  /** `events` is the queue's own array: `finish` reads it before returning and keeps no reference. */
+  resolve(events: QueuedEvent[]): void {
+    try {
+      this.settle(this.finish(events, this.queue));
+    } catch (error) {
+      this.fail(error);
+    }
+  }
 }
 
 export class EventQueue {
   /** Events not yet acknowledged, in increasing ID order. */
   events: QueuedEvent[] = [];
+  /**
+   * Beside `events`, index for index: the object each was pushed from (undefined for
+   * one restored from disk). Queues given the same object share its JSON (see
+   * serialize.ts). Kept here, not on the events, so that each stays a plain copy: a
+   * hidden property defined on every queued event cost more than the copy itself.
+   */
+  sources: (ApiEvent | undefined)[] = [];
   lastEventId = -1;
   /** When the client last polled or registered (ms); idle queues are collected. */
   lastAccess = Date.now();
-  waiter: Waiter | null = null;
-  private flushScheduled = false;
+  waiter: Waiter<any> | null = null;
+  /** Whether the queue manager will answer the parked poll in its next microtask (QueueManager.answerSoon). */
+  answerScheduled = false;
 
   /** The ID as JSON, for every answer to a poll. */
   readonly idJson: string;
@@ -61,19 +89,8 @@ export class EventQueue {
 
   push(event: ApiEvent): QueuedEvent {
     const queued = { ...event, id: ++this.lastEventId } as QueuedEvent;
-    // Queues given the same event object share its JSON (see serialize.ts). Not
-    // enumerable: it is no part of the event (JSON, saved queues, comparisons).
-    Object.defineProperty(queued, QUEUED_FROM, { value: event });
     this.events.push(queued);
-    // One action often publishes several events at once (a user and their bots):
-    // answering in a microtask hands them to the client in one response.
-    if (this.waiter && !this.flushScheduled) {
-      this.flushScheduled = true;
-      queueMicrotask(() => {
-        this.flushScheduled = false;
-        this.answerWaiter();
-      });
-    }
+    this.sources.push(event);
     return queued;
   }
 
@@ -81,18 +98,31 @@ export class EventQueue {
   acknowledge(lastEventId: number): number {
     let n = 0;
     while (n < this.events.length && this.events[n].id <= lastEventId) n++;
-    if (n > 0) this.events.splice(0, n);
+    // The usual case, every event acknowledged, without the array splice returns.
+    if (n === this.events.length) {
+      this.events.length = 0;
+      this.sources.length = 0;
+    } else if (n > 0) {
+      this.events.splice(0, n);
+      this.sources.splice(0, n);
+    }
     return n;
   }
 
+  /** Replaces the pending events (a dropped queue's, none; a restored queue's, from disk, with no shared sources). */
+  replaceEvents(events: QueuedEvent[]): void {
+    this.events = events;
+    this.sources = new Array(events.length).fill(undefined);
+  }
+
   /** Finishes a parked poll with whatever is pending (possibly nothing). */
-  answerWaiter(extra?: ApiEvent): void {
+  answerWaiter(extra?: ApiEvent, now = Date.now()): void {
     const waiter = this.waiter;
     if (!waiter) return;
     this.waiter = null;
     if (extra) this.push(extra);
-    this.lastAccess = Date.now();
-    waiter.resolve(this.events.slice());
+    this.lastAccess = now;
+    waiter.resolve(this.events);
   }
 
   idleExpired(now: number): boolean {
@@ -112,13 +142,6 @@ function sharedMessage(shared: SharedPayloads, form: boolean, payload: ApiEvent)
   let message = shared.messages.get(form);
   if (!message) shared.messages.set(form, (message = finalizeMessage(form, payload.message as Record<string, unknown>)));
   return message;
-}
-
-const QUEUED_FROM = Symbol("queuedFrom");
-
-/** The object a queued event was pushed from: events pushed from one object serialize it once. */
-export function queuedFrom(queued: object): ApiEvent | undefined {
-  return (queued as { [QUEUED_FROM]?: ApiEvent })[QUEUED_FROM];
 }
 
 /** Content per apply_markdown: HTML or the raw Markdown (Zulip's finalize_payload). */
@@ -284,7 +307,7 @@ export class QueueManager implements EventSink {
     this.totalEvents -= queue.events.length;
     // A poll parked on a dropped queue answers now; its next poll gets BAD_EVENT_QUEUE_ID.
     queue.answerWaiter();
-    queue.events = [];
+    queue.replaceEvents([]);
   }
 
   queuesOf(userId: number): readonly EventQueue[] {
@@ -296,37 +319,33 @@ export class QueueManager implements EventSink {
    * pending events (an array, not a promise), or parks until one arrives or the
    * heartbeat is due. A second poll on the same queue replaces a parked one, which
    * answers with no events.
-   * `hangUpSignal` gives the request's abort signal, so that a client that hangs up
-   * stops holding its queue.
+   * `hangUp` is the request, whose abort signal lets a client that hangs up stop
+   * holding its queue.
    */
-  poll(queue: EventQueue, lastEventId: number | undefined, dontBlock: boolean, hangUpSignal?: () => AbortSignal): QueuedEvent[] | Promise<QueuedEvent[]>;
+  poll(queue: EventQueue, lastEventId: number | undefined, dontBlock: boolean, hangUp?: HangUp): QueuedEvent[] | Promise<QueuedEvent[]>;
   /**
    * The same, with `finish` turning the events into the caller's answer inside the one
    * promise a parked poll makes: no `.then` layer, so one promise reaction less per
-   * parked poll, and each answer is built as its poll is answered.
+   * parked poll, and each answer is built as its poll is answered. `finish` gets the
+   * queue, so that a caller needs no closure per poll, and the queue's own array of
+   * pending events, not a copy: it must read them before it returns and keep no
+   * reference to the array.
    */
-  poll<T>(queue: EventQueue, lastEventId: number | undefined, dontBlock: boolean, hangUpSignal: (() => AbortSignal) | undefined, finish: (events: QueuedEvent[]) => T): T | Promise<T>;
+  poll<T>(queue: EventQueue, lastEventId: number | undefined, dontBlock: boolean, hangUp: HangUp | undefined, finish: (events: QueuedEvent[], queue: EventQueue) => T): T | Promise<T>;
   poll<T>(
     queue: EventQueue,
     lastEventId: number | undefined,
     dontBlock: boolean,
-    hangUpSignal?: () => AbortSignal,
-    finish: (events: QueuedEvent[]) => T = (events) => events as T,
+    hangUp?: HangUp,
+    finish: (events: QueuedEvent[], queue: EventQueue) => T = (events) => events.slice() as T,
   ): T | Promise<T> {
     const now = Date.now();
     queue.lastAccess = now;
     if (lastEventId !== undefined) this.totalEvents -= queue.acknowledge(lastEventId);
     if (queue.waiter) queue.answerWaiter();
-    if (queue.events.length > 0 || dontBlock || this.closing) return finish(queue.events.slice());
+    if (queue.events.length > 0 || dontBlock || this.closing) return finish(queue.events, queue);
     return new Promise<T>((resolve, reject) => {
-      const settle = (events: QueuedEvent[]) => {
-        try {
-          resolve(finish(events));
-        } catch (error) {
-          reject(error);
-        }
-      };
-      queue.waiter = { resolve: settle, parkedAt: now, hangUpSignal, listening: false };
+      queue.waiter = new Waiter(queue, finish, resolve, reject, now, hangUp);
       this.parked.add(queue);
       if (!this.sweepTimer) {
         this.sweepTimer = setInterval(guardedTick("Sweeping parked polls", () => this.sweepParked()), this.sweepIntervalMs());
@@ -362,9 +381,9 @@ export class QueueManager implements EventSink {
         this.totalEvents++;
         queue.answerWaiter({ type: "heartbeat" });
         this.parked.delete(queue);
-      } else if (!waiter.listening && waiter.hangUpSignal && now - waiter.parkedAt >= watchAfterMs) {
+      } else if (!waiter.listening && waiter.hangUp && now - waiter.parkedAt >= watchAfterMs) {
         waiter.listening = true;
-        const signal = waiter.hangUpSignal();
+        const signal = waiter.hangUp.signal;
         const hangUp = () => {
           if (queue.waiter !== waiter) return;
           // Idle expiry starts from now.
@@ -391,14 +410,15 @@ export class QueueManager implements EventSink {
       const queues = this.byUser.get(userId);
       if (!queues) continue;
       const userFields = options.perUser?.get(userId);
-      for (const queue of [...queues]) {
+      // No copy of the set: a queue an enqueue drops (overflow) is deleted from it, which iteration allows.
+      for (const queue of queues) {
         seen?.add(queue);
         this.enqueueGuarded(queue, event, options, shared, userFields);
       }
     }
     if (seen) {
       const noFlags = { flags: [] };
-      for (const queue of [...this.allPublicStreamsQueues]) {
+      for (const queue of this.allPublicStreamsQueues) {
         if (!seen.has(queue)) this.enqueueGuarded(queue, event, options, shared, noFlags);
       }
     }
@@ -442,6 +462,7 @@ export class QueueManager implements EventSink {
       queue.push(e);
       this.totalEvents++;
     }
+    this.answerSoon(queue);
     if (queue.events.length > this.limits.maxEventsPerQueue) {
       // An abandoned client must not grow memory without bound: drop the queue, so
       // its client (if it ever returns) gets BAD_EVENT_QUEUE_ID and re-registers.
@@ -450,6 +471,35 @@ export class QueueManager implements EventSink {
     }
     while (this.totalEvents > this.limits.maxTotalEvents && this.evictFullest());
   }
+
+  /** Queues whose parked poll is answered in the next microtask, in the order they got events. */
+  private toAnswer: EventQueue[] = [];
+
+  /**
+   * One action often publishes several events at once (a user and their bots):
+   * answering in a microtask hands them to the client in one response. One microtask
+   * for all the queues a delivery reached, not one per queue.
+   */
+  private answerSoon(queue: EventQueue): void {
+    if (queue.waiter === null || queue.answerScheduled) return;
+    queue.answerScheduled = true;
+    if (this.toAnswer.push(queue) === 1) queueMicrotask(this.answerPending);
+  }
+
+  private readonly answerPending = (): void => {
+    const queues = this.toAnswer;
+    this.toAnswer = [];
+    const now = Date.now();
+    for (const queue of queues) {
+      queue.answerScheduled = false;
+      // One failure must not leave the other polls of the list unanswered.
+      try {
+        queue.answerWaiter(undefined, now);
+      } catch (error) {
+        console.error(`Answering the parked poll of event queue ${queue.id} failed:`, error);
+      }
+    }
+  };
 
   private accepts(queue: EventQueue, event: ApiEvent): boolean {
     const { eventTypes, narrow } = queue.settings;
@@ -527,7 +577,7 @@ export class QueueManager implements EventSink {
           const settingsOk = settings && typeof settings === "object" && typeof settings.userId === "number" && Array.isArray(settings.narrow) && settings.capabilities && typeof settings.capabilities === "object";
           if (typeof s?.id !== "string" || !settingsOk || !Array.isArray(s.events) || !Number.isInteger(s.lastEventId)) continue;
           const q = this.create(s.settings, s.id);
-          q.events = s.events;
+          q.replaceEvents(s.events);
           q.lastEventId = s.lastEventId;
           q.lastAccess = Number.isFinite(s.lastAccess) ? s.lastAccess + downtime : Date.now();
           this.totalEvents += q.events.length;

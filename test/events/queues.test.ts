@@ -1,7 +1,7 @@
 import { describe, expect, spyOn, test } from "bun:test";
 import { EventHub } from "../../src/events/hub";
 import { parseCapabilities } from "../../src/events/capabilities";
-import { QueueManager, queuedFrom, type QueueSettings } from "../../src/events/queues";
+import { QueueManager, type QueueSettings } from "../../src/events/queues";
 import { eventsResponseFields } from "../../src/events/serialize";
 import { parseNarrow } from "../../src/events/narrow";
 
@@ -210,11 +210,12 @@ describe("one message delivered to many queues", () => {
       ]),
       perQueue: new Map([[sender.id, { local_message_id: "1.5" }]]),
     });
-    const body = (q: typeof a) => JSON.parse(`{${eventsResponseFields(q.events, q.idJson).json}}`).events.at(-1);
+    const body = (q: typeof a) => JSON.parse(`{${eventsResponseFields(q.events, q.idJson, q.sources).json}}`).events.at(-1);
     const markdown = { id: 9, type: "stream", subject: "t", content: "**hi**", content_type: "text/x-markdown" };
     expect(body(a)).toEqual({ type: "message", id: 1, flags: [], message: markdown });
     expect(body(b)).toEqual({ type: "message", id: 0, flags: [], message: markdown });
-    expect(queuedFrom(a.events[1])).toBe(queuedFrom(b.events[0])!);
+    expect(a.sources[1]).toBe(b.sources[0]!);
+    expect(a.sources).toHaveLength(a.events.length);
     expect(body(html)).toEqual({ type: "message", id: 0, flags: [], message: { ...markdown, content: "<p><strong>hi</strong></p>", content_type: "text/html" } });
     expect(body(starred)).toEqual({ type: "message", id: 0, flags: ["starred"], message: markdown });
     expect(body(sender)).toEqual({ type: "message", id: 0, flags: ["read"], local_message_id: "1.5", message: markdown });
@@ -268,5 +269,45 @@ describe("background ticks", () => {
       ticking.close(null);
       logged.mockRestore();
     }
+  });
+});
+
+describe("parked polls", () => {
+  test("events published in one run reach each parked poll in one answer, after the publishing, with that queue's own IDs", async () => {
+    const { manager, hub, queue } = setup();
+    const a = queue(1);
+    const b = queue(2);
+    const bystander = queue(3);
+    a.push({ type: "heartbeat" }); // a's next event ID is 1, b's is 0
+    manager.poll(a, 0, false); // acknowledges the heartbeat: nothing pending, so it parks
+    const answers = new Map<string, number[]>();
+    const parked = [a, b, bystander].map((q) => {
+      const waiting = manager.poll(q, q.lastEventId, false, undefined, (events, own) => {
+        answers.set(own.id, events.map((e) => e.id));
+        return events.map((e) => ({ id: e.id, type: e.type }));
+      });
+      expect(waiting).toBeInstanceOf(Promise);
+      return waiting as Promise<{ id: number; type: string }[]>;
+    });
+    hub.publish({ type: "realm_user", op: "update", person: { user_id: 1 } }, [1, 2]);
+    hub.publish({ type: "message", message: { id: 9, type: "stream", subject: "t", content: "x", rendered_content: "<p>x</p>" }, flags: [] }, [1, 2]);
+    // Not answered while the publisher runs: the answer takes what it published in one go.
+    expect(answers.size).toBe(0);
+    expect(await parked[0]).toEqual([
+      { id: 1, type: "realm_user" },
+      { id: 2, type: "message" },
+    ]);
+    expect(await parked[1]).toEqual([
+      { id: 0, type: "realm_user" },
+      { id: 1, type: "message" },
+    ]);
+    expect(answers.has(bystander.id)).toBe(false);
+    expect(bystander.waiter).not.toBeNull();
+    // The events stay queued until acknowledged; the next poll acknowledging them parks again.
+    expect(a.events.map((e) => e.id)).toEqual([1, 2]);
+    expect(manager.poll(a, 2, false)).toBeInstanceOf(Promise);
+    expect(a.events).toEqual([]);
+    manager.close(null);
+    expect(await parked[2]).toEqual([]);
   });
 });
