@@ -6,7 +6,7 @@
  * are marked read.
  */
 import { signal, useComputed } from "@preact/signals";
-import { Component, type ComponentChildren } from "preact";
+import { Component } from "preact";
 import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { api } from "./api";
 import { feed, loadMore } from "./feed";
@@ -228,26 +228,32 @@ export function FeedView({ version }: { version: number }) {
         const newGroup = !previous || conversationKey(previous, S.me.user_id) !== conversationKey(m, S.me.user_id) || dateOf(previous.timestamp) !== dateOf(m.timestamp);
         const showSender = newGroup || previous!.sender_id !== m.sender_id || m.timestamp - previous!.timestamp > 600;
         previous = m;
-        return (
-          <RowWrap key={m.id} id={m.id}>
-            {newGroup && <Bar m={m} facts={barFacts(m)} />}
-            <MessageRow m={m} showSender={showSender} isNewDivider={m.id === feed.firstUnread && m.id !== ids[0]} {...rowFacts(m)} />
-          </RowWrap>
-        );
+        return <RowWrap key={m.id} m={m} bar={newGroup ? barFacts(m) : null} showSender={showSender} isNewDivider={m.id === feed.firstUnread && m.id !== ids[0]} {...rowFacts(m)} />;
       })}
     </div>
   );
 }
 
+type RowProps = { m: Message; bar: string | null; showSender: boolean; isNewDivider: boolean } & ReturnType<typeof rowFacts>;
+
 /**
  * A row's wrapper (the feed anchors on these): empty while its message is older than
- * `shownFrom`; only the rows that fill in render again when that moves.
+ * `shownFrom`; only the rows that fill in render again when that moves. Its props are
+ * all plain values (the recipient bar's and the row's facts), so when the window moves
+ * the wrappers whose rows did not change are skipped whole (@preact/signals compares
+ * the props of a component that reads a signal), not re-rendered to compare new children.
  */
-function RowWrap({ id, children }: { id: number; children: ComponentChildren }) {
-  const empty = useComputed(() => id < shownFrom.value).value;
+function RowWrap(props: RowProps) {
+  const { m, bar } = props;
+  const empty = useComputed(() => m.id < shownFrom.value).value;
   return (
-    <div class="msg-wrap" data-row={id}>
-      {empty ? null : children}
+    <div class="msg-wrap" data-row={m.id}>
+      {empty ? null : (
+        <>
+          {bar !== null && <Bar m={m} facts={bar} />}
+          <MessageRow {...props} />
+        </>
+      )}
     </div>
   );
 }
