@@ -68,11 +68,19 @@ const scrollFrames = (selector: string, step: number, frames: number) =>
        script: f.scripts.reduce((sum, s) => sum + s.duration, 0), forced: f.scripts.reduce((sum, s) => sum + (s.forcedStyleAndLayoutDuration || 0), 0),
        invokers: f.scripts.map((s) => s.invoker + " " + Math.round(s.duration)).join(", "), layout: f.renderStart ? f.startTime + f.duration - (f.styleAndLayoutStart || f.renderStart) : 0 }); });
      observer.observe({ type: "long-animation-frame" });
-     const tick = (now) => { times.push(now - last); last = now; el.scrollTop = Math.max(0, el.scrollTop - ${step}); if (++n < ${frames}) requestAnimationFrame(tick); else setTimeout(() => { observer.disconnect(); resolve({ times: times.slice(1), long }); }, 50); };
+     let seen = null; let jumps = 0;
+     const tick = (now) => { times.push(now - last); last = now;
+       if (seen && seen.row.isConnected && Math.abs(seen.row.getBoundingClientRect().top - seen.top) > 2) jumps++;
+       el.scrollTop = Math.max(0, el.scrollTop - ${step});
+       const box = el.getBoundingClientRect(); const row = document.elementFromPoint(box.left + box.width / 2, box.top + box.height / 2)?.closest(".msg-wrap");
+       seen = row ? { row, top: row.getBoundingClientRect().top } : null;
+       if (++n < ${frames}) requestAnimationFrame(tick); else setTimeout(() => { observer.disconnect(); resolve({ times: times.slice(1), long, jumps }); }, 50); };
      requestAnimationFrame(tick); })`;
 
 interface ScrollTiming {
   times: number[];
+  /** Frames in which the row in the middle of the feed moved other than by the scroll (rows added above must not move it). */
+  jumps: number;
   long: { duration: number; script: number; forced: number; invokers: string; layout: number }[];
 }
 
@@ -222,11 +230,13 @@ try {
   const scrollCpuFrom = chromiumCpuMs();
   const frames: number[] = [];
   const longFrames: ScrollTiming["long"] = [];
+  let jumps = 0;
   const passed = new Set<string>();
   for (let rounds = 0; passed.size < loadedTarget && rounds < 2_000; rounds++) {
     const round = await page.evaluate<ScrollTiming>(scrollFrames(".feed", 400, 30));
     frames.push(...round.times);
     longFrames.push(...round.long);
+    jumps += round.jumps;
     for (const id of await page.evaluate<string[]>(`[...document.querySelectorAll(".feed article.msg")].map((a) => a.dataset.id)`)) passed.add(id);
     if (await page.evaluate<boolean>(`Boolean(document.querySelector(".feed-start"))`)) break;
   }
@@ -248,6 +258,7 @@ try {
   console.log(`| first feed painted (navigation → messages shown), p50 / max of 5 | ${ms(a.p50)} / ${ms(a.max)} | ${ms(aBare.p50)} / ${ms(aBare.max)} |`);
   console.log(`| narrow switch to an unseen topic (hash → messages shown), p50 / p95 of ${SWITCHES} | ${ms(b.p50)} / ${ms(b.p95)} | — |`);
   console.log(`| frame time scrolling back through ${passed.size} messages (${frames.length} frames, ${scrollSeconds.toFixed(1)} s), p50 / p95 / max | ${ms(c.p50)} / ${ms(c.p95)} / ${ms(c.max)} | ${ms(cBare.p50)} / ${ms(cBare.p95)} / ${ms(cBare.max)} |`);
+  console.log(`| frames in which the row under the reader's eyes moved by itself (a layout shift) | ${jumps} of ${frames.length} | — |`);
   console.log(`| frames over 50 ms while scrolling | ${frames.filter((f) => f > 50).length} of ${frames.length} | ${bareFrames.filter((f) => f > 50).length} of ${bareFrames.length} |`);
   // Where the time went (medians): the switches' fetches and long frames, the scroll's long frames.
   const median = (values: number[]) => (values.length ? summary(values).p50 : 0);
