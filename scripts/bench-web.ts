@@ -11,7 +11,7 @@
  * with the same DIR, so variants of the client can be compared on the same data.
  * Figures go to docs/benchmarks.md.
  */
-import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { PASSWORD, startTestServer, type TestServer, type TestUser } from "../test/kit";
 import { launchChromium, signInToChat, until, type Page } from "../test/kit/browser";
@@ -68,12 +68,63 @@ const scrollFrames = (selector: string, step: number, frames: number) =>
        script: f.scripts.reduce((sum, s) => sum + s.duration, 0), forced: f.scripts.reduce((sum, s) => sum + (s.forcedStyleAndLayoutDuration || 0), 0),
        invokers: f.scripts.map((s) => s.invoker + " " + Math.round(s.duration)).join(", "), layout: f.renderStart ? f.startTime + f.duration - (f.styleAndLayoutStart || f.renderStart) : 0 }); });
      observer.observe({ type: "long-animation-frame" });
-     const tick = (now) => { times.push(now - last); last = now; el.scrollTop = Math.max(0, el.scrollTop - ${step}); if (++n < ${frames}) requestAnimationFrame(tick); else setTimeout(() => { observer.disconnect(); resolve({ times: times.slice(1), long }); }, 50); };
+     let seen = null; let jumps = 0;
+     const tick = (now) => { times.push(now - last); last = now;
+       if (seen && seen.row.isConnected && Math.abs(seen.row.getBoundingClientRect().top - seen.top) > 2) jumps++;
+       el.scrollTop = Math.max(0, el.scrollTop - ${step});
+       const box = el.getBoundingClientRect(); const row = document.elementFromPoint(box.left + box.width / 2, box.top + box.height / 2)?.closest(".msg-wrap");
+       seen = row ? { row, top: row.getBoundingClientRect().top } : null;
+       if (++n < ${frames}) requestAnimationFrame(tick); else setTimeout(() => { observer.disconnect(); resolve({ times: times.slice(1), long, jumps }); }, 50); };
      requestAnimationFrame(tick); })`;
 
 interface ScrollTiming {
   times: number[];
+  /** Frames in which the row in the middle of the feed moved other than by the scroll (rows added above must not move it). */
+  jumps: number;
   long: { duration: number; script: number; forced: number; invokers: string; layout: number }[];
+}
+
+/**
+ * CPU time (ms) used so far by this process's descendants (Chromium's browser, renderer and
+ * GPU processes; the server runs in this process and is not counted), and by the renderers'
+ * main threads alone (script, style, layout, paint). Unlike frame times it hardly grows
+ * when other jobs share the machine, so two versions of the client can be compared on a
+ * busy machine. Linux only (/proc); zeros elsewhere.
+ */
+function chromiumCpuMs(): { all: number; rendererMain: number } {
+  if (!existsSync("/proc/self/stat")) return { all: 0, rendererMain: 0 };
+  // A stat line: pid (comm) state ppid … utime stime (fields 14 and 15, counted from pid).
+  const read = (path: string) => {
+    const stat = readFileSync(path, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return { parent: Number(fields[1]), ticks: Number(fields[11]) + Number(fields[12]) };
+  };
+  const procs = new Map<number, { parent: number; ticks: number }>();
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      procs.set(Number(name), read(`/proc/${name}/stat`));
+    } catch {
+      // The process ended meanwhile.
+    }
+  }
+  const mine = (pid: number): boolean => {
+    for (let at = procs.get(pid)?.parent, hops = 0; at !== undefined && hops < 20; at = procs.get(at)?.parent, hops++) if (at === process.pid) return true;
+    return false;
+  };
+  let all = 0;
+  let rendererMain = 0;
+  for (const [pid, { ticks }] of procs) {
+    if (!mine(pid)) continue;
+    all += ticks;
+    try {
+      // A process's main thread is the task with its own id.
+      if (readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("--type=renderer")) rendererMain += read(`/proc/${pid}/task/${pid}/stat`).ticks;
+    } catch {
+      // Ended meanwhile.
+    }
+  }
+  return { all: all * 10, rendererMain: rendererMain * 10 }; // USER_HZ is 100 on Linux
 }
 
 const summary = (values: number[]) => {
@@ -157,6 +208,7 @@ try {
   // 2. Narrow switches: topic after topic, each a view not seen before.
   await page.goto(`${s.url}/?load=switches#feed`);
   await until(page, `document.querySelector(".feed article.msg")`);
+  const switchCpuFrom = chromiumCpuMs();
   const switches: number[] = [];
   const switchTimings: SwitchTiming[] = [];
   for (let i = 0; i < SWITCHES; i++) {
@@ -168,22 +220,29 @@ try {
     switchTimings.push(timing);
   }
 
+  const switchCpu = chromiumCpuMs().all - switchCpuFrom.all;
+
   // 3. Scrolling: back through SCROLL_MESSAGES messages of one channel, then frame times of a steady scroll.
   await page.evaluate(`location.hash = "#narrow/channel/${channels[0]}-bench-0"`);
   await until(page, `document.querySelector(".feed article.msg") && !document.querySelector(".feed .loading")`);
   const loadedTarget = Math.min(SCROLL_MESSAGES, Math.floor(MESSAGES / CHANNELS));
   const scrollStarted = performance.now();
+  const scrollCpuFrom = chromiumCpuMs();
   const frames: number[] = [];
   const longFrames: ScrollTiming["long"] = [];
+  let jumps = 0;
   const passed = new Set<string>();
   for (let rounds = 0; passed.size < loadedTarget && rounds < 2_000; rounds++) {
     const round = await page.evaluate<ScrollTiming>(scrollFrames(".feed", 400, 30));
     frames.push(...round.times);
     longFrames.push(...round.long);
+    jumps += round.jumps;
     for (const id of await page.evaluate<string[]>(`[...document.querySelectorAll(".feed article.msg")].map((a) => a.dataset.id)`)) passed.add(id);
     if (await page.evaluate<boolean>(`Boolean(document.querySelector(".feed-start"))`)) break;
   }
   const scrollSeconds = (performance.now() - scrollStarted) / 1000;
+  const scrollCpuTo = chromiumCpuMs();
+  const scrollCpu = { all: scrollCpuTo.all - scrollCpuFrom.all, rendererMain: scrollCpuTo.rendererMain - scrollCpuFrom.rendererMain };
   await page.goto(`http://127.0.0.1:${bare.port}/?load=scroll`);
   await page.evaluate(`document.querySelector(".feed").scrollTop = 1e6`);
   const bareFrames = (await page.evaluate<ScrollTiming>(scrollFrames(".feed", 400, 60))).times;
@@ -199,6 +258,7 @@ try {
   console.log(`| first feed painted (navigation → messages shown), p50 / max of 5 | ${ms(a.p50)} / ${ms(a.max)} | ${ms(aBare.p50)} / ${ms(aBare.max)} |`);
   console.log(`| narrow switch to an unseen topic (hash → messages shown), p50 / p95 of ${SWITCHES} | ${ms(b.p50)} / ${ms(b.p95)} | — |`);
   console.log(`| frame time scrolling back through ${passed.size} messages (${frames.length} frames, ${scrollSeconds.toFixed(1)} s), p50 / p95 / max | ${ms(c.p50)} / ${ms(c.p95)} / ${ms(c.max)} | ${ms(cBare.p50)} / ${ms(cBare.p95)} / ${ms(cBare.max)} |`);
+  console.log(`| frames in which the row under the reader's eyes moved by itself (a layout shift) | ${jumps} of ${frames.length} | — |`);
   console.log(`| frames over 50 ms while scrolling | ${frames.filter((f) => f > 50).length} of ${frames.length} | ${bareFrames.filter((f) => f > 50).length} of ${bareFrames.length} |`);
   // Where the time went (medians): the switches' fetches and long frames, the scroll's long frames.
   const median = (values: number[]) => (values.length ? summary(values).p50 : 0);
@@ -206,7 +266,16 @@ try {
   console.log("");
   console.log(`switch, medians: GET /messages started at ${ms(median(firstFetch.map((f) => f.start)))}, first byte after ${ms(median(firstFetch.map((f) => f.firstByte)))}, body ${ms(median(firstFetch.map((f) => f.body)))} (${Math.round(median(firstFetch.map((f) => f.bytes)))} B); ` +
     `${median(switchTimings.map((t) => t.fetches.length))} request(s); long frames per switch ${median(switchTimings.map((t) => t.frames.length))}, their script ${ms(median(switchTimings.map((t) => t.frames.reduce((x, f) => x + f.script, 0))))}, style+layout ${ms(median(switchTimings.map((t) => t.frames.reduce((x, f) => x + f.layout, 0))))}`);
+  // The slowest switches, one by one: is their time in the request or in the page?
+  const slowest = switchTimings.map((t, i) => ({ t, i })).sort((x, y) => y.t.total - x.t.total).slice(0, 3);
+  for (const { t, i } of slowest) {
+    const f = t.fetches[0];
+    console.log(`  slow switch #${i + 1}: ${ms(t.total)}; ` + (f ? `GET /messages started at ${ms(f.start)}, first byte after ${ms(f.firstByte)}, body ${ms(f.body)}` : "no request") +
+      `; long frames: ${t.frames.map((x) => `${ms(x.duration)} (script ${ms(x.script)}, style+layout ${ms(x.layout)})`).join(", ") || "none"}`);
+  }
   console.log(`scroll: ${longFrames.length} long animation frames, medians: ${ms(median(longFrames.map((f) => f.duration)))} long, script ${ms(median(longFrames.map((f) => f.script)))} (of which style and layout forced by script ${ms(median(longFrames.map((f) => f.forced)))}), style+layout ${ms(median(longFrames.map((f) => f.layout)))}`);
+  console.log(`Chromium's CPU time (all its processes, not the server): ${ms(switchCpu / SWITCHES)} a switch; scrolling ${ms(scrollCpu.all)}, ` +
+    `of which the page's main thread ${ms(scrollCpu.rendererMain)} (${ms(scrollCpu.rendererMain / Math.max(1, frames.length))} a frame)`);
   if (process.argv.includes("--why")) for (const f of longFrames.slice(0, 20)) console.log(`  ${ms(f.duration)}: ${f.invokers}`);
   const errors = page.errors();
   if (errors.length) console.log(`page errors: ${errors.slice(0, 5).join(" | ")}`);

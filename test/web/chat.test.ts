@@ -28,6 +28,11 @@ const typeInto = (page: Page, selector: string, text: string) =>
 const pressEnter = (page: Page, selector: string) =>
   page.evaluate(`document.querySelector(${JSON.stringify(selector)}).dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", bubbles: true, cancelable: true }))`);
 const rowOf = (text: string) => `[...document.querySelectorAll("article.msg")].find((row) => row.querySelector(".rendered").textContent.includes(${JSON.stringify(text)}))`;
+/** Points at a row as the mouse would: its action buttons are in the page while it is hovered or focused. */
+const hover = async (page: Page, row: string) => {
+  await page.evaluate(`${row}.dispatchEvent(new MouseEvent("mouseenter"))`);
+  await until(page, `${row}.querySelector(".msg-actions")`);
+};
 
 async function signIn(page: Page, email: string): Promise<void> {
   await page.goto(`${s.url}/`);
@@ -118,6 +123,7 @@ describe("web client", () => {
 
   test("a reaction, an edit and a delete reach the other page", async () => {
     // Hamlet reacts to Desdemona's reply with the picker.
+    await hover(hamlet, rowOf("Nay, answer me."));
     await hamlet.evaluate(`${rowOf("Nay, answer me.")}.querySelector(".act-react").click()`);
     await until(hamlet, `${rowOf("Nay, answer me.")}.querySelector(".emoji-picker")`);
     await hamlet.evaluate(`${rowOf("Nay, answer me.")}.querySelector('.emoji-picker button[aria-label="thumbs_up"]').click()`);
@@ -125,6 +131,7 @@ describe("web client", () => {
     expect(await desdemona.evaluate(`${rowOf("Nay, answer me.")}.querySelector(".reaction").title`)).toContain("King Hamlet");
 
     // Hamlet edits his message.
+    await hover(hamlet, rowOf("Who's there?"));
     await hamlet.evaluate(`${rowOf("Who's there?")}.querySelector(".act-edit").click()`);
     await until(hamlet, `document.querySelector(".edit-form textarea")?.value === "Who's there? <b>not bold</b>"`);
     await typeInto(hamlet, ".edit-form textarea", "Who's there, I say?");
@@ -132,6 +139,7 @@ describe("web client", () => {
     await until(desdemona, `${rowOf("Who's there, I say?")}?.querySelector(".edited")`);
 
     // And deletes it, after confirming.
+    await hover(hamlet, rowOf("Who's there, I say?"));
     await hamlet.evaluate(`${rowOf("Who's there, I say?")}.querySelector(".act-delete").click()`);
     await until(hamlet, `${rowOf("Who's there, I say?")}.querySelector(".confirm button.danger")`);
     await hamlet.evaluate(`${rowOf("Who's there, I say?")}.querySelector(".confirm button.danger").click()`);
@@ -140,6 +148,7 @@ describe("web client", () => {
   });
 
   test("a starred message is in the Starred view", async () => {
+    await hover(desdemona, rowOf("Nay, answer me."));
     await desdemona.evaluate(`${rowOf("Nay, answer me.")}.querySelector(".act-star").click()`);
     await until(desdemona, `${rowOf("Nay, answer me.")}.querySelector(".act-star.on")`);
     await desdemona.evaluate(`location.hash = "#narrow/is/starred"`);

@@ -31,6 +31,11 @@ const press = (page: Page, key: string) =>
 const boxValue = (page: Page) => page.evaluate<string>(`document.querySelector(${JSON.stringify(BOX)}).value`);
 const suggestions = (page: Page) => page.evaluate<string[]>(`[...document.querySelectorAll(".typeahead li .ta-label")].map((li) => li.textContent)`);
 const rowOf = (text: string) => `[...document.querySelectorAll("article.msg")].find((row) => row.querySelector(".rendered")?.textContent.includes(${JSON.stringify(text)}))`;
+/** Points at a row as the mouse would: its action buttons are in the page while it is hovered or focused. */
+const hover = async (page: Page, row: string) => {
+  await page.evaluate(`${row}.dispatchEvent(new MouseEvent("mouseenter"))`);
+  await until(page, `${row}.querySelector(".msg-actions")`);
+};
 
 const signIn = (page: Page, email: string, password = PASSWORD) => signInToChat(page, s.url, email, password);
 
@@ -202,6 +207,7 @@ describe("web compose box", () => {
     await openTopic(hamlet, "old news");
     await until(hamlet, rowOf("Second report"));
     await serverSays("old news", (ms) => ms.length === 2 && ms.every((m) => m.read));
+    await hover(hamlet, rowOf("First report"));
     await hamlet.evaluate(`${rowOf("First report")}.querySelector(".act-unread").click()`);
     await serverSays("old news", (ms) => ms.every((m) => !m.read));
     await until(hamlet, `${rowOf("First report")}.classList.contains("unread") && ${rowOf("Second report")}.classList.contains("unread")`);
@@ -210,6 +216,7 @@ describe("web compose box", () => {
     expect((await flagsOf("old news")).every((m: { read: boolean }) => !m.read)).toBe(true);
 
     // Quote and reply puts Zulip's quote block, with a link to the message, into the box.
+    await hover(hamlet, rowOf("Second report"));
     await hamlet.evaluate(`${rowOf("Second report")}.querySelector(".act-quote").click()`);
     const quote = `@_**Desdemona|${s.users.desdemona.id}** [said](${s.url}/#narrow/channel/${denmark}-Denmark/topic/old.20news/near/${second}):\n\`\`\`quote\nSecond report\n\`\`\`\n`;
     await until(hamlet, `document.querySelector(${JSON.stringify(BOX)}).value === ${JSON.stringify(quote)}`);
@@ -221,6 +228,7 @@ describe("web compose box", () => {
     expect(reply).toContain(`class="user-mention silent"`);
 
     // Moving the topic from the first message takes the whole topic along.
+    await hover(hamlet, rowOf("First report"));
     await hamlet.evaluate(`${rowOf("First report")}.querySelector(".act-move").click()`);
     await until(hamlet, `${rowOf("First report")}.querySelector(".move-form")`);
     await hamlet.evaluate(`(() => {

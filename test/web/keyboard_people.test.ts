@@ -21,6 +21,11 @@ async function openTopic(page: Page, topic: string): Promise<void> {
   await until(page, `document.querySelector(".compose input[name=topic]")?.value === ${JSON.stringify(topic)}`);
 }
 const rowOf = (text: string) => `[...document.querySelectorAll("article.msg")].find((row) => row.querySelector(".rendered")?.textContent.includes(${JSON.stringify(text)}))`;
+/** Points at a row as the mouse would: its action buttons are in the page while it is hovered or focused. */
+const hover = async (page: Page, row: string) => {
+  await page.evaluate(`${row}.dispatchEvent(new MouseEvent("mouseenter"))`);
+  await until(page, `${row}.querySelector(".msg-actions")`);
+};
 /** Presses Tab (or Shift+Tab) until the focused element matches `test`, as a keyboard user would. */
 async function tabTo(page: Page, test: string, options: { shift?: boolean } = {}): Promise<void> {
   for (let i = 0; i < 300; i++) {
@@ -70,6 +75,12 @@ describe("the web client by keyboard", () => {
     await hamlet.press("Enter");
     await until(hamlet, `!document.querySelector(".profile-card")`);
     await until(hamlet, `document.activeElement?.matches("button.sender")`);
+    // The row's actions come next, by keyboard as by mouse (the row holds the focus, so they are shown).
+    await hamlet.press("Tab");
+    expect(await focused(hamlet, ".msg-actions .act-react")).toBe(true);
+    expect(await hamlet.evaluate(`${rowOf("Who goes there?")}.contains(document.activeElement)`)).toBe(true);
+    await hamlet.press("Tab");
+    expect(await focused(hamlet, ".msg-actions .act-star")).toBe(true);
     expect(hamlet.errors()).toEqual([]);
   }, 60_000);
 
@@ -131,6 +142,9 @@ describe("actions follow the organization's settings", () => {
 
     // By default members may move topics.
     await openTopic(hamlet, "rules");
+    await until(hamlet, `${rowOf("The rule of the castle")} && ${rowOf("A member's own words")}`);
+    await hover(hamlet, rowOf("The rule of the castle"));
+    await hover(hamlet, rowOf("A member's own words"));
     await until(hamlet, `${rowOf("The rule of the castle")}?.querySelector(".act-move")`);
     expect(await hamlet.evaluate(`!!${rowOf("A member's own words")}.querySelector(".act-edit")`)).toBe(true);
 
@@ -141,7 +155,9 @@ describe("actions follow the organization's settings", () => {
     // Hamlet (a member) opens the page afresh: no Move topic on Desdemona's message, no Edit on his own.
     // The old page is marked, so that the wait cannot end on it before it unloads.
     await hamlet.evaluate(`window.oldPage = true; location.reload()`);
-    await until(hamlet, `!window.oldPage && ${rowOf("The rule of the castle")}`);
+    await until(hamlet, `!window.oldPage && ${rowOf("The rule of the castle")} && ${rowOf("A member's own words")}`);
+    await hover(hamlet, rowOf("The rule of the castle"));
+    await hover(hamlet, rowOf("A member's own words"));
     expect(await hamlet.evaluate(`!!${rowOf("The rule of the castle")}.querySelector(".act-move")`)).toBe(false);
     expect(await hamlet.evaluate(`!!${rowOf("A member's own words")}.querySelector(".act-edit")`)).toBe(false);
     // The server agrees: the move the page no longer offers is refused.
@@ -151,6 +167,9 @@ describe("actions follow the organization's settings", () => {
 
     // The owner is a moderator and more: the action is there, and it moves the topic.
     await openTopic(desdemona, "rules");
+    await until(desdemona, `${rowOf("The rule of the castle")} && ${rowOf("A member's own words")}`);
+    await hover(desdemona, rowOf("The rule of the castle"));
+    await hover(desdemona, rowOf("A member's own words"));
     await until(desdemona, `${rowOf("A member's own words")}?.querySelector(".act-move")`);
     expect(await desdemona.evaluate(`!!${rowOf("The rule of the castle")}.querySelector(".act-move")`)).toBe(true);
 

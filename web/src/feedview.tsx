@@ -6,7 +6,7 @@
  * are marked read.
  */
 import { signal, useComputed } from "@preact/signals";
-import { Component, type ComponentChildren } from "preact";
+import { Component } from "preact";
 import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { api } from "./api";
 import { feed, loadMore } from "./feed";
@@ -34,6 +34,14 @@ const FIRST = 30;
 const CHUNK = 10;
 /** Rows of messages older than this are still empty (0: none). */
 const shownFrom = signal(0);
+/**
+ * Blank space above the rows, in px, that rows added above take up instead of pushing the
+ * rows below them down: those keep their place in the scroller, so the browser neither
+ * lays out, repaints nor rasterizes them again for every step and chunk (it did, for the
+ * whole window, each time the scroll position made up for rows added above; docs/benchmarks.md).
+ * It is made up once every SPARE px of history, and taken out at the view's beginning.
+ */
+const SPARE = 20_000;
 
 export const hashOf = (n: Narrow) => narrowHash(n, { channel: channelName, user: userName });
 
@@ -106,6 +114,9 @@ export function FeedView({ version }: { version: number }) {
   const positioned = useRef<string>("");
   /** The view whose whole window is rendered: one that just opened shows its first screenful first. */
   const [complete, setComplete] = useState("");
+  const spacer = useRef<HTMLDivElement>(null);
+  /** The spacer's height (see SPARE). */
+  const spare = useRef(0);
   /** The first message of the window, for moving it after a fetch (indexes change when a page is prepended). */
   const windowTop = useRef<number | null>(null);
   const ids = feed.ids;
@@ -138,6 +149,8 @@ export function FeedView({ version }: { version: number }) {
   useLayoutEffect(() => {
     const box = scroller.current;
     if (!box) return;
+    // Another view: no blank space above its rows.
+    if (positioned.current !== viewKey && spare.current) setSpare(0);
     if (positioned.current !== viewKey && !feed.loading) {
       // A view just opened: its first unread message, else its end; the rest of the window after this frame.
       positioned.current = viewKey;
@@ -148,7 +161,7 @@ export function FeedView({ version }: { version: number }) {
     } else if (atBottom && pinnedEnd) box.scrollTop = box.scrollHeight;
     else if (anchor) {
       const row = box.querySelector<HTMLElement>(`.msg-wrap[data-row="${anchor.id}"]`);
-      if (row) box.scrollTop = row.offsetTop - anchor.top;
+      if (row) keepInPlace(box, row.offsetTop - anchor.top - box.scrollTop);
     }
     seeUnread(box);
   });
@@ -169,6 +182,27 @@ export function FeedView({ version }: { version: number }) {
     };
   }, []);
 
+  const setSpare = (height: number) => {
+    spare.current = height;
+    if (spacer.current) spacer.current.style.height = `${height}px`;
+  };
+  /**
+   * The rows under the reader's eyes moved down by `shift` px (rows were added above, or up
+   * when rows went): the spacer gives that room back, else the scroll position follows. At
+   * the view's beginning, fully shown, the spacer goes (the scroll position follows, once).
+   */
+  const keepInPlace = (box: HTMLElement, shift: number) => {
+    let room = spare.current - shift;
+    if (feed.foundOldest && windowTop.current === feed.ids[0] && !shownFrom.peek()) room = 0;
+    // Out of room: made up at once, the rows move (and are painted again) this once.
+    else if (room < 0) room += SPARE;
+    const moved = room - spare.current + shift;
+    if (room !== spare.current) setSpare(room);
+    if (moved) box.scrollTop += moved;
+  };
+  /** How far the reader is below the first row of the window. */
+  const fromTop = (box: HTMLElement) => box.scrollTop - spare.current;
+
   /** The window moves up a step through what is loaded (one step of rows rendered, not a whole window). */
   const moveUp = () => {
     const at = windowTop.current === null ? -1 : feed.ids.indexOf(windowTop.current);
@@ -186,7 +220,7 @@ export function FeedView({ version }: { version: number }) {
       shownFrom.value = edge > 0 && edge - CHUNK > top ? feed.ids[edge - CHUNK] : 0;
       // The rows render in a microtask queued before this one; all of them are above what the reader sees.
       queueMicrotask(() => {
-        if (box) box.scrollTop += box.scrollHeight - height;
+        if (box) keepInPlace(box, box.scrollHeight - height);
       });
       if (shownFrom.peek()) requestAnimationFrame(fill);
     };
@@ -200,7 +234,7 @@ export function FeedView({ version }: { version: number }) {
     const box = scroller.current!;
     seeUnread(box);
     if (complete !== viewKey) return;
-    if (box.scrollTop < 400) moveUp();
+    if (fromTop(box) < 400) moveUp();
     else if (box.scrollHeight - box.scrollTop - box.clientHeight < 400) {
       if (end < ids.length) {
         const next = start + STEP;
@@ -210,9 +244,9 @@ export function FeedView({ version }: { version: number }) {
     }
     // The older page is fetched ahead, while the reader is still in the upper part of a window
     // near the loaded start; a reader already at the top moves on to it when it comes.
-    if (start < STEP && (box.scrollTop < 400 || box.scrollTop < box.scrollHeight / 3) && !feed.foundOldest && !feed.loading) {
+    if (start < STEP && (fromTop(box) < 400 || fromTop(box) < (box.scrollHeight - spare.current) / 3) && !feed.foundOldest && !feed.loading) {
       void loadMore("older").then(() => {
-        if (scroller.current && scroller.current.scrollTop < 400) moveUp();
+        if (scroller.current && fromTop(scroller.current) < 400) moveUp();
       });
     }
   };
@@ -220,6 +254,7 @@ export function FeedView({ version }: { version: number }) {
   let previous: Message | null = null;
   return (
     <div class="feed" ref={scroller} onScroll={onScroll} data-version={version} aria-busy={feed.loading}>
+      <div class="feed-spacer" ref={spacer} aria-hidden="true" />
       {feed.foundOldest && from === 0 && ids.length > 0 && <p class="feed-start">The beginning of this view.</p>}
       {feed.loading && <p class="loading">Loading…</p>}
       {feed.error && <p class="error" role="alert">{feed.error}</p>}
@@ -228,26 +263,32 @@ export function FeedView({ version }: { version: number }) {
         const newGroup = !previous || conversationKey(previous, S.me.user_id) !== conversationKey(m, S.me.user_id) || dateOf(previous.timestamp) !== dateOf(m.timestamp);
         const showSender = newGroup || previous!.sender_id !== m.sender_id || m.timestamp - previous!.timestamp > 600;
         previous = m;
-        return (
-          <RowWrap key={m.id} id={m.id}>
-            {newGroup && <Bar m={m} facts={barFacts(m)} />}
-            <MessageRow m={m} showSender={showSender} isNewDivider={m.id === feed.firstUnread && m.id !== ids[0]} {...rowFacts(m)} />
-          </RowWrap>
-        );
+        return <RowWrap key={m.id} m={m} bar={newGroup ? barFacts(m) : null} showSender={showSender} isNewDivider={m.id === feed.firstUnread && m.id !== ids[0]} {...rowFacts(m)} />;
       })}
     </div>
   );
 }
 
+type RowProps = { m: Message; bar: string | null; showSender: boolean; isNewDivider: boolean } & ReturnType<typeof rowFacts>;
+
 /**
  * A row's wrapper (the feed anchors on these): empty while its message is older than
- * `shownFrom`; only the rows that fill in render again when that moves.
+ * `shownFrom`; only the rows that fill in render again when that moves. Its props are
+ * all plain values (the recipient bar's and the row's facts), so when the window moves
+ * the wrappers whose rows did not change are skipped whole (@preact/signals compares
+ * the props of a component that reads a signal), not re-rendered to compare new children.
  */
-function RowWrap({ id, children }: { id: number; children: ComponentChildren }) {
-  const empty = useComputed(() => id < shownFrom.value).value;
+function RowWrap(props: RowProps) {
+  const { m, bar } = props;
+  const empty = useComputed(() => m.id < shownFrom.value).value;
   return (
-    <div class="msg-wrap" data-row={id}>
-      {empty ? null : children}
+    <div class="msg-wrap" data-row={m.id}>
+      {empty ? null : (
+        <>
+          {bar !== null && <Bar m={m} facts={bar} />}
+          <MessageRow {...props} />
+        </>
+      )}
     </div>
   );
 }

@@ -3,6 +3,7 @@
  * client ever inserts; the server has sanitized it), markers, reactions, and for
  * the reader's own messages edit and delete.
  */
+import { signal } from "@preact/signals";
 import { useLayoutEffect, useRef, useState } from "preact/hooks";
 import { api, errorText } from "./api";
 import { EmojiGlyph, EmojiPicker, unicodeGlyph, type EmojiChoice } from "./emoji";
@@ -39,6 +40,16 @@ function byMinute(format: (ts: number) => string): (ts: number) => string {
 }
 export const timeOf = byMinute((ts) => clock().format(ts * 1000));
 export const dateOf = byMinute((ts) => dayFormat.format(ts * 1000));
+
+/**
+ * At phone width the action buttons are always shown under each message (there is no
+ * hover to bring them up); wider, a row renders them only while it is hovered or has the
+ * focus, which is when the stylesheet shows them: they were a third of a row's elements,
+ * rendered for 150 rows that nobody pointed at (docs/benchmarks.md).
+ */
+const phoneQuery = matchMedia("(max-width: 700px)");
+const phoneWidth = signal(phoneQuery.matches);
+phoneQuery.addEventListener("change", () => (phoneWidth.value = phoneQuery.matches));
 
 export function Avatar({ userId, url, name, size = 36 }: { userId: number; url: string | null | undefined; name: string; size?: number }) {
   const src = url ?? S.users.get(userId)?.avatar_url;
@@ -99,16 +110,19 @@ export function rowFacts(m: Message) {
     sender: user?.full_name ?? m.sender_full_name,
     avatar: m.avatar_url ?? user?.avatar_url,
     clock: prefs.twenty_four_hour_time,
+    actionsAlways: phoneWidth.value,
     // The organization's rules decide which actions the row offers.
     mayEdit: mayEditContent(m),
     mayMove: mayMoveTopic(m),
   };
 }
 
-export function MessageRow({ m, showSender, isNewDivider, mayEdit, mayMove }: { m: Message; showSender: boolean; isNewDivider: boolean } & ReturnType<typeof rowFacts>) {
+export function MessageRow({ m, showSender, isNewDivider, mayEdit, mayMove, actionsAlways }: { m: Message; showSender: boolean; isNewDivider: boolean } & ReturnType<typeof rowFacts>) {
   const [mode, setMode] = useState<"view" | "edit" | "delete" | "react" | "move">("view");
   const [draft, setDraft] = useState("");
   const [error, setError] = useState("");
+  /** Hovered or holding the focus: the action buttons are in the page only then (see phoneWidth). */
+  const [active, setActive] = useState(false);
   const mine = m.sender_id === S.me.user_id;
   const starred = m.flags.includes("starred");
   const unread = S.unread.has(m.id);
@@ -160,7 +174,11 @@ export function MessageRow({ m, showSender, isNewDivider, mayEdit, mayMove }: { 
   return (
     <>
       {isNewDivider && <div class="new-divider" role="separator">New messages</div>}
-      <article class={`msg${showSender ? " first" : ""}${unread ? " unread" : ""}${mine ? " mine" : ""}`} data-id={m.id} aria-label={`${sender} at ${timeOf(m.timestamp)}`}>
+      <article class={`msg${showSender ? " first" : ""}${unread ? " unread" : ""}${mine ? " mine" : ""}`} data-id={m.id} aria-label={`${sender} at ${timeOf(m.timestamp)}`}
+        onMouseEnter={() => setActive(true)}
+        onMouseLeave={(e) => setActive(e.currentTarget.contains(document.activeElement))}
+        onFocusIn={() => setActive(true)}
+        onFocusOut={(e) => setActive(e.currentTarget.contains(e.relatedTarget as Node | null) || e.currentTarget.matches(":hover"))}>
         <div class="msg-gutter">{showSender ? <button type="button" class="sender-avatar" aria-label={`Profile of ${sender}`}><Avatar userId={m.sender_id} url={m.avatar_url} name={sender} /></button> : <time class="side-time">{timeOf(m.timestamp)}</time>}</div>
         <div class="msg-main">
           {showSender && (
@@ -202,15 +220,17 @@ export function MessageRow({ m, showSender, isNewDivider, mayEdit, mayMove }: { 
           {mode === "move" && <MoveTopicForm m={m} onDone={() => setMode("view")} />}
           {error && <p class="error" role="alert">{error}</p>}
         </div>
-        <div class="msg-actions">
-          <button type="button" class="act-react" title="Add a reaction" aria-label="Add a reaction" onClick={() => setMode(mode === "react" ? "view" : "react")}>☺</button>
-          <button type="button" class={`act-star${starred ? " on" : ""}`} title={starred ? "Unstar" : "Star"} aria-label={starred ? "Unstar" : "Star"} aria-pressed={starred} onClick={() => void toggleStar()}>{starred ? "★" : "☆"}</button>
-          <button type="button" class="act-quote" title="Quote and reply" aria-label="Quote and reply" onClick={() => void quoteAndReply(m).catch((e) => setError(errorText(e)))}>❝</button>
-          <button type="button" class="act-unread" title="Mark as unread from here" aria-label="Mark as unread from here" onClick={() => void markUnreadFromHere(m).catch((e) => setError(errorText(e)))}>◉</button>
-          {mayMove && <button type="button" class="act-move" title="Move topic" aria-label="Move topic" onClick={() => setMode(mode === "move" ? "view" : "move")}>⇄</button>}
-          {mayEdit && <button type="button" class="act-edit" title="Edit" aria-label="Edit" onClick={() => void startEdit()}>✎</button>}
-          {mine && <button type="button" class="act-delete" title="Delete" aria-label="Delete" onClick={() => setMode("delete")}>🗑</button>}
-        </div>
+        {(active || actionsAlways || mode !== "view") && (
+          <div class="msg-actions">
+            <button type="button" class="act-react" title="Add a reaction" aria-label="Add a reaction" onClick={() => setMode(mode === "react" ? "view" : "react")}>☺</button>
+            <button type="button" class={`act-star${starred ? " on" : ""}`} title={starred ? "Unstar" : "Star"} aria-label={starred ? "Unstar" : "Star"} aria-pressed={starred} onClick={() => void toggleStar()}>{starred ? "★" : "☆"}</button>
+            <button type="button" class="act-quote" title="Quote and reply" aria-label="Quote and reply" onClick={() => void quoteAndReply(m).catch((e) => setError(errorText(e)))}>❝</button>
+            <button type="button" class="act-unread" title="Mark as unread from here" aria-label="Mark as unread from here" onClick={() => void markUnreadFromHere(m).catch((e) => setError(errorText(e)))}>◉</button>
+            {mayMove && <button type="button" class="act-move" title="Move topic" aria-label="Move topic" onClick={() => setMode(mode === "move" ? "view" : "move")}>⇄</button>}
+            {mayEdit && <button type="button" class="act-edit" title="Edit" aria-label="Edit" onClick={() => void startEdit()}>✎</button>}
+            {mine && <button type="button" class="act-delete" title="Delete" aria-label="Delete" onClick={() => setMode("delete")}>🗑</button>}
+          </div>
+        )}
       </article>
     </>
   );
