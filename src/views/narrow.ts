@@ -2,7 +2,7 @@ import type { Hearth } from "../context";
 import { escapeHtml, escapeRegExp } from "../lib/text";
 import { ApiError, badRequest } from "../errors";
 import { getUser, type UserRecord } from "../store/users";
-import { conversationKey, MAX_DM_PARTICIPANTS, firstMessageIdSentSince, getMessage, MessageFlag, RESOLVED_TOPIC_PREFIX, MENTION_BITS, searchWords, topicKey, type MessageRecord } from "../store/messages";
+import { conversationKey, MAX_DM_PARTICIPANTS, firstMessageIdSentSince, getMessage, getMessageShared, MessageFlag, RESOLVED_TOPIC_PREFIX, MENTION_BITS, searchWords, topicKey, type MessageRecord } from "../store/messages";
 import { idsForTermPrefix, idsInRange, mergeIds } from "../store/message_indexes";
 import { unreadMessageIds } from "../store/unread";
 import { userMessageIds } from "../store/user_messages";
@@ -321,7 +321,7 @@ export function walkNarrow(h: Hearth, viewer: UserRecord, narrow: CompiledNarrow
   if (limit <= 0) return out;
   const readable = readableChannels(h, viewer);
   for (const id of narrow.source(from, direction)) {
-    const message = getMessage(h.store, id);
+    const message = getMessageShared(h.store, id);
     if (!message) continue;
     const flags = visibleFlags(h, viewer, message, readable);
     if (flags === undefined) continue;
@@ -334,7 +334,7 @@ export function walkNarrow(h: Hearth, viewer: UserRecord, narrow: CompiledNarrow
 
 /** The message with `viewer`'s flags if they may see it and it matches the narrow. */
 export function matchesNarrow(h: Hearth, viewer: UserRecord, narrow: CompiledNarrow, id: number, readable: ReadableChannels = readableChannels(h, viewer)): Match | undefined {
-  const message = getMessage(h.store, id);
+  const message = getMessageShared(h.store, id);
   if (!message) return undefined;
   const flags = visibleFlags(h, viewer, message, readable);
   if (flags === undefined || !narrow.filters.every((f) => f(message, flags))) return undefined;
