@@ -5,7 +5,7 @@ import { getUser, type UserRecord } from "../store/users";
 import { conversationKey, MAX_DM_PARTICIPANTS, firstMessageIdSentSince, getMessage, getMessageShared, MessageFlag, RESOLVED_TOPIC_PREFIX, MENTION_BITS, searchWords, topicKey, type MessageRecord } from "../store/messages";
 import { idsForTermPrefix, idsInRange, mergeIds } from "../store/message_indexes";
 import { unreadMessageIds } from "../store/unread";
-import { userMessageIds } from "../store/user_messages";
+import { flagsOfUnread, userMessageIds } from "../store/user_messages";
 import { channelById, channelByName, canReadChannel, readableArchivedChannels, type MessageChannel } from "./message_channels";
 import { readableChannels, visibleFlags, type ReadableChannels } from "../access/messages";
 import { visibilityPolicyOf, VisibilityPolicy } from "../store/user_topics";
@@ -57,6 +57,8 @@ export interface CompiledNarrow {
   channel: MessageChannel | null;
   /** The same narrow with `is:unread` added, compiled on demand (for `first_unread`). */
   unreadOnly(): CompiledNarrow;
+  /** The source walks the viewer's "unread" rows: each candidate's row is known to exist. */
+  sourceIsUnread: boolean;
 }
 
 function userByOperand(h: Hearth, viewer: UserRecord, operand: unknown, what: string): UserRecord {
@@ -268,6 +270,7 @@ export function compileNarrow(h: Hearth, viewer: UserRecord, terms: NarrowTerm[]
 
   const store = h.store;
   let source: Source;
+  let sourceIsUnread = false;
   if (idSource !== null) {
     const id = idSource;
     source = (from, dir) => ((dir === "older" ? id <= from : id >= from) ? [id] : []);
@@ -281,6 +284,7 @@ export function compileNarrow(h: Hearth, viewer: UserRecord, terms: NarrowTerm[]
   } else if (userIndex !== null && userIndex !== "dm") {
     const index = userIndex;
     source = (from, dir) => (index === "unread" ? unreadMessageIds(store, viewer.id, from, dir) : idsInRange(store, "userMessageIndex", [viewer.id, index], from, dir));
+    sourceIsUnread = index === "unread";
   } else if (words.length > 0) {
     // The longest word is usually the rarest; its words' rows, merged in ID order, give the candidates.
     const pivot = [...words].sort((a, b) => b.length - a.length)[0];
@@ -307,6 +311,7 @@ export function compileNarrow(h: Hearth, viewer: UserRecord, terms: NarrowTerm[]
     nearId,
     channel,
     unreadOnly: () => compileNarrow(h, viewer, [...terms, { operator: "is", operand: "unread", negated: false }]),
+    sourceIsUnread,
   };
 }
 
@@ -323,7 +328,7 @@ export function walkNarrow(h: Hearth, viewer: UserRecord, narrow: CompiledNarrow
   for (const id of narrow.source(from, direction)) {
     const message = getMessageShared(h.store, id);
     if (!message) continue;
-    const flags = visibleFlags(h, viewer, message, readable);
+    const flags = visibleFlags(h, viewer, message, readable, narrow.sourceIsUnread ? flagsOfUnread(h.store, viewer.id, id) : undefined);
     if (flags === undefined) continue;
     if (!narrow.filters.every((f) => f(message, flags))) continue;
     out.push({ message, flags });
