@@ -125,10 +125,11 @@ export function getMessage(store: Store, id: number): MessageRecord | undefined 
  * is one lookup and a byte comparison instead of a decode. While nothing at all has
  * been committed since a hit was last checked (the store's write epoch, see
  * `Store.memo`; messages are written only through `commit`), the check is skipped.
- * Bounded: the oldest entry goes first.
+ * Bounded (a few KB per entry: the bytes, the record, its JSON in messages_json.ts):
+ * the oldest entry goes first.
  */
 const sharedMessages = new WeakMap<Store, Map<number, { bytes: Buffer; record: MessageRecord; checkedIn: object }>>();
-const MAX_SHARED_MESSAGES = 2048;
+const MAX_SHARED_MESSAGES = 1024;
 
 /**
  * `getMessage` for read-only callers: the record may be shared with other readers,

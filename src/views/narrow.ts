@@ -149,9 +149,11 @@ export function compileNarrow(h: Hearth, viewer: UserRecord, terms: NarrowTerm[]
       case "topic":
       case "subject": {
         if (typeof operand !== "string") throw badNarrow("invalid topic operand");
-        const key = topicKey(operand.trim());
+        const name = operand.trim();
+        const key = topicKey(name);
         if (!negated) topic = key;
-        add(term, (m) => m.type === "stream" && topicKey(m.topic) === key);
+        // The same name as written spares lower-casing each message's topic.
+        add(term, (m) => m.type === "stream" && (m.topic === name || topicKey(m.topic) === key));
         break;
       }
       case "sender": {
