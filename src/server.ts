@@ -9,6 +9,7 @@ import { realmSetting, SERVER_LIMITS } from "./store/realm_settings";
 import { FailureLimiter } from "./auth/ratelimit";
 import { DataFolderLock } from "./lockfile";
 import { ApiRoutes, errorResponse, jsonResponse } from "./http/route";
+import { nativeRoutesOf, trailingSlashRetry } from "./http/native_routes";
 import { ApiError } from "./errors";
 import { getRealm } from "./store/realm";
 import { serverRoutes } from "./api/server";
@@ -165,33 +166,26 @@ export function buildApp(h: Hearth) {
     ...sessionRoutes(h),
     webClientRoutes(h),
   ];
-  // GET /events goes to Bun's router directly, past Elysia's per-request context: it
-  // is the request every client repeats after every event (1,000 of them per message
-  // to a 1,000-member channel), and a round trip through Elysia measured slower
-  // (docs/benchmarks.md); the usual poll now takes a shorter path still
-  // (fastPollRoute). Elysia keeps the route too (DELETE /events, 404s, and app.handle
-  // in tests), with the general handler.
-  //
-  // Every other API route without path parameters goes there too, with the same
-  // handler Elysia would call (ApiRoutes.handlers): the handler does its own
-  // authentication, parameters and errors, and Elysia's per-request context around
-  // it was a large share of an authenticated GET /users/me (docs/benchmarks.md). Other
-  // methods on those paths, paths with parameters, and 404s still go through Elysia.
-  const native: Record<string, Record<string, (request: Request, server: import("bun").Server<unknown>) => unknown>> = {};
-  for (const routes of resources) {
-    if (!(routes instanceof ApiRoutes)) continue;
-    for (const [key, handler] of routes.handlers) {
-      const [method, path] = key.split(" ");
-      (native[path] ??= {})[method] ??= handler;
-    }
-  }
+  // Every API route without a wildcard is mounted on Bun's router (ApiRoutes.handlers):
+  // the handler does its own authentication, parameters and errors, and Elysia's
+  // per-request context around it was a large share of an authenticated GET /users/me,
+  // while registering and compiling every route in Elysia was about a quarter of the
+  // start (docs/benchmarks.md). GET /events, the request every client repeats after every
+  // event, takes a shorter path still for the usual poll (fastPollRoute). Other
+  // methods on those paths, wildcard routes, pages, files and 404s go through Elysia;
+  // a path with a trailing slash is tried without it before a 404, as Elysia did.
+  const native = nativeRoutesOf(resources);
   native["/api/v1/events"].GET = fastPollRoute(h, events.handlers.get("GET /api/v1/events")!);
   const app = new Elysia({ serve: { routes: native } as any });
-  for (const routes of resources) app.use(routes instanceof ApiRoutes ? routes.app : routes);
+  const retryWithoutSlash = trailingSlashRetry(native);
+  for (const routes of resources) {
+    const plugin = routes instanceof ApiRoutes ? routes.app : routes;
+    if (plugin) app.use(plugin);
+  }
   return app
-    .onError(({ code, error }) => {
+    .onError(({ code, error, request, server }) => {
       if (error instanceof ApiError) return errorResponse(error);
-      if (code === "NOT_FOUND") return jsonResponse({ result: "error", msg: "Not Found", code: "NOT_FOUND" }, 404);
+      if (code === "NOT_FOUND") return retryWithoutSlash(request, server ?? null) ?? jsonResponse({ result: "error", msg: "Not Found", code: "NOT_FOUND" }, 404);
       if (code === "PARSE" || code === "VALIDATION") {
         return jsonResponse({ result: "error", msg: "Malformed request", code: "BAD_REQUEST" }, 400);
       }
@@ -202,8 +196,10 @@ export function buildApp(h: Hearth) {
 /**
  * Opens the data folder and starts listening. Port 0 picks a free port (tests).
  * Bodies are capped well above the largest form a client sends and the upload limit.
+ * `prepare` runs on the store once it is open and upgraded, before anything else
+ * reads it (`hearth serve` creates the first organization there: one store open, not two).
  */
-export async function startServer(config: ServerConfig): Promise<RunningServer> {
+export async function startServer(config: ServerConfig, prepare?: (store: Store) => Promise<void>): Promise<RunningServer> {
   const dataDir = resolve(config.dataDir);
   const lock = DataFolderLock.acquire(dataDir);
   // What has started so far: undone in reverse order if a later step fails, so a
@@ -213,6 +209,7 @@ export async function startServer(config: ServerConfig): Promise<RunningServer> 
     const store = new Store(dataDir);
     started.push(() => store.close());
     await openStoreFormatWithBackup(store, config.backup?.dir ?? `${dataDir}-backups`);
+    await prepare?.(store);
     // Data folders initialised before these features existed get what they need now.
     if (!getAvatarSalt(store)) await store.commit(() => ensureAvatarSalt(store));
     if (getRealm(store)) {

@@ -1,11 +1,12 @@
 /** `hearth serve`: the options, the first-run organization, and a clean shutdown on a signal. */
+import { mkdirSync } from "node:fs";
 import { resolve } from "node:path";
 import { startServer } from "../server";
 import { getRealm } from "../store/realm";
 import { parseInterval, type BackupScheduleConfig } from "../backup/schedule";
 import { HEARTH_VERSION, ZULIP_FEATURE_LEVEL, ZULIP_VERSION } from "../version";
 import { randomPassword } from "../lib/credentials";
-import { UsageError, parseExternalUrl, parseFlags, parsePort, required, withStore } from "./options";
+import { UsageError, parseExternalUrl, parseFlags, parsePort, required } from "./options";
 import { createOrganization } from "./organization";
 import { parseEmailFromEnv, parseSmtpOption } from "./email_commands";
 
@@ -49,8 +50,11 @@ export async function cmdServe(args: string[]) {
   const sessionIdleMs = idle === undefined ? undefined : (parseInterval(idle) ?? undefined);
   if (idle !== undefined && sessionIdleMs === undefined) throw new UsageError(`invalid --session-idle '${idle}' (use e.g. 30m, 12h or 14d)`);
 
-  const firstRun = await withStore(dataDir, async (store) => {
-    if (getRealm(store)) return null;
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  let firstRun = null as { email: string; password: string; api_key: string } | null;
+  const config = { dataDir, host, port, externalUrl, backup: backupConfig, sessionIdleMs, smtpUrl, emailFrom };
+  const server = await startServer(config, async (store) => {
+    if (getRealm(store)) return;
     const password = randomPassword();
     const email = process.env.HEARTH_OWNER_EMAIL ?? "owner@hearth.local";
     const { owner } = await createOrganization(store, { host, port, externalUrl }, {
@@ -59,10 +63,8 @@ export async function cmdServe(args: string[]) {
       ownerPassword: password,
       ownerFullName: "Owner",
     });
-    return { email: owner.email, password, api_key: owner.api_key };
+    firstRun = { email: owner.email, password, api_key: owner.api_key };
   });
-
-  const server = await startServer({ dataDir, host, port, externalUrl, backup: backupConfig, sessionIdleMs, smtpUrl, emailFrom });
   if (firstRun) {
     console.log("Created a new organization. The owner's credentials (shown only this once):");
     console.log(`  email:    ${firstRun.email}`);

@@ -106,20 +106,27 @@ const API_PREFIX = "/api/v1";
 /** Where the API is served again for cookie-authenticated browser calls, as Zulip's web app calls it. */
 export const JSON_PREFIX = "/json";
 
+/** A handler mounted on Bun's router: path parameters come from the request (`BunRequest.params`, decoded). */
+export type NativeHandler = (request: Request, server: import("bun").Server<unknown>) => Response | Promise<Response>;
+
 /**
- * Registers Zulip API endpoints on an Elysia instance. Elysia parses nothing
- * (`parse: "none"`): the body is read raw so that every parameter keeps the exact
- * text the client sent, and the declared parameters decide the decoding.
+ * Registers Zulip API endpoints. Every route without a wildcard is a handler for Bun's
+ * own router (`handlers`, mounted by src/server.ts), under `/api/v1` and again under
+ * `/json`: registering and compiling ~800 routes in Elysia was about a quarter of the
+ * server's start (docs/benchmarks.md). Wildcard routes (`/*`), whose tail Bun's router
+ * does not give, go on an Elysia instance (`app`, made only for them). Nothing is
+ * parsed before the handler (Elysia's `parse: "none"`): the body is read raw so that
+ * every parameter keeps the exact text the client sent, and the declared parameters
+ * decide the decoding.
  */
 export class ApiRoutes {
-  readonly app: Elysia<any, any, any, any, any, any, any>;
+  /** The wildcard routes, or null when there are none. */
+  app: Elysia<any, any, any, any, any, any, any> | null = null;
 
   constructor(
     readonly h: Hearth,
     readonly prefix = API_PREFIX,
-  ) {
-    this.app = new Elysia({ name: `api${prefix}${Math.random()}` });
-  }
+  ) {}
 
   private add<P extends ParamSpecs, A extends AuthMode>(
     method: "GET" | "POST" | "PATCH" | "DELETE" | "PUT",
@@ -169,17 +176,22 @@ export class ApiRoutes {
     };
     // Files outside /api/v1 (uploads, avatars) are also what a signed-in page embeds.
     const credentials: Credentials = this.prefix === "" ? "api-or-session" : "api";
-    this.app.route(method, this.prefix + path, (ctx: any) => handle(ctx.request, ctx.server ?? null, ctx.params ?? {}, credentials), { parse: "none" } as any);
-    // A wildcard ("/*") is a path parameter too: its value comes from Elysia's context.
-    if (pathNames.length === 0 && !path.includes("*")) this.handlers.set(`${method} ${this.prefix + path}`, (request, server) => handle(request, server, {}, credentials));
     // Every API route again under /json/, for the browser's session (src/auth/session.ts).
-    if (this.prefix === API_PREFIX) {
-      this.app.route(method, JSON_PREFIX + path, (ctx: any) => handle(ctx.request, ctx.server ?? null, ctx.params ?? {}, "session"), { parse: "none" } as any);
+    const mounts: [string, Credentials][] = [[this.prefix + path, credentials]];
+    if (this.prefix === API_PREFIX) mounts.push([JSON_PREFIX + path, "session"]);
+    for (const [fullPath, accepted] of mounts) {
+      if (path.includes("*")) {
+        // A wildcard is a path parameter too ("*"): its value comes from Elysia's context.
+        this.app ??= new Elysia({ name: `api${this.prefix}${Math.random()}` });
+        this.app.route(method, fullPath, (ctx: any) => handle(ctx.request, ctx.server ?? null, ctx.params ?? {}, accepted), { parse: "none" } as any);
+      } else {
+        this.handlers.set(`${method} ${fullPath}`, (request, server) => handle(request, server, (request as any).params ?? {}, accepted));
+      }
     }
     return this;
   }
 
-  /** Handlers of routes without path parameters, by "METHOD /path", for mounting on Bun's router directly (see nativeRoutes). */
+  /** Handlers of routes without a wildcard, by "METHOD /path" (Bun's router syntax, `:name` parameters), for Bun's router. */
   readonly handlers = new Map<string, (request: Request, server: import("bun").Server<unknown>) => Promise<Response>>();
 
   get<P extends ParamSpecs, A extends AuthMode = "required">(path: string, spec: EndpointSpec<P, A>, handler: Handler<P, A>) {

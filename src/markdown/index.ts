@@ -1,4 +1,4 @@
-import MarkdownIt, { type MarkdownIt as MarkdownItInstance, type StateCore, type StateInline, type Token } from "markdown-it";
+import type { MarkdownIt as MarkdownItInstance, StateCore, StateInline, Token } from "markdown-it";
 import { escapeHtml, escapeRegExp, pythonPatternToJs } from "../lib/text";
 import { EMOTICON_CONVERSIONS, emojiCodeFor, emojiCodeOfText, emojiNameFor, ZULIP_EXTRA_EMOJI_PATH } from "./emoji";
 import { codeLanguageName } from "./code_languages";
@@ -504,8 +504,14 @@ const LINKABLE_TLDS = [
   "uy", "eu", "asia",
 ];
 
+/** markdown-it, loaded with the first message rendered rather than at start (its CommonJS build, run from source, has no `default`). */
+export function loadMarkdownIt(): typeof import("markdown-it").default {
+  const loaded = require("markdown-it");
+  return loaded.default ?? loaded;
+}
+
 function buildMarkdown(): MarkdownItInstance {
-  const md = new MarkdownIt({ html: false, linkify: true, breaks: true, typographer: false });
+  const md = new (loadMarkdownIt())({ html: false, linkify: true, breaks: true, typographer: false });
   md.linkify.set({ fuzzyLink: true });
   md.linkify.tlds(LINKABLE_TLDS, false);
   md.disable("image"); // Zulip has no image syntax; uploads are previewed from links
@@ -564,7 +570,7 @@ function buildMarkdown(): MarkdownItInstance {
   return md;
 }
 
-const markdown = buildMarkdown();
+let markdown: MarkdownItInstance | null = null;
 
 /** Renders message Markdown to Zulip-style HTML and reports mentions and links. */
 export function renderMarkdown(content: string, ctx: RenderContext): RenderResult {
@@ -576,7 +582,7 @@ export function renderMarkdown(content: string, ctx: RenderContext): RenderResul
     topicWildcard: false,
     linkUrls: [],
   };
-  result.html = markdown.render(content, { ctx, result } satisfies Env).trimEnd();
+  result.html = (markdown ??= buildMarkdown()).render(content, { ctx, result } satisfies Env).trimEnd();
   return result;
 }
 

@@ -155,11 +155,7 @@ export function startUnreadRowsJob(h: Hearth, intervalMs: number, workerUrl: str
     const excess = newestId - unreadWatermark(h.store) - deferral.backlogLimit;
     if (excess >= 0) start(Math.min(excess + 1, MESSAGES_PER_BATCH));
   };
-  try {
-    worker = spawn();
-  } catch (error) {
-    console.error("The unread-rows worker did not start; the next tick tries again:", error);
-  }
+  // The worker (a second JavaScript heap) starts with the first run, not with the server.
   const timer = setInterval(tick, intervalMs);
   timer.unref();
   const idle = () => new Promise<void>((resolve) => onIdle.push(resolve));

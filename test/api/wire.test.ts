@@ -17,6 +17,27 @@ describe("Zulip wire rules", () => {
     expect(await res.json()).toMatchObject({ result: "error", code: "NOT_FOUND" });
   });
 
+  test("routes on Bun's router: decoded path parameters, a trailing slash, HEAD, other methods 404", async () => {
+    const get = (path: string, method = "GET") => fetch(s.url + path, { method, headers: { authorization: auth() } });
+    const hamlet = s.users.hamlet;
+    // A path parameter arrives decoded (an email with its @ encoded).
+    const byEmail = await get(`/api/v1/users/${encodeURIComponent(hamlet.email)}`);
+    expect(((await byEmail.json()) as any).user.user_id).toBe(hamlet.id);
+    // With a trailing slash, with and without path parameters, as before.
+    expect(((await (await get(`/api/v1/users/${hamlet.id}/`)).json()) as any).user.user_id).toBe(hamlet.id);
+    expect(((await (await get("/api/v1/users/me/")).json()) as any).user_id).toBe(s.users.iago.id);
+    expect((await get("/api/v1/users/me/", "HEAD")).status).toBe(200);
+    // A method the path does not have, and a slash-ended unknown path, are JSON 404s.
+    for (const [path, method] of [["/api/v1/users/me", "PUT"], ["/api/v1/users/me/", "PUT"], ["/api/v1/no/such/", "GET"], ["/", "DELETE"]]) {
+      const res = await get(path, method);
+      expect(res.status).toBe(404);
+      expect(((await res.json()) as any).code).toBe("NOT_FOUND");
+    }
+    // The same routes under /json/ want the browser's session, not Basic credentials.
+    expect((await get("/json/users/me")).status).toBe(401);
+    expect((await get(`/json/users/${hamlet.id}/`)).status).toBe(401);
+  });
+
   test("unknown parameters are listed in ignored_parameters_unsupported, never an error", async () => {
     const body = expectSuccess(await s.as("hamlet").get("/users", { client_gravatar: true, frobnicate: 1, widget_content: null }));
     expect(body.ignored_parameters_unsupported.sort()).toEqual(["frobnicate", "widget_content"]);
