@@ -3,14 +3,18 @@
  * One server at a time on a copy of one populated folder, for before/after comparisons
  * of two checkouts run back to back (a shared machine moves rates, not CPU per request):
  *
- *   bun scripts/bench-compare.ts CHECKOUT|bare|BINARY me|send|start [seconds] [--prof DIR]
+ *   bun scripts/bench-compare.ts CHECKOUT|bare|BINARY me|send|start|topic|unread [seconds] [--prof DIR]
  *
  * CHECKOUT is a Hearth source tree (its src/main.ts is run), BINARY a compiled
  * `hearth`, `bare` the bare Bun.serve of scripts/bench.ts. The populated folder (100
  * users, one channel all subscribe to) is made once under the temp folder and reused.
  * Prints one JSON line: spawn-to-listening and to the first answered request, idle
  * RSS, and for `me` (GET /users/me) or `send` (POST /messages, 50 connections) the
- * rate and the server's CPU per request, all threads and per thread.
+ * rate and the server's CPU per request, all threads and per thread. `topic` and
+ * `unread` (GET /messages, newest 50 in a topic / `is:unread`, 50 connections) run on a
+ * second folder made once from the first: 5,000 channel messages in 20 topics from all
+ * users, every 20th request marking 10 of them read for one user (made with this
+ * script's own checkout, so both checkouts read the same data).
  */
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -18,7 +22,7 @@ import { join } from "node:path";
 import { cpuSeconds, RawHttpClient, readLineMatching, rssMiB, threadCpuSeconds } from "./bench-lib";
 
 const [root, what = "me", secs = "3"] = process.argv.slice(2);
-if (!root) throw new Error("usage: bun scripts/bench-compare.ts CHECKOUT|bare|BINARY me|send|start [seconds] [--prof DIR]");
+if (!root) throw new Error("usage: bun scripts/bench-compare.ts CHECKOUT|bare|BINARY me|send|start|topic|unread [seconds] [--prof DIR]");
 const profIndex = process.argv.indexOf("--prof");
 const profDir = profIndex > 0 ? process.argv[profIndex + 1] : null;
 const BENCH = join(import.meta.dir, "bench.ts");
@@ -30,10 +34,15 @@ if (!existsSync(join(populated, "bench-users.json"))) {
   const p = Bun.spawn([process.execPath, BENCH, "--populate", populated, "100"], { stdout: "inherit", stderr: "inherit" });
   if ((await p.exited) !== 0) throw new Error("populating failed");
 }
-const dir = mkdtempSync(join(tmpdir(), "hearth-bench-compare-"));
-cpSync(populated, dir, { recursive: true });
-const users = JSON.parse(readFileSync(join(dir, "bench-users.json"), "utf8")) as { email: string; key: string }[];
+const WORDS = "castle ghost king queen poison sword crown denmark player skull madness revenge night watch letter duel rosemary fennel rue daisy violet".split(" ");
+const content = (seq: number) => Array.from({ length: 16 + (seq % 17) }, (_, i) => WORDS[(seq * 7 + i * 13 + ((seq >> 3) ^ i)) % WORDS.length]).join(" ") + ` ${seq}`;
 const basic = (u: { email: string; key: string }) => "Basic " + Buffer.from(`${u.email}:${u.key}`).toString("base64");
+const READ_MODES = ["topic", "unread"];
+const withMessages = join(tmpdir(), "hearth-bench-compare-messages");
+if (READ_MODES.includes(what) && !existsSync(join(withMessages, "bench-users.json"))) await populateMessages();
+const dir = mkdtempSync(join(tmpdir(), "hearth-bench-compare-"));
+cpSync(READ_MODES.includes(what) ? withMessages : populated, dir, { recursive: true });
+const users = JSON.parse(readFileSync(join(dir, "bench-users.json"), "utf8")) as { email: string; key: string }[];
 
 const serve = ["serve", "--data", dir, "--port", "0", "--host", "127.0.0.1"];
 const isBinary = !existsSync(join(root, "src", "main.ts")) && root !== "bare";
@@ -75,8 +84,6 @@ async function measure(label: string, request: (c: RawHttpClient, i: number) => 
   Object.assign(out, { [`${label}PerSecond`]: Math.round(done / seconds), [`${label}CpuUs`]: Math.round((1e6 * (cpuSeconds(proc.pid) - cpu0)) / done), [`${label}CpuUsByThread`]: perThread });
 }
 
-const WORDS = "castle ghost king queen poison sword crown denmark player skull madness revenge night watch letter duel rosemary fennel rue daisy violet".split(" ");
-const content = (seq: number) => Array.from({ length: 16 + (seq % 17) }, (_, i) => WORDS[(seq * 7 + i * 13 + ((seq >> 3) ^ i)) % WORDS.length]).join(" ") + ` ${seq}`;
 if (what === "me") {
   await measure("me", async (c) => {
     const r = await c.get("/api/v1/users/me", root === "bare" ? {} : { authorization: basic(users[1]) });
@@ -88,8 +95,48 @@ if (what === "me") {
     const r = await c.request("POST", "/api/v1/messages", { authorization: basic(users[i % users.length]), "content-type": "application/x-www-form-urlencoded" }, body);
     if (r.status !== 200) throw new Error(r.body);
   });
+} else if (READ_MODES.includes(what)) {
+  const channelId = root === "bare" ? 0 : await fetch(`${url}/api/v1/get_stream_id?stream=bench`, { headers: { authorization: basic(users[1]) } }).then((r) => r.json()).then((b: any) => b.stream_id);
+  const narrow = what === "topic" ? [{ operator: "channel", operand: channelId }, { operator: "topic", operand: "topic 7" }] : [{ operator: "is", operand: "unread" }];
+  const path = `/api/v1/messages?anchor=newest&num_before=50&num_after=0&narrow=${encodeURIComponent(JSON.stringify(narrow))}`;
+  await measure(what, async (c) => {
+    const r = await c.get(path, root === "bare" ? {} : { authorization: basic(users[1]) });
+    if (r.status !== 200) throw new Error(r.body);
+    if (!r.body.includes('"messages":[{')) throw new Error(`no messages: ${r.body.slice(0, 200)}`);
+  });
 }
 proc.kill("SIGTERM");
 await proc.exited;
 rmSync(dir, { recursive: true, force: true });
 console.log(JSON.stringify(out));
+
+/** The read modes' folder: the populated one plus 5,000 messages, sent through this checkout's server. */
+async function populateMessages() {
+  rmSync(withMessages, { recursive: true, force: true });
+  cpSync(populated, withMessages, { recursive: true });
+  const users = JSON.parse(readFileSync(join(populated, "bench-users.json"), "utf8")) as { email: string; key: string }[];
+  const ids: number[] = [];
+  const server = Bun.spawn([process.execPath, join(import.meta.dir, "..", "src", "main.ts"), "serve", "--data", withMessages, "--port", "0", "--host", "127.0.0.1"], { stdout: "pipe", stderr: "inherit" });
+  const base = (await readLineMatching(server.stdout, "hearth", (l) => l.includes(" is listening on "))).split(" is listening on ")[1].trim();
+  void server.stdout.pipeTo(new WritableStream());
+  const form = { "content-type": "application/x-www-form-urlencoded" };
+  const clients = Array.from({ length: 20 }, () => RawHttpClient.forUrl(base));
+  await Promise.all(clients.map(async (c, n) => {
+    for (let i = n; i < 5000; i += clients.length) {
+      const u = users[i % users.length];
+      if (i % 20 === 19 && ids.length > 10) {
+        const some = ids.slice(-10 - (i % 200), ids.length - (i % 200));
+        const r = await c.request("POST", "/api/v1/messages/flags", { authorization: basic(users[(i * 7) % users.length]), ...form }, `messages=${encodeURIComponent(JSON.stringify(some))}&op=add&flag=read`);
+        if (r.status !== 200) throw new Error(r.body);
+      }
+      const body = `type=stream&to=bench&topic=${encodeURIComponent(`topic ${(i >> 4) % 20}`)}&content=${encodeURIComponent(content(i))}`;
+      const r = await c.request("POST", "/api/v1/messages", { authorization: basic(u), ...form }, body);
+      if (r.status !== 200) throw new Error(r.body);
+      ids.push(JSON.parse(r.body).id);
+    }
+  }));
+  clients.forEach((c) => c.close());
+  await Bun.sleep(3000); // the unread-rows worker writes the last messages' rows
+  server.kill("SIGTERM");
+  await server.exited;
+}

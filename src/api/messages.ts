@@ -17,6 +17,8 @@ import { compileNarrow, fetchByIds, fetchRange, highlightHtml, highlightTopic, m
 import { checkReportMessage } from "../actions/message_reports";
 import { checkAddSubmessage } from "../actions/submessages";
 import { checkWidgetContent } from "../markdown/widgets";
+import { messageJson, messageJsonKey } from "../views/messages_json";
+import { SerializedFields } from "../lib/serialized_fields";
 
 const messageIdOf = (raw: string) => pathId(raw, "message ID");
 
@@ -120,24 +122,18 @@ export function messagesRoutes(h: Hearth) {
           allowEmptyTopicName: params.allow_empty_topic_name,
           linkifiers: realmSetting(h, "linkifiers", []),
         };
+        // Each message serialized once per change (messages_json.ts), the viewer's flags spliced in.
+        const key = messageJsonKey(h, options);
         const messages = matches.map(({ message, flags }) => {
-          const out = formatMessage(h, user, message, flags, options);
-          if (narrow.searchWords.length > 0) {
-            out.match_content = highlightHtml(message.rendered_content, narrow.searchWords);
-            out.match_subject = highlightTopic(topicDisplayName(h, message.topic, options), narrow.searchWords);
-          }
-          return out;
+          const extra = narrow.searchWords.length === 0 ? "" : `"match_content":${JSON.stringify(highlightHtml(message.rendered_content, narrow.searchWords))},"match_subject":${JSON.stringify(highlightTopic(topicDisplayName(h, message.topic, options), narrow.searchWords))}`;
+          return messageJson(h, user, message, flags, options, key, extra);
         });
+        const list = `"messages":[${messages.join(",")}]`;
         // By IDs, Zulip answers no anchor and every found_* false.
-        if (!range) return { found_anchor: false, found_oldest: false, found_newest: false, history_limited: false, messages };
-        return {
-          anchor: range.anchor,
-          found_anchor: range.found_anchor,
-          found_oldest: range.found_oldest,
-          found_newest: range.found_newest,
-          history_limited: false,
-          messages,
-        };
+        if (!range) return new SerializedFields(`"found_anchor":false,"found_oldest":false,"found_newest":false,"history_limited":false,${list}`);
+        return new SerializedFields(
+          `"anchor":${JSON.stringify(range.anchor)},"found_anchor":${range.found_anchor},"found_oldest":${range.found_oldest},"found_newest":${range.found_newest},"history_limited":false,${list}`,
+        );
       },
     )
     .get(

@@ -179,9 +179,53 @@ export function firstAbove(ids: ArrayLike<number>, id: number): number {
   return lo;
 }
 
-/** The union of ID streams that each run in `direction`, in that order, without repeats. */
-export function mergeIds(streams: Iterator<number>[], direction: "older" | "newer"): Generator<number> {
-  return mergeBy(streams, (id) => id, direction);
+/**
+ * The union of ID streams that each run in `direction`, in that order, without repeats.
+ * mergeBy for plain IDs, with no key function per comparison and, once one stream is
+ * left (a user's unread rows are mostly in one form), that stream's IDs passed on as
+ * they come: a page of GET /messages pulls every ID through here.
+ */
+export function* mergeIds(streams: Iterator<number>[], direction: "older" | "newer"): Generator<number> {
+  const older = direction === "older";
+  try {
+    const heads: (number | undefined)[] = [];
+    for (const stream of streams) {
+      const r = stream.next();
+      heads.push(r.done ? undefined : r.value);
+    }
+    for (;;) {
+      let best: number | undefined;
+      let live = 0;
+      let last = -1;
+      for (let i = 0; i < heads.length; i++) {
+        const id = heads[i];
+        if (id === undefined) continue;
+        live++;
+        last = i;
+        if (best === undefined || (older ? id > best : id < best)) best = id;
+      }
+      if (best === undefined) return;
+      yield best;
+      if (live === 1) {
+        let previous = best;
+        const stream = streams[last];
+        for (let r = stream.next(); !r.done; r = stream.next()) {
+          if (r.value === previous) continue;
+          previous = r.value;
+          yield r.value;
+        }
+        return;
+      }
+      for (let i = 0; i < heads.length; i++) {
+        while (heads[i] === best) {
+          const r = streams[i].next();
+          heads[i] = r.done ? undefined : r.value;
+        }
+      }
+    }
+  } finally {
+    closeAll(streams);
+  }
 }
 
 /**

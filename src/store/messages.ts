@@ -117,6 +117,56 @@ export function getMessage(store: Store, id: number): MessageRecord | undefined 
 }
 
 /**
+ * Recently read messages, decoded, each beside the stored bytes it was decoded from.
+ * A narrow walk (GET /messages) reads the same recent messages request after request,
+ * and decoding them was a large share of its cost (docs/benchmarks.md). A hit is
+ * checked against the bytes stored now, so any writer of a message (edit, move,
+ * reaction, submessage, deletion) is followed without telling this cache; the check
+ * is one lookup and a byte comparison instead of a decode. While nothing at all has
+ * been committed since a hit was last checked (the store's write epoch, see
+ * `Store.memo`; messages are written only through `commit`), the check is skipped.
+ * Bounded (a few KB per entry: the bytes, the record, its JSON in messages_json.ts):
+ * the oldest entry goes first.
+ */
+const sharedMessages = new WeakMap<Store, Map<number, { bytes: Buffer; record: MessageRecord; checkedIn: object }>>();
+const MAX_SHARED_MESSAGES = 1024;
+
+/**
+ * `getMessage` for read-only callers: the record may be shared with other readers,
+ * so it must not be changed (build a new one, as writers do).
+ */
+export function getMessageShared(store: Store, id: number): MessageRecord | undefined {
+  // Inside a transaction the bytes may be a write that rolls back: read, don't keep.
+  if (store.inTransaction) return getMessage(store, id);
+  let cache = sharedMessages.get(store);
+  if (!cache) sharedMessages.set(store, (cache = new Map()));
+  // A new object after every commit (and for each read while one is in flight).
+  const epoch = store.memo("sharedMessagesEpoch", () => ({}));
+  const hit = cache.get(id);
+  if (hit !== undefined && hit.checkedIn === epoch) return hit.record;
+  const bytes = store.dbs.messages.getBinaryFast(id);
+  if (bytes === undefined) {
+    if (hit !== undefined) cache.delete(id);
+    return undefined;
+  }
+  // getBinaryFast answers lmdb-js's shared read buffer, its `length` set to the value's
+  // size (the buffer itself is larger): compare and copy that many bytes only.
+  const size = bytes.length;
+  if (hit !== undefined && hit.bytes.length === size && hit.bytes.compare(bytes, 0, size) === 0) {
+    hit.checkedIn = epoch;
+    return hit.record;
+  }
+  // The shared buffer is overwritten by the next read: copy before reading again.
+  const copy = Buffer.from(bytes.subarray(0, size));
+  const record = getMessage(store, id);
+  if (record === undefined) return undefined;
+  if (hit !== undefined) cache.delete(id);
+  else if (cache.size >= MAX_SHARED_MESSAGES) cache.delete(cache.keys().next().value!);
+  cache.set(id, { bytes: copy, record, checkedIn: epoch });
+  return record;
+}
+
+/**
  * The ID of the oldest message sent at or after `timestamp` (seconds), if any. Message
  * IDs grow with send times, so a binary search over the ID range finds it reading a
  * few dozen records (each probe: the first message at or after an ID).

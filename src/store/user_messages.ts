@@ -38,6 +38,15 @@ export function getUserFlags(store: Store, userId: number, messageId: number): n
 }
 
 /**
+ * A user's flags for a message a walk of their "unread" rows (unreadMessageIds) just
+ * gave: the flags row, else 0. Skips the look for the "unread" row getUserFlags makes
+ * when there is no flags row, which the walk has already found.
+ */
+export function flagsOfUnread(store: Store, userId: number, messageId: number): number {
+  return (store.dbs.userMessages.get([userId, messageId]) as number | undefined) ?? 0;
+}
+
+/**
  * Writes a new message: content once, the recipient list, and rows for the
  * recipients whose flags are not 0 (the sender, mentioned users). Channel
  * recipients with flags 0 hold their "unread" row implicitly until the background

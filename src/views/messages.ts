@@ -55,7 +55,11 @@ export function topicDisplayName(h: Hearth, topic: string, options: Pick<Message
   return realmSetting(h, "empty_topic_display_name", String(REALM_DEFAULTS.empty_topic_display_name));
 }
 
-/** A message as the API shows it to `viewer` (the OpenAPI message object). */
+/**
+ * A message as the API shows it to `viewer` (the OpenAPI message object). All but
+ * `flags` must stay the same for every viewer: GET /messages shares the rest between
+ * viewers (messages_json.ts, which lists what the object may depend on).
+ */
 export function formatMessage(
   h: Hearth,
   viewer: UserRecord,

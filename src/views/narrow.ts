@@ -2,10 +2,10 @@ import type { Hearth } from "../context";
 import { escapeHtml, escapeRegExp } from "../lib/text";
 import { ApiError, badRequest } from "../errors";
 import { getUser, type UserRecord } from "../store/users";
-import { conversationKey, MAX_DM_PARTICIPANTS, firstMessageIdSentSince, getMessage, MessageFlag, RESOLVED_TOPIC_PREFIX, MENTION_BITS, searchWords, topicKey, type MessageRecord } from "../store/messages";
+import { conversationKey, MAX_DM_PARTICIPANTS, firstMessageIdSentSince, getMessage, getMessageShared, MessageFlag, RESOLVED_TOPIC_PREFIX, MENTION_BITS, searchWords, topicKey, type MessageRecord } from "../store/messages";
 import { idsForTermPrefix, idsInRange, mergeIds } from "../store/message_indexes";
 import { unreadMessageIds } from "../store/unread";
-import { userMessageIds } from "../store/user_messages";
+import { flagsOfUnread, userMessageIds } from "../store/user_messages";
 import { channelById, channelByName, canReadChannel, readableArchivedChannels, type MessageChannel } from "./message_channels";
 import { readableChannels, visibleFlags, type ReadableChannels } from "../access/messages";
 import { visibilityPolicyOf, VisibilityPolicy } from "../store/user_topics";
@@ -57,6 +57,8 @@ export interface CompiledNarrow {
   channel: MessageChannel | null;
   /** The same narrow with `is:unread` added, compiled on demand (for `first_unread`). */
   unreadOnly(): CompiledNarrow;
+  /** The source walks the viewer's "unread" rows: each candidate's row is known to exist. */
+  sourceIsUnread: boolean;
 }
 
 function userByOperand(h: Hearth, viewer: UserRecord, operand: unknown, what: string): UserRecord {
@@ -147,9 +149,11 @@ export function compileNarrow(h: Hearth, viewer: UserRecord, terms: NarrowTerm[]
       case "topic":
       case "subject": {
         if (typeof operand !== "string") throw badNarrow("invalid topic operand");
-        const key = topicKey(operand.trim());
+        const name = operand.trim();
+        const key = topicKey(name);
         if (!negated) topic = key;
-        add(term, (m) => m.type === "stream" && topicKey(m.topic) === key);
+        // The same name as written spares lower-casing each message's topic.
+        add(term, (m) => m.type === "stream" && (m.topic === name || topicKey(m.topic) === key));
         break;
       }
       case "sender": {
@@ -268,6 +272,7 @@ export function compileNarrow(h: Hearth, viewer: UserRecord, terms: NarrowTerm[]
 
   const store = h.store;
   let source: Source;
+  let sourceIsUnread = false;
   if (idSource !== null) {
     const id = idSource;
     source = (from, dir) => ((dir === "older" ? id <= from : id >= from) ? [id] : []);
@@ -281,6 +286,7 @@ export function compileNarrow(h: Hearth, viewer: UserRecord, terms: NarrowTerm[]
   } else if (userIndex !== null && userIndex !== "dm") {
     const index = userIndex;
     source = (from, dir) => (index === "unread" ? unreadMessageIds(store, viewer.id, from, dir) : idsInRange(store, "userMessageIndex", [viewer.id, index], from, dir));
+    sourceIsUnread = index === "unread";
   } else if (words.length > 0) {
     // The longest word is usually the rarest; its words' rows, merged in ID order, give the candidates.
     const pivot = [...words].sort((a, b) => b.length - a.length)[0];
@@ -307,6 +313,7 @@ export function compileNarrow(h: Hearth, viewer: UserRecord, terms: NarrowTerm[]
     nearId,
     channel,
     unreadOnly: () => compileNarrow(h, viewer, [...terms, { operator: "is", operand: "unread", negated: false }]),
+    sourceIsUnread,
   };
 }
 
@@ -321,9 +328,9 @@ export function walkNarrow(h: Hearth, viewer: UserRecord, narrow: CompiledNarrow
   if (limit <= 0) return out;
   const readable = readableChannels(h, viewer);
   for (const id of narrow.source(from, direction)) {
-    const message = getMessage(h.store, id);
+    const message = getMessageShared(h.store, id);
     if (!message) continue;
-    const flags = visibleFlags(h, viewer, message, readable);
+    const flags = visibleFlags(h, viewer, message, readable, narrow.sourceIsUnread ? flagsOfUnread(h.store, viewer.id, id) : undefined);
     if (flags === undefined) continue;
     if (!narrow.filters.every((f) => f(message, flags))) continue;
     out.push({ message, flags });
@@ -334,7 +341,7 @@ export function walkNarrow(h: Hearth, viewer: UserRecord, narrow: CompiledNarrow
 
 /** The message with `viewer`'s flags if they may see it and it matches the narrow. */
 export function matchesNarrow(h: Hearth, viewer: UserRecord, narrow: CompiledNarrow, id: number, readable: ReadableChannels = readableChannels(h, viewer)): Match | undefined {
-  const message = getMessage(h.store, id);
+  const message = getMessageShared(h.store, id);
   if (!message) return undefined;
   const flags = visibleFlags(h, viewer, message, readable);
   if (flags === undefined || !narrow.filters.every((f) => f(message, flags))) return undefined;

@@ -1,0 +1,69 @@
+import type { Hearth } from "../context";
+import { flagList, type MessageRecord } from "../store/messages";
+import { userWriteVersion, type UserRecord } from "../store/users";
+import { realmWriteVersion } from "../store/realm";
+import { getAvatarSalt } from "../store/avatars";
+import { formatMessage, type MessageViewOptions } from "./messages";
+import { channelById } from "./message_channels";
+
+/**
+ * A message as GET /messages shows it, serialized: formatMessage's object without
+ * the viewer's flags, kept per message record and options, with the flags spliced in
+ * per request. Building and serializing each message's object was most of a narrow
+ * read's cost after the walk (docs/benchmarks.md); Zulip caches message dicts without
+ * the per-user part for the same reason.
+ *
+ * What the object shows comes from, and how each change is followed:
+ * - the message record (content, topic, channel, reactions, submessages, edit
+ *   history; a deleted message is never walked): entries are keyed by the record
+ *   object, and `getMessageShared` hands out a new object whenever the stored bytes
+ *   differ;
+ * - users (sender name, email and its visibility, avatar version; DM participants;
+ *   reacting users): `userWriteVersion`;
+ * - realm settings (linkifiers for topic_links, the edit-history policy, the empty
+ *   topic's name) and the realm's address (avatar URLs, placeholder emails):
+ *   `realmWriteVersion` and the URL itself, and the avatar salt;
+ * - the channel's name (display_recipient): compared on each hit;
+ * - the request's options (apply_markdown, allow_empty_topic_name): part of the key.
+ * The formatted object does not depend on the viewer (formatMessage reads only the
+ * message and what is listed above). Memory is bounded by the shared records: a
+ * WeakMap entry lives as long as its record in that bounded cache.
+ */
+const serialized = new WeakMap<MessageRecord, { key: string; channelName: string | undefined; json: string }>();
+
+/** The key of everything but the record a formatted message depends on; read once per request. */
+export function messageJsonKey(h: Hearth, options: MessageViewOptions): string {
+  return `${userWriteVersion()}:${realmWriteVersion()}:${getAvatarSalt(h.store) ?? ""}:${h.realmUrl()}:${options.applyMarkdown ? 1 : 0}${options.allowEmptyTopicName ? 1 : 0}`;
+}
+
+const flagsJson = new Map<number, string>();
+
+function flagListJson(flags: number): string {
+  let json = flagsJson.get(flags);
+  if (json === undefined) {
+    json = JSON.stringify(flagList(flags));
+    // Bounded: the distinct flag combinations in use are few.
+    if (flagsJson.size >= 1024) flagsJson.clear();
+    flagsJson.set(flags, json);
+  }
+  return json;
+}
+
+/**
+ * One message's JSON object for a viewer with `flags`; `extra` (serialized fields,
+ * without braces) is appended, for search highlights. `key` is messageJsonKey's for
+ * the same options. Records from `getMessageShared` are cached; do not pass a record
+ * that will be changed.
+ */
+export function messageJson(h: Hearth, viewer: UserRecord, m: MessageRecord, flags: number, options: MessageViewOptions, key: string, extra = ""): string {
+  const channelName = m.type === "stream" ? channelById(h, m.channel_id!)?.name : undefined;
+  let entry = serialized.get(m);
+  // Outside a transaction only: inside one, reads may see writes that roll back.
+  if (entry === undefined || entry.key !== key || entry.channelName !== channelName || h.store.inTransaction) {
+    const { flags: _, ...rest } = formatMessage(h, viewer, m, 0, options);
+    const json = JSON.stringify(rest);
+    entry = { key, channelName, json: json.slice(0, -1) };
+    if (!h.store.inTransaction) serialized.set(m, entry);
+  }
+  return `${entry.json},"flags":${flagListJson(flags)}${extra === "" ? "" : "," + extra}}`;
+}
