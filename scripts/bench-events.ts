@@ -223,7 +223,7 @@ async function recordTimeline(h: import("../src/context").Hearth, dataDir: strin
     }
     return result;
   };
-  const { EventQueue } = await import("../src/events/queues");
+  const { EventQueue } = await import("../src/events/event_queue");
   const answerWaiter = EventQueue.prototype.answerWaiter;
   EventQueue.prototype.answerWaiter = function (this: InstanceType<typeof EventQueue>, extra) {
     if (this.waiter) answered.set(lastSeq, now());

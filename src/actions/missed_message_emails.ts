@@ -1,7 +1,7 @@
 import type { Hearth } from "../context";
 import { commit } from "../events/commit";
 import type { ApiEvent } from "../events/hub";
-import type { EventQueue } from "../events/queues";
+import type { EventQueue } from "../events/event_queue";
 import { guardedTick } from "../lib/background";
 import type { RenderResult } from "../markdown";
 import { dueMissedMessageBatches, missedMessagesDueAt, putMissedMessage, takeMissedMessages, type MissedMessageTrigger } from "../store/account_emails";

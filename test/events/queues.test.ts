@@ -1,7 +1,8 @@
 import { describe, expect, spyOn, test } from "bun:test";
 import { EventHub } from "../../src/events/hub";
 import { parseCapabilities } from "../../src/events/capabilities";
-import { QueueManager, type QueueSettings } from "../../src/events/queues";
+import { QueueManager } from "../../src/events/queues";
+import type { QueueSettings } from "../../src/events/event_queue";
 import { eventsResponseFields } from "../../src/events/serialize";
 import { parseNarrow } from "../../src/events/narrow";
 
