@@ -1,0 +1,40 @@
+import { expect, test } from "bun:test";
+import { RecipientFlags } from "../../src/store/recipient_flags";
+import { PRESENT } from "../../src/store/message_indexes";
+import { pack } from "msgpackr";
+
+/** RecipientFlags reads as the Map of user → flags it stands for, whatever order users come and change in. */
+test("RecipientFlags answers as the equivalent Map after random sets", () => {
+  let seed = 11;
+  const random = (n: number) => (seed = (seed * 1103515245 + 12345) % 2147483648) % n;
+  for (let round = 0; round < 200; round++) {
+    const common = random(3) === 0 ? 8 : 0;
+    const ids = Array.from({ length: random(40) }, () => 1 + random(60));
+    const flags = new RecipientFlags(ids, common);
+    const map = new Map<number, number>();
+    for (const id of [...new Set(ids)].sort((a, b) => a - b)) map.set(id, common);
+    for (let n = random(12); n > 0; n--) {
+      const id = 1 + random(70);
+      const bits = [0, 1, 2, 8, 9][random(5)];
+      flags.set(id, bits);
+      map.set(id, bits);
+    }
+    const sorted = [...map].sort((a, b) => a[0] - b[0]);
+    expect([...flags]).toEqual(sorted);
+    expect(flags.ids).toEqual(sorted.map(([id]) => id));
+    expect([...flags.keys()]).toEqual(sorted.map(([id]) => id));
+    expect([...flags.values()]).toEqual(sorted.map(([, bits]) => bits));
+    expect(flags.size).toBe(map.size);
+    expect(flags.distinctValues()).toEqual(new Set(map.values()));
+    for (const bit of [1, 8]) expect(flags.usersWith(bit)).toEqual(sorted.filter(([, bits]) => bits & bit).map(([id]) => id));
+    for (let id = 0; id <= 71; id++) {
+      expect(flags.get(id)).toBe(map.get(id));
+      expect(flags.has(id)).toBe(map.has(id));
+    }
+    for (const [id, bits] of flags.exceptions) expect(bits === common || map.get(id) !== bits).toBe(false);
+  }
+});
+
+test("index rows' pre-encoded value is msgpack's true", () => {
+  expect([...PRESENT["\x10binary-data\x02" as keyof typeof PRESENT] as unknown as Uint8Array]).toEqual([...pack(true)]);
+});
