@@ -255,7 +255,7 @@ function notifyNewMessage(tx: Transaction, h: Hearth, sender: UserRecord, m: Mes
   if (req.localId !== undefined && req.queueId !== undefined && h.queues.isOwnQueue(req.queueId, sender.id)) {
     perQueue.set(req.queueId, { local_message_id: req.localId });
   }
-  tx.notify({ type: "message", message, flags: [] }, flagsByUser.ids, {
+  tx.notify({ type: "message", message, flags: [] }, flagsByUser, {
     perUser,
     perQueue,
     toAllPublicStreamsQueues: channel !== undefined && !channel.invite_only,

@@ -4,14 +4,19 @@
  * it is kept as the sorted recipient list, that common value and the few users whose
  * flags differ (the sender, mentioned users, alert words): a send to a large channel
  * then does no per-recipient map insert, and the recipient list it stores is the one
- * it already holds.
+ * it already holds. A Map by type, so that what takes a map of recipients (the
+ * events' publishing among them) reads its users without copying them; its own
+ * storage is these fields, every method of Map is overridden.
  */
-export class RecipientFlags implements ReadonlyMap<number, number> {
+export class RecipientFlags extends Map<number, number> {
   private sorted: number[];
   private readonly differing = new Map<number, number>();
+  readonly common: number;
 
   /** `userIds` in any order (repeats dropped), all with the flags `common`. */
-  constructor(userIds: readonly number[], readonly common: number) {
+  constructor(userIds: readonly number[], common: number) {
+    super();
+    this.common = common;
     let ascending = true;
     for (let i = 1; i < userIds.length && ascending; i++) ascending = userIds[i - 1] < userIds[i];
     this.sorted = ascending ? userIds.slice() : [...new Set(userIds)].sort((a, b) => a - b);
@@ -27,22 +32,22 @@ export class RecipientFlags implements ReadonlyMap<number, number> {
     return this.differing;
   }
 
-  get size(): number {
+  override get size(): number {
     return this.sorted.length;
   }
 
-  has(userId: number): boolean {
+  override has(userId: number): boolean {
     return this.indexOf(userId) >= 0;
   }
 
-  get(userId: number): number | undefined {
+  override get(userId: number): number | undefined {
     const own = this.differing.get(userId);
     if (own !== undefined) return own;
     return this.indexOf(userId) >= 0 ? this.common : undefined;
   }
 
   /** Sets a user's flags, making them a recipient if they were not one. */
-  set(userId: number, bits: number): this {
+  override set(userId: number, bits: number): this {
     if (this.indexOf(userId) < 0) {
       const at = this.insertionPoint(userId);
       this.sorted = [...this.sorted.slice(0, at), userId, ...this.sorted.slice(at)];
@@ -50,6 +55,19 @@ export class RecipientFlags implements ReadonlyMap<number, number> {
     if (bits === this.common) this.differing.delete(userId);
     else this.differing.set(userId, bits);
     return this;
+  }
+
+  override delete(userId: number): boolean {
+    const at = this.indexOf(userId);
+    if (at < 0) return false;
+    this.sorted = [...this.sorted.slice(0, at), ...this.sorted.slice(at + 1)];
+    this.differing.delete(userId);
+    return true;
+  }
+
+  override clear(): void {
+    this.sorted = [];
+    this.differing.clear();
   }
 
   /** Sets the flags of every user in `flags` (a map of user → flags). */
@@ -73,24 +91,24 @@ export class RecipientFlags implements ReadonlyMap<number, number> {
     return out;
   }
 
-  *entries(): MapIterator<[number, number]> {
+  override *entries(): MapIterator<[number, number]> {
     for (const id of this.sorted) yield [id, this.differing.get(id) ?? this.common];
   }
 
-  [Symbol.iterator](): MapIterator<[number, number]> {
+  override [Symbol.iterator](): MapIterator<[number, number]> {
     return this.entries();
   }
 
-  keys(): MapIterator<number> {
+  override keys(): MapIterator<number> {
     return this.sorted.values();
   }
 
-  *values(): MapIterator<number> {
+  override *values(): MapIterator<number> {
     for (const id of this.sorted) yield this.differing.get(id) ?? this.common;
   }
 
-  forEach(fn: (value: number, key: number, map: ReadonlyMap<number, number>) => void): void {
-    for (const [id, bits] of this.entries()) fn(bits, id, this);
+  override forEach(fn: (value: number, key: number, map: Map<number, number>) => void, thisArg?: unknown): void {
+    for (const [id, bits] of this.entries()) fn.call(thisArg, bits, id, this);
   }
 
   private insertionPoint(userId: number): number {

@@ -38,3 +38,20 @@ test("RecipientFlags answers as the equivalent Map after random sets", () => {
 test("index rows' pre-encoded value is msgpack's true", () => {
   expect([...PRESENT["\x10binary-data\x02" as keyof typeof PRESENT] as unknown as Uint8Array]).toEqual([...pack(true)]);
 });
+
+test("RecipientFlags is read as a Map by what takes one: its users without copies, delete and clear as a Map's", () => {
+  const flags = new RecipientFlags([3, 1, 2, 2], 0).set(9, 1);
+  expect(flags instanceof Map).toBe(true);
+  expect(Array.from(flags.keys())).toEqual([1, 2, 3, 9]);
+  expect(new Map(flags)).toEqual(new Map([[1, 0], [2, 0], [3, 0], [9, 1]]));
+  const seen: [number, number][] = [];
+  flags.forEach((bits, id) => seen.push([id, bits]));
+  expect(seen).toEqual([[1, 0], [2, 0], [3, 0], [9, 1]]);
+  expect(flags.delete(9)).toBe(true);
+  expect(flags.delete(9)).toBe(false);
+  expect([...flags]).toEqual([[1, 0], [2, 0], [3, 0]]);
+  expect(flags.exceptions.size).toBe(0);
+  flags.clear();
+  expect(flags.size).toBe(0);
+  expect(flags.get(1)).toBeUndefined();
+});
