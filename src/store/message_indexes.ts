@@ -1,4 +1,3 @@
-import { asBinary } from "lmdb";
 import type { Store } from "./db";
 import { conversationKey, getMessage, searchWords, topicKey, type MessageRecord } from "./messages";
 
@@ -26,17 +25,10 @@ function indexTerms(message: MessageRecord): string[] {
   return searchWords(`${message.content} ${message.topic}`);
 }
 
-/**
- * The value of a row whose key says everything (`true`), already encoded: the bytes
- * msgpack writes for `true`, so readers decode `true` as before and the store's format
- * is unchanged; a send writes about twenty such rows, and encoding each was measurable.
- */
-export const PRESENT = asBinary(new Uint8Array([0xc3]));
-
 /** Writes a new message's channel, topic, conversation, sender and search rows. Call inside `store.commit`. */
 export function indexMessage(store: Store, m: MessageRecord): void {
   putLocation(store, m, true);
-  store.dbs.senderMessages.put([m.sender_id, m.id], PRESENT);
+  store.dbs.senderMessages.put([m.sender_id, m.id], true);
   putTerms(store, m);
 }
 
@@ -66,12 +58,12 @@ export function unindexMessage(store: Store, m: MessageRecord): void {
 function putLocation(store: Store, m: MessageRecord, isNew: boolean): void {
   if (m.type === "stream") {
     const key = topicKey(m.topic);
-    store.dbs.channelMessages.put([m.channel_id, m.id], PRESENT);
-    store.dbs.topicMessages.put([m.channel_id, key, m.id], PRESENT);
+    store.dbs.channelMessages.put([m.channel_id, m.id], true);
+    store.dbs.topicMessages.put([m.channel_id, key, m.id], true);
     const topic = isNew ? undefined : (store.dbs.topics.get([m.channel_id, key]) as { name: string; max_id: number } | undefined);
     if (!topic || topic.max_id <= m.id) store.dbs.topics.put([m.channel_id, key], { name: m.topic, max_id: m.id });
   } else {
-    store.dbs.dmMessages.put([conversationKey(m.dm_user_ids!), m.id], PRESENT);
+    store.dbs.dmMessages.put([conversationKey(m.dm_user_ids!), m.id], true);
   }
 }
 
@@ -101,7 +93,7 @@ function refreshTopic(store: Store, channelId: number, key: string): void {
 }
 
 function putTerms(store: Store, m: MessageRecord): void {
-  for (const term of indexTerms(m)) store.dbs.searchTerms.put([term, m.id], PRESENT);
+  for (const term of indexTerms(m)) store.dbs.searchTerms.put([term, m.id], true);
 }
 function removeTerms(store: Store, m: MessageRecord): void {
   for (const term of indexTerms(m)) store.dbs.searchTerms.remove([term, m.id]);

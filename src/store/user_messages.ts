@@ -1,5 +1,5 @@
 import type { Store } from "./db";
-import { idsInRange, indexMessage, PRESENT, mergeIds, reindexMessage, unindexMessage, writtenIndexRows, type IndexRow } from "./message_indexes";
+import { idsInRange, indexMessage, mergeIds, reindexMessage, unindexMessage, writtenIndexRows, type IndexRow } from "./message_indexes";
 import { MENTION_BITS, MessageFlag, messageLocation, recipientList, type MessageRecord } from "./messages";
 import { addImplicitUnreadRows, applyUnreadRemovals, UNREAD_WATERMARK, hasUnreadRow, initUnreadWatermark, putUnreadRow, recipientsChanged, removeUnreadRow, unreadIdStreams, unreadRows, type UnreadRemovals } from "./unread";
 import { allUsers } from "./users";
@@ -132,7 +132,7 @@ function writeFlags(store: Store, userId: number, m: MessageRecord, before: numb
     if (old.includes(index)) continue;
     // "unread" and "dm" rows hold the message's place (MessageLocation); the others nothing.
     if (index === "unread") putUnreadRow(store, userId, m);
-    else store.dbs.userMessageIndex.put([userId, index, m.id], index === "dm" ? messageLocation(m) : PRESENT);
+    else store.dbs.userMessageIndex.put([userId, index, m.id], index === "dm" ? messageLocation(m) : true);
   }
   // Flags 0 are implied by the "unread" row just written (see getUserFlags).
   if (after !== 0) store.dbs.userMessages.put([userId, m.id], after);

@@ -1,7 +1,5 @@
 import { expect, test } from "bun:test";
 import { RecipientFlags } from "../../src/store/recipient_flags";
-import { PRESENT } from "../../src/store/message_indexes";
-import { pack } from "msgpackr";
 
 /** RecipientFlags reads as the Map of user → flags it stands for, whatever order users come and change in. */
 test("RecipientFlags answers as the equivalent Map after random sets", () => {
@@ -33,10 +31,6 @@ test("RecipientFlags answers as the equivalent Map after random sets", () => {
     }
     for (const [id, bits] of flags.exceptions) expect(bits === common || map.get(id) !== bits).toBe(false);
   }
-});
-
-test("index rows' pre-encoded value is msgpack's true", () => {
-  expect([...PRESENT["\x10binary-data\x02" as keyof typeof PRESENT] as unknown as Uint8Array]).toEqual([...pack(true)]);
 });
 
 test("RecipientFlags is read as a Map by what takes one: its users without copies, delete and clear as a Map's", () => {
