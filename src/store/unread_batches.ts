@@ -2,7 +2,7 @@ import { appendTo } from "../lib/collections";
 import type { Store } from "./db";
 import { getMessage, MessageFlag, messageLocation, recipientList, type MessageLocation } from "./messages";
 import { listHolds, recipientsVersion, UNREAD_WATERMARK, unreadWatermark } from "./unread";
-import { encodeRunOfSharedPlaces, putEncodedRun, removeRuns, RUN_MAX_IDS, type EncodedRun } from "./unread_runs";
+import { putRun, removeRuns, RUN_MAX_IDS } from "./unread_runs";
 
 /**
  * One batch of the unread-rows job (unread_rows.ts): the "unread" rows that channel
@@ -131,9 +131,6 @@ export function writeDeferredUnreadRows(store: Store, batch: DeferredUnreadBatch
     batch.removesEarlierRuns = inProgress === undefined || inProgress === batch.start;
     if (!advance) store.dbs.meta.put(UNREAD_BATCH_IN_PROGRESS, batch.start);
   }
-  // Most users of a batch hold the same IDs (a channel's readers who have read none of
-  // it): their runs are encoded once, for the first of them, and written for each.
-  let shared: { runIds: number[]; runs: EncodedRun[] } | undefined;
   for (const [userId, ids] of idsByUser) {
     if (ids.length === 0) continue;
     // Two range reads per user instead of two lookups per row: within a batch's span a
@@ -157,24 +154,12 @@ export function writeDeferredUnreadRows(store: Store, batch: DeferredUnreadBatch
     }
     // A batch cut short by a crash is planned again from the same start: what it wrote is replaced.
     if (batch.removesEarlierRuns) removeRuns(store, userId, batch.start, batch.target);
-    if (!shared || !sameIds(shared.runIds, runIds)) {
-      // The batch's locations are one object per place (readLocations), as encodeRunOfSharedPlaces needs.
-      const runs: EncodedRun[] = [];
-      for (let i = 0; i < runIds.length; i += RUN_MAX_IDS) {
-        runs.push(encodeRunOfSharedPlaces(i === 0 ? batch.start : runIds[i], runIds.slice(i, i + RUN_MAX_IDS), places.slice(i, i + RUN_MAX_IDS)));
-      }
-      shared = { runIds, runs };
+    for (let i = 0; i < runIds.length; i += RUN_MAX_IDS) {
+      putRun(store, userId, i === 0 ? batch.start : runIds[i], runIds.slice(i, i + RUN_MAX_IDS), places.slice(i, i + RUN_MAX_IDS));
     }
-    for (const run of shared.runs) putEncodedRun(store, userId, run);
   }
   if (advance && batch.target > unreadWatermark(store)) {
     store.dbs.meta.put(UNREAD_WATERMARK, batch.target);
     store.dbs.meta.put(UNREAD_BATCH_IN_PROGRESS, 0);
   }
-}
-
-function sameIds(a: readonly number[], b: readonly number[]): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
 }

@@ -213,29 +213,12 @@ export function putRun(store: Store, userId: number, start: number, ids: ArrayLi
  * new place against the others (quadratic in a run's places).
  */
 export function putRunOfSharedPlaces(store: Store, userId: number, start: number, ids: ArrayLike<number>, locations: readonly MessageLocation[]): void {
-  putEncodedRun(store, userId, encodeRunOfSharedPlaces(start, ids, locations));
-}
-
-/** A run's two records, encoded once for every user who holds exactly its IDs (most of a channel's readers in a batch). */
-export interface EncodedRun {
-  start: number;
-  run: Buffer;
-  places: readonly MessageLocation[];
-}
-
-/** Encodes a run as putRunOfSharedPlaces writes it (one object per distinct location). */
-export function encodeRunOfSharedPlaces(start: number, ids: ArrayLike<number>, locations: readonly MessageLocation[]): EncodedRun {
+  runsChanged(store);
   const places: MessageLocation[] = [];
   const at = new Map<MessageLocation, number>();
   const placeAt = locations.map((location) => at.get(location) ?? (at.set(location, places.length), places.push(location) - 1));
-  return { start, run: encodeRun(start, ids, placeAt), places };
-}
-
-/** Writes a user's run encoded by encodeRunOfSharedPlaces. Call inside `store.commit`. */
-export function putEncodedRun(store: Store, userId: number, encoded: EncodedRun): void {
-  runsChanged(store);
-  store.dbs.userMessageIndex.put([userId, UNREAD_RUN, encoded.start], encoded.run);
-  store.dbs.userMessageIndex.put([userId, UNREAD_RUN_PLACES, encoded.start], encoded.places);
+  store.dbs.userMessageIndex.put([userId, UNREAD_RUN, start], encodeRun(start, ids, placeAt));
+  store.dbs.userMessageIndex.put([userId, UNREAD_RUN_PLACES, start], places);
 }
 
 /** The position of a location in a run's places, added when new. */
