@@ -7,6 +7,7 @@ import { widgetFromContent, type WidgetContent } from "../markdown/widgets";
 import { topicExists } from "../store/message_topics";
 import { conversationKey, flagList, MAX_DM_PARTICIPANTS, MessageFlag, recipientIdFor, type MessageRecord } from "../store/messages";
 import { insertMessage } from "../store/user_messages";
+import { RecipientFlags } from "../store/recipient_flags";
 import { alertWordsByUser } from "../store/personal";
 import { getChannel, putChannel } from "../store/channels";
 import { getUser, inactiveUserIdsOf, type UserRecord } from "../store/users";
@@ -129,26 +130,24 @@ export async function doSendMessage(h: Hearth, sender: UserRecord, req: SendRequ
   const now = Math.floor(Date.now() / 1000);
   const recipientIds = recipientsOf(h, target);
   const topicUsers = target.type === "stream" && rendered.topicWildcard ? topicParticipants(h, target.channel.id, target.topic) : new Set<number>();
-  const flagsByUser = new Map<number, number>();
   const alertWordBit = alertWordBits(h, sender.id, content);
   // Most recipients are neither mentioned nor have alert words: they all get the same
-  // bits, found with one set lookup each instead of a check per kind (the per-recipient
-  // cost of a send to a large channel).
-  const ownBits = new Set<number>([sender.id, ...rendered.mentionedUserIds, ...groupMembers, ...topicUsers, ...alertWordsByUser(h.store).keys()]);
+  // bits, and only the others are looked at one by one (the per-recipient cost of a
+  // send to a large channel).
   const commonBits = rendered.channelWildcard ? MessageFlag.stream_wildcard_mentioned : 0;
-  for (const userId of recipientIds) {
-    flagsByUser.set(userId, ownBits.has(userId) ? mentionBitsFor(userId, sender.id, rendered, groupMembers, topicUsers) | alertWordBit(userId) : commonBits);
+  const flagsByUser = new RecipientFlags(recipientIds, commonBits);
+  for (const userId of new Set<number>([...rendered.mentionedUserIds, ...groupMembers, ...topicUsers, ...alertWordsByUser(h.store).keys()])) {
+    if (userId !== sender.id && flagsByUser.has(userId)) flagsByUser.set(userId, mentionBitsFor(userId, sender.id, rendered, groupMembers, topicUsers) | alertWordBit(userId));
   }
   // The sender always gets a row, so they see what they sent even without subscribing.
-  flagsByUser.set(sender.id, (flagsByUser.get(sender.id) ?? mentionBitsFor(sender.id, sender.id, rendered, groupMembers, topicUsers)) | (req.readBySender ? MessageFlag.read : 0));
-  if (req.readFor) for (const [id, bits] of flagsByUser) if (req.readFor(id)) flagsByUser.set(id, bits | MessageFlag.read);
+  flagsByUser.set(sender.id, mentionBitsFor(sender.id, sender.id, rendered, groupMembers, topicUsers) | alertWordBit(sender.id) | (req.readBySender ? MessageFlag.read : 0));
+  if (req.readFor) for (const [id, bits] of [...flagsByUser]) if (req.readFor(id)) flagsByUser.set(id, bits | MessageFlag.read);
   // Zulip: a message sent in a direct message conversation with oneself is read.
   if (target.type === "private" && target.userIds.length === 1) flagsByUser.set(sender.id, flagsByUser.get(sender.id)! | MessageFlag.read);
 
   const serviceTriggers = outgoingWebhookTriggers(h, sender, target, rendered, groupMembers);
   const startsTopic = target.type === "stream" && !topicExists(h.store, target.channel.id, target.topic);
-  const mentioned: number[] = [];
-  for (const [id, bits] of flagsByUser) if (id !== sender.id && (bits & MessageFlag.mentioned) !== 0) mentioned.push(id);
+  const mentioned = flagsByUser.usersWith(MessageFlag.mentioned).filter((id) => id !== sender.id);
   const automaticPolicies =
     target.type === "stream" && !sender.is_system_bot
       ? planAutomaticTopicPolicies(h, sender, target.channel.id, target.topic, startsTopic, mentioned)
@@ -236,7 +235,7 @@ export async function doSendMessage(h: Hearth, sender: UserRecord, req: SendRequ
  * both the raw Markdown (`content`) and the HTML (`rendered_content`) so each queue
  * gets what its client registered for (apply_markdown, client_gravatar).
  */
-function notifyNewMessage(tx: Transaction, h: Hearth, sender: UserRecord, m: MessageRecord, flagsByUser: Map<number, number>, req: SendRequest, channel: MessageChannel | undefined): void {
+function notifyNewMessage(tx: Transaction, h: Hearth, sender: UserRecord, m: MessageRecord, flagsByUser: RecipientFlags, req: SendRequest, channel: MessageChannel | undefined): void {
   const formatted = formatMessage(h, sender, m, 0, { applyMarkdown: false, allowEmptyTopicName: true });
   delete formatted.flags;
   // Both forms of the content; each queue keeps the one its client asked for. formatMessage
@@ -244,7 +243,7 @@ function notifyNewMessage(tx: Transaction, h: Hearth, sender: UserRecord, m: Mes
   const message = { ...formatted, rendered_content: m.rendered_content } as unknown as MessageEventJson & { rendered_content: string };
   // One fields object per flags value: the queues share each (and its JSON).
   const fieldsByBits = new Map<number, Record<string, unknown>>();
-  for (const bits of flagsByUser.values()) if (!fieldsByBits.has(bits)) fieldsByBits.set(bits, { flags: flagList(bits) });
+  for (const bits of flagsByUser.distinctValues()) fieldsByBits.set(bits, { flags: flagList(bits) });
   const perUser = {
     get: (userId: number) => {
       const bits = flagsByUser.get(userId);

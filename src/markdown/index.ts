@@ -510,10 +510,34 @@ export function loadMarkdownIt(): typeof import("markdown-it").default {
   return loaded.default ?? loaded;
 }
 
-function buildMarkdown(): MarkdownItInstance {
+/** A character every link linkify-it can find contains (see skipLinklessText). */
+const LINK_CHARACTER = /[.:/@]/;
+
+/**
+ * markdown-it asks linkify-it whether each paragraph, then each text run, holds a
+ * link, and linkify-it answers by running its fuzzy-link regex (every Unicode letter
+ * class, every TLD) from every position: most of a chat message's rendering time
+ * (docs/benchmarks.md). Every link it can find contains one of LINK_CHARACTER: a
+ * schema ("http:", "https:", "ftp:", "mailto:", "//"), a bare domain's dot, an
+ * email's "@". So text without any of them is answered "no" at once and the answer is
+ * the same. Only installed while every schema linkify-it knows holds ":" or "/"; if a
+ * new version keeps them elsewhere, rendering stays correct, only slower.
+ * test/markdown/link_prefilter.test.ts renders a varied corpus both ways.
+ */
+function skipLinklessText(md: MarkdownItInstance): boolean {
+  const schemas = (md.linkify as unknown as { __schemas__?: Record<string, unknown> }).__schemas__;
+  if (!schemas || !Object.keys(schemas).every((name) => name.includes(":") || name.includes("/"))) return false;
+  const fullTest = md.linkify.test.bind(md.linkify);
+  md.linkify.test = (text: string) => LINK_CHARACTER.test(text) && fullTest(text);
+  return true;
+}
+
+/** markdown-it as Zulip's Markdown; `linkPrefilter: false` only for tests comparing with the prefilter (skipLinklessText). */
+export function buildMarkdown(options: { linkPrefilter: boolean } = { linkPrefilter: true }): MarkdownItInstance & { linkPrefiltered: boolean } {
   const md = new (loadMarkdownIt())({ html: false, linkify: true, breaks: true, typographer: false });
   md.linkify.set({ fuzzyLink: true });
   md.linkify.tlds(LINKABLE_TLDS, false);
+  const linkPrefiltered = options.linkPrefilter && skipLinklessText(md);
   md.disable("image"); // Zulip has no image syntax; uploads are previewed from links
   md.inline.ruler.before("emphasis", "zulip_mention", mentionRule);
   md.inline.ruler.before("emphasis", "zulip_channel_link", channelLinkRule);
@@ -567,13 +591,13 @@ function buildMarkdown(): MarkdownItInstance {
     if (href) ((env as unknown as Env).result as RenderResult).linkUrls.push(String(href));
     return defaultLinkOpen(tokens, idx, options, env, self);
   };
-  return md;
+  return Object.assign(md, { linkPrefiltered });
 }
 
 let markdown: MarkdownItInstance | null = null;
 
 /** Renders message Markdown to Zulip-style HTML and reports mentions and links. */
-export function renderMarkdown(content: string, ctx: RenderContext): RenderResult {
+export function renderMarkdown(content: string, ctx: RenderContext, md?: MarkdownItInstance): RenderResult {
   const result: RenderResult = {
     html: "",
     mentionedUserIds: new Set(),
@@ -582,7 +606,7 @@ export function renderMarkdown(content: string, ctx: RenderContext): RenderResul
     topicWildcard: false,
     linkUrls: [],
   };
-  result.html = (markdown ??= buildMarkdown()).render(content, { ctx, result } satisfies Env).trimEnd();
+  result.html = (md ?? (markdown ??= buildMarkdown())).render(content, { ctx, result } satisfies Env).trimEnd();
   return result;
 }
 

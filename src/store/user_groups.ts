@@ -1,3 +1,4 @@
+import { StoreCache } from "./cache";
 import { fitsKey, type Store } from "./db";
 
 /**
@@ -45,19 +46,30 @@ export interface UserGroupRecord {
   settings: Record<UserGroupSettingName, GroupSettingValue>;
 }
 
+/**
+ * Groups by ID and group IDs by lower-cased name, while no group is written: every
+ * message send checks the channel's posting group (docs/benchmarks.md). putUserGroup,
+ * the only writer of both key spaces, invalidates them.
+ */
+const groupCache = new StoreCache<number, UserGroupRecord | undefined>();
+const groupIdByName = new StoreCache<string, number | undefined>();
+
 export function getUserGroup(store: Store, id: number): UserGroupRecord | undefined {
-  return store.dbs.userGroups.get(id) as UserGroupRecord | undefined;
+  return groupCache.get(store, id, () => store.dbs.userGroups.get(id) as UserGroupRecord | undefined);
 }
 
 export function getUserGroupByName(store: Store, name: string): UserGroupRecord | undefined {
   // A name from a request (a mention) may be longer than any key: no group has it.
   if (!fitsKey(name)) return undefined;
-  const id = store.dbs.userGroupsByName.get(name.toLowerCase()) as number | undefined;
+  const key = name.toLowerCase();
+  const id = groupIdByName.get(store, key, () => store.dbs.userGroupsByName.get(key) as number | undefined);
   return id === undefined ? undefined : getUserGroup(store, id);
 }
 
 /** Writes a group and keeps the name index in step; call only inside `commit`. */
 export function putUserGroup(store: Store, group: UserGroupRecord, previousName?: string): void {
+  groupCache.invalidate(store);
+  groupIdByName.invalidate(store);
   if (previousName !== undefined && previousName.toLowerCase() !== group.name.toLowerCase()) {
     store.dbs.userGroupsByName.remove(previousName.toLowerCase());
   }
@@ -71,7 +83,7 @@ export function* allUserGroups(store: Store): Generator<UserGroupRecord> {
 
 /** The ID of a system group; the groups exist from realm init (or server start for older folders). */
 export function systemGroupId(store: Store, name: SystemGroupName): number {
-  const id = store.dbs.userGroupsByName.get(name) as number | undefined;
+  const id = groupIdByName.get(store, name, () => store.dbs.userGroupsByName.get(name) as number | undefined);
   if (id === undefined) throw new Error(`System group ${name} is missing; the data folder was not initialised`);
   return id;
 }

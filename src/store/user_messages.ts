@@ -4,6 +4,7 @@ import { MENTION_BITS, MessageFlag, messageLocation, recipientList, type Message
 import { addImplicitUnreadRows, applyUnreadRemovals, UNREAD_WATERMARK, hasUnreadRow, initUnreadWatermark, putUnreadRow, recipientsChanged, removeUnreadRow, unreadIdStreams, unreadRows, type UnreadRemovals } from "./unread";
 import { allUsers } from "./users";
 import { StoreCache } from "./cache";
+import { RecipientFlags } from "./recipient_flags";
 
 /**
  * Each recipient's rows for a message (Zulip's UserMessage), and the writes of a
@@ -52,18 +53,25 @@ export function flagsOfUnread(store: Store, userId: number, messageId: number): 
  * recipients with flags 0 hold their "unread" row implicitly until the background
  * job writes it; direct messages (a handful of recipients) get theirs at once.
  */
-export function insertMessage(store: Store, m: MessageRecord, flagsByUser: Map<number, number>): void {
+export function insertMessage(store: Store, m: MessageRecord, flagsByUser: ReadonlyMap<number, number>): void {
   newestIds.invalidate(store);
   initUnreadWatermark(store, m.id);
   store.dbs.messages.put(m.id, m);
   indexMessage(store, m);
-  const implicit: number[] = [];
-  for (const [userId, bits] of flagsByUser) {
-    if (bits === 0 && m.type === "stream") implicit.push(userId);
-    else writeFlags(store, userId, m, undefined, bits);
+  const flags = flagsByUser instanceof RecipientFlags ? flagsByUser : new RecipientFlags([...flagsByUser.keys()], 0).setAll(flagsByUser);
+  if (m.type === "stream" && flags.common === 0) {
+    // Most recipients' flags are 0: only the others are looked at one by one.
+    for (const [userId, bits] of flags.exceptions) writeFlags(store, userId, m, undefined, bits);
+    addImplicitUnreadRows(store, m.id, flags.exceptions.size === 0 ? flags.ids : flags.ids.filter((id) => !flags.exceptions.has(id)));
+  } else {
+    const implicit: number[] = [];
+    for (const [userId, bits] of flags) {
+      if (bits === 0 && m.type === "stream") implicit.push(userId);
+      else writeFlags(store, userId, m, undefined, bits);
+    }
+    addImplicitUnreadRows(store, m.id, implicit);
   }
-  addImplicitUnreadRows(store, m.id, implicit);
-  store.dbs.messageRecipientLists.put(m.id, [...flagsByUser.keys()].sort((a, b) => a - b));
+  store.dbs.messageRecipientLists.put(m.id, flags.ids);
 }
 
 /**
