@@ -19,7 +19,7 @@
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { cpuSeconds, RawHttpClient, readLineMatching, rssMiB, threadCpuSeconds } from "./bench-lib";
+import { cpuSeconds, RawHttpClient, readLineMatching, rssMiB, spawnServer, threadCpuSeconds } from "./bench-lib";
 
 const [root, what = "me", secs = "3"] = process.argv.slice(2);
 if (!root) throw new Error("usage: bun scripts/bench-compare.ts CHECKOUT|bare|BINARY me|send|start|topic|unread [seconds] [--prof DIR]");
@@ -44,22 +44,11 @@ const dir = mkdtempSync(join(tmpdir(), "hearth-bench-compare-"));
 cpSync(READ_MODES.includes(what) ? withMessages : populated, dir, { recursive: true });
 const users = JSON.parse(readFileSync(join(dir, "bench-users.json"), "utf8")) as { email: string; key: string }[];
 
-const serve = ["serve", "--data", dir, "--port", "0", "--host", "127.0.0.1"];
-const isBinary = !existsSync(join(root, "src", "main.ts")) && root !== "bare";
-const cmd = root === "bare"
-  ? [process.execPath, BENCH, "--bare"]
-  : isBinary
-    ? [root, ...serve]
-    : [process.execPath, ...(profDir ? ["--cpu-prof", `--cpu-prof-dir=${profDir}`] : []), join(root, "src", "main.ts"), ...serve];
-const t0 = performance.now();
-const proc = Bun.spawn(cmd, { stdout: "pipe", stderr: "inherit", cwd: root === "bare" || isBinary ? tmpdir() : root });
-const url = root === "bare"
-  ? JSON.parse(await readLineMatching(proc.stdout, "bare", (l) => l.startsWith("{"))).url as string
-  : (await readLineMatching(proc.stdout, "hearth", (l) => l.includes(" is listening on "))).split(" is listening on ")[1].trim();
-const startMs = performance.now() - t0;
+const { proc, url, startMs } = await spawnServer(root, dir, profDir ? ["--cpu-prof", `--cpu-prof-dir=${profDir}`] : []);
+const listening = performance.now();
 void proc.stdout.pipeTo(new WritableStream());
 await (await fetch(`${url}/api/v1/users/me`, { headers: { authorization: basic(users[1]) } })).text();
-const firstMs = performance.now() - t0;
+const firstMs = startMs + performance.now() - listening;
 await Bun.sleep(1000);
 const out: Record<string, unknown> = { startMs: Math.round(startMs), firstMs: Math.round(firstMs), idle: rssMiB(proc.pid) };
 

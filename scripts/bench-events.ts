@@ -34,7 +34,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { cpuSeconds, percentile, RawHttpClient, readAnnouncement, rssMiB, threadCpuSeconds } from "./bench-lib";
+import { cpuSeconds, percentile, RawHttpClient, readAnnouncement, rssMiB, sampleChannelMessage, threadCpuSeconds } from "./bench-lib";
 
 const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -319,29 +319,8 @@ async function serveBare(floor: boolean) {
   console.log(JSON.stringify({ url: `http://127.0.0.1:${server.port}`, users: [] }));
 }
 
-/** A channel message event's message object, with the fields Zulip (and Hearth) send. */
 function sampleMessage(seq: number) {
-  return {
-    id: 1000 + seq,
-    sender_id: 9,
-    content: `message ${seq}`,
-    recipient_id: 12,
-    timestamp: Math.floor(Date.now() / 1000),
-    client: "bench",
-    subject: "load",
-    topic_links: [],
-    is_me_message: false,
-    reactions: [],
-    submessages: [],
-    sender_full_name: "Owner",
-    sender_email: "owner@bench.test",
-    sender_realm_str: "",
-    display_recipient: "bench",
-    type: "stream",
-    stream_id: 7,
-    avatar_url: "http://127.0.0.1:9991/user_avatars/9/0123456789abcdef0123456789abcdef.png",
-    content_type: "text/x-markdown",
-  };
+  return { ...sampleChannelMessage(seq), content_type: "text/x-markdown" };
 }
 
 // ---------------------------------------------------------------- the load

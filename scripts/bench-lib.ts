@@ -3,7 +3,10 @@
  * keep-alive client, percentiles, and what /proc says of a process (CPU, resident
  * memory split into anonymous and file-backed pages).
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Subprocess } from "bun";
 
 /**
  * The benchmarks run each server in a child process, which announces itself with one
@@ -148,4 +151,49 @@ export class RawHttpClient {
     this.pending = null;
     p?.resolve({ status: Number(head.slice(9, 12)), body });
   }
+}
+
+/** A channel message event's message object, with the fields Zulip (and Hearth) send. */
+export function sampleChannelMessage(seq: number) {
+  return {
+    id: 1000 + seq,
+    sender_id: 9,
+    content: `message ${seq}`,
+    recipient_id: 12,
+    timestamp: Math.floor(Date.now() / 1000),
+    client: "bench",
+    subject: "load",
+    topic_links: [] as unknown[],
+    is_me_message: false,
+    reactions: [] as unknown[],
+    submessages: [] as unknown[],
+    sender_full_name: "Owner",
+    sender_email: "owner@bench.test",
+    sender_realm_str: "",
+    display_recipient: "bench",
+    type: "stream",
+    stream_id: 7,
+    avatar_url: "http://127.0.0.1:9991/user_avatars/9/0123456789abcdef0123456789abcdef.png",
+  };
+}
+
+/**
+ * Spawns a server on `dataDir` and waits until it listens: `root` is a Hearth source
+ * tree (its src/main.ts), a compiled `hearth`, or "bare" (scripts/bench.ts --bare).
+ * `bunFlags` go before src/main.ts (a CPU profile); `startMs` is spawn to listening.
+ */
+export async function spawnServer(root: string, dataDir: string, bunFlags: string[] = []): Promise<{ proc: Subprocess<"ignore", "pipe", "inherit">; url: string; startMs: number }> {
+  const serve = ["serve", "--data", dataDir, "--port", "0", "--host", "127.0.0.1"];
+  const isBinary = root !== "bare" && !existsSync(join(root, "src", "main.ts"));
+  const cmd = root === "bare"
+    ? [process.execPath, join(import.meta.dir, "bench.ts"), "--bare"]
+    : isBinary
+      ? [root, ...serve]
+      : [process.execPath, ...bunFlags, join(root, "src", "main.ts"), ...serve];
+  const t0 = performance.now();
+  const proc = Bun.spawn(cmd, { stdout: "pipe", stderr: "inherit", cwd: root === "bare" || isBinary ? tmpdir() : root });
+  const url = root === "bare"
+    ? (JSON.parse(await readLineMatching(proc.stdout, "bare", (l) => l.startsWith("{"))).url as string)
+    : (await readLineMatching(proc.stdout, "hearth", (l) => l.includes(" is listening on "))).split(" is listening on ")[1].trim();
+  return { proc, url, startMs: performance.now() - t0 };
 }

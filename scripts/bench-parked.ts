@@ -6,7 +6,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { formatRss, RawHttpClient, readAnnouncement, rssMiB } from "./bench-lib";
+import { formatRss, RawHttpClient, readAnnouncement, rssMiB, sampleChannelMessage } from "./bench-lib";
 
 type Answer = Response;
 interface Side {
@@ -25,27 +25,7 @@ const number = (argv: string[], name: string, fallback: number) => {
 
 /** The message object a send publishes (both content forms, as src/actions/message_send.ts does). */
 function message(seq: number) {
-  return {
-    id: 1000 + seq,
-    sender_id: 9,
-    content: `message ${seq}`,
-    rendered_content: `<p>message ${seq}</p>`,
-    recipient_id: 12,
-    timestamp: Math.floor(Date.now() / 1000),
-    client: "bench",
-    subject: "load",
-    topic_links: [],
-    is_me_message: false,
-    reactions: [],
-    submessages: [],
-    sender_full_name: "Owner",
-    sender_email: "owner@bench.test",
-    sender_realm_str: "",
-    display_recipient: "bench",
-    type: "stream",
-    stream_id: 7,
-    avatar_url: "http://127.0.0.1:9991/user_avatars/9/0123456789abcdef0123456789abcdef.png",
-  };
+  return { ...sampleChannelMessage(seq), rendered_content: `<p>message ${seq}</p>` };
 }
 
 /** Hearth's QueueManager and GET /events answer, from `tree` (this checkout or another). */

@@ -17,7 +17,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { readLineMatching, rssMiB } from "./bench-lib";
+import { rssMiB, spawnServer } from "./bench-lib";
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: number) => {
@@ -42,22 +42,15 @@ async function startOnce(root: string) {
   const dir = populated;
   {
     const users = JSON.parse(readFileSync(join(dir, "bench-users.json"), "utf8")) as { email: string; key: string }[];
-    const serve = ["serve", "--data", dir, "--port", "0", "--host", "127.0.0.1"];
-    const isBinary = root !== "bare" && !existsSync(join(root, "src", "main.ts"));
-    const cmd = root === "bare" ? [process.execPath, BENCH, "--bare"] : isBinary ? [root, ...serve] : [process.execPath, join(root, "src", "main.ts"), ...serve];
-    const t0 = performance.now();
-    const proc = Bun.spawn(cmd, { stdout: "pipe", stderr: "inherit", cwd: root === "bare" || isBinary ? tmpdir() : root });
-    const url = root === "bare"
-      ? JSON.parse(await readLineMatching(proc.stdout, "bare", (l) => l.startsWith("{"))).url as string
-      : (await readLineMatching(proc.stdout, "hearth", (l) => l.includes(" is listening on "))).split(" is listening on ")[1].trim();
-    const startMs = performance.now() - t0;
+    const { proc, url, startMs } = await spawnServer(root, dir);
+    const listening = performance.now();
     const startCpuMs = cpuMs(proc.pid);
     void proc.stdout.pipeTo(new WritableStream());
     const auth = "Basic " + Buffer.from(`${users[1].email}:${users[1].key}`).toString("base64");
     const res = await fetch(`${url}/api/v1/users/me`, { headers: { authorization: auth } });
     await res.text();
     if (res.status !== 200) throw new Error(`GET /users/me: ${res.status}`);
-    const firstMs = performance.now() - t0;
+    const firstMs = startMs + performance.now() - listening;
     const firstCpuMs = cpuMs(proc.pid);
     await Bun.sleep(1000);
     const idle = rssMiB(proc.pid);
