@@ -42,18 +42,29 @@ const shownFrom = signal(0);
  * It is made up once every SPARE px of history, and taken out at the view's beginning.
  */
 const SPARE = 20_000;
+/**
+ * The first message of the group under the top of the feed, whose recipient bar stays
+ * shown there (as in Zulip's web app) while any message of that group is read; null while
+ * that group's own bar is wholly in view. One bar over the feed, set on scroll from the
+ * same bisection over the row wrappers that the anchoring uses, rather than each group's
+ * rows wrapped in an element for its bar to stick within (which would regroup the
+ * wrappers whenever the window moves).
+ */
+const topBar = signal<Message | null>(null);
 
 export const hashOf = (n: Narrow) => narrowHash(n, { channel: channelName, user: userName });
 
-function RecipientBar({ m }: { m: Message }) {
+function RecipientBar({ m, copy = false }: { m: Message; copy?: boolean }) {
+  // The bar over the feed repeats an in-flow bar: out of the tab order (the in-flow one is in it).
+  const tab = copy ? -1 : undefined;
   if (m.type === "stream" && m.stream_id !== undefined) {
     const sub = S.subs.get(m.stream_id);
     const name = sub?.name ?? (typeof m.display_recipient === "string" ? m.display_recipient : "");
     return (
       <div class="recipient-bar" style={sub ? { borderLeftColor: sub.color } : undefined}>
-        <a href={hashOf({ kind: "channel", streamId: m.stream_id })} class="bar-channel">#{name}</a>
+        <a href={hashOf({ kind: "channel", streamId: m.stream_id })} class="bar-channel" tabIndex={tab}>#{name}</a>
         <span aria-hidden="true"> › </span>
-        <a href={hashOf({ kind: "channel", streamId: m.stream_id, topic: m.subject })} class="bar-topic">{m.subject || "general chat"}</a>
+        <a href={hashOf({ kind: "channel", streamId: m.stream_id, topic: m.subject })} class="bar-topic" tabIndex={tab}>{m.subject || "general chat"}</a>
         <span class="bar-date">{dateOf(m.timestamp)}</span>
       </div>
     );
@@ -62,7 +73,7 @@ function RecipientBar({ m }: { m: Message }) {
   const ids = (others.length ? others.map((r) => r.id) : [S.me.user_id]).sort((a, b) => a - b);
   return (
     <div class="recipient-bar dm-bar">
-      <a href={hashOf({ kind: "dm", ids })}>You and {others.length ? others.map((r) => userName(r.id)).join(", ") : "yourself"}</a>
+      <a href={hashOf({ kind: "dm", ids })} tabIndex={tab}>You and {others.length ? others.map((r) => userName(r.id)).join(", ") : "yourself"}</a>
       <span class="bar-date">{dateOf(m.timestamp)}</span>
     </div>
   );
@@ -85,6 +96,12 @@ class Bar extends Component<{ m: Message; facts: string }> {
   render() {
     return <RecipientBar m={this.props.m} />;
   }
+}
+
+/** The bar of the group under the top of the feed (see topBar); `version` renders it again when names or colours change. */
+function TopBar(_: { version: number }) {
+  const m = topBar.value;
+  return <div class="feed-top-bar" aria-hidden="true">{m && <RecipientBar m={m} copy />}</div>;
 }
 
 /** Read flags waiting to be sent, in one request per batch. */
@@ -119,6 +136,8 @@ export function FeedView({ version }: { version: number }) {
   const spare = useRef(0);
   /** The first message of the window, for moving it after a fetch (indexes change when a page is prepended). */
   const windowTop = useRef<number | null>(null);
+  /** Each shown row's id → the first message of its group (the one rendered with the bar). */
+  const groupHead = useRef(new Map<number, Message>());
   const ids = feed.ids;
   const viewKey = hashOf(feed.narrow);
 
@@ -164,12 +183,14 @@ export function FeedView({ version }: { version: number }) {
       if (row) keepInPlace(box, row.offsetTop - anchor.top - box.scrollTop);
     }
     seeUnread(box);
+    showTopBar(box, groupHead.current);
   });
 
   useEffect(() => {
     setStartId(null);
     setPinnedEnd(true);
     shownFrom.value = 0;
+    topBar.value = null;
   }, [viewKey]);
 
   useEffect(() => {
@@ -233,6 +254,7 @@ export function FeedView({ version }: { version: number }) {
   const onScroll = () => {
     const box = scroller.current!;
     seeUnread(box);
+    showTopBar(box, groupHead.current);
     if (complete !== viewKey) return;
     if (fromTop(box) < 400) moveUp();
     else if (box.scrollHeight - box.scrollTop - box.clientHeight < 400) {
@@ -252,8 +274,11 @@ export function FeedView({ version }: { version: number }) {
   };
 
   let previous: Message | null = null;
+  let head: Message | null = null;
+  const heads = (groupHead.current = new Map<number, Message>());
   return (
     <div class="feed" ref={scroller} onScroll={onScroll} data-version={version} aria-busy={feed.loading}>
+      <TopBar version={version} />
       <div class="feed-spacer" ref={spacer} aria-hidden="true" />
       {feed.foundOldest && from === 0 && ids.length > 0 && <p class="feed-start">The beginning of this view.</p>}
       {feed.loading && <p class="loading">Loading…</p>}
@@ -263,6 +288,8 @@ export function FeedView({ version }: { version: number }) {
         const newGroup = !previous || conversationKey(previous, S.me.user_id) !== conversationKey(m, S.me.user_id) || dateOf(previous.timestamp) !== dateOf(m.timestamp);
         const showSender = newGroup || previous!.sender_id !== m.sender_id || m.timestamp - previous!.timestamp > 600;
         previous = m;
+        if (newGroup || !head) head = m;
+        heads.set(m.id, head);
         return <RowWrap key={m.id} m={m} bar={newGroup ? barFacts(m) : null} showSender={showSender} isNewDivider={m.id === feed.firstUnread && m.id !== ids[0]} {...rowFacts(m)} />;
       })}
     </div>
@@ -297,8 +324,7 @@ function RowWrap(props: RowProps) {
  * The first row (`.msg-wrap`) whose bottom is below `y` in the scroller: rows are in
  * order, so bisection measures a few of them rather than every one above the viewport.
  */
-function firstRowBelow(box: HTMLElement, y: number): HTMLElement | null {
-  const rows = box.querySelectorAll<HTMLElement>(".msg-wrap");
+function firstRowBelow(box: HTMLElement, y: number, rows = box.querySelectorAll<HTMLElement>(".msg-wrap")): HTMLElement | null {
   let low = 0;
   let high = rows.length;
   while (low < high) {
@@ -307,6 +333,25 @@ function firstRowBelow(box: HTMLElement, y: number): HTMLElement | null {
     else low = mid + 1;
   }
   return rows[low] ?? null;
+}
+
+/**
+ * Sets topBar from the row under the top of the feed: the bar of its group, unless that row
+ * is the group's first and its own bar is wholly in view. Reads only the few row offsets
+ * of a bisection (layout is clean in a scroll handler and after the feed's own layout effect).
+ */
+function showTopBar(box: HTMLElement, heads: Map<number, Message>): void {
+  const rows = box.querySelectorAll<HTMLElement>(".msg-wrap");
+  if (!rows.length) {
+    topBar.value = null;
+    return;
+  }
+  // Row offsets are from their offset parent, which is the feed's own when the feed is not positioned.
+  const base = rows[0].offsetParent === box ? 0 : box.offsetTop + box.clientTop;
+  const top = box.scrollTop + base;
+  const row = firstRowBelow(box, top, rows);
+  const head = row ? heads.get(Number(row.dataset.row)) ?? null : null;
+  topBar.value = head && (head.id !== Number(row!.dataset.row) || row!.offsetTop < top) ? head : null;
 }
 
 /** Marks read the unread messages wholly or mostly on screen, while the page is seen. */
