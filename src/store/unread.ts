@@ -155,8 +155,10 @@ export function addImplicitUnreadRows(store: Store, messageId: number, userIds: 
 
 /** Whether a user holds an "unread" row for a message, in any form (see the top of this file). */
 export function hasUnreadRow(store: Store, userId: number, messageId: number): boolean {
-  if (store.dbs.userMessageIndex.doesExist([userId, "unread", messageId])) return true;
+  // Runs first: a walk's lookups mostly hit the decoded runs kept in memory, and a
+  // message is never both in a run and in a written row.
   if (inUnreadRun(store, userId, messageId)) return true;
+  if (store.dbs.userMessageIndex.doesExist([userId, "unread", messageId])) return true;
   if (messageId <= unreadWatermark(store)) return false;
   const pending = pendingIndex(store).byUser.get(userId);
   if (!pending) return false;

@@ -147,28 +147,61 @@ function* userRuns(store: Store, userId: number, from: number, direction: "older
 }
 
 /**
- * Each user's run last looked up, decoded: a walk over a user's messages (GET
- * /messages) asks for the flags of message after message, mostly within one run, and
- * a cursor per message made a 50-message narrow measurably slower
- * (scripts/bench-messages.ts). Writes to runs on this thread drop it (runsChanged);
- * reads inside a transaction, which writes follow, never use it. The worker's writes go
- * to runs of later messages, or, for a batch planned again, to the same messages.
+ * Each user's runs last looked up, decoded, by start: a walk over a user's messages
+ * (GET /messages) asks for the flags of message after message, and a topic's newest 50
+ * cross many runs, so keeping one run per user cost a range scan at every crossing, on
+ * every request. Writes to runs on this thread drop them all (runsChanged), as does each
+ * batch of the worker once the main thread hears of it (loadPendingUnreadIndex); reads
+ * inside a transaction, which writes follow, never use them (StoreCache hands them a
+ * fresh, unkept set). The worker's writes go to runs of later messages, or, for a batch
+ * planned again, to the same messages. Only runs found are kept, at most
+ * RUNS_KEPT_PER_USER per user (past that the user's are dropped and kept afresh).
  */
-const lastRunRead = new StoreCache<number, Run | undefined>();
+const RUNS_KEPT_PER_USER = 32;
+class KnownRuns {
+  /** Ascending by start; the runs of one user cover disjoint spans. */
+  readonly runs: Run[] = [];
+
+  /** The kept run spanning `messageId`, if any: no other run of the user starts inside a run's span. */
+  spanning(messageId: number): Run | undefined {
+    const runs = this.runs;
+    let lo = 0;
+    let hi = runs.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (runs[mid].start <= messageId) lo = mid + 1;
+      else hi = mid;
+    }
+    const run = runs[lo - 1];
+    return run !== undefined && messageId <= run.ids[run.ids.length - 1] ? run : undefined;
+  }
+
+  keep(run: Run): void {
+    if (this.runs.length >= RUNS_KEPT_PER_USER) this.runs.length = 0;
+    let at = 0;
+    while (at < this.runs.length && this.runs[at].start < run.start) at++;
+    if (this.runs[at]?.start === run.start) this.runs[at] = run;
+    else this.runs.splice(at, 0, run);
+  }
+}
+const knownRuns = new StoreCache<number, KnownRuns>();
 
 export function runsChanged(store: Store): void {
-  lastRunRead.invalidate(store);
+  knownRuns.invalidate(store);
 }
 
 /** The run holding a user's "unread" row for a message, and the message's position in it. */
 function unreadRunHolding(store: Store, userId: number, messageId: number): (Run & { at: number }) | undefined {
-  // A run spans from its start to its last ID: no other run of the user starts inside it.
-  const spans = (run: Run | undefined) => run !== undefined && run.start <= messageId && messageId <= run.ids[run.ids.length - 1];
-  const run = lastRunRead.getFitting(store, userId, spans, () => {
-    for (const found of userRuns(store, userId, messageId, "older")) return found;
-    return undefined;
-  });
-  if (!run || run.start > messageId) return undefined;
+  const known = knownRuns.get(store, userId, () => new KnownRuns());
+  let run = known.spanning(messageId);
+  if (run === undefined) {
+    // The run with the greatest start not above the message: the only one that may hold it.
+    for (const { key, value } of store.dbs.userMessageIndex.getRange({ start: [userId, UNREAD_RUN, messageId], end: [userId, UNREAD_RUN, -1], reverse: true, limit: 1 })) {
+      run = decodeRun((key as [number, string, number])[2], value);
+    }
+    if (run === undefined || messageId > run.ids[run.ids.length - 1]) return undefined;
+    known.keep(run);
+  }
   const at = firstAbove(run.ids, messageId - 1);
   return run.ids[at] === messageId ? { ...run, at } : undefined;
 }
