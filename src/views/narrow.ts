@@ -57,6 +57,8 @@ export interface CompiledNarrow {
   channel: MessageChannel | null;
   /** The same narrow with `is:unread` added, compiled on demand (for `first_unread`). */
   unreadOnly(): CompiledNarrow;
+  /** The same, walking the viewer's unread rows whatever else the narrow names (see firstUnreadId). */
+  unreadOnlyByUnreadRows(): CompiledNarrow;
   /** The source walks the viewer's "unread" rows: each candidate's row is known to exist. */
   sourceIsUnread: boolean;
 }
@@ -98,7 +100,7 @@ function matchesWords(text: string, words: string[]): boolean {
   return words.every((w) => have.some((x) => x.startsWith(w)));
 }
 
-export function compileNarrow(h: Hearth, viewer: UserRecord, terms: NarrowTerm[]): CompiledNarrow {
+export function compileNarrow(h: Hearth, viewer: UserRecord, terms: NarrowTerm[], preferUnreadRows = false): CompiledNarrow {
   const filters: Filter[] = [];
   const words: string[] = [];
   let nearId: number | null = null;
@@ -273,7 +275,10 @@ export function compileNarrow(h: Hearth, viewer: UserRecord, terms: NarrowTerm[]
   const store = h.store;
   let source: Source;
   let sourceIsUnread = false;
-  if (idSource !== null) {
+  if (preferUnreadRows && userIndex === "unread") {
+    source = (from, dir) => unreadMessageIds(store, viewer.id, from, dir);
+    sourceIsUnread = true;
+  } else if (idSource !== null) {
     const id = idSource;
     source = (from, dir) => ((dir === "older" ? id <= from : id >= from) ? [id] : []);
   } else if (channel && topic !== null) {
@@ -313,6 +318,7 @@ export function compileNarrow(h: Hearth, viewer: UserRecord, terms: NarrowTerm[]
     nearId,
     channel,
     unreadOnly: () => compileNarrow(h, viewer, [...terms, { operator: "is", operand: "unread", negated: false }]),
+    unreadOnlyByUnreadRows: () => compileNarrow(h, viewer, [...terms, { operator: "is", operand: "unread", negated: false }], true),
     sourceIsUnread,
   };
 }
@@ -326,17 +332,30 @@ export interface Match {
 export function walkNarrow(h: Hearth, viewer: UserRecord, narrow: CompiledNarrow, from: number, direction: "older" | "newer", limit: number): Match[] {
   const out: Match[] = [];
   if (limit <= 0) return out;
-  const readable = readableChannels(h, viewer);
-  for (const id of narrow.source(from, direction)) {
-    const message = getMessageShared(h.store, id);
-    if (!message) continue;
-    const flags = visibleFlags(h, viewer, message, readable, narrow.sourceIsUnread ? flagsOfUnread(h.store, viewer.id, id) : undefined);
-    if (flags === undefined) continue;
-    if (!narrow.filters.every((f) => f(message, flags))) continue;
-    out.push({ message, flags });
+  for (const match of candidates(h, viewer, narrow, from, direction)) {
+    if (match === null) continue;
+    out.push(match);
     if (out.length >= limit) break;
   }
   return out;
+}
+
+/**
+ * Each candidate of the narrow's source from `from` (inclusive): its match, or null
+ * when the viewer may not see it or it does not match. One step per candidate, so two
+ * walks can be advanced in turn (firstUnreadId). Stopping early closes the source.
+ */
+function* candidates(h: Hearth, viewer: UserRecord, narrow: CompiledNarrow, from: number, direction: "older" | "newer"): Generator<Match | null> {
+  const readable = readableChannels(h, viewer);
+  for (const id of narrow.source(from, direction)) {
+    const message = getMessageShared(h.store, id);
+    if (!message) {
+      yield null;
+      continue;
+    }
+    const flags = visibleFlags(h, viewer, message, readable, narrow.sourceIsUnread ? flagsOfUnread(h.store, viewer.id, id) : undefined);
+    yield flags !== undefined && narrow.filters.every((f) => f(message, flags)) ? { message, flags } : null;
+  }
 }
 
 /** The message with `viewer`'s flags if they may see it and it matches the narrow. */
@@ -366,11 +385,26 @@ export function fetchByIds(h: Hearth, viewer: UserRecord, narrow: CompiledNarrow
 export const LARGER_THAN_MAX_MESSAGE_ID = 10_000_000_000_000_000;
 
 /**
- * The oldest unread message of the narrow: the narrow plus `is:unread`, so the most
- * selective index (a topic, a conversation, or the user's unread rows) is walked.
+ * The oldest unread message of the narrow: the narrow plus `is:unread`. A topic or a
+ * conversation is the narrow's own index, but a reader who has read nearly all of a
+ * long topic would have its every message checked, while their unread rows may be
+ * few (or the other way round). Both walks give the same answer (each applies every
+ * term, oldest first), so they are advanced in turn, a candidate each, and the first
+ * to answer wins: at most twice the cheaper one's work.
  */
 export function firstUnreadId(h: Hearth, viewer: UserRecord, narrow: CompiledNarrow): number | null {
-  return walkNarrow(h, viewer, narrow.unreadOnly(), 0, "newer", 1)[0]?.message.id ?? null;
+  const own = narrow.unreadOnly();
+  if (own.sourceIsUnread) return walkNarrow(h, viewer, own, 0, "newer", 1)[0]?.message.id ?? null;
+  const walks = [candidates(h, viewer, own, 0, "newer"), candidates(h, viewer, narrow.unreadOnlyByUnreadRows(), 0, "newer")];
+  try {
+    for (let turn = 0; ; turn++) {
+      const step = walks[turn % 2].next();
+      if (step.done) return null;
+      if (step.value !== null) return step.value.message.id;
+    }
+  } finally {
+    for (const walk of walks) walk.return(undefined);
+  }
 }
 
 
