@@ -196,8 +196,9 @@ function unreadRunHolding(store: Store, userId: number, messageId: number): (Run
   let run = known.spanning(messageId);
   if (run === undefined) {
     // The run with the greatest start not above the message: the only one that may hold it.
-    for (const { key, value } of store.dbs.userMessageIndex.getRange({ start: [userId, UNREAD_RUN, messageId], end: [userId, UNREAD_RUN, -1], reverse: true, limit: 1 })) {
-      run = decodeRun((key as [number, string, number])[2], value);
+    for (const found of userRuns(store, userId, messageId, "older")) {
+      run = found;
+      break;
     }
     if (run === undefined || messageId > run.ids[run.ids.length - 1]) return undefined;
     known.keep(run);
