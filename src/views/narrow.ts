@@ -55,10 +55,11 @@ export interface CompiledNarrow {
   nearId: number | null;
   /** Channel operand when the narrow is a channel (for read-marking and `with`). */
   channel: MessageChannel | null;
-  /** The same narrow with `is:unread` added, compiled on demand (for `first_unread`). */
-  unreadOnly(): CompiledNarrow;
-  /** The same, walking the viewer's unread rows whatever else the narrow names (see firstUnreadId). */
-  unreadOnlyByUnreadRows(): CompiledNarrow;
+  /**
+   * The same narrow with `is:unread` added, compiled on demand (for `first_unread`);
+   * `byUnreadRows`: walking the viewer's unread rows whatever else it names (see firstUnreadId).
+   */
+  unreadOnly(byUnreadRows?: boolean): CompiledNarrow;
   /** The source walks the viewer's "unread" rows: each candidate's row is known to exist. */
   sourceIsUnread: boolean;
 }
@@ -317,8 +318,7 @@ export function compileNarrow(h: Hearth, viewer: UserRecord, terms: NarrowTerm[]
     searchWords: words,
     nearId,
     channel,
-    unreadOnly: () => compileNarrow(h, viewer, [...terms, { operator: "is", operand: "unread", negated: false }]),
-    unreadOnlyByUnreadRows: () => compileNarrow(h, viewer, [...terms, { operator: "is", operand: "unread", negated: false }], true),
+    unreadOnly: (byUnreadRows = false) => compileNarrow(h, viewer, [...terms, { operator: "is", operand: "unread", negated: false }], byUnreadRows),
     sourceIsUnread,
   };
 }
@@ -395,7 +395,7 @@ export const LARGER_THAN_MAX_MESSAGE_ID = 10_000_000_000_000_000;
 export function firstUnreadId(h: Hearth, viewer: UserRecord, narrow: CompiledNarrow): number | null {
   const own = narrow.unreadOnly();
   if (own.sourceIsUnread) return walkNarrow(h, viewer, own, 0, "newer", 1)[0]?.message.id ?? null;
-  const walks = [candidates(h, viewer, own, 0, "newer"), candidates(h, viewer, narrow.unreadOnlyByUnreadRows(), 0, "newer")];
+  const walks = [candidates(h, viewer, own, 0, "newer"), candidates(h, viewer, narrow.unreadOnly(true), 0, "newer")];
   try {
     for (let turn = 0; ; turn++) {
       const step = walks[turn % 2].next();
