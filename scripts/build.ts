@@ -18,11 +18,18 @@
  *   `@oven/bun-linux-aarch64`, `@lmdb/lmdb-linux-arm64`,
  *   `@msgpackr-extract/msgpackr-extract-linux-arm64`), at exactly the versions the
  *   x64 side uses, checked against package-lock.json, cached under .tmp/.
+ *
+ * And two things for an idle server's memory and its start (docs/benchmarks.md, "Idle
+ * memory"): the bytecode is laid out by a startup profile recorded from a first build
+ * of the same tree (scripts/startup_profile.ts), and the executable starts with a
+ * reluctant JIT until it listens (START_JIT_POLICY, src/lib/jit_policy.ts).
  */
-import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import type { BunPlugin } from "bun";
 import { buildWebBundle, type WebBundle } from "../web/bundle";
+import { profileEntryCount, recordStartupProfile } from "./startup_profile";
 
 export type BuildTarget = "x64" | "arm64";
 export const ALL_TARGETS: readonly BuildTarget[] = ["x64", "arm64"];
@@ -55,6 +62,8 @@ export interface BuiltBinary {
   path: string;
   bytes: number;
   seconds: number;
+  /** Entries of the startup profile its bytecode is laid out by; 0 without one. */
+  startupProfileEntries: number;
 }
 
 function readJson(path: string): any {
@@ -213,10 +222,17 @@ function assertEmbedded(executable: string, addonFiles: string[]): void {
   }
 }
 
-export async function buildBinary(target: BuildTarget, outfile = OUTFILE[target]): Promise<BuiltBinary> {
-  const started = performance.now();
+/**
+ * JavaScriptCore's tier-up thresholds are multiplied by this from the executable's start
+ * until src/lib/jit_policy.ts sets the normal policy (once `serve` listens, at once for
+ * other commands): run-once start-up code, module evaluation and the TypeBox schemas
+ * built at import, stays in the interpreter instead of costing JIT compilations, and
+ * the JIT compilers' own pages and code stay out of an idle server's memory.
+ */
+const START_JIT_POLICY = 64;
+
+async function compile(target: BuildTarget, outfile: string, webClient: WebBundle, bytecodeOrder: string | null) {
   const { addons, bunExecutable } = nativeFilesFor(target);
-  const webClient = await buildWebBundle();
   mkdirSync(dirname(outfile), { recursive: true });
   const result = await Bun.build({
     // The unread-rows job's worker thread is a second entry point: Bun embeds it, and
@@ -239,6 +255,9 @@ export async function buildBinary(target: BuildTarget, outfile = OUTFILE[target]
       // happens to sit in the folder it is started from.
       autoloadDotenv: false,
       autoloadBunfig: false,
+      // The bytecode `serve` loads up to its first request first (scripts/startup_profile.ts).
+      bytecodeOrder,
+      jitPolicy: START_JIT_POLICY,
     },
     throw: false,
   });
@@ -249,7 +268,53 @@ export async function buildBinary(target: BuildTarget, outfile = OUTFILE[target]
   rmSync(`${outfile}.map`, { force: true });
   for (const output of result.outputs) if (output.path.endsWith(".map")) rmSync(output.path, { force: true });
   assertEmbedded(outfile, Object.values(addons));
-  return { target, path: outfile, bytes: statSync(outfile).size, seconds: (performance.now() - started) / 1000 };
+}
+
+/** This machine's target, when it can run what it builds. */
+function nativeTarget(): BuildTarget | null {
+  if (process.platform !== "linux") return null;
+  return (ALL_TARGETS as readonly string[]).includes(process.arch) ? (process.arch as BuildTarget) : null;
+}
+
+let startupProfileOnce: Promise<{ path: string; entries: number } | null> | undefined;
+
+/**
+ * The startup profile (scripts/startup_profile.ts), recorded once per build run from a
+ * build of this tree for this machine and shared by every target. Null where this
+ * machine cannot run a Linux build (the executables are then laid out without it).
+ */
+function startupProfile(webClient: WebBundle): Promise<{ path: string; entries: number } | null> {
+  startupProfileOnce ??= (async () => {
+    const native = nativeTarget();
+    if (!native) {
+      console.error("build: this machine cannot run a Linux executable; the bytecode is laid out without a startup profile.");
+      return null;
+    }
+    const dir = mkdtempSync(join(tmpdir(), "hearth-build-profile-"));
+    process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
+    const unprofiled = join(dir, "hearth");
+    await compile(native, unprofiled, webClient, null);
+    const profile = await recordStartupProfile(unprofiled);
+    rmSync(unprofiled, { force: true });
+    const path = join(dir, "serve.order");
+    writeFileSync(path, profile);
+    return { path, entries: profileEntryCount(profile) };
+  })();
+  return startupProfileOnce;
+}
+
+export async function buildBinary(target: BuildTarget, outfile = OUTFILE[target]): Promise<BuiltBinary> {
+  const started = performance.now();
+  const webClient = await buildWebBundle();
+  const profile = await startupProfile(webClient);
+  await compile(target, outfile, webClient, profile?.path ?? null);
+  return {
+    target,
+    path: outfile,
+    bytes: statSync(outfile).size,
+    seconds: (performance.now() - started) / 1000,
+    startupProfileEntries: profile?.entries ?? 0,
+  };
 }
 
 export function parseTargets(argv: string[]): BuildTarget[] {
@@ -271,7 +336,8 @@ if (import.meta.main) {
   try {
     for (const target of parseTargets(process.argv.slice(2))) {
       const built = await buildBinary(target);
-      console.log(`${built.path.replace(ROOT + "/", "")}: ${megabytes(built.bytes)}, built in ${built.seconds.toFixed(1)} s`);
+      const layout = built.startupProfileEntries ? `bytecode laid out by a startup profile of ${built.startupProfileEntries} entries` : "no startup profile";
+      console.log(`${built.path.replace(ROOT + "/", "")}: ${megabytes(built.bytes)}, ${layout}, built in ${built.seconds.toFixed(1)} s`);
     }
   } catch (e: any) {
     console.error(`build: ${e?.message ?? e}`);

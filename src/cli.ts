@@ -5,6 +5,7 @@ import { cmdBackup, cmdExport, cmdImport, cmdRestore, cmdSetPassword, cmdVerifyB
 import { cmdSendTestEmail } from "./cli/email_commands";
 import { cmdServe } from "./cli/serve";
 import { UsageError } from "./cli/options";
+import { useNormalJitPolicy } from "./lib/jit_policy";
 
 const HELP = `Hearth ${HEARTH_VERSION}: a team-chat server that speaks the Zulip API.
 
@@ -58,6 +59,9 @@ export async function runCli(argv: string[]): Promise<number> {
   // Data files must not be readable by other accounts on the machine.
   process.umask(0o077);
   const [command, ...rest] = argv;
+  // Only `serve` has a start worth keeping out of the JIT (src/lib/jit_policy.ts); an
+  // import or a backup is one long run of hot code.
+  if (command !== "serve") useNormalJitPolicy();
   try {
     switch (command) {
       case undefined:

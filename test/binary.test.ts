@@ -185,6 +185,13 @@ afterAll(() => {
 describe("dist/hearth (linux x64)", () => {
   const x64: Launcher = [join(ROOT, "dist", "hearth")];
 
+  test("its bytecode is laid out by a startup profile recorded from `serve` (scripts/startup_profile.ts)", () => {
+    // The recording ran init, serve, an authenticated request and a SIGTERM on a first
+    // build; a profile of a few entries would mean the run never got past start-up.
+    expect(built.x64!.startupProfileEntries).toBeGreaterThan(1000);
+    expect(built.arm64!.startupProfileEntries).toBe(built.x64!.startupProfileEntries);
+  });
+
   test("--version answers quickly; a bad option exits 2 with a message", () => {
     const runs = Array.from({ length: 5 }, () => runToEnd(x64, ["--version"]));
     for (const res of runs) {

@@ -5,12 +5,16 @@
  * in unread_rows.ts. scripts/build.ts compiles this file into the executable as a
  * second entry point.
  */
+import { useNormalJitPolicy } from "../lib/jit_policy";
 import { lowerThisThreadsPriority } from "../lib/thread_priority";
 import { Store } from "./db";
 import { MESSAGES_PER_BATCH, writeDeferredUnreadBatch } from "./unread_batches";
 import type { UnreadRowsWorkerCommand, UnreadRowsWorkerReport } from "./unread_rows";
 
 declare const self: Worker;
+
+// The worker starts when the server already runs: its batches are hot code from the first.
+useNormalJitPolicy();
 
 let store: Store | null = null;
 let running: Promise<void> | null = null;
