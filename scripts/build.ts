@@ -196,8 +196,8 @@ export function nativeAddonPlugin(addons: Record<AddonOwner, string>): BunPlugin
 
 /**
  * Puts the web client's bundle (built beforehand) into the executable: web/embedded.ts,
- * null in the source tree, becomes a module holding the bundle's files, so the binary
- * serves `/` without the web/ sources or a bundler run.
+ * null in the source tree, becomes a module whose function returns the bundle's files,
+ * so the binary serves `/` without the web/ sources or a bundler run.
  */
 export function embeddedWebClientPlugin(bundle: WebBundle): BunPlugin {
   return {
@@ -205,7 +205,7 @@ export function embeddedWebClientPlugin(bundle: WebBundle): BunPlugin {
     setup(build) {
       build.onLoad({ filter: /[\\/]web[\\/]embedded\.ts$/ }, () => ({
         loader: "ts",
-        contents: `export const EMBEDDED_WEB_BUNDLE = ${JSON.stringify(bundle)};\n`,
+        contents: `export const embeddedWebBundle = () => (${JSON.stringify(bundle)});\n`,
       }));
     },
   };

@@ -8,7 +8,7 @@
  * made (web/embedded.ts), as the source tree is not inside it.
  */
 import { join } from "node:path";
-import { EMBEDDED_WEB_BUNDLE } from "./embedded";
+import { embeddedWebBundle } from "./embedded";
 
 export interface WebBundle {
   /** Public file names: `app.<hash>.js`, `app.<hash>.css`. */
@@ -39,7 +39,8 @@ let building: Promise<WebBundle> | null = null;
 
 /** The bundle: the embedded one, else built once per process (a failed build is retried). */
 export function webBundle(): Promise<WebBundle> {
-  if (EMBEDDED_WEB_BUNDLE) return Promise.resolve(EMBEDDED_WEB_BUNDLE);
+  // Called once: the same object each time (web_client.ts keeps its gzipped files by it).
+  if (embeddedWebBundle) return (building ??= Promise.resolve(embeddedWebBundle()));
   building ??= buildWebBundle().catch((e) => {
     building = null;
     throw e;
