@@ -5,9 +5,9 @@
  * touches fewer of the executable's pages (docs/benchmarks.md, "Idle memory").
  *
  * Recorded at every build from a first build of the same code, so it never goes stale:
- * `hearth init` makes an organization in a temp folder, then `hearth serve` runs on it
- * with `BUN_BYTECODE_ORDER_OUT` set, answers one GET /api/v1/users/me and is stopped
- * with SIGTERM (Bun writes the profile on exit). Functions are matched by a hash of
+ * `hearth init` makes an organization in a temp folder, a first `hearth serve` on it
+ * takes some messages, then a second runs with `BUN_BYTECODE_ORDER_OUT` set, answers
+ * one GET /api/v1/users/me and is stopped with SIGTERM (Bun writes the profile on exit). Functions are matched by a hash of
  * their syntax, so a profile recorded on the build machine's platform applies to every
  * target.
  */
@@ -34,6 +34,32 @@ async function lineAfter(stream: ReadableStream<Uint8Array>, marker: string): Pr
   throw new Error(`the server exited before printing "${marker}":\n${text}`);
 }
 
+/** Runs `hearth serve` on `dataDir` with `env`, calls `during` with its URL, then stops it with SIGTERM. */
+async function serveOnce(executable: string, dataDir: string, env: Record<string, string>, during: (url: string) => Promise<void>): Promise<void> {
+  const serve = Bun.spawn([executable, "serve", "--data", dataDir, "--port", "0", "--host", "127.0.0.1"], {
+    stdout: "pipe",
+    stderr: "pipe",
+    env: { ...process.env, ...env },
+  });
+  const timer = setTimeout(() => serve.kill("SIGKILL"), TIMEOUT_MS);
+  try {
+    await during(await lineAfter(serve.stdout, " is listening on "));
+    serve.kill("SIGTERM");
+    const code = await serve.exited;
+    if (code !== 0) throw new Error(`hearth serve exited with ${code}: ${await new Response(serve.stderr).text()}`);
+  } finally {
+    clearTimeout(timer);
+    serve.kill("SIGKILL");
+  }
+}
+
+async function call(url: string, auth: string, method: string, path: string, form?: Record<string, string>): Promise<any> {
+  const res = await fetch(`${url}/api/v1${path}`, { method, headers: { authorization: auth }, body: form && new URLSearchParams(form) });
+  const body = await res.json();
+  if (res.status !== 200) throw new Error(`${method} ${path} answered ${res.status}: ${JSON.stringify(body)}`);
+  return body;
+}
+
 /**
  * Runs `executable` (built for this machine) as above and returns the profile's text.
  * Throws when any step fails: a build must not silently lose its layout.
@@ -49,27 +75,23 @@ export async function recordStartupProfile(executable: string): Promise<string> 
     );
     if (init.exitCode !== 0) throw new Error(`hearth init failed: ${init.stderr.toString()}`);
     const owner = JSON.parse(init.stdout.toString()) as { email: string; api_key: string };
+    const auth = "Basic " + btoa(`${owner.email}:${owner.api_key}`);
 
-    const serve = Bun.spawn([executable, "serve", "--data", dataDir, "--port", "0", "--host", "127.0.0.1"], {
-      stdout: "pipe",
-      stderr: "pipe",
-      env: { ...process.env, BUN_BYTECODE_ORDER_OUT: profile },
+    // First a server that has been used: messages in a channel, unread for others. A
+    // start on a brand-new folder runs other code than a restart, and a function a
+    // restart needs that the profile lacks costs a page of the payload on its own
+    // (docs/benchmarks.md, "Idle memory").
+    await serveOnce(executable, dataDir, {}, async (url) => {
+      const { subscriptions } = await call(url, auth, "GET", "/users/me/subscriptions");
+      if (!subscriptions.length) throw new Error("the new organization's owner is in no channel");
+      for (let i = 0; i < 20; i++) {
+        await call(url, auth, "POST", "/messages", { type: "stream", to: String(subscriptions[0].stream_id), topic: `topic ${i % 3}`, content: `message ${i}` });
+      }
     });
-    const timer = setTimeout(() => serve.kill("SIGKILL"), TIMEOUT_MS);
-    try {
-      const url = await lineAfter(serve.stdout, " is listening on ");
-      const res = await fetch(`${url}/api/v1/users/me`, {
-        headers: { authorization: "Basic " + btoa(`${owner.email}:${owner.api_key}`) },
-      });
-      await res.text();
-      if (res.status !== 200) throw new Error(`GET /api/v1/users/me answered ${res.status}`);
-      serve.kill("SIGTERM");
-      const code = await serve.exited;
-      if (code !== 0) throw new Error(`hearth serve exited with ${code}: ${await new Response(serve.stderr).text()}`);
-    } finally {
-      clearTimeout(timer);
-      serve.kill("SIGKILL");
-    }
+    // The recorded restart.
+    await serveOnce(executable, dataDir, { BUN_BYTECODE_ORDER_OUT: profile }, async (url) => {
+      await call(url, auth, "GET", "/users/me");
+    });
     if (statSync(profile, { throwIfNoEntry: false })?.size) return readFileSync(profile, "utf8");
     throw new Error(`hearth serve wrote no profile to ${profile}`);
   } finally {
