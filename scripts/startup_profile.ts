@@ -5,9 +5,10 @@
  * touches fewer of the executable's pages (docs/benchmarks.md, "Idle memory").
  *
  * Recorded at every build from a first build of the same code, so it never goes stale:
- * `hearth init` makes an organization in a temp folder, a first `hearth serve` on it
- * takes some messages, then a second runs with `BUN_BYTECODE_ORDER_OUT` set, answers
- * one GET /api/v1/users/me and is stopped with SIGTERM (Bun writes the profile on exit). Functions are matched by a hash of
+ * `hearth init` makes an organization in a temp folder and `create-user` a member, a
+ * first `hearth serve` on it takes some messages from the owner, then a second runs with
+ * `BUN_BYTECODE_ORDER_OUT` set, answers the member's GET /api/v1/users/me and is stopped
+ * with SIGTERM (Bun writes the profile on exit). Functions are matched by a hash of
  * their syntax, so a profile recorded on the build machine's platform applies to every
  * target.
  */
@@ -16,6 +17,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 const TIMEOUT_MS = 60_000;
+const IDLE_MS = 2_000;
 
 /** Reads `stream` until a line contains `marker`; returns that line's text after the marker. */
 async function lineAfter(stream: ReadableStream<Uint8Array>, marker: string): Promise<string> {
@@ -32,6 +34,13 @@ async function lineAfter(stream: ReadableStream<Uint8Array>, marker: string): Pr
     }
   }
   throw new Error(`the server exited before printing "${marker}":\n${text}`);
+}
+
+/** Runs a one-off `hearth` command with `--json` and returns the account it prints. */
+function runCommand(executable: string, args: string[]): { email: string; api_key: string } {
+  const run = Bun.spawnSync([executable, ...args, "--json"], { stdout: "pipe", stderr: "pipe", timeout: TIMEOUT_MS });
+  if (run.exitCode !== 0) throw new Error(`hearth ${args[0]} failed: ${run.stderr.toString()}`);
+  return JSON.parse(run.stdout.toString());
 }
 
 /** Runs `hearth serve` on `dataDir` with `env`, calls `during` with its URL, then stops it with SIGTERM. */
@@ -69,15 +78,11 @@ export async function recordStartupProfile(executable: string): Promise<string> 
   const dataDir = join(dir, "data");
   const profile = join(dir, "serve.order");
   try {
-    const init = Bun.spawnSync(
-      [executable, "init", "--data", dataDir, "--realm-name", "Profile", "--owner-email", "owner@example.com", "--owner-password", crypto.randomUUID(), "--json"],
-      { stdout: "pipe", stderr: "pipe", timeout: TIMEOUT_MS },
-    );
-    if (init.exitCode !== 0) throw new Error(`hearth init failed: ${init.stderr.toString()}`);
-    const owner = JSON.parse(init.stdout.toString()) as { email: string; api_key: string };
+    const owner = runCommand(executable, ["init", "--data", dataDir, "--realm-name", "Profile", "--owner-email", "owner@example.com", "--owner-password", crypto.randomUUID()]);
+    const member = runCommand(executable, ["create-user", "--data", dataDir, "--email", "member@example.com", "--full-name", "Member", "--password", crypto.randomUUID()]);
     const auth = "Basic " + btoa(`${owner.email}:${owner.api_key}`);
 
-    // First a server that has been used: messages in a channel, unread for others. A
+    // First a server that has been used: messages in a channel, unread for the member. A
     // start on a brand-new folder runs other code than a restart, and a function a
     // restart needs that the profile lacks costs a page of the payload on its own
     // (docs/benchmarks.md, "Idle memory").
@@ -90,7 +95,9 @@ export async function recordStartupProfile(executable: string): Promise<string> 
     });
     // The recorded restart.
     await serveOnce(executable, dataDir, { BUN_BYTECODE_ORDER_OUT: profile }, async (url) => {
-      await call(url, auth, "GET", "/users/me");
+      await call(url, "Basic " + btoa(`${member.email}:${member.api_key}`), "GET", "/users/me");
+      // An idle server's timers (the background jobs' first ticks) belong in the profile too.
+      await Bun.sleep(IDLE_MS);
     });
     if (statSync(profile, { throwIfNoEntry: false })?.size) return readFileSync(profile, "utf8");
     throw new Error(`hearth serve wrote no profile to ${profile}`);
