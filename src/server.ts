@@ -6,7 +6,7 @@ import { Store } from "./store/db";
 import { EventHub } from "./events/hub";
 import { QueueManager } from "./events/queues";
 import { realmSetting, SERVER_LIMITS } from "./store/realm_settings";
-import { FailureLimiter } from "./auth/ratelimit";
+import { FailureLimiter } from "./lib/ratelimit";
 import { DataFolderLock } from "./lockfile";
 import { ApiRoutes, errorResponse, jsonResponse } from "./http/route";
 import { nativeRoutesOf, trailingSlashRetry } from "./http/native_routes";
