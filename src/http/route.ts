@@ -5,7 +5,7 @@ import { BotType, type UserRecord } from "../store/users";
 import { authenticateRequest } from "../auth/basic";
 import { authenticateSession } from "../auth/session";
 import { parseParams, type ParamSpecs, type ParamValues } from "./params";
-import { readRawParams } from "./wire";
+import { readRawParams, type RawParams } from "./wire";
 import { clientAddress } from "./client_address";
 import { SerializedFields } from "../lib/serialized_fields";
 
@@ -60,6 +60,31 @@ export function authenticateEndpoint(
   }
   return user;
 }
+
+/**
+ * A request as its handler sees it (ApiRequest), one object per request: the client's
+ * address is looked up only when asked (rate limits after a failed login, a few
+ * endpoints), as it costs a system call and every long-poll would otherwise pay it.
+ */
+class RequestContext {
+  user: UserRecord | null = null;
+  params: unknown = undefined;
+  files: Map<string, File> = NO_FILES;
+  private address: string | undefined = undefined;
+  readonly ipLookup = () => (this.address ??= clientAddress(this.h, this.request, this.server));
+
+  constructor(
+    readonly h: Hearth,
+    readonly request: Request,
+    readonly server: ApiRequest<unknown>["server"],
+    readonly path: Record<string, string>,
+  ) {}
+
+  get ip(): string {
+    return this.ipLookup();
+  }
+}
+const NO_FILES: Map<string, File> = new Map();
 
 type Handler<P extends ParamSpecs, A extends AuthMode> = (
   req: ApiRequest<ParamValues<P>, A extends "required" ? UserRecord : UserRecord | null>,
@@ -138,38 +163,36 @@ export class ApiRoutes {
     const auth = spec.auth ?? "required";
     const specs = (spec.params ?? {}) as P;
     const pathNames = [...path.matchAll(/:(\w+)/g)].map((m) => m[1]);
-    const handle = async (
+    const finish = (result: Awaited<ReturnType<Handler<P, A>>>, ignored: string[]): Response => {
+      if (result instanceof Response) return result;
+      if (result instanceof SerializedFields) return serializedResponse(result, ignored);
+      const body: Record<string, unknown> = { result: "success", msg: "", ...result };
+      if (ignored.length > 0) body.ignored_parameters_unsupported = ignored;
+      return jsonResponse(body);
+    };
+    const run = (context: RequestContext, raw: RawParams): Response | Promise<Response> => {
+      const { values, ignored } = parseParams(specs, raw, pathNames);
+      context.params = values;
+      context.files = raw.files;
+      const result = handler(context as ApiRequest<any, any>);
+      return result instanceof Promise ? result.then((r) => finish(r, ignored)) : finish(result, ignored);
+    };
+    // Synchronous until something must wait (a body to read, an async handler): an
+    // answer ready at once is handed to Bun without a promise.
+    const handle = (
       request: Request,
       server: ApiRequest<unknown>["server"],
       pathValues: Record<string, string>,
       credentials: Credentials,
-    ): Promise<Response> => {
+    ): Response | Promise<Response> => {
       try {
-        // Looked up only when needed (rate limits after a failed login): it costs a
-        // system call, and every long-poll would otherwise pay it.
-        let address: string | undefined;
-        const ip = () => (address ??= clientAddress(h, request, server));
-        const user = authenticateEndpoint(h, request, ip, auth, spec.allowIncomingWebhookBots === true, credentials);
+        const context = new RequestContext(h, request, server, pathValues);
+        const user = authenticateEndpoint(h, request, context.ipLookup, auth, spec.allowIncomingWebhookBots === true, credentials);
+        context.user = user;
         // Before authentication, a body is read only up to a form's size (Zulip's requests without credentials are small forms).
-        const raw = await readRawParams(request, spec.rawBody !== true, user ? Infinity : UNAUTHENTICATED_BODY_BYTES);
-        const { values, ignored } = parseParams(specs, raw, pathNames);
-        const result = await handler({
-          h,
-          user: user as any,
-          params: values,
-          path: pathValues,
-          files: raw.files,
-          request,
-          get ip() {
-            return ip();
-          },
-          server,
-        });
-        if (result instanceof Response) return result;
-        if (result instanceof SerializedFields) return serializedResponse(result, ignored);
-        const body: Record<string, unknown> = { result: "success", msg: "", ...result };
-        if (ignored.length > 0) body.ignored_parameters_unsupported = ignored;
-        return jsonResponse(body);
+        const raw = readRawParams(request, spec.rawBody !== true, user ? Infinity : UNAUTHENTICATED_BODY_BYTES);
+        const answer = raw instanceof Promise ? raw.then((r) => run(context, r)) : run(context, raw);
+        return answer instanceof Promise ? answer.catch((error) => errorResponse(error, request)) : answer;
       } catch (error) {
         return errorResponse(error, request);
       }
@@ -185,14 +208,18 @@ export class ApiRoutes {
         this.app ??= new Elysia({ name: `api${this.prefix}${Math.random()}` });
         this.app.route(method, fullPath, (ctx: any) => handle(ctx.request, ctx.server ?? null, ctx.params ?? {}, accepted), { parse: "none" } as any);
       } else {
-        this.handlers.set(`${method} ${fullPath}`, (request, server) => handle(request, server, (request as any).params ?? {}, accepted));
+        // Bun's `request.params` makes an object per request: asked only where the path has parameters.
+        this.handlers.set(
+          `${method} ${fullPath}`,
+          pathNames.length === 0 ? (request, server) => handle(request, server, {}, accepted) : (request, server) => handle(request, server, (request as any).params ?? {}, accepted),
+        );
       }
     }
     return this;
   }
 
   /** Handlers of routes without a wildcard, by "METHOD /path" (Bun's router syntax, `:name` parameters), for Bun's router. */
-  readonly handlers = new Map<string, (request: Request, server: import("bun").Server<unknown>) => Promise<Response>>();
+  readonly handlers = new Map<string, (request: Request, server: import("bun").Server<unknown>) => Response | Promise<Response>>();
 
   get<P extends ParamSpecs, A extends AuthMode = "required">(path: string, spec: EndpointSpec<P, A>, handler: Handler<P, A>) {
     return this.add("GET", path, spec, handler);
