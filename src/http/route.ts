@@ -4,7 +4,7 @@ import type { Hearth } from "../context";
 import { BotType, type UserRecord } from "../store/users";
 import { authenticateRequest } from "../auth/basic";
 import { authenticateSession } from "../auth/session";
-import { parseParams, type ParamSpecs, type ParamValues } from "./params";
+import { parseParams, type ParamSpecs, type ParamValues, type ParsedParams } from "./params";
 import { readRawParams, type RawParams } from "./wire";
 import { clientAddress } from "./client_address";
 import { SerializedFields } from "../lib/serialized_fields";
@@ -62,29 +62,30 @@ export function authenticateEndpoint(
 }
 
 /**
- * A request as its handler sees it (ApiRequest), one object per request: the client's
- * address is looked up only when asked (rate limits after a failed login, a few
- * endpoints), as it costs a system call and every long-poll would otherwise pay it.
+ * A request as its handler sees it (ApiRequest), one object per request, its fields
+ * set in the constructor (the cheapest object to make). The client's address is looked
+ * up only when asked (rate limits after a failed login, a few endpoints): it costs a
+ * system call, and every long-poll would otherwise pay it.
  */
-class RequestContext {
-  user: UserRecord | null = null;
-  params: unknown = undefined;
-  files: Map<string, File> = NO_FILES;
-  private address: string | undefined = undefined;
-  readonly ipLookup = () => (this.address ??= clientAddress(this.h, this.request, this.server));
-
+class HandlerRequest {
   constructor(
     readonly h: Hearth,
+    readonly user: UserRecord | null,
+    readonly params: unknown,
+    readonly path: Record<string, string>,
+    readonly files: Map<string, File>,
     readonly request: Request,
     readonly server: ApiRequest<unknown>["server"],
-    readonly path: Record<string, string>,
+    private readonly lookupIp: () => string,
   ) {}
 
   get ip(): string {
-    return this.ipLookup();
+    return this.lookupIp();
   }
 }
-const NO_FILES: Map<string, File> = new Map();
+
+/** An endpoint without declared parameters, called without any: nothing to parse or report. */
+const NO_PARAMS: ParsedParams<ParamSpecs> = Object.freeze({ values: Object.freeze({}), ignored: Object.freeze([]) as unknown as string[] });
 
 type Handler<P extends ParamSpecs, A extends AuthMode> = (
   req: ApiRequest<ParamValues<P>, A extends "required" ? UserRecord : UserRecord | null>,
@@ -170,11 +171,10 @@ export class ApiRoutes {
       if (ignored.length > 0) body.ignored_parameters_unsupported = ignored;
       return jsonResponse(body);
     };
-    const run = (context: RequestContext, raw: RawParams): Response | Promise<Response> => {
-      const { values, ignored } = parseParams(specs, raw, pathNames);
-      context.params = values;
-      context.files = raw.files;
-      const result = handler(context as ApiRequest<any, any>);
+    const noParams = Object.keys(specs).length === 0;
+    const run = (request: Request, server: ApiRequest<unknown>["server"], pathValues: Record<string, string>, user: UserRecord | null, ip: () => string, raw: RawParams): Response | Promise<Response> => {
+      const { values, ignored } = noParams && raw.fields.size === 0 ? NO_PARAMS : parseParams(specs, raw, pathNames);
+      const result = handler(new HandlerRequest(h, user, values, pathValues, raw.files, request, server, ip) as ApiRequest<any, any>);
       return result instanceof Promise ? result.then((r) => finish(r, ignored)) : finish(result, ignored);
     };
     // Synchronous until something must wait (a body to read, an async handler): an
@@ -186,12 +186,12 @@ export class ApiRoutes {
       credentials: Credentials,
     ): Response | Promise<Response> => {
       try {
-        const context = new RequestContext(h, request, server, pathValues);
-        const user = authenticateEndpoint(h, request, context.ipLookup, auth, spec.allowIncomingWebhookBots === true, credentials);
-        context.user = user;
+        let address: string | undefined;
+        const ip = () => (address ??= clientAddress(h, request, server));
+        const user = authenticateEndpoint(h, request, ip, auth, spec.allowIncomingWebhookBots === true, credentials);
         // Before authentication, a body is read only up to a form's size (Zulip's requests without credentials are small forms).
         const raw = readRawParams(request, spec.rawBody !== true, user ? Infinity : UNAUTHENTICATED_BODY_BYTES);
-        const answer = raw instanceof Promise ? raw.then((r) => run(context, r)) : run(context, raw);
+        const answer = raw instanceof Promise ? raw.then((r) => run(request, server, pathValues, user, ip, r)) : run(request, server, pathValues, user, ip, raw);
         return answer instanceof Promise ? answer.catch((error) => errorResponse(error, request)) : answer;
       } catch (error) {
         return errorResponse(error, request);
