@@ -56,11 +56,10 @@ export function readRawParams(request: Request, fromBody = true, maxBodyBytes = 
     const hash = url.indexOf("#", q);
     parseUrlEncoded(hash === -1 ? url.slice(q + 1) : url.slice(q + 1, hash), params.fields);
   }
-  if (!fromBody) return params;
-  // A GET without a declared body has none: asking Bun for `request.body` would make a stream for nothing.
-  const headers = request.headers;
-  if (request.method === "GET" && !headers.has("content-length") && !headers.has("transfer-encoding")) return params;
-  return readBodyParams(request, headers, params, maxBodyBytes);
+  // Bun's server hands a GET no body, even one sent with a length or chunked (a
+  // Request cannot be made with one either): nothing to ask Bun for, not even headers.
+  if (!fromBody || request.method === "GET") return params;
+  return readBodyParams(request, request.headers, params, maxBodyBytes);
 }
 
 async function readBodyParams(request: Request, headers: Headers, params: RawParams, maxBodyBytes: number): Promise<RawParams> {

@@ -1,3 +1,4 @@
+import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { parseUrlEncoded } from "../../src/http/wire";
 import { decodeParam, param, type Param } from "../../src/http/params";
@@ -96,6 +97,25 @@ describe("answers given at once and after reading a body", () => {
     expect(got.message.content).toBe("to=x & y+z %");
     const empty = await fetch(`${s.url}/api/v1/messages`, { method: "POST", headers: { authorization: auth(), "content-type": "application/x-www-form-urlencoded" }, body: "" });
     await expectError(empty, 400, "REQUEST_VARIABLE_MISSING", "Missing 'type' argument");
+  });
+
+  test("a GET's body, declared or chunked, is not read (Bun's server drops it), and the request is answered", async () => {
+    const port = Number(new URL(s.url).port);
+    const raw = (framing: string, body: string) =>
+      new Promise<string>((resolve, reject) => {
+        let text = "";
+        const socket = connect(port, "127.0.0.1", () => {
+          socket.write(`GET /api/v1/users/me HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${auth()}\r\nContent-Type: application/x-www-form-urlencoded\r\n${framing}Connection: close\r\n\r\n${body}`);
+        });
+        socket.on("data", (d) => (text += d.toString()));
+        socket.on("end", () => resolve(text));
+        socket.on("error", reject);
+      });
+    for (const answer of [await raw("Content-Length: 5\r\n", "foo=1"), await raw("Transfer-Encoding: chunked\r\n", "5\r\nfoo=1\r\n0\r\n\r\n")]) {
+      expect(answer.startsWith("HTTP/1.1 200")).toBe(true);
+      expect(answer).toContain('"result":"success"');
+      expect(answer).not.toContain("ignored_parameters_unsupported");
+    }
   });
 
   test("errors from the synchronous path and from the body's path are the same Zulip errors", async () => {
