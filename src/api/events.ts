@@ -235,7 +235,7 @@ function jsonInteger(text: string, start: number, end: number): number | undefin
  * form of the request (another parameter, an encoded or unusual value) goes to
  * `general`, the route every endpoint uses, so both answer alike.
  */
-export function fastPollRoute(h: Hearth, general: (request: Request, server: import("bun").Server<unknown>) => Promise<Response>) {
+export function fastPollRoute(h: Hearth, general: (request: Request, server: import("bun").Server<unknown>) => Response | Promise<Response>) {
   return (request: Request, server: import("bun").Server<unknown>): Response | Promise<Response> => {
     const url = request.url;
     const q = url.indexOf("?");
