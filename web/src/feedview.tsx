@@ -229,9 +229,9 @@ export function FeedView({ version }: { version: number }) {
     const at = windowTop.current === null ? -1 : feed.ids.indexOf(windowTop.current);
     if (at <= 0 || shownFrom.peek() > 0) return false;
     const next = Math.max(0, at - STEP);
-    // The step's rows all start empty: this frame only adds their wrappers (and drops as many rows
-    // below); they fill in from the next frame on.
-    shownFrom.value = feed.ids[at];
+    const added = feed.ids.slice(next, at);
+    const hidden = Math.max(0, added.length - CHUNK);
+    shownFrom.value = hidden ? added[hidden] : 0;
     // Up to the window's start as it is then (a page that came meanwhile may have moved it).
     const fill = () => {
       const box = scroller.current;
@@ -245,8 +245,9 @@ export function FeedView({ version }: { version: number }) {
       });
       if (shownFrom.peek()) requestAnimationFrame(fill);
     };
-    // A frame callback asked for in a scroll handler runs in that same frame: the one after it.
-    requestAnimationFrame(() => requestAnimationFrame(fill));
+    // Not in the step's own frame, which renders the step's first CHUNK rows: a frame callback asked
+    // for in a scroll handler runs in that same frame, so the filling starts from the one after.
+    if (hidden) requestAnimationFrame(() => requestAnimationFrame(fill));
     setStartId(feed.ids[next]);
     setPinnedEnd(false);
     return true;
