@@ -57,3 +57,6 @@ try {
   await browser.close();
   await s.stop();
 }
+// A script, not a server: whatever handle the browser's pipes or the stopped server
+// leave open must not keep it running once the pictures are written.
+process.exit(0);

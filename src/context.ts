@@ -1,4 +1,4 @@
-import type { FailureLimiter } from "./auth/ratelimit";
+import type { FailureLimiter } from "./lib/ratelimit";
 import type { Store } from "./store/db";
 import type { EventHub } from "./events/hub";
 import type { QueueManager } from "./events/queues";

@@ -6,7 +6,7 @@ import { Store } from "./store/db";
 import { EventHub } from "./events/hub";
 import { QueueManager } from "./events/queues";
 import { realmSetting, SERVER_LIMITS } from "./store/realm_settings";
-import { FailureLimiter } from "./auth/ratelimit";
+import { FailureLimiter } from "./lib/ratelimit";
 import { DataFolderLock } from "./lockfile";
 import { ApiRoutes, errorResponse, jsonResponse } from "./http/route";
 import { nativeRoutesOf, trailingSlashRetry } from "./http/native_routes";
@@ -89,6 +89,7 @@ export function createHearth(store: Store, config: ServerConfig): Hearth {
   config.maxUploadMib ??= envNumber("HEARTH_MAX_UPLOAD_MIB", SERVER_LIMITS.max_file_upload_size_mib);
   let parsedHost = { url: "", host: "" };
   let trimmedUrl = { raw: "", url: "" };
+  let listening = { host: "", port: -1, url: "" };
   const h: Hearth = {
     store,
     config,
@@ -105,7 +106,9 @@ export function createHearth(store: Store, config: ServerConfig): Hearth {
     },
     realmUrl() {
       const external = config.externalUrl ?? getRealm(store)?.external_url ?? null;
-      const raw = external ?? listeningUrl(config.host, config.port);
+      // The listening URL is built again only when the host or port changed (every GET /users/me asks).
+      if (config.host !== listening.host || config.port !== listening.port) listening = { host: config.host, port: config.port, url: listeningUrl(config.host, config.port) };
+      const raw = external ?? listening.url;
       // Asked for every avatar URL shown: trimmed again only when it changed.
       if (raw !== trimmedUrl.raw) trimmedUrl = { raw, url: raw.replace(/\/+$/, "") };
       return trimmedUrl.url;

@@ -8,15 +8,9 @@
  * made (web/embedded.ts), as the source tree is not inside it.
  */
 import { join } from "node:path";
-import { embeddedWebBundle } from "./embedded";
+import { embeddedWebBundle, type WebBundle } from "./embedded";
 
-export interface WebBundle {
-  /** Public file names: `app.<hash>.js`, `app.<hash>.css`. */
-  jsName: string;
-  cssName: string;
-  js: string;
-  css: string;
-}
+export type { WebBundle };
 
 const ENTRY = join(import.meta.dir, "src", "main.tsx");
 

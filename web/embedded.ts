@@ -8,6 +8,13 @@
  * start; inside a function they stay in the executable's bytecode until a browser
  * first asks for the web client.
  */
-import type { WebBundle } from "./bundle";
+
+export interface WebBundle {
+  /** Public file names: `app.<hash>.js`, `app.<hash>.css`. */
+  jsName: string;
+  cssName: string;
+  js: string;
+  css: string;
+}
 
 export const embeddedWebBundle: (() => WebBundle) | null = null;

@@ -6,7 +6,7 @@ import { clientAddress } from "../http/client_address";
 import { readBodyUpTo } from "../http/wire";
 import { formPage } from "../http/pages";
 import { escapeHtml } from "../lib/text";
-import { FailureLimiter } from "../auth/ratelimit";
+import { FailureLimiter } from "../lib/ratelimit";
 import { AccountLinkError } from "../actions/account_tokens";
 import { accessEmailChangeToken, accessPasswordResetToken, doConfirmEmailChange, doRequestPasswordReset, doResetPassword } from "../actions/account_emails";
 import { accessUnsubscribeToken, doUnsubscribeMissedMessages } from "../actions/email_unsubscribe";

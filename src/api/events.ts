@@ -11,7 +11,7 @@ import { DEFAULT_IDLE_QUEUE_TIMEOUT_SECS, MAX_IDLE_QUEUE_TIMEOUT_SECS, MOBILE_ID
 import type { EventQueue, QueueSettings } from "../events/event_queue";
 import { parseCapabilities } from "../events/capabilities";
 import { parseNarrow } from "../events/narrow";
-import { fetchInitialState } from "../events/state";
+import { fetchInitialState } from "../views/state_parts";
 import { REGISTER_STATE_PARTS } from "../views/register_state";
 import { ZULIP_FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION } from "../version";
 import { checkMayFollowAllPublicChannels } from "../access/users";
@@ -235,7 +235,7 @@ function jsonInteger(text: string, start: number, end: number): number | undefin
  * form of the request (another parameter, an encoded or unusual value) goes to
  * `general`, the route every endpoint uses, so both answer alike.
  */
-export function fastPollRoute(h: Hearth, general: (request: Request, server: import("bun").Server<unknown>) => Promise<Response>) {
+export function fastPollRoute(h: Hearth, general: (request: Request, server: import("bun").Server<unknown>) => Response | Promise<Response>) {
   return (request: Request, server: import("bun").Server<unknown>): Response | Promise<Response> => {
     const url = request.url;
     const q = url.indexOf("?");

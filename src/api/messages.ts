@@ -64,11 +64,12 @@ export function messagesRoutes(h: Hearth) {
       },
       async ({ user, params, request }) => {
         const target = resolveTarget(h, user, params.type, params.to, params.topic);
+        const client = clientName(request);
         const { message, ...sent } = await checkSendMessage(h, user, {
           target,
           content: params.content,
-          client: clientName(request),
-          readBySender: params.read_by_sender ?? isHumanClient(clientName(request)),
+          client,
+          readBySender: params.read_by_sender ?? isHumanClient(client),
           localId: params.local_id,
           queueId: params.queue_id,
           // The Python bindings send `widget_content=null` with every bot reply: no widget.

@@ -122,8 +122,21 @@ function describeError(name: string, error: ValueError): string {
   return expected === "valid" ? `Invalid ${where}` : `${where} is not ${expected}`;
 }
 
+/**
+ * Whether `text` could be JSON by its first character (JSON's whitespace, a value's
+ * opening). A bare channel name in `to` fails this, and is taken as text without
+ * JSON.parse's exception, which cost a send more than the parse itself.
+ */
+function mayBeJson(text: string): boolean {
+  if (text.length === 0) return false;
+  const c = text.charCodeAt(0);
+  // space \t \n \r { [ " - digits t f n
+  return c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d || c === 0x7b || c === 0x5b || c === 0x22 || c === 0x2d || (c >= 0x30 && c <= 0x39) || c === 0x74 || c === 0x66 || c === 0x6e;
+}
+
 export function decodeParam(name: string, spec: Param, raw: string): unknown {
   if (spec.decoding === "string") return raw;
+  if (spec.decoding === "jsonOrString" && !mayBeJson(raw)) return raw;
   try {
     return JSON.parse(raw);
   } catch {
@@ -166,6 +179,7 @@ function specsOf(specs: ParamSpecs): { entries: [string, Param<any, any>][]; nam
 export function parseParams<P extends ParamSpecs>(specs: P, raw: RawParams, pathParams: string[] = []): ParsedParams<P> {
   const values: Record<string, unknown> = {};
   const { entries, names: known } = specsOf(specs);
+  if (entries.length === 0 && raw.fields.size === 0) return { values: values as ParamValues<P>, ignored: [] };
   for (const [name, spec] of entries) {
     let wireName = name;
     let text = raw.fields.get(name);

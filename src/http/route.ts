@@ -4,8 +4,8 @@ import type { Hearth } from "../context";
 import { BotType, type UserRecord } from "../store/users";
 import { authenticateRequest } from "../auth/basic";
 import { authenticateSession } from "../auth/session";
-import { parseParams, type ParamSpecs, type ParamValues } from "./params";
-import { readRawParams } from "./wire";
+import { parseParams, type ParamSpecs, type ParamValues, type ParsedParams } from "./params";
+import { readRawParams, type RawParams } from "./wire";
 import { clientAddress } from "./client_address";
 import { SerializedFields } from "../lib/serialized_fields";
 
@@ -60,6 +60,32 @@ export function authenticateEndpoint(
   }
   return user;
 }
+
+/**
+ * A request as its handler sees it (ApiRequest), one object per request, its fields
+ * set in the constructor (the cheapest object to make). The client's address is looked
+ * up only when asked (rate limits after a failed login, a few endpoints): it costs a
+ * system call, and every long-poll would otherwise pay it.
+ */
+class HandlerRequest {
+  constructor(
+    readonly h: Hearth,
+    readonly user: UserRecord | null,
+    readonly params: unknown,
+    readonly path: Record<string, string>,
+    readonly files: Map<string, File>,
+    readonly request: Request,
+    readonly server: ApiRequest<unknown>["server"],
+    private readonly lookupIp: () => string,
+  ) {}
+
+  get ip(): string {
+    return this.lookupIp();
+  }
+}
+
+/** An endpoint without declared parameters, called without any: nothing to parse or report. */
+const NO_PARAMS: ParsedParams<ParamSpecs> = Object.freeze({ values: Object.freeze({}), ignored: Object.freeze([]) as unknown as string[] });
 
 type Handler<P extends ParamSpecs, A extends AuthMode> = (
   req: ApiRequest<ParamValues<P>, A extends "required" ? UserRecord : UserRecord | null>,
@@ -138,38 +164,35 @@ export class ApiRoutes {
     const auth = spec.auth ?? "required";
     const specs = (spec.params ?? {}) as P;
     const pathNames = [...path.matchAll(/:(\w+)/g)].map((m) => m[1]);
-    const handle = async (
+    const finish = (result: Awaited<ReturnType<Handler<P, A>>>, ignored: string[]): Response => {
+      if (result instanceof Response) return result;
+      if (result instanceof SerializedFields) return serializedResponse(result, ignored);
+      const body: Record<string, unknown> = { result: "success", msg: "", ...result };
+      if (ignored.length > 0) body.ignored_parameters_unsupported = ignored;
+      return jsonResponse(body);
+    };
+    const noParams = Object.keys(specs).length === 0;
+    const run = (request: Request, server: ApiRequest<unknown>["server"], pathValues: Record<string, string>, user: UserRecord | null, ip: () => string, raw: RawParams): Response | Promise<Response> => {
+      const { values, ignored } = noParams && raw.fields.size === 0 ? NO_PARAMS : parseParams(specs, raw, pathNames);
+      const result = handler(new HandlerRequest(h, user, values, pathValues, raw.files, request, server, ip) as ApiRequest<any, any>);
+      return result instanceof Promise ? result.then((r) => finish(r, ignored)) : finish(result, ignored);
+    };
+    // Synchronous until something must wait (a body to read, an async handler): an
+    // answer ready at once is handed to Bun without a promise.
+    const handle = (
       request: Request,
       server: ApiRequest<unknown>["server"],
       pathValues: Record<string, string>,
       credentials: Credentials,
-    ): Promise<Response> => {
+    ): Response | Promise<Response> => {
       try {
-        // Looked up only when needed (rate limits after a failed login): it costs a
-        // system call, and every long-poll would otherwise pay it.
         let address: string | undefined;
         const ip = () => (address ??= clientAddress(h, request, server));
         const user = authenticateEndpoint(h, request, ip, auth, spec.allowIncomingWebhookBots === true, credentials);
         // Before authentication, a body is read only up to a form's size (Zulip's requests without credentials are small forms).
-        const raw = await readRawParams(request, spec.rawBody !== true, user ? Infinity : UNAUTHENTICATED_BODY_BYTES);
-        const { values, ignored } = parseParams(specs, raw, pathNames);
-        const result = await handler({
-          h,
-          user: user as any,
-          params: values,
-          path: pathValues,
-          files: raw.files,
-          request,
-          get ip() {
-            return ip();
-          },
-          server,
-        });
-        if (result instanceof Response) return result;
-        if (result instanceof SerializedFields) return serializedResponse(result, ignored);
-        const body: Record<string, unknown> = { result: "success", msg: "", ...result };
-        if (ignored.length > 0) body.ignored_parameters_unsupported = ignored;
-        return jsonResponse(body);
+        const raw = readRawParams(request, spec.rawBody !== true, user ? Infinity : UNAUTHENTICATED_BODY_BYTES);
+        const answer = raw instanceof Promise ? raw.then((r) => run(request, server, pathValues, user, ip, r)) : run(request, server, pathValues, user, ip, raw);
+        return answer instanceof Promise ? answer.catch((error) => errorResponse(error, request)) : answer;
       } catch (error) {
         return errorResponse(error, request);
       }
@@ -185,14 +208,18 @@ export class ApiRoutes {
         this.app ??= new Elysia({ name: `api${this.prefix}${Math.random()}` });
         this.app.route(method, fullPath, (ctx: any) => handle(ctx.request, ctx.server ?? null, ctx.params ?? {}, accepted), { parse: "none" } as any);
       } else {
-        this.handlers.set(`${method} ${fullPath}`, (request, server) => handle(request, server, (request as any).params ?? {}, accepted));
+        // Bun's `request.params` makes an object per request: asked only where the path has parameters.
+        this.handlers.set(
+          `${method} ${fullPath}`,
+          pathNames.length === 0 ? (request, server) => handle(request, server, {}, accepted) : (request, server) => handle(request, server, (request as any).params ?? {}, accepted),
+        );
       }
     }
     return this;
   }
 
   /** Handlers of routes without a wildcard, by "METHOD /path" (Bun's router syntax, `:name` parameters), for Bun's router. */
-  readonly handlers = new Map<string, (request: Request, server: import("bun").Server<unknown>) => Promise<Response>>();
+  readonly handlers = new Map<string, (request: Request, server: import("bun").Server<unknown>) => Response | Promise<Response>>();
 
   get<P extends ParamSpecs, A extends AuthMode = "required">(path: string, spec: EndpointSpec<P, A>, handler: Handler<P, A>) {
     return this.add("GET", path, spec, handler);

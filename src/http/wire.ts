@@ -23,38 +23,55 @@ function decodeComponent(text: string): string {
   }
 }
 
-/** Parses `a=1&b=2` text into `into`; later values win, as with Django's QueryDict. */
+/**
+ * Parses `a=1&b=2` text into `into`; later values win, as with Django's QueryDict.
+ * One scan, without splitting: a send's body passes here, and a long-poll's query.
+ */
 export function parseUrlEncoded(text: string, into: Map<string, string>): void {
-  if (text === "") return;
-  for (const pair of text.split("&")) {
-    if (pair === "") continue;
-    const eq = pair.indexOf("=");
-    const name = decodeComponent(eq === -1 ? pair : pair.slice(0, eq));
-    const value = eq === -1 ? "" : decodeComponent(pair.slice(eq + 1));
-    into.set(name, value);
+  const length = text.length;
+  let eq = text.indexOf("="); // the next "=" at or after `at` (-1: none left), kept so the scan stays linear
+  for (let at = 0; at < length; ) {
+    let end = text.indexOf("&", at);
+    if (end === -1) end = length;
+    if (end > at) {
+      if (eq !== -1 && eq < at) eq = text.indexOf("=", at);
+      if (eq === -1 || eq >= end) into.set(decodeComponent(text.slice(at, end)), "");
+      else into.set(decodeComponent(text.slice(at, eq)), decodeComponent(text.slice(eq + 1, end)));
+    }
+    at = end + 1;
   }
 }
 
 /**
  * Merges query-string and body parameters on every method (zulip-js sends PATCH and
- * DELETE parameters in the query string, other clients in the body).
+ * DELETE parameters in the query string, other clients in the body). A request whose
+ * parameters are all in its URL is answered without a promise (most GETs): the route
+ * then answers synchronously.
  */
-export async function readRawParams(request: Request, fromBody = true, maxBodyBytes = Infinity): Promise<RawParams> {
+export function readRawParams(request: Request, fromBody = true, maxBodyBytes = Infinity): RawParams | Promise<RawParams> {
   const params: RawParams = { fields: new Map(), files: new Map() };
   const url = request.url;
   const q = url.indexOf("?");
-  if (q !== -1) parseUrlEncoded(url.slice(q + 1).split("#")[0], params.fields);
+  if (q !== -1) {
+    const hash = url.indexOf("#", q);
+    parseUrlEncoded(hash === -1 ? url.slice(q + 1) : url.slice(q + 1, hash), params.fields);
+  }
+  // Bun's server hands a GET no body, even one sent with a length or chunked (a
+  // Request cannot be made with one either): nothing to ask Bun for, not even headers.
+  if (!fromBody || request.method === "GET") return params;
+  return readBodyParams(request, request.headers, params, maxBodyBytes);
+}
 
-  // A GET without a declared body has none: asking Bun for `request.body` would make a stream for nothing.
-  if (!fromBody || (request.method === "GET" && !request.headers.has("content-length") && !request.headers.has("transfer-encoding"))) return params;
-  if (request.body === null) return params;
-  const contentType = (request.headers.get("content-type") ?? "").toLowerCase();
+async function readBodyParams(request: Request, headers: Headers, params: RawParams, maxBodyBytes: number): Promise<RawParams> {
+  const declaredType = headers.get("content-type") ?? "";
+  const contentType = declaredType.toLowerCase();
   const multipart = contentType.startsWith("multipart/form-data");
   // Other body types (JSON, binary) carry no Zulip form parameters: left unread.
   if (!multipart && !contentType.startsWith("application/x-www-form-urlencoded") && contentType !== "") return params;
-  // A capped body is read first, up to its cap, and parsed from memory.
-  const body = maxBodyBytes === Infinity ? request : new Response((await readBodyUpTo(request, maxBodyBytes)) as BodyInit, { headers: { "content-type": request.headers.get("content-type") ?? "" } });
   if (multipart) {
+    if (request.body === null) return params;
+    // A capped body is read first, up to its cap, and parsed from memory.
+    const body = maxBodyBytes === Infinity ? request : new Response((await readBodyUpTo(request, maxBodyBytes)) as BodyInit, { headers: { "content-type": declaredType } });
     let form: FormData;
     try {
       form = await body.formData();
@@ -65,16 +82,17 @@ export async function readRawParams(request: Request, fromBody = true, maxBodyBy
       if (typeof value === "string") params.fields.set(name, value);
       else params.files.set(name, value as File);
     }
-  } else {
-    let text: string;
-    try {
-      text = utf8.decode(await body.arrayBuffer());
-    } catch (e) {
-      if (e instanceof ApiError) throw e;
-      throw badRequest("Malformed request: body is not valid UTF-8 text");
-    }
-    parseUrlEncoded(text, params.fields);
+    return params;
   }
+  // Read whole without `request.body`, whose stream Bun makes only when asked: no body reads as empty.
+  const bytes = maxBodyBytes === Infinity ? await request.arrayBuffer() : await readBodyUpTo(request, maxBodyBytes);
+  let text: string;
+  try {
+    text = utf8.decode(bytes);
+  } catch {
+    throw badRequest("Malformed request: body is not valid UTF-8 text");
+  }
+  parseUrlEncoded(text, params.fields);
   return params;
 }
 

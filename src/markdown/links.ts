@@ -1,4 +1,4 @@
-import { channelNarrowSlug, encodeHashComponent } from "./index";
+import { channelNarrowSlug, encodeHashComponent } from "./narrow_urls";
 
 /**
  * Links to a channel, a topic or a message in messages the server writes (notices,

@@ -10,7 +10,7 @@ import { defaultChannelIds } from "../store/default_channels";
 import { hasContentAccess, hasMetadataAccess } from "../access/channels";
 import { activeSubscriberIds, formatChannel, formatChannelWithDefault, formatSubscription } from "./channels";
 import { listUserGroups } from "./user_groups";
-import { statePart } from "../events/state";
+import { statePart } from "./state_parts";
 
 export interface ChannelStateOptions {
   /** register's `include_subscribers`: false, true, or "partial" (full lists below 250 subscribers). */
@@ -154,7 +154,7 @@ export function userGroupsState(h: Hearth, _user: UserRecord, options: { include
   return listUserGroups(h, { includeDeactivated: options.includeDeactivatedGroups });
 }
 
-// Register parts (src/events/state.ts): these replace the placeholders of register.ts.
+// Register parts (src/views/state_parts.ts): these replace the placeholders of register.ts.
 export const subscriptionsPart = statePart("subscriptions", ["subscription"], ({ h, user, includeSubscribers, capabilities }) => {
   if (!user) return { subscriptions: [], unsubscribed: [], never_subscribed: [] };
   const options: ChannelStateOptions = {

@@ -1,4 +1,4 @@
-import { statePart } from "../events/state";
+import { statePart } from "./state_parts";
 import { getClientDevices } from "../store/client_devices";
 
 /** Register's `devices` (FL 468): the user's devices keyed by ID as a string, each with its push registration fields. */

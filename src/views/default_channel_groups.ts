@@ -1,6 +1,6 @@
 import type { Hearth } from "../context";
 import { badRequest } from "../errors";
-import { statePart } from "../events/state";
+import { statePart } from "./state_parts";
 import { getChannel, type ChannelRecord } from "../store/channels";
 import { allDefaultChannelGroups, type DefaultChannelGroup } from "../store/default_channel_groups";
 import { isGuest } from "../store/users";

@@ -1,4 +1,4 @@
-import { statePart } from "../events/state";
+import { statePart } from "./state_parts";
 import type { Hearth } from "../context";
 import { appendTo } from "../lib/collections";
 import type { UserRecord } from "../store/users";

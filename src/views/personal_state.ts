@@ -1,5 +1,5 @@
 import { nextOnboardingSteps } from "./onboarding_steps";
-import { statePart } from "../events/state";
+import { statePart } from "./state_parts";
 import { allUserStatuses, getAlertWords, getMutedUsers, getSavedSnippets } from "../store/personal";
 import { allUsers } from "../store/users";
 import { statusView } from "./user_status";

@@ -2,7 +2,7 @@
  * The state parts of POST /register that this module owns (realm, users, bots,
  * settings, server constants); src/views/register_state.ts lists every part in order.
  */
-import { statePart, type StateContext } from "../events/state";
+import { statePart, type StateContext } from "./state_parts";
 import { allUsers, Role, type UserRecord, isAdmin, isGuest, isOwner } from "../store/users";
 import { getRealm } from "../store/realm";
 import { botView } from "./bots";

@@ -1,9 +1,9 @@
 /**
  * Every state part of POST /register, in the order register gives them (the order
  * of keys in its answer). Each part names the event types that keep it current; see
- * src/events/state.ts.
+ * src/views/state_parts.ts.
  */
-import { statePart, type StatePart } from "../events/state";
+import { statePart, type StatePart } from "./state_parts";
 import { realmDefaultStreamGroupsPart } from "./default_channel_groups";
 import { realmDefaultStreamsPart, realmUserGroupsPart, streamsPart, subscriptionsPart } from "./channel_state";
 import { alertWordsPart, channelFoldersPart, customProfileFieldsPart, draftsPart, mutedTopicsPart, mutedUsersPart, navigationViewsPart, onboardingStepsPart, realmDomainsPart, realmEmojiPart, realmLinkifiersPart, realmPlaygroundsPart, savedSnippetsPart, userStatusPart, userTopicsPart } from "./personal_state";

@@ -1,4 +1,4 @@
-import { statePart } from "../events/state";
+import { statePart } from "./state_parts";
 import type { ReminderJson, ScheduledMessageJson } from "../schemas/scheduled_messages";
 import type { Hearth } from "../context";
 import { scheduledOfOwner, type ScheduledRecord } from "../store/scheduled_messages";

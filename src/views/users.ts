@@ -90,20 +90,43 @@ export function usersView(h: Hearth, viewer: UserRecord, options: UserViewOption
  * reconnect; building and serializing it was most of the request's cost
  * (docs/benchmarks.md).
  */
-const ownUserAnswers = new WeakMap<Hearth, Map<number, { key: string; fields: SerializedFields }>>();
+interface OwnUserAnswer {
+  users: number;
+  realm: number;
+  profileData: number;
+  newestIds: number;
+  realmUrl: string;
+  fields: SerializedFields;
+}
+const ownUserAnswers = new WeakMap<Hearth, Map<number, OwnUserAnswer>>();
 
 export function ownUserView(h: Hearth, user: UserRecord): SerializedFields {
   let answers = ownUserAnswers.get(h);
   if (!answers) ownUserAnswers.set(h, (answers = new Map()));
-  const key = `${userWriteVersion()}:${realmWriteVersion()}:${profileDataVersion()}:${newestIdsVersion()}:${h.realmUrl()}`;
+  // The key's parts compared one by one: joining them in a string cost more than the rest of the lookup.
+  const users = userWriteVersion();
+  const realm = realmWriteVersion();
+  const profileData = profileDataVersion();
+  const newestIds = newestIdsVersion();
+  const realmUrl = h.realmUrl();
   const cached = answers.get(user.id);
-  if (cached && cached.key === key && !h.store.inTransaction) return cached.fields;
+  if (
+    cached &&
+    cached.users === users &&
+    cached.realm === realm &&
+    cached.profileData === profileData &&
+    cached.newestIds === newestIds &&
+    cached.realmUrl === realmUrl &&
+    !h.store.inTransaction
+  ) {
+    return cached.fields;
+  }
   const json = JSON.stringify({
     ...formatUser(h, user, user, { clientGravatar: false, includeCustomProfileFields: true }),
     max_message_id: newestMessageIdOf(h.store, user.id),
   });
   const fields = new SerializedFields(json.slice(1, -1));
   // One entry per account at most (the key moves with any write): bounded by the users.
-  if (!h.store.inTransaction) answers.set(user.id, { key, fields });
+  if (!h.store.inTransaction) answers.set(user.id, { users, realm, profileData, newestIds, realmUrl, fields });
   return fields;
 }

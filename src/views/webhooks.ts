@@ -1,4 +1,4 @@
-import { statePart } from "../events/state";
+import { statePart } from "./state_parts";
 
 /**
  * Incoming webhook integrations: third-party services post to

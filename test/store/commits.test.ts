@@ -175,26 +175,38 @@ test(
 test(
   "onCommitted runs once the write is visible to readers, for every commit of a batch and never for one that threw",
   withStore(async (store) => {
-    const readInHook = new Map<number, unknown>();
-    const publishedBefore = store.publishedAtVisibility;
-    const draft = (i: number) => ({ text: `visible ${i}` });
-    const commits = [1, 2, 3].map((i) =>
-      store.commit(() => store.dbs.drafts.put([6, i], draft(i)), { onCommitted: () => readInHook.set(i, store.dbs.drafts.get([6, i])) }),
-    );
-    const infallible = store.commitInfallible(() => store.dbs.drafts.put([6, 4], draft(4)), { onCommitted: () => readInHook.set(4, store.dbs.drafts.get([6, 4])) });
-    const failed = store.commit(
-      () => {
-        store.dbs.drafts.put([6, 5], draft(5));
-        throw new Error("check failed");
-      },
-      { onCommitted: () => readInHook.set(5, "reported") },
-    );
-    await expect(failed).rejects.toThrow("check failed");
-    await Promise.all([...commits, infallible]);
-    // Each hook read its own write: the main thread's read snapshot was renewed first.
-    expect(Object.fromEntries(readInHook)).toEqual({ 1: draft(1), 2: draft(2), 3: draft(3), 4: draft(4) });
-    // All four were reported at "visible", ahead of lmdb-js's "done" after the fsync.
-    expect(store.publishedAtVisibility - publishedBefore).toBe(4);
+    // lmdb-js reports "visible" and then "done" through one libuv async handle, which
+    // merges signals the main thread was too busy to take one by one: on a loaded
+    // machine a batch may then be reported at "done" only (the hooks still run, once,
+    // after their writes are visible). So each round checks what always holds, and the
+    // early reporting must show in at least one of a few rounds.
+    let roundsReportedAtVisibility = 0;
+    for (let round = 0; round < 10 && roundsReportedAtVisibility === 0; round++) {
+      const readInHook = new Map<number, unknown>();
+      const publishedBefore = store.publishedAtVisibility;
+      const draft = (i: number) => ({ text: `visible ${round}.${i}` });
+      const commits = [1, 2, 3].map((i) =>
+        store.commit(() => store.dbs.drafts.put([6, i], draft(i)), { onCommitted: () => readInHook.set(i, store.dbs.drafts.get([6, i])) }),
+      );
+      const infallible = store.commitInfallible(() => store.dbs.drafts.put([6, 4], draft(4)), { onCommitted: () => readInHook.set(4, store.dbs.drafts.get([6, 4])) });
+      const failed = store.commit(
+        () => {
+          store.dbs.drafts.put([6, 5], draft(5));
+          throw new Error("check failed");
+        },
+        { onCommitted: () => readInHook.set(5, "reported") },
+      );
+      await expect(failed).rejects.toThrow("check failed");
+      await Promise.all([...commits, infallible]);
+      // Each hook ran once and read its own write: the main thread's read snapshot was renewed first.
+      expect(Object.fromEntries(readInHook)).toEqual({ 1: draft(1), 2: draft(2), 3: draft(3), 4: draft(4) });
+      const atVisibility = store.publishedAtVisibility - publishedBefore;
+      // At most once per commit; a batch merged with the next signal reports at "done".
+      expect(atVisibility).toBeLessThanOrEqual(4);
+      if (atVisibility > 0) roundsReportedAtVisibility++;
+    }
+    // Reported at "visible", ahead of lmdb-js's "done" after the fsync.
+    expect(roundsReportedAtVisibility).toBe(1);
     await store.close();
   }),
 );

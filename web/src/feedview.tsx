@@ -245,7 +245,9 @@ export function FeedView({ version }: { version: number }) {
       });
       if (shownFrom.peek()) requestAnimationFrame(fill);
     };
-    if (hidden) requestAnimationFrame(fill);
+    // Not in the step's own frame, which renders the step's first CHUNK rows: a frame callback asked
+    // for in a scroll handler runs in that same frame, so the filling starts from the one after.
+    if (hidden) requestAnimationFrame(() => requestAnimationFrame(fill));
     setStartId(feed.ids[next]);
     setPinnedEnd(false);
     return true;

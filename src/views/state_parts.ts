@@ -1,7 +1,7 @@
 import type { Hearth } from "../context";
 import type { UserRecord } from "../store/users";
-import type { ClientCapabilities } from "./capabilities";
-import type { NarrowTerm } from "./narrow";
+import type { ClientCapabilities } from "../events/capabilities";
+import type { NarrowTerm } from "../events/narrow";
 
 /**
  * The initial state of `POST /register`, assembled from parts. Each part is a value
