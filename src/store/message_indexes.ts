@@ -125,12 +125,12 @@ export function termsWithPrefix(store: Store, prefix: string, limit: number): st
 /**
  * The candidates for a word that starts with `prefix`, in ID order from `from`: a lazy
  * k-way merge of each matching word's ordered rows, so the newest matches come first
- * without reading every match, and of the messages not indexed yet (search_terms.ts),
- * which the caller checks word by word as it checks every candidate.
+ * without reading every match, and of the matching messages not indexed yet
+ * (search_terms.ts).
  */
 export function* idsForTermPrefix(store: Store, prefix: string, from: number, direction: "older" | "newer"): Generator<number> {
   // Before the rows: see unindexedMessageIds.
-  const unindexed = unindexedMessageIds(store, from, direction)[Symbol.iterator]();
+  const unindexed = unindexedMessageIds(store, prefix, from, direction)[Symbol.iterator]();
   const terms = termsWithPrefix(store, prefix, 512);
   yield* mergeIds([unindexed, ...terms.map((term) => idsInRange(store, "searchTerms", [term], from, direction))], direction);
 }

@@ -1,5 +1,5 @@
 import type { Store } from "./db";
-import { searchWords, type MessageRecord } from "./messages";
+import { getMessageShared, searchWords, type MessageRecord } from "./messages";
 
 /**
  * The search index, `searchTerms` [term, messageId] → true: a row per distinct word of
@@ -92,18 +92,28 @@ function removeTerms(store: Store, m: MessageRecord): void {
 }
 
 /**
- * The IDs of the messages past the watermark, from `from` (inclusive) in the given
- * direction: a search's candidates besides the index rows. The watermark is read
- * now, before the caller reads any index row: a row read later may be newer than it
- * (a batch written meanwhile), never older, so no message falls between the two.
+ * The messages past the watermark whose lower-cased text holds `prefix` (a word of
+ * searchWords), from `from` (inclusive) in the given direction: all that their rows
+ * would give a search and a few more, which the search's own check of every
+ * candidate's words drops (src/views/narrow.ts). The watermark is read now, before the caller reads any
+ * row: a row read later may be newer than it (a batch written meanwhile), never
+ * older, so no message falls between the two.
  */
-export function unindexedMessageIds(store: Store, from: number, direction: "older" | "newer"): Iterable<number> {
+export function unindexedMessageIds(store: Store, prefix: string, from: number, direction: "older" | "newer"): Iterable<number> {
   const watermark = searchWatermark(store);
-  if (direction === "older") {
-    if (from <= watermark) return [];
-    return store.dbs.messages.getKeys({ start: from, end: watermark, reverse: true }) as Iterable<number>;
+  if (direction === "older" && from <= watermark) return [];
+  const range = direction === "older" ? { start: from, end: watermark, reverse: true } : { start: Math.max(from, watermark + 1), end: Number.MAX_SAFE_INTEGER };
+  return withWordStarting(store, store.dbs.messages.getKeys(range) as Iterable<number>, prefix);
+}
+
+function* withWordStarting(store: Store, ids: Iterable<number>, prefix: string): Generator<number> {
+  for (const id of ids) {
+    // Decoded once for the search's own check too (getMessageShared), which splits the
+    // words of those that pass: splitting them here as well cost a search of a
+    // common word a third more.
+    const m = getMessageShared(store, id);
+    if (m && `${m.content} ${m.topic}`.toLowerCase().includes(prefix)) yield id;
   }
-  return store.dbs.messages.getKeys({ start: Math.max(from, watermark + 1), end: Number.MAX_SAFE_INTEGER }) as Iterable<number>;
 }
 
 /**
