@@ -1,5 +1,5 @@
 import type { Store } from "./db";
-import { getMessageShared, searchWords, type MessageRecord } from "./messages";
+import { getMessage, getMessageShared, searchWords, type MessageRecord } from "./messages";
 
 /**
  * The search index, `searchTerms` [term, messageId] → true: a row per distinct word of
@@ -27,7 +27,7 @@ import { getMessageShared, searchWords, type MessageRecord } from "./messages";
 export const SEARCH_WATERMARK = ["searchTermsWrittenUpTo"];
 
 /** Messages written per commit of the job: a commit holds LMDB's writer lock, which sends then wait for. */
-const MESSAGES_PER_COMMIT = 100;
+const MESSAGES_PER_COMMIT = 50;
 /** The pause between a batch's commits (the writer lock free for sends). */
 const PAUSE_MS = 20;
 
@@ -118,14 +118,15 @@ function* withWordStarting(store: Store, ids: Iterable<number>, prefix: string):
 
 /**
  * Writes the rows of up to `limit` messages past the watermark with this thread's
- * store (the job's worker), in commits of MESSAGES_PER_COMMIT, each of which reads
- * its messages and moves the watermark. Resolves with the number of messages covered
- * (0: none waited).
+ * store (the job's worker), in commits of MESSAGES_PER_COMMIT, each of which moves the
+ * watermark. Resolves with the number of messages covered (0: none waited).
  */
 export async function writeSearchTermBatch(store: Store, limit: number): Promise<number> {
   let covered = 0;
   while (covered < limit) {
-    const wrote = store.commitOnThisThread(() => writeSearchTermsOnce(store, Math.min(MESSAGES_PER_COMMIT, limit - covered)));
+    const plan = planSearchTerms(store, Math.min(MESSAGES_PER_COMMIT, limit - covered));
+    if (!plan) break;
+    const wrote = store.commitOnThisThread(() => writeSearchTerms(store, plan));
     covered += wrote;
     if (wrote < MESSAGES_PER_COMMIT || covered >= limit) break;
     await Bun.sleep(PAUSE_MS);
@@ -133,22 +134,49 @@ export async function writeSearchTermBatch(store: Store, limit: number): Promise
   return covered;
 }
 
-/** One commit's rows: the messages as they are in this transaction, their rows in key order (each B-tree page visited once). */
-function writeSearchTermsOnce(store: Store, limit: number): number {
+/** The next commit's messages, read before it: their stored bytes and words. */
+export interface SearchTermsPlan {
+  watermark: number;
+  last: number;
+  messages: Map<number, { bytes: Buffer; terms: string[] }>;
+}
+
+/**
+ * Reads and splits the messages outside the write transaction: the worker runs at the
+ * lowest priority, and a commit it holds open (LMDB's writer lock) is a wait for every
+ * send while the busy machine gives it no CPU.
+ */
+export function planSearchTerms(store: Store, limit: number): SearchTermsPlan | null {
   const watermark = store.dbs.meta.get(SEARCH_WATERMARK) as number | undefined;
-  if (watermark === undefined) return 0;
-  const rows: [string, number][] = [];
-  let last = watermark;
-  let count = 0;
-  for (const { key, value } of store.dbs.messages.getRange({ start: watermark + 1, end: Number.MAX_SAFE_INTEGER, limit })) {
-    const id = key as number;
-    for (const term of indexTerms(value as MessageRecord)) rows.push([term, id]);
-    last = id;
-    count++;
+  if (watermark === undefined) return null;
+  const plan: SearchTermsPlan = { watermark, last: watermark, messages: new Map() };
+  for (const id of store.dbs.messages.getKeys({ start: watermark + 1, end: Number.MAX_SAFE_INTEGER, limit }) as Iterable<number>) {
+    const bytes = store.dbs.messages.getBinary(id);
+    const m = getMessage(store, id);
+    if (!bytes || !m) continue;
+    plan.messages.set(id, { bytes: Buffer.from(bytes), terms: indexTerms(m) });
+    plan.last = id;
   }
-  if (count === 0) return 0;
+  return plan.messages.size === 0 ? null : plan;
+}
+
+/**
+ * One commit's rows, for the messages as they are in this transaction: a message
+ * whose bytes changed since the plan (an edit, a move) is split again, one gone is
+ * skipped. The rows go in key order (each B-tree page visited once). Returns the
+ * number of messages covered (0: another run moved the watermark first).
+ */
+export function writeSearchTerms(store: Store, plan: SearchTermsPlan): number {
+  if (store.dbs.meta.get(SEARCH_WATERMARK) !== plan.watermark) return 0;
+  const rows: [string, number][] = [];
+  for (const id of store.dbs.messages.getKeys({ start: plan.watermark + 1, end: plan.last + 1 }) as Iterable<number>) {
+    const planned = plan.messages.get(id);
+    const bytes = store.dbs.messages.getBinaryFast(id);
+    const terms = planned && bytes && planned.bytes.equals(bytes) ? planned.terms : indexTerms(getMessage(store, id)!);
+    for (const term of terms) rows.push([term, id]);
+  }
   rows.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] - b[1]));
   for (const row of rows) store.dbs.searchTerms.put(row, true);
-  store.dbs.meta.put(SEARCH_WATERMARK, last);
-  return count;
+  store.dbs.meta.put(SEARCH_WATERMARK, plan.last);
+  return plan.messages.size;
 }

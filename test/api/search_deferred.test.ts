@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { expectSuccess, startTestServer, type TestServer } from "../kit";
 import { Store } from "../../src/store/db";
-import { SEARCH_WATERMARK, searchWatermark } from "../../src/store/search_terms";
+import { planSearchTerms, SEARCH_WATERMARK, searchWatermark, writeSearchTerms } from "../../src/store/search_terms";
 import { auth, freePort, hearth, startServe, tempDir } from "../kit/process";
 
 // The job waits for the test to run it.
@@ -106,6 +106,38 @@ describe("search with its rows written later", () => {
       expect(await search(word)).toEqual([kept]);
     });
   }
+});
+
+describe("the job's commits", () => {
+  test("messages edited, moved or deleted between the job's reading them and its commit get the rows they have then", async () => {
+    await drain();
+    const edited = await send("quince before");
+    const moved = await send("medlar stays", "orchard");
+    const deleted = await send("loquat goes");
+    const plan = planSearchTerms(store(), 50)!;
+    expect([...plan.messages.keys()]).toEqual([edited, moved, deleted]);
+    expectSuccess(await s.as("othello").patch(`/messages/${edited}`, { content: "quince after" }));
+    expectSuccess(await s.as("iago").patch(`/messages/${moved}`, { topic: "vineyard", propagate_mode: "change_one", send_notification_to_old_thread: false, send_notification_to_new_thread: false }));
+    expectSuccess(await s.as("iago").delete(`/messages/${deleted}`));
+    // Sent after the plan: past the rows this commit writes, left for the next.
+    const later = await send("quince later");
+    await store().commit(() => writeSearchTerms(store(), plan));
+    expect(searchWatermark(store())).toBe(deleted);
+    expect({ before: rowsOf("before"), after: rowsOf("after"), orchard: rowsOf("orchard"), vineyard: rowsOf("vineyard"), loquat: rowsOf("loquat"), quince: rowsOf("quince") }).toEqual({
+      before: [],
+      after: [edited],
+      orchard: [],
+      vineyard: [moved],
+      loquat: [],
+      quince: [edited],
+    });
+    expect(await search("quince")).toEqual([edited, later]);
+    // A plan made before another commit moved the watermark writes nothing.
+    const stale = planSearchTerms(store(), 50)!;
+    await drain();
+    await store().commit(() => expect(writeSearchTerms(store(), stale)).toBe(0));
+    expect(rowsOf("quince")).toEqual([edited, later]);
+  });
 });
 
 describe("across restarts", () => {
