@@ -17,9 +17,10 @@ import { getMessage, getMessageShared, searchWords, type MessageRecord } from ".
  *   directly (unindexedMessageIds) beside the rows of the rest, and checks every
  *   candidate's words anyway (src/views/narrow.ts), so it is exact either way.
  *
- * Edits and deletion of a message past the watermark touch no rows: the job reads each
- * message inside its own write transaction, which LMDB orders before or after the
- * edit's, so it writes the words the message has then, and none for one deleted.
+ * Edits and deletion of a message past the watermark touch no rows: the job checks
+ * each message again inside its own write transaction (writeSearchTerms), which LMDB
+ * orders before or after the edit's, so it writes the words the message has then,
+ * and none for one deleted.
  * Data folders from before the watermark have none: every message has its rows, and
  * the first send records the watermark below itself (initSearchWatermark), as the
  * unread rows' watermark does (unread.ts).
