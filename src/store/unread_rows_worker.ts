@@ -1,8 +1,9 @@
 /**
  * The worker thread of the unread-rows job (unread_rows.ts): it opens the data
  * folder's LMDB environment (shared with the main thread) and writes batches of
- * deferred unread rows and search rows (search_terms.ts) when told to, so their commits never hold the main thread. Commands and reports are the types
- * in unread_rows.ts. scripts/build.ts compiles this file into the executable as a
+ * deferred unread rows and search rows (search_terms.ts) when told to, so their
+ * commits never hold the main thread. Commands and reports are the types in
+ * unread_rows.ts. scripts/build.ts compiles this file into the executable as a
  * second entry point.
  */
 import { lowerThisThreadsPriority } from "../lib/thread_priority";
