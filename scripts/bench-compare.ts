@@ -3,7 +3,7 @@
  * One server at a time on a copy of one populated folder, for before/after comparisons
  * of two checkouts run back to back (a shared machine moves rates, not CPU per request):
  *
- *   bun scripts/bench-compare.ts CHECKOUT|bare|BINARY me|send|start|topic|unread [seconds] [--prof DIR]
+ *   bun scripts/bench-compare.ts CHECKOUT|bare|BINARY me|send|start|topic|unread|search|search-pending [seconds] [--prof DIR]
  *
  * CHECKOUT is a Hearth source tree (its src/main.ts is run), BINARY a compiled
  * `hearth`, `bare` the bare Bun.serve of scripts/bench.ts. The populated folder (100
@@ -14,7 +14,11 @@
  * `unread` (GET /messages, newest 50 in a topic / `is:unread`, 50 connections) run on a
  * second folder made once from the first: 5,000 channel messages in 20 topics from all
  * users, every 20th request marking 10 of them read for one user (made with this
- * script's own checkout, so both checkouts read the same data).
+ * script's own checkout, so both checkouts read the same data). `search` (GET /messages,
+ * newest 50 of a `search` narrow, 50 connections) measures a word in one message
+ * (`searchRare`) and a word in almost every message (`searchCommon`) on that folder;
+ * `search-pending` first sends 500 more messages with the background job held off, so
+ * that a checkout which indexes in the background searches with them not indexed yet.
  */
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -22,7 +26,7 @@ import { join } from "node:path";
 import { cpuSeconds, RawHttpClient, readLineMatching, rssMiB, spawnServer, threadCpuSeconds } from "./bench-lib";
 
 const [root, what = "me", secs = "3"] = process.argv.slice(2);
-if (!root) throw new Error("usage: bun scripts/bench-compare.ts CHECKOUT|bare|BINARY me|send|start|topic|unread [seconds] [--prof DIR]");
+if (!root) throw new Error("usage: bun scripts/bench-compare.ts CHECKOUT|bare|BINARY me|send|start|topic|unread|search|search-pending [seconds] [--prof DIR]");
 const profIndex = process.argv.indexOf("--prof");
 const profDir = profIndex > 0 ? process.argv[profIndex + 1] : null;
 const BENCH = join(import.meta.dir, "bench.ts");
@@ -37,7 +41,9 @@ if (!existsSync(join(populated, "bench-users.json"))) {
 const WORDS = "castle ghost king queen poison sword crown denmark player skull madness revenge night watch letter duel rosemary fennel rue daisy violet".split(" ");
 const content = (seq: number) => Array.from({ length: 16 + (seq % 17) }, (_, i) => WORDS[(seq * 7 + i * 13 + ((seq >> 3) ^ i)) % WORDS.length]).join(" ") + ` ${seq}`;
 const basic = (u: { email: string; key: string }) => "Basic " + Buffer.from(`${u.email}:${u.key}`).toString("base64");
-const READ_MODES = ["topic", "unread"];
+const READ_MODES = ["topic", "unread", "search", "search-pending"];
+// The spawned server's background job waits for the whole run (search-pending).
+if (what === "search-pending") process.env.HEARTH_UNREAD_ROWS_INTERVAL_MS = String(3600_000);
 const withMessages = join(tmpdir(), "hearth-bench-compare-messages");
 if (READ_MODES.includes(what) && !existsSync(join(withMessages, "bench-users.json"))) await populateMessages();
 const dir = mkdtempSync(join(tmpdir(), "hearth-bench-compare-"));
@@ -84,6 +90,24 @@ if (what === "me") {
     const r = await c.request("POST", "/api/v1/messages", { authorization: basic(users[i % users.length]), "content-type": "application/x-www-form-urlencoded" }, body);
     if (r.status !== 200) throw new Error(r.body);
   });
+} else if (what === "search" || what === "search-pending") {
+  if (what === "search-pending") {
+    const c = RawHttpClient.forUrl(url);
+    for (let i = 0; i < 500; i++) {
+      const body = `type=stream&to=bench&topic=pending&content=${encodeURIComponent(content(5000 + i))}`;
+      const r = await c.request("POST", "/api/v1/messages", { authorization: basic(users[i % users.length]), "content-type": "application/x-www-form-urlencoded" }, body);
+      if (r.status !== 200) throw new Error(r.body);
+    }
+    c.close();
+  }
+  for (const [label, word] of [["searchRare", "4321"], ["searchCommon", "rosemary"]]) {
+    const path = `/api/v1/messages?anchor=newest&num_before=50&num_after=0&narrow=${encodeURIComponent(JSON.stringify([{ operator: "search", operand: word }]))}`;
+    await measure(label, async (c) => {
+      const r = await c.get(path, { authorization: basic(users[1]) });
+      if (r.status !== 200) throw new Error(r.body);
+      if (!r.body.includes('"messages":[{')) throw new Error(`no messages: ${r.body.slice(0, 200)}`);
+    });
+  }
 } else if (READ_MODES.includes(what)) {
   const channelId = root === "bare" ? 0 : await fetch(`${url}/api/v1/get_stream_id?stream=bench`, { headers: { authorization: basic(users[1]) } }).then((r) => r.json()).then((b: any) => b.stream_id);
   const narrow = what === "topic" ? [{ operator: "channel", operand: channelId }, { operator: "topic", operand: "topic 7" }] : [{ operator: "is", operand: "unread" }];

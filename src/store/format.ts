@@ -8,15 +8,19 @@ import { endRunsUpgrade, upgradeRunsToFormat2 } from "./unread_runs";
  * with any change an older Hearth would misread, and add the upgrade of older stores.
  * Stores written before the version was recorded are version 1.
  */
-export const STORE_FORMAT_VERSION = 2;
+export const STORE_FORMAT_VERSION = 3;
 
 /**
  * Each version's upgrade from the one before, run in order at start; each commits as
  * it goes and resumes where a crash left it (the version is recorded only after all).
  * 2: unread runs encode their IDs as varint distances, not float64 (src/store/unread_runs.ts).
+ * 3: messages past a watermark have no search rows yet (src/store/search_terms.ts); an
+ *    older Hearth would not find them. Nothing to rewrite: a store without the
+ *    watermark has every message's rows.
  */
 const UPGRADES: Record<number, { run: (store: Store) => Promise<unknown>; end: (store: Store) => void }> = {
   2: { run: upgradeRunsToFormat2, end: endRunsUpgrade },
+  3: { run: async () => {}, end: () => {} },
 };
 
 const FORMAT_KEY = "store_format_version";

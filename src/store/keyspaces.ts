@@ -108,7 +108,7 @@ export const KEYSPACES = {
   dmMessages: "dm_messages",
   /** [senderId, messageId] → true */
   senderMessages: "sender_messages",
-  /** [term, messageId] → true; terms are lower-cased words of content and topic (word and prefix search are range scans) */
+  /** [term, messageId] → true; terms are lower-cased words of content and topic (word and prefix search are range scans). Written by the background job up to meta ["searchTermsWrittenUpTo"]; newer messages have none yet (src/store/search_terms.ts) */
   searchTerms: "search_terms",
   /** recipient key ("c:<channelId>" | "d:<conversationKey>") → recipient_id */
   recipients: "recipients",

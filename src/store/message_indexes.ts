@@ -1,12 +1,14 @@
 import type { Store } from "./db";
-import { conversationKey, getMessage, searchWords, topicKey, type MessageRecord } from "./messages";
+import { conversationKey, getMessage, topicKey, type MessageRecord } from "./messages";
+import { indexTermsOfLoadedMessage, reindexTerms, unindexTerms, unindexedMessageIds } from "./search_terms";
 
 /**
  * The rows narrows scan, each key ending in the message ID so that a narrow is a
  * range scan from its anchor: `channelMessages`, `topicMessages` (with the topic list
  * `topics`), `dmMessages`, `senderMessages` and `searchTerms`. They are written with
- * the message (src/store/user_messages.ts). The ID-stream helpers here serve every
- * scan of message IDs, the per-user indexes' too.
+ * the message (src/store/user_messages.ts), but for a sent message's search rows,
+ * which the background job writes (search_terms.ts). The ID-stream helpers here serve
+ * every scan of message IDs, the per-user indexes' too.
  *
  * A scan that its caller stops early must end its lmdb-js iterator: one left open
  * keeps its read transaction, and with it a slot of LMDB's reader table and the
@@ -17,35 +19,27 @@ import { conversationKey, getMessage, searchWords, topicKey, type MessageRecord 
  */
 
 /**
- * The words of the content and the topic, without repeats: one scan of both (a space
- * between them splits words as any separator does, so the set is the one two scans
- * gave; removal and rewrite rely on getting the same set as the insert).
+ * Writes a new message's channel, topic, conversation and sender rows; its search rows
+ * are the background job's (search_terms.ts), but for a bulk load's (`loaded`). Call
+ * inside `store.commit`.
  */
-function indexTerms(message: MessageRecord): string[] {
-  return searchWords(`${message.content} ${message.topic}`);
-}
-
-/** Writes a new message's channel, topic, conversation, sender and search rows. Call inside `store.commit`. */
-export function indexMessage(store: Store, m: MessageRecord): void {
+export function indexMessage(store: Store, m: MessageRecord, loaded = false): void {
   putLocation(store, m, true);
   store.dbs.senderMessages.put([m.sender_id, m.id], true);
-  putTerms(store, m);
+  if (loaded) indexTermsOfLoadedMessage(store, m);
 }
 
 /** Moves a rewritten message's rows: its place when its channel or topic changed, its words when its text did. */
 export function reindexMessage(store: Store, before: MessageRecord, after: MessageRecord): void {
   const moved = before.channel_id !== after.channel_id || before.topic !== after.topic;
   if (moved) removeLocation(store, before);
-  if (before.content !== after.content || before.topic !== after.topic) {
-    removeTerms(store, before);
-    putTerms(store, after);
-  }
+  reindexTerms(store, before, after);
   if (moved) putLocation(store, after, false);
 }
 
 /** Removes a deleted message's rows; its topic's newest message is looked up again. */
 export function unindexMessage(store: Store, m: MessageRecord): void {
-  removeTerms(store, m);
+  unindexTerms(store, m);
   store.dbs.senderMessages.remove([m.sender_id, m.id]);
   removeLocation(store, m);
 }
@@ -92,13 +86,6 @@ function refreshTopic(store: Store, channelId: number, key: string): void {
   store.dbs.topics.put([channelId, key], { name, max_id: newest });
 }
 
-function putTerms(store: Store, m: MessageRecord): void {
-  for (const term of indexTerms(m)) store.dbs.searchTerms.put([term, m.id], true);
-}
-function removeTerms(store: Store, m: MessageRecord): void {
-  for (const term of indexTerms(m)) store.dbs.searchTerms.remove([term, m.id]);
-}
-
 /**
  * IDs in a key range whose last element is the message ID, walking from `from`
  * (inclusive) in the given direction. `prefix` selects the index rows.
@@ -136,13 +123,16 @@ export function termsWithPrefix(store: Store, prefix: string, limit: number): st
 }
 
 /**
- * Message IDs containing a word that starts with `prefix`, in ID order from `from`:
- * a lazy k-way merge of each matching word's ordered rows, so the newest matches
- * come first without reading every match.
+ * The candidates for a word that starts with `prefix`, in ID order from `from`: a lazy
+ * k-way merge of each matching word's ordered rows, so the newest matches come first
+ * without reading every match, and of the matching messages not indexed yet
+ * (search_terms.ts).
  */
 export function* idsForTermPrefix(store: Store, prefix: string, from: number, direction: "older" | "newer"): Generator<number> {
+  // Before the rows: see unindexedMessageIds.
+  const unindexed = unindexedMessageIds(store, prefix, from, direction)[Symbol.iterator]();
   const terms = termsWithPrefix(store, prefix, 512);
-  yield* mergeIds(terms.map((term) => idsInRange(store, "searchTerms", [term], from, direction)), direction);
+  yield* mergeIds([unindexed, ...terms.map((term) => idsInRange(store, "searchTerms", [term], from, direction))], direction);
 }
 
 export function topicsOfChannel(store: Store, channelId: number): { name: string; max_id: number }[] {

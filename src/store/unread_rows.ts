@@ -1,11 +1,13 @@
 import type { Hearth } from "../context";
 import { MESSAGES_PER_BATCH } from "./unread_batches";
+import { hasUnindexedMessages, searchWatermark } from "./search_terms";
 import { hasDeferredUnreadRows, loadPendingUnreadIndex, unreadWatermark } from "./unread";
 
 /**
  * The background job that writes the "unread" rows channel messages' recipients hold
  * implicitly (the top of unread.ts explains why a send does not write them), a batch
- * at a time (unread_batches.ts). It writes only the store.
+ * at a time (unread_batches.ts), and the search rows of the same messages
+ * (search_terms.ts), on the same schedule. It writes only the store.
  *
  * It runs on a worker thread (unread_rows_worker.ts) with its own handle on the same
  * LMDB environment: on the main thread its commits stalled every request
@@ -34,6 +36,11 @@ export interface UnreadRowsDeferral {
 }
 
 export const DEFAULT_UNREAD_ROWS_DEFERRAL: UnreadRowsDeferral = { quietMs: 1000, backlogLimit: MESSAGES_PER_BATCH, maxWaitMs: 60_000 };
+
+/** Whether unread rows or search rows wait to be written. */
+function hasDeferredWork(store: Hearth["store"]): boolean {
+  return hasDeferredUnreadRows(store) || hasUnindexedMessages(store);
+}
 
 export interface UnreadRowsJob {
   /** Resolves once the batches pending now are written (tests, benchmarks). */
@@ -115,7 +122,7 @@ export function startUnreadRowsJob(h: Hearth, intervalMs: number, workerUrl: str
   };
   /** Starts a run of every pending batch unless none is pending or one is under way; false when it did not. */
   const run = (): boolean => {
-    if (running || stopped || !hasDeferredUnreadRows(h.store)) return false;
+    if (running || stopped || !hasDeferredWork(h.store)) return false;
     start();
     return true;
   };
@@ -139,7 +146,7 @@ export function startUnreadRowsJob(h: Hearth, intervalMs: number, workerUrl: str
       lastSeenId = newestId;
       lastActivityAt = now;
     }
-    if (!hasDeferredUnreadRows(h.store)) {
+    if (!hasDeferredWork(h.store)) {
       waitingSince = null;
       return;
     }
@@ -152,7 +159,7 @@ export function startUnreadRowsJob(h: Hearth, intervalMs: number, workerUrl: str
     // a tick's arrivals at a time under steady load. Catching up on the whole backlog
     // at once (a full batch to a large channel every few seconds) gave runs of
     // scripts/bench-events.ts a higher p99 than batches at every tick did.
-    const excess = newestId - unreadWatermark(h.store) - deferral.backlogLimit;
+    const excess = newestId - Math.min(unreadWatermark(h.store), searchWatermark(h.store)) - deferral.backlogLimit;
     if (excess >= 0) start(Math.min(excess + 1, MESSAGES_PER_BATCH));
   };
   // The worker (a second JavaScript heap) starts with the first run, not with the server.

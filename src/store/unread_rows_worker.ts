@@ -1,13 +1,15 @@
 /**
  * The worker thread of the unread-rows job (unread_rows.ts): it opens the data
- * folder's LMDB environment (shared with the main thread) and writes batches when told
- * to, so their commits never hold the main thread. Commands and reports are the types
- * in unread_rows.ts. scripts/build.ts compiles this file into the executable as a
+ * folder's LMDB environment (shared with the main thread) and writes batches of
+ * deferred unread rows and search rows (search_terms.ts) when told to, so their
+ * commits never hold the main thread. Commands and reports are the types in
+ * unread_rows.ts. scripts/build.ts compiles this file into the executable as a
  * second entry point.
  */
 import { useNormalJitPolicy } from "../lib/jit_policy";
 import { lowerThisThreadsPriority } from "../lib/thread_priority";
 import { Store } from "./db";
+import { writeSearchTermBatch } from "./search_terms";
 import { MESSAGES_PER_BATCH, writeDeferredUnreadBatch } from "./unread_batches";
 import type { UnreadRowsWorkerCommand, UnreadRowsWorkerReport } from "./unread_rows";
 
@@ -30,13 +32,15 @@ async function runBatches(oldest?: number): Promise<void> {
     // about twice the CPU of batches every tick (scripts/bench-events.ts).
     while (!stopping && store) {
       const covered = await writeDeferredUnreadBatch(store, oldest);
-      if (covered === 0) break;
+      // The search rows of as many messages, the oldest waiting (search_terms.ts).
+      const indexed = await writeSearchTermBatch(store, oldest ?? MESSAGES_PER_BATCH);
+      if (covered === 0 && indexed === 0) break;
       report({ type: "batch" });
       // A batch decodes up to MESSAGES_PER_BATCH recipient lists, garbage once it is
       // written: a full collection here (on this thread, not the server's) keeps the
       // thread's heap at its code and structures between batches.
       Bun.gc(true);
-      if (oldest !== undefined || covered < MESSAGES_PER_BATCH) break;
+      if (oldest !== undefined || (covered < MESSAGES_PER_BATCH && indexed < MESSAGES_PER_BATCH)) break;
     }
   } catch (error) {
     report({ type: "error", message: error instanceof Error ? (error.stack ?? error.message) : String(error) });

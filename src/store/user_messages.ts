@@ -5,6 +5,7 @@ import { addImplicitUnreadRows, applyUnreadRemovals, UNREAD_WATERMARK, hasUnread
 import { allUsers } from "./users";
 import { StoreCache } from "./cache";
 import { RecipientFlags } from "./recipient_flags";
+import { initSearchWatermark } from "./search_terms";
 
 /**
  * Each recipient's rows for a message (Zulip's UserMessage), and the writes of a
@@ -51,11 +52,13 @@ export function flagsOfUnread(store: Store, userId: number, messageId: number): 
  * Writes a new message: content once, the recipient list, and rows for the
  * recipients whose flags are not 0 (the sender, mentioned users). Channel
  * recipients with flags 0 hold their "unread" row implicitly until the background
- * job writes it; direct messages (a handful of recipients) get theirs at once.
+ * job writes it; direct messages (a handful of recipients) get theirs at once. The
+ * same job writes the message's search rows (search_terms.ts).
  */
 export function insertMessage(store: Store, m: MessageRecord, flagsByUser: ReadonlyMap<number, number>): void {
   newestIds.invalidate(store);
   initUnreadWatermark(store, m.id);
+  initSearchWatermark(store, m.id);
   store.dbs.messages.put(m.id, m);
   indexMessage(store, m);
   const flags = flagsByUser instanceof RecipientFlags ? flagsByUser : new RecipientFlags([...flagsByUser.keys()], 0).setAll(flagsByUser);
@@ -90,7 +93,7 @@ export function insertMessageWithRows(store: Store, m: MessageRecord, flagsByUse
   if (watermark !== undefined) store.dbs.meta.put(UNREAD_WATERMARK, m.id);
   newestIds.invalidate(store);
   store.dbs.messages.put(m.id, m);
-  indexMessage(store, m);
+  indexMessage(store, m, true);
   for (const [userId, bits] of flagsByUser) writeFlags(store, userId, m, undefined, bits);
   store.dbs.messageRecipientLists.put(m.id, [...recipientIds].sort((a, b) => a - b));
 }

@@ -1,0 +1,183 @@
+import type { Store } from "./db";
+import { getMessage, getMessageShared, searchWords, type MessageRecord } from "./messages";
+
+/**
+ * The search index, `searchTerms` [term, messageId] → true: a row per distinct word of
+ * a message's content and topic, so that a word or a word's prefix is a range scan.
+ *
+ * A send does not write these rows. About fifteen B-tree inserts per message were a
+ * fifth of a send's main-thread CPU (docs/benchmarks.md), and nothing needs them at
+ * once: the background job (unread_rows.ts, on its worker thread) writes them for a
+ * few hundred messages at a time, in key order, and moves a watermark, meta
+ * ["searchTermsWrittenUpTo"]. So:
+ *
+ * - a message up to the watermark has its rows written, and they follow its edits,
+ *   moves and deletion (message_indexes.ts);
+ * - a message past the watermark has none; a search reads those few messages
+ *   directly (unindexedMessageIds) beside the rows of the rest, and checks every
+ *   candidate's words anyway (src/views/narrow.ts), so it is exact either way.
+ *
+ * Edits and deletion of a message past the watermark touch no rows: the job checks
+ * each message again inside its own write transaction (writeSearchTerms), which LMDB
+ * orders before or after the edit's, so it writes the words the message has then,
+ * and none for one deleted.
+ * Data folders from before the watermark have none: every message has its rows, and
+ * the first send records the watermark below itself (initSearchWatermark), as the
+ * unread rows' watermark does (unread.ts).
+ */
+export const SEARCH_WATERMARK = ["searchTermsWrittenUpTo"];
+
+/** Messages written per commit of the job: a commit holds LMDB's writer lock, which sends then wait for. */
+const MESSAGES_PER_COMMIT = 50;
+/** The pause between a batch's commits (the writer lock free for sends). */
+const PAUSE_MS = 20;
+
+/**
+ * The words of the content and the topic, without repeats: one scan of both (a space
+ * between them splits words as any separator does; removal relies on getting the same
+ * set as the insert).
+ */
+function indexTerms(message: MessageRecord): string[] {
+  return searchWords(`${message.content} ${message.topic}`);
+}
+
+/** Every message up to this ID has its search rows written; none past it has any. */
+export function searchWatermark(store: Store): number {
+  return (store.dbs.meta.get(SEARCH_WATERMARK) as number | undefined) ?? store.lastId("message");
+}
+
+/** Sets the watermark below the first message sent without its rows, if none is set. Call inside `store.commit`. */
+export function initSearchWatermark(store: Store, messageId: number): void {
+  if (store.dbs.meta.get(SEARCH_WATERMARK) === undefined) store.dbs.meta.put(SEARCH_WATERMARK, messageId - 1);
+}
+
+/** Whether a message waits for its search rows (one key read). */
+export function hasUnindexedMessages(store: Store): boolean {
+  const watermark = store.dbs.meta.get(SEARCH_WATERMARK) as number | undefined;
+  if (watermark === undefined) return false;
+  for (const _ of store.dbs.messages.getKeys({ start: watermark + 1, end: Number.MAX_SAFE_INTEGER, limit: 1 })) return true;
+  return false;
+}
+
+/**
+ * A message written with its rows at once (a bulk load): written when nothing waits
+ * before it (the watermark moves past it), else left to the job like a send, so that
+ * no message past the watermark ever holds rows. Call inside `store.commit`.
+ */
+export function indexTermsOfLoadedMessage(store: Store, m: MessageRecord): void {
+  const watermark = store.dbs.meta.get(SEARCH_WATERMARK) as number | undefined;
+  if (watermark !== undefined && watermark < m.id - 1) return;
+  putTerms(store, m);
+  if (watermark !== undefined) store.dbs.meta.put(SEARCH_WATERMARK, m.id);
+}
+
+/** A rewritten message's rows follow its words; a message past the watermark has none to move. Call inside `store.commit`. */
+export function reindexTerms(store: Store, before: MessageRecord, after: MessageRecord): void {
+  if (before.content === after.content && before.topic === after.topic) return;
+  if (before.id > searchWatermark(store)) return;
+  removeTerms(store, before);
+  putTerms(store, after);
+}
+
+/** A deleted message's rows. Call inside `store.commit`. */
+export function unindexTerms(store: Store, m: MessageRecord): void {
+  if (m.id > searchWatermark(store)) return;
+  removeTerms(store, m);
+}
+
+function putTerms(store: Store, m: MessageRecord): void {
+  for (const term of indexTerms(m)) store.dbs.searchTerms.put([term, m.id], true);
+}
+function removeTerms(store: Store, m: MessageRecord): void {
+  for (const term of indexTerms(m)) store.dbs.searchTerms.remove([term, m.id]);
+}
+
+/**
+ * The messages past the watermark whose lower-cased text holds `prefix` (a word of
+ * searchWords), from `from` (inclusive) in the given direction: all that their rows
+ * would give a search and a few more, which the search's own check of every
+ * candidate's words drops (src/views/narrow.ts). The watermark is read now, before the caller reads any
+ * row: a row read later may be newer than it (a batch written meanwhile), never
+ * older, so no message falls between the two.
+ */
+export function unindexedMessageIds(store: Store, prefix: string, from: number, direction: "older" | "newer"): Iterable<number> {
+  const watermark = searchWatermark(store);
+  if (direction === "older" && from <= watermark) return [];
+  const range = direction === "older" ? { start: from, end: watermark, reverse: true } : { start: Math.max(from, watermark + 1), end: Number.MAX_SAFE_INTEGER };
+  return withWordStarting(store, store.dbs.messages.getKeys(range) as Iterable<number>, prefix);
+}
+
+function* withWordStarting(store: Store, ids: Iterable<number>, prefix: string): Generator<number> {
+  for (const id of ids) {
+    // Decoded once for the search's own check too (getMessageShared), which splits the
+    // words of those that pass: splitting them here as well cost a search of a
+    // common word a third more.
+    const m = getMessageShared(store, id);
+    if (m && `${m.content} ${m.topic}`.toLowerCase().includes(prefix)) yield id;
+  }
+}
+
+/**
+ * Writes the rows of up to `limit` messages past the watermark with this thread's
+ * store (the job's worker), in commits of MESSAGES_PER_COMMIT, each of which moves the
+ * watermark. Resolves with the number of messages covered (0: none waited).
+ */
+export async function writeSearchTermBatch(store: Store, limit: number): Promise<number> {
+  let covered = 0;
+  while (covered < limit) {
+    const plan = planSearchTerms(store, Math.min(MESSAGES_PER_COMMIT, limit - covered));
+    if (!plan) break;
+    const wrote = store.commitOnThisThread(() => writeSearchTerms(store, plan));
+    covered += wrote;
+    if (wrote < MESSAGES_PER_COMMIT || covered >= limit) break;
+    await Bun.sleep(PAUSE_MS);
+  }
+  return covered;
+}
+
+/** The next commit's messages, read before it: their stored bytes and words. */
+export interface SearchTermsPlan {
+  watermark: number;
+  last: number;
+  messages: Map<number, { bytes: Buffer; terms: string[] }>;
+}
+
+/**
+ * Reads and splits the messages outside the write transaction: the worker runs at the
+ * lowest priority, and a commit it holds open (LMDB's writer lock) is a wait for every
+ * send while the busy machine gives it no CPU.
+ */
+export function planSearchTerms(store: Store, limit: number): SearchTermsPlan | null {
+  const watermark = store.dbs.meta.get(SEARCH_WATERMARK) as number | undefined;
+  if (watermark === undefined) return null;
+  const plan: SearchTermsPlan = { watermark, last: watermark, messages: new Map() };
+  for (const id of store.dbs.messages.getKeys({ start: watermark + 1, end: Number.MAX_SAFE_INTEGER, limit }) as Iterable<number>) {
+    const bytes = store.dbs.messages.getBinary(id);
+    const m = getMessage(store, id);
+    if (!bytes || !m) continue;
+    plan.messages.set(id, { bytes: Buffer.from(bytes), terms: indexTerms(m) });
+    plan.last = id;
+  }
+  return plan.messages.size === 0 ? null : plan;
+}
+
+/**
+ * One commit's rows, for the messages as they are in this transaction: a message
+ * whose bytes changed since the plan (an edit, a move) is split again, one gone is
+ * skipped. The rows go in key order (each B-tree page visited once). Returns the
+ * number of messages covered (0: another run moved the watermark first).
+ */
+export function writeSearchTerms(store: Store, plan: SearchTermsPlan): number {
+  if (store.dbs.meta.get(SEARCH_WATERMARK) !== plan.watermark) return 0;
+  const rows: [string, number][] = [];
+  for (const id of store.dbs.messages.getKeys({ start: plan.watermark + 1, end: plan.last + 1 }) as Iterable<number>) {
+    const planned = plan.messages.get(id);
+    const bytes = store.dbs.messages.getBinaryFast(id);
+    const terms = planned && bytes && planned.bytes.equals(bytes) ? planned.terms : indexTerms(getMessage(store, id)!);
+    for (const term of terms) rows.push([term, id]);
+  }
+  rows.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] - b[1]));
+  for (const row of rows) store.dbs.searchTerms.put(row, true);
+  store.dbs.meta.put(SEARCH_WATERMARK, plan.last);
+  return plan.messages.size;
+}
