@@ -236,7 +236,7 @@ export async function startServer(config: ServerConfig, prepare?: (store: Store)
     // is the bundle's (at the root of the embedded files), not each source file's, and
     // scripts/build.ts embeds the worker at the same path relative to that root.
     const unreadRowsWorker = new URL("./store/unread_rows_worker.ts", import.meta.url).href;
-    const unreadRows = startUnreadRowsJob(h, envNumber("HEARTH_UNREAD_ROWS_INTERVAL_MS", 500), unreadRowsWorker);
+    const unreadRows = startUnreadRowsJob(h.store, envNumber("HEARTH_UNREAD_ROWS_INTERVAL_MS", 500), unreadRowsWorker);
     started.push(() => unreadRows.stop());
     // Messages and reminders that fell due while the server was down go out before it
     // serves, so a client's first GET /scheduled_messages no longer lists them.

@@ -1,4 +1,4 @@
-import type { Hearth } from "../context";
+import type { Store } from "./db";
 import { MESSAGES_PER_BATCH } from "./unread_batches";
 import { hasUnindexedMessages, searchWatermark } from "./search_terms";
 import { hasDeferredUnreadRows, loadPendingUnreadIndex, unreadWatermark } from "./unread";
@@ -38,7 +38,7 @@ export interface UnreadRowsDeferral {
 export const DEFAULT_UNREAD_ROWS_DEFERRAL: UnreadRowsDeferral = { quietMs: 1000, backlogLimit: MESSAGES_PER_BATCH, maxWaitMs: 60_000 };
 
 /** Whether unread rows or search rows wait to be written. */
-function hasDeferredWork(store: Hearth["store"]): boolean {
+function hasDeferredWork(store: Store): boolean {
   return hasDeferredUnreadRows(store) || hasUnindexedMessages(store);
 }
 
@@ -59,10 +59,10 @@ export interface UnreadRowsJob {
  * implicit and reads stay right, but the in-memory index of pending messages grows).
  * After each batch the main thread prunes that index to the new watermark.
  */
-export function startUnreadRowsJob(h: Hearth, intervalMs: number, workerUrl: string, deferral: UnreadRowsDeferral = DEFAULT_UNREAD_ROWS_DEFERRAL): UnreadRowsJob {
+export function startUnreadRowsJob(store: Store, intervalMs: number, workerUrl: string, deferral: UnreadRowsDeferral = DEFAULT_UNREAD_ROWS_DEFERRAL): UnreadRowsJob {
   let worker: Worker | null = null;
   // Activity is the newest message ID moving between ticks: no hook on the send path.
-  let lastSeenId = h.store.lastId("message");
+  let lastSeenId = store.lastId("message");
   let lastActivityAt = Date.now();
   /** Since when rows have waited with no batch run (null: none waited at the last tick). */
   let waitingSince: number | null = null;
@@ -93,7 +93,7 @@ export function startUnreadRowsJob(h: Hearth, intervalMs: number, workerUrl: str
       onStopped?.();
       runEnded();
     };
-    spawned.postMessage({ type: "open", dataDir: h.store.dataDir } satisfies UnreadRowsWorkerCommand);
+    spawned.postMessage({ type: "open", dataDir: store.dataDir } satisfies UnreadRowsWorkerCommand);
     // Bun has Worker.unref (the process may exit while it idles); the DOM typings lack it.
     (spawned as unknown as { unref(): void }).unref();
     return spawned;
@@ -115,14 +115,14 @@ export function startUnreadRowsJob(h: Hearth, intervalMs: number, workerUrl: str
   /** After a batch: a failure leaves the index larger than needed, never wrong (the next batch prunes it). */
   const pruneIndex = (): void => {
     try {
-      loadPendingUnreadIndex(h.store);
+      loadPendingUnreadIndex(store);
     } catch (error) {
       console.error("Pruning the index of pending unread rows failed; the next batch retries:", error);
     }
   };
   /** Starts a run of every pending batch unless none is pending or one is under way; false when it did not. */
   const run = (): boolean => {
-    if (running || stopped || !hasDeferredWork(h.store)) return false;
+    if (running || stopped || !hasDeferredWork(store)) return false;
     start();
     return true;
   };
@@ -141,12 +141,12 @@ export function startUnreadRowsJob(h: Hearth, intervalMs: number, workerUrl: str
   const checkPending = (): void => {
     if (running || stopped) return;
     const now = Date.now();
-    const newestId = h.store.lastId("message");
+    const newestId = store.lastId("message");
     if (newestId !== lastSeenId) {
       lastSeenId = newestId;
       lastActivityAt = now;
     }
-    if (!hasDeferredWork(h.store)) {
+    if (!hasDeferredWork(store)) {
       waitingSince = null;
       return;
     }
@@ -159,7 +159,7 @@ export function startUnreadRowsJob(h: Hearth, intervalMs: number, workerUrl: str
     // a tick's arrivals at a time under steady load. Catching up on the whole backlog
     // at once (a full batch to a large channel every few seconds) gave runs of
     // scripts/bench-events.ts a higher p99 than batches at every tick did.
-    const excess = newestId - Math.min(unreadWatermark(h.store), searchWatermark(h.store)) - deferral.backlogLimit;
+    const excess = newestId - Math.min(unreadWatermark(store), searchWatermark(store)) - deferral.backlogLimit;
     if (excess >= 0) start(Math.min(excess + 1, MESSAGES_PER_BATCH));
   };
   // The worker (a second JavaScript heap) starts with the first run, not with the server.

@@ -59,7 +59,7 @@ describe("when the job runs", () => {
   }
   async function withJob(deferral: { quietMs: number; backlogLimit: number; maxWaitMs: number }, body: () => Promise<void>) {
     await s.server.unreadRows.drain();
-    const job = startUnreadRowsJob(s.server.h, 20, workerUrl, deferral);
+    const job = startUnreadRowsJob(s.server.h.store, 20, workerUrl, deferral);
     try {
       await body();
     } finally {
@@ -340,7 +340,7 @@ describe("deferred unread rows", () => {
 
   test("a worker that dies is replaced at the next run, which writes the rows", async () => {
     const id = await send("othello", denmark, "worker", "after a crash of the worker");
-    const job = startUnreadRowsJob(s.server.h, 3600_000, new URL("../fixtures/unread-rows-worker-dies-once.ts", import.meta.url).href);
+    const job = startUnreadRowsJob(s.server.h.store, 3600_000, new URL("../fixtures/unread-rows-worker-dies-once.ts", import.meta.url).href);
     try {
       // The first worker dies on its run: the drain ends, nothing is written.
       await job.drain();
