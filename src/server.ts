@@ -38,7 +38,7 @@ import { userGroupsRoutes } from "./api/user_groups";
 import { messagesRoutes } from "./api/messages";
 import { startRetentionJob } from "./actions/retention";
 import { loadPendingUnreadIndex } from "./store/unread";
-import { startUnreadRowsJob, type UnreadRowsJob } from "./store/unread_rows";
+import { DEFAULT_UNREAD_ROWS_DEFERRAL, DEFAULT_WORKER_RETIRE_MS, startUnreadRowsJob, type UnreadRowsJob } from "./store/unread_rows";
 import { startScheduledDeliveryJob } from "./actions/scheduled_messages";
 import { scheduledMessagesRoutes } from "./api/scheduled_messages";
 import { eventsRoutes, fastPollRoute } from "./api/events";
@@ -236,7 +236,13 @@ export async function startServer(config: ServerConfig, prepare?: (store: Store)
     // is the bundle's (at the root of the embedded files), not each source file's, and
     // scripts/build.ts embeds the worker at the same path relative to that root.
     const unreadRowsWorker = new URL("./store/unread_rows_worker.ts", import.meta.url).href;
-    const unreadRows = startUnreadRowsJob(h.store, envNumber("HEARTH_UNREAD_ROWS_INTERVAL_MS", 500), unreadRowsWorker);
+    const unreadRows = startUnreadRowsJob(
+      h.store,
+      envNumber("HEARTH_UNREAD_ROWS_INTERVAL_MS", 500),
+      unreadRowsWorker,
+      DEFAULT_UNREAD_ROWS_DEFERRAL,
+      envNumber("HEARTH_UNREAD_ROWS_WORKER_RETIRE_MS", DEFAULT_WORKER_RETIRE_MS),
+    );
     started.push(() => unreadRows.stop());
     // Messages and reminders that fell due while the server was down go out before it
     // serves, so a client's first GET /scheduled_messages no longer lists them.

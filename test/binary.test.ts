@@ -261,7 +261,10 @@ describe("dist/hearth (linux x64)", () => {
     expect(existsSync(join(dataDir, "hearth.pid"))).toBe(false);
 
     // The unread-rows job runs on a worker thread, a second entry point of the executable.
-    const restarted = await startServe(x64, ["--data", dataDir, "--port", String(await freePort())], 30_000, { HEARTH_UNREAD_ROWS_INTERVAL_MS: "50" });
+    const restarted = await startServe(x64, ["--data", dataDir, "--port", String(await freePort())], 30_000, {
+      HEARTH_UNREAD_ROWS_INTERVAL_MS: "50",
+      HEARTH_UNREAD_ROWS_WORKER_RETIRE_MS: "2000",
+    });
     const api = new ApiClient(restarted.url, owner.email, owner.api_key);
     const again = expectSuccess(await api.get("/users/me"));
     expect(again.user_id).toBe(owner.user_id);
@@ -282,6 +285,14 @@ describe("dist/hearth (linux x64)", () => {
     // Threads the worker starts afterwards (its collector's helpers) inherit the value.
     expect(threads.some((t) => t.nice === 19 && t.name === "Worker")).toBe(true);
     expect(threads.find((t) => t.main)?.nice).toBeLessThan(19);
+    // Idle, the worker retires (its thread ends); the next message's rows are written by a new one.
+    const workerThreads = () => threadNiceValues(restarted.proc.pid).filter((t) => t.name === "Worker").length;
+    for (let i = 0; i < 400 && workerThreads() > 0; i++) await Bun.sleep(25);
+    expect(workerThreads()).toBe(0);
+    const later = expectSuccess(await api.post("/messages", { type: "stream", to: "jobs", topic: "t", content: "for a new worker" })).id as number;
+    for (let i = 0; i < 200 && (await readUnreadState(dataDir, reader, later)).watermark < later; i++) await Bun.sleep(25);
+    expect(await readUnreadState(dataDir, reader, later)).toEqual({ watermark: later, row: [channelId, "t"] });
+    expect(restarted.output()).not.toContain("worker failed");
     // A backup of the running server's folder, checked and restored by the executable (tar, gzip and LMDB's copy inside it).
     const archive = join(tempDir(), "backup.tar.gz");
     const backup = runToEnd(x64, ["backup", "--data", dataDir, "--out", archive]);

@@ -42,10 +42,30 @@ function hasDeferredWork(store: Store): boolean {
   return hasDeferredUnreadRows(store) || hasUnindexedMessages(store);
 }
 
+/**
+ * How long the worker stays alive with nothing to write before it is retired. Its
+ * thread is a second JavaScript heap, most of the server's anonymous memory at idle,
+ * and a small team's server is idle most of the day; a new worker costs a thread start
+ * and a module load, which a gap of this length between runs amortises (under load runs
+ * come every tick or so, so a busy server keeps its worker). It is longer than the
+ * deferral's quiet time, so a conversation's pauses do not spawn a worker each.
+ */
+export const DEFAULT_WORKER_RETIRE_MS = 30_000;
+
+/** Where the worker is (tests, benchmarks): none, alive, or told to stop and not yet gone. */
+export type UnreadRowsWorkerState = "none" | "alive" | "retiring";
+
 export interface UnreadRowsJob {
   /** Resolves once the batches pending now are written (tests, benchmarks). */
   drain(): Promise<void>;
   stop(): Promise<void>;
+  workerState(): UnreadRowsWorkerState;
+}
+
+/** A worker thread and the promise that it has stopped (its "stopped" report, or its death). */
+interface WorkerHandle {
+  thread: Worker;
+  gone: Promise<void>;
 }
 
 /**
@@ -58,54 +78,92 @@ export interface UnreadRowsJob {
  * next tick; a worker that dies is replaced at the next tick (until then the rows stay
  * implicit and reads stay right, but the in-memory index of pending messages grows).
  * After each batch the main thread prunes that index to the new watermark.
+ *
+ * The worker starts with the first run and is retired once no run has ended for
+ * `retireAfterMs` with nothing pending: told to stop (it closes its handle on the
+ * store, see unread_rows_worker.ts), terminated once it says so, and the next run
+ * starts a new one. Nothing is posted to a worker once it was told to stop: a run
+ * wanted meanwhile waits for the retirement to end (`drain`) or for the next tick.
  */
-export function startUnreadRowsJob(store: Store, intervalMs: number, workerUrl: string, deferral: UnreadRowsDeferral = DEFAULT_UNREAD_ROWS_DEFERRAL): UnreadRowsJob {
-  let worker: Worker | null = null;
+export function startUnreadRowsJob(
+  store: Store,
+  intervalMs: number,
+  workerUrl: string,
+  deferral: UnreadRowsDeferral = DEFAULT_UNREAD_ROWS_DEFERRAL,
+  retireAfterMs: number = DEFAULT_WORKER_RETIRE_MS,
+): UnreadRowsJob {
+  let worker: WorkerHandle | null = null;
+  /** The retirement under way: it ends with `worker` null. */
+  let retirement: Promise<void> | null = null;
   // Activity is the newest message ID moving between ticks: no hook on the send path.
   let lastSeenId = store.lastId("message");
   let lastActivityAt = Date.now();
   /** Since when rows have waited with no batch run (null: none waited at the last tick). */
   let waitingSince: number | null = null;
+  /** When the worker last had something to do (its spawn or the end of a run). */
+  let lastBusyAt = Date.now();
   let running = false;
   let stopped = false;
   /** Waiting for the current run to end (drain). */
   let onIdle: (() => void)[] = [];
-  let onStopped: (() => void) | null = null;
   const runEnded = () => {
     running = false;
+    lastBusyAt = Date.now();
     const waiting = onIdle;
     onIdle = [];
     for (const resolve of waiting) resolve();
   };
-  const spawn = (): Worker => {
-    const spawned = new Worker(workerUrl);
-    spawned.onmessage = (event: MessageEvent<UnreadRowsWorkerReport>) => {
+  const spawn = (): WorkerHandle => {
+    const thread = new Worker(workerUrl);
+    let markGone!: () => void;
+    const handle: WorkerHandle = { thread, gone: new Promise<void>((resolve) => (markGone = resolve)) };
+    /** A worker that died: the next tick starts another; whoever waits for it to stop or to end its run goes on. */
+    const died = (message: string) => {
+      console.error("The unread-rows worker failed; a new one starts at the next tick:", message);
+      thread.terminate();
+      if (worker === handle) worker = null;
+      markGone();
+      if (running) runEnded();
+    };
+    thread.onmessage = (event: MessageEvent<UnreadRowsWorkerReport>) => {
       const report = event.data;
       if (report.type === "batch") pruneIndex();
       else if (report.type === "error") console.error("Writing deferred unread rows failed; it will retry:", report.message);
       else if (report.type === "idle") runEnded();
-      else if (report.type === "stopped") onStopped?.();
+      else if (report.type === "stopped") markGone();
     };
-    spawned.onerror = (event) => {
-      console.error("The unread-rows worker failed; a new one starts at the next tick:", event.message);
-      spawned.terminate();
-      if (worker === spawned) worker = null;
-      onStopped?.();
-      runEnded();
-    };
-    spawned.postMessage({ type: "open", dataDir: store.dataDir } satisfies UnreadRowsWorkerCommand);
+    thread.onerror = (event) => died(event.message);
+    // A thread that ends without an error event (an exit in it) is dead too; after a
+    // terminate of ours this finds it already gone, or no longer current.
+    thread.addEventListener("close", () => {
+      if (worker === handle) died("its thread ended");
+      else markGone();
+    });
+    thread.postMessage({ type: "open", dataDir: store.dataDir } satisfies UnreadRowsWorkerCommand);
     // Bun has Worker.unref (the process may exit while it idles); the DOM typings lack it.
-    (spawned as unknown as { unref(): void }).unref();
-    return spawned;
+    (thread as unknown as { unref(): void }).unref();
+    lastBusyAt = Date.now();
+    return handle;
+  };
+  /** Tells the worker to stop, waits for it to say so (or die), then ends its thread. */
+  const stopWorker = async (handle: WorkerHandle): Promise<void> => {
+    handle.thread.postMessage({ type: "stop" } satisfies UnreadRowsWorkerCommand);
+    await handle.gone;
+    handle.thread.terminate();
+    if (worker === handle) worker = null;
+  };
+  const retire = (handle: WorkerHandle): void => {
+    retirement = stopWorker(handle).finally(() => (retirement = null));
   };
   /**
    * Tells the worker to write: one batch of `oldest` messages, the oldest waiting, or
    * else every batch pending. Whether rows are pending is checked by the callers, here
-   * on the main thread: an idle server's worker stays asleep.
+   * on the main thread: an idle server's worker stays asleep. Never during a
+   * retirement (the callers check): the retiring worker would not run it.
    */
   const start = (oldest?: number): void => {
     // Marked running once the worker has the command: a spawn that throws leaves the next tick free to try again.
-    (worker ??= spawn()).postMessage({ type: "run", oldest } satisfies UnreadRowsWorkerCommand);
+    (worker ??= spawn()).thread.postMessage({ type: "run", oldest } satisfies UnreadRowsWorkerCommand);
     running = true;
     // Any run restarts the longest wait: under steady load past the backlog limit the
     // runs of the oldest keep the wait short, so it never forces a catch-up on the
@@ -122,7 +180,7 @@ export function startUnreadRowsJob(store: Store, intervalMs: number, workerUrl: 
   };
   /** Starts a run of every pending batch unless none is pending or one is under way; false when it did not. */
   const run = (): boolean => {
-    if (running || stopped || !hasDeferredWork(store)) return false;
+    if (running || stopped || retirement || !hasDeferredWork(store)) return false;
     start();
     return true;
   };
@@ -137,9 +195,9 @@ export function startUnreadRowsJob(store: Store, intervalMs: number, workerUrl: 
       console.error("The unread-rows job's tick failed; it retries at the next:", error);
     }
   };
-  /** A run when rows are pending and the server is quiet, or they have waited too long. */
+  /** A run when rows are pending and the server is quiet, or they have waited too long; a retirement when nothing is. */
   const checkPending = (): void => {
-    if (running || stopped) return;
+    if (running || stopped || retirement) return;
     const now = Date.now();
     const newestId = store.lastId("message");
     if (newestId !== lastSeenId) {
@@ -148,6 +206,7 @@ export function startUnreadRowsJob(store: Store, intervalMs: number, workerUrl: 
     }
     if (!hasDeferredWork(store)) {
       waitingSince = null;
+      if (worker && now - lastBusyAt >= retireAfterMs) retire(worker);
       return;
     }
     waitingSince ??= now;
@@ -168,9 +227,11 @@ export function startUnreadRowsJob(store: Store, intervalMs: number, workerUrl: 
   const idle = () => new Promise<void>((resolve) => onIdle.push(resolve));
   return {
     async drain() {
+      // A run in progress may have planned its batch before the caller's last write, and
+      // a retiring worker takes no run: wait for both to end, then run. (Each await ends
+      // in a microtask, before any tick could start another run or retirement.)
+      while (!stopped && (running || retirement)) await (retirement ?? idle());
       if (stopped) return;
-      // A run in progress may have planned its batch before the caller's last write.
-      if (running) await idle();
       const done = idle();
       if (run()) await done;
     },
@@ -178,15 +239,11 @@ export function startUnreadRowsJob(store: Store, intervalMs: number, workerUrl: 
       if (stopped) return;
       stopped = true;
       clearInterval(timer);
-      const current = worker;
-      if (current) {
-        const acknowledged = new Promise<void>((resolve) => (onStopped = resolve));
-        current.postMessage({ type: "stop" } satisfies UnreadRowsWorkerCommand);
-        await acknowledged;
-        current.terminate();
-      }
+      if (retirement) await retirement;
+      if (worker) await stopWorker(worker);
       worker = null;
       runEnded();
     },
+    workerState: () => (retirement ? "retiring" : worker ? "alive" : "none"),
   };
 }

@@ -48,6 +48,27 @@ async function runBatches(oldest?: number): Promise<void> {
   report({ type: "idle" });
 }
 
+/**
+ * Closes this thread's handle on the store before the job terminates the thread (it
+ * retires an idle worker and starts another later). lmdb-js keeps one native LMDB
+ * environment per data file and process, counted per handle: the main thread's stays
+ * open, and closing this handle only drops its count, after aborting the read
+ * transaction this thread kept for its reads, which holds a slot of LMDB's reader
+ * table (fixed in size, shared by the whole process; LMDB frees by itself only the
+ * slots of dead processes). Without the close, lmdb-js's cleanup at the thread's end
+ * gave back most slots but the process's memory grew with each retirement
+ * (test/store/worker_retire.test.ts counts slots, descriptors and memory over many).
+ */
+async function closeStore(): Promise<void> {
+  const closing = store;
+  store = null;
+  try {
+    await closing?.close();
+  } catch (error) {
+    report({ type: "error", message: error instanceof Error ? (error.stack ?? error.message) : String(error) });
+  }
+}
+
 self.onmessage = (event: MessageEvent<UnreadRowsWorkerCommand>) => {
   const command = event.data;
   if (command.type === "open") {
@@ -61,7 +82,6 @@ self.onmessage = (event: MessageEvent<UnreadRowsWorkerCommand>) => {
     running ??= runBatches(command.oldest).finally(() => (running = null));
   } else if (command.type === "stop") {
     stopping = true;
-    // The environment stays open: it is the main thread's too, which closes it.
-    void (running ?? Promise.resolve()).then(() => report({ type: "stopped" }));
+    void (running ?? Promise.resolve()).then(closeStore).then(() => report({ type: "stopped" }));
   }
 };
