@@ -185,11 +185,9 @@ export function MessageRow({ m, showSender, isNewDivider, mayEdit, mayMove, acti
         {showSender ? (
           <>
             <button type="button" class="sender-avatar" aria-label={`Profile of ${sender}`}><Avatar userId={m.sender_id} url={m.avatar_url} name={sender} /></button>
-            <div class="msg-head">
-              <button type="button" class="sender" aria-haspopup="dialog">{sender}</button>
-              {/* The full date is wanted only on hover, which is when `active` is set. */}
-              <time dateTime={new Date(m.timestamp * 1000).toISOString()} title={active ? fullFormat.format(m.timestamp * 1000) : undefined}>{timeOf(m.timestamp)}</time>
-            </div>
+            <button type="button" class="sender" aria-haspopup="dialog">{sender}</button>
+            {/* The full date is wanted only on hover, which is when `active` is set. */}
+            <time class="sent" dateTime={new Date(m.timestamp * 1000).toISOString()} title={active ? fullFormat.format(m.timestamp * 1000) : undefined}>{timeOf(m.timestamp)}</time>
           </>
         ) : <time class="side-time">{timeOf(m.timestamp)}</time>}
         {mode === "edit" ? (
