@@ -241,6 +241,14 @@ try {
     if (await page.evaluate<boolean>(`Boolean(document.querySelector(".feed-start"))`)) break;
   }
   const scrollSeconds = (performance.now() - scrollStarted) / 1000;
+  // What each filled row costs the browser in boxes: elements inside the rows at the scroll's end (bars included).
+  const rowElements = await page.evaluate<{ rows: number; elements: number; first: number; others: number }>(`(() => {
+    const rows = [...document.querySelectorAll(".feed article.msg")];
+    const inside = (a) => a.getElementsByTagName("*").length + 1;
+    const median = (xs) => xs.sort((x, y) => x - y)[xs.length >> 1] ?? 0;
+    return { rows: rows.length, elements: document.querySelectorAll(".feed .msg-wrap *").length,
+      first: median(rows.filter((a) => a.classList.contains("first")).map(inside)), others: median(rows.filter((a) => !a.classList.contains("first")).map(inside)) };
+  })()`);
   const scrollCpuTo = chromiumCpuMs();
   const scrollCpu = { all: scrollCpuTo.all - scrollCpuFrom.all, rendererMain: scrollCpuTo.rendererMain - scrollCpuFrom.rendererMain };
   await page.goto(`http://127.0.0.1:${bare.port}/?load=scroll`);
@@ -276,6 +284,7 @@ try {
   console.log(`scroll: ${longFrames.length} long animation frames, medians: ${ms(median(longFrames.map((f) => f.duration)))} long, script ${ms(median(longFrames.map((f) => f.script)))} (of which style and layout forced by script ${ms(median(longFrames.map((f) => f.forced)))}), style+layout ${ms(median(longFrames.map((f) => f.layout)))}`);
   console.log(`Chromium's CPU time (all its processes, not the server): ${ms(switchCpu / SWITCHES)} a switch; scrolling ${ms(scrollCpu.all)}, ` +
     `of which the page's main thread ${ms(scrollCpu.rendererMain)} (${ms(scrollCpu.rendererMain / Math.max(1, frames.length))} a frame)`);
+  console.log(`rows at the scroll's end: ${rowElements.rows}, ${rowElements.elements} elements in their wrappers (${(rowElements.elements / Math.max(1, rowElements.rows)).toFixed(1)} a row); a row's own elements, median: ${rowElements.first} with its sender shown, ${rowElements.others} without`);
   if (process.argv.includes("--why")) for (const f of longFrames.slice(0, 20)) console.log(`  ${ms(f.duration)}: ${f.invokers}`);
   const errors = page.errors();
   if (errors.length) console.log(`page errors: ${errors.slice(0, 5).join(" | ")}`);

@@ -63,7 +63,6 @@ function RecipientBar({ m, copy = false }: { m: Message; copy?: boolean }) {
     return (
       <div class="recipient-bar" style={sub ? { borderLeftColor: sub.color } : undefined}>
         <a href={hashOf({ kind: "channel", streamId: m.stream_id })} class="bar-channel" tabIndex={tab}>#{name}</a>
-        <span aria-hidden="true"> › </span>
         <a href={hashOf({ kind: "channel", streamId: m.stream_id, topic: m.subject })} class="bar-topic" tabIndex={tab}>{m.subject || "general chat"}</a>
         <span class="bar-date">{dateOf(m.timestamp)}</span>
       </div>

@@ -53,7 +53,8 @@ phoneQuery.addEventListener("change", () => (phoneWidth.value = phoneQuery.match
 
 export function Avatar({ userId, url, name, size = 36 }: { userId: number; url: string | null | undefined; name: string; size?: number }) {
   const src = url ?? S.users.get(userId)?.avatar_url;
-  if (src) return <img class="avatar" src={src} alt="" width={size} height={size} loading="lazy" />;
+  // Decoded off the main thread: a step adds up to 50 rows, many with an avatar (docs/benchmarks.md).
+  if (src) return <img class="avatar" src={src} alt="" width={size} height={size} loading="lazy" decoding="async" />;
   return <span class="avatar avatar-letter" aria-hidden="true">{name.slice(0, 1).toUpperCase()}</span>;
 }
 
@@ -130,6 +131,8 @@ export function MessageRow({ m, showSender, isNewDivider, mayEdit, mayMove, acti
   // The server writes Unicode emoji as `<span class="emoji emoji-1f642">:smile:</span>`
   // for a sprite sheet; this client shows the character itself.
   useLayoutEffect(() => {
+    // Most messages have none: no query of their body.
+    if (!m.content.includes("emoji-")) return;
     for (const span of Array.from(body.current?.querySelectorAll<HTMLElement>("span.emoji") ?? [])) {
       const code = /\bemoji-([0-9a-f-]+)\b/.exec(span.className)?.[1];
       if (code) span.textContent = unicodeGlyph(code);
@@ -179,47 +182,46 @@ export function MessageRow({ m, showSender, isNewDivider, mayEdit, mayMove, acti
         onMouseLeave={(e) => setActive(e.currentTarget.contains(document.activeElement))}
         onFocusIn={() => setActive(true)}
         onFocusOut={(e) => setActive(e.currentTarget.contains(e.relatedTarget as Node | null) || e.currentTarget.matches(":hover"))}>
-        <div class="msg-gutter">{showSender ? <button type="button" class="sender-avatar" aria-label={`Profile of ${sender}`}><Avatar userId={m.sender_id} url={m.avatar_url} name={sender} /></button> : <time class="side-time">{timeOf(m.timestamp)}</time>}</div>
-        <div class="msg-main">
-          {showSender && (
-            <div class="msg-head">
-              <button type="button" class="sender" aria-haspopup="dialog">{sender}</button>
-              <time dateTime={new Date(m.timestamp * 1000).toISOString()} title={fullFormat.format(m.timestamp * 1000)}>{timeOf(m.timestamp)}</time>
-            </div>
-          )}
-          {mode === "edit" ? (
-            <form class="edit-form" onSubmit={(e) => (e.preventDefault(), void saveEdit())}>
-              <textarea aria-label="Edit message" value={draft} onInput={(e) => setDraft(e.currentTarget.value)} onKeyDown={(e) => {
-                if (e.key === "Enter" && !e.shiftKey) (e.preventDefault(), void saveEdit());
-                if (e.key === "Escape") setMode("view");
-              }} />
-              <button type="submit" class="primary">Save</button>
-              <button type="button" onClick={() => setMode("view")}>Cancel</button>
-            </form>
-          ) : (
-            <div class="rendered" ref={body} dangerouslySetInnerHTML={{ __html: m.content }} />
-          )}
-          {(m.last_edit_timestamp || m.last_moved_timestamp) && mode !== "edit" && (
-            <span class="edited">{m.last_edit_timestamp ? "(edited)" : "(moved)"}</span>
-          )}
-          <Reactions m={m} />
-          {mode === "delete" && (
-            <div class="confirm" role="alertdialog" aria-label="Delete message">
-              Delete this message?{" "}
-              <button type="button" class="danger" onClick={() => void remove()}>Delete</button>
-              <button type="button" onClick={() => setMode("view")}>Cancel</button>
-            </div>
-          )}
-          {mode === "react" && (
-            <EmojiPicker onClose={() => setMode("view")} onPick={(choice) => {
-              setMode("view");
-              const mineAlready = m.reactions.some((r) => r.user_id === S.me.user_id && r.emoji_code === choice.emoji_code);
-              void react(m, choice, mineAlready);
+        {showSender ? (
+          <>
+            <button type="button" class="sender-avatar" aria-label={`Profile of ${sender}`}><Avatar userId={m.sender_id} url={m.avatar_url} name={sender} /></button>
+            <button type="button" class="sender" aria-haspopup="dialog">{sender}</button>
+            {/* The full date is wanted only on hover, which is when `active` is set. */}
+            <time class="sent" dateTime={new Date(m.timestamp * 1000).toISOString()} title={active ? fullFormat.format(m.timestamp * 1000) : undefined}>{timeOf(m.timestamp)}</time>
+          </>
+        ) : <time class="side-time">{timeOf(m.timestamp)}</time>}
+        {mode === "edit" ? (
+          <form class="edit-form" onSubmit={(e) => (e.preventDefault(), void saveEdit())}>
+            <textarea aria-label="Edit message" value={draft} onInput={(e) => setDraft(e.currentTarget.value)} onKeyDown={(e) => {
+              if (e.key === "Enter" && !e.shiftKey) (e.preventDefault(), void saveEdit());
+              if (e.key === "Escape") setMode("view");
             }} />
-          )}
-          {mode === "move" && <MoveTopicForm m={m} onDone={() => setMode("view")} />}
-          {error && <p class="error" role="alert">{error}</p>}
-        </div>
+            <button type="submit" class="primary">Save</button>
+            <button type="button" onClick={() => setMode("view")}>Cancel</button>
+          </form>
+        ) : (
+          <div class="rendered" ref={body} dangerouslySetInnerHTML={{ __html: m.content }} />
+        )}
+        {(m.last_edit_timestamp || m.last_moved_timestamp) && mode !== "edit" && (
+          <span class="edited">{m.last_edit_timestamp ? "(edited)" : "(moved)"}</span>
+        )}
+        {m.reactions.length > 0 && <Reactions m={m} />}
+        {mode === "delete" && (
+          <div class="confirm" role="alertdialog" aria-label="Delete message">
+            Delete this message?{" "}
+            <button type="button" class="danger" onClick={() => void remove()}>Delete</button>
+            <button type="button" onClick={() => setMode("view")}>Cancel</button>
+          </div>
+        )}
+        {mode === "react" && (
+          <EmojiPicker onClose={() => setMode("view")} onPick={(choice) => {
+            setMode("view");
+            const mineAlready = m.reactions.some((r) => r.user_id === S.me.user_id && r.emoji_code === choice.emoji_code);
+            void react(m, choice, mineAlready);
+          }} />
+        )}
+        {mode === "move" && <MoveTopicForm m={m} onDone={() => setMode("view")} />}
+        {error && <p class="error" role="alert">{error}</p>}
         {(active || actionsAlways || mode !== "view") && (
           <div class="msg-actions">
             <button type="button" class="act-react" title="Add a reaction" aria-label="Add a reaction" onClick={() => setMode(mode === "react" ? "view" : "react")}>☺</button>
