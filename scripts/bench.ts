@@ -17,6 +17,8 @@
  *  2. a mixed load: durable sends (POST /messages, 50 connections) with a flags update
  *     (mark read) every 20th request, until MESSAGES were sent (--quick: 3 s);
  *     reference: raw lmdb-js durable puts of a value the size of a message record;
+ *     then the time the background job takes to write the load's search and unread
+ *     rows (until its worker retires), before anything else is measured;
  *  3. the reader table (LMDB's readers after the load);
  *  4. authenticated GET /users/me req/s (50 connections) and GET /messages newest 50
  *     in a topic and `is:unread` (p50, one connection) against a bare Bun.serve that
