@@ -237,6 +237,13 @@ export async function launchChromium(): Promise<Browser> {
   };
 }
 
+/**
+ * A page expression: the feed's row whose message text includes `text`, or undefined. A row
+ * being edited (its text replaced by the edit box) is passed over, not an error.
+ */
+export const rowOf = (text: string) =>
+  `[...document.querySelectorAll("article.msg")].find((row) => row.querySelector(".rendered")?.textContent.includes(${JSON.stringify(text)}))`;
+
 /** Polls an expression until it is truthy, also across a navigation (where evaluating fails for a moment). */
 export async function until<T>(page: Page, expression: string, timeoutMs = 15_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;

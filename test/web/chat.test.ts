@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { expectSuccess, PASSWORD, startTestServer, type TestServer } from "../kit";
-import { click, launchChromium, until, type Browser, type Page } from "../kit/browser";
+import { type Browser, click, launchChromium, type Page, rowOf, until } from "../kit/browser";
 
 let s: TestServer;
 let browser: Browser;
@@ -27,7 +27,6 @@ const typeInto = (page: Page, selector: string, text: string) =>
   })()`);
 const pressEnter = (page: Page, selector: string) =>
   page.evaluate(`document.querySelector(${JSON.stringify(selector)}).dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", bubbles: true, cancelable: true }))`);
-const rowOf = (text: string) => `[...document.querySelectorAll("article.msg")].find((row) => row.querySelector(".rendered").textContent.includes(${JSON.stringify(text)}))`;
 /** Points at a row as the mouse would: its action buttons are in the page while it is hovered or focused. */
 const hover = async (page: Page, row: string) => {
   await page.evaluate(`${row}.dispatchEvent(new MouseEvent("mouseenter"))`);

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { expectSuccess, PASSWORD, startTestServer, type TestServer } from "../kit";
-import { launchChromium, signInToChat, until, type Browser, type Page } from "../kit/browser";
+import { type Browser, launchChromium, type Page, rowOf, signInToChat, until } from "../kit/browser";
 
 let s: TestServer;
 let browser: Browser;
@@ -30,7 +30,6 @@ const press = (page: Page, key: string) =>
   page.evaluate(`document.querySelector(${JSON.stringify(BOX)}).dispatchEvent(new KeyboardEvent("keydown", { key: ${JSON.stringify(key)}, bubbles: true, cancelable: true }))`);
 const boxValue = (page: Page) => page.evaluate<string>(`document.querySelector(${JSON.stringify(BOX)}).value`);
 const suggestions = (page: Page) => page.evaluate<string[]>(`[...document.querySelectorAll(".typeahead li .ta-label")].map((li) => li.textContent)`);
-const rowOf = (text: string) => `[...document.querySelectorAll("article.msg")].find((row) => row.querySelector(".rendered")?.textContent.includes(${JSON.stringify(text)}))`;
 /** Points at a row as the mouse would: its action buttons are in the page while it is hovered or focused. */
 const hover = async (page: Page, row: string) => {
   await page.evaluate(`${row}.dispatchEvent(new MouseEvent("mouseenter"))`);

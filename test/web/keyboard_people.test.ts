@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { expectSuccess, PASSWORD, startTestServer, type TestServer } from "../kit";
-import { launchChromium, signInToChat, until, type Browser, type Page } from "../kit/browser";
+import { type Browser, launchChromium, type Page, rowOf, signInToChat, until } from "../kit/browser";
 
 let s: TestServer;
 let browser: Browser;
@@ -20,7 +20,6 @@ async function openTopic(page: Page, topic: string): Promise<void> {
   await page.evaluate(`location.hash = ${JSON.stringify(topicHash(topic))}`);
   await until(page, `document.querySelector(".compose input[name=topic]")?.value === ${JSON.stringify(topic)}`);
 }
-const rowOf = (text: string) => `[...document.querySelectorAll("article.msg")].find((row) => row.querySelector(".rendered")?.textContent.includes(${JSON.stringify(text)}))`;
 /** Points at a row as the mouse would: its action buttons are in the page while it is hovered or focused. */
 const hover = async (page: Page, row: string) => {
   await page.evaluate(`${row}.dispatchEvent(new MouseEvent("mouseenter"))`);
