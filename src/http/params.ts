@@ -179,6 +179,7 @@ function specsOf(specs: ParamSpecs): { entries: [string, Param<any, any>][]; nam
 export function parseParams<P extends ParamSpecs>(specs: P, raw: RawParams, pathParams: string[] = []): ParsedParams<P> {
   const values: Record<string, unknown> = {};
   const { entries, names: known } = specsOf(specs);
+  // An endpoint without parameters called without any (most GETs): nothing to parse or report.
   if (entries.length === 0 && raw.fields.size === 0) return { values: values as ParamValues<P>, ignored: [] };
   for (const [name, spec] of entries) {
     let wireName = name;

@@ -4,7 +4,7 @@ import type { Hearth } from "../context";
 import { BotType, type UserRecord } from "../store/users";
 import { authenticateRequest } from "../auth/basic";
 import { authenticateSession } from "../auth/session";
-import { parseParams, type ParamSpecs, type ParamValues, type ParsedParams } from "./params";
+import { parseParams, type ParamSpecs, type ParamValues } from "./params";
 import { readRawParams, type RawParams } from "./wire";
 import { clientAddress } from "./client_address";
 import { SerializedFields } from "../lib/serialized_fields";
@@ -83,9 +83,6 @@ class HandlerRequest {
     return this.lookupIp();
   }
 }
-
-/** An endpoint without declared parameters, called without any: nothing to parse or report. */
-const NO_PARAMS: ParsedParams<ParamSpecs> = Object.freeze({ values: Object.freeze({}), ignored: Object.freeze([]) as unknown as string[] });
 
 type Handler<P extends ParamSpecs, A extends AuthMode> = (
   req: ApiRequest<ParamValues<P>, A extends "required" ? UserRecord : UserRecord | null>,
@@ -171,9 +168,8 @@ export class ApiRoutes {
       if (ignored.length > 0) body.ignored_parameters_unsupported = ignored;
       return jsonResponse(body);
     };
-    const noParams = Object.keys(specs).length === 0;
     const run = (request: Request, server: ApiRequest<unknown>["server"], pathValues: Record<string, string>, user: UserRecord | null, ip: () => string, raw: RawParams): Response | Promise<Response> => {
-      const { values, ignored } = noParams && raw.fields.size === 0 ? NO_PARAMS : parseParams(specs, raw, pathNames);
+      const { values, ignored } = parseParams(specs, raw, pathNames);
       const result = handler(new HandlerRequest(h, user, values, pathValues, raw.files, request, server, ip) as ApiRequest<any, any>);
       return result instanceof Promise ? result.then((r) => finish(r, ignored)) : finish(result, ignored);
     };

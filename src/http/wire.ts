@@ -59,11 +59,11 @@ export function readRawParams(request: Request, fromBody = true, maxBodyBytes = 
   // Bun's server hands a GET no body, even one sent with a length or chunked (a
   // Request cannot be made with one either): nothing to ask Bun for, not even headers.
   if (!fromBody || request.method === "GET") return params;
-  return readBodyParams(request, request.headers, params, maxBodyBytes);
+  return readBodyParams(request, params, maxBodyBytes);
 }
 
-async function readBodyParams(request: Request, headers: Headers, params: RawParams, maxBodyBytes: number): Promise<RawParams> {
-  const declaredType = headers.get("content-type") ?? "";
+async function readBodyParams(request: Request, params: RawParams, maxBodyBytes: number): Promise<RawParams> {
+  const declaredType = request.headers.get("content-type") ?? "";
   const contentType = declaredType.toLowerCase();
   const multipart = contentType.startsWith("multipart/form-data");
   // Other body types (JSON, binary) carry no Zulip form parameters: left unread.

@@ -109,9 +109,10 @@ export function unindexedMessageIds(store: Store, prefix: string, from: number, 
 
 function* withWordStarting(store: Store, ids: Iterable<number>, prefix: string): Generator<number> {
   for (const id of ids) {
-    // Decoded once for the search's own check too (getMessageShared), which splits the
-    // words of those that pass: splitting them here as well cost a search of a
-    // common word a third more.
+    // A substring test, not the words: the search's own check splits the words of those
+    // that pass, and the decoded record is shared with it (getMessageShared); splitting
+    // here too made a common word's search dearer (docs/benchmarks.md, "Search terms
+    // off the send path").
     const m = getMessageShared(store, id);
     if (m && `${m.content} ${m.topic}`.toLowerCase().includes(prefix)) yield id;
   }

@@ -44,7 +44,7 @@ export const dateOf = byMinute((ts) => dayFormat.format(ts * 1000));
 /**
  * At phone width the action buttons are always shown under each message (there is no
  * hover to bring them up); wider, a row renders them only while it is hovered or has the
- * focus, which is when the stylesheet shows them: they were a third of a row's elements,
+ * focus, which is when the stylesheet shows them: they were a large share of a row's elements,
  * rendered for 150 rows that nobody pointed at (docs/benchmarks.md).
  */
 const phoneQuery = matchMedia("(max-width: 700px)");
