@@ -293,13 +293,21 @@ function startupProfile(webClient: WebBundle): Promise<{ path: string; entries: 
     const dir = mkdtempSync(join(tmpdir(), "hearth-build-profile-"));
     process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
     const unprofiled = join(dir, "hearth");
-    await compile(native, unprofiled, webClient, null);
-    const profile = await recordStartupProfile(unprofiled);
-    rmSync(unprofiled, { force: true });
+    let profile: string;
+    try {
+      await compile(native, unprofiled, webClient, null);
+      profile = await recordStartupProfile(unprofiled);
+    } finally {
+      rmSync(unprofiled, { force: true });
+    }
     const path = join(dir, "serve.order");
     writeFileSync(path, profile);
     return { path, entries: profileEntryCount(profile) };
-  })();
+  })().catch((error) => {
+    // Not kept: a later build in this process records again.
+    startupProfileOnce = undefined;
+    throw error;
+  });
   return startupProfileOnce;
 }
 

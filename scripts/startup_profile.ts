@@ -15,26 +15,10 @@
 import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { readLineMatching } from "./bench-lib";
 
 const TIMEOUT_MS = 60_000;
 const IDLE_MS = 2_000;
-
-/** Reads `stream` until a line contains `marker`; returns that line's text after the marker. */
-async function lineAfter(stream: ReadableStream<Uint8Array>, marker: string): Promise<string> {
-  const decoder = new TextDecoder();
-  let text = "";
-  const reader = stream.getReader();
-  for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
-    text += decoder.decode(chunk.value, { stream: true });
-    const at = text.indexOf(marker);
-    const end = at < 0 ? -1 : text.indexOf("\n", at);
-    if (end >= 0) {
-      reader.releaseLock();
-      return text.slice(at + marker.length, end).trim();
-    }
-  }
-  throw new Error(`the server exited before printing "${marker}":\n${text}`);
-}
 
 /** Runs a one-off `hearth` command with `--json` and returns the account it prints. */
 function runCommand(executable: string, args: string[]): { email: string; api_key: string } {
@@ -50,12 +34,16 @@ async function serveOnce(executable: string, dataDir: string, env: Record<string
     stderr: "pipe",
     env: { ...process.env, ...env },
   });
+  // Read as it comes: a server writing more than a pipe holds would otherwise block.
+  const errors = new Response(serve.stderr).text();
   const timer = setTimeout(() => serve.kill("SIGKILL"), TIMEOUT_MS);
   try {
-    await during(await lineAfter(serve.stdout, " is listening on "));
+    const marker = " is listening on ";
+    const line = await readLineMatching(serve.stdout, "hearth serve", (l) => l.includes(marker));
+    await during(line.slice(line.indexOf(marker) + marker.length).trim());
     serve.kill("SIGTERM");
     const code = await serve.exited;
-    if (code !== 0) throw new Error(`hearth serve exited with ${code}: ${await new Response(serve.stderr).text()}`);
+    if (code !== 0) throw new Error(`hearth serve exited with ${code}: ${await errors}`);
   } finally {
     clearTimeout(timer);
     serve.kill("SIGKILL");
