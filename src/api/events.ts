@@ -3,7 +3,7 @@ import { clientAddress } from "../http/client_address";
 import type { Hearth, UserRecord } from "../context";
 import { badRequest, missingArgument, unauthorized } from "../errors";
 import { eventsResponseBody, eventsResponseFields } from "../events/serialize";
-import { ApiRoutes, authenticateEndpoint, errorResponse } from "../http/route";
+import { ApiRoutes, authenticateEndpoint, errorResponse, SHARED_JSON_HEADERS } from "../http/route";
 import type { SerializedFields } from "../lib/serialized_fields";
 import { param, type ParamValues } from "../http/params";
 import { channelById } from "../views/message_channels";
@@ -192,9 +192,6 @@ type QueuedEvents = Parameters<typeof eventsResponseFields>[0];
 /** The general route's answer: fields its wrapper completes. */
 const answerFields = (events: QueuedEvents, queue: EventQueue): SerializedFields => eventsResponseFields(events, queue.idJson, queue.sources);
 
-/** Each answer's headers: a Response copies a Headers object faster than it converts a plain one. */
-const POLL_HEADERS = new Headers({ "content-type": "application/json" });
-
 /**
  * The fast route's answer, the whole body built in one string. A failure to build it
  * (none is expected: the events were serialized as they were delivered) is answered
@@ -202,7 +199,7 @@ const POLL_HEADERS = new Headers({ "content-type": "application/json" });
  */
 export function pollResponse(events: QueuedEvents, queue: EventQueue): Response {
   try {
-    return new Response(eventsResponseBody(events, queue.idJson, queue.sources), { headers: POLL_HEADERS });
+    return new Response(eventsResponseBody(events, queue.idJson, queue.sources), { headers: SHARED_JSON_HEADERS });
   } catch (error) {
     return errorResponse(error);
   }

@@ -337,7 +337,10 @@ export class QueueManager implements EventSink {
         entry?.byForm.set(form, payload);
       }
     }
-    for (const e of shapeForClient(payload, queue.settings.capabilities, this.realm)) {
+    const shaped = shapeForClient(payload, queue.settings.capabilities, this.realm);
+    // An event this client's capabilities drop wakes no parked poll (it would answer none).
+    if (shaped.length === 0) return;
+    for (const e of shaped) {
       queue.push(e);
       this.totalEvents++;
     }

@@ -1,5 +1,6 @@
 import { SerializedFields } from "../lib/serialized_fields";
 import type { ApiEvent } from "./hub";
+import type { QueuedEvent } from "./event_queue";
 
 /**
  * The JSON of each message object, computed once: a channel message's event carries
@@ -17,7 +18,6 @@ const messageJson = new WeakMap<object, string>();
  */
 const sourceTail = new WeakMap<object, string>();
 
-type QueuedEvent = ApiEvent & { id: number };
 type Sources = readonly (ApiEvent | undefined)[] | undefined;
 
 /**

@@ -94,7 +94,7 @@ const JSON_HEADERS = { "content-type": "application/json" };
  * plain one (docs/benchmarks.md), and every poll's answer builds one.
  * Shared read-only: each Response gets its own copy.
  */
-const SHARED_JSON_HEADERS = new Headers(JSON_HEADERS);
+export const SHARED_JSON_HEADERS = new Headers(JSON_HEADERS);
 
 /** The most of a request body read for a caller without credentials (fetch_api_key, server settings, webhooks' own keys aside). */
 const UNAUTHENTICATED_BODY_BYTES = 1024 * 1024;

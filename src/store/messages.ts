@@ -159,8 +159,8 @@ export function getMessageShared(store: Store, id: number): MessageRecord | unde
   // The shared buffer is overwritten by the next read: copy before reading again.
   const copy = Buffer.from(bytes.subarray(0, size));
   const record = getMessage(store, id);
-  if (record === undefined) return undefined;
   if (hit !== undefined) cache.delete(id);
+  if (record === undefined) return undefined;
   else if (cache.size >= MAX_SHARED_MESSAGES) cache.delete(cache.keys().next().value!);
   cache.set(id, { bytes: copy, record, checkedIn: epoch });
   return record;

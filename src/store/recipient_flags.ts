@@ -49,8 +49,7 @@ export class RecipientFlags extends Map<number, number> {
   /** Sets a user's flags, making them a recipient if they were not one. */
   override set(userId: number, bits: number): this {
     if (this.indexOf(userId) < 0) {
-      const at = this.insertionPoint(userId);
-      this.sorted = [...this.sorted.slice(0, at), userId, ...this.sorted.slice(at)];
+      this.sorted.splice(this.insertionPoint(userId), 0, userId);
     }
     if (bits === this.common) this.differing.delete(userId);
     else this.differing.set(userId, bits);
@@ -60,7 +59,7 @@ export class RecipientFlags extends Map<number, number> {
   override delete(userId: number): boolean {
     const at = this.indexOf(userId);
     if (at < 0) return false;
-    this.sorted = [...this.sorted.slice(0, at), ...this.sorted.slice(at + 1)];
+    this.sorted.splice(at, 1);
     this.differing.delete(userId);
     return true;
   }
