@@ -140,8 +140,9 @@ export async function doSendMessage(h: Hearth, sender: UserRecord, req: SendRequ
     if (userId !== sender.id && flagsByUser.has(userId)) flagsByUser.set(userId, mentionBitsFor(userId, sender.id, rendered, groupMembers, topicUsers) | alertWordBit(userId));
   }
   // The sender always gets a row, so they see what they sent even without subscribing.
-  flagsByUser.set(sender.id, mentionBitsFor(sender.id, sender.id, rendered, groupMembers, topicUsers) | alertWordBit(sender.id) | (req.readBySender ? MessageFlag.read : 0));
-  if (req.readFor) for (const [id, bits] of [...flagsByUser]) if (req.readFor(id)) flagsByUser.set(id, bits | MessageFlag.read);
+  flagsByUser.set(sender.id, mentionBitsFor(sender.id, sender.id, rendered, groupMembers, topicUsers) | (req.readBySender ? MessageFlag.read : 0));
+  // Setting a recipient's flags leaves the list as it is: walked without a copy.
+  if (req.readFor) for (const id of flagsByUser.ids) if (req.readFor(id)) flagsByUser.set(id, flagsByUser.get(id)! | MessageFlag.read);
   // Zulip: a message sent in a direct message conversation with oneself is read.
   if (target.type === "private" && target.userIds.length === 1) flagsByUser.set(sender.id, flagsByUser.get(sender.id)! | MessageFlag.read);
 
