@@ -3,7 +3,7 @@
  * this is null and web/bundle.ts builds the client on first use; scripts/build.ts
  * builds the client first and substitutes this module's contents with the result.
  *
- * A function, not a constant: the bundle's text is a few hundred KB of string
+ * A function, not a constant: the bundle's text is all string
  * constants, which a top-level constant would put on the heap of every server at
  * start; inside a function they stay in the executable's bytecode until a browser
  * first asks for the web client.

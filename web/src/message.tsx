@@ -45,7 +45,7 @@ export const dateOf = byMinute((ts) => dayFormat.format(ts * 1000));
  * At phone width the action buttons are always shown under each message (there is no
  * hover to bring them up); wider, a row renders them only while it is hovered or has the
  * focus, which is when the stylesheet shows them: they were a large share of a row's elements,
- * rendered for 150 rows that nobody pointed at (docs/benchmarks.md).
+ * rendered for every row of the window that nobody pointed at (docs/benchmarks.md).
  */
 const phoneQuery = matchMedia("(max-width: 700px)");
 const phoneWidth = signal(phoneQuery.matches);
@@ -53,7 +53,7 @@ phoneQuery.addEventListener("change", () => (phoneWidth.value = phoneQuery.match
 
 export function Avatar({ userId, url, name, size = 36 }: { userId: number; url: string | null | undefined; name: string; size?: number }) {
   const src = url ?? S.users.get(userId)?.avatar_url;
-  // Decoded off the main thread: a step adds up to 50 rows, many with an avatar (docs/benchmarks.md).
+  // Decoded off the main thread: a window step adds many rows, most with an avatar (docs/benchmarks.md).
   if (src) return <img class="avatar" src={src} alt="" width={size} height={size} loading="lazy" decoding="async" />;
   return <span class="avatar avatar-letter" aria-hidden="true">{name.slice(0, 1).toUpperCase()}</span>;
 }
