@@ -128,7 +128,7 @@ export function startUnreadRowsJob(
     thread.onmessage = (event: MessageEvent<UnreadRowsWorkerReport>) => {
       const report = event.data;
       if (report.type === "batch") pruneIndex();
-      else if (report.type === "error") console.error("Writing deferred unread rows failed; it will retry:", report.message);
+      else if (report.type === "error") console.error("Writing deferred unread or search rows failed; it will retry:", report.message);
       else if (report.type === "idle") runEnded();
       else if (report.type === "stopped") markGone();
     };
