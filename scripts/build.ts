@@ -276,33 +276,26 @@ function nativeTarget(): BuildTarget | null {
   return (ALL_TARGETS as readonly string[]).includes(process.arch) ? (process.arch as BuildTarget) : null;
 }
 
-let startupProfileOnce: Promise<{ path: string; entries: number } | null> | undefined;
+let startupProfileOnce: Promise<{ text: string; entries: number } | null> | undefined;
 
 /**
  * The startup profile (scripts/startup_profile.ts), recorded once per build run from a
  * build of this tree for this machine and shared by every target. Null where this
  * machine cannot run a Linux build (the executables are then laid out without it).
  */
-function startupProfile(webClient: WebBundle): Promise<{ path: string; entries: number } | null> {
+function startupProfile(webClient: WebBundle): Promise<{ text: string; entries: number } | null> {
   startupProfileOnce ??= (async () => {
     const native = nativeTarget();
     if (!native) {
       console.error("build: this machine cannot run a Linux executable; the bytecode is laid out without a startup profile.");
       return null;
     }
-    const dir = mkdtempSync(join(tmpdir(), "hearth-build-profile-"));
-    process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
-    const unprofiled = join(dir, "hearth");
-    let profile: string;
-    try {
+    return withTempDir(async (dir) => {
+      const unprofiled = join(dir, "hearth");
       await compile(native, unprofiled, webClient, null);
-      profile = await recordStartupProfile(unprofiled);
-    } finally {
-      rmSync(unprofiled, { force: true });
-    }
-    const path = join(dir, "serve.order");
-    writeFileSync(path, profile);
-    return { path, entries: profileEntryCount(profile) };
+      const text = await recordStartupProfile(unprofiled);
+      return { text, entries: profileEntryCount(text) };
+    });
   })().catch((error) => {
     // Not kept: a later build in this process records again.
     startupProfileOnce = undefined;
@@ -311,11 +304,29 @@ function startupProfile(webClient: WebBundle): Promise<{ path: string; entries: 
   return startupProfileOnce;
 }
 
+/** Runs `use` with a fresh temp folder, removed afterwards whatever happens. */
+async function withTempDir<T>(use: (dir: string) => Promise<T>): Promise<T> {
+  const dir = mkdtempSync(join(tmpdir(), "hearth-build-profile-"));
+  try {
+    return await use(dir);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 export async function buildBinary(target: BuildTarget, outfile = OUTFILE[target]): Promise<BuiltBinary> {
   const started = performance.now();
   const webClient = await buildWebBundle();
   const profile = await startupProfile(webClient);
-  await compile(target, outfile, webClient, profile?.path ?? null);
+  if (profile) {
+    await withTempDir(async (dir) => {
+      const order = join(dir, "serve.order");
+      writeFileSync(order, profile.text);
+      await compile(target, outfile, webClient, order);
+    });
+  } else {
+    await compile(target, outfile, webClient, null);
+  }
   return {
     target,
     path: outfile,
