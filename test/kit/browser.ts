@@ -244,6 +244,17 @@ export async function launchChromium(): Promise<Browser> {
 export const rowOf = (text: string) =>
   `[...document.querySelectorAll("article.msg")].find((row) => row.querySelector(".rendered")?.textContent.includes(${JSON.stringify(text)}))`;
 
+/**
+ * Points at a row (a page expression such as rowOf's) as the mouse would: its action
+ * buttons are in the page while it is hovered or focused. Waits for the row first: it
+ * may still be on its way (an edit another page saw first).
+ */
+export async function hoverRow(page: Page, row: string): Promise<void> {
+  await until(page, row);
+  await page.evaluate(`${row}.dispatchEvent(new MouseEvent("mouseenter"))`);
+  await until(page, `${row}.querySelector(".msg-actions")`);
+}
+
 /** Polls an expression until it is truthy, also across a navigation (where evaluating fails for a moment). */
 export async function until<T>(page: Page, expression: string, timeoutMs = 15_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;

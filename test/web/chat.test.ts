@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { expectSuccess, PASSWORD, startTestServer, type TestServer } from "../kit";
-import { type Browser, click, launchChromium, type Page, rowOf, until } from "../kit/browser";
+import { type Browser, click, hoverRow, launchChromium, type Page, rowOf, until } from "../kit/browser";
 
 let s: TestServer;
 let browser: Browser;
@@ -27,11 +27,6 @@ const typeInto = (page: Page, selector: string, text: string) =>
   })()`);
 const pressEnter = (page: Page, selector: string) =>
   page.evaluate(`document.querySelector(${JSON.stringify(selector)}).dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", bubbles: true, cancelable: true }))`);
-/** Points at a row as the mouse would: its action buttons are in the page while it is hovered or focused. */
-const hover = async (page: Page, row: string) => {
-  await page.evaluate(`${row}.dispatchEvent(new MouseEvent("mouseenter"))`);
-  await until(page, `${row}.querySelector(".msg-actions")`);
-};
 
 async function signIn(page: Page, email: string): Promise<void> {
   await page.goto(`${s.url}/`);
@@ -122,7 +117,7 @@ describe("web client", () => {
 
   test("a reaction, an edit and a delete reach the other page", async () => {
     // Hamlet reacts to Desdemona's reply with the picker.
-    await hover(hamlet, rowOf("Nay, answer me."));
+    await hoverRow(hamlet, rowOf("Nay, answer me."));
     await hamlet.evaluate(`${rowOf("Nay, answer me.")}.querySelector(".act-react").click()`);
     await until(hamlet, `${rowOf("Nay, answer me.")}.querySelector(".emoji-picker")`);
     await hamlet.evaluate(`${rowOf("Nay, answer me.")}.querySelector('.emoji-picker button[aria-label="thumbs_up"]').click()`);
@@ -130,7 +125,7 @@ describe("web client", () => {
     expect(await desdemona.evaluate(`${rowOf("Nay, answer me.")}.querySelector(".reaction").title`)).toContain("King Hamlet");
 
     // Hamlet edits his message.
-    await hover(hamlet, rowOf("Who's there?"));
+    await hoverRow(hamlet, rowOf("Who's there?"));
     await hamlet.evaluate(`${rowOf("Who's there?")}.querySelector(".act-edit").click()`);
     await until(hamlet, `document.querySelector(".edit-form textarea")?.value === "Who's there? <b>not bold</b>"`);
     await typeInto(hamlet, ".edit-form textarea", "Who's there, I say?");
@@ -138,7 +133,7 @@ describe("web client", () => {
     await until(desdemona, `${rowOf("Who's there, I say?")}?.querySelector(".edited")`);
 
     // And deletes it, after confirming.
-    await hover(hamlet, rowOf("Who's there, I say?"));
+    await hoverRow(hamlet, rowOf("Who's there, I say?"));
     await hamlet.evaluate(`${rowOf("Who's there, I say?")}.querySelector(".act-delete").click()`);
     await until(hamlet, `${rowOf("Who's there, I say?")}.querySelector(".confirm button.danger")`);
     await hamlet.evaluate(`${rowOf("Who's there, I say?")}.querySelector(".confirm button.danger").click()`);
@@ -147,7 +142,7 @@ describe("web client", () => {
   });
 
   test("a starred message is in the Starred view", async () => {
-    await hover(desdemona, rowOf("Nay, answer me."));
+    await hoverRow(desdemona, rowOf("Nay, answer me."));
     await desdemona.evaluate(`${rowOf("Nay, answer me.")}.querySelector(".act-star").click()`);
     await until(desdemona, `${rowOf("Nay, answer me.")}.querySelector(".act-star.on")`);
     await desdemona.evaluate(`location.hash = "#narrow/is/starred"`);

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { expectSuccess, PASSWORD, startTestServer, type TestServer } from "../kit";
-import { type Browser, launchChromium, type Page, rowOf, signInToChat, until } from "../kit/browser";
+import { type Browser, hoverRow, launchChromium, type Page, rowOf, signInToChat, until } from "../kit/browser";
 
 let s: TestServer;
 let browser: Browser;
@@ -30,11 +30,6 @@ const press = (page: Page, key: string) =>
   page.evaluate(`document.querySelector(${JSON.stringify(BOX)}).dispatchEvent(new KeyboardEvent("keydown", { key: ${JSON.stringify(key)}, bubbles: true, cancelable: true }))`);
 const boxValue = (page: Page) => page.evaluate<string>(`document.querySelector(${JSON.stringify(BOX)}).value`);
 const suggestions = (page: Page) => page.evaluate<string[]>(`[...document.querySelectorAll(".typeahead li .ta-label")].map((li) => li.textContent)`);
-/** Points at a row as the mouse would: its action buttons are in the page while it is hovered or focused. */
-const hover = async (page: Page, row: string) => {
-  await page.evaluate(`${row}.dispatchEvent(new MouseEvent("mouseenter"))`);
-  await until(page, `${row}.querySelector(".msg-actions")`);
-};
 
 const signIn = (page: Page, email: string, password = PASSWORD) => signInToChat(page, s.url, email, password);
 
@@ -206,7 +201,7 @@ describe("web compose box", () => {
     await openTopic(hamlet, "old news");
     await until(hamlet, rowOf("Second report"));
     await serverSays("old news", (ms) => ms.length === 2 && ms.every((m) => m.read));
-    await hover(hamlet, rowOf("First report"));
+    await hoverRow(hamlet, rowOf("First report"));
     await hamlet.evaluate(`${rowOf("First report")}.querySelector(".act-unread").click()`);
     await serverSays("old news", (ms) => ms.every((m) => !m.read));
     await until(hamlet, `${rowOf("First report")}.classList.contains("unread") && ${rowOf("Second report")}.classList.contains("unread")`);
@@ -215,7 +210,7 @@ describe("web compose box", () => {
     expect((await flagsOf("old news")).every((m: { read: boolean }) => !m.read)).toBe(true);
 
     // Quote and reply puts Zulip's quote block, with a link to the message, into the box.
-    await hover(hamlet, rowOf("Second report"));
+    await hoverRow(hamlet, rowOf("Second report"));
     await hamlet.evaluate(`${rowOf("Second report")}.querySelector(".act-quote").click()`);
     const quote = `@_**Desdemona|${s.users.desdemona.id}** [said](${s.url}/#narrow/channel/${denmark}-Denmark/topic/old.20news/near/${second}):\n\`\`\`quote\nSecond report\n\`\`\`\n`;
     await until(hamlet, `document.querySelector(${JSON.stringify(BOX)}).value === ${JSON.stringify(quote)}`);
@@ -227,7 +222,7 @@ describe("web compose box", () => {
     expect(reply).toContain(`class="user-mention silent"`);
 
     // Moving the topic from the first message takes the whole topic along.
-    await hover(hamlet, rowOf("First report"));
+    await hoverRow(hamlet, rowOf("First report"));
     await hamlet.evaluate(`${rowOf("First report")}.querySelector(".act-move").click()`);
     await until(hamlet, `${rowOf("First report")}.querySelector(".move-form")`);
     await hamlet.evaluate(`(() => {

@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { expectSuccess, PASSWORD, startTestServer, type TestServer } from "../kit";
-import { type Browser, launchChromium, type Page, rowOf, signInToChat, until } from "../kit/browser";
+import { type Browser, hoverRow, launchChromium, type Page, rowOf, signInToChat, until } from "../kit/browser";
 
 let s: TestServer;
 let browser: Browser;
@@ -20,11 +20,6 @@ async function openTopic(page: Page, topic: string): Promise<void> {
   await page.evaluate(`location.hash = ${JSON.stringify(topicHash(topic))}`);
   await until(page, `document.querySelector(".compose input[name=topic]")?.value === ${JSON.stringify(topic)}`);
 }
-/** Points at a row as the mouse would: its action buttons are in the page while it is hovered or focused. */
-const hover = async (page: Page, row: string) => {
-  await page.evaluate(`${row}.dispatchEvent(new MouseEvent("mouseenter"))`);
-  await until(page, `${row}.querySelector(".msg-actions")`);
-};
 /** Presses Tab (or Shift+Tab) until the focused element matches `test`, as a keyboard user would. */
 async function tabTo(page: Page, test: string, options: { shift?: boolean } = {}): Promise<void> {
   for (let i = 0; i < 300; i++) {
@@ -142,8 +137,8 @@ describe("actions follow the organization's settings", () => {
     // By default members may move topics.
     await openTopic(hamlet, "rules");
     await until(hamlet, `${rowOf("The rule of the castle")} && ${rowOf("A member's own words")}`);
-    await hover(hamlet, rowOf("The rule of the castle"));
-    await hover(hamlet, rowOf("A member's own words"));
+    await hoverRow(hamlet, rowOf("The rule of the castle"));
+    await hoverRow(hamlet, rowOf("A member's own words"));
     await until(hamlet, `${rowOf("The rule of the castle")}?.querySelector(".act-move")`);
     expect(await hamlet.evaluate(`!!${rowOf("A member's own words")}.querySelector(".act-edit")`)).toBe(true);
 
@@ -155,8 +150,8 @@ describe("actions follow the organization's settings", () => {
     // The old page is marked, so that the wait cannot end on it before it unloads.
     await hamlet.evaluate(`window.oldPage = true; location.reload()`);
     await until(hamlet, `!window.oldPage && ${rowOf("The rule of the castle")} && ${rowOf("A member's own words")}`);
-    await hover(hamlet, rowOf("The rule of the castle"));
-    await hover(hamlet, rowOf("A member's own words"));
+    await hoverRow(hamlet, rowOf("The rule of the castle"));
+    await hoverRow(hamlet, rowOf("A member's own words"));
     expect(await hamlet.evaluate(`!!${rowOf("The rule of the castle")}.querySelector(".act-move")`)).toBe(false);
     expect(await hamlet.evaluate(`!!${rowOf("A member's own words")}.querySelector(".act-edit")`)).toBe(false);
     // The server agrees: the move the page no longer offers is refused.
@@ -167,8 +162,8 @@ describe("actions follow the organization's settings", () => {
     // The owner is a moderator and more: the action is there, and it moves the topic.
     await openTopic(desdemona, "rules");
     await until(desdemona, `${rowOf("The rule of the castle")} && ${rowOf("A member's own words")}`);
-    await hover(desdemona, rowOf("The rule of the castle"));
-    await hover(desdemona, rowOf("A member's own words"));
+    await hoverRow(desdemona, rowOf("The rule of the castle"));
+    await hoverRow(desdemona, rowOf("A member's own words"));
     await until(desdemona, `${rowOf("A member's own words")}?.querySelector(".act-move")`);
     expect(await desdemona.evaluate(`!!${rowOf("The rule of the castle")}.querySelector(".act-move")`)).toBe(true);
 
