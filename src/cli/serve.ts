@@ -7,7 +7,7 @@ import { parseInterval, type BackupScheduleConfig } from "../backup/schedule";
 import { HEARTH_VERSION, ZULIP_FEATURE_LEVEL, ZULIP_VERSION } from "../version";
 import { randomPassword } from "../lib/credentials";
 import { useNormalJitPolicy } from "../lib/jit_policy";
-import { UsageError, parseExternalUrl, parseFlags, parsePort, required } from "./options";
+import { UsageError, parseExternalUrl, parseFlags, parsePort } from "./options";
 import { createOrganization } from "./organization";
 import { parseEmailFromEnv, parseSmtpOption } from "./email_commands";
 
