@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { PASSWORD, expectError, expectSuccess, startTestServer, type TestServer } from "../kit";
 import { CookieSession } from "./session_kit";
 import { userSessions } from "../../src/store/sessions";
+import { auth } from "../kit/process";
 
 /**
  * A session is read from the store's cache of sessions (src/store/sessions.ts) and
@@ -118,5 +119,37 @@ describe("cached sessions and last_seen", () => {
     }
     await Bun.sleep(1_100);
     expectError(await browser.json("GET", "/users/me"), 401, "UNAUTHORIZED");
+  });
+});
+
+describe("GET /json/events, the web app's poll", () => {
+  test("answers alike on the short path and the general one, with the session alone", async () => {
+    const browser = await warmBrowser(s, s.users.hamlet.email, PASSWORD);
+    const { queue_id } = expectSuccess(await browser.json("POST", "/register", { event_types: ["realm_user"] }));
+    expectSuccess(await s.as("iago").patch(`/users/${s.users.othello.id}`, { full_name: "Othello (web poll)" }));
+    const poll = async (query: string, headers: Record<string, string> = {}, withCookie = true) => {
+      const res = withCookie ? await browser.fetch(`/json/events?${query}`, { headers }) : await fetch(`${s.url}/json/events?${query}`, { headers });
+      return { status: res.status, challenge: res.headers.get("www-authenticate"), body: await res.json() };
+    };
+    // The short path: queue_id, last_event_id and dont_block, unencoded.
+    const plain = await poll(`queue_id=${queue_id}&last_event_id=-1&dont_block=true`);
+    expect(plain.status).toBe(200);
+    expect(plain.body.events.map((e: any) => e.person.full_name)).toEqual(["Othello (web poll)"]);
+    // The general path: an encoded value, another order.
+    expect(await poll(`queue_id=${queue_id}&last_event_id=%2D1&dont_block=true`)).toEqual(plain);
+    expect(await poll(`dont_block=true&last_event_id=-1&queue_id=${queue_id}`)).toEqual(plain);
+    // Without the cookie: 401 with the Session challenge on both paths, a valid Basic header notwithstanding.
+    const basic = auth(s.users.hamlet.email, s.users.hamlet.apiKey);
+    const refused = await poll(`queue_id=${queue_id}&last_event_id=-1&dont_block=true`, basic, false);
+    expect(refused.status).toBe(401);
+    expect(refused.challenge).toBe('Session realm="zulip"');
+    expect(await poll(`queue_id=${queue_id}&last_event_id=%2D1&dont_block=true`, basic, false)).toEqual(refused);
+    // A parked poll is answered by the next event.
+    const parked = poll(`queue_id=${queue_id}&last_event_id=${plain.body.events[0].id}`);
+    await Bun.sleep(50);
+    expectSuccess(await s.as("iago").patch(`/users/${s.users.othello.id}`, { full_name: "Othello (parked)" }));
+    const answered = await parked;
+    expect(answered.status).toBe(200);
+    expect(answered.body.events.map((e: any) => e.person.full_name)).toEqual(["Othello (parked)"]);
   });
 });
