@@ -1,11 +1,11 @@
-import { DefaultStreamsEvent, DefaultStreamGroup, DefaultStreamGroupsEvent, StreamCreateEvent, StreamDeleteEvent, StreamUpdateEvent, SubscriptionAddEvent, SubscriptionPeerEvent, SubscriptionRemoveEvent, SubscriptionUpdateEvent } from "./channels";
-import { UserGroup, UserGroupEvent } from "./user_groups";
+import { DefaultStreamsEvent, DefaultStreamGroupsEvent, StreamCreateEvent, StreamDeleteEvent, StreamUpdateEvent, SubscriptionAddEvent, SubscriptionPeerEvent, SubscriptionRemoveEvent, SubscriptionUpdateEvent } from "./channels";
+import { UserGroupEvent } from "./user_groups";
 import { Type as t, type Static, type TProperties, type TSchema } from "@sinclair/typebox";
-import { AbsoluteUrl, Bool, ErrorEnvelope, GroupSettingValue, Int, List, Nullable, Str, success } from "./common";
+import { Bool, ErrorEnvelope, Int, List, Nullable, Str, success } from "./common";
 import { User } from "./users";
-import { Reminder, RemindersEvent, ScheduledMessage, ScheduledMessagesEvent } from "./scheduled_messages";
+import { RemindersEvent, ScheduledMessagesEvent } from "./scheduled_messages";
 import { DisplayRecipientUser, EditHistoryEntry, Reaction } from "./messages";
-import { BotService, DevicePushFields, OnboardingStep, RealmBot, SavedSnippet, UserSettings } from "./register";
+import { BotService, DevicePushFields, OnboardingStep, RealmBot, SavedSnippet } from "./register";
 
 /**
  * GET /events and every event an action publishes, as Zulip's OpenAPI and the real

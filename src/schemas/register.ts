@@ -1,10 +1,9 @@
-import { DefaultStreamsEvent, DefaultStreamGroup, DefaultStreamGroupsEvent, StreamCreateEvent, StreamDeleteEvent, StreamUpdateEvent, SubscriptionAddEvent, SubscriptionPeerEvent, SubscriptionRemoveEvent, SubscriptionUpdateEvent } from "./channels";
-import { UserGroup, UserGroupEvent } from "./user_groups";
-import { Type as t, type Static, type TProperties, type TSchema } from "@sinclair/typebox";
-import { AbsoluteUrl, Bool, ErrorEnvelope, GroupSettingValue, Int, List, Nullable, Str, success } from "./common";
+import { DefaultStreamGroup } from "./channels";
+import { UserGroup } from "./user_groups";
+import { Type as t, type Static } from "@sinclair/typebox";
+import { AbsoluteUrl, Bool, GroupSettingValue, Int, List, Nullable, Str, success } from "./common";
 import { User } from "./users";
-import { Reminder, RemindersEvent, ScheduledMessage, ScheduledMessagesEvent } from "./scheduled_messages";
-import { DisplayRecipientUser, EditHistoryEntry, Reaction } from "./messages";
+import { Reminder, ScheduledMessage } from "./scheduled_messages";
 
 /**
  * POST /register and GET /events, from Zulip's OpenAPI and what the real clients parse
