@@ -7,7 +7,7 @@ import { ApiRoutes, authenticateEndpoint, errorResponse, SHARED_JSON_HEADERS, ty
 import type { SerializedFields } from "../lib/serialized_fields";
 import { param, type ParamValues } from "../http/params";
 import { channelById } from "../views/message_channels";
-import { DEFAULT_IDLE_QUEUE_TIMEOUT_SECS, MAX_IDLE_QUEUE_TIMEOUT_SECS, MOBILE_IDLE_QUEUE_TIMEOUT_SECS } from "../events/queues";
+import { DEFAULT_IDLE_QUEUE_TIMEOUT_SECS, MAX_IDLE_QUEUE_TIMEOUT_SECS, MOBILE_IDLE_QUEUE_TIMEOUT_SECS } from "../events/queue_limits";
 import type { EventQueue, QueueSettings } from "../events/event_queue";
 import { parseCapabilities } from "../events/capabilities";
 import { parseNarrow } from "../events/narrow";
