@@ -6,7 +6,7 @@ import { conversationKey, MAX_DM_PARTICIPANTS, firstMessageIdSentSince, getMessa
 import { idsForTermPrefix, idsInRange, mergeIds } from "../store/message_indexes";
 import { unreadMessageIds } from "../store/unread";
 import { topicMessageIds } from "../store/topic_ids";
-import { flagsOfUnread, userMessageIds } from "../store/user_messages";
+import { flagsOfUnread, flagsRowsBetween, userFlagsGivenRows, userMessageIds } from "../store/user_messages";
 import { channelById, channelByName, canReadChannel, readableArchivedChannels, type MessageChannel } from "./message_channels";
 import { readableChannels, visibleFlags, type ReadableChannels } from "../access/messages";
 import { visibilityPolicyOf, VisibilityPolicy } from "../store/user_topics";
@@ -333,7 +333,7 @@ export interface Match {
 export function walkNarrow(h: Hearth, viewer: UserRecord, narrow: CompiledNarrow, from: number, direction: "older" | "newer", limit: number): Match[] {
   const out: Match[] = [];
   if (limit <= 0) return out;
-  for (const match of candidates(h, viewer, narrow, from, direction)) {
+  for (const match of candidatesInBatches(h, viewer, narrow, from, direction)) {
     if (match === null) continue;
     out.push(match);
     if (out.length >= limit) break;
@@ -356,6 +356,51 @@ function* candidates(h: Hearth, viewer: UserRecord, narrow: CompiledNarrow, from
     }
     const flags = visibleFlags(h, viewer, message, readable, narrow.sourceIsUnread ? flagsOfUnread(h.store, viewer.id, id) : undefined);
     yield flags !== undefined && narrow.filters.every((f) => f(message, flags)) ? { message, flags } : null;
+  }
+}
+
+/** Batches of a walk's candidate IDs, growing from 8 to 64 (a walk that needs few pulls few ahead). */
+function* inBatches(ids: Iterable<number>): Generator<number[]> {
+  let batch: number[] = [];
+  let size = 8;
+  for (const id of ids) {
+    batch.push(id);
+    if (batch.length < size) continue;
+    yield batch;
+    batch = [];
+    size = Math.min(size * 2, 64);
+  }
+  if (batch.length > 0) yield batch;
+}
+
+/**
+ * The same matches as `candidates`, reading the viewer's flags rows a batch of
+ * candidates at a time in one range scan while they are sparse (flagsRowsBetween:
+ * unread messages with no other flag have none), then one by one once a batch's range
+ * holds more rows than candidates (a reader who has read most of it). For walks that
+ * take many candidates in a row (walkNarrow), not for firstUnreadId's steps.
+ */
+function* candidatesInBatches(h: Hearth, viewer: UserRecord, narrow: CompiledNarrow, from: number, direction: "older" | "newer"): Generator<Match | null> {
+  const readable = readableChannels(h, viewer);
+  let sparse = true;
+  for (const batch of inBatches(narrow.source(from, direction))) {
+    const lo = Math.min(...batch);
+    const hi = Math.max(...batch);
+    const rows = sparse ? flagsRowsBetween(h.store, viewer.id, lo, hi, batch.length) : undefined;
+    if (rows === undefined) sparse = false;
+    for (const id of batch) {
+      const message = getMessageShared(h.store, id);
+      if (!message) {
+        yield null;
+        continue;
+      }
+      const own =
+        rows === undefined ? (narrow.sourceIsUnread ? flagsOfUnread(h.store, viewer.id, id) : undefined)
+        : narrow.sourceIsUnread ? (rows.get(id) ?? 0)
+        : (userFlagsGivenRows(h.store, viewer.id, id, rows) ?? null);
+      const flags = visibleFlags(h, viewer, message, readable, own);
+      yield flags !== undefined && narrow.filters.every((f) => f(message, flags)) ? { message, flags } : null;
+    }
   }
 }
 
