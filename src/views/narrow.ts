@@ -6,7 +6,7 @@ import { conversationKey, MAX_DM_PARTICIPANTS, firstMessageIdSentSince, getMessa
 import { idsForTermPrefix, idsInRange, mergeIds } from "../store/message_indexes";
 import { unreadMessageIds } from "../store/unread";
 import { topicMessageIds } from "../store/topic_ids";
-import { flagsOfUnread, flagsRowsBetween, userFlagsGivenRows, userMessageIds } from "../store/user_messages";
+import { flagsOfUnread, flagsRowsBetween, getUserFlags, userFlagsGivenRows, userMessageIds } from "../store/user_messages";
 import { channelById, channelByName, canReadChannel, readableArchivedChannels, type MessageChannel } from "./message_channels";
 import { readableChannels, visibleFlags, type ReadableChannels } from "../access/messages";
 import { visibilityPolicyOf, VisibilityPolicy } from "../store/user_topics";
@@ -375,32 +375,39 @@ function* inBatches(ids: Iterable<number>): Generator<number[]> {
 
 /**
  * The same matches as `candidates`, reading the viewer's flags rows a batch of
- * candidates at a time in one range scan while they are sparse (flagsRowsBetween:
- * unread messages with no other flag have none), then one by one once a batch's range
- * holds more rows than candidates (a reader who has read most of it). For walks that
- * take many candidates in a row (walkNarrow), not for firstUnreadId's steps.
+ * candidates at a time in one range scan where they are sparse (flagsRowsBetween:
+ * unread messages with no other flag have none), else one by one. The first batch is
+ * read one by one and tells which: a range scan pays only when few of the candidates
+ * hold a row (its setup costs several point reads), and a reader who has read most of
+ * them holds one for each. A batch whose range holds more rows than candidates is read
+ * one by one too, and so is the rest of the walk. For walks that take many candidates
+ * in a row (walkNarrow), not for firstUnreadId's steps.
  */
 function* candidatesInBatches(h: Hearth, viewer: UserRecord, narrow: CompiledNarrow, from: number, direction: "older" | "newer"): Generator<Match | null> {
   const readable = readableChannels(h, viewer);
-  let sparse = true;
+  const store = h.store;
+  let sparse: boolean | undefined;
   for (const batch of inBatches(narrow.source(from, direction))) {
-    const lo = Math.min(...batch);
-    const hi = Math.max(...batch);
-    const rows = sparse ? flagsRowsBetween(h.store, viewer.id, lo, hi, batch.length) : undefined;
-    if (rows === undefined) sparse = false;
+    const rows = sparse ? flagsRowsBetween(store, viewer.id, Math.min(...batch), Math.max(...batch), batch.length) : undefined;
+    if (sparse && rows === undefined) sparse = false;
+    let held = 0;
     for (const id of batch) {
-      const message = getMessageShared(h.store, id);
+      const message = getMessageShared(store, id);
       if (!message) {
         yield null;
         continue;
       }
-      const own =
-        rows === undefined ? (narrow.sourceIsUnread ? flagsOfUnread(h.store, viewer.id, id) : undefined)
-        : narrow.sourceIsUnread ? (rows.get(id) ?? 0)
-        : (userFlagsGivenRows(h.store, viewer.id, id, rows) ?? null);
-      const flags = visibleFlags(h, viewer, message, readable, own);
+      let own: number | undefined;
+      if (rows !== undefined) own = narrow.sourceIsUnread ? (rows.get(id) ?? 0) : userFlagsGivenRows(store, viewer.id, id, rows);
+      else {
+        own = narrow.sourceIsUnread ? flagsOfUnread(store, viewer.id, id) : getUserFlags(store, viewer.id, id);
+        // Flags 0 are never a row (user_messages.ts): anything else is one.
+        if (own) held++;
+      }
+      const flags = visibleFlags(h, viewer, message, readable, own ?? null);
       yield flags !== undefined && narrow.filters.every((f) => f(message, flags)) ? { message, flags } : null;
     }
+    sparse ??= held * 4 <= batch.length;
   }
 }
 
