@@ -33,9 +33,9 @@ export function readableChannels(h: Hearth, user: UserRecord): ReadableChannels 
  * may read without having received it — Zulip's `read` + `historical`.
  * Undefined when the user may not see the message at all.
  */
-export function visibleFlags(h: Hearth, user: UserRecord, m: MessageRecord, readable: ReadableChannels = readableChannels(h, user), knownOwn?: number): number | undefined {
-  // `knownOwn`: the user's own flags when the caller already knows they hold a row.
-  const own = knownOwn ?? getUserFlags(h.store, user.id, m.id);
+export function visibleFlags(h: Hearth, user: UserRecord, m: MessageRecord, readable: ReadableChannels = readableChannels(h, user), knownOwn?: number | null): number | undefined {
+  // `knownOwn`: the user's own flags when the caller already knows them; null when it knows they hold no row.
+  const own = knownOwn === undefined ? getUserFlags(h.store, user.id, m.id) : (knownOwn ?? undefined);
   if (m.type !== "stream") return own;
   // Zulip's has_message_access: a row is not enough in a channel. Someone who left a
   // private channel (or a guest who left any channel) keeps their rows, but no longer

@@ -124,12 +124,15 @@ export function messagesRoutes(h: Hearth) {
           linkifiers: realmSetting(h, "linkifiers", []),
         };
         // Each message serialized once per change (messages_json.ts), the viewer's flags spliced in.
-        const key = messageJsonKey(h, options);
+        const context = messageJsonKey(h, options);
         const messages = matches.map(({ message, flags }) => {
           const extra = narrow.searchWords.length === 0 ? "" : `"match_content":${JSON.stringify(highlightHtml(message.rendered_content, narrow.searchWords))},"match_subject":${JSON.stringify(highlightTopic(topicDisplayName(h, message.topic, options), narrow.searchWords))}`;
-          return messageJson(h, user, message, flags, options, key, extra);
+          return messageJson(h, user, message, flags, options, context, extra);
         });
-        const list = `"messages":[${messages.join(",")}]`;
+        // Concatenated, not joined: the answer's one flattening is then the Response's own copy.
+        let joined = "";
+        for (let i = 0; i < messages.length; i++) joined = i === 0 ? messages[0] : joined + "," + messages[i];
+        const list = `"messages":[${joined}]`;
         // By IDs, Zulip answers no anchor and every found_* false.
         if (!range) return new SerializedFields(`"found_anchor":false,"found_oldest":false,"found_newest":false,"history_limited":false,${list}`);
         return new SerializedFields(

@@ -1,6 +1,7 @@
 import type { Store } from "./db";
 import { conversationKey, getMessage, topicKey, type MessageRecord } from "./messages";
 import { indexTermsOfLoadedMessage, reindexTerms, unindexTerms, unindexedMessageIds } from "./search_terms";
+import { topicIdsChanged } from "./topic_ids";
 
 /**
  * The rows narrows scan, each key ending in the message ID so that a narrow is a
@@ -54,6 +55,7 @@ function putLocation(store: Store, m: MessageRecord, isNew: boolean): void {
     const key = topicKey(m.topic);
     store.dbs.channelMessages.put([m.channel_id, m.id], true);
     store.dbs.topicMessages.put([m.channel_id, key, m.id], true);
+    topicIdsChanged(store, m.channel_id!, key);
     const topic = isNew ? undefined : (store.dbs.topics.get([m.channel_id, key]) as { name: string; max_id: number } | undefined);
     if (!topic || topic.max_id <= m.id) store.dbs.topics.put([m.channel_id, key], { name: m.topic, max_id: m.id });
   } else {
@@ -66,6 +68,7 @@ function removeLocation(store: Store, m: MessageRecord): void {
     const key = topicKey(m.topic);
     store.dbs.channelMessages.remove([m.channel_id, m.id]);
     store.dbs.topicMessages.remove([m.channel_id, key, m.id]);
+    topicIdsChanged(store, m.channel_id!, key);
     refreshTopic(store, m.channel_id!, key);
   } else {
     store.dbs.dmMessages.remove([conversationKey(m.dm_user_ids!), m.id]);

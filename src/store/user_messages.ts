@@ -49,6 +49,29 @@ export function flagsOfUnread(store: Store, userId: number, messageId: number): 
 }
 
 /**
+ * A user's flags rows for the messages from `lo` to `hi`, read in one range scan, when
+ * there are at most `max` of them; undefined when there are more. Rows are sparse for
+ * unread messages (flags 0 are not written), dense where the user has read everything:
+ * a walk asks for a batch of candidates' rows this way and, when they are dense, reads
+ * each candidate's row instead.
+ */
+export function flagsRowsBetween(store: Store, userId: number, lo: number, hi: number, max: number): Map<number, number> | undefined {
+  const rows = new Map<number, number>();
+  for (const { key, value } of store.dbs.userMessages.getRange({ start: [userId, lo], end: [userId, hi + 1], limit: max + 1 })) {
+    if (rows.size === max) return undefined;
+    rows.set((key as unknown as [number, number])[1], value as number);
+  }
+  return rows;
+}
+
+/** getUserFlags with the user's flags rows around the message already read (flagsRowsBetween). */
+export function userFlagsGivenRows(store: Store, userId: number, messageId: number, rows: ReadonlyMap<number, number>): number | undefined {
+  const bits = rows.get(messageId);
+  if (bits !== undefined) return bits;
+  return hasUnreadRow(store, userId, messageId) ? 0 : undefined;
+}
+
+/**
  * Writes a new message: content once, the recipient list, and rows for the
  * recipients whose flags are not 0 (the sender, mentioned users). Channel
  * recipients with flags 0 hold their "unread" row implicitly until the background

@@ -29,11 +29,35 @@ import { channelById } from "./message_channels";
  * message and what is listed above). Memory is bounded by the shared records: a
  * WeakMap entry lives as long as its record in that bounded cache.
  */
-const serialized = new WeakMap<MessageRecord, { key: string; channelName: string | undefined; json: string }>();
+const serialized = new WeakMap<
+  MessageRecord,
+  { key: string; channelName: string | undefined; json: string; lastFlags: number; withLastFlags: string }
+>();
 
-/** The key of everything but the record a formatted message depends on; read once per request. */
-export function messageJsonKey(h: Hearth, options: MessageViewOptions): string {
-  return `${userWriteVersion()}:${realmWriteVersion()}:${getAvatarSalt(h.store) ?? ""}:${h.realmUrl()}:${options.applyMarkdown ? 1 : 0}${options.allowEmptyTopicName ? 1 : 0}`;
+/**
+ * What a formatted message depends on besides its record, read once per request:
+ * `key` for everything but the channel's name, whose lookups are kept here for the
+ * request (its messages are mostly of one or a few channels).
+ */
+export interface MessageJsonContext {
+  key: string;
+  channelNames: Map<number, string | undefined>;
+}
+
+/** The context of one request's messages; read once per request. */
+export function messageJsonKey(h: Hearth, options: MessageViewOptions): MessageJsonContext {
+  return {
+    key: `${userWriteVersion()}:${realmWriteVersion()}:${getAvatarSalt(h.store) ?? ""}:${h.realmUrl()}:${options.applyMarkdown ? 1 : 0}${options.allowEmptyTopicName ? 1 : 0}`,
+    channelNames: new Map(),
+  };
+}
+
+function channelNameOf(h: Hearth, context: MessageJsonContext, channelId: number): string | undefined {
+  const names = context.channelNames;
+  if (names.has(channelId)) return names.get(channelId);
+  const name = channelById(h, channelId)?.name;
+  names.set(channelId, name);
+  return name;
 }
 
 const flagsJson = new Map<number, string>();
@@ -51,19 +75,27 @@ function flagListJson(flags: number): string {
 
 /**
  * One message's JSON object for a viewer with `flags`; `extra` (serialized fields,
- * without braces) is appended, for search highlights. `key` is messageJsonKey's for
- * the same options. Records from `getMessageShared` are cached; do not pass a record
- * that will be changed.
+ * without braces) is appended, for search highlights. `context` is messageJsonKey's
+ * for the same options and request. Records from `getMessageShared` are cached; do
+ * not pass a record that will be changed.
  */
-export function messageJson(h: Hearth, viewer: UserRecord, m: MessageRecord, flags: number, options: MessageViewOptions, key: string, extra = ""): string {
-  const channelName = m.type === "stream" ? channelById(h, m.channel_id!)?.name : undefined;
+export function messageJson(h: Hearth, viewer: UserRecord, m: MessageRecord, flags: number, options: MessageViewOptions, context: MessageJsonContext, extra = ""): string {
+  const channelName = m.type === "stream" ? channelNameOf(h, context, m.channel_id!) : undefined;
+  const key = context.key;
   let entry = serialized.get(m);
   // Outside a transaction only: inside one, reads may see writes that roll back.
   if (entry === undefined || entry.key !== key || entry.channelName !== channelName || h.store.inTransaction) {
     const { flags: _, ...rest } = formatMessage(h, viewer, m, 0, options);
-    const json = JSON.stringify(rest);
-    entry = { key, channelName, json: json.slice(0, -1) };
+    const json = JSON.stringify(rest).slice(0, -1);
+    entry = { key, channelName, json, lastFlags: -1, withLastFlags: "" };
     if (!h.store.inTransaction) serialized.set(m, entry);
   }
-  return `${entry.json},"flags":${flagListJson(flags)}${extra === "" ? "" : "," + extra}}`;
+  if (extra !== "") return `${entry.json},"flags":${flagListJson(flags)},${extra}}`;
+  // The whole object for the flags last asked for (most readers' are the same: none,
+  // or "read"), kept as one flat string for the answer's join.
+  if (entry.lastFlags !== flags) {
+    entry.withLastFlags = `${entry.json},"flags":${flagListJson(flags)}}`;
+    entry.lastFlags = flags;
+  }
+  return entry.withLastFlags;
 }

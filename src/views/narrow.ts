@@ -5,7 +5,8 @@ import { getUser, type UserRecord } from "../store/users";
 import { conversationKey, MAX_DM_PARTICIPANTS, firstMessageIdSentSince, getMessage, getMessageShared, MessageFlag, RESOLVED_TOPIC_PREFIX, MENTION_BITS, searchWords, topicKey, type MessageRecord } from "../store/messages";
 import { idsForTermPrefix, idsInRange, mergeIds } from "../store/message_indexes";
 import { unreadMessageIds } from "../store/unread";
-import { flagsOfUnread, userMessageIds } from "../store/user_messages";
+import { topicMessageIds } from "../store/topic_ids";
+import { flagsOfUnread, flagsRowsBetween, getUserFlags, userFlagsGivenRows, userMessageIds } from "../store/user_messages";
 import { channelById, channelByName, canReadChannel, readableArchivedChannels, type MessageChannel } from "./message_channels";
 import { readableChannels, visibleFlags, type ReadableChannels } from "../access/messages";
 import { visibilityPolicyOf, VisibilityPolicy } from "../store/user_topics";
@@ -285,7 +286,7 @@ export function compileNarrow(h: Hearth, viewer: UserRecord, terms: NarrowTerm[]
   } else if (channel && topic !== null) {
     const c = channel.id;
     const t = topic;
-    source = (from, dir) => idsInRange(store, "topicMessages", [c, t], from, dir);
+    source = (from, dir) => topicMessageIds(store, c, t, from, dir);
   } else if (dmKey !== null) {
     const k = dmKey;
     source = (from, dir) => idsInRange(store, "dmMessages", [k], from, dir);
@@ -332,7 +333,7 @@ export interface Match {
 export function walkNarrow(h: Hearth, viewer: UserRecord, narrow: CompiledNarrow, from: number, direction: "older" | "newer", limit: number): Match[] {
   const out: Match[] = [];
   if (limit <= 0) return out;
-  for (const match of candidates(h, viewer, narrow, from, direction)) {
+  for (const match of candidatesInBatches(h, viewer, narrow, from, direction)) {
     if (match === null) continue;
     out.push(match);
     if (out.length >= limit) break;
@@ -355,6 +356,58 @@ function* candidates(h: Hearth, viewer: UserRecord, narrow: CompiledNarrow, from
     }
     const flags = visibleFlags(h, viewer, message, readable, narrow.sourceIsUnread ? flagsOfUnread(h.store, viewer.id, id) : undefined);
     yield flags !== undefined && narrow.filters.every((f) => f(message, flags)) ? { message, flags } : null;
+  }
+}
+
+/** Batches of a walk's candidate IDs, growing from 8 to 64 (a walk that needs few pulls few ahead). */
+function* inBatches(ids: Iterable<number>): Generator<number[]> {
+  let batch: number[] = [];
+  let size = 8;
+  for (const id of ids) {
+    batch.push(id);
+    if (batch.length < size) continue;
+    yield batch;
+    batch = [];
+    size = Math.min(size * 2, 64);
+  }
+  if (batch.length > 0) yield batch;
+}
+
+/**
+ * The same matches as `candidates`, reading the viewer's flags rows a batch of
+ * candidates at a time in one range scan where they are sparse (flagsRowsBetween:
+ * unread messages with no other flag have none), else one by one. The first batch is
+ * read one by one and tells which: a range scan pays only when few of the candidates
+ * hold a row (its setup costs several point reads), and a reader who has read most of
+ * them holds one for each. A batch whose range holds more rows than candidates is read
+ * one by one too, and so is the rest of the walk. For walks that take many candidates
+ * in a row (walkNarrow), not for firstUnreadId's steps.
+ */
+function* candidatesInBatches(h: Hearth, viewer: UserRecord, narrow: CompiledNarrow, from: number, direction: "older" | "newer"): Generator<Match | null> {
+  const readable = readableChannels(h, viewer);
+  const store = h.store;
+  let sparse: boolean | undefined;
+  for (const batch of inBatches(narrow.source(from, direction))) {
+    const rows = sparse ? flagsRowsBetween(store, viewer.id, Math.min(...batch), Math.max(...batch), batch.length) : undefined;
+    if (sparse && rows === undefined) sparse = false;
+    let held = 0;
+    for (const id of batch) {
+      const message = getMessageShared(store, id);
+      if (!message) {
+        yield null;
+        continue;
+      }
+      let own: number | undefined;
+      if (rows !== undefined) own = narrow.sourceIsUnread ? (rows.get(id) ?? 0) : userFlagsGivenRows(store, viewer.id, id, rows);
+      else {
+        own = narrow.sourceIsUnread ? flagsOfUnread(store, viewer.id, id) : getUserFlags(store, viewer.id, id);
+        // Flags 0 are never a row (user_messages.ts): anything else is one.
+        if (own) held++;
+      }
+      const flags = visibleFlags(h, viewer, message, readable, own ?? null);
+      yield flags !== undefined && narrow.filters.every((f) => f(message, flags)) ? { message, flags } : null;
+    }
+    sparse ??= held * 4 <= batch.length;
   }
 }
 
