@@ -75,16 +75,39 @@ export function listHolds(list: readonly number[] | undefined, userId: number): 
 }
 
 /**
- * Per store, each user's messages past the watermark that they may hold implicitly,
- * ascending: without it, every read of a user's unread state would decode every
- * pending recipient list, theirs or not. It may hold more than is true (a send rolled
- * back, a user removed since): entries are checked against the list before use. It
- * never holds less: sends add to it inside their transaction, and it is rebuilt from
- * the lists at first use; entries leave only when the watermark passes them.
+ * Per store, the messages past the watermark grouped by the recipient list they were
+ * sent with: without it, every read of a user's unread state would decode every
+ * pending recipient list, theirs or not. A send adds its ID to one group (the messages
+ * of a channel share their list until its subscribers change), so its cost does not
+ * grow with the channel; a user's messages are those of the groups whose list holds
+ * them, gathered when read and kept until the next change (`byUser`). It may hold more
+ * than is true (a send rolled back, a user removed since, a recipient whose flags row
+ * says read): entries are checked against the stored list and the flags before use.
+ * It never holds less: sends add to it inside their transaction, and it is rebuilt
+ * from the lists at first use; entries leave only when the watermark passes them.
  */
+interface PendingGroup {
+  /** The recipient list, ascending, as the messages' sends stored it. */
+  list: readonly number[];
+  /** The messages sent with it, ascending. */
+  messageIds: number[];
+}
+
 interface PendingIndex {
   watermark: number;
-  byUser: Map<number, number[]>;
+  groups: PendingGroup[];
+  /** Each user's pending message IDs, ascending, gathered from the groups since their last change. */
+  byUser: Map<number, readonly number[]>;
+}
+
+/** How many of the newest groups a send compares its list with before starting a new one. */
+const GROUPS_COMPARED = 8;
+
+function sameList(a: readonly number[], b: readonly number[]): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 /**
@@ -103,9 +126,9 @@ function pendingIndex(store: Store): PendingIndex {
   const watermark = unreadWatermark(store);
   let index = pendingIndexes.get(store);
   if (!index) {
-    index = { watermark, byUser: new Map() };
+    index = { watermark, groups: [], byUser: new Map() };
     for (const { key, value } of store.dbs.messageRecipientLists.getRange({ start: watermark + 1, end: Number.MAX_SAFE_INTEGER })) {
-      for (const userId of value as number[]) appendPending(index, userId, key as number);
+      appendPending(index, value as number[], key as number);
     }
     // Kept only when built from committed data (see loadPendingUnreadIndex); built inside
     // a transaction, it serves that read alone, and the next one outside builds it again.
@@ -113,11 +136,13 @@ function pendingIndex(store: Store): PendingIndex {
   } else if (index.watermark < watermark && !store.inTransaction) {
     // Pruned only on committed data: inside a transaction the watermark read may be
     // the batch's own uncommitted move, and a rollback would leave the index short.
-    for (const [userId, ids] of index.byUser) {
-      const rest = ids.slice(firstAbove(ids, watermark));
-      if (rest.length === 0) index.byUser.delete(userId);
-      else index.byUser.set(userId, rest);
+    const groups: PendingGroup[] = [];
+    for (const group of index.groups) {
+      const rest = group.messageIds.slice(firstAbove(group.messageIds, watermark));
+      if (rest.length > 0) groups.push({ list: group.list, messageIds: rest });
     }
+    index.groups = groups;
+    index.byUser = new Map();
     index.watermark = watermark;
     pendingLists.prune(store, (id) => id > watermark);
   }
@@ -135,10 +160,22 @@ export function loadPendingUnreadIndex(store: Store): void {
   pendingIndex(store);
 }
 
-function appendPending(index: PendingIndex, userId: number, messageId: number): void {
-  const ids = index.byUser.get(userId);
-  if (!ids) index.byUser.set(userId, [messageId]);
-  else if (ids[ids.length - 1] < messageId) ids.push(messageId);
+function appendPending(index: PendingIndex, list: readonly number[], messageId: number): void {
+  if (index.byUser.size > 0) index.byUser = new Map();
+  let group: PendingGroup | undefined;
+  for (let i = index.groups.length - 1; i >= Math.max(0, index.groups.length - GROUPS_COMPARED); i--) {
+    if (sameList(index.groups[i].list, list)) {
+      group = index.groups[i];
+      break;
+    }
+  }
+  if (!group) {
+    // Its own copy: the caller's list may be a sender's working array.
+    index.groups.push({ list: list.slice(), messageIds: [messageId] });
+    return;
+  }
+  const ids = group.messageIds;
+  if (ids[ids.length - 1] < messageId) ids.push(messageId);
   else {
     // IDs a rolled-back batch gave out come again: keep the list sorted and without repeats.
     const at = firstAbove(ids, messageId - 1);
@@ -146,11 +183,28 @@ function appendPending(index: PendingIndex, userId: number, messageId: number): 
   }
 }
 
-/** Users who hold their "unread" row for a new channel message implicitly (flags 0). Call inside `store.commit`. */
-export function addImplicitUnreadRows(store: Store, messageId: number, userIds: readonly number[]): void {
-  if (userIds.length === 0) return;
-  const index = pendingIndex(store);
-  for (const userId of userIds) appendPending(index, userId, messageId);
+/** A user's pending message IDs, ascending (shared: do not change it); empty when none. */
+function pendingIdsOf(index: PendingIndex, userId: number): readonly number[] {
+  let ids = index.byUser.get(userId);
+  if (ids) return ids;
+  const holding = index.groups.filter((group) => listHolds(group.list, userId));
+  if (holding.length === 1) ids = holding[0].messageIds.slice();
+  else {
+    // A message ID in two groups (a rolled-back send's ID given out again) counts once.
+    ids = [...new Set(holding.flatMap((group) => group.messageIds))].sort((a, b) => a - b);
+  }
+  index.byUser.set(userId, ids);
+  return ids;
+}
+
+/**
+ * A new channel message whose recipients (its stored recipient list, sorted) may hold
+ * their "unread" row implicitly: those whose flags are 0. Recipients with a flags row
+ * are listed too; readers check the flags. Call inside `store.commit`.
+ */
+export function addImplicitUnreadRows(store: Store, messageId: number, recipientList: readonly number[]): void {
+  if (recipientList.length === 0) return;
+  appendPending(pendingIndex(store), recipientList, messageId);
 }
 
 /** Whether a user holds an "unread" row for a message, in any form (see the top of this file). */
@@ -160,10 +214,13 @@ export function hasUnreadRow(store: Store, userId: number, messageId: number): b
   if (inUnreadRun(store, userId, messageId)) return true;
   if (store.dbs.userMessageIndex.doesExist([userId, "unread", messageId])) return true;
   if (messageId <= unreadWatermark(store)) return false;
-  const pending = pendingIndex(store).byUser.get(userId);
-  if (!pending) return false;
-  const at = firstAbove(pending, messageId - 1);
-  return pending[at] === messageId && listHolds(recipientList(store, messageId), userId);
+  // Implicit: pending, listed, and no flags row saying read.
+  const pending = pendingIndex(store).groups.some((group) => group.messageIds[firstAbove(group.messageIds, messageId - 1)] === messageId && listHolds(group.list, userId));
+  return (
+    pending &&
+    listHolds(recipientList(store, messageId), userId) &&
+    !(((store.dbs.userMessages.get([userId, messageId]) as number | undefined) ?? 0) & MessageFlag.read)
+  );
 }
 
 /** Writes a user's "unread" row for a message. Call inside `store.commit`. */
@@ -224,14 +281,13 @@ export function recipientsChanged(store: Store): void {
  */
 function* implicitRowIds(store: Store, userId: number, from: number, direction: "older" | "newer", unreadOnly: boolean): Generator<number> {
   const index = pendingIndex(store);
-  const ids = index.byUser.get(userId);
-  if (!ids) return;
+  // Shared and never changed in place (a send gathers a new one): a send during the walk does not shift it.
+  const snapshot = pendingIdsOf(index, userId);
+  if (snapshot.length === 0) return;
   const check = (id: number) =>
     id > index.watermark &&
     listHolds(pendingLists.get(store, id, () => recipientList(store, id)), userId) &&
     !(unreadOnly && ((store.dbs.userMessages.get([userId, id]) as number | undefined) ?? 0) & MessageFlag.read);
-  // A copy: a send during the walk must not shift it.
-  const snapshot = ids.slice();
   if (direction === "older") {
     for (let i = firstAbove(snapshot, from) - 1; i >= 0; i--) if (check(snapshot[i])) yield snapshot[i];
   } else {
