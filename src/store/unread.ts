@@ -204,7 +204,8 @@ function pendingIdsOf(index: PendingIndex, userId: number): readonly number[] {
  */
 export function addImplicitUnreadRows(store: Store, messageId: number, recipientList: readonly number[]): void {
   if (recipientList.length === 0) return;
-  appendPending(pendingIndex(store), recipientList, messageId);
+  // Inside the send's transaction an index that exists is only appended to (pruning waits for a read outside).
+  appendPending(pendingIndexes.get(store) ?? pendingIndex(store), recipientList, messageId);
 }
 
 /** Whether a user holds an "unread" row for a message, in any form (see the top of this file). */

@@ -1,6 +1,7 @@
 /**
  * What a send reads from memory instead of the store, each checked against every
- * writer of what it keeps: subscription rows (src/store/subscriptions.ts), whether a
+ * writer of what it keeps: subscription rows (src/store/subscriptions.ts), users'
+ * topic policies (src/store/user_topics.ts), whether a
  * topic exists (src/store/message_indexes.ts), conversations' recipient IDs
  * (src/store/messages.ts), and the pending unread index grouped by recipient list
  * (src/store/unread.ts), which must read exactly as one row per recipient.
@@ -14,6 +15,7 @@ import { existingRecipientId, MessageFlag, recipientIdFor, type MessageRecord } 
 import { topicExists } from "../../src/store/message_topics";
 import { getSubscription, putSubscription, type SubscriptionRecord } from "../../src/store/subscriptions";
 import { unreadMessageIds } from "../../src/store/unread";
+import { getUserTopic, putUserTopic, VisibilityPolicy } from "../../src/store/user_topics";
 import { deleteMessageRows, getUserFlags, insertMessage, replaceMessage, setUserFlags, userMessageIds } from "../../src/store/user_messages";
 import { messageRecord } from "../kit/records";
 
@@ -139,4 +141,25 @@ test("implicit unread rows grouped by recipient list read as one row per recipie
     const middle = sent[7];
     expect([...unreadMessageIds(store, user, middle, "older")].filter((m) => m > 1000)).toEqual(unread.filter((m) => m <= middle).toReversed());
   }
+});
+
+test("users' topic policies follow every write, removals and a rolled-back one", async () => {
+  const policy = (topic: string, visibility_policy: number) => ({ stream_id: 6, topic_name: topic, visibility_policy, last_updated: 1 });
+  expect(getUserTopic(store, 7, 6, "Castle")).toBeUndefined();
+  await store.commit(() => putUserTopic(store, 7, policy("Castle", VisibilityPolicy.FOLLOWED)));
+  expect(getUserTopic(store, 7, 6, "castle")?.visibility_policy).toBe(VisibilityPolicy.FOLLOWED);
+  expect(getUserTopic(store, 8, 6, "castle")).toBeUndefined();
+  await store.commit(() => putUserTopic(store, 8, policy("castle", VisibilityPolicy.MUTED)));
+  expect(getUserTopic(store, 8, 6, "Castle")?.visibility_policy).toBe(VisibilityPolicy.MUTED);
+  await expect(
+    store.commit(() => {
+      putUserTopic(store, 7, policy("Castle", VisibilityPolicy.INHERIT));
+      expect(getUserTopic(store, 7, 6, "Castle")).toBeUndefined();
+      throw new Error("roll back");
+    }),
+  ).rejects.toThrow("roll back");
+  expect(getUserTopic(store, 7, 6, "Castle")?.visibility_policy).toBe(VisibilityPolicy.FOLLOWED);
+  await store.commit(() => putUserTopic(store, 7, policy("Castle", VisibilityPolicy.INHERIT)));
+  expect(getUserTopic(store, 7, 6, "Castle")).toBeUndefined();
+  expect(getUserTopic(store, 8, 6, "Castle")?.visibility_policy).toBe(VisibilityPolicy.MUTED);
 });
