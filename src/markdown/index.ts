@@ -7,7 +7,7 @@ import { highlightCode } from "./highlight";
 import { imagePreviewRule } from "./image_previews";
 import { anyLinkifierMatches, linkifierRule } from "./linkifiers";
 import { channelLinkRule, mentionRule } from "./mention_rules";
-import type { Env, RenderContext, RenderResult } from "./render_env";
+import type { Env, Linkifier, RenderContext, RenderResult } from "./render_env";
 import { inlineTexRule, texBlockHtml } from "./tex";
 
 /**
@@ -197,8 +197,8 @@ let markdown: MarkdownItInstance | null = null;
 const PLAIN_LINE = /^(?![0-9]+\.)[A-Za-z0-9](?:[A-Za-z0-9 ,'?!]|\.(?= |$))*$/;
 
 /** The HTML of a plain line of words (see PLAIN_LINE), or undefined when the content needs markdown-it. */
-export function plainLineHtml(content: string, ctx: RenderContext): string | undefined {
-  if (!PLAIN_LINE.test(content) || content.charCodeAt(content.length - 1) === 0x20 || anyLinkifierMatches(content, ctx.linkifiers)) return undefined;
+export function plainLineHtml(content: string, linkifiers: readonly Linkifier[]): string | undefined {
+  if (!PLAIN_LINE.test(content) || content.charCodeAt(content.length - 1) === 0x20 || anyLinkifierMatches(content, linkifiers)) return undefined;
   return `<p>${content}</p>`;
 }
 
@@ -215,7 +215,7 @@ function emptyResult(): RenderResult {
  */
 export function renderMarkdown(content: string, ctx: RenderContext, md?: MarkdownItInstance): RenderResult {
   const result = emptyResult();
-  const plain = md === undefined ? plainLineHtml(content, ctx) : undefined;
+  const plain = md === undefined ? plainLineHtml(content, ctx.linkifiers) : undefined;
   if (plain !== undefined) {
     result.html = plain;
     return result;
