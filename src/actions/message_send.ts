@@ -256,8 +256,10 @@ function notifyNewMessage(tx: Transaction, h: Hearth, sender: UserRecord, m: Mes
   const formatted = formatMessage(h, sender, m, 0, { applyMarkdown: false, allowEmptyTopicName: true });
   delete formatted.flags;
   // Both forms of the content; each queue keeps the one its client asked for. formatMessage
-  // builds the message field by field; the tests hold every delivered one to its schema.
-  const message = { ...formatted, rendered_content: m.rendered_content } as unknown as MessageEventJson & { rendered_content: string };
+  // builds the message field by field (a new object: completed in place, not copied); the
+  // tests hold every delivered one to its schema.
+  formatted.rendered_content = m.rendered_content;
+  const message = formatted as unknown as MessageEventJson & { rendered_content: string };
   // One fields object per flags value: the queues share each (and its JSON).
   const fieldsByBits = new Map<number, Record<string, unknown>>();
   for (const bits of flagsByUser.distinctValues()) fieldsByBits.set(bits, { flags: flagList(bits) });

@@ -66,8 +66,15 @@ export function hasDeferredUnreadRows(store: Store): boolean {
  * message's rows are added.
  */
 export function initUnreadWatermark(store: Store, messageId: number): void {
+  if (watermarkCommitted.has(store)) return;
   if (store.dbs.meta.get(UNREAD_WATERMARK) === undefined) store.dbs.meta.put(UNREAD_WATERMARK, messageId - 1);
 }
+
+/**
+ * Stores whose watermark is set in committed data (seen outside any transaction, in
+ * loadPendingUnreadIndex): nothing removes it, so their sends skip the read above.
+ */
+const watermarkCommitted = new WeakSet<Store>();
 
 /** Binary search in a sorted recipient list. */
 export function listHolds(list: readonly number[] | undefined, userId: number): boolean {
@@ -158,6 +165,7 @@ function pendingIndex(store: Store): PendingIndex {
 export function loadPendingUnreadIndex(store: Store): void {
   runsChanged(store);
   pendingIndex(store);
+  if (!store.inTransaction && store.dbs.meta.get(UNREAD_WATERMARK) !== undefined) watermarkCommitted.add(store);
 }
 
 function appendPending(index: PendingIndex, list: readonly number[], messageId: number): void {
