@@ -103,12 +103,18 @@ interface PendingGroup {
 interface PendingIndex {
   watermark: number;
   groups: PendingGroup[];
+  /** The group of each list, by listKey (checked with sameList: keys may collide). */
+  byKey: Map<string, PendingGroup>;
   /** Each user's pending message IDs, ascending, gathered from the groups since their last change. */
-  byUser: Map<number, readonly number[]>;
+  byUser: Map<number, ArrayLike<number>>;
 }
 
-/** How many of the newest groups a send compares its list with before starting a new one. */
-const GROUPS_COMPARED = 8;
+/** A short key for a sorted list: its length, ends and sum (one pass, no string of every ID). */
+function listKey(list: readonly number[]): string {
+  let sum = 0;
+  for (let i = 0; i < list.length; i++) sum += list[i];
+  return `${list.length}:${list[0]}:${list[list.length - 1]}:${sum}`;
+}
 
 function sameList(a: readonly number[], b: readonly number[]): boolean {
   if (a === b) return true;
@@ -133,7 +139,7 @@ function pendingIndex(store: Store): PendingIndex {
   const watermark = unreadWatermark(store);
   let index = pendingIndexes.get(store);
   if (!index) {
-    index = { watermark, groups: [], byUser: new Map() };
+    index = { watermark, groups: [], byKey: new Map(), byUser: new Map() };
     for (const { key, value } of store.dbs.messageRecipientLists.getRange({ start: watermark + 1, end: Number.MAX_SAFE_INTEGER })) {
       appendPending(index, value as number[], key as number);
     }
@@ -144,11 +150,16 @@ function pendingIndex(store: Store): PendingIndex {
     // Pruned only on committed data: inside a transaction the watermark read may be
     // the batch's own uncommitted move, and a rollback would leave the index short.
     const groups: PendingGroup[] = [];
+    const byKey = new Map<string, PendingGroup>();
     for (const group of index.groups) {
       const rest = group.messageIds.slice(firstAbove(group.messageIds, watermark));
-      if (rest.length > 0) groups.push({ list: group.list, messageIds: rest });
+      if (rest.length === 0) continue;
+      const kept = { list: group.list, messageIds: rest };
+      groups.push(kept);
+      byKey.set(listKey(kept.list), kept);
     }
     index.groups = groups;
+    index.byKey = byKey;
     index.byUser = new Map();
     index.watermark = watermark;
     pendingLists.prune(store, (id) => id > watermark);
@@ -170,16 +181,14 @@ export function loadPendingUnreadIndex(store: Store): void {
 
 function appendPending(index: PendingIndex, list: readonly number[], messageId: number): void {
   if (index.byUser.size > 0) index.byUser = new Map();
-  let group: PendingGroup | undefined;
-  for (let i = index.groups.length - 1; i >= Math.max(0, index.groups.length - GROUPS_COMPARED); i--) {
-    if (sameList(index.groups[i].list, list)) {
-      group = index.groups[i];
-      break;
-    }
-  }
-  if (!group) {
-    // Its own copy: the caller's list may be a sender's working array.
-    index.groups.push({ list: list.slice(), messageIds: [messageId] });
+  const key = listKey(list);
+  let group = index.byKey.get(key);
+  if (!group || !sameList(group.list, list)) {
+    // Its own copy: the caller's list may be a sender's working array. (A key shared
+    // with another list moves to this group; the other keeps its messages.)
+    group = { list: list.slice(), messageIds: [messageId] };
+    index.groups.push(group);
+    index.byKey.set(key, group);
     return;
   }
   const ids = group.messageIds;
@@ -192,17 +201,51 @@ function appendPending(index: PendingIndex, list: readonly number[], messageId: 
 }
 
 /** A user's pending message IDs, ascending (shared: do not change it); empty when none. */
-function pendingIdsOf(index: PendingIndex, userId: number): readonly number[] {
+function pendingIdsOf(index: PendingIndex, userId: number): ArrayLike<number> {
   let ids = index.byUser.get(userId);
   if (ids) return ids;
   const holding = index.groups.filter((group) => listHolds(group.list, userId));
-  if (holding.length === 1) ids = holding[0].messageIds.slice();
+  if (holding.length === 0) ids = [];
+  else if (holding.length === 1) ids = holding[0].messageIds.slice();
   else {
-    // A message ID in two groups (a rolled-back send's ID given out again) counts once.
-    ids = [...new Set(holding.flatMap((group) => group.messageIds))].sort((a, b) => a - b);
+    // Several channels' groups: merged two by two, each merge one pass.
+    let lists: readonly number[][] = holding.map((group) => group.messageIds);
+    while (lists.length > 1) {
+      const next: number[][] = [];
+      for (let i = 0; i < lists.length; i += 2) next.push(i + 1 < lists.length ? mergeAscending(lists[i], lists[i + 1]) : lists[i]);
+      lists = next;
+    }
+    ids = lists[0];
   }
   index.byUser.set(userId, ids);
   return ids;
+}
+
+/** Two ascending ID lists as one, an ID in both (a rolled-back send's ID given out again) once. */
+function mergeAscending(a: readonly number[], b: readonly number[]): number[] {
+  const out = new Array<number>(a.length + b.length);
+  let i = 0;
+  let j = 0;
+  let n = 0;
+  while (i < a.length && j < b.length) {
+    const x = a[i];
+    const y = b[j];
+    if (x < y) {
+      out[n++] = x;
+      i++;
+    } else if (y < x) {
+      out[n++] = y;
+      j++;
+    } else {
+      out[n++] = x;
+      i++;
+      j++;
+    }
+  }
+  while (i < a.length) out[n++] = a[i++];
+  while (j < b.length) out[n++] = b[j++];
+  out.length = n;
+  return out;
 }
 
 /**

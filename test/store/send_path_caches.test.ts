@@ -96,7 +96,8 @@ test("a recipient ID read before its allocation commits, or after one rolled bac
 
 test("implicit unread rows grouped by recipient list read as one row per recipient", async () => {
   // Two channels' lists, a list that changes (a new subscriber), exceptions, a rolled-back send, marks read.
-  const lists: Record<number, number[]> = { 20: [1, 2, 3, 4], 21: [2, 3, 5], 22: [1, 2, 3, 4, 6] };
+  // 23 and 24: two lists with the same length, ends and sum (the index's key for a list).
+  const lists: Record<number, number[]> = { 20: [1, 2, 3, 4], 21: [2, 3, 5], 22: [1, 2, 3, 4, 6], 23: [1, 3, 6, 8], 24: [1, 4, 5, 8] };
   const model = new Map<number, Map<number, number>>();
   let id = 1000;
   const sent: number[] = [];
@@ -121,6 +122,8 @@ test("implicit unread rows grouped by recipient list read as one row per recipie
       ).rejects.toThrow("roll back");
     }
     await send(round < 3 ? 20 : 22, [[4, MessageFlag.read | MessageFlag.starred]]);
+    await send(23, []);
+    await send(24, [[5, MessageFlag.starred]]);
   }
   // A recipient marks one read, another marks their mention read.
   const first = channelMessage(sent[0], 20, "t");
@@ -130,7 +133,7 @@ test("implicit unread rows grouped by recipient list read as one row per recipie
   await store.commit(() => setUserFlags(store, 3, second, MessageFlag.mentioned, MessageFlag.mentioned | MessageFlag.read));
   model.get(sent[1])!.set(3, MessageFlag.mentioned | MessageFlag.read);
 
-  for (const user of [1, 2, 3, 4, 5, 6, 9]) {
+  for (const user of [1, 2, 3, 4, 5, 6, 8, 9]) {
     const held = sent.filter((m) => model.get(m)!.has(user));
     const unread = held.filter((m) => !(model.get(m)!.get(user)! & MessageFlag.read));
     for (const m of sent) expect({ user, m, flags: getUserFlags(store, user, m) }).toEqual({ user, m, flags: model.get(m)!.get(user) });
