@@ -1,7 +1,7 @@
 import type { Hearth } from "../context";
 import { badRequest } from "../errors";
 import { appendTo } from "../lib/collections";
-import { renderMarkdown, type MentionableUser, type RenderContext, type RenderResult } from "../markdown";
+import { plainLineHtml, renderMarkdown, type Linkifier, type MentionableUser, type RenderContext, type RenderResult } from "../markdown";
 import { truncateContent } from "../markdown/syntax";
 import { fitsKey } from "../store/db";
 import { topicKey } from "../store/messages";
@@ -37,13 +37,19 @@ export function normalizeContent(content: string): string {
   return truncateContent(trimmed, MAX_MESSAGE_LENGTH);
 }
 
+const BAD_TOPIC_CHARACTER = /[\p{Cc}\p{Cs}\p{Cn}]/u;
+
 /** Topic rules: trimmed, `(no topic)` is the empty topic, no control characters, 60 characters (truncated like Zulip). */
 export function normalizeTopic(raw: string): string {
   let topic = raw.trim();
   if (topic === "(no topic)") topic = "";
-  const bad = [...topic].findIndex((ch) => /[\p{Cc}\p{Cs}\p{Cn}]/u.test(ch));
-  if (bad !== -1) throw badRequest(`Invalid character in topic, at position ${bad + 1}!`);
-  if ([...topic].length > MAX_TOPIC_LENGTH) topic = [...topic].slice(0, MAX_TOPIC_LENGTH - 3).join("") + "...";
+  // One scan of the whole topic first: the position (in characters) is needed only for the error.
+  if (BAD_TOPIC_CHARACTER.test(topic)) {
+    const bad = [...topic].findIndex((ch) => BAD_TOPIC_CHARACTER.test(ch));
+    throw badRequest(`Invalid character in topic, at position ${bad + 1}!`);
+  }
+  // No more code units than the limit: no more characters either.
+  if (topic.length > MAX_TOPIC_LENGTH && [...topic].length > MAX_TOPIC_LENGTH) topic = [...topic].slice(0, MAX_TOPIC_LENGTH - 3).join("") + "...";
   return topic;
 }
 
@@ -116,5 +122,8 @@ export function renderContextFor(h: Hearth, sender: UserRecord): RenderContext {
 }
 
 export function renderMessageContent(h: Hearth, sender: UserRecord, content: string): RenderResult {
+  // A plain line of words needs only the linkifiers (see plainLineHtml), not the whole context.
+  const plain = plainLineHtml(content, realmSetting(h, "linkifiers", [] as Linkifier[]));
+  if (plain !== undefined) return { html: plain, mentionedUserIds: new Set(), mentionedGroupIds: new Set(), channelWildcard: false, topicWildcard: false, linkUrls: [] };
   return renderMarkdown(content, renderContextFor(h, sender));
 }

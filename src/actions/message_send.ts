@@ -5,13 +5,14 @@ import { ApiError, badRequest } from "../errors";
 import { linkProperties, type RenderResult } from "../markdown";
 import { widgetFromContent, type WidgetContent } from "../markdown/widgets";
 import { topicExists } from "../store/message_topics";
-import { conversationKey, flagList, MAX_DM_PARTICIPANTS, MessageFlag, recipientIdFor, type MessageRecord } from "../store/messages";
+import { conversationKey, existingRecipientId, flagList, MAX_DM_PARTICIPANTS, MessageFlag, recipientIdFor, type MessageRecord } from "../store/messages";
 import { insertMessage } from "../store/user_messages";
 import { RecipientFlags } from "../store/recipient_flags";
 import { alertWordsByUser } from "../store/personal";
 import { getChannel, putChannel } from "../store/channels";
 import { getUser, inactiveUserIdsOf, type UserRecord } from "../store/users";
-import { botOwner, canReadChannel, channelById, channelByName, channelSubscriberIds, isSubscribedTo, type MessageChannel } from "../views/message_channels";
+import { sharedSubscriberIds } from "../store/subscriptions";
+import { botOwner, canReadChannel, channelById, channelByName, isSubscribedTo, type MessageChannel } from "../views/message_channels";
 import { formatMessage } from "../views/messages";
 import { apiEmail } from "../views/users";
 import { notifyFirstMessageIds } from "./channel_first_message";
@@ -98,10 +99,23 @@ export interface SendRequest {
   widget?: WidgetContent;
 }
 
-function recipientsOf(h: Hearth, target: MessageTarget): number[] {
+/**
+ * A channel's active subscribers, by the shared subscriber list they were computed
+ * from, with the deactivated accounts' set they left out: both are the same objects
+ * until a subscription or an account is written, so a send to a channel whose
+ * subscribers did not change filters nothing again.
+ */
+const activeSubscribers = new WeakMap<readonly number[], { inactive: ReadonlySet<number>; ids: readonly number[] }>();
+
+function recipientsOf(h: Hearth, target: MessageTarget): readonly number[] {
   if (target.type === "private") return target.userIds;
   const inactive = inactiveUserIdsOf(h.store);
-  return channelSubscriberIds(h, target.channel.id).filter((id) => !inactive.has(id));
+  const subscribers = sharedSubscriberIds(h.store, target.channel.id);
+  const known = activeSubscribers.get(subscribers);
+  if (known && known.inactive === inactive) return known.ids;
+  const ids = subscribers.filter((id) => !inactive.has(id));
+  activeSubscribers.set(subscribers, { inactive, ids });
+  return ids;
 }
 
 export async function checkSendMessage(h: Hearth, sender: UserRecord, req: SendRequest): Promise<SentMessage> {
@@ -161,12 +175,14 @@ export async function doSendMessage(h: Hearth, sender: UserRecord, req: SendRequ
   // the caller's hook may still abandon the send (scheduled delivery): then it must
   // be able to roll back.
   const write = req.alsoInTransaction ? commit : commitInfallible;
+  const recipientKey = target.type === "stream" ? `c:${target.channel.id}` : `d:${conversationKey(target.userIds)}`;
+  // Given out once per conversation and never changed: read (cached) before the transaction, allocated in it the first time.
+  const knownRecipientId = existingRecipientId(h.store, recipientKey);
   const message = await write(h, (tx) => {
     let firstInChannel = false;
     // The channel as this transaction read it, for the event (whether it is public) without reading it again.
     let channelNow: MessageChannel | undefined;
     const id = h.store.nextId("message");
-    const recipientKey = target.type === "stream" ? `c:${target.channel.id}` : `d:${conversationKey(target.userIds)}`;
     const record: MessageRecord = {
       id,
       sender_id: sender.id,
@@ -174,7 +190,7 @@ export async function doSendMessage(h: Hearth, sender: UserRecord, req: SendRequ
       channel_id: target.type === "stream" ? target.channel.id : null,
       topic: target.type === "stream" ? target.topic : "",
       dm_user_ids: target.type === "private" ? target.userIds : null,
-      recipient_id: recipientIdFor(h.store, recipientKey),
+      recipient_id: knownRecipientId ?? recipientIdFor(h.store, recipientKey),
       content,
       rendered_content: rendered.html,
       timestamp: now,
@@ -240,8 +256,10 @@ function notifyNewMessage(tx: Transaction, h: Hearth, sender: UserRecord, m: Mes
   const formatted = formatMessage(h, sender, m, 0, { applyMarkdown: false, allowEmptyTopicName: true });
   delete formatted.flags;
   // Both forms of the content; each queue keeps the one its client asked for. formatMessage
-  // builds the message field by field; the tests hold every delivered one to its schema.
-  const message = { ...formatted, rendered_content: m.rendered_content } as unknown as MessageEventJson & { rendered_content: string };
+  // builds the message field by field (a new object: completed in place, not copied); the
+  // tests hold every delivered one to its schema.
+  formatted.rendered_content = m.rendered_content;
+  const message = formatted as unknown as MessageEventJson & { rendered_content: string };
   // One fields object per flags value: the queues share each (and its JSON).
   const fieldsByBits = new Map<number, Record<string, unknown>>();
   for (const bits of flagsByUser.distinctValues()) fieldsByBits.set(bits, { flags: flagList(bits) });

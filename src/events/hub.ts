@@ -3,6 +3,8 @@
  * the queues of exactly the users named; the queue manager (src/events/queues.ts)
  * filters and shapes it per queue.
  */
+import { RecipientFlags } from "../store/recipient_flags";
+
 export type ApiEvent = { type: string } & Record<string, unknown>;
 
 export interface PublishOptions {
@@ -46,8 +48,8 @@ export class EventHub {
 
   /** `userIds`: any list of IDs, or a map keyed by them (a message's flags by user). */
   publish(event: ApiEvent, userIds: Iterable<number> | ReadonlyMap<number, unknown>, options: PublishOptions = {}): void {
-    // A map's keys and a set's members are distinct already.
-    const recipients = userIds instanceof Map ? Array.from(userIds.keys()) : userIds instanceof Set ? Array.from(userIds) : distinct(userIds as Iterable<number>);
+    // A map's keys and a set's members are distinct already; a message's flags hold theirs as a sorted list (shared, read only).
+    const recipients = userIds instanceof RecipientFlags ? userIds.ids : userIds instanceof Map ? Array.from(userIds.keys()) : userIds instanceof Set ? Array.from(userIds) : distinct(userIds as Iterable<number>);
     if (recipients.length === 0 && !options.toAllPublicStreamsQueues) return;
     for (const sink of this.sinks) sink.deliver(event, recipients, options);
   }

@@ -5,9 +5,9 @@ import { emojiRule, unicodeEmojiAndEmoticonRule } from "./emoji_rules";
 import { globalTimeRule } from "./global_time";
 import { highlightCode } from "./highlight";
 import { imagePreviewRule } from "./image_previews";
-import { linkifierRule } from "./linkifiers";
+import { anyLinkifierMatches, linkifierRule } from "./linkifiers";
 import { channelLinkRule, mentionRule } from "./mention_rules";
-import type { Env, RenderContext, RenderResult } from "./render_env";
+import type { Env, Linkifier, RenderContext, RenderResult } from "./render_env";
 import { inlineTexRule, texBlockHtml } from "./tex";
 
 /**
@@ -186,16 +186,40 @@ export function buildMarkdown(options: { linkPrefilter: boolean } = { linkPrefil
 
 let markdown: MarkdownItInstance | null = null;
 
-/** Renders message Markdown to Zulip-style HTML and reports mentions and links. */
+/**
+ * One line of words that no Markdown or Zulip rule changes: ASCII letters and digits,
+ * spaces between them, `,` `'` `?` `!`, and `.` only before a space or at the end (so
+ * no domain, no IP address: linkify-it finds nothing), not starting like an ordered
+ * list item (`1.`), no trailing space. Mentions, emoji, emoticons, links, code, TeX,
+ * emphasis, escapes, entities, lists, quotes, headings and line breaks all need a
+ * character outside this set; the realm's linkifiers are checked apart.
+ */
+const PLAIN_LINE = /^(?![0-9]+\.)[A-Za-z0-9](?:[A-Za-z0-9 ,'?!]|\.(?= |$))*$/;
+
+/** The HTML of a plain line of words (see PLAIN_LINE), or undefined when the content needs markdown-it. */
+export function plainLineHtml(content: string, linkifiers: readonly Linkifier[]): string | undefined {
+  if (!PLAIN_LINE.test(content) || content.charCodeAt(content.length - 1) === 0x20 || anyLinkifierMatches(content, linkifiers)) return undefined;
+  return `<p>${content}</p>`;
+}
+
+function emptyResult(): RenderResult {
+  return { html: "", mentionedUserIds: new Set(), mentionedGroupIds: new Set(), channelWildcard: false, topicWildcard: false, linkUrls: [] };
+}
+
+/**
+ * Renders message Markdown to Zulip-style HTML and reports mentions and links. A
+ * plain line of words (PLAIN_LINE, no linkifier matching it) is one paragraph of the
+ * text as it is, without markdown-it: parsing builds a token tree per render, most of
+ * a chat message's rendering time (docs/benchmarks.md). Passing `md` always uses it
+ * (test/markdown/plain_text.test.ts compares both ways).
+ */
 export function renderMarkdown(content: string, ctx: RenderContext, md?: MarkdownItInstance): RenderResult {
-  const result: RenderResult = {
-    html: "",
-    mentionedUserIds: new Set(),
-    mentionedGroupIds: new Set(),
-    channelWildcard: false,
-    topicWildcard: false,
-    linkUrls: [],
-  };
+  const result = emptyResult();
+  const plain = md === undefined ? plainLineHtml(content, ctx.linkifiers) : undefined;
+  if (plain !== undefined) {
+    result.html = plain;
+    return result;
+  }
   result.html = (md ?? (markdown ??= buildMarkdown())).render(content, { ctx, result } satisfies Env).trimEnd();
   return result;
 }

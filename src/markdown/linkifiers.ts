@@ -23,6 +23,18 @@ function expandTemplate(template: string, match: RegExpExecArray): string {
   return template.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(match.groups?.[name] ?? ""));
 }
 
+/** Whether any of the linkifiers matches somewhere in `text`. */
+export function anyLinkifierMatches(text: string, linkifiers: readonly Linkifier[]): boolean {
+  for (const l of linkifiers) {
+    const re = compileLinkifier(l);
+    if (!re) continue;
+    re.lastIndex = 0;
+    const m = re.exec(text);
+    if (m && m[0] !== "") return true;
+  }
+  return false;
+}
+
 /** Applies the realm's linkifiers to plain text outside links and code. */
 export function linkifierRule(state: StateCore): void {
   const env = state.env as unknown as Env;

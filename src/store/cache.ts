@@ -1,5 +1,7 @@
 import type { Store } from "./db";
 
+const anyValue = () => true;
+
 /**
  * Decoded records kept in memory, per store, while nothing of their kind is written.
  * Writers call `invalidate` inside their transaction; the version moves then and
@@ -41,7 +43,7 @@ export class StoreCache<K, V> {
   }
 
   get(store: Store, key: K, load: () => V): V {
-    return this.getFitting(store, key, () => true, load);
+    return this.getFitting(store, key, anyValue, load);
   }
 
   /** Like `get`, for a key whose one cached value serves some reads only: one that does not `fit` is loaded again and replaced. */

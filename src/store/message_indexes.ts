@@ -1,4 +1,5 @@
 import type { Store } from "./db";
+import { StoreCache } from "./cache";
 import { conversationKey, getMessage, topicKey, type MessageRecord } from "./messages";
 import { indexTermsOfLoadedMessage, reindexTerms, unindexTerms, unindexedMessageIds } from "./search_terms";
 import { topicIdsChanged } from "./topic_ids";
@@ -75,6 +76,14 @@ function removeLocation(store: Store, m: MessageRecord): void {
   }
 }
 
+/**
+ * Topics known to exist, by "channelId NUL topic key": every channel message asks
+ * whether it starts its topic. Only "yes" is kept, and a topic stops existing only
+ * when its last message leaves it (refreshTopic, the one writer that removes a topic's
+ * row, invalidates this), so no other writer needs to.
+ */
+export const existingTopics = new StoreCache<string, true | undefined>();
+
 /** Recomputes a topic's max_id after messages left it; drops the topic when empty. */
 function refreshTopic(store: Store, channelId: number, key: string): void {
   let newest: number | undefined;
@@ -82,6 +91,7 @@ function refreshTopic(store: Store, channelId: number, key: string): void {
     newest = (k as [number, string, number])[2];
   }
   if (newest === undefined) {
+    existingTopics.invalidate(store);
     store.dbs.topics.remove([channelId, key]);
     return;
   }

@@ -1,10 +1,11 @@
 import type { Store } from "./db";
 import { topicKey } from "./messages";
-import { idsInRange } from "./message_indexes";
+import { existingTopics, idsInRange } from "./message_indexes";
 
 /** Whether a channel has a topic of this name (any case): some message is stored under it. */
 export function topicExists(store: Store, channelId: number, topic: string): boolean {
-  return store.dbs.topics.get([channelId, topicKey(topic)]) !== undefined;
+  const key = topicKey(topic);
+  return existingTopics.get(store, `${channelId}\u0000${key}`, () => (store.dbs.topics.doesExist([channelId, key]) ? true : undefined)) === true;
 }
 
 /** A topic's message IDs, oldest first. */

@@ -1,4 +1,5 @@
 import type { Store } from "./db";
+import { StoreCache } from "./cache";
 
 /**
  * A message as stored: content once (`messages`, Zulip's Message), with what every
@@ -191,12 +192,24 @@ export function firstMessageIdSentSince(store: Store, timestamp: number): number
 
 /** Stable recipient IDs, allocated on first use (Zulip's Recipient table). */
 export function recipientIdFor(store: Store, key: string): number {
-  const existing = store.dbs.recipients.get(key) as number | undefined;
+  const existing = existingRecipientId(store, key);
   if (existing !== undefined) return existing;
   const id = store.nextId("recipient");
   store.dbs.recipients.put(key, id);
   return id;
 }
+
+/**
+ * A conversation's recipient ID if it has one, without allocating: a send asks before
+ * its transaction, where the cache serves it (inside one, reads bypass caches). An
+ * ID never changes once given out and none is removed, so nothing invalidates it: a
+ * new one is a miss until committed (misses are not kept).
+ */
+export function existingRecipientId(store: Store, key: string): number | undefined {
+  return recipientIds.get(store, key, () => store.dbs.recipients.get(key) as number | undefined);
+}
+
+const recipientIds = new StoreCache<string, number | undefined>();
 
 /** The sorted IDs of the users holding a row for a message (`messageRecipientLists`); none for messages stored before the lists. */
 export function recipientList(store: Store, messageId: number): number[] | undefined {

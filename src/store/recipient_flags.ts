@@ -9,17 +9,33 @@
  * storage is these fields, every method of Map is overridden.
  */
 export class RecipientFlags extends Map<number, number> {
-  private sorted: number[];
+  /** The caller's list while it is ascending and nothing was added or removed; copied before the first change. */
+  private sorted: readonly number[];
+  private ownsSorted: boolean;
   private readonly differing = new Map<number, number>();
   readonly common: number;
 
-  /** `userIds` in any order (repeats dropped), all with the flags `common`. */
+  /**
+   * `userIds` in any order (repeats dropped), all with the flags `common`. An ascending
+   * list (a channel's subscribers, shared by its sends) is used as it is, not copied,
+   * unless a user is added or removed: it must not change while this is in use.
+   */
   constructor(userIds: readonly number[], common: number) {
     super();
     this.common = common;
     let ascending = true;
     for (let i = 1; i < userIds.length && ascending; i++) ascending = userIds[i - 1] < userIds[i];
-    this.sorted = ascending ? userIds.slice() : [...new Set(userIds)].sort((a, b) => a - b);
+    this.sorted = ascending ? userIds : [...new Set(userIds)].sort((a, b) => a - b);
+    this.ownsSorted = !ascending;
+  }
+
+  /** The list, to change: a copy of the caller's first. */
+  private own(): number[] {
+    if (!this.ownsSorted) {
+      this.sorted = this.sorted.slice();
+      this.ownsSorted = true;
+    }
+    return this.sorted as number[];
   }
 
   /** The recipients, ascending: shared, do not change it. */
@@ -49,7 +65,7 @@ export class RecipientFlags extends Map<number, number> {
   /** Sets a user's flags, making them a recipient if they were not one. */
   override set(userId: number, bits: number): this {
     if (this.indexOf(userId) < 0) {
-      this.sorted.splice(this.insertionPoint(userId), 0, userId);
+      this.own().splice(this.insertionPoint(userId), 0, userId);
     }
     if (bits === this.common) this.differing.delete(userId);
     else this.differing.set(userId, bits);
@@ -59,13 +75,14 @@ export class RecipientFlags extends Map<number, number> {
   override delete(userId: number): boolean {
     const at = this.indexOf(userId);
     if (at < 0) return false;
-    this.sorted.splice(at, 1);
+    this.own().splice(at, 1);
     this.differing.delete(userId);
     return true;
   }
 
   override clear(): void {
     this.sorted = [];
+    this.ownsSorted = true;
     this.differing.clear();
   }
 

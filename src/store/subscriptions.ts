@@ -27,8 +27,11 @@ export const SUBSCRIPTION_NOTIFICATION_PROPERTIES = [
 ] as const;
 
 export function getSubscription(store: Store, channelId: number, userId: number): SubscriptionRecord | undefined {
-  return store.dbs.subscriptions.get([channelId, userId]) as SubscriptionRecord | undefined;
+  return subscriptionCache.get(store, `${channelId}:${userId}`, () => store.dbs.subscriptions.get([channelId, userId]) as SubscriptionRecord | undefined);
 }
+
+/** Subscription rows by "channelId:userId": every channel message reads its sender's (automatic topic policies). */
+const subscriptionCache = new StoreCache<string, SubscriptionRecord | undefined>();
 
 export function isSubscribed(store: Store, channelId: number, userId: number): boolean {
   return store.dbs.userSubscriptions.get([userId, channelId]) === true;
@@ -37,6 +40,7 @@ export function isSubscribed(store: Store, channelId: number, userId: number): b
 /** Writes a subscription row and its per-user mirror; call only inside `commit`. */
 export function putSubscription(store: Store, sub: SubscriptionRecord): void {
   subscriberCache.invalidate(store);
+  subscriptionCache.invalidate(store);
   store.dbs.subscriptions.put([sub.channel_id, sub.user_id], sub);
   store.dbs.userSubscriptions.put([sub.user_id, sub.channel_id], sub.active);
 }
@@ -51,14 +55,21 @@ const subscriberCache = new StoreCache<number, readonly number[]>();
 
 /** Active subscriber IDs of a channel, ascending (deactivated users included; filter where it matters). */
 export function subscriberIds(store: Store, channelId: number): number[] {
-  const ids = subscriberCache.get(store, channelId, () => {
+  return [...sharedSubscriberIds(store, channelId)];
+}
+
+/**
+ * The same list, shared: the one array kept while no subscription is written (its
+ * identity says the list has not changed), so do not change it.
+ */
+export function sharedSubscriberIds(store: Store, channelId: number): readonly number[] {
+  return subscriberCache.get(store, channelId, () => {
     const found: number[] = [];
     for (const { key, value } of store.dbs.subscriptions.getRange({ start: [channelId], end: [channelId, Infinity] })) {
       if ((value as SubscriptionRecord).active) found.push((key as [number, number])[1]);
     }
     return found;
   });
-  return [...ids];
 }
 
 /** Every subscription row of a user (active and former), by channel ID. */

@@ -66,8 +66,15 @@ export function hasDeferredUnreadRows(store: Store): boolean {
  * message's rows are added.
  */
 export function initUnreadWatermark(store: Store, messageId: number): void {
+  if (watermarkCommitted.has(store)) return;
   if (store.dbs.meta.get(UNREAD_WATERMARK) === undefined) store.dbs.meta.put(UNREAD_WATERMARK, messageId - 1);
 }
+
+/**
+ * Stores whose watermark is set in committed data (seen outside any transaction, in
+ * loadPendingUnreadIndex): nothing removes it, so their sends skip the read above.
+ */
+const watermarkCommitted = new WeakSet<Store>();
 
 /** Binary search in a sorted recipient list. */
 export function listHolds(list: readonly number[] | undefined, userId: number): boolean {
@@ -75,16 +82,45 @@ export function listHolds(list: readonly number[] | undefined, userId: number): 
 }
 
 /**
- * Per store, each user's messages past the watermark that they may hold implicitly,
- * ascending: without it, every read of a user's unread state would decode every
- * pending recipient list, theirs or not. It may hold more than is true (a send rolled
- * back, a user removed since): entries are checked against the list before use. It
- * never holds less: sends add to it inside their transaction, and it is rebuilt from
- * the lists at first use; entries leave only when the watermark passes them.
+ * Per store, the messages past the watermark grouped by the recipient list they were
+ * sent with: without it, every read of a user's unread state would decode every
+ * pending recipient list, theirs or not. A send adds its ID to one group (the messages
+ * of a channel share their list until its subscribers change), so its cost does not
+ * grow with the channel; a user's messages are those of the groups whose list holds
+ * them, gathered when read and kept until the next change (`byUser`). It may hold more
+ * than is true (a send rolled back, a user removed since, a recipient whose flags row
+ * says read): entries are checked against the stored list and the flags before use.
+ * It never holds less: sends add to it inside their transaction, and it is rebuilt
+ * from the lists at first use; entries leave only when the watermark passes them.
  */
+interface PendingGroup {
+  /** The recipient list, ascending, as the messages' sends stored it. */
+  list: readonly number[];
+  /** The messages sent with it, ascending. */
+  messageIds: number[];
+}
+
 interface PendingIndex {
   watermark: number;
-  byUser: Map<number, number[]>;
+  groups: PendingGroup[];
+  /** The group of each list, by listKey (checked with sameList: keys may collide). */
+  byKey: Map<string, PendingGroup>;
+  /** Each user's pending message IDs, ascending, gathered from the groups since their last change. */
+  byUser: Map<number, ArrayLike<number>>;
+}
+
+/** A short key for a sorted list: its length, ends and sum (one pass, no string of every ID). */
+function listKey(list: readonly number[]): string {
+  let sum = 0;
+  for (let i = 0; i < list.length; i++) sum += list[i];
+  return `${list.length}:${list[0]}:${list[list.length - 1]}:${sum}`;
+}
+
+function sameList(a: readonly number[], b: readonly number[]): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 /**
@@ -103,9 +139,9 @@ function pendingIndex(store: Store): PendingIndex {
   const watermark = unreadWatermark(store);
   let index = pendingIndexes.get(store);
   if (!index) {
-    index = { watermark, byUser: new Map() };
+    index = { watermark, groups: [], byKey: new Map(), byUser: new Map() };
     for (const { key, value } of store.dbs.messageRecipientLists.getRange({ start: watermark + 1, end: Number.MAX_SAFE_INTEGER })) {
-      for (const userId of value as number[]) appendPending(index, userId, key as number);
+      appendPending(index, value as number[], key as number);
     }
     // Kept only when built from committed data (see loadPendingUnreadIndex); built inside
     // a transaction, it serves that read alone, and the next one outside builds it again.
@@ -113,11 +149,18 @@ function pendingIndex(store: Store): PendingIndex {
   } else if (index.watermark < watermark && !store.inTransaction) {
     // Pruned only on committed data: inside a transaction the watermark read may be
     // the batch's own uncommitted move, and a rollback would leave the index short.
-    for (const [userId, ids] of index.byUser) {
-      const rest = ids.slice(firstAbove(ids, watermark));
-      if (rest.length === 0) index.byUser.delete(userId);
-      else index.byUser.set(userId, rest);
+    const groups: PendingGroup[] = [];
+    const byKey = new Map<string, PendingGroup>();
+    for (const group of index.groups) {
+      const rest = group.messageIds.slice(firstAbove(group.messageIds, watermark));
+      if (rest.length === 0) continue;
+      const kept = { list: group.list, messageIds: rest };
+      groups.push(kept);
+      byKey.set(listKey(kept.list), kept);
     }
+    index.groups = groups;
+    index.byKey = byKey;
+    index.byUser = new Map();
     index.watermark = watermark;
     pendingLists.prune(store, (id) => id > watermark);
   }
@@ -133,12 +176,23 @@ function pendingIndex(store: Store): PendingIndex {
 export function loadPendingUnreadIndex(store: Store): void {
   runsChanged(store);
   pendingIndex(store);
+  if (!store.inTransaction && store.dbs.meta.get(UNREAD_WATERMARK) !== undefined) watermarkCommitted.add(store);
 }
 
-function appendPending(index: PendingIndex, userId: number, messageId: number): void {
-  const ids = index.byUser.get(userId);
-  if (!ids) index.byUser.set(userId, [messageId]);
-  else if (ids[ids.length - 1] < messageId) ids.push(messageId);
+function appendPending(index: PendingIndex, list: readonly number[], messageId: number): void {
+  if (index.byUser.size > 0) index.byUser = new Map();
+  const key = listKey(list);
+  let group = index.byKey.get(key);
+  if (!group || !sameList(group.list, list)) {
+    // Its own copy: the caller's list may be a sender's working array. (A key shared
+    // with another list moves to this group; the other keeps its messages.)
+    group = { list: list.slice(), messageIds: [messageId] };
+    index.groups.push(group);
+    index.byKey.set(key, group);
+    return;
+  }
+  const ids = group.messageIds;
+  if (ids[ids.length - 1] < messageId) ids.push(messageId);
   else {
     // IDs a rolled-back batch gave out come again: keep the list sorted and without repeats.
     const at = firstAbove(ids, messageId - 1);
@@ -146,11 +200,63 @@ function appendPending(index: PendingIndex, userId: number, messageId: number): 
   }
 }
 
-/** Users who hold their "unread" row for a new channel message implicitly (flags 0). Call inside `store.commit`. */
-export function addImplicitUnreadRows(store: Store, messageId: number, userIds: readonly number[]): void {
-  if (userIds.length === 0) return;
-  const index = pendingIndex(store);
-  for (const userId of userIds) appendPending(index, userId, messageId);
+/** A user's pending message IDs, ascending (shared: do not change it); empty when none. */
+function pendingIdsOf(index: PendingIndex, userId: number): ArrayLike<number> {
+  let ids = index.byUser.get(userId);
+  if (ids) return ids;
+  const holding = index.groups.filter((group) => listHolds(group.list, userId));
+  if (holding.length === 0) ids = [];
+  else if (holding.length === 1) ids = holding[0].messageIds.slice();
+  else {
+    // Several channels' groups: merged two by two, each merge one pass.
+    let lists: readonly number[][] = holding.map((group) => group.messageIds);
+    while (lists.length > 1) {
+      const next: number[][] = [];
+      for (let i = 0; i < lists.length; i += 2) next.push(i + 1 < lists.length ? mergeAscending(lists[i], lists[i + 1]) : lists[i]);
+      lists = next;
+    }
+    ids = lists[0];
+  }
+  index.byUser.set(userId, ids);
+  return ids;
+}
+
+/** Two ascending ID lists as one, an ID in both (a rolled-back send's ID given out again) once. */
+function mergeAscending(a: readonly number[], b: readonly number[]): number[] {
+  const out = new Array<number>(a.length + b.length);
+  let i = 0;
+  let j = 0;
+  let n = 0;
+  while (i < a.length && j < b.length) {
+    const x = a[i];
+    const y = b[j];
+    if (x < y) {
+      out[n++] = x;
+      i++;
+    } else if (y < x) {
+      out[n++] = y;
+      j++;
+    } else {
+      out[n++] = x;
+      i++;
+      j++;
+    }
+  }
+  while (i < a.length) out[n++] = a[i++];
+  while (j < b.length) out[n++] = b[j++];
+  out.length = n;
+  return out;
+}
+
+/**
+ * A new channel message whose recipients (its stored recipient list, sorted) may hold
+ * their "unread" row implicitly: those whose flags are 0. Recipients with a flags row
+ * are listed too; readers check the flags. Call inside `store.commit`.
+ */
+export function addImplicitUnreadRows(store: Store, messageId: number, recipientList: readonly number[]): void {
+  if (recipientList.length === 0) return;
+  // Inside the send's transaction an index that exists is only appended to (pruning waits for a read outside).
+  appendPending(pendingIndexes.get(store) ?? pendingIndex(store), recipientList, messageId);
 }
 
 /** Whether a user holds an "unread" row for a message, in any form (see the top of this file). */
@@ -160,10 +266,13 @@ export function hasUnreadRow(store: Store, userId: number, messageId: number): b
   if (inUnreadRun(store, userId, messageId)) return true;
   if (store.dbs.userMessageIndex.doesExist([userId, "unread", messageId])) return true;
   if (messageId <= unreadWatermark(store)) return false;
-  const pending = pendingIndex(store).byUser.get(userId);
-  if (!pending) return false;
-  const at = firstAbove(pending, messageId - 1);
-  return pending[at] === messageId && listHolds(recipientList(store, messageId), userId);
+  // Implicit: pending, listed, and no flags row saying read.
+  const pending = pendingIndex(store).groups.some((group) => group.messageIds[firstAbove(group.messageIds, messageId - 1)] === messageId && listHolds(group.list, userId));
+  return (
+    pending &&
+    listHolds(recipientList(store, messageId), userId) &&
+    !(((store.dbs.userMessages.get([userId, messageId]) as number | undefined) ?? 0) & MessageFlag.read)
+  );
 }
 
 /** Writes a user's "unread" row for a message. Call inside `store.commit`. */
@@ -224,14 +333,13 @@ export function recipientsChanged(store: Store): void {
  */
 function* implicitRowIds(store: Store, userId: number, from: number, direction: "older" | "newer", unreadOnly: boolean): Generator<number> {
   const index = pendingIndex(store);
-  const ids = index.byUser.get(userId);
-  if (!ids) return;
+  // Shared and never changed in place (a send gathers a new one): a send during the walk does not shift it.
+  const snapshot = pendingIdsOf(index, userId);
+  if (snapshot.length === 0) return;
   const check = (id: number) =>
     id > index.watermark &&
     listHolds(pendingLists.get(store, id, () => recipientList(store, id)), userId) &&
     !(unreadOnly && ((store.dbs.userMessages.get([userId, id]) as number | undefined) ?? 0) & MessageFlag.read);
-  // A copy: a send during the walk must not shift it.
-  const snapshot = ids.slice();
   if (direction === "older") {
     for (let i = firstAbove(snapshot, from) - 1; i >= 0; i--) if (check(snapshot[i])) yield snapshot[i];
   } else {

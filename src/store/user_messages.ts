@@ -88,14 +88,15 @@ export function insertMessage(store: Store, m: MessageRecord, flagsByUser: Reado
   if (m.type === "stream" && flags.common === 0) {
     // Most recipients' flags are 0: only the others are looked at one by one.
     for (const [userId, bits] of flags.exceptions) writeFlags(store, userId, m, undefined, bits);
-    addImplicitUnreadRows(store, m.id, flags.exceptions.size === 0 ? flags.ids : flags.ids.filter((id) => !flags.exceptions.has(id)));
+    // Once for the message: the pending index keeps it with the others sent to the same list.
+    if (flags.exceptions.size < flags.ids.length) addImplicitUnreadRows(store, m.id, flags.ids);
   } else {
-    const implicit: number[] = [];
+    let implicit = false;
     for (const [userId, bits] of flags) {
-      if (bits === 0 && m.type === "stream") implicit.push(userId);
+      if (bits === 0 && m.type === "stream") implicit = true;
       else writeFlags(store, userId, m, undefined, bits);
     }
-    addImplicitUnreadRows(store, m.id, implicit);
+    if (implicit) addImplicitUnreadRows(store, m.id, flags.ids);
   }
   store.dbs.messageRecipientLists.put(m.id, flags.ids);
 }

@@ -17,8 +17,29 @@ export function getUserTopics(store: Store, userId: number): UserTopic[] {
 }
 
 export function getUserTopic(store: Store, userId: number, channelId: number, topic: string): UserTopic | undefined {
+  // Inside a transaction (caches bypassed) one row is cheaper than the user's whole list.
+  if (store.inTransaction) return storedUserTopic(store, userId, channelId, topic);
+  return userTopicsCache.get(store, userId, () => {
+    const byTopic = new Map<string, UserTopic>();
+    for (const { key, value } of store.dbs.userTopics.getRange({ start: [userId], end: [userId + 1] })) {
+      const [, streamId, name] = key as [number, number, string];
+      byTopic.set(`${streamId}\u0000${name}`, value as UserTopic);
+    }
+    return byTopic;
+  }).get(`${channelId}\u0000${topicKey(topic)}`);
+}
+
+function storedUserTopic(store: Store, userId: number, channelId: number, topic: string): UserTopic | undefined {
   return store.dbs.userTopics.get([userId, channelId, topicKey(topic)]) as UserTopic | undefined;
 }
+
+/**
+ * Each user's policies by "channelId NUL topic key": every channel message looks up
+ * its sender's policy on its topic (automatic follow and unmute), which is usually
+ * none, a miss that a per-row cache could not keep. Dropped by putUserTopic, the one
+ * writer.
+ */
+const userTopicsCache = new StoreCache<number, ReadonlyMap<string, UserTopic>>();
 
 /** The policy for narrows (`is:muted`, `is:followed`); INHERIT when none is set. */
 export function visibilityPolicyOf(store: Store, userId: number, channelId: number, topic: string): number {
@@ -28,6 +49,7 @@ export function visibilityPolicyOf(store: Store, userId: number, channelId: numb
 /** Writes a policy (removing the row for INHERIT); call only inside `commit`. */
 export function putUserTopic(store: Store, userId: number, t: UserTopic): void {
   followersCache.invalidate(store);
+  userTopicsCache.invalidate(store);
   const key = [userId, t.stream_id, topicKey(t.topic_name)];
   if (t.visibility_policy === VisibilityPolicy.INHERIT) store.dbs.userTopics.remove(key);
   else store.dbs.userTopics.put(key, t);
@@ -41,7 +63,8 @@ export function putUserTopic(store: Store, userId: number, t: UserTopic): void {
 export function policiesOnTopic(store: Store, channelId: number, topic: string): Map<number, number> {
   const policies = new Map<number, number>();
   for (const userId of store.dbs.users.getKeys({}) as Iterable<number>) {
-    const policy = getUserTopic(store, userId, channelId, topic)?.visibility_policy;
+    // One row per account, not each account's whole list (userTopicsCache).
+    const policy = storedUserTopic(store, userId, channelId, topic)?.visibility_policy;
     if (policy !== undefined && policy !== VisibilityPolicy.INHERIT) policies.set(userId, policy);
   }
   return policies;

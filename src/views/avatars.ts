@@ -26,8 +26,19 @@ const MAX_TOKENS = 50_000;
 
 /** `/user_avatars/{id}/{token}.png`; the mobile app derives the 500px one by swapping `.png` for `-medium.png`. */
 export function avatarUrl(h: Hearth, user: UserRecord, medium = false): string {
-  return `${h.realmUrl()}/user_avatars/${user.id}/${avatarToken(h, user.id, user.avatar_version)}${medium ? "-medium" : ""}.png`;
+  if (medium) return `${h.realmUrl()}/user_avatars/${user.id}/${avatarToken(h, user.id, user.avatar_version)}-medium.png`;
+  // By the user record itself (the users' cache keeps one object per version of a user),
+  // checked against the salt and address it was made with: every message event shows its sender's.
+  const realmUrl = h.realmUrl();
+  const salt = getAvatarSalt(h.store);
+  const known = urlsByRecord.get(user);
+  if (known && known.realmUrl === realmUrl && known.salt === salt && known.version === user.avatar_version) return known.url;
+  const url = `${realmUrl}/user_avatars/${user.id}/${avatarToken(h, user.id, user.avatar_version)}.png`;
+  urlsByRecord.set(user, { realmUrl, salt, version: user.avatar_version, url });
+  return url;
 }
+
+const urlsByRecord = new WeakMap<UserRecord, { realmUrl: string; salt: string | undefined; version: number; url: string }>();
 
 /** The account an avatar path's `{user_id}` names, if it is an ID at all. */
 export function avatarOwner(h: Hearth, rawUserId: string): UserRecord | undefined {

@@ -49,3 +49,19 @@ test("RecipientFlags is read as a Map by what takes one: its users without copie
   expect(flags.size).toBe(0);
   expect(flags.get(1)).toBeUndefined();
 });
+
+test("RecipientFlags never changes the ascending list it was given (shared: a channel's subscribers)", () => {
+  const shared = Object.freeze([1, 4, 7]) as readonly number[];
+  const flags = new RecipientFlags(shared, 0);
+  expect(flags.ids).toBe(shared);
+  flags.set(4, 1);
+  expect(flags.ids).toBe(shared);
+  flags.set(5, 0);
+  flags.delete(1);
+  expect(flags.ids).toEqual([4, 5, 7]);
+  expect(shared).toEqual([1, 4, 7]);
+  const other = new RecipientFlags(shared, 0);
+  other.clear();
+  other.set(2, 0);
+  expect(shared).toEqual([1, 4, 7]);
+});
