@@ -130,8 +130,13 @@ function describeError(name: string, error: ValueError): string {
 function mayBeJson(text: string): boolean {
   if (text.length === 0) return false;
   const c = text.charCodeAt(0);
-  // space \t \n \r { [ " - digits t f n
-  return c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d || c === 0x7b || c === 0x5b || c === 0x22 || c === 0x2d || (c >= 0x30 && c <= 0x39) || c === 0x74 || c === 0x66 || c === 0x6e;
+  // A word starting with t, f or n is JSON only as a literal: `anchor=newest` would
+  // otherwise throw inside JSON.parse on every read of the newest messages.
+  if (c === 0x74) return text.startsWith("true");
+  if (c === 0x66) return text.startsWith("false");
+  if (c === 0x6e) return text.startsWith("null");
+  // space \t \n \r { [ " - digits
+  return c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d || c === 0x7b || c === 0x5b || c === 0x22 || c === 0x2d || (c >= 0x30 && c <= 0x39);
 }
 
 export function decodeParam(name: string, spec: Param, raw: string): unknown {

@@ -67,7 +67,7 @@ describe("JSON-or-text parameters", () => {
     }
   };
   test("decode as JSON.parse does, falling back to the text, with or without trying the parse", () => {
-    const samples = ["", "bench", "Denmark", "true", "false", "null", "nul", "tru", "12", "-3", "1e5", "[1,2]", "[1,", '"x"', '"x', "{}", "{", " 7", "\t[3]", "\n{}", "\r1", "\u00a07", "\ufeff7", "\u20287", "é", "+1", ".5", "Infinity", "NaN", "'x'"];
+    const samples = ["", "bench", "Denmark", "newest", "oldest", "first_unread", "true", "false", "null", "nul", "tru", "fals", "true ", "false]", "null,", "nullx", "trueish", "12", "-3", "1e5", "[1,2]", "[1,", '"x"', '"x', "{}", "{", " 7", "\t[3]", "\n{}", "\r1", "\u00a07", "\ufeff7", "\u20287", "é", "+1", ".5", "Infinity", "NaN", "'x'"];
     for (let c = 0; c < 0x300; c++) samples.push(String.fromCharCode(c) + "1", String.fromCharCode(c));
     for (const raw of samples) expect([raw, decodeParam("to", to, raw)]).toEqual([raw, slowDecode(raw)]);
   });
