@@ -11,7 +11,8 @@ import { visibilityPolicyOf } from "../store/user_topics";
 import type { UserRecord } from "../store/users";
 import { isSubscribedTo } from "../views/message_channels";
 import { isRowMuted } from "../views/message_state";
-import { fetchRange, type AnchorSpec, type CompiledNarrow } from "../views/narrow";
+import { fetchRange, type AnchorSpec } from "../views/narrow";
+import { type CompiledNarrow } from "../views/narrow_compile";
 
 /** A user's flags on messages (Zulip's zerver/actions/message_flags.py). */
 
