@@ -38,7 +38,7 @@ import { userGroupsRoutes } from "./api/user_groups";
 import { messagesRoutes } from "./api/messages";
 import { startRetentionJob } from "./actions/retention";
 import { loadPendingUnreadIndex } from "./store/unread";
-import { DEFAULT_UNREAD_ROWS_DEFERRAL, DEFAULT_WORKER_RETIRE_MS, startUnreadRowsJob, type UnreadRowsJob } from "./store/unread_rows";
+import { DEFAULT_MAIN_THREAD_BACKLOG, DEFAULT_UNREAD_ROWS_DEFERRAL, DEFAULT_WORKER_RETIRE_MS, startUnreadRowsJob, type UnreadRowsJob } from "./store/unread_rows";
 import { startScheduledDeliveryJob } from "./actions/scheduled_messages";
 import { scheduledMessagesRoutes } from "./api/scheduled_messages";
 import { eventsRoutes, fastPollRoute } from "./api/events";
@@ -240,7 +240,11 @@ export async function startServer(config: ServerConfig, prepare?: (store: Store)
       h.store,
       envNumber("HEARTH_UNREAD_ROWS_INTERVAL_MS", 500),
       unreadRowsWorker,
-      DEFAULT_UNREAD_ROWS_DEFERRAL,
+      {
+        ...DEFAULT_UNREAD_ROWS_DEFERRAL,
+        // 0: every run on the worker (tests and benchmarks of the worker itself).
+        mainThread: { ...DEFAULT_MAIN_THREAD_BACKLOG, messages: envNumber("HEARTH_UNREAD_ROWS_MAIN_THREAD_MESSAGES", DEFAULT_MAIN_THREAD_BACKLOG.messages) },
+      },
       envNumber("HEARTH_UNREAD_ROWS_WORKER_RETIRE_MS", DEFAULT_WORKER_RETIRE_MS),
     );
     started.push(() => unreadRows.stop());
