@@ -242,8 +242,8 @@ export async function startServer(config: ServerConfig, prepare?: (store: Store)
       unreadRowsWorker,
       {
         ...DEFAULT_UNREAD_ROWS_DEFERRAL,
-        // 0: every run on the worker (tests and benchmarks of the worker itself).
-        mainThread: { ...DEFAULT_MAIN_THREAD_BACKLOG, messages: envNumber("HEARTH_UNREAD_ROWS_MAIN_THREAD_MESSAGES", DEFAULT_MAIN_THREAD_BACKLOG.messages) },
+        // Every run on the worker, however small (tests and benchmarks of the worker itself).
+        mainThread: process.env.HEARTH_UNREAD_ROWS_ALWAYS_ON_WORKER === "1" ? { messages: 0, recipients: 0 } : DEFAULT_MAIN_THREAD_BACKLOG,
       },
       envNumber("HEARTH_UNREAD_ROWS_WORKER_RETIRE_MS", DEFAULT_WORKER_RETIRE_MS),
     );

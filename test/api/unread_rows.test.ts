@@ -18,7 +18,7 @@ let verona: number;
 
 beforeAll(async () => {
   // The job waits for the test to run it, and runs on its worker however small the backlog.
-  s = await startTestServer({ env: { HEARTH_UNREAD_ROWS_INTERVAL_MS: String(3600_000), HEARTH_UNREAD_ROWS_MAIN_THREAD_MESSAGES: "0" } });
+  s = await startTestServer({ env: { HEARTH_UNREAD_ROWS_INTERVAL_MS: String(3600_000), HEARTH_UNREAD_ROWS_ALWAYS_ON_WORKER: "1" } });
   denmark = await s.createChannel("iago", "Denmark", ["hamlet", "othello", "polonius"]);
   verona = await s.createChannel("iago", "Verona", ["hamlet", "othello"]);
   // Their welcome messages read: the unread state here is this file's own messages'.
@@ -373,7 +373,7 @@ describe("deferred unread rows", () => {
     expect(before.unread).toContain(id);
     // Stopped without running the job; the first server's stop (afterAll) removes the folder.
     await s.server.stop();
-    const again = await startTestServer({ dataDir: s.dataDir, env: { HEARTH_UNREAD_ROWS_INTERVAL_MS: String(3600_000), HEARTH_UNREAD_ROWS_MAIN_THREAD_MESSAGES: "0" } });
+    const again = await startTestServer({ dataDir: s.dataDir, env: { HEARTH_UNREAD_ROWS_INTERVAL_MS: String(3600_000), HEARTH_UNREAD_ROWS_ALWAYS_ON_WORKER: "1" } });
     const first = s;
     s = { ...again, users: first.users, as: (who) => again.as(typeof who === "string" ? first.users[who] : who), stop: first.stop };
     try {
