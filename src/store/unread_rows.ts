@@ -54,7 +54,13 @@ export interface MainThreadBacklog {
   recipients: number;
 }
 
-export const DEFAULT_MAIN_THREAD_BACKLOG: MainThreadBacklog = { messages: 20, recipients: 2000 };
+/**
+ * Covers a new organization's welcome messages and channel notices and a quiet team's
+ * messages since the last run; a run of this size holds the event loop only briefly and
+ * costs less CPU in all than starting the worker (scripts/bench-inline-rows.ts,
+ * docs/benchmarks.md).
+ */
+export const DEFAULT_MAIN_THREAD_BACKLOG: MainThreadBacklog = { messages: 200, recipients: 10_000 };
 
 export const DEFAULT_UNREAD_ROWS_DEFERRAL: UnreadRowsDeferral = { quietMs: 1000, backlogLimit: MESSAGES_PER_BATCH, maxWaitMs: 60_000 };
 
