@@ -218,10 +218,19 @@ export function startUnreadRowsJob(
   const runHere = (): void => {
     running = true;
     waitingSince = null;
-    runningHere = writePendingBatches(store, { commit: (fn) => store.commit(fn), afterBatch: pruneIndex, stopping: () => stopped })
+    let wrote = false;
+    const afterBatch = () => {
+      wrote = true;
+      pruneIndex();
+    };
+    runningHere = writePendingBatches(store, { commit: (fn) => store.commit(fn), afterBatch, stopping: () => stopped })
       .catch((error) => console.error("Writing deferred unread or search rows failed; it will retry:", error))
       .finally(() => {
         runningHere = null;
+        // The batch's decoded lists and messages are garbage now, on a quiet server (as
+        // the worker collects after its batches): collected at once, the heap does not
+        // keep the run's growth until some later collection.
+        if (wrote) Bun.gc(true);
         runEnded();
       });
   };
