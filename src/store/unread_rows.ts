@@ -108,10 +108,10 @@ interface WorkerHandle {
  *
  * A quiet server's small backlog (`deferral.mainThread`) is written on the main thread
  * when no worker is alive, so a server that receives a message now and then never
- * starts one. Otherwise the worker starts with its first run and is retired once no run has ended for
- * `retireAfterMs` with nothing pending: told to stop (it closes its handle on the
- * store, see unread_rows_worker.ts), terminated once it says so, and the next run
- * starts a new one. Nothing is posted to a worker once it was told to stop: a run
+ * starts one. Otherwise the worker starts with its first run and is retired once no
+ * run has ended for `retireAfterMs` with nothing pending: told to stop (it closes its
+ * handle on the store, see unread_rows_worker.ts), terminated once it says so, and the
+ * next run starts a new one. Nothing is posted to a worker once it was told to stop: a run
  * wanted meanwhile waits for the retirement to end (`drain`) or for the next tick.
  */
 export function startUnreadRowsJob(
