@@ -3,13 +3,13 @@
  * One server at a time on a copy of one populated folder, for before/after comparisons
  * of two checkouts run back to back (a shared machine moves rates, not CPU per request):
  *
- *   bun scripts/bench-compare.ts CHECKOUT|bare|BINARY me|send|start|topic|unread|search|search-pending [seconds] [--prof DIR]
+ *   bun scripts/bench-compare.ts CHECKOUT|bare|BINARY me|me-session|poll-session|send|start|topic|unread|search|search-pending [seconds] [--prof DIR]
  *
  * CHECKOUT is a Hearth source tree (its src/main.ts is run), BINARY a compiled
  * `hearth`, `bare` the bare Bun.serve of scripts/bench.ts. The populated folder (100
  * users, one channel all subscribe to) is made once under the temp folder and reused.
  * Prints one JSON line: spawn-to-listening and to the first answered request, idle
- * RSS, and for `me` (GET /users/me) or `send` (POST /messages, 50 connections) the
+ * RSS, and for `me` (GET /users/me; `me-session`: /json/users/me with a session cookie; `poll-session`: GET /json/events with dont_block and the cookie) or `send` (POST /messages, 50 connections) the
  * rate and the server's CPU per request, all threads and per thread. `topic` and
  * `unread` (GET /messages, newest 50 in a topic / `is:unread`, 50 connections) run on a
  * second folder made once from the first: 5,000 channel messages in 20 topics from all
@@ -26,7 +26,7 @@ import { join } from "node:path";
 import { cpuSeconds, RawHttpClient, readLineMatching, rssMiB, spawnServer, threadCpuSeconds } from "./bench-lib";
 
 const [root, what = "me", secs = "3"] = process.argv.slice(2);
-if (!root) throw new Error("usage: bun scripts/bench-compare.ts CHECKOUT|bare|BINARY me|send|start|topic|unread|search|search-pending [seconds] [--prof DIR]");
+if (!root) throw new Error("usage: bun scripts/bench-compare.ts CHECKOUT|bare|BINARY me|me-session|poll-session|send|start|topic|unread|search|search-pending [seconds] [--prof DIR]");
 const profIndex = process.argv.indexOf("--prof");
 const profDir = profIndex > 0 ? process.argv[profIndex + 1] : null;
 const BENCH = join(import.meta.dir, "bench.ts");
@@ -82,6 +82,23 @@ async function measure(label: string, request: (c: RawHttpClient, i: number) => 
 if (what === "me") {
   await measure("me", async (c) => {
     const r = await c.get("/api/v1/users/me", root === "bare" ? {} : { authorization: basic(users[1]) });
+    if (r.status !== 200) throw new Error(r.body);
+  });
+} else if (what === "me-session" || what === "poll-session") {
+  // The web app's form of the calls, with the owner's session cookie: GET /json/users/me,
+  // or a GET /json/events poll with dont_block (answered at once: the route's cost, no parking).
+  const login = await fetch(`${url}/login`, { method: "POST", redirect: "manual", body: new URLSearchParams({ username: users[0].email, password: "bench-password" }) });
+  const cookie = login.headers.getSetCookie().map((line) => line.split(";")[0]).join("; ");
+  if (login.status !== 303 || !cookie.includes("hearth_session=")) throw new Error(`login failed: ${login.status}`);
+  let path = "/json/users/me";
+  if (what === "poll-session") {
+    const csrf = /hearth_csrf=([^;]*)/.exec(cookie)![1];
+    const registered = await fetch(`${url}/json/register`, { method: "POST", headers: { cookie, "x-csrftoken": csrf, "content-type": "application/x-www-form-urlencoded" }, body: "event_types=%5B%22realm_user%22%5D" });
+    const { queue_id } = (await registered.json()) as { queue_id: string };
+    path = `/json/events?queue_id=${queue_id}&last_event_id=-1&dont_block=true`;
+  }
+  await measure(what === "me-session" ? "meSession" : "pollSession", async (c) => {
+    const r = await c.get(path, { cookie });
     if (r.status !== 200) throw new Error(r.body);
   });
 } else if (what === "send") {

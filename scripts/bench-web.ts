@@ -14,7 +14,7 @@
 import { existsSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { PASSWORD, startTestServer, type TestServer, type TestUser } from "../test/kit";
-import { launchChromium, signInToChat, until, type Page } from "../test/kit/browser";
+import { launchChromium, signInToChat, until } from "../test/kit/browser";
 import { percentile } from "./bench-lib";
 
 function option(name: string, fallback: number): number {

@@ -8,7 +8,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { PASSWORD, startTestServer } from "../test/kit";
-import { launchChromium, signInToChat, until, type Page } from "../test/kit/browser";
+import { launchChromium, signInToChat, until } from "../test/kit/browser";
 
 const OUT = resolve(import.meta.dir, "..", "docs", "screenshots");
 

@@ -179,6 +179,7 @@ export function buildApp(h: Hearth) {
   // a path with a trailing slash is tried without it before a 404, as Elysia did.
   const native = nativeRoutesOf(resources);
   native["/api/v1/events"].GET = fastPollRoute(h, events.handlers.get("GET /api/v1/events")!);
+  native["/json/events"].GET = fastPollRoute(h, events.handlers.get("GET /json/events")!, "session");
   const app = new Elysia({ serve: { routes: native } as any });
   const retryWithoutSlash = trailingSlashRetry(native);
   for (const routes of resources) {

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { expectSuccess, PASSWORD, startTestServer, type TestServer } from "./kit";
 import { launchChromium, until, type Browser, type Page } from "./kit/browser";
-import { startSmtpServer, type SmtpTestServer } from "./kit/smtp";
+import { startSmtpServer } from "./kit/smtp";
 
 let browser: Browser;
 let page: Page;

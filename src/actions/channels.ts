@@ -6,7 +6,7 @@
 import { randomBytes } from "node:crypto";
 import type { Hearth } from "../context";
 import { commit, type Transaction } from "../events/commit";
-import type { EventOf } from "../schemas/register";
+import type { EventOf } from "../schemas/events";
 
 type StreamUpdate = Extract<EventOf<"stream">, { readonly op: "update" }>;
 import { badRequest, mustBeAdmin } from "../errors";

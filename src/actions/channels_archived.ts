@@ -5,7 +5,7 @@
  * nothing, as if it had been deleted (src/events/shaping.ts drops them per queue).
  */
 import type { ChannelRecord } from "../store/channels";
-import type { EventOf, SubscriptionAddBothForms, TypedEvent } from "../schemas/register";
+import type { EventOf, SubscriptionAddBothForms, TypedEvent } from "../schemas/events";
 
 type ChannelEvent = EventOf<"stream"> | EventOf<"subscription"> | SubscriptionAddBothForms;
 

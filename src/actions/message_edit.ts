@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import type { Hearth } from "../context";
-import type { EventOf } from "../schemas/register";
+import type { EventOf } from "../schemas/events";
 import { commit, type Transaction } from "../events/commit";
 import { ApiError, badRequest } from "../errors";
 import { appendTo } from "../lib/collections";

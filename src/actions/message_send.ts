@@ -1,5 +1,5 @@
 import type { Hearth } from "../context";
-import type { MessageEventJson } from "../schemas/register";
+import type { MessageEventJson } from "../schemas/events";
 import { commit, commitInfallible, type Transaction } from "../events/commit";
 import { ApiError, badRequest } from "../errors";
 import { linkProperties, type RenderResult } from "../markdown";

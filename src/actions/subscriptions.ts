@@ -1,18 +1,18 @@
 /**
- * Subscribing and unsubscribing (Zulip's bulk_add_subscriptions and
- * bulk_remove_subscriptions), creating the channels a subscribe request names, and the
+ * Subscribing (Zulip's bulk_add_subscriptions; unsubscribing is in unsubscribe.ts),
+ * creating the channels a subscribe request names, and the
  * peer events that keep every client's subscriber lists right.
  */
 import type { Hearth } from "../context";
 import type { SubscriptionView } from "../schemas/channels";
 import { commit, type Transaction } from "../events/commit";
 import { badRequest } from "../errors";
-import { getUser, type UserRecord, isAdmin, isGuest } from "../store/users";
+import { getUser, type UserRecord, isGuest } from "../store/users";
 import { getChannel, getChannelByName, type ChannelRecord } from "../store/channels";
 import { getSubscription, isSubscribed, putSubscription, subscribedChannelIds, userSubscriptionRows, type SubscriptionRecord } from "../store/subscriptions";
 import { defaultChannelIds } from "../store/default_channels";
-import { canAddSubscribers, canRemoveSubscribers, canSubscribeSelf, channelDoesNotExist, channelViewerIds, hasMetadataAccess } from "../access/channels";
-import { activeSubscriberIds, formatChannel, formatSubscription, pickChannelColor, streamDeleteEvent } from "../views/channels";
+import { canAddSubscribers, canSubscribeSelf, channelViewerIds, hasMetadataAccess } from "../access/channels";
+import { activeSubscriberIds, formatChannel, formatSubscription, pickChannelColor } from "../views/channels";
 import { checkChannelDescription, checkChannelName, isHexColor } from "./channel_checks";
 import { planNewChannel, writeNewChannel, type ChannelCreationSettings } from "./channels";
 import { notifyDefaultChannels } from "./default_channels";
@@ -120,7 +120,7 @@ interface SubscribeOutcome {
 }
 
 /** Every check of a subscribe request, nothing written: afterwards only the writes remain. */
-function planSubscribe(h: Hearth, actor: UserRecord, input: SubscribeInput): SubscribePlan {
+export function planSubscribe(h: Hearth, actor: UserRecord, input: SubscribeInput): SubscribePlan {
   const principals = input.principals && input.principals.length > 0 ? resolvePrincipals(h, actor, input.principals) : [actor];
   const addingOthers = principals.some((u) => u.id !== actor.id);
 
@@ -162,7 +162,7 @@ function planSubscribe(h: Hearth, actor: UserRecord, input: SubscribeInput): Sub
 }
 
 /** The writes of a subscribe request; call inside `commit`. */
-function writeSubscriptions(h: Hearth, { principals, targets }: SubscribePlan, input: SubscribeInput): SubscribeOutcome {
+export function writeSubscriptions(h: Hearth, { principals, targets }: SubscribePlan, input: SubscribeInput): SubscribeOutcome {
   const created: ChannelRecord[] = [];
   const added: { channel: ChannelRecord; userIds: number[] }[] = [];
   const already: { channel: ChannelRecord; userIds: number[] }[] = [];
@@ -189,13 +189,13 @@ function writeSubscriptions(h: Hearth, { principals, targets }: SubscribePlan, i
 }
 
 /** In a subscribe request's transaction, after its writes: its events. */
-function notifySubscribed(tx: Transaction, h: Hearth, input: SubscribeInput, { sawBefore }: SubscribePlan, outcome: SubscribeOutcome): void {
+export function notifySubscribed(tx: Transaction, h: Hearth, input: SubscribeInput, { sawBefore }: SubscribePlan, outcome: SubscribeOutcome): void {
   notifySubscriptionsAdded(tx, h, outcome.created, outcome.added, sawBefore);
   if (input.creation.is_default_stream && outcome.created.length > 0) notifyDefaultChannels(tx, h);
 }
 
 /** After a subscribe request's commit: its messages, and its answer. */
-async function finishSubscribe(h: Hearth, actor: UserRecord, input: SubscribeInput, { unauthorized }: SubscribePlan, outcome: SubscribeOutcome): Promise<SubscribeResult> {
+export async function finishSubscribe(h: Hearth, actor: UserRecord, input: SubscribeInput, { unauthorized }: SubscribePlan, outcome: SubscribeOutcome): Promise<SubscribeResult> {
   if (input.announce) await announceNewChannels(h, actor, outcome.created);
   const messagesSent = input.sendNewSubscriptionMessages !== false ? await sendNewSubscriptionMessages(h, actor, outcome.added, outcome.created) : undefined;
 
@@ -303,145 +303,6 @@ export async function checkCreateChannel(h: Hearth, actor: UserRecord, input: Cr
   };
   const { outcome } = await doSubscribe(h, actor, subscribeInput, plan);
   return { id: outcome.created[0].id };
-}
-
-// ---------------------------------------------------------------------------
-// Unsubscribing
-
-export interface UnsubscribeResult {
-  removed: string[];
-  not_removed: string[];
-}
-
-/** DELETE /users/me/subscriptions. */
-export async function checkUnsubscribe(
-  h: Hearth,
-  actor: UserRecord,
-  names: string[],
-  principalsInput?: (string | number)[],
-): Promise<UnsubscribeResult> {
-  return doUnsubscribe(h, actor, planUnsubscribe(h, actor, names, principalsInput));
-}
-
-interface UnsubscribePlan {
-  principals: UserRecord[];
-  channels: ChannelRecord[];
-}
-
-/** Every check of an unsubscribe, nothing written: afterwards only the writes remain. */
-function planUnsubscribe(h: Hearth, actor: UserRecord, names: string[], principalsInput?: (string | number)[]): UnsubscribePlan {
-  const principals = principalsInput && principalsInput.length > 0 ? resolvePrincipals(h, actor, principalsInput) : [actor];
-  const channels: ChannelRecord[] = [];
-  for (const raw of names) {
-    const channel = getChannelByName(h.store, raw);
-    // Channels the caller may not see are reported as missing, so their names stay secret.
-    if (!channel || (!hasMetadataAccess(h, actor, channel) && !isAdmin(actor))) {
-      throw channelDoesNotExist(raw.trim());
-    }
-    if (!channels.some((c) => c.id === channel.id)) channels.push(channel);
-  }
-  for (const channel of channels) {
-    for (const target of principals) {
-      if (target.id === actor.id) continue;
-      const ownsBot = target.is_bot && target.bot_owner_id === actor.id && hasMetadataAccess(h, actor, channel);
-      if (!ownsBot && !canRemoveSubscribers(h, actor, channel)) throw badRequest("Insufficient permission");
-    }
-  }
-  return { principals, channels };
-}
-
-type Unsubscribed = { channel: ChannelRecord; userIds: number[]; notIds: number[] }[];
-
-async function doUnsubscribe(h: Hearth, actor: UserRecord, plan: UnsubscribePlan): Promise<UnsubscribeResult> {
-  const removed = await commit(h, (tx) => {
-    const written = writeUnsubscriptions(h, plan);
-    notifyUnsubscribed(tx, h, written);
-    return written;
-  });
-  return unsubscribeResult(removed);
-}
-
-/** The writes of an unsubscribe request; call inside `commit`. */
-function writeUnsubscriptions(h: Hearth, { principals, channels }: UnsubscribePlan): Unsubscribed {
-  const done: Unsubscribed = [];
-  for (const channel of channels) {
-    const userIds: number[] = [];
-    const notIds: number[] = [];
-    for (const target of principals) {
-      const sub = getSubscription(h.store, channel.id, target.id);
-      if (!sub || !sub.active) {
-        notIds.push(target.id);
-        continue;
-      }
-      putSubscription(h.store, { ...sub, active: false });
-      userIds.push(target.id);
-    }
-    done.push({ channel, userIds, notIds });
-  }
-  return done;
-}
-
-/** In an unsubscribe request's transaction, after its writes: its events. */
-function notifyUnsubscribed(tx: Transaction, h: Hearth, removed: Unsubscribed): void {
-  for (const { channel, userIds } of removed) {
-    if (userIds.length === 0) continue;
-    for (const id of userIds) {
-      tx.notify(aboutChannel(channel, { type: "subscription", op: "remove", subscriptions: [{ stream_id: channel.id, name: channel.name }] }), [id]);
-    }
-    const gone = new Set(userIds);
-    const peers = channelViewerIds(h, channel).filter((id) => !gone.has(id));
-    tx.notify(aboutChannel(channel, { type: "subscription", op: "peer_remove", stream_ids: [channel.id], user_ids: userIds }), peers);
-    // Leaving a private channel can take it out of sight entirely.
-    const lostSight = userIds.filter((id) => {
-      const u = getUser(h.store, id);
-      return u && !hasMetadataAccess(h, u, channel);
-    });
-    if (lostSight.length > 0) tx.notify(aboutChannel(channel, streamDeleteEvent(h, channel)), lostSight);
-  }
-}
-
-/** An unsubscribe request's answer. */
-function unsubscribeResult(removed: Unsubscribed): UnsubscribeResult {
-  const result: UnsubscribeResult = { removed: [], not_removed: [] };
-  for (const { channel, userIds, notIds } of removed) {
-    for (const _ of userIds) result.removed.push(channel.name);
-    for (const _ of notIds) result.not_removed.push(channel.name);
-  }
-  return result;
-}
-
-/**
- * `PATCH /users/me/subscriptions` (Zulip's older single call): removals, additions
- * and initial colors, checked first and written in one transaction, so a refused
- * request or a crash leaves every subscription as it was.
- */
-export async function checkUpdateOwnSubscriptions(
-  h: Hearth,
-  actor: UserRecord,
-  remove: string[],
-  add: { name: string; description?: string; color?: string }[],
-): Promise<SubscribeResult & UnsubscribeResult> {
-  for (const a of add) if (a.color !== undefined && !isHexColor(a.color)) throw badRequest("Invalid color");
-  const removing = new Set(remove.map((name) => name.trim().toLowerCase()));
-  const both = add.find((a) => removing.has(a.name.trim().toLowerCase()));
-  if (both) throw badRequest(`Cannot both subscribe to and unsubscribe from ${both.name.trim()}`);
-  const removal = planUnsubscribe(h, actor, remove);
-  const input: SubscribeInput = {
-    subscriptions: add,
-    authorizationErrorsFatal: true,
-    announce: false,
-    creation: { invite_only: false, is_web_public: false, is_default_stream: false, topics_policy: "inherit", groups: {} },
-  };
-  const addition = planSubscribe(h, actor, input);
-  const outcome = await commit(h, (tx) => {
-    const written = { added: writeSubscriptions(h, addition, input), removed: writeUnsubscriptions(h, removal) };
-    notifySubscribed(tx, h, input, addition, written.added);
-    notifyUnsubscribed(tx, h, written.removed);
-    return written;
-  });
-  // Nothing to send here (no announcement, and the caller's own subscriptions get no message), so the events' order is kept.
-  const subscribed = await finishSubscribe(h, actor, input, addition, outcome.added);
-  return { ...subscribed, ...unsubscribeResult(outcome.removed) };
 }
 
 // ---------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import type { EventOf } from "../schemas/register";
+import type { EventOf } from "../schemas/events";
 import { chmodSync, mkdirSync } from "node:fs";
 import { open, rename, rmdir, unlink } from "node:fs/promises";
 import { dirname } from "node:path";

@@ -1,5 +1,5 @@
 import type { Store } from "../store/db";
-import type { EventOf } from "../schemas/register";
+import type { EventOf } from "../schemas/events";
 import type { Hearth } from "../context";
 import { commit, type Transaction } from "../events/commit";
 import { activeUserIds, allUsers, getUser, Role, type UserRecord } from "../store/users";

@@ -1,5 +1,5 @@
 import type { Hearth } from "../context";
-import type { EventOf } from "../schemas/register";
+import type { EventOf } from "../schemas/events";
 import { badRequest, mustBeAdmin } from "../errors";
 import { emojiCodeFor } from "../markdown/emoji";
 import { getUserStatus, putUserStatus, type UserStatus } from "../store/personal";

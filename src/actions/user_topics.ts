@@ -1,5 +1,5 @@
 import type { Hearth } from "../context";
-import type { EventOf } from "../schemas/register";
+import type { EventOf } from "../schemas/events";
 import { commit, type Transaction } from "../events/commit";
 import { badRequest } from "../errors";
 import { accessChannel } from "../access/channels";

@@ -3,11 +3,11 @@ import { clientAddress } from "../http/client_address";
 import type { Hearth, UserRecord } from "../context";
 import { badRequest, missingArgument, unauthorized } from "../errors";
 import { eventsResponseBody, eventsResponseFields } from "../events/serialize";
-import { ApiRoutes, authenticateEndpoint, errorResponse, SHARED_JSON_HEADERS } from "../http/route";
+import { ApiRoutes, authenticateEndpoint, errorResponse, SHARED_JSON_HEADERS, type Credentials } from "../http/route";
 import type { SerializedFields } from "../lib/serialized_fields";
 import { param, type ParamValues } from "../http/params";
 import { channelById } from "../views/message_channels";
-import { DEFAULT_IDLE_QUEUE_TIMEOUT_SECS, MAX_IDLE_QUEUE_TIMEOUT_SECS, MOBILE_IDLE_QUEUE_TIMEOUT_SECS } from "../events/queues";
+import { DEFAULT_IDLE_QUEUE_TIMEOUT_SECS, MAX_IDLE_QUEUE_TIMEOUT_SECS, MOBILE_IDLE_QUEUE_TIMEOUT_SECS } from "../events/queue_limits";
 import type { EventQueue, QueueSettings } from "../events/event_queue";
 import { parseCapabilities } from "../events/capabilities";
 import { parseNarrow } from "../events/narrow";
@@ -230,9 +230,14 @@ function jsonInteger(text: string, start: number, end: number): number | undefin
  * skips the generic route's body reading and parameter tables (through them a poll
  * cost half again a bare Bun.serve answer: docs/benchmarks.md); any other
  * form of the request (another parameter, an encoded or unusual value) goes to
- * `general`, the route every endpoint uses, so both answer alike.
+ * `general`, the route every endpoint uses, so both answer alike. `credentials` as
+ * the general route takes them: the web app polls `/json/events` with its session.
  */
-export function fastPollRoute(h: Hearth, general: (request: Request, server: import("bun").Server<unknown>) => Response | Promise<Response>) {
+export function fastPollRoute(
+  h: Hearth,
+  general: (request: Request, server: import("bun").Server<unknown>) => Response | Promise<Response>,
+  credentials: Credentials = "api",
+) {
   return (request: Request, server: import("bun").Server<unknown>): Response | Promise<Response> => {
     const url = request.url;
     const q = url.indexOf("?");
@@ -259,7 +264,7 @@ export function fastPollRoute(h: Hearth, general: (request: Request, server: imp
     }
     if (queueId === undefined || request.body !== null) return general(request, server);
     try {
-      const user = authenticateEndpoint(h, request, () => clientAddress(h, request, server), "required", false)!;
+      const user = authenticateEndpoint(h, request, () => clientAddress(h, request, server), "required", false, credentials)!;
       // Bun's own answer to a failed route is an HTML error page: a failed answer is ours.
       return pollQueue(h, user, queueId, lastEventId, dontBlock ?? false, request, server, pollResponse);
     } catch (error) {

@@ -8,7 +8,7 @@ import { HEARTH_VERSION, ZULIP_FEATURE_LEVEL, ZULIP_VERSION } from "../version";
 import { randomPassword } from "../lib/credentials";
 import { useNormalJitPolicy } from "../lib/jit_policy";
 import { releaseStartupCodePages } from "../lib/startup_pages";
-import { UsageError, parseExternalUrl, parseFlags, parsePort, required } from "./options";
+import { UsageError, parseExternalUrl, parseFlags, parsePort } from "./options";
 import { createOrganization } from "./organization";
 import { parseEmailFromEnv, parseSmtpOption } from "./email_commands";
 

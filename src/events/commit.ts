@@ -1,6 +1,6 @@
 import type { Store } from "../store/db";
 import type { ApiEvent, EventHub, PublishOptions } from "./hub";
-import type { TypedEvent } from "../schemas/register";
+import type { TypedEvent } from "../schemas/events";
 
 /**
  * Commit, then notify — the one way a state change reaches clients (Zulip's

@@ -1,76 +1,16 @@
-import { envNumber } from "../lib/env";
 import { guardedTick } from "../lib/background";
 import { randomUUID } from "node:crypto";
-import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { ApiError, badRequest } from "../errors";
 import type { ApiEvent, EventSink, PublishOptions } from "./hub";
 import { shapeForClient, type ShapingRealm } from "./shaping";
 import { messageMatchesNarrow } from "./narrow";
 import { EventQueue, Waiter, type HangUp, type QueuedEvent, type QueueSettings } from "./event_queue";
-
-/** Objects one delivery shares between queues: a channel message to 1,000 users must not be copied 1,000 times. */
-interface SharedPayloads {
-  /** The finalized message per content form. */
-  messages: Map<boolean, Record<string, unknown>>;
-  /** Per recipient-fields object: the event with those fields, and its finalized form per content form. */
-  payloads: Map<object, { merged: ApiEvent; byForm: Map<boolean, ApiEvent> }>;
-}
-
-function sharedMessage(shared: SharedPayloads, form: boolean, payload: ApiEvent): Record<string, unknown> {
-  let message = shared.messages.get(form);
-  if (!message) shared.messages.set(form, (message = finalizeMessage(form, payload.message as Record<string, unknown>)));
-  return message;
-}
-
-/** Content per apply_markdown: HTML or the raw Markdown (Zulip's finalize_payload). */
-function finalizeMessage(applyMarkdown: boolean, original: Record<string, unknown>): Record<string, unknown> {
-  const message = { ...original };
-  if ("rendered_content" in message) {
-    if (applyMarkdown) {
-      message.content = message.rendered_content;
-      message.content_type = "text/html";
-    } else {
-      message.content_type = "text/x-markdown";
-    }
-    delete message.rendered_content;
-  }
-  return message;
-}
+import { loadSavedQueues, saveQueues } from "./queue_file";
+import { queueLimitsFromEnv, type QueueLimits } from "./queue_limits";
+import { sharedMessage, type SharedPayloads } from "./shared_payloads";
 
 export const badEventQueueId = (queueId: string) =>
   new ApiError(`Bad event queue ID: ${queueId}`, "BAD_EVENT_QUEUE_ID", 400, { queue_id: queueId });
-
-export interface QueueLimits {
-  /** Seconds a parked poll waits before a heartbeat (Zulip: about a minute). */
-  heartbeatSecs: number;
-  /** Undelivered events one queue may hold; past this the queue is dropped. */
-  maxEventsPerQueue: number;
-  /** Queues kept at once; past this the least recently used one is dropped. */
-  maxQueues: number;
-  /** Queues one user may hold; past this that user's least recently used one is dropped, so one client cannot evict everyone else's. */
-  maxQueuesPerUser: number;
-  /** Undelivered events over all queues; past this the fullest queue is dropped. */
-  maxTotalEvents: number;
-  /** How often idle queues are swept (they are also expired lazily on access). */
-  gcIntervalSecs: number;
-}
-
-export function queueLimitsFromEnv(): QueueLimits {
-  return {
-    heartbeatSecs: envNumber("HEARTH_EVENT_HEARTBEAT_SECS", 55),
-    maxEventsPerQueue: envNumber("HEARTH_EVENT_QUEUE_MAX_EVENTS", 5000),
-    maxQueues: envNumber("HEARTH_EVENT_MAX_QUEUES", 5000),
-    maxQueuesPerUser: envNumber("HEARTH_EVENT_MAX_QUEUES_PER_USER", 100),
-    maxTotalEvents: envNumber("HEARTH_EVENT_MAX_TOTAL_EVENTS", 500_000),
-    gcIntervalSecs: envNumber("HEARTH_EVENT_GC_SECS", 30),
-  };
-}
-
-/** Zulip's default idle timeout is 10 minutes; "mobile" is 12 hours; the cap is 7 days. */
-export const DEFAULT_IDLE_QUEUE_TIMEOUT_SECS = 600;
-export const MOBILE_IDLE_QUEUE_TIMEOUT_SECS = 12 * 3600;
-export const MAX_IDLE_QUEUE_TIMEOUT_SECS = 7 * 24 * 3600;
 
 /** The queue idle longest, preferring one with no parked poll (its client is gone). */
 function leastRecentlyUsed(queues: Iterable<EventQueue>): EventQueue | null {
@@ -83,9 +23,6 @@ function leastRecentlyUsed(queues: Iterable<EventQueue>): EventQueue | null {
   }
   return oldest ?? oldestParked;
 }
-
-const SAVE_FILE = "event_queues.json";
-const SAVE_FORMAT = 1;
 
 /**
  * Holds every event queue in memory (Zulip's Tornado process). Actions publish
@@ -127,7 +64,7 @@ export class QueueManager implements EventSink {
   }
 
   // A UUID, as Zulip's queue IDs are: nothing in it needs URL encoding, so no poll pays for decoding it.
-  create(settings: QueueSettings, id = randomUUID()): EventQueue {
+  create(settings: QueueSettings, id: string = randomUUID()): EventQueue {
     const own = this.byUser.get(settings.userId);
     while (own && own.size >= this.limits.maxQueuesPerUser) this.remove(leastRecentlyUsed(own)!);
     while (this.queues.size >= this.limits.maxQueues) this.remove(leastRecentlyUsed(this.queues.values())!);
@@ -423,21 +360,7 @@ export class QueueManager implements EventSink {
     if (this.sweepTimer) clearInterval(this.sweepTimer);
     this.sweepTimer = null;
     for (const q of this.queues.values()) q.answerWaiter();
-    if (dataDir === null) return;
-    const saved = {
-      format: SAVE_FORMAT,
-      savedAt: Date.now(),
-      queues: [...this.queues.values()].map((q) => ({
-        id: q.id,
-        settings: q.settings,
-        events: q.events,
-        lastEventId: q.lastEventId,
-        lastAccess: q.lastAccess,
-      })),
-    };
-    const path = join(dataDir, SAVE_FILE);
-    writeFileSync(path + ".tmp", JSON.stringify(saved), { mode: 0o600 });
-    renameSync(path + ".tmp", path);
+    if (dataDir !== null) saveQueues(dataDir, this.queues.values());
   }
 
   /**
@@ -446,30 +369,15 @@ export class QueueManager implements EventSink {
    * The downtime does not count toward a queue's idle time.
    */
   load(dataDir: string): number {
-    const path = join(dataDir, SAVE_FILE);
-    if (!existsSync(path)) return 0;
     let n = 0;
-    try {
-      const saved = JSON.parse(readFileSync(path, "utf8"));
-      if (saved.format === SAVE_FORMAT) {
-        const downtime = Math.max(0, Date.now() - saved.savedAt);
-        for (const s of saved.queues) {
-          // A damaged entry is skipped: a queue without its events would break every later delivery.
-          const settings = s?.settings;
-          const settingsOk = settings && typeof settings === "object" && typeof settings.userId === "number" && Array.isArray(settings.narrow) && settings.capabilities && typeof settings.capabilities === "object";
-          if (typeof s?.id !== "string" || !settingsOk || !Array.isArray(s.events) || !Number.isInteger(s.lastEventId)) continue;
-          const q = this.create(s.settings, s.id);
-          q.replaceEvents(s.events);
-          q.lastEventId = s.lastEventId;
-          q.lastAccess = Number.isFinite(s.lastAccess) ? s.lastAccess + downtime : Date.now();
-          this.totalEvents += q.events.length;
-          n++;
-        }
-      }
-    } catch (e) {
-      console.error("Could not restore saved event queues; clients will re-register:", e);
+    for (const s of loadSavedQueues(dataDir)) {
+      const q = this.create(s.settings, s.id);
+      q.replaceEvents(s.events);
+      q.lastEventId = s.lastEventId;
+      q.lastAccess = s.lastAccess;
+      this.totalEvents += q.events.length;
+      n++;
     }
-    rmSync(path, { force: true });
     return n;
   }
 }

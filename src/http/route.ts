@@ -101,8 +101,8 @@ const UNAUTHENTICATED_BODY_BYTES = 1024 * 1024;
 
 /** A success answer from fields already serialized (see SerializedFields). */
 export function serializedResponse(fields: SerializedFields, ignored: readonly string[] = []): Response {
-  const ignoredJson = ignored.length > 0 ? `,"ignored_parameters_unsupported":${JSON.stringify(ignored)}` : "";
-  return new Response(`{"result":"success","msg":"",${fields.json}${ignoredJson}}`, { headers: SHARED_JSON_HEADERS });
+  if (ignored.length === 0) return new Response(fields.successBody(), { headers: SHARED_JSON_HEADERS });
+  return new Response(`{"result":"success","msg":"",${fields.json},"ignored_parameters_unsupported":${JSON.stringify(ignored)}}`, { headers: SHARED_JSON_HEADERS });
 }
 
 export function jsonResponse(body: unknown, status = 200, headers?: Record<string, string>): Response {

@@ -1,5 +1,5 @@
 import { Type as t } from "@sinclair/typebox";
-import type { TProperties } from "@sinclair/typebox";
+import type { TProperties, TSchema } from "@sinclair/typebox";
 
 /**
  * Response schemas, written from Zulip's OpenAPI and the product spec. Tests check
@@ -24,3 +24,10 @@ export const GroupSettingValue = t.Union([
   t.Integer(),
   t.Object({ direct_members: t.Array(t.Integer()), direct_subgroups: t.Array(t.Integer()) }),
 ]);
+
+/** Shorthands for the long response and event schemas. */
+export const Int = () => t.Integer();
+export const Str = () => t.String();
+export const Bool = () => t.Boolean();
+export const List = <S extends TSchema>(s: S) => t.Array(s);
+export const AbsoluteUrl = () => t.String({ pattern: "^https?://" });

@@ -1,4 +1,5 @@
 import { valuesOf, type Store } from "./db";
+import { StoreCache } from "./cache";
 
 /**
  * A browser sign-in (POST /login). The cookie carries a random secret; only its
@@ -21,9 +22,18 @@ export interface SessionRecord {
   ip: string;
 }
 
+/**
+ * Sessions by hash while no session is written: every cookie-authenticated request
+ * (the web app's `/json/…` calls) reads its session, which was two reads and two
+ * decodings each. Every writer below invalidates it; unknown hashes are not kept.
+ */
+const sessionCache = new StoreCache<string, SessionRecord | undefined>();
+
 export function sessionByHash(store: Store, hash: string): SessionRecord | undefined {
-  const key = store.dbs.sessionsByHash.get(hash) as [number, string] | undefined;
-  return key ? (store.dbs.sessions.get(key) as SessionRecord | undefined) : undefined;
+  return sessionCache.get(store, hash, () => {
+    const key = store.dbs.sessionsByHash.get(hash) as [number, string] | undefined;
+    return key ? (store.dbs.sessions.get(key) as SessionRecord | undefined) : undefined;
+  });
 }
 
 export function getSession(store: Store, userId: number, id: string): SessionRecord | undefined {
@@ -37,12 +47,14 @@ export function userSessions(store: Store, userId: number): SessionRecord[] {
 
 /** Call inside `commit`. */
 export function putSession(store: Store, session: SessionRecord): void {
+  sessionCache.invalidate(store);
   store.dbs.sessions.put([session.user_id, session.id], session);
   store.dbs.sessionsByHash.put(session.hash, [session.user_id, session.id]);
 }
 
 /** Call inside `commit`. */
 export function removeSession(store: Store, session: SessionRecord): void {
+  sessionCache.invalidate(store);
   store.dbs.sessions.remove([session.user_id, session.id]);
   store.dbs.sessionsByHash.remove(session.hash);
 }

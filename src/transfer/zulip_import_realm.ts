@@ -2,7 +2,7 @@ import type { Store } from "../store/db";
 import { putRealm, REALM_ID, type Realm } from "../store/realm";
 import { ensureAvatarSalt } from "../store/avatars";
 import { SYSTEM_BOTS } from "../store/system_bots";
-import { BotType, EmailVisibility, newUserRecord, putUser, Role, ROLES, type UserRecord } from "../store/users";
+import { BotType, EmailVisibility, newUserRecord, putUser, Role, ROLES } from "../store/users";
 import { putChannel, type ChannelRecord } from "../store/channels";
 import { putSubscription } from "../store/subscriptions";
 import { addStoredGroupMember, putUserGroup, USER_GROUP_SETTINGS, type GroupSettingValue, type UserGroupSettingName } from "../store/user_groups";

@@ -1,5 +1,5 @@
 import type { Hearth } from "../context";
-import type { NavigationViewJson } from "../schemas/register";
+import type { NavigationViewJson } from "../schemas/events";
 import { userNavigationViews, type NavigationView } from "../store/navigation_views";
 
 /** The web app's built-in views, by URL fragment. */

@@ -1,5 +1,5 @@
 import type { Hearth } from "../context";
-import type { CustomProfileFieldJson } from "../schemas/register";
+import type { CustomProfileFieldJson } from "../schemas/events";
 import { getProfileData, getProfileFields, ProfileFieldType, type CustomProfileField } from "../store/profile_fields";
 
 /** A field as GET /realm/profile_fields and register show it. */

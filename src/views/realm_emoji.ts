@@ -1,5 +1,5 @@
 import type { Hearth } from "../context";
-import type { RealmEmojiJson } from "../schemas/register";
+import type { RealmEmojiJson } from "../schemas/events";
 import { REALM_ID } from "../store/realm";
 import { allRealmEmoji, getRealmEmoji, getRealmEmojiImage, type RealmEmoji } from "../store/realm_emoji";
 

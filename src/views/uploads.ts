@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
-import type { AttachmentJson } from "../schemas/register";
+import type { AttachmentJson } from "../schemas/events";
 import type { Hearth } from "../context";
 import { notFound } from "../errors";
 import { getAvatarSalt } from "../store/avatars";

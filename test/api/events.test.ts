@@ -5,7 +5,7 @@ import { ApiClient, expectError, expectSchema, expectSuccess, startTestServer, t
 import { drainEvents, register } from "../kit/events";
 import { auth } from "../kit/process";
 import { runZulipJs } from "../clients/zulip-js";
-import { BadEventQueueIdError, GetEventsResponse } from "../../src/schemas/register";
+import { BadEventQueueIdError, GetEventsResponse } from "../../src/schemas/events";
 
 let s: TestServer;
 beforeAll(async () => {

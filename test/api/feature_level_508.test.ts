@@ -3,7 +3,7 @@ import { ApiClient, expectError, expectSchema, expectSuccess, MOBILE_APP_CAPABIL
 import { drainEvents } from "../kit/events";
 import { RegisterResponse } from "../../src/schemas/register";
 import { ServerSettingsResponse } from "../../src/schemas/users";
-import { MOBILE_IDLE_QUEUE_TIMEOUT_SECS } from "../../src/events/queues";
+import { MOBILE_IDLE_QUEUE_TIMEOUT_SECS } from "../../src/events/queue_limits";
 import { createHash } from "node:crypto";
 
 /**

@@ -5,7 +5,7 @@
  */
 import { expect, test } from "bun:test";
 import { Value } from "@sinclair/typebox/value";
-import { EventSchemas, type TypedEvent } from "../../src/schemas/register";
+import { EventSchemas, type TypedEvent } from "../../src/schemas/events";
 
 test("tx.notify takes only events the schemas describe", () => {
   const removed: TypedEvent = { type: "drafts", op: "remove", draft_id: 7 };

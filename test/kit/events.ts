@@ -8,7 +8,7 @@ import { expect } from "bun:test";
 import type { TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { type ApiClient, expectSchema, expectSuccess, type TestServer, type CastName, type Params } from "./index";
-import { EventSchemas } from "../../src/schemas/register";
+import { EventSchemas } from "../../src/schemas/events";
 import { applyMessageEvent, recountUnread } from "./message-events";
 
 export type State = Record<string, any>;

@@ -8,7 +8,7 @@
  * will accept.
  */
 import { useState } from "preact/hooks";
-import { api, errorText } from "./api";
+import { api } from "./api";
 import { onEvent, onRegister } from "./panels";
 import { inGroupSetting, myRole, realm } from "./realm";
 import { useAction } from "./use_action";
