@@ -132,6 +132,8 @@ export function startUnreadRowsJob(
   /** When the worker last had something to do (its spawn or the end of a run). */
   let lastBusyAt = Date.now();
   let running = false;
+  /** When a run on the main thread last ended with a full collection (runHere). */
+  let lastCollectedAt = 0;
   /** A run on the main thread under way (runHere): a stop waits for it, before the store closes. */
   let runningHere: Promise<void> | null = null;
   let stopped = false;
@@ -229,8 +231,14 @@ export function startUnreadRowsJob(
         runningHere = null;
         // The batch's decoded lists and messages are garbage now, on a quiet server (as
         // the worker collects after its batches): collected at once, the heap does not
-        // keep the run's growth until some later collection.
-        if (wrote) Bun.gc(true);
+        // keep the run's growth until some later collection. A full collection holds the
+        // event loop for as long as the heap takes to mark, so at most one per retirement
+        // delay: a conversation's quiet gaps do not each cost one.
+        const now = Date.now();
+        if (wrote && now - lastCollectedAt >= retireAfterMs) {
+          lastCollectedAt = now;
+          Bun.gc(true);
+        }
         runEnded();
       });
   };
