@@ -4,7 +4,11 @@
  * worker thread (src/store/unread_rows.ts) starts with the first deferred rows to write
  * and is retired after a while idle.
  *
- *   bun scripts/bench-idle-worker.ts [--rounds 2] [--wait 33] [BINARY…]   (default: dist/hearth)
+ *   bun scripts/bench-idle-worker.ts [--rounds 2] [--wait 33] [--on-worker] [BINARY…]   (default: dist/hearth)
+ *
+ * Five messages are a backlog the job writes on the main thread, with no worker;
+ * `--on-worker` makes the servers write every backlog on the worker
+ * (HEARTH_UNREAD_ROWS_ALWAYS_ON_WORKER=1), to measure the worker's retirement.
  *
  * For each round and binary, alternating: a fresh data folder (scripts/bench.ts
  * --populate, 10 users in one channel), the server started on it, RSS 1 s after start,
@@ -25,6 +29,8 @@ const option = (name: string, fallback: number) => {
   const [, value] = args.splice(i, 2);
   return Number(value) || fallback;
 };
+const onWorker = args.includes("--on-worker");
+if (onWorker) args.splice(args.indexOf("--on-worker"), 1);
 const ROUNDS = option("rounds", 2);
 const WAIT_S = option("wait", 33);
 const binaries = args.length ? args.map((b) => resolve(b)) : [join(ROOT, "dist", "hearth")];
@@ -38,7 +44,8 @@ async function measure(binary: string): Promise<string[]> {
     const populate = Bun.spawn([process.execPath, join(ROOT, "scripts", "bench.ts"), "--populate", dataDir, "10"], { stdout: "ignore", stderr: "inherit" });
     if ((await populate.exited) !== 0) throw new Error("populating the data folder failed");
     const users = JSON.parse(readFileSync(join(dataDir, "bench-users.json"), "utf8")) as { email: string; key: string }[];
-    const proc = Bun.spawn([binary, "serve", "--data", dataDir, "--port", "0", "--host", "127.0.0.1"], { stdout: "pipe", stderr: "inherit", stdin: "ignore" });
+    const env = onWorker ? { ...process.env, HEARTH_UNREAD_ROWS_ALWAYS_ON_WORKER: "1" } : process.env;
+    const proc = Bun.spawn([binary, "serve", "--data", dataDir, "--port", "0", "--host", "127.0.0.1"], { env, stdout: "pipe", stderr: "inherit", stdin: "ignore" });
     try {
       const line = await readLineMatching(proc.stdout, "hearth", (l) => l.includes(" is listening on "));
       void proc.stdout.pipeTo(new WritableStream());

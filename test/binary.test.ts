@@ -260,10 +260,13 @@ describe("dist/hearth (linux x64)", () => {
     expect(server.output()).toContain("Received SIGTERM; shutting down.");
     expect(existsSync(join(dataDir, "hearth.pid"))).toBe(false);
 
-    // The unread-rows job runs on a worker thread, a second entry point of the executable.
+    // The unread-rows job runs on a worker thread, a second entry point of the executable
+    // (here for every backlog: by default a quiet server's few messages are written on
+    // the main thread, test/store/main_thread_backlog.test.ts).
     const restarted = await startServe(x64, ["--data", dataDir, "--port", String(await freePort())], 30_000, {
       HEARTH_UNREAD_ROWS_INTERVAL_MS: "50",
       HEARTH_UNREAD_ROWS_WORKER_RETIRE_MS: "2000",
+      HEARTH_UNREAD_ROWS_ALWAYS_ON_WORKER: "1",
     });
     const api = new ApiClient(restarted.url, owner.email, owner.api_key);
     const again = expectSuccess(await api.get("/users/me"));

@@ -7,6 +7,7 @@ import { parseInterval, type BackupScheduleConfig } from "../backup/schedule";
 import { HEARTH_VERSION, ZULIP_FEATURE_LEVEL, ZULIP_VERSION } from "../version";
 import { randomPassword } from "../lib/credentials";
 import { useNormalJitPolicy } from "../lib/jit_policy";
+import { releaseStartupCodePages } from "../lib/startup_pages";
 import { UsageError, parseExternalUrl, parseFlags, parsePort } from "./options";
 import { createOrganization } from "./organization";
 import { parseEmailFromEnv, parseSmtpOption } from "./email_commands";
@@ -83,6 +84,8 @@ export async function cmdServe(args: string[]) {
   console.log(`Hearth ${HEARTH_VERSION} (Zulip ${ZULIP_VERSION}, feature level ${ZULIP_FEATURE_LEVEL}) is listening on ${server.url}`);
   // Start-up is over: hot request code may now be compiled as usual.
   useNormalJitPolicy();
+  // And the code only the start ran need not stay resident (src/lib/startup_pages.ts).
+  if (!process.env.HEARTH_KEEP_STARTUP_PAGES) releaseStartupCodePages();
   const shutdown = async (signal: string) => {
     console.log(`Received ${signal}; shutting down.`);
     try {

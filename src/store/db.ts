@@ -57,6 +57,14 @@ export function valuesOf<T>(db: Database<any, any>, ownerId?: number): T[] {
   return [...db.getRange(range)].map((e) => e.value as T);
 }
 
+/**
+ * How the unread-rows job commits (unread_rows_run.ts): on its worker thread a
+ * transaction of its own (`Store.commitOnThisThread`), on the main thread `Store.commit`
+ * (lmdb-js's write thread, so the event loop never waits for the writer lock or an
+ * fsync). Either way a batch's rows and its watermark's move are one transaction.
+ */
+export type RunCommit = <T>(fn: () => T) => T | Promise<T>;
+
 export interface CommitOptions<T> {
   /**
    * Runs once the transaction is visible to every reader of the store, before its

@@ -1,4 +1,4 @@
-import type { Store } from "./db";
+import type { RunCommit, Store } from "./db";
 import { getMessage, getMessageShared, searchWords, type MessageRecord } from "./messages";
 
 /**
@@ -119,16 +119,16 @@ function* withWordStarting(store: Store, ids: Iterable<number>, prefix: string):
 }
 
 /**
- * Writes the rows of up to `limit` messages past the watermark with this thread's
- * store (the job's worker), in commits of MESSAGES_PER_COMMIT, each of which moves the
+ * Writes the rows of up to `limit` messages past the watermark with `commit` (by
+ * default a transaction of this thread's own, as on the job's worker), in commits of MESSAGES_PER_COMMIT, each of which moves the
  * watermark. Resolves with the number of messages covered (0: none waited).
  */
-export async function writeSearchTermBatch(store: Store, limit: number): Promise<number> {
+export async function writeSearchTermBatch(store: Store, limit: number, commit: RunCommit = (fn) => store.commitOnThisThread(fn)): Promise<number> {
   let covered = 0;
   while (covered < limit) {
     const plan = planSearchTerms(store, Math.min(MESSAGES_PER_COMMIT, limit - covered));
     if (!plan) break;
-    const wrote = store.commitOnThisThread(() => writeSearchTerms(store, plan));
+    const wrote = await commit(() => writeSearchTerms(store, plan));
     covered += wrote;
     if (wrote < MESSAGES_PER_COMMIT || covered >= limit) break;
     await Bun.sleep(PAUSE_MS);

@@ -1,5 +1,5 @@
 import { appendTo } from "../lib/collections";
-import type { Store } from "./db";
+import type { RunCommit, Store } from "./db";
 import { getMessage, MessageFlag, messageLocation, recipientList, type MessageLocation } from "./messages";
 import { listHolds, recipientsVersion, UNREAD_WATERMARK, unreadWatermark } from "./unread";
 import { putRun, removeRuns, RUN_MAX_IDS } from "./unread_runs";
@@ -25,11 +25,16 @@ const PAUSE_MS = 30;
 export const MESSAGES_PER_BATCH = 500;
 
 /**
- * Writes one batch with this thread's store; resolves with the number of messages it
+ * Writes one batch with `commit` (by default a transaction of this thread's own, as on
+ * the job's worker; see unread_rows_run.ts); resolves with the number of messages it
  * was planned for (0: nothing was pending; MESSAGES_PER_BATCH: more may wait), counted
  * before the writes, which drop messages deleted meanwhile from the batch.
  */
-export async function writeDeferredUnreadBatch(store: Store, limit = MESSAGES_PER_BATCH): Promise<number> {
+export async function writeDeferredUnreadBatch(
+  store: Store,
+  limit = MESSAGES_PER_BATCH,
+  commit: RunCommit = (fn) => store.commitOnThisThread(fn),
+): Promise<number> {
   const batch = planDeferredUnreadRows(store, limit);
   if (!batch) return 0;
   const planned = batch.lists.size;
@@ -42,12 +47,12 @@ export async function writeDeferredUnreadBatch(store: Store, limit = MESSAGES_PE
     chunk.set(userId, ids);
     if (chunk.size >= USERS_PER_COMMIT) {
       const full = chunk;
-      store.commitOnThisThread(() => writeDeferredUnreadRows(store, batch, full, false));
+      await commit(() => writeDeferredUnreadRows(store, batch, full, false));
       chunk = new Map();
       await Bun.sleep(PAUSE_MS);
     }
   }
-  store.commitOnThisThread(() => writeDeferredUnreadRows(store, batch, chunk, true));
+  await commit(() => writeDeferredUnreadRows(store, batch, chunk, true));
   return planned;
 }
 

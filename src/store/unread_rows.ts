@@ -2,6 +2,7 @@ import type { Store } from "./db";
 import { MESSAGES_PER_BATCH } from "./unread_batches";
 import { hasUnindexedMessages, searchWatermark } from "./search_terms";
 import { hasDeferredUnreadRows, loadPendingUnreadIndex, unreadWatermark } from "./unread";
+import { writePendingBatches } from "./unread_rows_run";
 
 /**
  * The background job that writes the "unread" rows channel messages' recipients hold
@@ -13,6 +14,10 @@ import { hasDeferredUnreadRows, loadPendingUnreadIndex, unreadWatermark } from "
  * LMDB environment: on the main thread its commits stalled every request
  * (scripts/bench-events.ts). One run per user and batch instead of a row per message
  * and user cut the job's share of a core by about a third, and a batch's CPU by more.
+ *
+ * A small backlog on a quiet server is written on the main thread instead
+ * (`MainThreadBacklog`): a worker is a second JavaScript heap, and the few messages an
+ * idle server receives (a new organization's first, a conversation's) are not worth one.
  */
 
 /** What the worker thread tells the job (see unread_rows_worker.ts). */
@@ -33,7 +38,29 @@ export interface UnreadRowsDeferral {
   backlogLimit: number;
   /** …or rows have waited this long with no run. */
   maxWaitMs: number;
+  /** What is written on the main thread, with no worker (absent: DEFAULT_MAIN_THREAD_BACKLOG). */
+  mainThread?: MainThreadBacklog;
 }
+
+/**
+ * The backlog a run writes on the main thread, when no worker is alive and the run is
+ * not one of a busy server's: at most this many messages past either watermark, with
+ * at most this many recipients in all (each a row or a run to write for the unread
+ * rows). Larger backlogs, and any run while messages keep coming, go to the worker, so
+ * the server's own thread never holds a long batch. `messages: 0`: always the worker.
+ */
+export interface MainThreadBacklog {
+  messages: number;
+  recipients: number;
+}
+
+/**
+ * Covers a new organization's welcome messages and channel notices and a quiet team's
+ * messages since the last run; a run of this size holds the event loop only briefly and
+ * costs less CPU in all than starting the worker (scripts/bench-inline-rows.ts,
+ * docs/benchmarks.md).
+ */
+export const DEFAULT_MAIN_THREAD_BACKLOG: MainThreadBacklog = { messages: 200, recipients: 10_000 };
 
 export const DEFAULT_UNREAD_ROWS_DEFERRAL: UnreadRowsDeferral = { quietMs: 1000, backlogLimit: MESSAGES_PER_BATCH, maxWaitMs: 60_000 };
 
@@ -79,10 +106,12 @@ interface WorkerHandle {
  * implicit and reads stay right, but the in-memory index of pending messages grows).
  * After each batch the main thread prunes that index to the new watermark.
  *
- * The worker starts with the first run and is retired once no run has ended for
- * `retireAfterMs` with nothing pending: told to stop (it closes its handle on the
- * store, see unread_rows_worker.ts), terminated once it says so, and the next run
- * starts a new one. Nothing is posted to a worker once it was told to stop: a run
+ * A quiet server's small backlog (`deferral.mainThread`) is written on the main thread
+ * when no worker is alive, so a server that receives a message now and then never
+ * starts one. Otherwise the worker starts with its first run and is retired once no
+ * run has ended for `retireAfterMs` with nothing pending: told to stop (it closes its
+ * handle on the store, see unread_rows_worker.ts), terminated once it says so, and the
+ * next run starts a new one. Nothing is posted to a worker once it was told to stop: a run
  * wanted meanwhile waits for the retirement to end (`drain`) or for the next tick.
  */
 export function startUnreadRowsJob(
@@ -103,6 +132,10 @@ export function startUnreadRowsJob(
   /** When the worker last had something to do (its spawn or the end of a run). */
   let lastBusyAt = Date.now();
   let running = false;
+  /** When a run on the main thread last ended with a full collection (runHere). */
+  let lastCollectedAt = 0;
+  /** A run on the main thread under way (runHere): a stop waits for it, before the store closes. */
+  let runningHere: Promise<void> | null = null;
   let stopped = false;
   /** Waiting for the current run to end (drain). */
   let onIdle: (() => void)[] = [];
@@ -170,6 +203,53 @@ export function startUnreadRowsJob(
     // whole backlog (the burst those runs avoid).
     waitingSince = null;
   };
+  const mainThread = deferral.mainThread ?? DEFAULT_MAIN_THREAD_BACKLOG;
+  /** Whether what waits is small enough for the main thread (MainThreadBacklog). A few key reads. */
+  const smallBacklog = (): boolean => {
+    if (mainThread.messages <= 0) return false;
+    const newest = store.lastId("message");
+    const unreadFrom = unreadWatermark(store);
+    if (newest - unreadFrom > mainThread.messages || newest - searchWatermark(store) > mainThread.messages) return false;
+    let recipients = 0;
+    for (const { value } of store.dbs.messageRecipientLists.getRange({ start: unreadFrom + 1, end: Number.MAX_SAFE_INTEGER })) {
+      recipients += (value as number[]).length;
+    }
+    return recipients <= mainThread.recipients;
+  };
+  /** A run on this thread, through `Store.commit` (unread_rows_run.ts): the same batches and transactions as the worker's. */
+  const runHere = (): void => {
+    running = true;
+    waitingSince = null;
+    let wrote = false;
+    const afterBatch = () => {
+      wrote = true;
+      pruneIndex();
+    };
+    runningHere = writePendingBatches(store, { commit: (fn) => store.commit(fn), afterBatch, stopping: () => stopped })
+      .catch((error) => console.error("Writing deferred unread or search rows failed; it will retry:", error))
+      .finally(() => {
+        runningHere = null;
+        // The batch's decoded lists and messages are garbage now, on a quiet server (as
+        // the worker collects after its batches): collected at once, the heap does not
+        // keep the run's growth until some later collection. A full collection holds the
+        // event loop for as long as the heap takes to mark, so at most one per retirement
+        // delay: a conversation's quiet gaps do not each cost one.
+        const now = Date.now();
+        if (wrote && now - lastCollectedAt >= retireAfterMs) {
+          lastCollectedAt = now;
+          Bun.gc(true);
+        }
+        runEnded();
+      });
+  };
+  /**
+   * A run of every pending batch: here for a small backlog when no worker is alive
+   * (`quiet`: not while messages keep coming), else on the worker.
+   */
+  const runAll = (quiet: boolean): void => {
+    if (quiet && !worker && smallBacklog()) runHere();
+    else start();
+  };
   /** After a batch: a failure leaves the index larger than needed, never wrong (the next batch prunes it). */
   const pruneIndex = (): void => {
     try {
@@ -181,7 +261,7 @@ export function startUnreadRowsJob(
   /** Starts a run of every pending batch unless none is pending or one is under way; false when it did not. */
   const run = (): boolean => {
     if (running || stopped || retirement || !hasDeferredWork(store)) return false;
-    start();
+    runAll(true);
     return true;
   };
   /**
@@ -210,8 +290,9 @@ export function startUnreadRowsJob(
       return;
     }
     waitingSince ??= now;
-    if (now - lastActivityAt >= deferral.quietMs || now - waitingSince >= deferral.maxWaitMs) {
-      start();
+    const quiet = now - lastActivityAt >= deferral.quietMs;
+    if (quiet || now - waitingSince >= deferral.maxWaitMs) {
+      runAll(quiet);
       return;
     }
     // Busy, with more waiting than the limit: only the messages beyond it, oldest first,
@@ -239,6 +320,7 @@ export function startUnreadRowsJob(
       if (stopped) return;
       stopped = true;
       clearInterval(timer);
+      if (runningHere) await runningHere;
       if (retirement) await retirement;
       if (worker) await stopWorker(worker);
       worker = null;

@@ -9,9 +9,8 @@
 import { useNormalJitPolicy } from "../lib/jit_policy";
 import { lowerThisThreadsPriority } from "../lib/thread_priority";
 import { Store } from "./db";
-import { writeSearchTermBatch } from "./search_terms";
-import { MESSAGES_PER_BATCH, writeDeferredUnreadBatch } from "./unread_batches";
 import type { UnreadRowsWorkerCommand, UnreadRowsWorkerReport } from "./unread_rows";
+import { writePendingBatches } from "./unread_rows_run";
 
 declare const self: Worker;
 
@@ -23,24 +22,23 @@ let running: Promise<void> | null = null;
 let stopping = false;
 const report = (message: UnreadRowsWorkerReport) => self.postMessage(message);
 
-/** `oldest`: one batch of that many messages (the job is behind while the server is busy); else every batch pending. */
+/** `oldest`: one batch of that many messages; else every batch pending (unread_rows_run.ts). */
 async function runBatches(oldest?: number): Promise<void> {
   try {
-    // Only a full batch (a backlog) runs the next at once; otherwise the next tick does,
-    // with what arrived meanwhile. Looping until nothing was pending wrote a batch per
-    // message or two under steady sends, each with its own commits and collection:
-    // about twice the CPU of batches every tick (scripts/bench-events.ts).
-    while (!stopping && store) {
-      const covered = await writeDeferredUnreadBatch(store, oldest);
-      // The search rows of as many messages, the oldest waiting (search_terms.ts).
-      const indexed = await writeSearchTermBatch(store, oldest ?? MESSAGES_PER_BATCH);
-      if (covered === 0 && indexed === 0) break;
-      report({ type: "batch" });
-      // A batch decodes up to MESSAGES_PER_BATCH recipient lists, garbage once it is
-      // written: a full collection here (on this thread, not the server's) keeps the
-      // thread's heap at its code and structures between batches.
-      Bun.gc(true);
-      if (oldest !== undefined || (covered < MESSAGES_PER_BATCH && indexed < MESSAGES_PER_BATCH)) break;
+    if (store) {
+      const opened = store;
+      await writePendingBatches(opened, {
+        oldest,
+        commit: (fn) => opened.commitOnThisThread(fn),
+        afterBatch() {
+          report({ type: "batch" });
+          // A batch decodes up to MESSAGES_PER_BATCH recipient lists, garbage once it is
+          // written: a full collection here (on this thread, not the server's) keeps the
+          // thread's heap at its code and structures between batches.
+          Bun.gc(true);
+        },
+        stopping: () => stopping || store !== opened,
+      });
     }
   } catch (error) {
     report({ type: "error", message: error instanceof Error ? (error.stack ?? error.message) : String(error) });

@@ -10,15 +10,15 @@ import { threadNiceValues } from "../kit/process";
 import { unreadWatermark, writtenUnreadLocation } from "../../src/store/unread";
 import { planDeferredUnreadRows, writeDeferredUnreadRows } from "../../src/store/unread_batches";
 import { getUserFlags } from "../../src/store/user_messages";
-import { startUnreadRowsJob } from "../../src/store/unread_rows";
+import { DEFAULT_UNREAD_ROWS_DEFERRAL, startUnreadRowsJob } from "../../src/store/unread_rows";
 
 let s: TestServer;
 let denmark: number;
 let verona: number;
 
 beforeAll(async () => {
-  // The job waits for the test to run it.
-  s = await startTestServer({ env: { HEARTH_UNREAD_ROWS_INTERVAL_MS: String(3600_000) } });
+  // The job waits for the test to run it, and runs on its worker however small the backlog.
+  s = await startTestServer({ env: { HEARTH_UNREAD_ROWS_INTERVAL_MS: String(3600_000), HEARTH_UNREAD_ROWS_ALWAYS_ON_WORKER: "1" } });
   denmark = await s.createChannel("iago", "Denmark", ["hamlet", "othello", "polonius"]);
   verona = await s.createChannel("iago", "Verona", ["hamlet", "othello"]);
   // Their welcome messages read: the unread state here is this file's own messages'.
@@ -340,7 +340,10 @@ describe("deferred unread rows", () => {
 
   test("a worker that dies is replaced at the next run, which writes the rows", async () => {
     const id = await send("othello", denmark, "worker", "after a crash of the worker");
-    const job = startUnreadRowsJob(s.server.h.store, 3600_000, new URL("../fixtures/unread-rows-worker-dies-once.ts", import.meta.url).href);
+    const job = startUnreadRowsJob(s.server.h.store, 3600_000, new URL("../fixtures/unread-rows-worker-dies-once.ts", import.meta.url).href, {
+      ...DEFAULT_UNREAD_ROWS_DEFERRAL,
+      mainThread: { messages: 0, recipients: 0 },
+    });
     try {
       // The first worker dies on its run: the drain ends, nothing is written.
       await job.drain();
@@ -370,7 +373,7 @@ describe("deferred unread rows", () => {
     expect(before.unread).toContain(id);
     // Stopped without running the job; the first server's stop (afterAll) removes the folder.
     await s.server.stop();
-    const again = await startTestServer({ dataDir: s.dataDir, env: { HEARTH_UNREAD_ROWS_INTERVAL_MS: String(3600_000) } });
+    const again = await startTestServer({ dataDir: s.dataDir, env: { HEARTH_UNREAD_ROWS_INTERVAL_MS: String(3600_000), HEARTH_UNREAD_ROWS_ALWAYS_ON_WORKER: "1" } });
     const first = s;
     s = { ...again, users: first.users, as: (who) => again.as(typeof who === "string" ? first.users[who] : who), stop: first.stop };
     try {

@@ -14,8 +14,9 @@ import { searchWatermark } from "../../src/store/search_terms";
 let s: TestServer;
 let channel: number;
 const workerUrl = new URL("../../src/store/unread_rows_worker.ts", import.meta.url).href;
-// Runs at once when asked, never waiting for quiet; a worker idle for a tick retires.
-const EAGER = { quietMs: 0, backlogLimit: 1000, maxWaitMs: 0 };
+// Runs at once when asked, never waiting for quiet, always on the worker (however
+// small the backlog); a worker idle for a tick retires.
+const EAGER = { quietMs: 0, backlogLimit: 1000, maxWaitMs: 0, mainThread: { messages: 0, recipients: 0 } };
 const TICK_MS = 5;
 
 beforeAll(async () => {
