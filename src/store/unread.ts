@@ -381,7 +381,11 @@ export function unreadMessageIds(store: Store, userId: number, from: number, dir
  * (for merging with their flags rows, which hold those).
  */
 export function unreadIdStreams(store: Store, userId: number, from: number, direction: "older" | "newer", unreadOnly: boolean): Iterator<number>[] {
-  return [idsInRange(store, "userMessageIndex", [userId, "unread"], from, direction), unreadRunIds(store, userId, from, direction), implicitRowIds(store, userId, from, direction, unreadOnly)];
+  return [
+    idsInRange(store, "userMessageIndex", [userId, "unread"], from, direction),
+    unreadRunIds(store, userId, from, direction, unreadWatermark(store)),
+    implicitRowIds(store, userId, from, direction, unreadOnly),
+  ];
 }
 
 /** Where a user's written "unread" row for a message (its own or in a run) says the message is; undefined without one. */

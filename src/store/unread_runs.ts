@@ -161,6 +161,14 @@ const RUNS_KEPT_PER_USER = 32;
 class KnownRuns {
   /** Ascending by start; the runs of one user cover disjoint spans. */
   readonly runs: Run[] = [];
+  /**
+   * The user's newest runs, newest first, read from the top with none left out between
+   * them (`newestRunIds`), as they stood at watermark `newestAt`; `newestAll`: the oldest
+   * run is among them.
+   */
+  newest: Run[] = [];
+  newestAt = -1;
+  newestAll = false;
 
   /** The kept run spanning `messageId`, if any: no other run of the user starts inside a run's span. */
   spanning(messageId: number): Run | undefined {
@@ -346,8 +354,75 @@ export function* unreadRunRows(store: Store, userId: number, from: number, direc
   }
 }
 
-export function* unreadRunIds(store: Store, userId: number, from: number, direction: "older" | "newer"): Generator<number> {
+export function* unreadRunIds(store: Store, userId: number, from: number, direction: "older" | "newer", watermark: number): Generator<number> {
+  if (direction === "older" && !store.inTransaction) {
+    yield* newestRunIds(store, userId, from, watermark);
+    return;
+  }
   for (const run of userRuns(store, userId, from, direction)) for (const i of runPositions(run.ids, from, direction)) yield run.ids[i];
+}
+
+/**
+ * At most this many of a user's newest runs are kept for walks from the top (a few
+ * pages of `is:unread`, at most RUN_MAX_IDS IDs each); a walk past them reads the rest.
+ */
+const NEWEST_RUNS_KEPT = 16;
+
+/**
+ * unreadRunIds walking older, from the user's newest runs kept in memory (KnownRuns
+ * `newest`): GET /messages for `is:unread` opened a range scan and decoded the newest
+ * runs again on every request, most of its merge of the unread rows. The kept runs are
+ * dropped with the rest of KnownRuns by every write of runs on this thread and each
+ * batch of the worker once heard of (runsChanged), and are also read again when the
+ * watermark has moved: the worker's last commit of a batch writes the batch's runs and
+ * moves it, so a walk that sees the new watermark, before the main thread hears of the
+ * batch, reads the new runs rather than a top that lacks them (their messages no longer
+ * count as implicit rows). Its earlier commits write runs of messages past the
+ * watermark, which are still implicit rows, merged with these.
+ */
+function* newestRunIds(store: Store, userId: number, from: number, watermark: number): Generator<number> {
+  const known = knownRuns.get(store, userId, () => new KnownRuns());
+  if (known.newestAt !== watermark) {
+    known.newest = [];
+    known.newestAll = false;
+    known.newestAt = watermark;
+  }
+  const kept = known.newest;
+  // The kept runs serve the walk when they reach down to the run that may hold `from` (or hold all):
+  // every run with a start at or above the lowest kept start is kept.
+  let i = 0;
+  if (kept.length > 0 || known.newestAll) {
+    if (!known.newestAll && kept[kept.length - 1].start > from) {
+      yield* storedRunIdsOlder(store, userId, from);
+      return;
+    }
+    while (i < kept.length && kept[i].start > from) i++;
+  }
+  for (; i < kept.length; i++) {
+    const ids = kept[i].ids;
+    for (let j = firstAbove(ids, from) - 1; j >= 0; j--) yield ids[j];
+  }
+  if (known.newestAll) return;
+  // Past the kept runs: one scan on, its runs kept while there is room and this walk's list is still the user's.
+  const below = kept.length === 0 ? Number.MAX_SAFE_INTEGER : kept[kept.length - 1].start - 1;
+  let keeping = true;
+  for (const { key, value } of store.dbs.userMessageIndex.getRange({ start: [userId, UNREAD_RUN, below], end: [userId, UNREAD_RUN, -1], reverse: true })) {
+    const run = decodeRun((key as [number, string, number])[2], value);
+    keeping &&= known.newest === kept && kept.length < NEWEST_RUNS_KEPT;
+    // Another walk of the same user, advanced in turn with this one, may have kept these already.
+    if (keeping && (kept.length === 0 || run.start < kept[kept.length - 1].start)) kept.push(run);
+    if (run.start > from) continue;
+    const ids = run.ids;
+    for (let j = firstAbove(ids, from) - 1; j >= 0; j--) yield ids[j];
+  }
+  if (keeping && known.newest === kept) known.newestAll = true;
+}
+
+function* storedRunIdsOlder(store: Store, userId: number, from: number): Generator<number> {
+  for (const run of userRuns(store, userId, from, "older")) {
+    const ids = run.ids;
+    for (let j = firstAbove(ids, from) - 1; j >= 0; j--) yield ids[j];
+  }
 }
 
 /** Positions in an ascending list from `from` (inclusive) in the given direction. */
