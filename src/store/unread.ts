@@ -135,8 +135,7 @@ function sameList(a: readonly number[], b: readonly number[]): boolean {
 const pendingLists = new StoreCache<number, readonly number[] | undefined>();
 const pendingIndexes = new WeakMap<Store, PendingIndex>();
 
-function pendingIndex(store: Store): PendingIndex {
-  const watermark = unreadWatermark(store);
+function pendingIndex(store: Store, watermark = unreadWatermark(store)): PendingIndex {
   let index = pendingIndexes.get(store);
   if (!index) {
     index = { watermark, groups: [], byKey: new Map(), byUser: new Map() };
@@ -331,8 +330,8 @@ export function recipientsChanged(store: Store): void {
  * Messages past the watermark that the user holds a row for through the recipient
  * list alone, walking from `from` (inclusive); with `unreadOnly`, those they have not read.
  */
-function* implicitRowIds(store: Store, userId: number, from: number, direction: "older" | "newer", unreadOnly: boolean): Generator<number> {
-  const index = pendingIndex(store);
+function* implicitRowIds(store: Store, userId: number, from: number, direction: "older" | "newer", unreadOnly: boolean, watermark = unreadWatermark(store)): Generator<number> {
+  const index = pendingIndex(store, watermark);
   // Shared and never changed in place (a send gathers a new one): a send during the walk does not shift it.
   const snapshot = pendingIdsOf(index, userId);
   if (snapshot.length === 0) return;
@@ -381,10 +380,12 @@ export function unreadMessageIds(store: Store, userId: number, from: number, dir
  * (for merging with their flags rows, which hold those).
  */
 export function unreadIdStreams(store: Store, userId: number, from: number, direction: "older" | "newer", unreadOnly: boolean): Iterator<number>[] {
+  // Read once for both streams: each read is a meta get, on every `is:unread` walk.
+  const watermark = unreadWatermark(store);
   return [
     idsInRange(store, "userMessageIndex", [userId, "unread"], from, direction),
-    unreadRunIds(store, userId, from, direction, unreadWatermark(store)),
-    implicitRowIds(store, userId, from, direction, unreadOnly),
+    unreadRunIds(store, userId, from, direction, watermark),
+    implicitRowIds(store, userId, from, direction, unreadOnly, watermark),
   ];
 }
 
