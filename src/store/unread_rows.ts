@@ -189,7 +189,7 @@ export function startUnreadRowsJob(
     retirement = stopWorker(handle).finally(() => (retirement = null));
   };
   /**
-   * Tells the worker to write: one batch of `oldest` messages, the oldest waiting, or
+   * Tells the worker to write: the `oldest` messages waiting (a batch at a time), or
    * else every batch pending. Whether rows are pending is checked by the callers, here
    * on the main thread: an idle server's worker stays asleep. Never during a
    * retirement (the callers check): the retiring worker would not run it.
