@@ -2,7 +2,7 @@ import { appendTo } from "../lib/collections";
 import type { RunCommit, Store } from "./db";
 import { getMessage, MessageFlag, messageLocation, recipientList, type MessageLocation } from "./messages";
 import { listHolds, recipientsVersion, UNREAD_WATERMARK, unreadWatermark } from "./unread";
-import { putRun, removeRuns, RUN_MAX_IDS } from "./unread_runs";
+import { putRunOfSharedPlaces, removeRuns, RUN_MAX_IDS } from "./unread_runs";
 
 /**
  * One batch of the unread-rows job (unread_rows.ts): the "unread" rows that channel
@@ -159,8 +159,11 @@ export function writeDeferredUnreadRows(store: Store, batch: DeferredUnreadBatch
     }
     // A batch cut short by a crash is planned again from the same start: what it wrote is replaced.
     if (batch.removesEarlierRuns) removeRuns(store, userId, batch.start, batch.target);
+    // The batch's locations are one object per place (readLocations): told apart by
+    // identity, without putRun's JSON comparison of each new place against the run's
+    // others (a third of a batch's CPU; docs/benchmarks.md, "The background job's cost").
     for (let i = 0; i < runIds.length; i += RUN_MAX_IDS) {
-      putRun(store, userId, i === 0 ? batch.start : runIds[i], runIds.slice(i, i + RUN_MAX_IDS), places.slice(i, i + RUN_MAX_IDS));
+      putRunOfSharedPlaces(store, userId, i === 0 ? batch.start : runIds[i], runIds.slice(i, i + RUN_MAX_IDS), places.slice(i, i + RUN_MAX_IDS));
     }
   }
   if (advance && batch.target > unreadWatermark(store)) {

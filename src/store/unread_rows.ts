@@ -189,7 +189,7 @@ export function startUnreadRowsJob(
     retirement = stopWorker(handle).finally(() => (retirement = null));
   };
   /**
-   * Tells the worker to write: one batch of `oldest` messages, the oldest waiting, or
+   * Tells the worker to write: the `oldest` messages waiting (a batch at a time), or
    * else every batch pending. Whether rows are pending is checked by the callers, here
    * on the main thread: an idle server's worker stays asleep. Never during a
    * retirement (the callers check): the retiring worker would not run it.
@@ -296,11 +296,12 @@ export function startUnreadRowsJob(
       return;
     }
     // Busy, with more waiting than the limit: only the messages beyond it, oldest first,
-    // a tick's arrivals at a time under steady load. Catching up on the whole backlog
+    // a tick's arrivals at a time under steady load (more than a batch's when sends
+    // outrun a batch per tick: unread_rows_run.ts). Catching up on the whole backlog
     // at once (a full batch to a large channel every few seconds) gave runs of
     // scripts/bench-events.ts a higher p99 than batches at every tick did.
     const excess = newestId - Math.min(unreadWatermark(store), searchWatermark(store)) - deferral.backlogLimit;
-    if (excess >= 0) start(Math.min(excess + 1, MESSAGES_PER_BATCH));
+    if (excess >= 0) start(excess + 1);
   };
   // The worker (a second JavaScript heap) starts with the first run, not with the server.
   const timer = setInterval(tick, intervalMs);

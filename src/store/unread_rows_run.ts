@@ -3,7 +3,10 @@ import { writeSearchTermBatch } from "./search_terms";
 import { MESSAGES_PER_BATCH, writeDeferredUnreadBatch } from "./unread_batches";
 
 export interface RunOptions {
-  /** One batch of that many messages, the oldest waiting (the job is behind while the server is busy); else every batch pending. */
+  /**
+   * That many messages, the oldest waiting, in batches of at most MESSAGES_PER_BATCH (the
+   * job is behind while the server is busy); else every batch pending.
+   */
   oldest?: number;
   commit: RunCommit;
   /** After each batch that wrote something (the main thread prunes its index of pending messages). */
@@ -23,12 +26,18 @@ export async function writePendingBatches(store: Store, options: RunOptions): Pr
   // with what arrived meanwhile. Looping until nothing was pending wrote a batch per
   // message or two under steady sends, each with its own commits and collection:
   // about twice the CPU of batches every tick (scripts/bench-events.ts).
-  while (!options.stopping?.()) {
-    const covered = await writeDeferredUnreadBatch(store, oldest, commit);
+  // Under sends faster than a batch per tick, one batch per run let the backlog grow
+  // without bound (docs/benchmarks.md, "The background job's cost"): a run of the
+  // oldest covers them all, a batch at a time.
+  let left = oldest ?? Number.POSITIVE_INFINITY;
+  while (left > 0 && !options.stopping?.()) {
+    const take = Math.min(left, MESSAGES_PER_BATCH);
+    const covered = await writeDeferredUnreadBatch(store, take, commit);
     // The search rows of as many messages, the oldest waiting (search_terms.ts).
-    const indexed = await writeSearchTermBatch(store, oldest ?? MESSAGES_PER_BATCH, commit);
+    const indexed = await writeSearchTermBatch(store, take, commit);
     if (covered === 0 && indexed === 0) break;
     options.afterBatch();
-    if (oldest !== undefined || (covered < MESSAGES_PER_BATCH && indexed < MESSAGES_PER_BATCH)) break;
+    left -= take;
+    if (covered < take && indexed < take) break;
   }
 }
