@@ -122,7 +122,7 @@ export async function checkSendMessage(h: Hearth, sender: UserRecord, req: SendR
   const content = normalizeContent(req.content);
   const rendered = renderMessageContent(h, sender, content);
   checkMayPost(h, sender, req.target, content, rendered);
-  return doSendMessage(h, sender, { ...req, content, rendered });
+  return sendNormalized(h, sender, req, content, rendered);
 }
 
 export interface SentMessage {
@@ -136,10 +136,19 @@ export interface SentMessage {
 /** Sends without permission checks: for checked requests and the server's own bots. */
 export async function doSendMessage(h: Hearth, sender: UserRecord, req: SendRequest): Promise<SentMessage> {
   const content = normalizeContent(req.content);
+  return sendNormalized(h, sender, req, content, req.rendered ?? renderMessageContent(h, sender, content));
+}
+
+/** A send whose content is normalized and rendered (checkSendMessage did both: not again, nor a copy of the request). */
+async function sendNormalized(h: Hearth, sender: UserRecord, req: SendRequest, content: string, rendered: RenderResult): Promise<SentMessage> {
   // Topics the server composes (moderation reports, notices) get the same length and
-  // character rules as a client's; for a client's own topic this changes nothing.
-  const target = req.target.type === "stream" ? { ...req.target, topic: normalizeTopic(req.target.topic) } : req.target;
-  const rendered = req.rendered ?? renderMessageContent(h, sender, content);
+  // character rules as a client's; for a client's own topic this changes nothing (and
+  // the target is kept as it is).
+  let target = req.target;
+  if (target.type === "stream") {
+    const topic = normalizeTopic(target.topic);
+    if (topic !== target.topic) target = { ...target, topic };
+  }
   const groupMembers = mentionedGroupMembers(h, rendered);
   const now = Math.floor(Date.now() / 1000);
   const recipientIds = recipientsOf(h, target);
@@ -150,8 +159,12 @@ export async function doSendMessage(h: Hearth, sender: UserRecord, req: SendRequ
   // send to a large channel).
   const commonBits = rendered.channelWildcard ? MessageFlag.stream_wildcard_mentioned : 0;
   const flagsByUser = new RecipientFlags(recipientIds, commonBits);
-  for (const userId of new Set<number>([...rendered.mentionedUserIds, ...groupMembers, ...topicUsers, ...alertWordsByUser(h.store).keys()])) {
-    if (userId !== sender.id && flagsByUser.has(userId)) flagsByUser.set(userId, mentionBitsFor(userId, sender.id, rendered, groupMembers, topicUsers) | alertWordBit(userId));
+  const alertWordUsers = alertWordsByUser(h.store);
+  // Usually nobody is mentioned and nobody has alert words: no set of them is built.
+  if (rendered.mentionedUserIds.size + groupMembers.size + topicUsers.size + alertWordUsers.size > 0) {
+    for (const userId of new Set<number>([...rendered.mentionedUserIds, ...groupMembers, ...topicUsers, ...alertWordUsers.keys()])) {
+      if (userId !== sender.id && flagsByUser.has(userId)) flagsByUser.set(userId, mentionBitsFor(userId, sender.id, rendered, groupMembers, topicUsers) | alertWordBit(userId));
+    }
   }
   // The sender always gets a row, so they see what they sent even without subscribing.
   flagsByUser.set(sender.id, mentionBitsFor(sender.id, sender.id, rendered, groupMembers, topicUsers) | (req.readBySender ? MessageFlag.read : 0));

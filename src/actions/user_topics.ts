@@ -142,17 +142,19 @@ export function planAutomaticTopicPolicies(
   mentionedUserIds: number[],
 ): PolicyChange[] {
   let senderPolicy: number | undefined;
-  const current = getUserTopic(h.store, sender.id, channelId, topic)?.visibility_policy ?? VisibilityPolicy.INHERIT;
-  const subscription = getSubscription(h.store, channelId, sender.id);
-  if (current !== VisibilityPolicy.FOLLOWED && appliesOnSend(userSetting(sender, "automatically_follow_topics_policy"), startsTopic)) {
-    senderPolicy = VisibilityPolicy.FOLLOWED;
-  } else if (
-    current === VisibilityPolicy.INHERIT &&
-    subscription?.active === true &&
-    subscription.is_muted &&
-    appliesOnSend(userSetting(sender, "automatically_unmute_topics_in_muted_streams_policy"), startsTopic)
-  ) {
-    senderPolicy = VisibilityPolicy.UNMUTED;
+  // The sender's settings and subscription first: when neither rule applies (most
+  // sends), their policy on the topic is not looked up.
+  const follows = appliesOnSend(userSetting(sender, "automatically_follow_topics_policy"), startsTopic);
+  let unmutes = false;
+  if (!follows && appliesOnSend(userSetting(sender, "automatically_unmute_topics_in_muted_streams_policy"), startsTopic)) {
+    const subscription = getSubscription(h.store, channelId, sender.id);
+    unmutes = subscription?.active === true && subscription.is_muted;
+  }
+  if (follows || unmutes) {
+    const current = getUserTopic(h.store, sender.id, channelId, topic)?.visibility_policy ?? VisibilityPolicy.INHERIT;
+    if (follows) {
+      if (current !== VisibilityPolicy.FOLLOWED) senderPolicy = VisibilityPolicy.FOLLOWED;
+    } else if (current === VisibilityPolicy.INHERIT) senderPolicy = VisibilityPolicy.UNMUTED;
   }
   // The sender could post there, so no access check is needed.
   const changes: PolicyChange[] = senderPolicy === undefined ? [] : [{ userId: sender.id, channelId, topic, policy: senderPolicy }];
