@@ -109,8 +109,6 @@ export function insertMessage(store: Store, m: MessageRecord, flagsByUser: Reado
  * encoder's own for the list, so what is stored is what `put(id, ids)` stores.
  */
 function encodedRecipientList(store: Store, ids: readonly number[]): unknown {
-  // A direct message's few IDs, in an array of its own: encoding them is cheaper than keeping them.
-  if (ids.length < MIN_KEPT_LIST) return ids;
   let encoded = encodedLists.get(ids);
   if (encoded === undefined) {
     const encoder = (store.dbs.messageRecipientLists as unknown as { encoder: { encode(value: unknown): Uint8Array } }).encoder;
@@ -122,7 +120,6 @@ function encodedRecipientList(store: Store, ids: readonly number[]): unknown {
 }
 
 const encodedLists = new WeakMap<readonly number[], unknown>();
-const MIN_KEPT_LIST = 16;
 
 /**
  * Writes a message with every recipient's rows written out, none left implicit: for
