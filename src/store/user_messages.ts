@@ -1,4 +1,3 @@
-import { asBinary } from "lmdb";
 import type { Store } from "./db";
 import { idsInRange, indexMessage, mergeIds, reindexMessage, unindexMessage, writtenIndexRows, type IndexRow } from "./message_indexes";
 import { MENTION_BITS, MessageFlag, messageLocation, recipientList, type MessageRecord } from "./messages";
@@ -99,27 +98,8 @@ export function insertMessage(store: Store, m: MessageRecord, flagsByUser: Reado
     }
     if (implicit) addImplicitUnreadRows(store, m.id, flags.ids);
   }
-  store.dbs.messageRecipientLists.put(m.id, encodedRecipientList(store, flags.ids));
+  store.dbs.messageRecipientLists.put(m.id, flags.ids);
 }
-
-/**
- * A recipient list's stored bytes, encoded once per list: a channel's sends share one
- * array of its active subscribers (kept unchanged while they are), which msgpack
- * would otherwise encode again for every message. The bytes are the keyspace
- * encoder's own for the list, so what is stored is what `put(id, ids)` stores.
- */
-function encodedRecipientList(store: Store, ids: readonly number[]): unknown {
-  let encoded = encodedLists.get(ids);
-  if (encoded === undefined) {
-    const encoder = (store.dbs.messageRecipientLists as unknown as { encoder: { encode(value: unknown): Uint8Array } }).encoder;
-    // A copy: the encoder hands out a view of the buffer it writes its next values into.
-    encoded = asBinary(Uint8Array.from(encoder.encode(ids)));
-    encodedLists.set(ids, encoded);
-  }
-  return encoded;
-}
-
-const encodedLists = new WeakMap<readonly number[], unknown>();
 
 /**
  * Writes a message with every recipient's rows written out, none left implicit: for
