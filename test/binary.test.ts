@@ -296,6 +296,13 @@ describe("dist/hearth (linux x64)", () => {
     for (let i = 0; i < 200 && (await readUnreadState(dataDir, reader, later)).watermark < later; i++) await Bun.sleep(25);
     expect(await readUnreadState(dataDir, reader, later)).toEqual({ watermark: later, row: [channelId, "t"] });
     expect(restarted.output()).not.toContain("worker failed");
+    // A channel message to a crowd: the send path's per-list work (recipient flags, the
+    // shared subscriber list, its stored bytes) as the bundled lmdb build runs it.
+    const crowd = [owner.user_id, reader];
+    for (let i = 0; i < 18; i++) crowd.push(expectSuccess(await api.post("/users", { email: `crowd${i}@example.com`, password: "secret123", full_name: `Crowd ${i}` })).user_id);
+    expectSuccess(await api.post("/users/me/subscriptions", { subscriptions: JSON.stringify([{ name: "crowd" }]), principals: JSON.stringify(crowd) }));
+    const toCrowd = expectSuccess(await api.post("/messages", { type: "stream", to: "crowd", topic: "t", content: "to all twenty" })).id as number;
+    expect(expectSuccess(await api.get(`/messages/${toCrowd}`, { apply_markdown: false })).message.content).toBe("to all twenty");
     // A backup of the running server's folder, checked and restored by the executable (tar, gzip and LMDB's copy inside it).
     const archive = join(tempDir(), "backup.tar.gz");
     const backup = runToEnd(x64, ["backup", "--data", dataDir, "--out", archive]);
