@@ -37,7 +37,7 @@ for (let round = 0; round < rounds; round++) {
     const before = process.cpuUsage();
     if (mode === "job") {
       let done = 0;
-      while (done < COUNT) done += await writeSearchTermBatch(store, 500);
+      while (done < COUNT) done += await writeSearchTermBatch(store, 500, (fn) => store.commitOnThisThread(fn));
     } else {
       for (let i = 0; i < messages.length; i += 10) {
         await Promise.all(

@@ -1,7 +1,7 @@
 import type { Hearth } from "../context";
 import { badRequest } from "../errors";
 import { appendTo } from "../lib/collections";
-import { plainLineHtml, renderMarkdown, type Linkifier, type MentionableUser, type RenderContext, type RenderResult } from "../markdown";
+import { renderPlainLine, renderWithMarkdownIt, type Linkifier, type MentionableUser, type RenderContext, type RenderResult } from "../markdown";
 import { truncateContent } from "../markdown/syntax";
 import { fitsKey } from "../store/db";
 import { topicKey } from "../store/messages";
@@ -123,7 +123,5 @@ export function renderContextFor(h: Hearth, sender: UserRecord): RenderContext {
 
 export function renderMessageContent(h: Hearth, sender: UserRecord, content: string): RenderResult {
   // A plain line of words needs only the linkifiers (see plainLineHtml), not the whole context.
-  const plain = plainLineHtml(content, realmSetting(h, "linkifiers", [] as Linkifier[]));
-  if (plain !== undefined) return { html: plain, mentionedUserIds: new Set(), mentionedGroupIds: new Set(), channelWildcard: false, topicWildcard: false, linkUrls: [] };
-  return renderMarkdown(content, renderContextFor(h, sender));
+  return renderPlainLine(content, realmSetting(h, "linkifiers", [] as Linkifier[])) ?? renderWithMarkdownIt(content, renderContextFor(h, sender));
 }

@@ -50,21 +50,6 @@ const touchIntervalMs = (h: Hearth) => Math.min(60_000, sessionIdleMs(h) / 10);
 /** Sessions whose last_seen write is under way, so concurrent requests add none. */
 const touching = new WeakMap<Hearth, Set<string>>();
 
-/**
- * The hash of each cookie secret that named a session, so that a signed-in tab's
- * requests do not each compute a SHA-256 (the session itself is read from the
- * store's cache, which every session write invalidates). Only secrets that found a
- * session are kept, so made-up cookies cannot fill it; a secret whose session is
- * gone finds nothing under its hash.
- */
-const knownSecretHashes = new Map<string, string>();
-const MAX_KNOWN_SECRETS = 10_000;
-
-function rememberSecretHash(secret: string, hash: string): void {
-  if (knownSecretHashes.size >= MAX_KNOWN_SECRETS) knownSecretHashes.clear();
-  knownSecretHashes.set(secret, hash);
-}
-
 export interface ActiveSession {
   session: SessionRecord;
   user: UserRecord;
@@ -78,10 +63,10 @@ export interface ActiveSession {
 export function sessionOf(h: Hearth, request: Request): ActiveSession | null {
   const secret = readCookie(request, SESSION_COOKIE);
   if (!secret || secret.length > 200) return null;
-  const known = knownSecretHashes.get(secret);
-  const session = sessionByHash(h.store, known ?? sessionSecretHash(secret));
+  // Only the secret's hash is looked up (and kept, by the store's session cache): no
+  // raw cookie secret stays in memory beyond its request.
+  const session = sessionByHash(h.store, sessionSecretHash(secret));
   if (!session) return null;
-  if (known === undefined) rememberSecretHash(secret, session.hash);
   const now = Date.now();
   if (now - session.last_seen * 1000 > sessionIdleMs(h)) {
     void doRevokeSession(h, session).catch((e) => console.error("Removing an expired session failed:", e));

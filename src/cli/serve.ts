@@ -85,7 +85,7 @@ export async function cmdServe(args: string[]) {
   // Start-up is over: hot request code may now be compiled as usual.
   useNormalJitPolicy();
   // And the code only the start ran need not stay resident (src/lib/startup_pages.ts).
-  if (!process.env.HEARTH_KEEP_STARTUP_PAGES) releaseStartupCodePages();
+  if (process.env.HEARTH_KEEP_STARTUP_PAGES !== "1") releaseStartupCodePages();
   const shutdown = async (signal: string) => {
     console.log(`Received ${signal}; shutting down.`);
     try {

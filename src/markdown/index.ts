@@ -214,12 +214,21 @@ function emptyResult(): RenderResult {
  * (test/markdown/plain_text.test.ts compares both ways).
  */
 export function renderMarkdown(content: string, ctx: RenderContext, md?: MarkdownItInstance): RenderResult {
+  return (md === undefined ? renderPlainLine(content, ctx.linkifiers) : undefined) ?? renderWithMarkdownIt(content, ctx, md);
+}
+
+/** A plain line's render (see PLAIN_LINE), or undefined when the content needs markdown-it. */
+export function renderPlainLine(content: string, linkifiers: readonly Linkifier[]): RenderResult | undefined {
+  const html = plainLineHtml(content, linkifiers);
+  if (html === undefined) return undefined;
   const result = emptyResult();
-  const plain = md === undefined ? plainLineHtml(content, ctx.linkifiers) : undefined;
-  if (plain !== undefined) {
-    result.html = plain;
-    return result;
-  }
+  result.html = html;
+  return result;
+}
+
+/** The render by markdown-it, for content already known not to be a plain line (renderPlainLine). */
+export function renderWithMarkdownIt(content: string, ctx: RenderContext, md?: MarkdownItInstance): RenderResult {
+  const result = emptyResult();
   result.html = (md ?? (markdown ??= buildMarkdown())).render(content, { ctx, result } satisfies Env).trimEnd();
   return result;
 }

@@ -20,8 +20,12 @@ export class StoreCache<K, V> {
 
   private writes = 0;
   private readonly caches = new WeakMap<Store, { version: number; values: Map<K, V> }>();
-  /** The last store read and its entry: a server has one store, and a WeakMap lookup per read showed in a send's profile. */
-  private lastStore: Store | null = null;
+  /**
+   * The last store read and its entry: a server has one store, and a WeakMap lookup per
+   * read showed in a send's profile. Held weakly, as `caches` holds stores: a closed
+   * store and its values go.
+   */
+  private lastStore: WeakRef<Store> | null = null;
   private lastEntry: { version: number; values: Map<K, V> } | null = null;
 
   constructor() {
@@ -52,10 +56,12 @@ export class StoreCache<K, V> {
   /** Like `get`, for a key whose one cached value serves some reads only: one that does not `fit` is loaded again and replaced. */
   getFitting(store: Store, key: K, fits: (value: V) => boolean, load: () => V): V {
     if (store.inTransaction) return load();
-    let cache = store === this.lastStore ? this.lastEntry : this.caches.get(store);
+    let cache = this.lastStore?.deref() === store ? this.lastEntry : this.caches.get(store);
     if (!cache || cache.version !== this.writes) this.caches.set(store, (cache = { version: this.writes, values: new Map() }));
-    this.lastStore = store;
-    this.lastEntry = cache;
+    if (this.lastEntry !== cache) {
+      this.lastStore = new WeakRef(store);
+      this.lastEntry = cache;
+    }
     const cached = cache.values.get(key);
     if (cached !== undefined && fits(cached)) return cached;
     const value = load();

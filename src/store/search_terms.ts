@@ -119,11 +119,11 @@ function* withWordStarting(store: Store, ids: Iterable<number>, prefix: string):
 }
 
 /**
- * Writes the rows of up to `limit` messages past the watermark with `commit` (by
- * default a transaction of this thread's own, as on the job's worker), in commits of MESSAGES_PER_COMMIT, each of which moves the
+ * Writes the rows of up to `limit` messages past the watermark with `commit` (the
+ * job's, see RunCommit), in commits of MESSAGES_PER_COMMIT, each of which moves the
  * watermark. Resolves with the number of messages covered (0: none waited).
  */
-export async function writeSearchTermBatch(store: Store, limit: number, commit: RunCommit = (fn) => store.commitOnThisThread(fn)): Promise<number> {
+export async function writeSearchTermBatch(store: Store, limit: number, commit: RunCommit): Promise<number> {
   let covered = 0;
   while (covered < limit) {
     const plan = planSearchTerms(store, Math.min(MESSAGES_PER_COMMIT, limit - covered));

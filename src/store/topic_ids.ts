@@ -72,7 +72,7 @@ function firstAtMost(ids: readonly number[], from: number): number {
 }
 
 /** IDs of a topic's messages from `from` (inclusive), newest first ("older") or oldest first ("newer"). */
-export function* topicMessageIds(store: Store, channelId: number, key: string, from: number, direction: "older" | "newer"): Generator<number> {
+export function* topicIdsFrom(store: Store, channelId: number, key: string, from: number, direction: "older" | "newer"): Generator<number> {
   if (store.inTransaction) return yield* scan(store, channelId, key, from, direction);
   const topics = topicsOf(store);
   const name = nameOf(channelId, key);

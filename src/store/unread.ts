@@ -103,8 +103,8 @@ interface PendingGroup {
 interface PendingIndex {
   watermark: number;
   groups: PendingGroup[];
-  /** The group of each list, by listKey (checked with sameList: keys may collide). */
-  byKey: Map<string, PendingGroup>;
+  /** The groups of each listKey (keys may collide: a group is found with sameList). */
+  byKey: Map<string, PendingGroup[]>;
   /** Each user's pending message IDs, ascending, gathered from the groups since their last change. */
   byUser: Map<number, ArrayLike<number>>;
 }
@@ -148,17 +148,13 @@ function pendingIndex(store: Store, watermark = unreadWatermark(store)): Pending
   } else if (index.watermark < watermark && !store.inTransaction) {
     // Pruned only on committed data: inside a transaction the watermark read may be
     // the batch's own uncommitted move, and a rollback would leave the index short.
-    const groups: PendingGroup[] = [];
-    const byKey = new Map<string, PendingGroup>();
-    for (const group of index.groups) {
+    const kept = index.groups;
+    index.groups = [];
+    index.byKey = new Map();
+    for (const group of kept) {
       const rest = group.messageIds.slice(firstAbove(group.messageIds, watermark));
-      if (rest.length === 0) continue;
-      const kept = { list: group.list, messageIds: rest };
-      groups.push(kept);
-      byKey.set(listKey(kept.list), kept);
+      if (rest.length > 0) addGroup(index, { list: group.list, messageIds: rest });
     }
-    index.groups = groups;
-    index.byKey = byKey;
     index.byUser = new Map();
     index.watermark = watermark;
     pendingLists.prune(store, (id) => id > watermark);
@@ -178,16 +174,20 @@ export function loadPendingUnreadIndex(store: Store): void {
   if (!store.inTransaction && store.dbs.meta.get(UNREAD_WATERMARK) !== undefined) watermarkCommitted.add(store);
 }
 
+function addGroup(index: PendingIndex, group: PendingGroup): void {
+  index.groups.push(group);
+  const key = listKey(group.list);
+  const sharing = index.byKey.get(key);
+  if (sharing) sharing.push(group);
+  else index.byKey.set(key, [group]);
+}
+
 function appendPending(index: PendingIndex, list: readonly number[], messageId: number): void {
   if (index.byUser.size > 0) index.byUser = new Map();
-  const key = listKey(list);
-  let group = index.byKey.get(key);
-  if (!group || !sameList(group.list, list)) {
-    // Its own copy: the caller's list may be a sender's working array. (A key shared
-    // with another list moves to this group; the other keeps its messages.)
-    group = { list: list.slice(), messageIds: [messageId] };
-    index.groups.push(group);
-    index.byKey.set(key, group);
+  const group = index.byKey.get(listKey(list))?.find((g) => sameList(g.list, list));
+  if (!group) {
+    // Its own copy: the caller's list may be a sender's working array.
+    addGroup(index, { list: list.slice(), messageIds: [messageId] });
     return;
   }
   const ids = group.messageIds;
@@ -258,20 +258,20 @@ export function addImplicitUnreadRows(store: Store, messageId: number, recipient
   appendPending(pendingIndexes.get(store) ?? pendingIndex(store), recipientList, messageId);
 }
 
-/** Whether a user holds an "unread" row for a message, in any form (see the top of this file). */
+/**
+ * Whether a user holds an "unread" row for a message, in any form (see the top of this
+ * file). For a user who holds no flags row for it (the callers have looked): a pending
+ * message is then unread for every recipient on its stored list.
+ */
 export function hasUnreadRow(store: Store, userId: number, messageId: number): boolean {
   // Runs first: a walk's lookups mostly hit the decoded runs kept in memory, and a
   // message is never both in a run and in a written row.
   if (inUnreadRun(store, userId, messageId)) return true;
   if (store.dbs.userMessageIndex.doesExist([userId, "unread", messageId])) return true;
   if (messageId <= unreadWatermark(store)) return false;
-  // Implicit: pending, listed, and no flags row saying read.
-  const pending = pendingIndex(store).groups.some((group) => group.messageIds[firstAbove(group.messageIds, messageId - 1)] === messageId && listHolds(group.list, userId));
-  return (
-    pending &&
-    listHolds(recipientList(store, messageId), userId) &&
-    !(((store.dbs.userMessages.get([userId, messageId]) as number | undefined) ?? 0) & MessageFlag.read)
-  );
+  // Implicit: pending for the user, and on the message's stored list (the index may hold more than is true).
+  const pending = pendingIdsOf(pendingIndex(store), userId);
+  return pending[firstAbove(pending, messageId - 1)] === messageId && listHolds(pendingLists.get(store, messageId, () => recipientList(store, messageId)), userId);
 }
 
 /** Writes a user's "unread" row for a message. Call inside `store.commit`. */

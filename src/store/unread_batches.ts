@@ -32,8 +32,8 @@ export const MESSAGES_PER_BATCH = 500;
  */
 export async function writeDeferredUnreadBatch(
   store: Store,
-  limit = MESSAGES_PER_BATCH,
-  commit: RunCommit = (fn) => store.commitOnThisThread(fn),
+  limit: number,
+  commit: RunCommit,
 ): Promise<number> {
   const batch = planDeferredUnreadRows(store, limit);
   if (!batch) return 0;
@@ -161,7 +161,7 @@ export function writeDeferredUnreadRows(store: Store, batch: DeferredUnreadBatch
     if (batch.removesEarlierRuns) removeRuns(store, userId, batch.start, batch.target);
     // The batch's locations are one object per place (readLocations): told apart by
     // identity, without putRun's JSON comparison of each new place against the run's
-    // others (a third of a batch's CPU; docs/benchmarks.md, "The background job's cost").
+    // others (docs/benchmarks.md, "The background job's cost").
     for (let i = 0; i < runIds.length; i += RUN_MAX_IDS) {
       putRunOfSharedPlaces(store, userId, i === 0 ? batch.start : runIds[i], runIds.slice(i, i + RUN_MAX_IDS), places.slice(i, i + RUN_MAX_IDS));
     }

@@ -24,8 +24,8 @@ export async function writePendingBatches(store: Store, options: RunOptions): Pr
   const { oldest, commit } = options;
   // Only a full batch (a backlog) runs the next at once; otherwise the next tick does,
   // with what arrived meanwhile. Looping until nothing was pending wrote a batch per
-  // message or two under steady sends, each with its own commits and collection:
-  // about twice the CPU of batches every tick (scripts/bench-events.ts).
+  // message or two under steady sends, each with its own commits and collection, at a
+  // far higher CPU cost than batches every tick (docs/benchmarks.md, scripts/bench-events.ts).
   // Under sends faster than a batch per tick, one batch per run let the backlog grow
   // without bound (docs/benchmarks.md, "The background job's cost"): a run of the
   // oldest covers them all, a batch at a time.

@@ -4,7 +4,7 @@ import { getUser, type UserRecord } from "../store/users";
 import { conversationKey, MAX_DM_PARTICIPANTS, getMessage, MessageFlag, RESOLVED_TOPIC_PREFIX, MENTION_BITS, searchWords, topicKey, type MessageRecord } from "../store/messages";
 import { idsForTermPrefix, idsInRange, mergeIds } from "../store/message_indexes";
 import { unreadMessageIds } from "../store/unread";
-import { topicMessageIds } from "../store/topic_ids";
+import { topicIdsFrom } from "../store/topic_ids";
 import { userMessageIds } from "../store/user_messages";
 import { channelById, channelByName, canReadChannel, readableArchivedChannels, type MessageChannel } from "./message_channels";
 import { visibleFlags } from "../access/messages";
@@ -285,7 +285,7 @@ export function compileNarrow(h: Hearth, viewer: UserRecord, terms: NarrowTerm[]
   } else if (channel && topic !== null) {
     const c = channel.id;
     const t = topic;
-    source = (from, dir) => topicMessageIds(store, c, t, from, dir);
+    source = (from, dir) => topicIdsFrom(store, c, t, from, dir);
   } else if (dmKey !== null) {
     const k = dmKey;
     source = (from, dir) => idsInRange(store, "dmMessages", [k], from, dir);

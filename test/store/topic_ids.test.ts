@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Store } from "../../src/store/db";
 import { StoreCache } from "../../src/store/cache";
-import { topicIdsChanged, topicMessageIds } from "../../src/store/topic_ids";
+import { topicIdsChanged, topicIdsFrom } from "../../src/store/topic_ids";
 
 const dir = mkdtempSync(join(tmpdir(), "hearth-topic-ids-"));
 const store = new Store(dir);
@@ -32,7 +32,7 @@ function rows(key: string, from: number, direction: "older" | "newer"): number[]
 function walk(key: string, from: number, direction: "older" | "newer", limit = Infinity): number[] {
   const out: number[] = [];
   if (limit <= 0) return out;
-  for (const id of topicMessageIds(store, CHANNEL, key, from, direction)) {
+  for (const id of topicIdsFrom(store, CHANNEL, key, from, direction)) {
     out.push(id);
     if (out.length >= limit) break;
   }
@@ -68,8 +68,8 @@ test("walks from anywhere, either way, stopped anywhere, give the rows, as they 
     expect(walk("t", from, direction, limit)).toEqual(rows("t", from, direction).slice(0, limit));
     // Two walks of the topic advanced in turn (as firstUnreadId does), each on its own.
     if (round % 25 === 0) {
-      const a = topicMessageIds(store, CHANNEL, "t", TOP, "older");
-      const b = topicMessageIds(store, CHANNEL, "t", TOP, "older");
+      const a = topicIdsFrom(store, CHANNEL, "t", TOP, "older");
+      const b = topicIdsFrom(store, CHANNEL, "t", TOP, "older");
       const got: number[][] = [[], []];
       for (let i = 0; i < 500; i++) {
         const step = (i % 3 === 0 ? b : a).next();
