@@ -8,6 +8,7 @@
  * CHECKOUT is a Hearth source tree (its src/main.ts is run), BINARY a compiled
  * `hearth`, `bare` the bare Bun.serve of scripts/bench.ts. The populated folder (100
  * users, one channel all subscribe to) is made once under the temp folder and reused.
+ * BENCH_CONNECTIONS=N changes the 50 connections of every mode.
  * Prints one JSON line: spawn-to-listening and to the first answered request, idle
  * RSS, and for `me` (GET /users/me; `me-session`: /json/users/me with a session cookie; `poll-session`: GET /json/events with dont_block and the cookie) or `send` (POST /messages, 50 connections) the
  * rate and the server's CPU per request, all threads and per thread. `topic` and
@@ -58,14 +59,15 @@ const firstMs = startMs + performance.now() - listening;
 await Bun.sleep(1000);
 const out: Record<string, unknown> = { startMs: Math.round(startMs), firstMs: Math.round(firstMs), idle: rssMiB(proc.pid) };
 
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const threadCpu = (pid: number) => threadCpuSeconds(pid, (name) => name);
 
 async function measure(label: string, request: (c: RawHttpClient, i: number) => Promise<void>) {
   const run = async (seconds: number) => {
     let done = 0;
     const end = performance.now() + seconds * 1000;
-    const clients = Array.from({ length: 50 }, () => RawHttpClient.forUrl(url));
-    await Promise.all(clients.map(async (c, n) => { for (let i = n; performance.now() < end; i += 50) { await request(c, i); done++; } }));
+    const clients = Array.from({ length: CONNECTIONS }, () => RawHttpClient.forUrl(url));
+    await Promise.all(clients.map(async (c, n) => { for (let i = n; performance.now() < end; i += CONNECTIONS) { await request(c, i); done++; } }));
     clients.forEach((c) => c.close());
     return done;
   };
