@@ -11,7 +11,8 @@
  * BENCH_CONNECTIONS=N changes the 50 connections of every mode.
  * Prints one JSON line: spawn-to-listening and to the first answered request, idle
  * RSS, and for `me` (GET /users/me; `me-session`: /json/users/me with a session cookie; `poll-session`: GET /json/events with dont_block and the cookie) or `send` (POST /messages, 50 connections) the
- * rate and the server's CPU per request, all threads and per thread. `topic` and
+ * rate and the server's CPU per request, all threads and per thread, and the bytes it
+ * sent to the disk per request (`DiskBytes`). `topic` and
  * `unread` (GET /messages, newest 50 in a topic / `is:unread`, 50 connections) run on a
  * second folder made once from the first: 5,000 channel messages in 20 topics from all
  * users, every 20th request marking 10 of them read for one user (made with this
@@ -24,7 +25,7 @@
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { cpuSeconds, RawHttpClient, readLineMatching, rssMiB, spawnServer, threadCpuSeconds } from "./bench-lib";
+import { cpuSeconds, RawHttpClient, readLineMatching, rssMiB, spawnServer, threadCpuSeconds, writtenBytes } from "./bench-lib";
 
 const [root, what = "me", secs = "3"] = process.argv.slice(2);
 if (!root) throw new Error("usage: bun scripts/bench-compare.ts CHECKOUT|bare|BINARY me|me-session|poll-session|send|start|topic|unread|search|search-pending [seconds] [--prof DIR]");
@@ -74,11 +75,12 @@ async function measure(label: string, request: (c: RawHttpClient, i: number) => 
   await run(1); // the JIT's warm-up, unmeasured
   const threads0 = threadCpu(proc.pid);
   const cpu0 = cpuSeconds(proc.pid);
+  const written0 = writtenBytes(proc.pid);
   const w0 = performance.now();
   const done = await run(Number(secs));
   const seconds = (performance.now() - w0) / 1000;
   const perThread = Object.fromEntries([...threadCpu(proc.pid)].map(([k, v]) => [k, Math.round((1e6 * (v - (threads0.get(k) ?? 0))) / done)]).filter(([, v]) => (v as number) > 0));
-  Object.assign(out, { [`${label}PerSecond`]: Math.round(done / seconds), [`${label}CpuUs`]: Math.round((1e6 * (cpuSeconds(proc.pid) - cpu0)) / done), [`${label}CpuUsByThread`]: perThread });
+  Object.assign(out, { [`${label}PerSecond`]: Math.round(done / seconds), [`${label}CpuUs`]: Math.round((1e6 * (cpuSeconds(proc.pid) - cpu0)) / done), [`${label}CpuUsByThread`]: perThread, [`${label}DiskBytes`]: Math.round((writtenBytes(proc.pid).storage - written0.storage) / done) });
 }
 
 if (what === "me") {

@@ -51,6 +51,17 @@ export function cpuSeconds(pid: number): number {
 }
 
 /**
+ * Bytes the process has written through the kernel so far: `wchar` counts every
+ * write call, `storage` what it caused to be sent to the disk (`/proc/PID/io`). LMDB
+ * writes each page its commit dirtied, so storage bytes per commit follow the pages
+ * a transaction touches.
+ */
+export function writtenBytes(pid: number): { wchar: number; storage: number } {
+  const io = Object.fromEntries(readFileSync(`/proc/${pid}/io`, "utf8").trim().split("\n").map((l) => l.split(": ")));
+  return { wchar: Number(io.wchar), storage: Number(io.write_bytes) };
+}
+
+/**
  * CPU seconds (user + system) per thread so far, summed under `key(name, tid)` (the
  * thread's name and id): key by name to pool same-named workers, by id to tell them apart.
  */
