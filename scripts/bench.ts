@@ -16,7 +16,10 @@
  *     thread retired (the servers here retire it after RETIRE_MS, not the default);
  *  2. a mixed load: durable sends (POST /messages, 50 connections) with a flags update
  *     (mark read) every 20th request, until MESSAGES were sent (--quick: 3 s);
- *     reference: raw lmdb-js durable puts of a value the size of a message record;
+ *     references: raw lmdb-js durable puts of a value the size of a message record,
+ *     and raw lmdb-js transactions at the sends' concurrency (50 writers, each awaiting
+ *     its own durable commit of such a record with a sender row and a topic row, keys
+ *     spread over 100 senders and 20 topics as the load's are);
  *     then the time the background job takes to write the load's search and unread
  *     rows (until its worker retires), before anything else is measured;
  *  3. the reader table (LMDB's readers after the load);
@@ -60,6 +63,7 @@ const role = process.argv[2];
 if (role === "--populate") await populate(process.argv[3], Number(process.argv[4]));
 else if (role === "--bare") serveBare();
 else if (role === "--raw-puts") await rawPuts(Number(process.argv[3]));
+else if (role === "--raw-transactions") await rawTransactions(Number(process.argv[3]));
 else if (role === "--stats") printKeyspaceStats(keyspaceStats(resolve(process.argv[3])));
 else await main();
 
@@ -128,6 +132,45 @@ async function rawPuts(seconds: number) {
     }
     console.log(JSON.stringify({ putsPerSecond: puts / ((performance.now() - t0) / 1000) }));
     await db.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Child: CONNECTIONS writers, each committing one transaction at a time and awaiting it
+ * durably, as a send does: a message-sized record, a sender row and a topic row, keys
+ * spread like the load's (100 senders, 20 topics). lmdb-js runs the transactions
+ * waiting together in one batch, so this is the durable commit cycle at this
+ * concurrency, with no HTTP and no checks: the ceiling the sends meet at 50 connections.
+ */
+async function rawTransactions(seconds: number) {
+  const { open } = await import("lmdb");
+  const dir = mkdtempSync(join(tmpdir(), "hearth-bench-raw-"));
+  try {
+    const root = open({ path: dir, maxDbs: 4 });
+    const records = root.openDB("records", {});
+    const bySender = root.openDB("by_sender", {});
+    const byTopic = root.openDB("by_topic", {});
+    const value = { ...sampleMessage(0), content: "x".repeat(150), rendered_content: `<p>${"x".repeat(150)}</p>` };
+    let next = 0;
+    let done = 0;
+    const end = performance.now() + seconds * 1000;
+    const t0 = performance.now();
+    await Promise.all(Array.from({ length: CONNECTIONS }, async () => {
+      while (performance.now() < end) {
+        await root.transaction(() => {
+          const id = next++;
+          records.put(id, value);
+          bySender.put([id % USERS, id], true);
+          byTopic.put([`topic ${(id >> 4) % 20}`, id], true);
+        });
+        await root.flushed;
+        done++;
+      }
+    }));
+    console.log(JSON.stringify({ transactionsPerSecond: done / ((performance.now() - t0) / 1000) }));
+    await root.close();
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -294,6 +337,7 @@ async function main() {
 
     // 2. The mixed load: sends, and every 20th request a flags update.
     const raw = await startRawPuts(SECONDS);
+    const rawTx = await startRawTransactions(SECONDS);
     const sent: number[] = [];
     const channelMessage = (i: number) =>
       `type=stream&to=bench&topic=${encodeURIComponent(`topic ${(i >> 4) % 20}`)}&content=${encodeURIComponent(content(i))}`;
@@ -315,6 +359,7 @@ async function main() {
     const sends = await cpuPerRequest(hearth, () => throughput(hearth.url, CONNECTIONS, SECONDS, sendOne));
     const sendsPerSecond = sends.rate * (19 / 20);
     row("durable sends/s (POST /messages, 50 connections)", sendsPerSecond.toFixed(0), `raw lmdb-js durable puts ${raw.toFixed(0)}/s; ratio ${(sendsPerSecond / raw).toFixed(3)}`);
+    row("  the same beside raw lmdb-js transactions, 50 writers each awaiting its durable commit", sendsPerSecond.toFixed(0), `${rawTx.toFixed(0)} transactions/s; ratio ${(sendsPerSecond / rawTx).toFixed(3)}`);
     row("server CPU per request of that load (all threads)", `${sends.cpuUs.toFixed(0)} µs`, `(${(1e6 / sends.cpuUs).toFixed(0)} requests/s of one core)`);
     // The rest of the messages, to the size asked for (not timed: bytes per message below).
     if (sent.length < MESSAGES) {
@@ -398,6 +443,14 @@ async function main() {
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+/** The raw-transactions reference, run to its end before the sends. */
+async function startRawTransactions(seconds: number): Promise<number> {
+  const proc = Bun.spawn([process.execPath, import.meta.path, "--raw-transactions", String(seconds)], { stdout: "pipe", stderr: "inherit" });
+  const { transactionsPerSecond } = await readAnnouncement<{ transactionsPerSecond: number }>(proc.stdout, "raw transactions");
+  await proc.exited;
+  return transactionsPerSecond;
 }
 
 /** Starts the raw-puts reference (it runs while nothing else does: called right before the sends, awaited first). */
