@@ -39,13 +39,14 @@ function* candidates(h: Hearth, viewer: UserRecord, narrow: CompiledNarrow, from
   const readable = readableChannels(h, viewer);
   for (const id of narrow.source(from, direction)) {
     const message = getMessageShared(h.store, id);
-    if (!message) {
-      yield null;
-      continue;
-    }
-    const flags = visibleFlags(h, viewer, message, readable, narrow.sourceIsUnread ? flagsOfUnread(h.store, viewer.id, id) : undefined);
-    yield flags !== undefined && narrow.filters.every((f) => f(message, flags)) ? { message, flags } : null;
+    yield message ? matchOf(h, viewer, narrow, readable, message, narrow.sourceIsUnread ? flagsOfUnread(h.store, viewer.id, id) : undefined) : null;
   }
+}
+
+/** A candidate's match, or null; `own` as visibleFlags takes it (the viewer's flags if already read). */
+function matchOf(h: Hearth, viewer: UserRecord, narrow: CompiledNarrow, readable: ReadableChannels, message: MessageRecord, own: number | null | undefined): Match | null {
+  const flags = visibleFlags(h, viewer, message, readable, own);
+  return flags !== undefined && narrow.filters.every((f) => f(message, flags)) ? { message, flags } : null;
 }
 
 /** Batches of a walk's candidate IDs, growing from 8 to 64 (a walk that needs few pulls few ahead). */
@@ -93,8 +94,7 @@ function* candidatesInBatches(h: Hearth, viewer: UserRecord, narrow: CompiledNar
         // Flags 0 are never a row (user_messages.ts): anything else is one.
         if (own) held++;
       }
-      const flags = visibleFlags(h, viewer, message, readable, own ?? null);
-      yield flags !== undefined && narrow.filters.every((f) => f(message, flags)) ? { message, flags } : null;
+      yield matchOf(h, viewer, narrow, readable, message, own ?? null);
     }
     sparse ??= held * 4 <= batch.length;
   }
@@ -103,10 +103,7 @@ function* candidatesInBatches(h: Hearth, viewer: UserRecord, narrow: CompiledNar
 /** The message with `viewer`'s flags if they may see it and it matches the narrow. */
 export function matchesNarrow(h: Hearth, viewer: UserRecord, narrow: CompiledNarrow, id: number, readable: ReadableChannels = readableChannels(h, viewer)): Match | undefined {
   const message = getMessageShared(h.store, id);
-  if (!message) return undefined;
-  const flags = visibleFlags(h, viewer, message, readable);
-  if (flags === undefined || !narrow.filters.every((f) => f(message, flags))) return undefined;
-  return { message, flags };
+  return (message && matchOf(h, viewer, narrow, readable, message, undefined)) ?? undefined;
 }
 
 function matchOne(h: Hearth, viewer: UserRecord, narrow: CompiledNarrow, id: number): Match[] {
