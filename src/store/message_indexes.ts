@@ -1,15 +1,15 @@
 import type { Store } from "./db";
 import { StoreCache } from "./cache";
 import { conversationKey, getMessage, topicKey, type MessageRecord } from "./messages";
-import { indexTermsOfLoadedMessage, reindexTerms, unindexTerms, unindexedMessageIds } from "./search_terms";
+import { indexTermsOfLoadedMessage, reindexTerms, unindexTerms, unindexedMessageIds, unindexedMessagesOf } from "./search_terms";
 import { topicIdsChanged } from "./topic_ids";
 
 /**
  * The rows narrows scan, each key ending in the message ID so that a narrow is a
  * range scan from its anchor: `channelMessages`, `topicMessages` (with the topic list
  * `topics`), `dmMessages`, `senderMessages` and `searchTerms`. They are written with
- * the message (src/store/user_messages.ts), but for a sent message's search rows,
- * which the background job writes (search_terms.ts). The ID-stream helpers here serve
+ * the message (src/store/user_messages.ts), but for a sent message's search and sender
+ * rows, which the background job writes (search_terms.ts). The ID-stream helpers here serve
  * every scan of message IDs, the per-user indexes' too.
  *
  * A scan that its caller stops early must end its lmdb-js iterator: one left open
@@ -21,13 +21,12 @@ import { topicIdsChanged } from "./topic_ids";
  */
 
 /**
- * Writes a new message's channel, topic, conversation and sender rows; its search rows
- * are the background job's (search_terms.ts), but for a bulk load's (`loaded`). Call
- * inside `store.commit`.
+ * Writes a new message's channel, topic and conversation rows; its search and sender
+ * rows are the background job's (search_terms.ts), but for a bulk load's (`loaded`).
+ * Call inside `store.commit`.
  */
 export function indexMessage(store: Store, m: MessageRecord, loaded = false): void {
   putLocation(store, m, true);
-  store.dbs.senderMessages.put([m.sender_id, m.id], true);
   if (loaded) indexTermsOfLoadedMessage(store, m);
 }
 
@@ -118,6 +117,17 @@ export function* idsInRange(
     const k = key as unknown as (string | number)[];
     yield k[k.length - 1] as number;
   }
+}
+
+/**
+ * A sender's messages from `from` in the given direction: their rows merged with the
+ * messages not indexed yet (search_terms.ts), without repeats (a message sent by an
+ * older Hearth past the watermark has both).
+ */
+export function idsOfSender(store: Store, senderId: number, from: number, direction: "older" | "newer"): Generator<number> {
+  // Before the rows: see unindexedMessagesOf.
+  const unindexed = unindexedMessagesOf(store, senderId, from, direction);
+  return mergeIds([unindexed, idsInRange(store, "senderMessages", [senderId], from, direction)], direction);
 }
 
 /** Distinct indexed words starting with `prefix`, found by seeking past each word's rows (at most `limit`). */

@@ -3,19 +3,23 @@ import { getMessage, getMessageShared, searchWords, type MessageRecord } from ".
 
 /**
  * The search index, `searchTerms` [term, messageId] → true: a row per distinct word of
- * a message's content and topic, so that a word or a word's prefix is a range scan.
+ * a message's content and topic, so that a word or a word's prefix is a range scan;
+ * and the sender index, `senderMessages` [senderId, messageId] → true.
  *
- * A send does not write these rows. About fifteen B-tree inserts per message were a
- * fifth of a send's main-thread CPU (docs/benchmarks.md), and nothing needs them at
- * once: the background job (unread_rows.ts, on its worker thread) writes them for a
- * few hundred messages at a time, in key order, and moves a watermark, meta
- * ["searchTermsWrittenUpTo"]. So:
+ * A send writes neither. About fifteen B-tree inserts per message were a fifth of a
+ * send's main-thread CPU, and the sender rows of a batch of sends from many people
+ * dirty a B-tree page each, which the batch's commit writes to the disk in full
+ * (docs/benchmarks.md). Nothing needs them at once: the background job (unread_rows.ts)
+ * writes them for a few hundred messages at a time, in key order, and moves a
+ * watermark, meta ["searchTermsWrittenUpTo"]. So:
  *
  * - a message up to the watermark has its rows written, and they follow its edits,
  *   moves and deletion (message_indexes.ts);
- * - a message past the watermark has none; a search reads those few messages
- *   directly (unindexedMessageIds) beside the rows of the rest, and checks every
- *   candidate's words anyway (src/views/narrow.ts), so it is exact either way.
+ * - a message past the watermark has no search rows (a sender row only if an older
+ *   Hearth wrote it with the send); a search or a sender narrow reads those few
+ *   messages directly (unindexedMessageIds, unindexedMessagesOf) beside the rows of
+ *   the rest, merged without repeats, and a search checks every candidate's words
+ *   anyway (src/views/narrow.ts), so both are exact either way.
  *
  * Edits and deletion of a message past the watermark touch no rows: the job checks
  * each message again inside its own write transaction (writeSearchTerms), which LMDB
@@ -68,6 +72,7 @@ export function indexTermsOfLoadedMessage(store: Store, m: MessageRecord): void 
   const watermark = store.dbs.meta.get(SEARCH_WATERMARK) as number | undefined;
   if (watermark !== undefined && watermark < m.id - 1) return;
   putTerms(store, m);
+  store.dbs.senderMessages.put([m.sender_id, m.id], true);
   if (watermark !== undefined) store.dbs.meta.put(SEARCH_WATERMARK, m.id);
 }
 
@@ -107,6 +112,19 @@ export function unindexedMessageIds(store: Store, prefix: string, from: number, 
   return withWordStarting(store, store.dbs.messages.getKeys(range) as Iterable<number>, prefix);
 }
 
+/**
+ * The messages past the watermark sent by `senderId`, from `from` (inclusive) in the
+ * given direction. As for unindexedMessageIds, the watermark is read before the rows.
+ */
+export function* unindexedMessagesOf(store: Store, senderId: number, from: number, direction: "older" | "newer"): Generator<number> {
+  const watermark = searchWatermark(store);
+  if (direction === "older" && from <= watermark) return;
+  const range = direction === "older" ? { start: from, end: watermark, reverse: true } : { start: Math.max(from, watermark + 1), end: Number.MAX_SAFE_INTEGER };
+  for (const id of store.dbs.messages.getKeys(range) as Iterable<number>) {
+    if (getMessageShared(store, id)?.sender_id === senderId) yield id;
+  }
+}
+
 function* withWordStarting(store: Store, ids: Iterable<number>, prefix: string): Generator<number> {
   for (const id of ids) {
     // A substring test, not the words: the search's own check splits the words of those
@@ -136,11 +154,11 @@ export async function writeSearchTermBatch(store: Store, limit: number, commit: 
   return covered;
 }
 
-/** The next commit's messages, read before it: their stored bytes and words. */
+/** The next commit's messages, read before it: their stored bytes, words and sender. */
 export interface SearchTermsPlan {
   watermark: number;
   last: number;
-  messages: Map<number, { bytes: Buffer; terms: string[] }>;
+  messages: Map<number, { bytes: Buffer; terms: string[]; sender: number }>;
 }
 
 /**
@@ -156,7 +174,7 @@ export function planSearchTerms(store: Store, limit: number): SearchTermsPlan | 
     const bytes = store.dbs.messages.getBinary(id);
     const m = getMessage(store, id);
     if (!bytes || !m) continue;
-    plan.messages.set(id, { bytes: Buffer.from(bytes), terms: indexTerms(m) });
+    plan.messages.set(id, { bytes: Buffer.from(bytes), terms: indexTerms(m), sender: m.sender_id });
     plan.last = id;
   }
   return plan.messages.size === 0 ? null : plan;
@@ -171,14 +189,19 @@ export function planSearchTerms(store: Store, limit: number): SearchTermsPlan | 
 export function writeSearchTerms(store: Store, plan: SearchTermsPlan): number {
   if (store.dbs.meta.get(SEARCH_WATERMARK) !== plan.watermark) return 0;
   const rows: [string, number][] = [];
+  const senderRows: [number, number][] = [];
   for (const id of store.dbs.messages.getKeys({ start: plan.watermark + 1, end: plan.last + 1 }) as Iterable<number>) {
     const planned = plan.messages.get(id);
     const bytes = store.dbs.messages.getBinaryFast(id);
-    const terms = planned && bytes && planned.bytes.equals(bytes) ? planned.terms : indexTerms(getMessage(store, id)!);
-    for (const term of terms) rows.push([term, id]);
+    const current = planned && bytes && planned.bytes.equals(bytes) ? planned : null;
+    const m = current ? null : getMessage(store, id)!;
+    for (const term of current ? current.terms : indexTerms(m!)) rows.push([term, id]);
+    senderRows.push([current ? current.sender : m!.sender_id, id]);
   }
   rows.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] - b[1]));
   for (const row of rows) store.dbs.searchTerms.put(row, true);
+  senderRows.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  for (const row of senderRows) store.dbs.senderMessages.put(row, true);
   store.dbs.meta.put(SEARCH_WATERMARK, plan.last);
   return plan.messages.size;
 }

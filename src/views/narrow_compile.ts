@@ -2,7 +2,7 @@ import type { Hearth } from "../context";
 import { ApiError, badRequest } from "../errors";
 import { getUser, type UserRecord } from "../store/users";
 import { conversationKey, MAX_DM_PARTICIPANTS, getMessage, MessageFlag, RESOLVED_TOPIC_PREFIX, MENTION_BITS, searchWords, topicKey, type MessageRecord } from "../store/messages";
-import { idsForTermPrefix, idsInRange, mergeIds } from "../store/message_indexes";
+import { idsForTermPrefix, idsInRange, idsOfSender, mergeIds } from "../store/message_indexes";
 import { unreadMessageIds } from "../store/unread";
 import { topicIdsFrom } from "../store/topic_ids";
 import { userMessageIds } from "../store/user_messages";
@@ -305,7 +305,7 @@ export function compileNarrow(h: Hearth, viewer: UserRecord, terms: NarrowTerm[]
     source = (from, dir) => idsInRange(store, "channelMessages", [c], from, dir);
   } else if (senderId !== null) {
     const s = senderId;
-    source = (from, dir) => idsInRange(store, "senderMessages", [s], from, dir);
+    source = (from, dir) => idsOfSender(store, s, from, dir);
   } else if (userIndex === "dm") {
     source = (from, dir) => idsInRange(store, "userMessageIndex", [viewer.id, "dm"], from, dir);
   } else {
