@@ -9,7 +9,7 @@ import { conversationKey, existingRecipientId, flagList, MAX_DM_PARTICIPANTS, Me
 import { insertMessage } from "../store/user_messages";
 import { RecipientFlags } from "../store/recipient_flags";
 import { alertWordsByUser } from "../store/personal";
-import { getChannel, putChannel } from "../store/channels";
+import { getChannelInTransaction, putChannel } from "../store/channels";
 import { getUser, inactiveUserIdsOf, type UserRecord } from "../store/users";
 import { sharedSubscriberIds } from "../store/subscriptions";
 import { botOwner, canReadChannel, channelById, channelByName, isSubscribedTo, type MessageChannel } from "../views/message_channels";
@@ -158,7 +158,8 @@ async function sendNormalized(h: Hearth, sender: UserRecord, req: SendRequest, c
   // bits, and only the others are looked at one by one (the per-recipient cost of a
   // send to a large channel).
   const commonBits = rendered.channelWildcard ? MessageFlag.stream_wildcard_mentioned : 0;
-  const flagsByUser = new RecipientFlags(recipientIds, commonBits);
+  // A channel's recipients are its ascending subscriber list (recipientsOf), not checked again.
+  const flagsByUser = new RecipientFlags(recipientIds, commonBits, target.type === "stream");
   const alertWordUsers = alertWordsByUser(h.store);
   // Usually nobody is mentioned and nobody has alert words: no set of them is built.
   if (rendered.mentionedUserIds.size + groupMembers.size + topicUsers.size + alertWordUsers.size > 0) {
@@ -231,7 +232,7 @@ async function sendNormalized(h: Hearth, sender: UserRecord, req: SendRequest, c
     if (target.type === "stream") {
       // The channels layer shows these (`first_message_id`, `is_recently_active`).
       // `is_recently_active` needs minute precision at most, so busy channels are rewritten once a minute.
-      const channel = (channelNow = getChannel(h.store, target.channel.id));
+      const channel = (channelNow = getChannelInTransaction(h.store, target.channel.id));
       if (channel && (channel.first_message_id === null || channel.last_message_at === null || now - channel.last_message_at >= 60)) {
         putChannel(h.store, { ...channel, first_message_id: channel.first_message_id ?? id, last_message_at: now });
         if (channel.first_message_id === null) firstInChannel = true;
@@ -252,7 +253,7 @@ async function sendNormalized(h: Hearth, sender: UserRecord, req: SendRequest, c
     req.alsoInTransaction?.(id, tx);
     return record;
   });
-  await removeAttachmentFiles(h, attachmentChanges.removed);
+  if (attachmentChanges.removed.length > 0) await removeAttachmentFiles(h, attachmentChanges.removed);
   announceMessageSent(h, { messageId: message.id, serviceTriggers });
   // What the commit wrote, not what was planned: a send batched behind another that set the same policy changes nothing.
   const policy = policiesWritten.find((written) => written.userId === sender.id)?.topic.visibility_policy;
@@ -275,7 +276,9 @@ function notifyNewMessage(tx: Transaction, h: Hearth, sender: UserRecord, m: Mes
   const message = formatted as unknown as MessageEventJson & { rendered_content: string };
   // One fields object per flags value: the queues share each (and its JSON).
   const fieldsByBits = new Map<number, Record<string, unknown>>();
-  for (const bits of flagsByUser.distinctValues()) fieldsByBits.set(bits, { flags: flagList(bits) });
+  // The common value (unless every recipient differs from it) and the exceptions', without a set of them first.
+  if (flagsByUser.exceptions.size < flagsByUser.size) fieldsByBits.set(flagsByUser.common, { flags: flagList(flagsByUser.common) });
+  for (const bits of flagsByUser.exceptions.values()) if (!fieldsByBits.has(bits)) fieldsByBits.set(bits, { flags: flagList(bits) });
   const perUser = {
     get: (userId: number) => {
       const bits = flagsByUser.get(userId);

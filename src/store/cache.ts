@@ -39,7 +39,29 @@ export class StoreCache<K, V> {
 
   invalidate(store: Store): void {
     this.writes++;
-    store.afterCommit(() => this.writes++);
+    this.unsettled++;
+    store.afterCommit(() => {
+      this.writes++;
+      this.unsettled--;
+    });
+  }
+
+  /** Writes whose transaction has not yet committed or rolled back (see getSettled). */
+  private unsettled = 0;
+
+  /**
+   * Like `get`, and inside a transaction too while every write of this kind has
+   * committed or rolled back: no transaction of the running batch (this one
+   * included) has changed such a record, so the committed value the cache holds is
+   * the one the transaction would read. Otherwise read from the transaction, not
+   * kept. For reads that happen in every transaction of a kind (a send's channel row).
+   */
+  getSettled(store: Store, key: K, load: () => V): V {
+    if (!store.inTransaction) return this.get(store, key, load);
+    if (this.unsettled !== 0) return load();
+    const cache = this.lastStore?.deref() === store ? this.lastEntry : this.caches.get(store);
+    const cached = cache && cache.version === this.writes ? cache.values.get(key) : undefined;
+    return cached !== undefined ? cached : load();
   }
 
   /** Drops the cached values whose key fails `keep` (for caches whose keys age out). */

@@ -42,6 +42,8 @@ function displayUser(h: Hearth, id: number): { id: number; email: string; full_n
 }
 
 export function formatReactions(h: Hearth, m: MessageRecord): Record<string, unknown>[] {
+  // A new message has none (every message event): no mapping call.
+  if (m.reactions.length === 0) return [];
   return m.reactions.map((r) => {
     const u = displayUser(h, r.user_id);
     // `user` is deprecated but zulip-terminal still reads it.
@@ -124,6 +126,41 @@ export function sentMessageLinks(h: Hearth, sender: UserRecord, m: MessageRecord
   const url = messageNearUrl(h, m);
   return { message_url: url, message_link: messageMarkdownLink(channel.name, m.topic, url) };
 }
+
+/**
+ * The same answer's fields as JSON (`"message_url":…,"message_link":…`): a topic's
+ * sends share everything but the ID, so the text around it is kept per channel (its
+ * name), topic, realm URL and whether the sender may see the channel's metadata,
+ * and a send only appends its ID (digits need no escaping in JSON).
+ */
+export function sentMessageLinksJson(h: Hearth, sender: UserRecord, m: MessageRecord): string {
+  if (m.type !== "stream") return linksJson(sentMessageLinks(h, sender, m));
+  const channel = channelById(h, m.channel_id!);
+  const named = channel !== undefined && hasMetadataAccess(h, sender, channel);
+  const realmUrl = h.realmUrl();
+  const key = `${named ? 1 : 0}${m.channel_id}\u0000${named ? channel.name : ""}\u0000${realmUrl}\u0000${m.topic}`;
+  let parts = linkJsonParts.get(key);
+  if (parts === undefined) {
+    // Built from the links of a placeholder ID, split where the ID goes.
+    parts = linksJson(sentMessageLinks(h, sender, { ...m, id: ID_MARK })).split(String(ID_MARK));
+    // The placeholder's digits inside a name: not kept, built whole.
+    if (parts.length !== 3) return linksJson(sentMessageLinks(h, sender, m));
+    if (key.length <= MAX_LINK_KEY_LENGTH) {
+      if (linkJsonParts.size >= MAX_LINK_KEYS) linkJsonParts.clear();
+      linkJsonParts.set(key, parts);
+    }
+  }
+  return parts[0] + m.id + parts[1] + m.id + parts[2];
+}
+
+const linksJson = (links: { message_url: string; message_link: string }) => `"message_url":${JSON.stringify(links.message_url)},"message_link":${JSON.stringify(links.message_link)}`;
+
+/** An ID no message has: its digits mark where a send's ID goes (a topic or channel name holding them is not kept). */
+const ID_MARK = 987654321012345;
+const MAX_LINK_KEYS = 1000;
+const MAX_LINK_KEY_LENGTH = 1000;
+/** The answer's text before, between and after the ID, by the key above. */
+const linkJsonParts = new Map<string, string[]>();
 
 /** `message_edit_history_visibility_policy` (FL 358): "all", "moves" (moves only) or "none". */
 export function editHistoryPolicy(h: Hearth): "all" | "moves" | "none" {
