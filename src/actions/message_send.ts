@@ -260,6 +260,9 @@ async function sendNormalized(h: Hearth, sender: UserRecord, req: SendRequest, c
   return policy === undefined ? { id: message.id, message } : { id: message.id, automatic_new_visibility_policy: policy, message };
 }
 
+/** The event's message: the raw Markdown in `content` (rendered_content is added beside it), the empty topic as it is. */
+const NEW_MESSAGE_VIEW = { applyMarkdown: false, allowEmptyTopicName: true } as const;
+
 /**
  * One `message` event for all recipients: each user's flags ride in `perUser`, the
  * client's `local_id` goes only to the queue that sent it, and the message carries
@@ -267,8 +270,7 @@ async function sendNormalized(h: Hearth, sender: UserRecord, req: SendRequest, c
  * gets what its client registered for (apply_markdown, client_gravatar).
  */
 function notifyNewMessage(tx: Transaction, h: Hearth, sender: UserRecord, m: MessageRecord, flagsByUser: RecipientFlags, req: SendRequest, channel: MessageChannel | undefined): void {
-  const formatted = formatMessage(h, sender, m, 0, { applyMarkdown: false, allowEmptyTopicName: true });
-  delete formatted.flags;
+  const formatted = formatMessage(h, sender, m, null, NEW_MESSAGE_VIEW);
   // Both forms of the content; each queue keeps the one its client asked for. formatMessage
   // builds the message field by field (a new object: completed in place, not copied); the
   // tests hold every delivered one to its schema.

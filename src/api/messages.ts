@@ -29,9 +29,17 @@ const messageIdOf = (raw: string) => pathId(raw, "message ID");
  * user's key stay unread, so the user notices them.
  */
 export function isHumanClient(client: string): boolean {
-  const name = client.toLowerCase();
-  return HUMAN_CLIENTS.includes(name) || name.includes("desktop app") || name.includes("test suite");
+  let human = humanClients.get(client);
+  if (human === undefined) {
+    const name = client.toLowerCase();
+    human = HUMAN_CLIENTS.includes(name) || name.includes("desktop app") || name.includes("test suite");
+    // Client names come from User-Agents (at most 30 characters): few, and asked on every send.
+    if (humanClients.size >= 200) humanClients.clear();
+    humanClients.set(client, human);
+  }
+  return human;
 }
+const humanClients = new Map<string, boolean>();
 const HUMAN_CLIENTS = ["zulipandroid", "zulipios", "zulipdesktop", "zulipmobile", "zulipelectron", "zulipterminal", "zulipflutter", "snipe", "website", "ios", "android"];
 
 /** Zulip names the client from the User-Agent's product token ("ZulipMobile/27.1 …" → "ZulipMobile"). */

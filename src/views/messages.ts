@@ -8,7 +8,7 @@ import { accessChannel, hasMetadataAccess } from "../access/channels";
 import { messageMarkdownLink } from "../markdown/links";
 import { apiEmail } from "./users";
 import { avatarUrl } from "./avatars";
-import { channelById } from "./message_channels";
+import { channelById, type MessageChannel } from "./message_channels";
 import { accessMessage } from "../access/messages";
 import { badRequest } from "../errors";
 import { DIFF_CELLS_PER_REQUEST, htmlDiff } from "../markdown/html_diff";
@@ -60,13 +60,14 @@ export function topicDisplayName(h: Hearth, topic: string, options: Pick<Message
 /**
  * A message as the API shows it to `viewer` (the OpenAPI message object). All but
  * `flags` must stay the same for every viewer: GET /messages shares the rest between
- * viewers (messages_json.ts, which lists what the object may depend on).
+ * viewers (messages_json.ts, which lists what the object may depend on). `flags`
+ * null: without the field (a message event's flags go per recipient).
  */
 export function formatMessage(
   h: Hearth,
   viewer: UserRecord,
   m: MessageRecord,
-  flags: number,
+  flags: number | null,
   options: MessageViewOptions = DEFAULT_VIEW,
 ): Record<string, unknown> {
   const sender = getUser(h.store, m.sender_id);
@@ -90,8 +91,8 @@ export function formatMessage(
     type: m.type,
     avatar_url: sender ? avatarUrl(h, sender) : null,
     content_type: options.applyMarkdown ? "text/html" : "text/x-markdown",
-    flags: flagList(flags),
   };
+  if (flags !== null) out.flags = flagList(flags);
   if (m.type === "stream") out.stream_id = m.channel_id;
   const history = visibleEditHistory(h, m);
   if (history.length > 0) out.edit_history = history;
@@ -129,38 +130,38 @@ export function sentMessageLinks(h: Hearth, sender: UserRecord, m: MessageRecord
 
 /**
  * The same answer's fields as JSON (`"message_url":…,"message_link":…`): a topic's
- * sends share everything but the ID, so the text around it is kept per channel (its
- * name), topic, realm URL and whether the sender may see the channel's metadata,
- * and a send only appends its ID (digits need no escaping in JSON).
+ * sends share everything but the ID, so the text around it is kept per channel
+ * record (a rename or any channel write makes a new one), realm URL, whether the
+ * sender may see the channel's metadata, and topic; a send only adds its ID (digits
+ * need no escaping in JSON).
  */
 export function sentMessageLinksJson(h: Hearth, sender: UserRecord, m: MessageRecord): string {
-  if (m.type !== "stream") return linksJson(sentMessageLinks(h, sender, m));
-  const channel = channelById(h, m.channel_id!);
-  const named = channel !== undefined && hasMetadataAccess(h, sender, channel);
+  const channel = m.type === "stream" ? channelById(h, m.channel_id!) : undefined;
+  if (!channel) return linksJson(sentMessageLinks(h, sender, m));
+  const named = hasMetadataAccess(h, sender, channel);
   const realmUrl = h.realmUrl();
-  const key = `${named ? 1 : 0}${m.channel_id}\u0000${named ? channel.name : ""}\u0000${realmUrl}\u0000${m.topic}`;
-  let parts = linkJsonParts.get(key);
+  let kept = linkJsonParts.get(channel);
+  if (!kept || kept.realmUrl !== realmUrl) linkJsonParts.set(channel, (kept = { realmUrl, named: new Map(), byId: new Map() }));
+  const byTopic = named ? kept.named : kept.byId;
+  let parts = byTopic.get(m.topic);
   if (parts === undefined) {
     // Built from the links of a placeholder ID, split where the ID goes.
     parts = linksJson(sentMessageLinks(h, sender, { ...m, id: ID_MARK })).split(String(ID_MARK));
     // The placeholder's digits inside a name: not kept, built whole.
     if (parts.length !== 3) return linksJson(sentMessageLinks(h, sender, m));
-    if (key.length <= MAX_LINK_KEY_LENGTH) {
-      if (linkJsonParts.size >= MAX_LINK_KEYS) linkJsonParts.clear();
-      linkJsonParts.set(key, parts);
-    }
+    if (byTopic.size >= MAX_KEPT_TOPICS) byTopic.clear();
+    byTopic.set(m.topic, parts);
   }
   return parts[0] + m.id + parts[1] + m.id + parts[2];
 }
 
 const linksJson = (links: { message_url: string; message_link: string }) => `"message_url":${JSON.stringify(links.message_url)},"message_link":${JSON.stringify(links.message_link)}`;
 
-/** An ID no message has: its digits mark where a send's ID goes (a topic or channel name holding them is not kept). */
+/** An ID no message has: its digits mark where a send's ID goes. */
 const ID_MARK = 987654321012345;
-const MAX_LINK_KEYS = 1000;
-const MAX_LINK_KEY_LENGTH = 1000;
-/** The answer's text before, between and after the ID, by the key above. */
-const linkJsonParts = new Map<string, string[]>();
+const MAX_KEPT_TOPICS = 1000;
+/** The answer's text before, between and after the ID, by channel record, then topic. */
+const linkJsonParts = new WeakMap<MessageChannel, { realmUrl: string; named: Map<string, string[]>; byId: Map<string, string[]> }>();
 
 /** `message_edit_history_visibility_policy` (FL 358): "all", "moves" (moves only) or "none". */
 export function editHistoryPolicy(h: Hearth): "all" | "moves" | "none" {
