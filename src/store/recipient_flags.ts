@@ -19,7 +19,7 @@ export class RecipientFlags extends Map<number, number> {
    * `userIds` in any order (repeats dropped), all with the flags `common`. An ascending
    * list (a channel's subscribers, shared by its sends) is used as it is, not copied,
    * unless a user is added or removed: it must not change while this is in use.
-   * `ascending`: the caller knows it is (a channel's subscriber list): not checked again.
+   * `knownAscending`: the caller knows the list ascends (a channel's subscriber list): not checked again.
    */
   constructor(userIds: readonly number[], common: number, knownAscending = false) {
     super();
