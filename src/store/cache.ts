@@ -33,7 +33,8 @@ export class StoreCache<K, V> {
   }
 
   private entryOf(store: Store): { version: number; values: Map<K, V> } | undefined {
-    return store.cacheEntries[this.slot] as { version: number; values: Map<K, V> } | undefined;
+    // `?.`: a stand-in for a Store (a read-only handle on a few key spaces, in tests) has no entries, and keeps nothing.
+    return store.cacheEntries?.[this.slot] as { version: number; values: Map<K, V> } | undefined;
   }
 
   /** Changes whenever the cached kind of record is written (for caches derived from it). */
@@ -83,7 +84,10 @@ export class StoreCache<K, V> {
   getFitting(store: Store, key: K, fits: (value: V) => boolean, load: () => V): V {
     if (store.inTransaction) return load();
     let cache = this.entryOf(store);
-    if (!cache || cache.version !== this.writes) store.cacheEntries[this.slot] = cache = { version: this.writes, values: new Map() };
+    if (!cache || cache.version !== this.writes) {
+      if (!store.cacheEntries) return load();
+      store.cacheEntries[this.slot] = cache = { version: this.writes, values: new Map() };
+    }
     const cached = cache.values.get(key);
     if (cached !== undefined && fits(cached)) return cached;
     const value = load();
