@@ -9,7 +9,7 @@ import { conversationKey, existingRecipientId, flagList, MAX_DM_PARTICIPANTS, Me
 import { insertMessage } from "../store/user_messages";
 import { RecipientFlags } from "../store/recipient_flags";
 import { alertWordsByUser } from "../store/personal";
-import { getChannel, putChannel } from "../store/channels";
+import { getChannelInTransaction, putChannel } from "../store/channels";
 import { getUser, inactiveUserIdsOf, type UserRecord } from "../store/users";
 import { sharedSubscriberIds } from "../store/subscriptions";
 import { botOwner, canReadChannel, channelById, channelByName, isSubscribedTo, type MessageChannel } from "../views/message_channels";
@@ -158,7 +158,8 @@ async function sendNormalized(h: Hearth, sender: UserRecord, req: SendRequest, c
   // bits, and only the others are looked at one by one (the per-recipient cost of a
   // send to a large channel).
   const commonBits = rendered.channelWildcard ? MessageFlag.stream_wildcard_mentioned : 0;
-  const flagsByUser = new RecipientFlags(recipientIds, commonBits);
+  // A channel's recipients are its ascending subscriber list (recipientsOf), not checked again.
+  const flagsByUser = new RecipientFlags(recipientIds, commonBits, target.type === "stream");
   const alertWordUsers = alertWordsByUser(h.store);
   // Usually nobody is mentioned and nobody has alert words: no set of them is built.
   if (rendered.mentionedUserIds.size + groupMembers.size + topicUsers.size + alertWordUsers.size > 0) {
@@ -231,7 +232,7 @@ async function sendNormalized(h: Hearth, sender: UserRecord, req: SendRequest, c
     if (target.type === "stream") {
       // The channels layer shows these (`first_message_id`, `is_recently_active`).
       // `is_recently_active` needs minute precision at most, so busy channels are rewritten once a minute.
-      const channel = (channelNow = getChannel(h.store, target.channel.id));
+      const channel = (channelNow = getChannelInTransaction(h.store, target.channel.id));
       if (channel && (channel.first_message_id === null || channel.last_message_at === null || now - channel.last_message_at >= 60)) {
         putChannel(h.store, { ...channel, first_message_id: channel.first_message_id ?? id, last_message_at: now });
         if (channel.first_message_id === null) firstInChannel = true;
@@ -252,12 +253,15 @@ async function sendNormalized(h: Hearth, sender: UserRecord, req: SendRequest, c
     req.alsoInTransaction?.(id, tx);
     return record;
   });
-  await removeAttachmentFiles(h, attachmentChanges.removed);
+  if (attachmentChanges.removed.length > 0) await removeAttachmentFiles(h, attachmentChanges.removed);
   announceMessageSent(h, { messageId: message.id, serviceTriggers });
   // What the commit wrote, not what was planned: a send batched behind another that set the same policy changes nothing.
   const policy = policiesWritten.find((written) => written.userId === sender.id)?.topic.visibility_policy;
   return policy === undefined ? { id: message.id, message } : { id: message.id, automatic_new_visibility_policy: policy, message };
 }
+
+/** The event's message: the raw Markdown in `content` (rendered_content is added beside it), the empty topic as it is. */
+const NEW_MESSAGE_VIEW = { applyMarkdown: false, allowEmptyTopicName: true } as const;
 
 /**
  * One `message` event for all recipients: each user's flags ride in `perUser`, the
@@ -266,8 +270,7 @@ async function sendNormalized(h: Hearth, sender: UserRecord, req: SendRequest, c
  * gets what its client registered for (apply_markdown, client_gravatar).
  */
 function notifyNewMessage(tx: Transaction, h: Hearth, sender: UserRecord, m: MessageRecord, flagsByUser: RecipientFlags, req: SendRequest, channel: MessageChannel | undefined): void {
-  const formatted = formatMessage(h, sender, m, 0, { applyMarkdown: false, allowEmptyTopicName: true });
-  delete formatted.flags;
+  const formatted = formatMessage(h, sender, m, null, NEW_MESSAGE_VIEW);
   // Both forms of the content; each queue keeps the one its client asked for. formatMessage
   // builds the message field by field (a new object: completed in place, not copied); the
   // tests hold every delivered one to its schema.
@@ -275,7 +278,9 @@ function notifyNewMessage(tx: Transaction, h: Hearth, sender: UserRecord, m: Mes
   const message = formatted as unknown as MessageEventJson & { rendered_content: string };
   // One fields object per flags value: the queues share each (and its JSON).
   const fieldsByBits = new Map<number, Record<string, unknown>>();
-  for (const bits of flagsByUser.distinctValues()) fieldsByBits.set(bits, { flags: flagList(bits) });
+  // The common value (unless every recipient differs from it) and the exceptions', without a set of them first.
+  if (flagsByUser.exceptions.size < flagsByUser.size) fieldsByBits.set(flagsByUser.common, { flags: flagList(flagsByUser.common) });
+  for (const bits of flagsByUser.exceptions.values()) if (!fieldsByBits.has(bits)) fieldsByBits.set(bits, { flags: flagList(bits) });
   const perUser = {
     get: (userId: number) => {
       const bits = flagsByUser.get(userId);

@@ -51,6 +51,8 @@ export interface ServiceTrigger {
  */
 export function outgoingWebhookTriggers(h: Hearth, sender: UserRecord, target: MessageTarget, rendered: RenderResult, mentionedGroupMembers: ReadonlySet<number>): ServiceTrigger[] {
   if (sender.is_bot) return [];
+  // A channel message mentioning nobody (most): nothing to look up.
+  if (target.type === "stream" && rendered.mentionedUserIds.size === 0 && mentionedGroupMembers.size === 0) return [];
   const trigger: OutgoingWebhookTrigger = target.type === "stream" ? "mention" : "direct_message";
   const candidates = target.type === "stream" ? [...rendered.mentionedUserIds, ...mentionedGroupMembers] : target.userIds;
   const triggers: ServiceTrigger[] = [];

@@ -74,6 +74,8 @@ type VisibilityPolicyValue = Extract<EventOf<"user_topic">, object>["visibility_
 
 /** The legacy muted_topics list once per user, then each change as user_topic (in the transaction that wrote them). */
 export function publishPolicyChanges(tx: Transaction, h: Hearth, written: WrittenPolicies): void {
+  // Most sends change no policy.
+  if (written.length === 0) return;
   for (const userId of new Set(written.map((d) => d.userId))) {
     tx.notify({ type: "muted_topics", muted_topics: mutedTopicsView(h, userId) }, [userId]);
   }

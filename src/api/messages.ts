@@ -12,7 +12,7 @@ import { checkMarkChannelAsRead, checkUpdateFlags, checkUpdateFlagsForNarrow, do
 import { checkSendMessage, resolveTarget } from "../actions/message_send";
 import { checkReaction } from "../actions/reactions";
 import { doTypingChannel, doTypingDirect, doTypingEditMessage } from "../actions/typing";
-import { formatMessage, getMessageHistory, sentMessageLinks, getReadReceipts, realmSetting, topicDisplayName, topicsForUser, type MessageViewOptions } from "../views/messages";
+import { formatMessage, getMessageHistory, sentMessageLinksJson, getReadReceipts, realmSetting, topicDisplayName, topicsForUser, type MessageViewOptions } from "../views/messages";
 import { fetchByIds, fetchRange, highlightHtml, highlightTopic, matchesNarrow, parseAnchor } from "../views/narrow";
 import { compileNarrow, parseNarrow } from "../views/narrow_compile";
 import { checkReportMessage } from "../actions/message_reports";
@@ -29,17 +29,35 @@ const messageIdOf = (raw: string) => pathId(raw, "message ID");
  * user's key stay unread, so the user notices them.
  */
 export function isHumanClient(client: string): boolean {
-  const name = client.toLowerCase();
-  const apps = ["zulipandroid", "zulipios", "zulipdesktop", "zulipmobile", "zulipelectron", "zulipterminal", "zulipflutter", "snipe", "website", "ios", "android"];
-  return apps.includes(name) || name.includes("desktop app") || name.includes("test suite");
+  let human = humanClients.get(client);
+  if (human === undefined) {
+    const name = client.toLowerCase();
+    human = HUMAN_CLIENTS.includes(name) || name.includes("desktop app") || name.includes("test suite");
+    // Client names come from User-Agents (at most 30 characters): few, and asked on every send.
+    if (humanClients.size >= 200) humanClients.clear();
+    humanClients.set(client, human);
+  }
+  return human;
 }
+const humanClients = new Map<string, boolean>();
+const HUMAN_CLIENTS = ["zulipandroid", "zulipios", "zulipdesktop", "zulipmobile", "zulipelectron", "zulipterminal", "zulipflutter", "snipe", "website", "ios", "android"];
 
 /** Zulip names the client from the User-Agent's product token ("ZulipMobile/27.1 …" → "ZulipMobile"). */
 export function clientName(request: Request): string {
   const ua = request.headers.get("user-agent") ?? "";
-  const name = ua.split(/[/ ]/)[0];
-  return name && name.length <= 30 ? name : "API";
+  // A client sends the same User-Agent with every request: its name is kept, not split out again.
+  let name = clientNames.get(ua);
+  if (name === undefined) {
+    const token = ua.split(/[/ ]/)[0];
+    name = token && token.length <= 30 ? token : "API";
+    if (ua.length <= 300) {
+      if (clientNames.size >= 200) clientNames.clear();
+      clientNames.set(ua, name);
+    }
+  }
+  return name;
 }
+const clientNames = new Map<string, string>();
 
 const narrowParam = param.json(t.Unknown()).default([]);
 const anchorParam = param.jsonOrString(t.Union([t.Integer(), t.Number(), t.String()])).optional();
@@ -66,7 +84,7 @@ export function messagesRoutes(h: Hearth) {
       async ({ user, params, request }) => {
         const target = resolveTarget(h, user, params.type, params.to, params.topic);
         const client = clientName(request);
-        const { message, ...sent } = await checkSendMessage(h, user, {
+        const sent = await checkSendMessage(h, user, {
           target,
           content: params.content,
           client,
@@ -76,7 +94,9 @@ export function messagesRoutes(h: Hearth) {
           // The Python bindings send `widget_content=null` with every bot reply: no widget.
           widget: params.widget_content === undefined || params.widget_content === "null" ? undefined : checkWidgetContent(params.widget_content),
         });
-        return { ...sent, ...sentMessageLinks(h, user, message) };
+        // The answer as JSON text: its links are a topic's kept text around the ID (sentMessageLinksJson).
+        const policy = sent.automatic_new_visibility_policy === undefined ? "" : `"automatic_new_visibility_policy":${sent.automatic_new_visibility_policy},`;
+        return new SerializedFields(`"id":${sent.id},${policy}${sentMessageLinksJson(h, user, sent.message)}`);
       },
     )
     .get(

@@ -91,6 +91,7 @@ export function topicLinks(topic: string, linkifiers: Linkifier[]): { text: stri
     if (!re) continue;
     for (const m of topic.matchAll(re)) links.push({ text: m[0], url: expandTemplate(l.url_template, m as RegExpExecArray) });
   }
-  for (const m of topic.matchAll(/https?:\/\/[^\s<>"]+/g)) links.push({ text: m[0], url: m[0] });
+  // Most topics hold no URL: no regex iterator for them (every message event shows its topic's links).
+  if (topic.includes("http")) for (const m of topic.matchAll(/https?:\/\/[^\s<>"]+/g)) links.push({ text: m[0], url: m[0] });
   return links;
 }

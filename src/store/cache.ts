@@ -19,17 +19,22 @@ export class StoreCache<K, V> {
   }
 
   private writes = 0;
-  private readonly caches = new WeakMap<Store, { version: number; values: Map<K, V> }>();
   /**
-   * The last store read and its entry: a server has one store, and a WeakMap lookup per
-   * read showed in a send's profile. Held weakly, as `caches` holds stores: a closed
-   * store and its values go.
+   * This cache's entry in each store's `cacheEntries`: the store holds the values it
+   * caches (a closed store and its values go together), and a send's 15 or so cached
+   * reads each find theirs by an array index (a WeakMap lookup, then a WeakRef's
+   * deref, showed in its profile).
    */
-  private lastStore: WeakRef<Store> | null = null;
-  private lastEntry: { version: number; values: Map<K, V> } | null = null;
+  private readonly slot: number;
 
   constructor() {
+    this.slot = StoreCache.all.length;
     StoreCache.all.push(this as StoreCache<unknown, unknown>);
+  }
+
+  private entryOf(store: Store): { version: number; values: Map<K, V> } | undefined {
+    // `?.`: a stand-in for a Store (a read-only handle on a few key spaces, in tests) has no entries, and keeps nothing.
+    return store.cacheEntries?.[this.slot] as { version: number; values: Map<K, V> } | undefined;
   }
 
   /** Changes whenever the cached kind of record is written (for caches derived from it). */
@@ -39,12 +44,34 @@ export class StoreCache<K, V> {
 
   invalidate(store: Store): void {
     this.writes++;
-    store.afterCommit(() => this.writes++);
+    this.unsettled++;
+    store.afterCommit(() => {
+      this.writes++;
+      this.unsettled--;
+    });
+  }
+
+  /** Writes whose transaction has not yet committed or rolled back (see getSettled). */
+  private unsettled = 0;
+
+  /**
+   * Like `get`, and inside a transaction too while every write of this kind has
+   * committed or rolled back: no transaction of the running batch (this one
+   * included) has changed such a record, so the committed value the cache holds is
+   * the one the transaction would read. Otherwise read from the transaction, not
+   * kept. For reads that happen in every transaction of a kind (a send's channel row).
+   */
+  getSettled(store: Store, key: K, load: () => V): V {
+    if (!store.inTransaction) return this.get(store, key, load);
+    if (this.unsettled !== 0) return load();
+    const cache = this.entryOf(store);
+    const cached = cache && cache.version === this.writes ? cache.values.get(key) : undefined;
+    return cached !== undefined ? cached : load();
   }
 
   /** Drops the cached values whose key fails `keep` (for caches whose keys age out). */
   prune(store: Store, keep: (key: K) => boolean): void {
-    const cache = this.caches.get(store);
+    const cache = this.entryOf(store);
     if (!cache) return;
     for (const key of cache.values.keys()) if (!keep(key)) cache.values.delete(key);
   }
@@ -56,11 +83,10 @@ export class StoreCache<K, V> {
   /** Like `get`, for a key whose one cached value serves some reads only: one that does not `fit` is loaded again and replaced. */
   getFitting(store: Store, key: K, fits: (value: V) => boolean, load: () => V): V {
     if (store.inTransaction) return load();
-    let cache = this.lastStore?.deref() === store ? this.lastEntry : this.caches.get(store);
-    if (!cache || cache.version !== this.writes) this.caches.set(store, (cache = { version: this.writes, values: new Map() }));
-    if (this.lastEntry !== cache) {
-      this.lastStore = new WeakRef(store);
-      this.lastEntry = cache;
+    let cache = this.entryOf(store);
+    if (!cache || cache.version !== this.writes) {
+      if (!store.cacheEntries) return load();
+      store.cacheEntries[this.slot] = cache = { version: this.writes, values: new Map() };
     }
     const cached = cache.values.get(key);
     if (cached !== undefined && fits(cached)) return cached;

@@ -46,6 +46,15 @@ export function getChannel(store: Store, id: number): ChannelRecord | undefined 
   return channelCache.get(store, id, () => store.dbs.channels.get(id) as ChannelRecord | undefined);
 }
 
+/**
+ * The channel as a transaction sees it, from the cache while no channel write is
+ * uncommitted (StoreCache.getSettled): every send reads its channel's row in its
+ * transaction (first message, last activity, privacy for the event).
+ */
+export function getChannelInTransaction(store: Store, id: number): ChannelRecord | undefined {
+  return channelCache.getSettled(store, id, () => store.dbs.channels.get(id) as ChannelRecord | undefined);
+}
+
 export function getChannelByName(store: Store, name: string): ChannelRecord | undefined {
   const key = name.trim().toLowerCase();
   // No channel has so long a name, and LMDB refuses a key that long (it throws).

@@ -110,6 +110,8 @@ export const MAX_KEY_SPACES = 128;
 export class Store {
   readonly root: RootDatabase;
   readonly dbs: { [K in KeyspaceName]: Database<any, any> };
+  /** StoreCache's values for this store, one entry per cache (src/store/cache.ts). */
+  readonly cacheEntries: unknown[] = [];
 
   constructor(readonly dataDir: string) {
     const dir = join(dataDir, "db");

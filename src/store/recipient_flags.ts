@@ -19,12 +19,13 @@ export class RecipientFlags extends Map<number, number> {
    * `userIds` in any order (repeats dropped), all with the flags `common`. An ascending
    * list (a channel's subscribers, shared by its sends) is used as it is, not copied,
    * unless a user is added or removed: it must not change while this is in use.
+   * `knownAscending`: the caller knows the list ascends (a channel's subscriber list): not checked again.
    */
-  constructor(userIds: readonly number[], common: number) {
+  constructor(userIds: readonly number[], common: number, knownAscending = false) {
     super();
     this.common = common;
     let ascending = true;
-    for (let i = 1; i < userIds.length && ascending; i++) ascending = userIds[i - 1] < userIds[i];
+    if (!knownAscending) for (let i = 1; i < userIds.length && ascending; i++) ascending = userIds[i - 1] < userIds[i];
     this.sorted = ascending ? userIds : [...new Set(userIds)].sort((a, b) => a - b);
     this.ownsSorted = !ascending;
   }

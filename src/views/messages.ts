@@ -8,7 +8,7 @@ import { accessChannel, hasMetadataAccess } from "../access/channels";
 import { messageMarkdownLink } from "../markdown/links";
 import { apiEmail } from "./users";
 import { avatarUrl } from "./avatars";
-import { channelById } from "./message_channels";
+import { channelById, type MessageChannel } from "./message_channels";
 import { accessMessage } from "../access/messages";
 import { badRequest } from "../errors";
 import { DIFF_CELLS_PER_REQUEST, htmlDiff } from "../markdown/html_diff";
@@ -42,6 +42,8 @@ function displayUser(h: Hearth, id: number): { id: number; email: string; full_n
 }
 
 export function formatReactions(h: Hearth, m: MessageRecord): Record<string, unknown>[] {
+  // A new message has none (every message event): no mapping call.
+  if (m.reactions.length === 0) return [];
   return m.reactions.map((r) => {
     const u = displayUser(h, r.user_id);
     // `user` is deprecated but zulip-terminal still reads it.
@@ -58,13 +60,14 @@ export function topicDisplayName(h: Hearth, topic: string, options: Pick<Message
 /**
  * A message as the API shows it to `viewer` (the OpenAPI message object). All but
  * `flags` must stay the same for every viewer: GET /messages shares the rest between
- * viewers (messages_json.ts, which lists what the object may depend on).
+ * viewers (messages_json.ts, which lists what the object may depend on). `flags`
+ * null: without the field (a message event's flags go per recipient).
  */
 export function formatMessage(
   h: Hearth,
   viewer: UserRecord,
   m: MessageRecord,
-  flags: number,
+  flags: number | null,
   options: MessageViewOptions = DEFAULT_VIEW,
 ): Record<string, unknown> {
   const sender = getUser(h.store, m.sender_id);
@@ -88,8 +91,8 @@ export function formatMessage(
     type: m.type,
     avatar_url: sender ? avatarUrl(h, sender) : null,
     content_type: options.applyMarkdown ? "text/html" : "text/x-markdown",
-    flags: flagList(flags),
   };
+  if (flags !== null) out.flags = flagList(flags);
   if (m.type === "stream") out.stream_id = m.channel_id;
   const history = visibleEditHistory(h, m);
   if (history.length > 0) out.edit_history = history;
@@ -124,6 +127,41 @@ export function sentMessageLinks(h: Hearth, sender: UserRecord, m: MessageRecord
   const url = messageNearUrl(h, m);
   return { message_url: url, message_link: messageMarkdownLink(channel.name, m.topic, url) };
 }
+
+/**
+ * The same answer's fields as JSON (`"message_url":…,"message_link":…`): a topic's
+ * sends share everything but the ID, so the text around it is kept per channel
+ * record (a rename or any channel write makes a new one), realm URL, whether the
+ * sender may see the channel's metadata, and topic; a send only adds its ID (digits
+ * need no escaping in JSON).
+ */
+export function sentMessageLinksJson(h: Hearth, sender: UserRecord, m: MessageRecord): string {
+  const channel = m.type === "stream" ? channelById(h, m.channel_id!) : undefined;
+  if (!channel) return linksJson(sentMessageLinks(h, sender, m));
+  const named = hasMetadataAccess(h, sender, channel);
+  const realmUrl = h.realmUrl();
+  let kept = linkJsonParts.get(channel);
+  if (!kept || kept.realmUrl !== realmUrl) linkJsonParts.set(channel, (kept = { realmUrl, named: new Map(), byId: new Map() }));
+  const byTopic = named ? kept.named : kept.byId;
+  let parts = byTopic.get(m.topic);
+  if (parts === undefined) {
+    // Built from the links of a placeholder ID, split where the ID goes.
+    parts = linksJson(sentMessageLinks(h, sender, { ...m, id: ID_MARK })).split(String(ID_MARK));
+    // The placeholder's digits inside a name: not kept, built whole.
+    if (parts.length !== 3) return linksJson(sentMessageLinks(h, sender, m));
+    if (byTopic.size >= MAX_KEPT_TOPICS) byTopic.clear();
+    byTopic.set(m.topic, parts);
+  }
+  return parts[0] + m.id + parts[1] + m.id + parts[2];
+}
+
+const linksJson = (links: { message_url: string; message_link: string }) => `"message_url":${JSON.stringify(links.message_url)},"message_link":${JSON.stringify(links.message_link)}`;
+
+/** An ID no message has: its digits mark where a send's ID goes. */
+const ID_MARK = 987654321012345;
+const MAX_KEPT_TOPICS = 1000;
+/** The answer's text before, between and after the ID, by channel record, then topic. */
+const linkJsonParts = new WeakMap<MessageChannel, { realmUrl: string; named: Map<string, string[]>; byId: Map<string, string[]> }>();
 
 /** `message_edit_history_visibility_policy` (FL 358): "all", "moves" (moves only) or "none". */
 export function editHistoryPolicy(h: Hearth): "all" | "moves" | "none" {
