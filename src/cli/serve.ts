@@ -83,7 +83,7 @@ export async function cmdServe(args: string[]) {
   console.log(`Hearth ${HEARTH_VERSION} (Zulip ${ZULIP_VERSION}, feature level ${ZULIP_FEATURE_LEVEL}) is listening on ${server.url}`);
   // Start-up ends with the folder's pending rows written: then hot request code is
   // compiled as usual and the code only the start ran need not stay resident.
-  void settleStart(server.unreadRows.drain(), process.env.HEARTH_KEEP_STARTUP_PAGES === "1");
+  void settleStart(server.writeStartBacklog(), process.env.HEARTH_KEEP_STARTUP_PAGES === "1");
   const shutdown = async (signal: string) => {
     console.log(`Received ${signal}; shutting down.`);
     try {

@@ -6,7 +6,7 @@ export const START_JIT_HOLD_MS = 1000;
 
 /**
  * The end of `serve`'s start, once it listens: `backlog` is the unread-rows job's run of
- * what the folder holds pending (src/store/unread_rows.ts `drain`: a fresh folder's
+ * what the folder holds pending (src/server.ts `writeStartBacklog`: a fresh folder's
  * welcome messages, messages sent just before a stop), started at once instead of after
  * the job's quiet time. A small backlog is written on the main thread and ends with a
  * full collection; so its decoded messages, the pages of the code that writes them and
