@@ -225,9 +225,10 @@ function assertEmbedded(executable: string, addonFiles: string[]): void {
 /**
  * JavaScriptCore's tier-up thresholds are multiplied by this from the executable's start
  * until src/lib/jit_policy.ts sets the normal policy (once `serve` listens and has written
- * its folder's pending rows, at once for other commands): run-once start-up code, module evaluation and the TypeBox schemas
- * built at import, stays in the interpreter instead of costing JIT compilations, and
- * the JIT compilers' own pages and code stay out of an idle server's memory.
+ * its folder's pending rows, at once for other commands): run-once start-up code, module
+ * evaluation and the TypeBox schemas built at import, stays in the interpreter instead
+ * of costing JIT compilations, and the JIT compilers' own pages and code stay out of an
+ * idle server's memory.
  */
 const START_JIT_POLICY = 64;
 

@@ -37,12 +37,13 @@ export async function settleStart(backlog: Promise<unknown>, keepPages: boolean)
 /**
  * Gives back the executable's code and constant-data pages that only the start touched
  * (module loading, the bytecode loader, opening the store, building the app, writing the
- * folder's pending rows): `serve` calls this through `settleStart` once it listens. The runtime's machine code and constant data are
- * read-only mappings of the executable file; every page the start used stays resident and counted in the process's RSS although an
- * idle server never runs it again. MADV_DONTNEED drops the process's mappings of those
- * pages; they stay in the page cache, and a page the server runs again comes back with
- * a minor fault (no disk read while the cache holds it): after the first requests the
- * resident code is what serving uses.
+ * folder's pending rows): `serve` calls this through `settleStart` once it listens. The
+ * runtime's machine code and constant data are read-only mappings of the executable
+ * file; every page the start used stays resident and counted in the process's RSS
+ * although an idle server never runs it again. MADV_DONTNEED drops the process's
+ * mappings of those pages; they stay in the page cache, and a page the server runs
+ * again comes back with a minor fault (no disk read while the cache holds it): after
+ * the first requests the resident code is what serving uses.
  *
  * Only mappings that are not writable and hold no private copy of a page (smaps
  * "Anonymous: 0 kB") are touched: dropping such a page can only ever be read back
