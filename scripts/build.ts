@@ -22,7 +22,7 @@
  * And two things for an idle server's memory and its start (docs/benchmarks.md, "Idle
  * memory"): the bytecode is laid out by a startup profile recorded from a first build
  * of the same tree (scripts/startup_profile.ts), and the executable starts with a
- * reluctant JIT until it listens (START_JIT_POLICY, src/lib/jit_policy.ts).
+ * reluctant JIT until its start is over (START_JIT_POLICY, src/lib/jit_policy.ts).
  */
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -224,10 +224,11 @@ function assertEmbedded(executable: string, addonFiles: string[]): void {
 
 /**
  * JavaScriptCore's tier-up thresholds are multiplied by this from the executable's start
- * until src/lib/jit_policy.ts sets the normal policy (once `serve` listens, at once for
- * other commands): run-once start-up code, module evaluation and the TypeBox schemas
- * built at import, stays in the interpreter instead of costing JIT compilations, and
- * the JIT compilers' own pages and code stay out of an idle server's memory.
+ * until src/lib/jit_policy.ts sets the normal policy (once `serve` listens and has written
+ * its folder's pending rows, at once for other commands): run-once start-up code, module
+ * evaluation and the TypeBox schemas built at import, stays in the interpreter instead
+ * of costing JIT compilations, and the JIT compilers' own pages and code stay out of an
+ * idle server's memory.
  */
 const START_JIT_POLICY = 64;
 

@@ -6,8 +6,7 @@ import { getRealm } from "../store/realm";
 import { parseInterval, type BackupScheduleConfig } from "../backup/schedule";
 import { HEARTH_VERSION, ZULIP_FEATURE_LEVEL, ZULIP_VERSION } from "../version";
 import { randomPassword } from "../lib/credentials";
-import { useNormalJitPolicy } from "../lib/jit_policy";
-import { releaseStartupCodePages } from "../lib/startup_pages";
+import { settleStart } from "../lib/startup_pages";
 import { UsageError, parseExternalUrl, parseFlags, parsePort } from "./options";
 import { createOrganization } from "./organization";
 import { parseEmailFromEnv, parseSmtpOption } from "./email_commands";
@@ -82,10 +81,9 @@ export async function cmdServe(args: string[]) {
   if (backupConfig) console.log(`Backups: every ${flags["backup-every"] ?? process.env.HEARTH_BACKUP_EVERY} into ${backupConfig.dir}, keeping ${backupConfig.keep}`);
   // Printed last: scripts wait for this line to know the server is ready.
   console.log(`Hearth ${HEARTH_VERSION} (Zulip ${ZULIP_VERSION}, feature level ${ZULIP_FEATURE_LEVEL}) is listening on ${server.url}`);
-  // Start-up is over: hot request code may now be compiled as usual.
-  useNormalJitPolicy();
-  // And the code only the start ran need not stay resident (src/lib/startup_pages.ts).
-  if (process.env.HEARTH_KEEP_STARTUP_PAGES !== "1") releaseStartupCodePages();
+  // Start-up ends with the folder's pending rows written: then hot request code is
+  // compiled as usual and the code only the start ran need not stay resident.
+  void settleStart(server.writeStartBacklog(), process.env.HEARTH_KEEP_STARTUP_PAGES === "1");
   const shutdown = async (signal: string) => {
     console.log(`Received ${signal}; shutting down.`);
     try {

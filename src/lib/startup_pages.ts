@@ -1,14 +1,49 @@
 import { readFileSync } from "node:fs";
+import { useNormalJitPolicy } from "./jit_policy";
+
+/** The longest the start's reluctant JIT outlasts "listening" while its backlog is written. */
+export const START_JIT_HOLD_MS = 1000;
+
+/**
+ * The end of `serve`'s start, once it listens: `backlog` is the unread-rows job's run of
+ * what the folder holds pending (src/server.ts `writeStartBacklog`: a fresh folder's
+ * welcome messages, messages sent just before a stop), started at once instead of after
+ * the job's quiet time. A small backlog is written on the main thread and ends with a
+ * full collection; so its decoded messages, the pages of the code that writes them and
+ * the JIT's work on that run-once code do not stay in an idle server's memory:
+ *
+ * - the start's reluctant JIT (src/lib/jit_policy.ts) lasts until the backlog is written,
+ *   at most START_JIT_HOLD_MS (a large backlog runs on the worker, which has its own
+ *   policy, and the requests of a busy start must not wait longer for the JIT);
+ * - the read-only pages are given back after it (`releaseStartupCodePages`) rather than
+ *   before it, unless `keepPages`.
+ *
+ * Never fails: an error of the run is logged (the job's next tick retries). Resolves with
+ * what `releaseStartupCodePages` gave back, in KiB.
+ */
+export async function settleStart(backlog: Promise<unknown>, keepPages: boolean): Promise<number> {
+  const written = backlog.then(
+    () => undefined,
+    (error) => console.error("Writing the start's pending unread and search rows failed; the job retries:", error),
+  );
+  let hold: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([written, new Promise<void>((resolve) => (hold = setTimeout(resolve, START_JIT_HOLD_MS)))]);
+  clearTimeout(hold);
+  useNormalJitPolicy();
+  await written;
+  return keepPages ? 0 : releaseStartupCodePages();
+}
 
 /**
  * Gives back the executable's code and constant-data pages that only the start touched
- * (module loading, the bytecode loader, opening the store, building the app): `serve`
- * calls this once it listens. The runtime's machine code and constant data are
- * read-only mappings of the executable file; every page the start used stays resident and counted in the process's RSS although an
- * idle server never runs it again. MADV_DONTNEED drops the process's mappings of those
- * pages; they stay in the page cache, and a page the server runs again comes back with
- * a minor fault (no disk read while the cache holds it): after the first requests the
- * resident code is what serving uses.
+ * (module loading, the bytecode loader, opening the store, building the app, writing the
+ * folder's pending rows): `serve` calls this through `settleStart` once it listens. The
+ * runtime's machine code and constant data are read-only mappings of the executable
+ * file; every page the start used stays resident and counted in the process's RSS
+ * although an idle server never runs it again. MADV_DONTNEED drops the process's
+ * mappings of those pages; they stay in the page cache, and a page the server runs
+ * again comes back with a minor fault (no disk read while the cache holds it): after
+ * the first requests the resident code is what serving uses.
  *
  * Only mappings that are not writable and hold no private copy of a page (smaps
  * "Anonymous: 0 kB") are touched: dropping such a page can only ever be read back

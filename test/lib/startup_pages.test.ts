@@ -3,6 +3,7 @@
  * its RSS, and the process goes on running the code they held.
  */
 import { expect, test } from "bun:test";
+import { START_JIT_HOLD_MS, settleStart } from "../../src/lib/startup_pages";
 
 test("the executable's read-only pages leave the RSS, and the process still runs", async () => {
   if (process.platform !== "linux") return;
@@ -13,4 +14,29 @@ test("the executable's read-only pages leave the RSS, and the process still runs
   // The runtime's code a started server has run is megabytes (tens of them for Hearth).
   expect(released).toBeGreaterThan(1024);
   expect(after).toBeLessThan(before - 1024);
+});
+
+test("the start settles only once its backlog is written, and a failed backlog does not fail it", async () => {
+  let writeBacklog!: () => void;
+  let settled = false;
+  const settling = settleStart(new Promise<void>((resolve) => (writeBacklog = resolve)), true).then((released) => {
+    settled = true;
+    return released;
+  });
+  // Past the JIT's hold: the policy is back to normal, but the pages wait for the backlog.
+  await Bun.sleep(START_JIT_HOLD_MS + 100);
+  expect(settled).toBe(false);
+  writeBacklog();
+  // Pages kept (the test runner's own): nothing given back.
+  expect(await settling).toBe(0);
+
+  const logged: unknown[] = [];
+  const error = console.error;
+  console.error = (...args: unknown[]) => void logged.push(args);
+  try {
+    expect(await settleStart(Promise.reject(new Error("store closed")), true)).toBe(0);
+  } finally {
+    console.error = error;
+  }
+  expect(String((logged[0] as unknown[])[1])).toContain("store closed");
 });
