@@ -31,9 +31,13 @@ export type RecipientListRow = number | number[];
 /**
  * Decoded shared lists, by list ID. A list is written once under a new key and never
  * rewritten, and misses are not kept: a list can only enter the cache once committed,
- * with the content it keeps for good. The one other writer, emptying the store, calls
- * `StoreCache.invalidateAll`. Pruned wholesale every PRUNE_EVERY loads, so reading a
- * long history's many lists does not keep them all.
+ * with the content it keeps for good (a committed list's ID is a committed message's,
+ * and message IDs are never given out again, even after the store is emptied: the
+ * counters stay). The one other writer, emptying the store, calls
+ * `StoreCache.invalidateAll`. The worker thread has its own copy of this cache, which
+ * that call does not reach; by the same argument it can hold nothing wrong. Pruned
+ * wholesale every PRUNE_EVERY loads, so reading a long history's many lists does not
+ * keep them all.
  */
 const decoded = new StoreCache<number, readonly number[]>();
 const PRUNE_EVERY = 1024;
