@@ -8,7 +8,7 @@ import { endRunsUpgrade, upgradeRunsToFormat2 } from "./unread_runs";
  * with any change an older Hearth would misread, and add the upgrade of older stores.
  * Stores written before the version was recorded are version 1.
  */
-export const STORE_FORMAT_VERSION = 3;
+export const STORE_FORMAT_VERSION = 4;
 
 /**
  * Each version's upgrade from the one before, run in order at start; each commits as
@@ -17,10 +17,14 @@ export const STORE_FORMAT_VERSION = 3;
  * 3: messages past a watermark have no search rows yet (src/store/search_terms.ts); an
  *    older Hearth would not find them. Nothing to rewrite: a store without the
  *    watermark has every message's rows.
+ * 4: a message's recipient list may be the ID of a shared list
+ *    (src/store/shared_recipient_lists.ts), which an older Hearth would take for the
+ *    list. Nothing to rewrite: inline lists read as before.
  */
 const UPGRADES: Record<number, { run: (store: Store) => Promise<unknown>; end: (store: Store) => void }> = {
   2: { run: upgradeRunsToFormat2, end: endRunsUpgrade },
   3: { run: async () => {}, end: () => {} },
+  4: { run: async () => {}, end: () => {} },
 };
 
 const FORMAT_KEY = "store_format_version";
