@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { expectSuccess, startTestServer, type TestServer } from "../kit";
 import { Store } from "../../src/store/db";
+import { STORE_FORMAT_VERSION } from "../../src/store/format";
 import { planSearchTerms, SEARCH_WATERMARK, searchWatermark, writeSearchTerms } from "../../src/store/search_terms";
 import { auth, freePort, hearth, startServe, tempDir } from "../kit/process";
 
@@ -161,7 +162,7 @@ describe("across restarts", () => {
       const srv = second;
       const found = async (word: string) =>
         expectSuccess(await srv.as(first.users.hamlet).get("/messages", { anchor: "newest", num_before: 10, num_after: 0, narrow: JSON.stringify([{ operator: "search", operand: word }]) })).messages.map((m: { id: number }) => m.id);
-      expect(srv.server.h.store.dbs.meta.get("store_format_version")).toBe(3);
+      expect(srv.server.h.store.dbs.meta.get("store_format_version")).toBe(STORE_FORMAT_VERSION);
       expect(await found("heirloom")).toEqual([old]);
       const fresh = expectSuccess(await srv.as(first.users.othello).post("/messages", { type: "stream", to: ch, topic: "t", content: "heirloom carrot" })).id;
       expect(searchWatermark(srv.server.h.store)).toBe(fresh - 1);
