@@ -17,8 +17,11 @@ export const STORE_FORMAT_VERSION = 4;
  * 3: messages past a watermark have no search rows yet (src/store/search_terms.ts); an
  *    older Hearth would not find them. Nothing to rewrite: a store without the
  *    watermark has every message's rows.
- * 4: nor sender rows (the same watermark); an older Hearth would leave them out of
- *    sender narrows. Nothing to rewrite, as for 3.
+ * 4: nor sender rows past that watermark (search_terms.ts), which an older Hearth
+ *    would leave out of sender narrows; and a message's recipient list may be the ID
+ *    of a shared list (src/store/shared_recipient_lists.ts), which an older Hearth
+ *    would take for the list. Nothing to rewrite: a store of format 3 has every
+ *    message's sender row, and inline lists read as before.
  */
 const UPGRADES: Record<number, { run: (store: Store) => Promise<unknown>; end: (store: Store) => void }> = {
   2: { run: upgradeRunsToFormat2, end: endRunsUpgrade },

@@ -92,10 +92,17 @@ export const KEYSPACES = {
   userMessages: "user_messages",
   /**
    * messageId → the sorted IDs of the users holding a flags row (edits, reactions,
-   * moves, deletion); past the unread watermark it also stands for the "unread" rows
-   * not yet written (see src/store/messages.ts)
+   * moves, deletion), or the ID of a shared list holding them (`sharedRecipientLists`);
+   * past the unread watermark it also stands for the "unread" rows not yet written
+   * (see src/store/messages.ts)
    */
   messageRecipientLists: "message_recipient_lists",
+  /**
+   * listId → sorted user IDs: a recipient list shared by the messages whose
+   * `messageRecipientLists` value is that ID (a number) instead of the IDs. Written
+   * once, never changed (src/store/shared_recipient_lists.ts)
+   */
+  sharedRecipientLists: "shared_recipient_lists",
   /** [userId, index, messageId] → location ([channelId, topic] or DM conversation key) for index "unread" and "dm"; true for "starred", "mentioned", "alerted". "unread" rows of recent channel messages may be implicit, and the background job writes channel messages' "unread" rows as runs, [userId, "unreadBatch", batchStart] → the IDs (varint distances, src/store/unread_runs.ts) and [userId, "unreadBatchPlaces", batchStart] → their locations (see src/store/messages.ts). */
   userMessageIndex: "user_message_index",
   /** [channelId, messageId] → true */

@@ -1,5 +1,6 @@
 import type { Store } from "./db";
 import { StoreCache } from "./cache";
+import { decodeRecipientList } from "./shared_recipient_lists";
 
 /**
  * A message as stored: content once (`messages`, Zulip's Message), with what every
@@ -211,9 +212,13 @@ export function existingRecipientId(store: Store, key: string): number | undefin
 
 const recipientIds = new StoreCache<string, number | undefined>();
 
-/** The sorted IDs of the users holding a row for a message (`messageRecipientLists`); none for messages stored before the lists. */
-export function recipientList(store: Store, messageId: number): number[] | undefined {
-  return store.dbs.messageRecipientLists.get(messageId) as number[] | undefined;
+/**
+ * The sorted IDs of the users holding a row for a message (`messageRecipientLists`,
+ * inline or shared: decodeRecipientList); none for messages stored before the lists.
+ * Shared with other readers: do not change it.
+ */
+export function recipientList(store: Store, messageId: number): readonly number[] | undefined {
+  return decodeRecipientList(store, store.dbs.messageRecipientLists.get(messageId));
 }
 
 /**

@@ -3,6 +3,7 @@ import { StoreCache } from "./cache";
 import type { Store } from "./db";
 import { firstAbove, idsInRange, mergeBy, mergeIds, writtenIndexRows, type IndexRow } from "./message_indexes";
 import { getMessage, MessageFlag, messageLocation, recipientList, type MessageLocation, type MessageRecord } from "./messages";
+import { decodeRecipientList } from "./shared_recipient_lists";
 import { applyRunRemovals, inUnreadRun, relocateInUnreadRuns, runsChanged, unreadRunIds, unreadRunLocation, unreadRunRows, type RunRemovals } from "./unread_runs";
 
 /**
@@ -140,7 +141,7 @@ function pendingIndex(store: Store, watermark = unreadWatermark(store)): Pending
   if (!index) {
     index = { watermark, groups: [], byKey: new Map(), byUser: new Map() };
     for (const { key, value } of store.dbs.messageRecipientLists.getRange({ start: watermark + 1, end: Number.MAX_SAFE_INTEGER })) {
-      appendPending(index, value as number[], key as number);
+      appendPending(index, decodeRecipientList(store, value)!, key as number);
     }
     // Kept only when built from committed data (see loadPendingUnreadIndex); built inside
     // a transaction, it serves that read alone, and the next one outside builds it again.

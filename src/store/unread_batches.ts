@@ -3,6 +3,7 @@ import type { RunCommit, Store } from "./db";
 import { getMessage, MessageFlag, messageLocation, recipientList, type MessageLocation } from "./messages";
 import { listHolds, recipientsVersion, UNREAD_WATERMARK, unreadWatermark } from "./unread";
 import { putRunOfSharedPlaces, removeRuns, RUN_MAX_IDS } from "./unread_runs";
+import { decodeRecipientList } from "./shared_recipient_lists";
 
 /**
  * One batch of the unread-rows job (unread_rows.ts): the "unread" rows that channel
@@ -68,7 +69,8 @@ export interface DeferredUnreadBatch {
   /** The newest message covered: where the watermark moves once all is written. */
   target: number;
   version: number;
-  lists: Map<number, number[]>;
+  /** Shared decoded lists (messages sent to the same list may hold the same array): do not change them. */
+  lists: Map<number, readonly number[]>;
   /** null: a direct message (its rows were written when sent) or a message since deleted. */
   locations: Map<number, MessageLocation | null>;
   /** Decided by the batch's first commit: whether users may hold runs of an earlier attempt (see UNREAD_BATCH_IN_PROGRESS). */
@@ -91,7 +93,7 @@ export function planDeferredUnreadRows(store: Store, limit: number): DeferredUnr
   const start = unreadWatermark(store) + 1;
   const batch: DeferredUnreadBatch = { start, target: 0, version: recipientsVersion(store), lists: new Map(), locations: new Map() };
   for (const { key, value } of store.dbs.messageRecipientLists.getRange({ start, end: Number.MAX_SAFE_INTEGER, limit })) {
-    batch.lists.set(key as number, value as number[]);
+    batch.lists.set(key as number, decodeRecipientList(store, value)!);
     batch.target = key as number;
   }
   if (batch.lists.size === 0) return null;

@@ -3,6 +3,7 @@ import { MESSAGES_PER_BATCH } from "./unread_batches";
 import { hasUnindexedMessages, searchWatermark } from "./search_terms";
 import { hasDeferredUnreadRows, loadPendingUnreadIndex, unreadWatermark } from "./unread";
 import { writePendingBatches } from "./unread_rows_run";
+import { decodeRecipientList } from "./shared_recipient_lists";
 
 /**
  * The background job that writes the "unread" rows channel messages' recipients hold
@@ -212,7 +213,7 @@ export function startUnreadRowsJob(
     if (newest - unreadFrom > mainThread.messages || newest - searchWatermark(store) > mainThread.messages) return false;
     let recipients = 0;
     for (const { value } of store.dbs.messageRecipientLists.getRange({ start: unreadFrom + 1, end: Number.MAX_SAFE_INTEGER })) {
-      recipients += (value as number[]).length;
+      recipients += decodeRecipientList(store, value)!.length;
     }
     return recipients <= mainThread.recipients;
   };

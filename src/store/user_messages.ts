@@ -6,6 +6,7 @@ import { allUsers } from "./users";
 import { StoreCache } from "./cache";
 import { RecipientFlags } from "./recipient_flags";
 import { initSearchWatermark } from "./search_terms";
+import { recipientListRow } from "./shared_recipient_lists";
 
 /**
  * Each recipient's rows for a message (Zulip's UserMessage), and the writes of a
@@ -18,7 +19,8 @@ import { initSearchWatermark } from "./search_terms";
  * nothing else) are not written as a flags row: the "unread" row, in any of its forms
  * (see the top of unread.ts), already says so. Each message lists the users holding
  * rows in one record (`messageRecipientLists`), which edits, reactions, moves and
- * deletion read instead of a row per user.
+ * deletion read instead of a row per user; messages sent to the same list share one
+ * stored copy of it (shared_recipient_lists.ts).
  */
 
 /** Index rows derived from flags: which `userMessageIndex` rows a flags value implies. */
@@ -98,7 +100,8 @@ export function insertMessage(store: Store, m: MessageRecord, flagsByUser: Reado
     }
     if (implicit) addImplicitUnreadRows(store, m.id, flags.ids);
   }
-  store.dbs.messageRecipientLists.put(m.id, flags.ids);
+  // A reference to the shared list when the channel's list is one already stored (shared_recipient_lists.ts).
+  store.dbs.messageRecipientLists.put(m.id, recipientListRow(store, m.id, flags.ids));
 }
 
 /**
@@ -119,9 +122,14 @@ export function insertMessageWithRows(store: Store, m: MessageRecord, flagsByUse
   store.dbs.messages.put(m.id, m);
   indexMessage(store, m, true);
   for (const [userId, bits] of flagsByUser) writeFlags(store, userId, m, undefined, bits);
-  store.dbs.messageRecipientLists.put(m.id, [...recipientIds].sort((a, b) => a - b));
+  store.dbs.messageRecipientLists.put(m.id, recipientListRow(store, m.id, [...recipientIds].sort((a, b) => a - b)));
 }
 
+/**
+ * One message's list changed: written inline for it alone. Never as a new shared list:
+ * one may already exist under this message's ID (its send created it), and other
+ * messages may refer to it.
+ */
 function updateRecipientList(store: Store, m: MessageRecord, change: (ids: readonly number[]) => number[]): void {
   store.dbs.messageRecipientLists.put(m.id, change(messageRecipientIds(store, m)));
   recipientsChanged(store);
@@ -228,6 +236,7 @@ export function deleteMessageRows(store: Store, messages: readonly { message: Me
   newestIds.invalidate(store);
   for (const { message: m, recipients } of messages) {
     for (const [userId, bits] of recipients) removeFlags(store, userId, m, bits, unreadRemovals);
+    // A shared list the row referred to stays: other messages may share it (shared_recipient_lists.ts).
     store.dbs.messageRecipientLists.remove(m.id);
     store.dbs.messages.remove(m.id);
     unindexMessage(store, m);

@@ -6,8 +6,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { expectSuccess, startTestServer, type TestServer } from "../kit";
 import { Store } from "../../src/store/db";
-import { planSearchTerms, SEARCH_WATERMARK, searchWatermark, writeSearchTerms } from "../../src/store/search_terms";
 import { STORE_FORMAT_VERSION } from "../../src/store/format";
+import { planSearchTerms, SEARCH_WATERMARK, searchWatermark, writeSearchTerms } from "../../src/store/search_terms";
 import { auth, freePort, hearth, startServe, tempDir } from "../kit/process";
 
 // The job waits for the test to run it.
