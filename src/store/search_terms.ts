@@ -1,3 +1,4 @@
+import { appendTo } from "../lib/collections";
 import type { RunCommit, Store } from "./db";
 import { getMessage, getMessageShared, searchWords, type MessageRecord } from "./messages";
 
@@ -170,15 +171,16 @@ export function planSearchTerms(store: Store, limit: number): SearchTermsPlan | 
  */
 export function writeSearchTerms(store: Store, plan: SearchTermsPlan): number {
   if (store.dbs.meta.get(SEARCH_WATERMARK) !== plan.watermark) return 0;
-  const rows: [string, number][] = [];
+  // Each term's messages, ascending (read in ID order): the rows then go in key order
+  // (each B-tree page visited once) with a sort of the distinct terms only.
+  const idsByTerm = new Map<string, number[]>();
   for (const id of store.dbs.messages.getKeys({ start: plan.watermark + 1, end: plan.last + 1 }) as Iterable<number>) {
     const planned = plan.messages.get(id);
     const bytes = store.dbs.messages.getBinaryFast(id);
     const terms = planned && bytes && planned.bytes.equals(bytes) ? planned.terms : indexTerms(getMessage(store, id)!);
-    for (const term of terms) rows.push([term, id]);
+    for (const term of terms) appendTo(idsByTerm, term, id);
   }
-  rows.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] - b[1]));
-  for (const row of rows) store.dbs.searchTerms.put(row, true);
+  for (const term of [...idsByTerm.keys()].sort()) for (const id of idsByTerm.get(term)!) store.dbs.searchTerms.put([term, id], true);
   store.dbs.meta.put(SEARCH_WATERMARK, plan.last);
   return plan.messages.size;
 }
