@@ -28,10 +28,19 @@ import { getMessage, getMessageShared, searchWords, type MessageRecord } from ".
  */
 export const SEARCH_WATERMARK = ["searchTermsWrittenUpTo"];
 
-/** Messages written per commit of the job: a commit holds LMDB's writer lock, which sends then wait for. */
-const MESSAGES_PER_COMMIT = 50;
-/** The pause between a batch's commits (the writer lock free for sends). */
-const PAUSE_MS = 20;
+/**
+ * Messages written per commit of the job: a commit holds LMDB's writer lock, which
+ * sends then wait for, but each commit also costs its page writes and its fsync, a
+ * large share of the search side's CPU with smaller commits. At this size a commit
+ * still holds the lock far less long than a commit of the unread side does
+ * (docs/benchmarks.md, "The background job's cost, second pass").
+ */
+const MESSAGES_PER_COMMIT = 100;
+/**
+ * The pause between a batch's commits (the writer lock free for sends): as long per
+ * message as before commits grew to this size, so the job keeps its pace under load.
+ */
+const PAUSE_MS = 40;
 
 /**
  * The words of the content and the topic, without repeats: one scan of both (a space
