@@ -245,7 +245,7 @@ export function removeRuns(store: Store, userId: number, from: number, to: numbe
  * apart by identity, so callers pass one object per distinct location: the job's batch
  * and a bulk load share one per place, a rewrite passes the run's own places, and a
  * move makes its new locations shared (samePlacesShared). Comparing each new place
- * with the run's others as JSON was a third of the job's unread side
+ * with the run's others as JSON was a large share of the job's unread side
  * (docs/benchmarks.md, "The background job's cost").
  */
 export function putRun(store: Store, userId: number, start: number, ids: ArrayLike<number>, locations: readonly MessageLocation[]): void {
