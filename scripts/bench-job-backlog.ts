@@ -5,7 +5,10 @@
  * folder (run `bun scripts/bench-compare.ts . send 1` once to make it), 50 connections
  * sending channel messages for SECONDS, and once a second the messages past each of
  * the job's watermarks (search rows / unread rows), read from the folder by this
- * process. Prints the send rate and those counts.
+ * process. Prints the send rate and those counts, and the job's worker thread's CPU per
+ * message it wrote meanwhile (its CPU over the run divided by the mean advance of the two
+ * watermarks): bench-compare's per-send figure counts only the work done inside its
+ * window, which a job that keeps up better does more of.
  *
  *   bun scripts/bench-job-backlog.ts CHECKOUT [seconds]
  */
@@ -15,7 +18,7 @@ import { join } from "node:path";
 import { Store } from "../src/store/db";
 import { searchWatermark } from "../src/store/search_terms";
 import { unreadWatermark } from "../src/store/unread";
-import { RawHttpClient, spawnServer } from "./bench-lib";
+import { RawHttpClient, spawnServer, threadCpuSeconds } from "./bench-lib";
 
 const [root, secs = "10"] = process.argv.slice(2);
 if (!root) throw new Error("usage: bun scripts/bench-job-backlog.ts CHECKOUT [seconds]");
@@ -28,6 +31,9 @@ const basic = (u: { email: string; key: string }) => "Basic " + Buffer.from(`${u
 const { proc, url } = await spawnServer(root, dir);
 void proc.stdout.pipeTo(new WritableStream());
 const store = new Store(dir);
+const workerCpu = () => threadCpuSeconds(proc.pid, (name) => name).get("Worker") ?? 0;
+const marks = () => ({ cpu: workerCpu(), search: searchWatermark(store), unread: unreadWatermark(store) });
+const before = marks();
 let sending = true;
 let sent = 0;
 const samples = (async () => {
@@ -51,7 +57,10 @@ await Promise.all(Array.from({ length: 50 }, async (_, k) => {
   c.close();
 }));
 sending = false;
-console.log(JSON.stringify({ root, sendPerSecond: Math.round(sent / Number(secs)), pendingEachSecond: await samples }));
+const after = marks();
+const written = (after.search - before.search + after.unread - before.unread) / 2;
+const workerUsPerMessage = Math.round((1e6 * (after.cpu - before.cpu)) / written);
+console.log(JSON.stringify({ root, sendPerSecond: Math.round(sent / Number(secs)), pendingEachSecond: await samples, written, workerUsPerMessage }));
 proc.kill("SIGTERM");
 await proc.exited;
 await store.close();

@@ -1,6 +1,6 @@
 import type { Store } from "./db";
 import type { MessageLocation, MessageRecord } from "./messages";
-import { putRunOfSharedPlaces, RUN_MAX_IDS } from "./unread_runs";
+import { putRun, RUN_MAX_IDS } from "./unread_runs";
 import { insertMessageWithRows } from "./user_messages";
 
 /** One message of a bulk load, with each recipient's flags. */
@@ -53,7 +53,7 @@ export function insertMessagesInBulk(store: Store, batch: readonly BulkMessage[]
   }
   for (const [userId, run] of runs) {
     for (let i = 0; i < run.ids.length; i += RUN_MAX_IDS) {
-      putRunOfSharedPlaces(store, userId, run.ids[i], run.ids.slice(i, i + RUN_MAX_IDS), run.places.slice(i, i + RUN_MAX_IDS));
+      putRun(store, userId, run.ids[i], run.ids.slice(i, i + RUN_MAX_IDS), run.places.slice(i, i + RUN_MAX_IDS));
     }
   }
 }

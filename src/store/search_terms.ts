@@ -1,3 +1,4 @@
+import { appendTo } from "../lib/collections";
 import type { RunCommit, Store } from "./db";
 import { getMessage, getMessageShared, searchWords, type MessageRecord } from "./messages";
 
@@ -31,10 +32,19 @@ import { getMessage, getMessageShared, searchWords, type MessageRecord } from ".
  */
 export const SEARCH_WATERMARK = ["searchTermsWrittenUpTo"];
 
-/** Messages written per commit of the job: a commit holds LMDB's writer lock, which sends then wait for. */
-const MESSAGES_PER_COMMIT = 50;
-/** The pause between a batch's commits (the writer lock free for sends). */
-const PAUSE_MS = 20;
+/**
+ * Messages written per commit of the job: a commit holds LMDB's writer lock, which
+ * sends then wait for, but each commit also costs its page writes and its fsync, a
+ * large share of the search side's CPU with smaller commits. At this size a commit
+ * still holds the lock far less long than a commit of the unread side does
+ * (docs/benchmarks.md, "The background job's cost, second pass").
+ */
+const MESSAGES_PER_COMMIT = 100;
+/**
+ * The pause between a batch's commits (the writer lock free for sends): as long per
+ * message as before commits grew to this size, so the job keeps its pace under load.
+ */
+const PAUSE_MS = 40;
 
 /**
  * The words of the content and the topic, without repeats: one scan of both (a space
@@ -188,20 +198,20 @@ export function planSearchTerms(store: Store, limit: number): SearchTermsPlan | 
  */
 export function writeSearchTerms(store: Store, plan: SearchTermsPlan): number {
   if (store.dbs.meta.get(SEARCH_WATERMARK) !== plan.watermark) return 0;
-  const rows: [string, number][] = [];
-  const senderRows: [number, number][] = [];
+  // Each term's and each sender's messages, ascending (read in ID order): the rows then
+  // go in key order (each B-tree page visited once) with a sort of the distinct keys only.
+  const idsByTerm = new Map<string, number[]>();
+  const idsBySender = new Map<number, number[]>();
   for (const id of store.dbs.messages.getKeys({ start: plan.watermark + 1, end: plan.last + 1 }) as Iterable<number>) {
     const planned = plan.messages.get(id);
     const bytes = store.dbs.messages.getBinaryFast(id);
     const current = planned && bytes && planned.bytes.equals(bytes) ? planned : null;
     const m = current ? null : getMessage(store, id)!;
-    for (const term of current ? current.terms : indexTerms(m!)) rows.push([term, id]);
-    senderRows.push([current ? current.sender : m!.sender_id, id]);
+    for (const term of current ? current.terms : indexTerms(m!)) appendTo(idsByTerm, term, id);
+    appendTo(idsBySender, current ? current.sender : m!.sender_id, id);
   }
-  rows.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] - b[1]));
-  for (const row of rows) store.dbs.searchTerms.put(row, true);
-  senderRows.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
-  for (const row of senderRows) store.dbs.senderMessages.put(row, true);
+  for (const term of [...idsByTerm.keys()].sort()) for (const id of idsByTerm.get(term)!) store.dbs.searchTerms.put([term, id], true);
+  for (const sender of [...idsBySender.keys()].sort((a, b) => a - b)) for (const id of idsBySender.get(sender)!) store.dbs.senderMessages.put([sender, id], true);
   store.dbs.meta.put(SEARCH_WATERMARK, plan.last);
   return plan.messages.size;
 }

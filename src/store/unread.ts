@@ -303,7 +303,7 @@ export function applyUnreadRemovals(store: Store, removals: UnreadRemovals): voi
 export function relocateUnreadRows(store: Store, moved: readonly { message: MessageRecord; holders: ReadonlyMap<number, number> }[]): void {
   const inRuns = new Map<number, Map<number, MessageLocation>>();
   for (const { message: m, holders } of moved) {
-    // One object per message: the runs' place lists then match it by identity, not by JSON.
+    // One object per message, shared by its holders' runs (relocateInUnreadRuns).
     const location = messageLocation(m);
     for (const [userId, bits] of holders) {
       // Implicit rows (not yet written) need nothing: they read the message's current place.

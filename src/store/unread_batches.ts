@@ -2,7 +2,7 @@ import { appendTo } from "../lib/collections";
 import type { RunCommit, Store } from "./db";
 import { getMessage, MessageFlag, messageLocation, recipientList, type MessageLocation } from "./messages";
 import { listHolds, recipientsVersion, UNREAD_WATERMARK, unreadWatermark } from "./unread";
-import { putRunOfSharedPlaces, removeRuns, RUN_MAX_IDS } from "./unread_runs";
+import { putRunRecords, removeRuns, RUN_MAX_IDS, runRecords, type RunRecords } from "./unread_runs";
 import { decodeRecipientList } from "./shared_recipient_lists";
 
 /**
@@ -73,6 +73,11 @@ export interface DeferredUnreadBatch {
   lists: Map<number, readonly number[]>;
   /** null: a direct message (its rows were written when sent) or a message since deleted. */
   locations: Map<number, MessageLocation | null>;
+  /**
+   * The run records last written, by start: most users of a channel hold the same
+   * messages, so their runs are the same bytes, encoded once. Valid while `locations` is.
+   */
+  runs: Map<number, RunRecords>;
   /** Decided by the batch's first commit: whether users may hold runs of an earlier attempt (see UNREAD_BATCH_IN_PROGRESS). */
   removesEarlierRuns?: boolean;
 }
@@ -91,7 +96,7 @@ const UNREAD_BATCH_IN_PROGRESS = ["unreadBatchInProgress"];
 /** Plans the next batch (at most `limit` messages), or null when nothing is pending. */
 export function planDeferredUnreadRows(store: Store, limit: number): DeferredUnreadBatch | null {
   const start = unreadWatermark(store) + 1;
-  const batch: DeferredUnreadBatch = { start, target: 0, version: recipientsVersion(store), lists: new Map(), locations: new Map() };
+  const batch: DeferredUnreadBatch = { start, target: 0, version: recipientsVersion(store), lists: new Map(), locations: new Map(), runs: new Map() };
   for (const { key, value } of store.dbs.messageRecipientLists.getRange({ start, end: Number.MAX_SAFE_INTEGER, limit })) {
     batch.lists.set(key as number, decodeRecipientList(store, value)!);
     batch.target = key as number;
@@ -131,6 +136,7 @@ export function writeDeferredUnreadRows(store: Store, batch: DeferredUnreadBatch
       else batch.lists.delete(id);
     }
     readLocations(store, batch);
+    batch.runs.clear();
     batch.version = recipientsVersion(store);
   }
   if (batch.removesEarlierRuns === undefined) {
@@ -161,15 +167,27 @@ export function writeDeferredUnreadRows(store: Store, batch: DeferredUnreadBatch
     }
     // A batch cut short by a crash is planned again from the same start: what it wrote is replaced.
     if (batch.removesEarlierRuns) removeRuns(store, userId, batch.start, batch.target);
-    // The batch's locations are one object per place (readLocations): told apart by
-    // identity, without putRun's JSON comparison of each new place against the run's
-    // others (docs/benchmarks.md, "The background job's cost").
     for (let i = 0; i < runIds.length; i += RUN_MAX_IDS) {
-      putRunOfSharedPlaces(store, userId, i === 0 ? batch.start : runIds[i], runIds.slice(i, i + RUN_MAX_IDS), places.slice(i, i + RUN_MAX_IDS));
+      const start = i === 0 ? batch.start : runIds[i];
+      const chunk = runIds.slice(i, i + RUN_MAX_IDS);
+      let records = batch.runs.get(start);
+      if (!records || !sameIds(records.ids, chunk)) {
+        // The batch's locations are one object per place (readLocations), as runRecords needs.
+        records = runRecords(start, chunk, places.slice(i, i + RUN_MAX_IDS));
+        batch.runs.set(start, records);
+      }
+      putRunRecords(store, userId, records);
     }
   }
   if (advance && batch.target > unreadWatermark(store)) {
     store.dbs.meta.put(UNREAD_WATERMARK, batch.target);
     store.dbs.meta.put(UNREAD_BATCH_IN_PROGRESS, 0);
   }
+}
+
+/** Whether two runs hold the same messages (in a batch, the same IDs have the same locations). */
+function sameIds(a: ArrayLike<number>, b: ArrayLike<number>): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }

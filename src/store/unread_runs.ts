@@ -240,37 +240,48 @@ export function removeRuns(store: Store, userId: number, from: number, to: numbe
   }
 }
 
-/** Writes a user's run (non-empty). Call inside `store.commit`. */
-export function putRun(store: Store, userId: number, start: number, ids: ArrayLike<number>, locations: MessageLocation[]): void {
-  runsChanged(store);
-  const places: MessageLocation[] = [];
-  const placeAt = locations.map((location) => placeIndex(places, location));
-  store.dbs.userMessageIndex.put([userId, UNREAD_RUN, start], encodeRun(start, ids, placeAt));
-  store.dbs.userMessageIndex.put([userId, UNREAD_RUN_PLACES, start], places);
+/**
+ * Writes a user's run (non-empty). Call inside `store.commit`. Its places are told
+ * apart by identity, so callers pass one object per distinct location: the job's batch
+ * and a bulk load share one per place, a rewrite passes the run's own places, and a
+ * move makes its new locations shared (samePlacesShared). Comparing each new place
+ * with the run's others as JSON was a large share of the job's unread side
+ * (docs/benchmarks.md, "The background job's cost").
+ */
+export function putRun(store: Store, userId: number, start: number, ids: ArrayLike<number>, locations: readonly MessageLocation[]): void {
+  putRunRecords(store, userId, runRecords(start, ids, locations));
 }
 
-/**
- * putRun for a caller that passes one object per distinct location (a bulk load):
- * places are told apart by identity alone, without putRun's JSON comparison of each
- * new place against the others (quadratic in a run's places).
- */
-export function putRunOfSharedPlaces(store: Store, userId: number, start: number, ids: ArrayLike<number>, locations: readonly MessageLocation[]): void {
-  runsChanged(store);
+/** A run's two records as stored, for putRunRecords: the job writes the same run for every user who holds the same messages. */
+export interface RunRecords {
+  start: number;
+  ids: ArrayLike<number>;
+  run: Buffer;
+  places: MessageLocation[];
+}
+
+/** A run's records (see putRun for `locations`). */
+export function runRecords(start: number, ids: ArrayLike<number>, locations: readonly MessageLocation[]): RunRecords {
   const places: MessageLocation[] = [];
   const at = new Map<MessageLocation, number>();
   const placeAt = locations.map((location) => at.get(location) ?? (at.set(location, places.length), places.push(location) - 1));
-  store.dbs.userMessageIndex.put([userId, UNREAD_RUN, start], encodeRun(start, ids, placeAt));
-  store.dbs.userMessageIndex.put([userId, UNREAD_RUN_PLACES, start], places);
+  return { start, ids, run: encodeRun(start, ids, placeAt), places };
 }
 
-/** The position of a location in a run's places, added when new. */
-function placeIndex(places: MessageLocation[], location: MessageLocation): number {
-  // The job's locations are shared objects, one per message of the batch: most are found by identity.
-  const same = places.indexOf(location);
-  if (same !== -1) return same;
-  const key = JSON.stringify(location);
-  const at = places.findIndex((place) => JSON.stringify(place) === key);
-  return at !== -1 ? at : places.push(location) - 1;
+/** Writes a user's run from its records. Call inside `store.commit`. */
+export function putRunRecords(store: Store, userId: number, records: RunRecords): void {
+  runsChanged(store);
+  store.dbs.userMessageIndex.put([userId, UNREAD_RUN, records.start], records.run);
+  store.dbs.userMessageIndex.put([userId, UNREAD_RUN_PLACES, records.start], records.places);
+}
+
+/** The locations with those equal by value made one object (the first of them), for putRun. */
+function samePlacesShared(locations: readonly MessageLocation[]): MessageLocation[] {
+  const byValue = new Map<string, MessageLocation>();
+  return locations.map((location) => {
+    const key = JSON.stringify(location);
+    return byValue.get(key) ?? (byValue.set(key, location), location);
+  });
 }
 
 /**
@@ -341,8 +352,9 @@ export function relocateInUnreadRuns(store: Store, userId: number, moved: Readon
       locations[at] = moved.get(id)!;
       changed = true;
     }
-    // Rewritten through putRun so places no entry uses any more are dropped.
-    if (changed) putRun(store, userId, run.start, run.ids, locations);
+    // Rewritten through putRun so places no entry uses any more are dropped; a moved
+    // message's new place may equal another's, or one the run already has.
+    if (changed) putRun(store, userId, run.start, run.ids, samePlacesShared(locations));
   });
 }
 
