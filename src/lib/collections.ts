@@ -9,3 +9,18 @@ export function appendTo<K, V>(map: Map<K, V[]>, key: K, value: V): void {
 export function isPermutationOf(order: readonly number[], ids: ReadonlySet<number>): boolean {
   return order.length === ids.size && new Set(order).size === order.length && order.every((id) => ids.has(id));
 }
+
+/** A short key for a sorted list of IDs: its length, ends and sum (one pass, no string of every ID). Keys may collide: compare with sameList. */
+export function listKey(list: readonly number[]): string {
+  let sum = 0;
+  for (let i = 0; i < list.length; i++) sum += list[i];
+  return `${list.length}:${list[0]}:${list[list.length - 1]}:${sum}`;
+}
+
+/** Whether two lists hold the same values in the same order. */
+export function sameList(a: readonly number[], b: readonly number[]): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}

@@ -1,3 +1,4 @@
+import { listKey, sameList } from "../lib/collections";
 import { StoreCache } from "./cache";
 import type { Store } from "./db";
 
@@ -80,20 +81,6 @@ function knownLists(store: Store): Map<string, KnownList[]> {
   // The decoded cache's version moves only when the store is emptied (invalidateAll): so are these.
   if (known === undefined || known.version !== decoded.version) knownByStore.set(store, (known = { version: decoded.version, byKey: new Map() }));
   return known.byKey;
-}
-
-/** A short key for a sorted list: its length, ends and sum (one pass). Keys may collide: entries are compared in full. */
-function listKey(list: readonly number[]): string {
-  let sum = 0;
-  for (let i = 0; i < list.length; i++) sum += list[i];
-  return `${list.length}:${list[0]}:${list[list.length - 1]}:${sum}`;
-}
-
-function sameList(a: readonly number[], b: readonly number[]): boolean {
-  if (a === b) return true;
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
 }
 
 function storedListIs(store: Store, listId: number, list: readonly number[]): boolean {

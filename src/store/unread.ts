@@ -1,4 +1,4 @@
-import { appendTo } from "../lib/collections";
+import { appendTo, listKey, sameList } from "../lib/collections";
 import { StoreCache } from "./cache";
 import type { Store } from "./db";
 import { firstAbove, idsInRange, mergeBy, mergeIds, writtenIndexRows, type IndexRow } from "./message_indexes";
@@ -108,20 +108,6 @@ interface PendingIndex {
   byKey: Map<string, PendingGroup[]>;
   /** Each user's pending message IDs, ascending, gathered from the groups since their last change. */
   byUser: Map<number, ArrayLike<number>>;
-}
-
-/** A short key for a sorted list: its length, ends and sum (one pass, no string of every ID). */
-function listKey(list: readonly number[]): string {
-  let sum = 0;
-  for (let i = 0; i < list.length; i++) sum += list[i];
-  return `${list.length}:${list[0]}:${list[list.length - 1]}:${sum}`;
-}
-
-function sameList(a: readonly number[], b: readonly number[]): boolean {
-  if (a === b) return true;
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
 }
 
 /**
