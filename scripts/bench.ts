@@ -19,7 +19,9 @@
  *     references: raw lmdb-js durable puts of a value the size of a message record,
  *     and raw lmdb-js transactions at the sends' concurrency (50 writers, each awaiting
  *     its own durable commit of such a record with a sender row and a topic row, keys
- *     spread over 100 senders and 20 topics as the load's are);
+ *     spread over 100 senders and 20 topics as the load's are), and a bare Bun.serve
+ *     that commits that transaction for each POST and answers once it is durable,
+ *     under the same load generator (the ceiling of any server built this way);
  *     then the time the background job takes to write the load's search and unread
  *     rows (until its worker retires), before anything else is measured;
  *  3. the reader table (LMDB's readers after the load);
@@ -64,6 +66,7 @@ if (role === "--populate") await populate(process.argv[3], Number(process.argv[4
 else if (role === "--bare") serveBare();
 else if (role === "--raw-puts") await rawPuts(Number(process.argv[3]));
 else if (role === "--raw-transactions") await rawTransactions(Number(process.argv[3]));
+else if (role === "--bare-durable") await serveBareDurable();
 else if (role === "--stats") printKeyspaceStats(keyspaceStats(resolve(process.argv[3])));
 else await main();
 
@@ -174,6 +177,40 @@ async function rawTransactions(seconds: number) {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** Child: a bare Bun.serve whose POSTs each commit rawTransactions' transaction and answer once it is durable. */
+async function serveBareDurable() {
+  const { open } = await import("lmdb");
+  const dir = mkdtempSync(join(tmpdir(), "hearth-bench-raw-"));
+  const root = open({ path: dir, maxDbs: 4 });
+  const records = root.openDB("records", {});
+  const bySender = root.openDB("by_sender", {});
+  const byTopic = root.openDB("by_topic", {});
+  const value = { ...sampleMessage(0), content: "x".repeat(150), rendered_content: `<p>${"x".repeat(150)}</p>` };
+  let next = 0;
+  const server = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    async fetch(req) {
+      await req.text();
+      const id = await root.transaction(() => {
+        const id = next++;
+        records.put(id, value);
+        bySender.put([id % USERS, id], true);
+        byTopic.put([`topic ${(id >> 4) % 20}`, id], true);
+        return id;
+      });
+      await root.flushed;
+      return new Response(`{"result":"success","msg":"","id":${id}}`, { headers: { "content-type": "application/json" } });
+    },
+  });
+  process.on("SIGTERM", () => {
+    server.stop(true);
+    rmSync(dir, { recursive: true, force: true });
+    process.exit(0);
+  });
+  console.log(JSON.stringify({ url: `http://127.0.0.1:${server.port}` } satisfies Announcement));
 }
 
 function sampleMessage(i: number) {
@@ -342,6 +379,12 @@ async function main() {
     const channelMessage = (i: number) =>
       `type=stream&to=bench&topic=${encodeURIComponent(`topic ${(i >> 4) % 20}`)}&content=${encodeURIComponent(content(i))}`;
     const form = { "content-type": "application/x-www-form-urlencoded" };
+    const bareDurable = await startChild("--bare-durable");
+    const bareDurableRate = await throughput(bareDurable.url, CONNECTIONS, SECONDS, async (c, i) => {
+      const res = await c.request("POST", "/api/v1/messages", form, channelMessage(i));
+      if (res.status !== 200) throw new Error(res.body);
+    });
+    await stop(bareDurable);
     const sendOne = async (c: RawHttpClient, i: number) => {
       const u = users[i % users.length];
       if (i % 20 === 19 && sent.length > 10) {
@@ -360,6 +403,7 @@ async function main() {
     const sendsPerSecond = sends.rate * (19 / 20);
     row("durable sends/s (POST /messages, 50 connections)", sendsPerSecond.toFixed(0), `raw lmdb-js durable puts ${raw.toFixed(0)}/s; ratio ${(sendsPerSecond / raw).toFixed(3)}`);
     row("  the same beside raw lmdb-js transactions, 50 writers each awaiting its durable commit", sendsPerSecond.toFixed(0), `${rawTx.toFixed(0)} transactions/s; ratio ${(sendsPerSecond / rawTx).toFixed(3)}`);
+    row("  the same beside a bare Bun.serve committing that transaction per POST, 50 connections", sendsPerSecond.toFixed(0), `${bareDurableRate.toFixed(0)} requests/s; ratio ${(sendsPerSecond / bareDurableRate).toFixed(3)}`);
     row("server CPU per request of that load (all threads)", `${sends.cpuUs.toFixed(0)} µs`, `(${(1e6 / sends.cpuUs).toFixed(0)} requests/s of one core)`);
     // The rest of the messages, to the size asked for (not timed: bytes per message below).
     if (sent.length < MESSAGES) {
