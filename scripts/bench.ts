@@ -179,8 +179,14 @@ async function rawTransactions(seconds: number) {
   }
 }
 
-/** Child: a bare Bun.serve whose POSTs each commit rawTransactions' transaction and answer once it is durable. */
+/**
+ * Child: a bare Bun.serve whose POSTs each commit rawTransactions' transaction and answer
+ * once it is durable. BENCH_BARE_WORK_US=N adds N µs of synchronous work per request
+ * before the commit (a stand-in for a real server's checks, to see what the main
+ * thread's time per request does to this ceiling).
+ */
 async function serveBareDurable() {
+  const workUs = Number(process.env.BENCH_BARE_WORK_US ?? 0);
   const { open } = await import("lmdb");
   const dir = mkdtempSync(join(tmpdir(), "hearth-bench-raw-"));
   const root = open({ path: dir, maxDbs: 4 });
@@ -194,6 +200,7 @@ async function serveBareDurable() {
     port: 0,
     async fetch(req) {
       await req.text();
+      for (const until = performance.now() + workUs / 1000; performance.now() < until; );
       const id = await root.transaction(() => {
         const id = next++;
         records.put(id, value);
