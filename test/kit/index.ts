@@ -169,17 +169,26 @@ export interface TestServerOptions {
 /**
  * Runs `start` with these environment variables set, then puts the old values back:
  * the server reads its limits as it starts, and test files share one process, so a
- * setting left behind would reach every later server and spawned CLI.
+ * setting left behind would reach every later server and spawned CLI. Starts may
+ * overlap (Promise.all of two servers): each putting back what it found would leave
+ * the other's setting behind when they end in the order they began, so the values from
+ * before any of them are kept once and put back when the last one ends.
  */
-async function withEnv<T>(env: Record<string, string>, start: () => Promise<T>): Promise<T> {
-  const saved = Object.keys(env).map((k) => [k, process.env[k]] as const);
+let startsWithEnv = 0;
+const envBeforeStarts = new Map<string, string | undefined>();
+export async function withEnv<T>(env: Record<string, string>, start: () => Promise<T>): Promise<T> {
+  for (const k of Object.keys(env)) if (!envBeforeStarts.has(k)) envBeforeStarts.set(k, process.env[k]);
   Object.assign(process.env, env);
+  startsWithEnv++;
   try {
     return await start();
   } finally {
-    for (const [k, v] of saved) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
+    if (--startsWithEnv === 0) {
+      for (const [k, v] of envBeforeStarts) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
+      envBeforeStarts.clear();
     }
   }
 }
