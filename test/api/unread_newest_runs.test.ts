@@ -10,7 +10,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { expectSuccess, startTestServer, type TestServer } from "../kit";
 import { unreadMessageIds, UNREAD_WATERMARK, unreadWatermark } from "../../src/store/unread";
-import { encodeRun, removeRuns } from "../../src/store/unread_runs";
+import { removeRuns } from "../../src/store/unread_runs";
+import { encodeRun } from "../../src/store/unread_run_encoding";
 
 let s: TestServer;
 let channel: number;

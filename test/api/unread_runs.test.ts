@@ -15,7 +15,7 @@ import { register } from "../kit/events";
 import { unreadWatermark, writtenUnreadLocation } from "../../src/store/unread";
 import { planDeferredUnreadRows, writeDeferredUnreadRows } from "../../src/store/unread_batches";
 import { getUserFlags } from "../../src/store/user_messages";
-import { decodeRun } from "../../src/store/unread_runs";
+import { decodeRun } from "../../src/store/unread_run_encoding";
 import { doExpireMessages } from "../../src/actions/retention";
 
 let s: TestServer;

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { Store } from "../../src/store/db";
 import { restoreBackup, verifyBackup } from "../../src/backup/restore";
 import { STORE_FORMAT_VERSION } from "../../src/store/format";
-import { decodeRun, encodeRun } from "../../src/store/unread_runs";
+import { decodeRun, encodeRun } from "../../src/store/unread_run_encoding";
 
 test("a run's encoding round-trips IDs far apart, up to the largest safe ID, with their places", () => {
   const start = 5;

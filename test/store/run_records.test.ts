@@ -12,7 +12,8 @@ import { Store } from "../../src/store/db";
 import type { MessageLocation } from "../../src/store/messages";
 import { recipientsVersion } from "../../src/store/unread";
 import { writeDeferredUnreadRows, type DeferredUnreadBatch } from "../../src/store/unread_batches";
-import { decodeRun, putRun, relocateInUnreadRuns, unreadRunLocation } from "../../src/store/unread_runs";
+import { putRun, relocateInUnreadRuns, unreadRunLocation } from "../../src/store/unread_runs";
+import { decodeRun } from "../../src/store/unread_run_encoding";
 
 let dir: string;
 let store: Store;
