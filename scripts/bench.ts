@@ -141,52 +141,11 @@ async function rawPuts(seconds: number) {
 }
 
 /**
- * Child: CONNECTIONS writers, each committing one transaction at a time and awaiting it
- * durably, as a send does: a message-sized record, a sender row and a topic row, keys
- * spread like the load's (100 senders, 20 topics). lmdb-js runs the transactions
- * waiting together in one batch, so this is the durable commit cycle at this
- * concurrency, with no HTTP and no checks: the ceiling the sends meet at 50 connections.
+ * The raw references' store in a temp folder: `commitMessage` commits, in one
+ * transaction awaited durably as a send's, a message-sized record, a sender row and a
+ * topic row, keys spread like the load's (100 senders, 20 topics); resolves with its ID.
  */
-async function rawTransactions(seconds: number) {
-  const { open } = await import("lmdb");
-  const dir = mkdtempSync(join(tmpdir(), "hearth-bench-raw-"));
-  try {
-    const root = open({ path: dir, maxDbs: 4 });
-    const records = root.openDB("records", {});
-    const bySender = root.openDB("by_sender", {});
-    const byTopic = root.openDB("by_topic", {});
-    const value = { ...sampleMessage(0), content: "x".repeat(150), rendered_content: `<p>${"x".repeat(150)}</p>` };
-    let next = 0;
-    let done = 0;
-    const end = performance.now() + seconds * 1000;
-    const t0 = performance.now();
-    await Promise.all(Array.from({ length: CONNECTIONS }, async () => {
-      while (performance.now() < end) {
-        await root.transaction(() => {
-          const id = next++;
-          records.put(id, value);
-          bySender.put([id % USERS, id], true);
-          byTopic.put([`topic ${(id >> 4) % 20}`, id], true);
-        });
-        await root.flushed;
-        done++;
-      }
-    }));
-    console.log(JSON.stringify({ transactionsPerSecond: done / ((performance.now() - t0) / 1000) }));
-    await root.close();
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
-/**
- * Child: a bare Bun.serve whose POSTs each commit rawTransactions' transaction and answer
- * once it is durable. BENCH_BARE_WORK_US=N adds N µs of synchronous work per request
- * before the commit (a stand-in for a real server's checks, to see what the main
- * thread's time per request does to this ceiling).
- */
-async function serveBareDurable() {
-  const workUs = Number(process.env.BENCH_BARE_WORK_US ?? 0);
+async function openRawMessageStore() {
   const { open } = await import("lmdb");
   const dir = mkdtempSync(join(tmpdir(), "hearth-bench-raw-"));
   const root = open({ path: dir, maxDbs: 4 });
@@ -195,26 +154,70 @@ async function serveBareDurable() {
   const byTopic = root.openDB("by_topic", {});
   const value = { ...sampleMessage(0), content: "x".repeat(150), rendered_content: `<p>${"x".repeat(150)}</p>` };
   let next = 0;
+  const commitMessage = async (): Promise<number> => {
+    const id = await root.transaction(() => {
+      const id = next++;
+      records.put(id, value);
+      bySender.put([id % USERS, id], true);
+      byTopic.put([`topic ${(id >> 4) % 20}`, id], true);
+      return id;
+    });
+    await root.flushed;
+    return id;
+  };
+  const close = async () => {
+    await root.close();
+    rmSync(dir, { recursive: true, force: true });
+  };
+  return { commitMessage, close };
+}
+
+/**
+ * Child: CONNECTIONS writers, each committing one message (openRawMessageStore) at a
+ * time. lmdb-js runs the transactions waiting together in one batch, so this is the
+ * durable commit cycle at this concurrency, with no HTTP and no checks: the ceiling
+ * the sends meet at 50 connections.
+ */
+async function rawTransactions(seconds: number) {
+  const raw = await openRawMessageStore();
+  try {
+    let done = 0;
+    const end = performance.now() + seconds * 1000;
+    const t0 = performance.now();
+    await Promise.all(Array.from({ length: CONNECTIONS }, async () => {
+      while (performance.now() < end) {
+        await raw.commitMessage();
+        done++;
+      }
+    }));
+    console.log(JSON.stringify({ transactionsPerSecond: done / ((performance.now() - t0) / 1000) }));
+  } finally {
+    await raw.close();
+  }
+}
+
+/**
+ * Child: a bare Bun.serve whose POSTs each commit one message (openRawMessageStore) and
+ * answer once it is durable. BENCH_BARE_WORK_US=N adds N µs of synchronous work per
+ * request before the commit (a stand-in for a real server's checks, to see what the
+ * main thread's time per request does to this ceiling).
+ */
+async function serveBareDurable() {
+  const workUs = Number(process.env.BENCH_BARE_WORK_US ?? 0);
+  const raw = await openRawMessageStore();
   const server = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,
     async fetch(req) {
       await req.text();
       for (const until = performance.now() + workUs / 1000; performance.now() < until; );
-      const id = await root.transaction(() => {
-        const id = next++;
-        records.put(id, value);
-        bySender.put([id % USERS, id], true);
-        byTopic.put([`topic ${(id >> 4) % 20}`, id], true);
-        return id;
-      });
-      await root.flushed;
+      const id = await raw.commitMessage();
       return new Response(`{"result":"success","msg":"","id":${id}}`, { headers: { "content-type": "application/json" } });
     },
   });
-  process.on("SIGTERM", () => {
+  process.on("SIGTERM", async () => {
     server.stop(true);
-    rmSync(dir, { recursive: true, force: true });
+    await raw.close();
     process.exit(0);
   });
   console.log(JSON.stringify({ url: `http://127.0.0.1:${server.port}` } satisfies Announcement));

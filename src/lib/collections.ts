@@ -18,7 +18,7 @@ export function listKey(list: readonly number[]): string {
 }
 
 /** Whether two lists hold the same values in the same order. */
-export function sameList(a: readonly number[], b: readonly number[]): boolean {
+export function sameList(a: ArrayLike<number>, b: ArrayLike<number>): boolean {
   if (a === b) return true;
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;

@@ -7,7 +7,7 @@ import { getMessage, getMessageShared, searchWords, type MessageRecord } from ".
  * a message's content and topic, so that a word or a word's prefix is a range scan;
  * and the sender index, `senderMessages` [senderId, messageId] → true.
  *
- * A send writes neither. About fifteen B-tree inserts per message were a fifth of a
+ * A send writes neither. A message's fifteen or so search rows were a large share of a
  * send's main-thread CPU, and the sender rows of a batch of sends from many people
  * dirty a B-tree page each, which the batch's commit writes to the disk in full
  * (docs/benchmarks.md). Nothing needs them at once: the background job (unread_rows.ts)

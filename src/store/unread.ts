@@ -193,45 +193,10 @@ function pendingIdsOf(index: PendingIndex, userId: number): ArrayLike<number> {
   const holding = index.groups.filter((group) => listHolds(group.list, userId));
   if (holding.length === 0) ids = [];
   else if (holding.length === 1) ids = holding[0].messageIds.slice();
-  else {
-    // Several channels' groups: merged two by two, each merge one pass.
-    let lists: readonly number[][] = holding.map((group) => group.messageIds);
-    while (lists.length > 1) {
-      const next: number[][] = [];
-      for (let i = 0; i < lists.length; i += 2) next.push(i + 1 < lists.length ? mergeAscending(lists[i], lists[i + 1]) : lists[i]);
-      lists = next;
-    }
-    ids = lists[0];
-  }
+  // Several channels' groups: one merge, an ID in two groups (a rolled-back send's ID given out again) once.
+  else ids = Array.from(mergeIds(holding.map((group) => group.messageIds[Symbol.iterator]()), "newer"));
   index.byUser.set(userId, ids);
   return ids;
-}
-
-/** Two ascending ID lists as one, an ID in both (a rolled-back send's ID given out again) once. */
-function mergeAscending(a: readonly number[], b: readonly number[]): number[] {
-  const out = new Array<number>(a.length + b.length);
-  let i = 0;
-  let j = 0;
-  let n = 0;
-  while (i < a.length && j < b.length) {
-    const x = a[i];
-    const y = b[j];
-    if (x < y) {
-      out[n++] = x;
-      i++;
-    } else if (y < x) {
-      out[n++] = y;
-      j++;
-    } else {
-      out[n++] = x;
-      i++;
-      j++;
-    }
-  }
-  while (i < a.length) out[n++] = a[i++];
-  while (j < b.length) out[n++] = b[j++];
-  out.length = n;
-  return out;
 }
 
 /**

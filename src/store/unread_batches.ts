@@ -1,4 +1,4 @@
-import { appendTo } from "../lib/collections";
+import { appendTo, sameList } from "../lib/collections";
 import type { RunCommit, Store } from "./db";
 import { getMessage, MessageFlag, messageLocation, recipientList, type MessageLocation } from "./messages";
 import { listHolds, recipientsVersion, UNREAD_WATERMARK, unreadWatermark } from "./unread";
@@ -26,8 +26,8 @@ const PAUSE_MS = 30;
 export const MESSAGES_PER_BATCH = 500;
 
 /**
- * Writes one batch with `commit` (by default a transaction of this thread's own, as on
- * the job's worker; see unread_rows_run.ts); resolves with the number of messages it
+ * Writes one batch with `commit` (the worker's transaction on its own thread, or the
+ * main thread's `Store.commit`; see unread_rows_run.ts); resolves with the number of messages it
  * was planned for (0: nothing was pending; MESSAGES_PER_BATCH: more may wait), counted
  * before the writes, which drop messages deleted meanwhile from the batch.
  */
@@ -171,7 +171,8 @@ export function writeDeferredUnreadRows(store: Store, batch: DeferredUnreadBatch
       const start = i === 0 ? batch.start : runIds[i];
       const chunk = runIds.slice(i, i + RUN_MAX_IDS);
       let records = batch.runs.get(start);
-      if (!records || !sameIds(records.ids, chunk)) {
+      // The same IDs in a batch have the same locations: equal IDs, equal records.
+      if (!records || !sameList(records.ids, chunk)) {
         // The batch's locations are one object per place (readLocations), as runRecords needs.
         records = runRecords(start, chunk, places.slice(i, i + RUN_MAX_IDS));
         batch.runs.set(start, records);
@@ -183,11 +184,4 @@ export function writeDeferredUnreadRows(store: Store, batch: DeferredUnreadBatch
     store.dbs.meta.put(UNREAD_WATERMARK, batch.target);
     store.dbs.meta.put(UNREAD_BATCH_IN_PROGRESS, 0);
   }
-}
-
-/** Whether two runs hold the same messages (in a batch, the same IDs have the same locations). */
-function sameIds(a: ArrayLike<number>, b: ArrayLike<number>): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
 }

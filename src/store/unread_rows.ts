@@ -14,7 +14,7 @@ import { decodeRecipientList } from "./shared_recipient_lists";
  * It runs on a worker thread (unread_rows_worker.ts) with its own handle on the same
  * LMDB environment: on the main thread its commits stalled every request
  * (scripts/bench-events.ts). One run per user and batch instead of a row per message
- * and user cut the job's share of a core by about a third, and a batch's CPU by more.
+ * and user cut the job's CPU (docs/benchmarks.md, "Per-recipient rows").
  *
  * A small backlog on a quiet server is written on the main thread instead
  * (`MainThreadBacklog`): a worker is a second JavaScript heap, and the few messages an
@@ -214,8 +214,10 @@ export function startUnreadRowsJob(
     let recipients = 0;
     for (const { value } of store.dbs.messageRecipientLists.getRange({ start: unreadFrom + 1, end: Number.MAX_SAFE_INTEGER })) {
       recipients += decodeRecipientList(store, value)!.length;
+      // Over the limit: no need to count the rest (leaving the loop ends the scan).
+      if (recipients > mainThread.recipients) return false;
     }
-    return recipients <= mainThread.recipients;
+    return true;
   };
   /** A run on this thread, through `Store.commit` (unread_rows_run.ts): the same batches and transactions as the worker's. */
   const runHere = (): void => {

@@ -22,7 +22,7 @@ let running: Promise<void> | null = null;
 let stopping = false;
 const report = (message: UnreadRowsWorkerReport) => self.postMessage(message);
 
-/** `oldest`: one batch of that many messages; else every batch pending (unread_rows_run.ts). */
+/** `oldest`: that many messages, the oldest waiting; else every batch pending (unread_rows_run.ts). */
 async function runBatches(oldest?: number): Promise<void> {
   try {
     if (store) {

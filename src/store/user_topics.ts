@@ -19,14 +19,8 @@ export function getUserTopics(store: Store, userId: number): UserTopic[] {
 export function getUserTopic(store: Store, userId: number, channelId: number, topic: string): UserTopic | undefined {
   // Inside a transaction (caches bypassed) one row is cheaper than the user's whole list.
   if (store.inTransaction) return storedUserTopic(store, userId, channelId, topic);
-  return userTopicsCache.get(store, userId, () => {
-    const byTopic = new Map<string, UserTopic>();
-    for (const { key, value } of store.dbs.userTopics.getRange({ start: [userId], end: [userId + 1] })) {
-      const [, streamId, name] = key as [number, number, string];
-      byTopic.set(`${streamId}\u0000${name}`, value as UserTopic);
-    }
-    return byTopic;
-  }).get(`${channelId}\u0000${topicKey(topic)}`);
+  const byTopic = userTopicsCache.get(store, userId, () => new Map(getUserTopics(store, userId).map((t) => [`${t.stream_id}\u0000${topicKey(t.topic_name)}`, t])));
+  return byTopic.get(`${channelId}\u0000${topicKey(topic)}`);
 }
 
 function storedUserTopic(store: Store, userId: number, channelId: number, topic: string): UserTopic | undefined {

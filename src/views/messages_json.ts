@@ -85,8 +85,7 @@ export function messageJson(h: Hearth, viewer: UserRecord, m: MessageRecord, fla
   let entry = serialized.get(m);
   // Outside a transaction only: inside one, reads may see writes that roll back.
   if (entry === undefined || entry.key !== key || entry.channelName !== channelName || h.store.inTransaction) {
-    const { flags: _, ...rest } = formatMessage(h, viewer, m, 0, options);
-    const json = JSON.stringify(rest).slice(0, -1);
+    const json = JSON.stringify(formatMessage(h, viewer, m, null, options)).slice(0, -1);
     entry = { key, channelName, json, lastFlags: -1, withLastFlags: "" };
     if (!h.store.inTransaction) serialized.set(m, entry);
   }
