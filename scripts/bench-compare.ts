@@ -3,10 +3,11 @@
  * One server at a time on a copy of one populated folder, for before/after comparisons
  * of two checkouts run back to back (a shared machine moves rates, not CPU per request):
  *
- *   bun scripts/bench-compare.ts CHECKOUT|bare|BINARY me|me-session|poll-session|send|start|topic|unread|search|search-pending [seconds] [--prof DIR]
+ *   bun scripts/bench-compare.ts CHECKOUT|bare|bare-durable|BINARY me|me-session|poll-session|send|burst|start|topic|unread|search|search-pending [seconds] [--prof DIR]
  *
  * CHECKOUT is a Hearth source tree (its src/main.ts is run), BINARY a compiled
- * `hearth`, `bare` the bare Bun.serve of scripts/bench.ts. The populated folder (100
+ * `hearth`, `bare` the bare Bun.serve of scripts/bench.ts (`bare-durable`: its bare server
+ * committing one durable lmdb-js transaction per request, for `send`). The populated folder (100
  * users, one channel all subscribe to) is made once under the temp folder and reused.
  * BENCH_CONNECTIONS=N changes the 50 connections of every mode.
  * Prints one JSON line: spawn-to-listening and to the first answered request, idle
@@ -21,6 +22,11 @@
  * (`searchRare`) and a word in almost every message (`searchCommon`) on that folder;
  * `search-pending` first sends 500 more messages with the background job held off, so
  * that a checkout which indexes in the background searches with them not indexed yet.
+ * `burst` sends [seconds × 1,000] messages as fast as 50 connections go, then waits
+ * until the server stops writing (its background job done) and prints the bytes sent
+ * to the disk per message during the sends and after them (`burstSendDiskBytes`,
+ * `burstAfterDiskBytes`), and the CPU per message after them (`burstAfterCpuUs`, and
+ * per thread).
  */
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -28,7 +34,7 @@ import { join } from "node:path";
 import { cpuSeconds, RawHttpClient, readLineMatching, rssMiB, spawnServer, threadCpuSeconds, writtenBytes } from "./bench-lib";
 
 const [root, what = "me", secs = "3"] = process.argv.slice(2);
-if (!root) throw new Error("usage: bun scripts/bench-compare.ts CHECKOUT|bare|BINARY me|me-session|poll-session|send|start|topic|unread|search|search-pending [seconds] [--prof DIR]");
+if (!root) throw new Error("usage: bun scripts/bench-compare.ts CHECKOUT|bare|bare-durable|BINARY me|me-session|poll-session|send|burst|start|topic|unread|search|search-pending [seconds] [--prof DIR]");
 const profIndex = process.argv.indexOf("--prof");
 const profDir = profIndex > 0 ? process.argv[profIndex + 1] : null;
 const BENCH = join(import.meta.dir, "bench.ts");
@@ -110,6 +116,37 @@ if (what === "me") {
     const body = `type=stream&to=bench&topic=${encodeURIComponent(`topic ${(i >> 4) % 20}`)}&content=${encodeURIComponent(content(i))}`;
     const r = await c.request("POST", "/api/v1/messages", { authorization: basic(users[i % users.length]), "content-type": "application/x-www-form-urlencoded" }, body);
     if (r.status !== 200) throw new Error(r.body);
+  });
+} else if (what === "burst") {
+  const total = Number(secs) * 1000;
+  const written0 = writtenBytes(proc.pid).storage;
+  let next = 0;
+  const clients = Array.from({ length: CONNECTIONS }, () => RawHttpClient.forUrl(url));
+  await Promise.all(clients.map(async (c) => {
+    for (let i; (i = next++) < total; ) {
+      const body = `type=stream&to=bench&topic=${encodeURIComponent(`topic ${(i >> 4) % 20}`)}&content=${encodeURIComponent(content(i))}`;
+      const r = await c.request("POST", "/api/v1/messages", { authorization: basic(users[i % users.length]), "content-type": "application/x-www-form-urlencoded" }, body);
+      if (r.status !== 200) throw new Error(r.body);
+    }
+  }));
+  clients.forEach((c) => c.close());
+  const written1 = writtenBytes(proc.pid).storage;
+  const cpu1 = cpuSeconds(proc.pid);
+  const threads1 = threadCpu(proc.pid);
+  // Done when nothing was written for five seconds (the job's quiet wait is one).
+  let written2 = written1;
+  for (let still = 0; still < 5; ) {
+    await Bun.sleep(1000);
+    const now = writtenBytes(proc.pid).storage;
+    still = now === written2 ? still + 1 : 0;
+    written2 = now;
+  }
+  Object.assign(out, {
+    burstMessages: total,
+    burstSendDiskBytes: Math.round((written1 - written0) / total),
+    burstAfterDiskBytes: Math.round((written2 - written1) / total),
+    burstAfterCpuUs: Math.round((1e6 * (cpuSeconds(proc.pid) - cpu1)) / total),
+    burstAfterCpuUsByThread: Object.fromEntries([...threadCpu(proc.pid)].map(([k, v]) => [k, Math.round((1e6 * (v - (threads1.get(k) ?? 0))) / total)]).filter(([, v]) => (v as number) > 0)),
   });
 } else if (what === "search" || what === "search-pending") {
   if (what === "search-pending") {

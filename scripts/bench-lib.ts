@@ -195,15 +195,16 @@ export function sampleChannelMessage(seq: number) {
  */
 export async function spawnServer(root: string, dataDir: string, bunFlags: string[] = []): Promise<{ proc: Subprocess<"ignore", "pipe", "inherit">; url: string; startMs: number }> {
   const serve = ["serve", "--data", dataDir, "--port", "0", "--host", "127.0.0.1"];
-  const isBinary = root !== "bare" && !existsSync(join(root, "src", "main.ts"));
-  const cmd = root === "bare"
-    ? [process.execPath, join(import.meta.dir, "bench.ts"), "--bare"]
+  const bare = root === "bare" || root === "bare-durable";
+  const isBinary = !bare && !existsSync(join(root, "src", "main.ts"));
+  const cmd = bare
+    ? [process.execPath, join(import.meta.dir, "bench.ts"), `--${root}`]
     : isBinary
       ? [root, ...serve]
       : [process.execPath, ...bunFlags, join(root, "src", "main.ts"), ...serve];
   const t0 = performance.now();
-  const proc = Bun.spawn(cmd, { stdout: "pipe", stderr: "inherit", cwd: root === "bare" || isBinary ? tmpdir() : root });
-  const url = root === "bare"
+  const proc = Bun.spawn(cmd, { stdout: "pipe", stderr: "inherit", cwd: bare || isBinary ? tmpdir() : root });
+  const url = bare
     ? (JSON.parse(await readLineMatching(proc.stdout, "bare", (l) => l.startsWith("{"))).url as string)
     : (await readLineMatching(proc.stdout, "hearth", (l) => l.includes(" is listening on "))).split(" is listening on ")[1].trim();
   return { proc, url, startMs: performance.now() - t0 };

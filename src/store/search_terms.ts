@@ -33,13 +33,14 @@ import { getMessage, getMessageShared, searchWords, type MessageRecord } from ".
 export const SEARCH_WATERMARK = ["searchTermsWrittenUpTo"];
 
 /**
- * Messages written per commit of the job: a commit holds LMDB's writer lock, which
- * sends then wait for, but each commit also costs its page writes and its fsync, a
- * large share of the search side's CPU with smaller commits. At this size a commit
- * still holds the lock far less long than a commit of the unread side does
- * (docs/benchmarks.md, "The background job's cost, second pass").
+ * Messages written per commit of a busy server's run (sends arriving): a commit holds
+ * LMDB's writer lock, which sends then wait for, but each commit also costs its page
+ * writes and its fsync, a large share of the search side's CPU with smaller commits.
+ * At this size a commit still holds the lock far less long than a commit of the unread
+ * side does (docs/benchmarks.md, "The background job's cost, second pass"). A run on a
+ * quiet server writes a whole batch in one commit instead (writePendingBatches).
  */
-const MESSAGES_PER_COMMIT = 100;
+const BUSY_MESSAGES_PER_COMMIT = 100;
 /**
  * The pause between a batch's commits (the writer lock free for sends): as long per
  * message as before commits grew to this size, so the job keeps its pace under load.
@@ -148,17 +149,17 @@ function* withWordStarting(store: Store, ids: Iterable<number>, prefix: string):
 
 /**
  * Writes the rows of up to `limit` messages past the watermark with `commit` (the
- * job's, see RunCommit), in commits of MESSAGES_PER_COMMIT, each of which moves the
+ * job's, see RunCommit), in commits of `perCommit` messages, each of which moves the
  * watermark. Resolves with the number of messages covered (0: none waited).
  */
-export async function writeSearchTermBatch(store: Store, limit: number, commit: RunCommit): Promise<number> {
+export async function writeSearchTermBatch(store: Store, limit: number, commit: RunCommit, perCommit = BUSY_MESSAGES_PER_COMMIT): Promise<number> {
   let covered = 0;
   while (covered < limit) {
-    const plan = planSearchTerms(store, Math.min(MESSAGES_PER_COMMIT, limit - covered));
+    const plan = planSearchTerms(store, Math.min(perCommit, limit - covered));
     if (!plan) break;
     const wrote = await commit(() => writeSearchTerms(store, plan));
     covered += wrote;
-    if (wrote < MESSAGES_PER_COMMIT || covered >= limit) break;
+    if (wrote < perCommit || covered >= limit) break;
     await Bun.sleep(PAUSE_MS);
   }
   return covered;
