@@ -37,7 +37,7 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { cpuSeconds, formatRss, percentile, RawHttpClient, readAnnouncement, readLineMatching, rssMiB, threadCpuSeconds } from "./bench-lib";
+import { cpuSeconds, formatRss, percentile, RawHttpClient, readAnnouncement, readLineMatching, rssMiB, threadCpuSeconds, writtenBytes } from "./bench-lib";
 import { keyspaceStats, printKeyspaceStats } from "./bench-store";
 
 const ROOT = resolve(import.meta.dir, "..");
@@ -390,11 +390,18 @@ async function main() {
       `type=stream&to=bench&topic=${encodeURIComponent(`topic ${(i >> 4) % 20}`)}&content=${encodeURIComponent(content(i))}`;
     const form = { "content-type": "application/x-www-form-urlencoded" };
     const bareDurable = await startChild("--bare-durable");
+    let bareDurableRequests = 0;
+    const bareDurableWritten = writtenBytes(bareDurable.proc.pid).storage;
     const bareDurableRate = await throughput(bareDurable.url, CONNECTIONS, SECONDS, async (c, i) => {
       const res = await c.request("POST", "/api/v1/messages", form, channelMessage(i));
       if (res.status !== 200) throw new Error(res.body);
+      bareDurableRequests++;
     });
+    const bareDurableBytes = (writtenBytes(bareDurable.proc.pid).storage - bareDurableWritten) / bareDurableRequests;
     await stop(bareDurable);
+    // What the disk is sent for the load's messages, sends and the background work after them.
+    const writtenBeforeLoad = writtenBytes(hearth.proc.pid).storage;
+    const messagesBeforeLoad = sent.length;
     const sendOne = async (c: RawHttpClient, i: number) => {
       const u = users[i % users.length];
       if (i % 20 === 19 && sent.length > 10) {
@@ -442,6 +449,8 @@ async function main() {
     while (workerAlive() && performance.now() - settleStarted < 120_000) await Bun.sleep(100);
     const settledSeconds = (performance.now() - settleStarted - (workerAlive() ? 0 : RETIRE_MS)) / 1000;
     row("background work after the load (search and unread rows)", workerAlive() ? "not done after 120 s" : `${Math.max(0, settledSeconds).toFixed(1)} s`, "(until the job's worker went idle, to the job's tick)");
+    const loadBytes = (writtenBytes(hearth.proc.pid).storage - writtenBeforeLoad) / (sent.length - messagesBeforeLoad);
+    row("bytes sent to the disk per message of the load (its sends, flags updates and background work)", `${(loadBytes / 1024).toFixed(1)} KB`, `bare Bun.serve committing one durable transaction per POST: ${(bareDurableBytes / 1024).toFixed(1)} KB per request`);
 
     // 3. The reader table after the load.
     const readers = readerTable(dataDir);
