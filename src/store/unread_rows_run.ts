@@ -39,11 +39,10 @@ export async function writePendingBatches(store: Store, options: RunOptions): Pr
     newestBefore = newest;
     const covered = await writeDeferredUnreadBatch(store, take, commit);
     // The search rows of as many messages, the oldest waiting (search_terms.ts). When
-    // quiet, in one commit: each commit dirties a B-tree leaf
-    // per distinct word and per sender, so a catch-up of 10,000 messages in commits of
-    // 100 wrote 29 KB to the disk per message against 4.6 KB in commits of a batch, and
-    // took twice the CPU (docs/benchmarks.md, "The background job's page writes"). While
-    // sends arrive, the shorter commits keep the writer lock free for them.
+    // quiet, in one commit: a commit dirties a B-tree leaf per distinct word and per
+    // sender, however few rows it adds there, so one commit per batch writes far less
+    // to the disk and takes less CPU (docs/benchmarks.md, "The background job's page
+    // writes"). While sends arrive, shorter commits keep the writer lock free for them.
     const indexed = await writeSearchTermBatch(store, take, commit, quiet ? take : undefined);
     if (covered === 0 && indexed === 0) break;
     options.afterBatch();
