@@ -20,44 +20,37 @@ import { checkAddSubmessage } from "../actions/submessages";
 import { checkWidgetContent } from "../markdown/widgets";
 import { messageJson, messageJsonKey } from "../views/messages_json";
 import { SerializedFields } from "../lib/serialized_fields";
+import { boundedMemo } from "../lib/collections";
 
 const messageIdOf = (raw: string) => pathId(raw, "message ID");
+
+const HUMAN_CLIENTS = ["zulipandroid", "zulipios", "zulipdesktop", "zulipmobile", "zulipelectron", "zulipterminal", "zulipflutter", "snipe", "website", "ios", "android"];
 
 /**
  * Zulip's `Client.default_read_by_sender`: messages from full chat clients are
  * read for their sender; those sent through scripts and integrations with the
- * user's key stay unread, so the user notices them.
+ * user's key stay unread, so the user notices them. Remembered per name: client names
+ * come from User-Agents (clientName), few, and every send asks.
  */
-export function isHumanClient(client: string): boolean {
-  let human = humanClients.get(client);
-  if (human === undefined) {
-    const name = client.toLowerCase();
-    human = HUMAN_CLIENTS.includes(name) || name.includes("desktop app") || name.includes("test suite");
-    // Client names come from User-Agents (at most 30 characters): few, and asked on every send.
-    if (humanClients.size >= 200) humanClients.clear();
-    humanClients.set(client, human);
-  }
-  return human;
-}
-const humanClients = new Map<string, boolean>();
-const HUMAN_CLIENTS = ["zulipandroid", "zulipios", "zulipdesktop", "zulipmobile", "zulipelectron", "zulipterminal", "zulipflutter", "snipe", "website", "ios", "android"];
+export const isHumanClient: (client: string) => boolean = boundedMemo(200, (client: string) => {
+  const name = client.toLowerCase();
+  return HUMAN_CLIENTS.includes(name) || name.includes("desktop app") || name.includes("test suite");
+});
 
 /** Zulip names the client from the User-Agent's product token ("ZulipMobile/27.1 …" → "ZulipMobile"). */
+function clientNameOf(userAgent: string): string {
+  const token = userAgent.split(/[/ ]/)[0];
+  return token && token.length <= 30 ? token : "API";
+}
+
+/** A client sends the same User-Agent with every request: its name is remembered, not split out again. */
+const rememberedClientName = boundedMemo(200, clientNameOf);
+
 export function clientName(request: Request): string {
   const ua = request.headers.get("user-agent") ?? "";
-  // A client sends the same User-Agent with every request: its name is kept, not split out again.
-  let name = clientNames.get(ua);
-  if (name === undefined) {
-    const token = ua.split(/[/ ]/)[0];
-    name = token && token.length <= 30 ? token : "API";
-    if (ua.length <= 300) {
-      if (clientNames.size >= 200) clientNames.clear();
-      clientNames.set(ua, name);
-    }
-  }
-  return name;
+  // An unusually long User-Agent is not kept.
+  return ua.length <= 300 ? rememberedClientName(ua) : clientNameOf(ua);
 }
-const clientNames = new Map<string, string>();
 
 const narrowParam = param.json(t.Unknown()).default([]);
 const anchorParam = param.jsonOrString(t.Union([t.Integer(), t.Number(), t.String()])).optional();

@@ -24,3 +24,22 @@ export function sameList(a: ArrayLike<number>, b: ArrayLike<number>): boolean {
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
   return true;
 }
+
+/**
+ * `compute` remembered per key, every value forgotten once `limit` keys are held: for
+ * values derived from the few distinct inputs requests keep repeating (client names,
+ * flag sets, timestamps), where a flood of distinct inputs must not grow memory.
+ * `compute` never returns undefined.
+ */
+export function boundedMemo<K, V>(limit: number, compute: (key: K) => V): (key: K) => V {
+  const values = new Map<K, V>();
+  return (key) => {
+    let value = values.get(key);
+    if (value === undefined) {
+      value = compute(key);
+      if (values.size >= limit) values.clear();
+      values.set(key, value);
+    }
+    return value;
+  };
+}

@@ -1,23 +1,16 @@
 import type { StateCore, Token } from "markdown-it";
 import { pythonPatternToJs } from "../lib/text";
+import { boundedMemo } from "../lib/collections";
 import type { Env, Linkifier } from "./render_env";
 
-/** Compiled linkifier patterns, by pattern: every render and every topic needs them. */
-const compiledLinkifiers = new Map<string, RegExp | null>();
-
-function compileLinkifier(l: Linkifier): RegExp | null {
-  let re = compiledLinkifiers.get(l.pattern);
-  if (re === undefined) {
-    try {
-      re = new RegExp(pythonPatternToJs(l.pattern), "gu");
-    } catch {
-      re = null;
-    }
-    if (compiledLinkifiers.size >= 1000) compiledLinkifiers.clear();
-    compiledLinkifiers.set(l.pattern, re);
+/** Compiled linkifier patterns, by pattern (null: not valid here): every render and every topic needs them. */
+const compiledPattern = boundedMemo(1000, (pattern: string): RegExp | null => {
+  try {
+    return new RegExp(pythonPatternToJs(pattern), "gu");
+  } catch {
+    return null;
   }
-  return re;
-}
+});
 
 function expandTemplate(template: string, match: RegExpExecArray): string {
   return template.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(match.groups?.[name] ?? ""));
@@ -26,7 +19,7 @@ function expandTemplate(template: string, match: RegExpExecArray): string {
 /** Whether any of the linkifiers matches somewhere in `text`. */
 export function anyLinkifierMatches(text: string, linkifiers: readonly Linkifier[]): boolean {
   for (const l of linkifiers) {
-    const re = compileLinkifier(l);
+    const re = compiledPattern(l.pattern);
     if (!re) continue;
     re.lastIndex = 0;
     const m = re.exec(text);
@@ -38,7 +31,7 @@ export function anyLinkifierMatches(text: string, linkifiers: readonly Linkifier
 /** Applies the realm's linkifiers to plain text outside links and code. */
 export function linkifierRule(state: StateCore): void {
   const env = state.env as unknown as Env;
-  const linkifiers = env.ctx.linkifiers.map((l) => ({ l, re: compileLinkifier(l) })).filter((x) => x.re !== null);
+  const linkifiers = env.ctx.linkifiers.map((l) => ({ l, re: compiledPattern(l.pattern) })).filter((x) => x.re !== null);
   if (linkifiers.length === 0) return;
   for (const block of state.tokens) {
     if (block.type !== "inline" || !block.children) continue;
@@ -87,7 +80,7 @@ export function linkifierRule(state: StateCore): void {
 export function topicLinks(topic: string, linkifiers: Linkifier[]): { text: string; url: string }[] {
   const links: { text: string; url: string }[] = [];
   for (const l of linkifiers) {
-    const re = compileLinkifier(l);
+    const re = compiledPattern(l.pattern);
     if (!re) continue;
     for (const m of topic.matchAll(re)) links.push({ text: m[0], url: expandTemplate(l.url_template, m as RegExpExecArray) });
   }

@@ -21,8 +21,8 @@ export class StoreCache<K, V> {
   private writes = 0;
   /**
    * This cache's entry in each store's `cacheEntries`: the store holds the values it
-   * caches (a closed store and its values go together), and a send's 15 or so cached
-   * reads each find theirs by an array index (a WeakMap lookup, then a WeakRef's
+   * caches (a closed store and its values go together), and each of a send's many
+   * cached reads finds its entry by an array index (a WeakMap lookup, then a WeakRef's
    * deref, showed in its profile).
    */
   private readonly slot: number;

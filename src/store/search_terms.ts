@@ -117,23 +117,27 @@ function removeTerms(store: Store, m: MessageRecord): void {
  * older, so no message falls between the two.
  */
 export function unindexedMessageIds(store: Store, prefix: string, from: number, direction: "older" | "newer"): Iterable<number> {
-  const watermark = searchWatermark(store);
-  if (direction === "older" && from <= watermark) return [];
-  const range = direction === "older" ? { start: from, end: watermark, reverse: true } : { start: Math.max(from, watermark + 1), end: Number.MAX_SAFE_INTEGER };
-  return withWordStarting(store, store.dbs.messages.getKeys(range) as Iterable<number>, prefix);
+  return withWordStarting(store, unindexedIds(store, from, direction), prefix);
 }
 
 /**
  * The messages past the watermark sent by `senderId`, from `from` (inclusive) in the
- * given direction. As for unindexedMessageIds, the watermark is read before the rows.
+ * given direction. As for unindexedMessageIds, the watermark is read now, before the rows.
  */
-export function* unindexedMessagesOf(store: Store, senderId: number, from: number, direction: "older" | "newer"): Generator<number> {
+export function unindexedMessagesOf(store: Store, senderId: number, from: number, direction: "older" | "newer"): Generator<number> {
+  return sentBy(store, unindexedIds(store, from, direction), senderId);
+}
+
+/** The IDs of the messages past the watermark, read now, from `from` (inclusive) in the given direction. */
+function unindexedIds(store: Store, from: number, direction: "older" | "newer"): Iterable<number> {
   const watermark = searchWatermark(store);
-  if (direction === "older" && from <= watermark) return;
+  if (direction === "older" && from <= watermark) return [];
   const range = direction === "older" ? { start: from, end: watermark, reverse: true } : { start: Math.max(from, watermark + 1), end: Number.MAX_SAFE_INTEGER };
-  for (const id of store.dbs.messages.getKeys(range) as Iterable<number>) {
-    if (getMessageShared(store, id)?.sender_id === senderId) yield id;
-  }
+  return store.dbs.messages.getKeys(range) as Iterable<number>;
+}
+
+function* sentBy(store: Store, ids: Iterable<number>, senderId: number): Generator<number> {
+  for (const id of ids) if (getMessageShared(store, id)?.sender_id === senderId) yield id;
 }
 
 function* withWordStarting(store: Store, ids: Iterable<number>, prefix: string): Generator<number> {

@@ -5,6 +5,7 @@ import { realmWriteVersion } from "../store/realm";
 import { getAvatarSalt } from "../store/avatars";
 import { formatMessage, type MessageViewOptions } from "./messages";
 import { channelById } from "./message_channels";
+import { boundedMemo } from "../lib/collections";
 
 /**
  * A message as GET /messages shows it, serialized: formatMessage's object without
@@ -60,18 +61,8 @@ function channelNameOf(h: Hearth, context: MessageJsonContext, channelId: number
   return name;
 }
 
-const flagsJson = new Map<number, string>();
-
-function flagListJson(flags: number): string {
-  let json = flagsJson.get(flags);
-  if (json === undefined) {
-    json = JSON.stringify(flagList(flags));
-    // Bounded: the distinct flag combinations in use are few.
-    if (flagsJson.size >= 1024) flagsJson.clear();
-    flagsJson.set(flags, json);
-  }
-  return json;
-}
+/** Bounded: the distinct flag combinations in use are few. */
+const flagListJson = boundedMemo(1024, (flags: number) => JSON.stringify(flagList(flags)));
 
 /**
  * One message's JSON object for a viewer with `flags`; `extra` (serialized fields,

@@ -6,6 +6,7 @@ import { realmWriteVersion } from "../store/realm";
 import { profileDataVersion } from "../store/profile_fields";
 import { newestIdsVersion, newestMessageIdOf } from "../store/user_messages";
 import { SerializedFields } from "../lib/serialized_fields";
+import { boundedMemo } from "../lib/collections";
 import { avatarUrl } from "./avatars";
 import { profileDataView } from "./profile_fields";
 
@@ -21,19 +22,11 @@ export function apiEmail(h: Hearth, target: UserRecord): string {
     : placeholderEmail(h, target.id);
 }
 
-/** ISO 8601 in Zulip's style (`+00:00`, not `Z`). */
-export function isoTimestamp(unixSeconds: number): string {
-  let text = isoTimestamps.get(unixSeconds);
-  if (text === undefined) {
-    text = new Date(unixSeconds * 1000).toISOString().replace("Z", "+00:00");
-    if (isoTimestamps.size >= 10_000) isoTimestamps.clear();
-    isoTimestamps.set(unixSeconds, text);
-  }
-  return text;
-}
-
-/** Formatted join dates: every user object shows one, and formatting showed in GET /users/me's profile (docs/benchmarks.md). */
-const isoTimestamps = new Map<number, string>();
+/**
+ * ISO 8601 in Zulip's style (`+00:00`, not `Z`), remembered: every user object shows a
+ * join date, and formatting showed in GET /users/me's profile (docs/benchmarks.md).
+ */
+export const isoTimestamp: (unixSeconds: number) => string = boundedMemo(10_000, (unixSeconds: number) => new Date(unixSeconds * 1000).toISOString().replace("Z", "+00:00"));
 
 export interface UserViewOptions {
   /** Accepted for the API's sake; Hearth never uses Gravatar, so it changes nothing. */

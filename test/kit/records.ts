@@ -19,3 +19,8 @@ export function messageRecord(fields: MessageFields): MessageRecord {
     last_moved_timestamp: null,
   } as MessageRecord;
 }
+
+/** A plain channel message from user 1 (channel 5, topic "t" unless given), for tests of the rows a message holds. */
+export function channelMessageRecord(id: number, channelId = 5, topic = "t"): MessageRecord {
+  return messageRecord({ id, sender_id: 1, type: "stream", channel_id: channelId, topic, dm_user_ids: null, recipient_id: 9, content: `message ${id}`, rendered_content: `<p>message ${id}</p>`, timestamp: 1 });
+}

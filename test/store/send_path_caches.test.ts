@@ -11,13 +11,13 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Store } from "../../src/store/db";
-import { existingRecipientId, MessageFlag, recipientIdFor, type MessageRecord } from "../../src/store/messages";
+import { existingRecipientId, MessageFlag, recipientIdFor } from "../../src/store/messages";
 import { topicExists } from "../../src/store/message_topics";
 import { getSubscription, putSubscription, type SubscriptionRecord } from "../../src/store/subscriptions";
 import { unreadMessageIds } from "../../src/store/unread";
 import { getUserTopic, putUserTopic, VisibilityPolicy } from "../../src/store/user_topics";
 import { deleteMessageRows, getUserFlags, insertMessage, replaceMessage, setUserFlags, userMessageIds } from "../../src/store/user_messages";
-import { messageRecord } from "../kit/records";
+import { channelMessageRecord as channelMessage } from "../kit/records";
 
 const dir = mkdtempSync(join(tmpdir(), "hearth-send-path-caches-"));
 const store = new Store(dir);
@@ -26,9 +26,6 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function channelMessage(id: number, channelId: number, topic: string): MessageRecord {
-  return messageRecord({ id, sender_id: 1, type: "stream", channel_id: channelId, topic, dm_user_ids: null, recipient_id: 9, content: `m ${id}`, rendered_content: `<p>m ${id}</p>`, timestamp: 1 });
-}
 
 const subscription = (userId: number, extra: Partial<SubscriptionRecord> = {}): SubscriptionRecord => ({
   channel_id: 3, user_id: userId, active: true, color: "#fff", is_muted: false, pin_to_top: false,

@@ -10,12 +10,12 @@ import { join } from "node:path";
 import { StoreCache } from "../../src/store/cache";
 import { Store } from "../../src/store/db";
 import { clearAllButMeta } from "../../src/store/format";
-import { recipientList, type MessageRecord } from "../../src/store/messages";
+import { recipientList } from "../../src/store/messages";
 import { SHARED_LIST_MIN } from "../../src/store/shared_recipient_lists";
 import { loadPendingUnreadIndex, UNREAD_WATERMARK, unreadWatermark } from "../../src/store/unread";
 import { writeDeferredUnreadBatch } from "../../src/store/unread_batches";
 import { addUserRows, deleteMessageRows, getUserFlags, insertMessage, insertMessageWithRows, messageRecipientFlags, messageRecipientIds, removeUserRows } from "../../src/store/user_messages";
-import { messageRecord } from "../kit/records";
+import { channelMessageRecord as channelMessage } from "../kit/records";
 
 const dirs: string[] = [];
 const stores: Store[] = [];
@@ -31,20 +31,6 @@ afterAll(async () => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
-function channelMessage(id: number, channelId = 5): MessageRecord {
-  return messageRecord({
-    id,
-    sender_id: 1,
-    type: "stream",
-    channel_id: channelId,
-    topic: "t",
-    dm_user_ids: null,
-    recipient_id: 9,
-    content: `message ${id}`,
-    rendered_content: `<p>message ${id}</p>`,
-    timestamp: 1,
-  });
-}
 
 /** Users 1..n, all unread (flags 0). */
 const users = (n: number, from = 1) => Array.from({ length: n }, (_, i) => from + i);

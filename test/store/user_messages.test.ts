@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { Store } from "../../src/store/db";
 import { MessageFlag, type MessageRecord } from "../../src/store/messages";
 import { loadPendingUnreadIndex } from "../../src/store/unread";
-import { messageRecord } from "../kit/records";
+import { channelMessageRecord as channelMessage } from "../kit/records";
 import { deleteMessageRows, getUserFlags, insertMessage, messageRecipientFlags, newestMessageIdOf, removeUserRows, addUserRows, setUserFlags, userMessageIds } from "../../src/store/user_messages";
 
 const dir = mkdtempSync(join(tmpdir(), "hearth-user-messages-"));
@@ -21,20 +21,6 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function channelMessage(id: number): MessageRecord {
-  return messageRecord({
-    id,
-    sender_id: 1,
-    type: "stream",
-    channel_id: 5,
-    topic: "t",
-    dm_user_ids: null,
-    recipient_id: 9,
-    content: `message ${id}`,
-    rendered_content: `<p>message ${id}</p>`,
-    timestamp: 1,
-  });
-}
 
 test("flags 0 are stored as the unread row alone and read back as 0", async () => {
   const m = channelMessage(10);
